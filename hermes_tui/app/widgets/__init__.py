@@ -1,0 +1,1 @@
+"""Textual browser over the session store."""

@@ -1,0 +1,40 @@
+"""Build hook: the `cjk_unicode61` FTS5 tokenizer as a loadable SQLite extension.
+
+It is compiled as an ordinary setuptools extension so `pip install` builds it with the
+machine's C compiler; it is *loaded* by APSW (`Connection.load_extension`), never imported.
+`optional=True`: a machine without a compiler still installs, and the store then registers
+the pure-Python twin of the tokenizer instead.
+"""
+
+from pathlib import Path
+
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+SRC = Path("hermes_tui") / "state" / "cjk" / "fts5_cjk.c"
+
+ext_modules = []
+if (HERE / SRC).exists():
+    ext_modules.append(
+        Extension(
+            "hermes_tui.state.cjk._fts5_cjk",
+            sources=[str(SRC)],
+            include_dirs=[str(Path("hermes_tui") / "state" / "cjk" / "include")],
+            optional=True,
+        )
+    )
+
+setup(
+    ext_modules=ext_modules,
+    packages=[
+        "hermes_tui",
+        "hermes_tui.state",
+        "hermes_tui.state.cjk",
+        "hermes_tui.app",
+        "hermes_tui.app.screens",
+        "hermes_tui.app.widgets",
+        "hermes_tui._styles",
+    ],
+    package_dir={"hermes_tui._styles": "styles"},
+    package_data={"hermes_tui._styles": ["*.tcss"]},
+)
