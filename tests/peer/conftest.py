@@ -1,0 +1,42 @@
+"""Fixtures for tests that compare against the real hermes-agent 0.19.0 (the ``peer`` marker)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .oracle import Peer, PeerUnavailable, peer_python
+
+
+@pytest.fixture(scope="session")
+def peer_venv_python() -> Path:
+    """Build (once, cached across runs) the peer venv; skip the peer tests if it cannot be built."""
+    try:
+        return peer_python()
+    except PeerUnavailable as exc:
+        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
+            raise
+        pytest.skip(f"peer hermes-agent unavailable: {exc}")
+
+
+@pytest.fixture
+def peer_factory(peer_venv_python: Path, tmp_path: Path) -> Iterator[Callable[..., Peer]]:
+    """``peer_factory(db_path=None, **open_kwargs) -> Peer``; every Peer is closed after the test.
+
+    Without a path the Peer opens ``tmp_path / "state.db"``.
+    """
+    peers: list[Peer] = []
+
+    def make(db_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Peer:
+        p = Peer(db_path if db_path is not None else tmp_path / "state.db",
+                 python=peer_venv_python, **kwargs)
+        peers.append(p)
+        return p
+
+    yield make
+    for p in reversed(peers):
+        p.close()

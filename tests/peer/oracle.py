@@ -1,0 +1,404 @@
+"""The peer oracle: the real hermes-agent 0.19.0 ``hermes_state.SessionDB`` in its own virtualenv.
+
+Upstream's pins clash with ours, so the peer never shares our interpreter: it lives in a cached
+virtualenv and is driven over JSON lines by a long-lived subprocess. Tests (and ``bench/``) use
+it to create, mutate and read databases exactly as upstream does, so our store can be compared
+against the real thing rather than against our reading of it.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+PEER_PACKAGE = "hermes-agent"
+PEER_VERSION = "0.19.0"
+PEER_SCHEMA_VERSION = 22
+_VERIFY = (
+    "import os, tempfile; os.environ.setdefault('HERMES_HOME', tempfile.mkdtemp());"
+    "import hermes_state; assert hermes_state.SCHEMA_VERSION == %d, hermes_state.SCHEMA_VERSION;"
+    "print(hermes_state.__file__)" % PEER_SCHEMA_VERSION
+)
+
+
+class PeerError(Exception):
+    """An exception raised inside the peer process, re-raised here with its type name."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(f"{type_name}: {message}")
+        self.type_name = type_name
+        self.message = message
+
+
+class PeerUnavailable(RuntimeError):
+    """The peer virtualenv could not be built (e.g. no network to PyPI)."""
+
+
+def peer_venv_dir() -> Path:
+    """Where the cached peer virtualenv lives; ``$HERMES_TUI_PEER_VENV`` overrides."""
+    env = os.environ.get("HERMES_TUI_PEER_VENV")
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "hermes-tui" / f"peer-{PEER_PACKAGE}-{PEER_VERSION}"
+
+
+def _venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def _verify(python: Path) -> bool:
+    if not python.exists():
+        return False
+    proc = subprocess.run([str(python), "-c", _VERIFY], capture_output=True, text=True, timeout=120)
+    return proc.returncode == 0
+
+
+_cached_python: Path | None = None
+
+
+def peer_python() -> Path:
+    """Return the peer interpreter, building the virtualenv once (atomically, under a file lock).
+
+    The venv is built in a sibling temp dir and renamed into place, so a crashed or concurrent
+    build never leaves a half-installed venv that a later run would trust.
+    """
+    global _cached_python
+    if _cached_python is not None:
+        return _cached_python
+    venv = peer_venv_dir()
+    python = _venv_python(venv)
+    if _verify(python):
+        _cached_python = python
+        return python
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = venv.parent / f".{venv.name}.lock"
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if _verify(python):  # another process built it while we waited
+                _cached_python = python
+                return python
+            if venv.exists():  # a broken leftover: replace it
+                shutil.rmtree(venv, ignore_errors=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{venv.name}.build-", dir=venv.parent))
+            try:
+                base = Path(getattr(sys, "_base_executable", sys.executable))
+                subprocess.run([str(base), "-m", "venv", str(tmp)], check=True, capture_output=True)
+                pip = subprocess.run(
+                    [str(_venv_python(tmp)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                     "--no-deps", f"{PEER_PACKAGE}=={PEER_VERSION}"],
+                    capture_output=True, text=True,
+                )
+                if pip.returncode != 0:
+                    raise PeerUnavailable(f"pip install {PEER_PACKAGE}=={PEER_VERSION} failed:\n{pip.stderr}")
+                if not _verify(_venv_python(tmp)):
+                    raise PeerUnavailable("peer venv built but `import hermes_state` failed its check")
+                os.rename(tmp, venv)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if not _verify(python):
+        raise PeerUnavailable(f"peer venv at {venv} does not verify after build")
+    _cached_python = python
+    return python
+
+
+# --- JSON transport -------------------------------------------------------------------------
+
+def encode_args(value: Any) -> Any:
+    """Tag values JSON cannot carry faithfully (tuples, bytes, paths) for the driver to rebuild."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode_args(v) for v in value]}
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"__bytes__": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, list):
+        return [encode_args(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): encode_args(v) for k, v in value.items()}
+    return value
+
+
+def decode_result(value: Any) -> Any:
+    """Undo the driver's tagging of bytes in return values (tuples come back as lists)."""
+    if isinstance(value, dict):
+        if set(value) == {"__bytes__"}:
+            return base64.b64decode(value["__bytes__"])
+        return {k: decode_result(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode_result(v) for v in value]
+    return value
+
+
+# The driver runs inside the peer interpreter; it only needs the stdlib and hermes_state.
+DRIVER = r'''
+import base64, json, os, sys, threading, time, traceback
+proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+os.dup2(2, 1)  # anything hermes_state prints goes to stderr, never into the protocol
+sys.stdout = sys.stderr
+import hermes_state
+from pathlib import Path
+
+def dec(v):
+    if isinstance(v, dict):
+        if set(v) == {"__tuple__"}:
+            return tuple(dec(x) for x in v["__tuple__"])
+        if set(v) == {"__bytes__"}:
+            return base64.b64decode(v["__bytes__"])
+        return {k: dec(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [dec(x) for x in v]
+    return v
+
+def enc(v):
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return {"__bytes__": base64.b64encode(bytes(v)).decode()}
+    if isinstance(v, dict):
+        return {str(k): enc(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [enc(x) for x in v]
+    if hasattr(v, "keys") and hasattr(v, "__getitem__"):  # sqlite3.Row
+        return {k: enc(v[k]) for k in v.keys()}
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return repr(v)
+
+dbs = {}
+appender = {}
+
+def appender_loop(state):
+    db = hermes_state.SessionDB(db_path=Path(state["db_path"]))
+    try:
+        for i in range(state["n"]):
+            if state["stop"].is_set():
+                break
+            t0 = time.perf_counter()
+            try:
+                mid = db.append_message(state["session_id"], "user", content="appender message %d" % i)
+                state["appended"].append(mid)
+            except Exception as exc:
+                state["errors"].append({"error": type(exc).__name__, "message": str(exc), "i": i})
+            state["latencies"].append(time.perf_counter() - t0)
+            if state["interval_s"]:
+                state["stop"].wait(state["interval_s"])
+    finally:
+        db.close()
+
+def handle(req):
+    op = req["op"]
+    if op == "open":
+        kw = dec(req.get("kwargs") or {})
+        db = hermes_state.SessionDB(db_path=Path(req["db_path"]), **kw)
+        h = len(dbs) + 1
+        dbs[h] = db
+        return h
+    if op == "call":
+        db = dbs[req["handle"]]
+        fn = getattr(db, req["method"])
+        return fn(*dec(req.get("args") or []), **dec(req.get("kwargs") or {}))
+    if op == "close":
+        db = dbs.pop(req["handle"], None)
+        if db is not None:
+            db.close()
+        return None
+    if op == "exec":
+        ns = {"hermes_state": hermes_state, "SessionDB": hermes_state.SessionDB, "Path": Path,
+              "db_path": req.get("db_path"), "dbs": dbs, "result": None}
+        exec(compile(req["code"], "<peer_script>", "exec"), ns)
+        return ns.get("result")
+    if op == "appender_start":
+        if appender.get("thread") is not None and appender["thread"].is_alive():
+            raise RuntimeError("an appender is already running")
+        state = {"db_path": req["db_path"], "session_id": req["session_id"], "n": int(req["n"]),
+                 "interval_s": float(req["interval_s"]), "stop": threading.Event(),
+                 "appended": [], "errors": [], "latencies": []}
+        t = threading.Thread(target=appender_loop, args=(state,), daemon=True)
+        appender.clear(); appender.update(state); appender["thread"] = t
+        t.start()
+        return None
+    if op == "appender_stop":
+        t = appender.get("thread")
+        if t is None:
+            raise RuntimeError("no appender was started")
+        if not req.get("wait", True):
+            appender["stop"].set()
+        t.join(req.get("timeout"))
+        if t.is_alive():
+            appender["stop"].set(); t.join()
+        out = {"appended": list(appender["appended"]), "errors": list(appender["errors"]),
+               "latencies": list(appender["latencies"])}
+        appender.clear()
+        return out
+    if op == "shutdown":
+        return None
+    if op == "ping":
+        return {"schema_version": hermes_state.SCHEMA_VERSION, "file": hermes_state.__file__}
+    raise ValueError("unknown op %r" % op)
+
+for line in sys.stdin:
+    if not line.strip():
+        continue
+    req = json.loads(line)
+    try:
+        resp = {"ok": enc(handle(req))}
+    except BaseException as exc:
+        resp = {"error": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
+    proto.write(json.dumps(resp) + "\n")
+    if req.get("op") == "shutdown":
+        break
+for db in dbs.values():
+    try:
+        db.close()
+    except Exception:
+        pass
+'''
+
+
+class Peer:
+    """A long-lived peer process holding upstream ``SessionDB`` objects; call methods by name.
+
+    One process per Peer keeps upstream's per-instance state (write counter, FTS optimize
+    cadence, connection) alive across calls, as it is in a real Hermes process.
+    """
+
+    def __init__(self, db_path: str | os.PathLike[str] | None, *, hermes_home: str | None = None,
+                 python: Path | None = None, **open_kwargs: Any) -> None:
+        self.db_path = Path(db_path) if db_path is not None else None
+        env = dict(os.environ)
+        self._home_tmp: tempfile.TemporaryDirectory[str] | None = None
+        if hermes_home is None:
+            self._home_tmp = tempfile.TemporaryDirectory(prefix="hermes-peer-home-")
+            hermes_home = self._home_tmp.name
+        env["HERMES_HOME"] = hermes_home  # read at import time by hermes_state
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self._proc = subprocess.Popen(
+            [str(python or peer_python()), "-c", DRIVER],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
+            text=True, encoding="utf-8", env=env, bufsize=1,
+        )
+        self._lock = threading.Lock()
+        self.handle: int | None = None
+        if self.db_path is not None:
+            self.handle = self.open_db(self.db_path, **open_kwargs)
+
+    # transport
+    def _request(self, req: dict[str, Any]) -> Any:
+        with self._lock:
+            if self._proc.poll() is not None:
+                raise PeerError("PeerDied", f"peer exited with {self._proc.returncode}: {self.stderr_text()}")
+            assert self._proc.stdin is not None and self._proc.stdout is not None
+            self._proc.stdin.write(json.dumps(req) + "\n")
+            self._proc.stdin.flush()
+            line = self._proc.stdout.readline()
+        if not line:
+            raise PeerError("PeerDied", f"peer closed its output: {self.stderr_text()}")
+        resp = json.loads(line)
+        if "error" in resp:
+            raise PeerError(resp["error"], resp.get("message", ""))
+        return decode_result(resp["ok"])
+
+    def stderr_text(self) -> str:
+        """What the peer wrote to stderr (logging, warnings): useful in failure messages."""
+        self._stderr.flush()
+        self._stderr.seek(0)
+        return self._stderr.read()[-4000:]
+
+    # API
+    def open_db(self, db_path: str | os.PathLike[str], **kwargs: Any) -> int:
+        """Open another ``SessionDB`` in the same process (e.g. a second connection)."""
+        return int(self._request({"op": "open", "db_path": os.fspath(db_path), "kwargs": encode_args(kwargs)}))
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call ``SessionDB.<method>(*args, **kwargs)`` on the default database."""
+        if self.handle is None:
+            raise PeerError("ValueError", "this Peer was started without a db_path")
+        return self.call_on(self.handle, method, *args, **kwargs)
+
+    def call_on(self, handle: int, method: str, *args: Any, **kwargs: Any) -> Any:
+        """Call a method on a database opened with :meth:`open_db`."""
+        return self._request({"op": "call", "handle": handle, "method": method,
+                              "args": encode_args(list(args)), "kwargs": encode_args(kwargs)})
+
+    def close_db(self, handle: int) -> None:
+        """Close one ``SessionDB`` (runs upstream's TRUNCATE checkpoint)."""
+        self._request({"op": "close", "handle": handle})
+
+    def exec(self, code: str) -> Any:
+        """Run code in the peer; it sees ``hermes_state``, ``SessionDB``, ``db_path``, sets ``result``."""
+        return self._request({"op": "exec", "code": code,
+                              "db_path": os.fspath(self.db_path) if self.db_path else None})
+
+    def ping(self) -> dict[str, Any]:
+        """The peer's module file and schema version: proves which code answers."""
+        return self._request({"op": "ping"})
+
+    def run_appender(self, session_id: str, n: int, interval_s: float = 0.0) -> None:
+        """Start a background thread in the peer (own connection) appending ``n`` messages."""
+        if self.db_path is None:
+            raise PeerError("ValueError", "this Peer was started without a db_path")
+        self._request({"op": "appender_start", "db_path": os.fspath(self.db_path),
+                       "session_id": session_id, "n": n, "interval_s": interval_s})
+
+    def stop_appender(self, wait: bool = True, timeout: float | None = None) -> dict[str, Any]:
+        """Stop (or, with ``wait``, let finish) the appender: ``{"appended", "errors", "latencies"}``."""
+        return self._request({"op": "appender_stop", "wait": wait, "timeout": timeout})
+
+    def close(self) -> None:
+        """Close every database (TRUNCATE checkpoint) and end the process."""
+        if self._proc.poll() is None:
+            with contextlib.suppress(Exception):
+                self._request({"op": "shutdown"})
+            with contextlib.suppress(Exception):
+                assert self._proc.stdin is not None
+                self._proc.stdin.close()
+            try:
+                self._proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        for stream in (self._proc.stdout,):
+            if stream is not None:
+                stream.close()
+        self._stderr.close()
+        if self._home_tmp is not None:
+            self._home_tmp.cleanup()
+            self._home_tmp = None
+
+    def __enter__(self) -> Peer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def peer_script(code: str, db_path: str | os.PathLike[str] | None) -> Any:
+    """Run a one-off script in a fresh peer process; the script sets ``result`` (JSON-able)."""
+    with Peer(None) as peer:
+        peer.db_path = Path(db_path) if db_path is not None else None
+        return peer.exec(code)
+
+
+@contextlib.contextmanager
+def peer(db_path: str | os.PathLike[str], **kwargs: Any) -> Iterator[Peer]:
+    """``with peer(path) as p:`` — a Peer that is always closed."""
+    p = Peer(db_path, **kwargs)
+    try:
+        yield p
+    finally:
+        p.close()
