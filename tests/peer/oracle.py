@@ -26,9 +26,9 @@ PEER_PACKAGE = "hermes-agent"
 PEER_VERSION = "0.19.0"
 PEER_SCHEMA_VERSION = 22
 _VERIFY = (
-    "import os, tempfile; os.environ.setdefault('HERMES_HOME', tempfile.mkdtemp());"
-    "import hermes_state; assert hermes_state.SCHEMA_VERSION == %d, hermes_state.SCHEMA_VERSION;"
-    "print(hermes_state.__file__)" % PEER_SCHEMA_VERSION
+    "import hermes_state; "
+    f"assert hermes_state.SCHEMA_VERSION == {PEER_SCHEMA_VERSION}, hermes_state.SCHEMA_VERSION; "
+    "print(hermes_state.__file__)"
 )
 
 
@@ -60,7 +60,10 @@ def _venv_python(venv: Path) -> Path:
 def _verify(python: Path) -> bool:
     if not python.exists():
         return False
-    proc = subprocess.run([str(python), "-c", _VERIFY], capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory(prefix="hermes-peer-home-") as home:
+        env = {**os.environ, "HERMES_HOME": home}  # hermes_state reads it at import time
+        proc = subprocess.run([str(python), "-c", _VERIFY], capture_output=True, text=True,
+                              timeout=120, env=env)
     return proc.returncode == 0
 
 
@@ -286,7 +289,7 @@ class Peer:
             self._home_tmp = tempfile.TemporaryDirectory(prefix="hermes-peer-home-")
             hermes_home = self._home_tmp.name
         env["HERMES_HOME"] = hermes_home  # read at import time by hermes_state
-        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the Peer
         self._proc = subprocess.Popen(
             [str(python or peer_python()), "-c", DRIVER],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
