@@ -1,0 +1,241 @@
+"""Side-by-side benchmark of upstream hermes-agent 0.19.0 ``SessionDB`` and ours, in one run.
+
+Each implementation runs in its own interpreter (``bench/worker.py``), on a database built from
+the same deterministic corpus (``bench/corpus.py``). Scenarios alternate between the two so
+machine noise hits both alike; compare the ratio column, not absolutes across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ALL_SCENARIOS = ("build", "size", "open", "search", "list", "append", "contention", "prune")
+
+
+def upstream_python() -> Path:
+    """The peer venv interpreter, built and cached by the test oracle."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from peer.oracle import peer_python  # noqa: PLC0415 - tests/ is not an installed package
+
+    return peer_python()
+
+
+def run_worker(python: str, impl: str, op: str, args: dict[str, Any], timeout: float = 4 * 3600) -> dict[str, Any]:
+    """Run one worker step; never raises: failures come back as ``{"error": ...}``."""
+    env = {**os.environ}
+    if impl == "ours":
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    try:
+        proc = subprocess.run([python, str(HERE / "worker.py"), impl, op, json.dumps(args)],
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout}s"}
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    if not lines:
+        return {"error": f"worker exited {proc.returncode} without a result", "stderr": proc.stderr[-2000:]}
+    out = json.loads(lines[-1])
+    if "error" in out:
+        out["stderr"] = proc.stderr[-2000:]
+        return out
+    return out["result"]
+
+
+def fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "—"
+        if abs(v) >= 100:
+            return f"{v:,.0f}"
+        if abs(v) >= 10:
+            return f"{v:.1f}"
+        return f"{v:.2f}"
+    return str(v)
+
+
+def ratio(a: Any, b: Any) -> str:
+    if isinstance(a, int | float) and isinstance(b, int | float) and a and not isinstance(a, bool):
+        if isinstance(a, float) and math.isnan(a):
+            return ""
+        return f"{b / a:.2f}"
+    return ""
+
+
+def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Flatten one scenario result into (metric, value) table rows."""
+    if not isinstance(res, dict):
+        return []
+    if "error" in res:
+        return [(f"{scenario} error", res["error"][:60])]
+    if "missing" in res:
+        return [(f"{scenario} (missing {res['missing']})", None)]
+    out: list[tuple[str, Any]] = []
+    if scenario == "build":
+        out += [("build path", res.get("path")), ("build msgs/s", res.get("msgs_per_s")),
+                ("build first 10% msgs/s", res.get("first10_msgs_per_s")),
+                ("build last 10% msgs/s", res.get("last10_msgs_per_s")), ("build wall s", res.get("wall_s"))]
+    elif scenario == "size":
+        out += [("size total MB", res.get("mb")), ("size MB per 100k msgs", res.get("mb_per_100k"))]
+    elif scenario == "open":
+        out += [("open first in-proc ms", res.get("first_ms")), ("open warm p50 ms", res.get("warm_p50_ms")),
+                ("open cold subprocess ms", res.get("cold_open_ms")), ("import module cold ms", res.get("cold_import_ms"))]
+    elif scenario == "append":
+        out += [("append 1-proc msgs/s", res.get("msgs_per_s")), ("append p50 ms", res.get("p50_ms")),
+                ("append p99 ms", res.get("p99_ms")), ("append max ms", res.get("max_ms"))]
+    elif scenario.startswith("contention"):
+        w = res.get("writers")
+        out += [(f"contention {w}w msgs/s", res.get("msgs_per_s")), (f"contention {w}w p50 ms", res.get("p50_ms")),
+                (f"contention {w}w p99 ms", res.get("p99_ms")), (f"contention {w}w max ms", res.get("max_ms")),
+                (f"contention {w}w errors/lost/phantom",
+                 f"{res.get('errors')}/{res.get('lost')}/{res.get('phantom')}"),
+                (f"contention {w}w counters/quick_check", f"{res.get('counter_mismatch')}/{res.get('quick_check')}")]
+    elif scenario.startswith("prune"):
+        m = res.get("method")
+        out += [(f"prune[{m}] s", res.get("prune_s")),
+                (f"prune[{m}] sessions/messages deleted", f"{res.get('sessions_deleted')}/{res.get('messages_deleted')}"),
+                (f"prune[{m}] live writer max ms", res.get("live_max_ms")),
+                (f"prune[{m}] live writer errors", res.get("live_errors")),
+                (f"prune[{m}] vacuum after s", res.get("vacuum_s"))]
+    elif scenario == "search":
+        for key, r in res.items():
+            name = "search " + key.replace("|", " · ")
+            if "error" in r:
+                out.append((name, "ERR " + r["error"][:40]))
+            else:
+                out += [(name + " p50 ms", r["p50_ms"]), (name + " p95 ms", r["p95_ms"]), (name + " n", r["n"])]
+    elif scenario == "list":
+        for key, r in res.items():
+            if "missing" in r:
+                out.append((f"list {key}", f"missing {r['missing']}"))
+            elif "error" in r:
+                out.append((f"list {key}", "ERR " + r["error"][:40]))
+            else:
+                out += [(f"list {key} p50 ms", r["p50_ms"]), (f"list {key} rows", r["rows"])]
+    return out
+
+
+def search_mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, Any]]:
+    """Queries whose result counts differ between the two implementations."""
+    out = []
+    for key in sorted(set(a) | set(b)):
+        ra, rb = a.get(key, {}), b.get(key, {})
+        ca = (ra.get("n"), ra.get("n_limit500"), "error" in ra)
+        cb = (rb.get("n"), rb.get("n_limit500"), "error" in rb)
+        if ca != cb:
+            out.append({"query": key, "a": {"n": ca[0], "n_limit500": ca[1], "error": ra.get("error")},
+                        "b": {"n": cb[0], "n_limit500": cb[1], "error": rb.get("error")}})
+        elif ra.get("ids20") is not None and set(ra["ids20"]) != set(rb.get("ids20") or []):
+            out.append({"query": key, "same_counts_different_ids": True, "n": ca[0]})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--size", default="small", help="comma list: tiny,small,medium,large")
+    ap.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
+    ap.add_argument("--vs", default="upstream,ours", help="two implementations: upstream|ours")
+    ap.add_argument("--python", action="append", default=[], help="impl=/path/to/python override")
+    ap.add_argument("--build", default="auto", choices=("auto", "api", "import"),
+                    help="auto: API appends for tiny/small/medium, import_sessions/batched for large")
+    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--writers", default="2,4,8")
+    ap.add_argument("--append-n", type=int, default=3000)
+    ap.add_argument("--contention-n", type=int, default=1500)
+    ap.add_argument("--workdir", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "hermes-tui-bench"))
+    ap.add_argument("--keep", action="store_true", help="reuse DBs already built in --workdir")
+    args = ap.parse_args()
+
+    impls = args.vs.split(",")
+    if len(impls) != 2:
+        ap.error("--vs needs exactly two implementations")
+    pythons: dict[str, str] = {}
+    for spec in args.python:
+        k, _, v = spec.partition("=")
+        pythons[k] = v
+    if "upstream" in impls and "upstream" not in pythons:
+        pythons["upstream"] = str(upstream_python())
+    if "ours" in impls and "ours" not in pythons:
+        pythons["ours"] = str(ROOT / ".venv" / "bin" / "python")
+    labels = [impls[0], impls[1] if impls[1] != impls[0] else impls[1] + "#2"]
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    started = dt.datetime.now()
+    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "vs": labels, "pythons": pythons,
+                              "argv": sys.argv[1:], "sizes": {}}
+    for size in args.size.split(","):
+        size = size.strip()
+        per: dict[str, dict[str, Any]] = {lab: {} for lab in labels}
+        dbs = {lab: str(workdir / f"{size}-{lab}.db") for lab in labels}
+        mode = args.build if args.build != "auto" else ("import" if size == "large" else "api")
+
+        def step(scenario: str, op: str, extra: dict[str, Any], per: dict[str, dict[str, Any]] = per,
+                 dbs: dict[str, str] = dbs, size: str = size) -> None:
+            for lab, impl in zip(labels, impls, strict=True):
+                t = time.perf_counter()
+                per[lab][scenario] = run_worker(pythons[impl], impl, op, {"db": dbs[lab], **extra})
+                print(f"[{size}] {scenario:<14} {lab:<10} {time.perf_counter() - t:7.1f}s", file=sys.stderr)
+
+        for lab, impl in zip(labels, impls, strict=True):
+            exists = Path(dbs[lab]).exists()
+            if exists and (args.keep or "build" not in scenarios):
+                continue  # reuse the DB left by an earlier run
+            for suffix in ("", "-wal", "-shm"):
+                Path(dbs[lab] + suffix).unlink(missing_ok=True)
+            t = time.perf_counter()
+            per[lab]["build"] = run_worker(pythons[impl], impl, "build", {"db": dbs[lab], "size": size, "mode": mode})
+            print(f"[{size}] build          {lab:<10} {time.perf_counter() - t:7.1f}s", file=sys.stderr)
+        if "size" in scenarios:
+            step("size", "size", {})
+        if "open" in scenarios:
+            step("open", "open", {})
+        if "search" in scenarios:
+            step("search", "search", {"reps": args.reps})
+        if "list" in scenarios:
+            step("list", "list", {"reps": args.reps})
+        if "append" in scenarios:
+            step("append", "append", {"n": args.append_n})
+        if "contention" in scenarios:
+            for w in args.writers.split(","):
+                step(f"contention_{w}", "contention", {"writers": int(w), "n": args.contention_n})
+        if "prune" in scenarios:
+            step("prune_prune_sessions", "prune", {"workdir": str(workdir), "method": "prune_sessions"})
+            step("prune_batched", "prune", {"workdir": str(workdir), "method": "delete_sessions_batched"})
+
+        a, b = per[labels[0]], per[labels[1]]
+        mism = search_mismatches(a.get("search", {}), b.get("search", {})) if "search" in a and "search" in b else []
+        report["sizes"][size] = {"build_mode": mode, "results": per, "search_mismatches": mism}
+        print(f"\n## {size}  (build: {mode})\n")
+        print(f"| metric | {labels[0]} | {labels[1]} | {labels[1]}/{labels[0]} |\n|---|---:|---:|---:|")
+        for scenario in list(dict.fromkeys(list(a) + list(b))):
+            ra, rb = dict(rows_for(scenario, a.get(scenario, {}))), dict(rows_for(scenario, b.get(scenario, {})))
+            for metric in list(dict.fromkeys(list(ra) + list(rb))):
+                va, vb = ra.get(metric), rb.get(metric)
+                print(f"| {metric} | {fmt(va)} | {fmt(vb)} | {ratio(va, vb)} |")
+        if mism:
+            print(f"\nSearch result mismatches ({len(mism)}):")
+            for m in mism:
+                print("  ", json.dumps(m, ensure_ascii=False))
+    out_dir = HERE / "results"
+    out_dir.mkdir(exist_ok=True)
+    out = out_dir / f"{started.strftime('%Y%m%d-%H%M%S')}.json"
+    report["finished"] = dt.datetime.now().isoformat(timespec="seconds")
+    out.write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    print(f"\nJSON: {out.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
