@@ -1,0 +1,100 @@
+"""Opening one APSW connection: file checks, permissions, pragmas, tokenizer.
+
+Every connection of the store is made here, so they all agree: WAL (never downgraded),
+`foreign_keys=ON`, a 1 s busy timeout, and the `cjk_unicode61` tokenizer registered — a
+database carrying cjk triggers refuses every message insert from a connection without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from urllib.parse import quote
+
+import apsw
+
+from .errors import NotADatabaseError, ReadOnlyError, StoreError
+from .schema import BUSY_TIMEOUT_MS
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def check_sqlite_file(path: Path) -> bool:
+    """True if `path` exists and is non-empty; raise if it is not an SQLite file."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError as exc:
+        raise NotADatabaseError(f"{path} is a directory, not an SQLite database") from exc
+    except PermissionError as exc:
+        raise ReadOnlyError(f"cannot read {path}: permission denied") from exc
+    if not head:
+        return False
+    if head != SQLITE_MAGIC:
+        raise NotADatabaseError(f"{path} is not an SQLite database (bad header)")
+    return True
+
+
+def create_private_file(path: Path) -> None:
+    """Create a new empty database file with mode 0600 (never reopening an existing one)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except PermissionError as exc:
+        raise ReadOnlyError(f"cannot create folder {path.parent}: permission denied") from exc
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except PermissionError as exc:
+        raise ReadOnlyError(f"cannot create {path}: folder is not writable") from exc
+    os.close(fd)
+
+
+def tighten_sidecars(path: Path) -> None:
+    """chmod 0600 the -wal/-shm of a database we created (regular files only, never links)."""
+    for suffix in ("-wal", "-shm"):
+        side = Path(str(path) + suffix)
+        with contextlib.suppress(OSError):
+            st = os.lstat(side)
+            if stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) != 0o600:
+                os.chmod(side, 0o600)
+
+
+def open_connection(path: Path, *, read_only: bool) -> apsw.Connection:
+    """A configured connection; translates SQLite's open errors into the store's."""
+    try:
+        if read_only:
+            uri = "file:" + quote(str(path)) + "?mode=ro"
+            conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        else:
+            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        # Touch the schema so "not a database" and "cannot open" surface here.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except apsw.NotADBError as exc:
+        raise NotADatabaseError(f"{path} is not an SQLite database: {exc}") from exc
+    except apsw.CorruptError as exc:
+        raise NotADatabaseError(f"{path} is corrupt: {exc}") from exc
+    except apsw.CantOpenError as exc:
+        raise StoreError(f"unable to open database file {path}") from exc
+    if not read_only:
+        _enable_wal(conn)
+        conn.execute("PRAGMA foreign_keys=ON")
+    return conn
+
+
+def _enable_wal(conn: apsw.Connection) -> None:
+    """WAL unless the filesystem cannot do it; never downgrade a database already in WAL."""
+    mode = conn.execute("PRAGMA journal_mode").fetchall()[0][0]
+    if str(mode).lower() == "wal":
+        return
+    try:
+        conn.execute("PRAGMA journal_mode=WAL").fetchall()
+    except apsw.ReadOnlyError as exc:
+        raise ReadOnlyError(f"database file is read-only: {exc}") from exc
+    except (apsw.ProtocolError, apsw.AuthError):
+        conn.execute("PRAGMA journal_mode=DELETE").fetchall()

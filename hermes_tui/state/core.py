@@ -1,0 +1,302 @@
+"""The store's machinery: per-thread connections, reads as dicts, and the one write path.
+
+Every mutation runs through `_execute_write`: `BEGIN IMMEDIATE` (lock contention surfaces at
+the start, not at commit), the caller's statements, `COMMIT`; rollback on any error; on
+SQLITE_BUSY/LOCKED up to `_WRITE_MAX_RETRIES` attempts with random 20–150 ms sleeps outside
+the in-process lock (breaking the convoy SQLite's deterministic backoff creates); a PASSIVE
+checkpoint every 50 successful writes. Nothing on this path rewrites whole indexes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import apsw
+
+from . import schema as S
+from .connection import check_sqlite_file, create_private_file, open_connection, tighten_sidecars
+from .errors import IntegrityError, LockTimeout, ReadOnlyError, StoreError
+from .fts_schema import FtsLayout, detect_layout
+from .paths import default_db_path
+
+T = TypeVar("T")
+
+MIN_SQLITE = (3, 51, 3)
+
+
+def sqlite_version_tuple() -> tuple[int, ...]:
+    return tuple(int(p) for p in apsw.sqlite_lib_version().split("."))
+
+
+def rows_as_dicts(cursor: apsw.Cursor) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    cols: list[str] | None = None
+    for row in cursor:
+        if cols is None:
+            cols = [d[0] for d in cursor.get_description()]
+        out.append(dict(zip(cols, row, strict=True)))
+    return out
+
+
+def _is_lock_error(exc: BaseException) -> bool:
+    return isinstance(exc, (apsw.BusyError, apsw.LockedError))
+
+
+class _Core:
+    """Connections, reads, writes, lifecycle. The mixins build the API on top of this."""
+
+    _WRITE_MAX_RETRIES = S._WRITE_MAX_RETRIES
+    _WRITE_RETRY_MIN_S = S._WRITE_RETRY_MIN_S
+    _WRITE_RETRY_MAX_S = S._WRITE_RETRY_MAX_S
+    _CHECKPOINT_EVERY_N_WRITES = S._CHECKPOINT_EVERY_N_WRITES
+
+    def __init__(self, db_path: str | Path | None = None, read_only: bool = False, migrate: bool = True):
+        self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
+        self.read_only = bool(read_only)
+        self.migrate = bool(migrate) and not self.read_only
+        self.lock_wait_hook: Callable[[int, float], None] | None = None
+        self._local = threading.local()
+        self._conns_lock = threading.Lock()
+        self._conn_list: list[apsw.Connection] = []
+        self._write_lock = threading.RLock()
+        self._write_count = 0
+        self._closed = False
+        self._cjk_impl: str | None = None
+        self._columns: dict[str, frozenset[str]] = {}
+        self._layout: FtsLayout | None = None
+        self._schema_version: int | None = None
+        self._trigram_ok = False
+        self._fts5_ok = False
+        self._created_file = False
+        self._open()
+
+    # ------------------------------------------------------------------ opening
+    def _open(self) -> None:
+        exists = check_sqlite_file(self.db_path)
+        if self.read_only:
+            if not self.db_path.exists():
+                raise StoreError(f"unable to open database file {self.db_path}: it does not exist")
+        elif not exists:
+            if self.db_path.exists() and not self.db_path.is_file():
+                raise StoreError(f"{self.db_path} is not a regular file")
+            created_before = self.db_path.exists()
+            create_private_file(self.db_path)
+            self._created_file = not created_before
+        if not self.read_only and self.db_path.exists() and not _writable(self.db_path):
+            raise ReadOnlyError(f"{self.db_path} is read-only; open it with read_only=True to browse it")
+        conn = self._conn()
+        from .schema_init import initialize  # local: schema_init imports this module's helpers
+
+        initialize(self, conn)
+        if self._created_file:
+            tighten_sidecars(self.db_path)
+
+    def _new_connection(self) -> apsw.Connection:
+        conn = open_connection(self.db_path, read_only=self.read_only)
+        impl = _install_tokenizer(conn)
+        if self._cjk_impl is None:
+            self._cjk_impl = impl
+        with self._conns_lock:
+            self._conn_list.append(conn)
+        return conn
+
+    def _conn(self) -> apsw.Connection:
+        """This thread's connection (APSW forbids concurrent use of one connection)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._new_connection()
+            self._local.conn = conn
+        return conn
+
+    def refresh_structure(self, conn: apsw.Connection | None = None) -> None:
+        """Re-read columns, layout and version (after DDL, ours or another process's)."""
+        conn = conn or self._conn()
+        master = {
+            name: (typ, sql)
+            for typ, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
+        }
+        meta: dict[str, str] = {}
+        if "state_meta" in master:
+            meta = {k: v for k, v in conn.execute("SELECT key, value FROM state_meta")}
+        self._layout = detect_layout(master, meta)
+        cols: dict[str, frozenset[str]] = {}
+        for name, (typ, _sql) in master.items():
+            if typ == "table" and not name.startswith("sqlite_"):
+                cols[name] = frozenset(r[1] for r in conn.execute(f'PRAGMA table_info("{name}")'))
+        self._columns = cols
+        self._schema_version = None
+        if "schema_version" in master:
+            row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchall()
+            self._schema_version = int(row[0][0]) if row else None
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self._columns.get(table, ())
+
+    def columns(self, table: str) -> frozenset[str]:
+        return self._columns.get(table, frozenset())
+
+    @property
+    def layout(self) -> FtsLayout:
+        assert self._layout is not None
+        return self._layout
+
+    # ------------------------------------------------------------------ reads
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
+        return rows_as_dicts(self._conn().execute(sql, params))
+
+    def _row(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    def _scalar(self, sql: str, params: Sequence[Any] = (), default: Any = None) -> Any:
+        for row in self._conn().execute(sql, params):
+            return row[0]
+        return default
+
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._conn().execute(sql, params))
+
+    # ------------------------------------------------------------------ writes
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnlyError("this store was opened read-only; writes are refused")
+
+    def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T:
+        """Run `fn(conn)` in one short `BEGIN IMMEDIATE` transaction with jittered retries."""
+        self._require_writable()
+        conn = self._conn()
+        started = time.monotonic()
+        last: BaseException | None = None
+        for attempt in range(self._WRITE_MAX_RETRIES):
+            try:
+                with self._write_lock:
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        result = fn(conn)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        if not conn.get_autocommit():
+                            with contextlib.suppress(apsw.Error):
+                                conn.execute("ROLLBACK")
+                        raise
+            except (apsw.BusyError, apsw.LockedError) as exc:
+                last = exc
+                hook = self.lock_wait_hook
+                if hook is not None:
+                    with contextlib.suppress(Exception):
+                        hook(attempt + 1, time.monotonic() - started)
+                if attempt < self._WRITE_MAX_RETRIES - 1:
+                    time.sleep(random.uniform(self._WRITE_RETRY_MIN_S, self._WRITE_RETRY_MAX_S))
+                    continue
+                break
+            except apsw.ReadOnlyError as exc:
+                raise ReadOnlyError(f"database is read-only: {exc}") from exc
+            except apsw.ConstraintError as exc:
+                raise IntegrityError(str(exc).removeprefix("ConstraintError: ")) from exc
+            else:
+                self._after_write(conn)
+                return result
+        waited = time.monotonic() - started
+        raise LockTimeout(
+            f"database is locked: another process held the write lock for {waited:.1f} s "
+            f"({self._WRITE_MAX_RETRIES} attempts)"
+        ) from last
+
+    def _after_write(self, conn: apsw.Connection) -> None:
+        self._write_count += 1
+        if self._write_count % self._CHECKPOINT_EVERY_N_WRITES == 0:
+            with contextlib.suppress(apsw.Error):
+                conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+
+    # ------------------------------------------------------------------ lifecycle
+    def close(self) -> None:
+        """TRUNCATE-checkpoint the WAL (best effort) and close every connection."""
+        if self._closed:
+            return
+        with self._conns_lock:
+            conns = list(self._conn_list)
+            self._conn_list.clear()
+        if conns and not self.read_only:
+            with contextlib.suppress(apsw.Error):
+                conns[0].wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+        for conn in conns:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+        self._closed = True
+        self._local = threading.local()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def interrupt(self) -> None:
+        """Abort queries running on any of this store's connections (from any thread)."""
+        with self._conns_lock:
+            conns = list(self._conn_list)
+        for conn in conns:
+            with contextlib.suppress(apsw.Error):
+                conn.interrupt()
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (cheap poll for live refresh)."""
+        return int(self._scalar("PRAGMA data_version", default=0))
+
+    def capabilities(self) -> dict[str, Any]:
+        lay = self.layout
+        if not lay.has_cjk:
+            cjk_index = "absent"
+        elif lay.cjk_stale:
+            cjk_index = "stale"
+        elif lay.cjk_building:
+            cjk_index = "building"
+        else:
+            cjk_index = "ready"
+        return {
+            "path": str(self.db_path),
+            "sqlite_version": apsw.sqlite_lib_version(),
+            "schema_version": self._schema_version,
+            "code_schema_version": S.SCHEMA_VERSION,
+            "fts_layout": lay.kind,
+            "fts5": self._fts5_ok,
+            "trigram": self._trigram_ok,
+            "cjk": self._cjk_impl,
+            "cjk_index": cjk_index,
+            "read_only": self.read_only,
+            "migrate": self.migrate,
+        }
+
+
+def _writable(path: Path) -> bool:
+    """Writable by us *and* not marked read-only (root ignores permissions; we respect them)."""
+    import os
+
+    for target in (path, path.parent):
+        if not os.access(target, os.W_OK) or not (os.stat(target).st_mode & 0o222):
+            return False
+    return True
+
+
+def _install_tokenizer(conn: apsw.Connection) -> str | None:
+    from . import cjk
+
+    install = getattr(cjk, "install_cjk_tokenizer", None)
+    return install(conn) if install else None
+
+
+def chunks(seq: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(seq), size):
+        yield seq[i : i + size]
+
+
+def placeholders(items: Iterable[Any]) -> str:
+    return ",".join("?" for _ in items)

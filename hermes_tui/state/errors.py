@@ -1,0 +1,47 @@
+"""Exceptions of the store: one clear type per kind of bad input, all under `StoreError`.
+
+APSW's own exceptions never escape the public API for the expected failures (unknown ids,
+bad titles, lock timeouts, read-only files, non-SQLite files), so callers — the browser and
+the CLI — can show a human message without knowing SQLite.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+class NotADatabaseError(StoreError):
+    """The file exists but is not an SQLite database (or is corrupt beyond opening)."""
+
+
+class ReadOnlyError(StoreError):
+    """A write was attempted on a store opened read-only, or on a read-only file or folder."""
+
+
+class SessionNotFound(StoreError, KeyError):
+    """The named session does not exist."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "session not found"
+
+
+class IntegrityError(StoreError):
+    """The write would break a constraint (a parent that does not exist, a duplicate id…)."""
+
+
+class TitleError(StoreError, ValueError):
+    """A title is too long or already held by another session."""
+
+
+class LockTimeout(StoreError):
+    """Another process held the write lock through every retry."""
+
+
+class InvalidArgument(StoreError, ValueError):
+    """An argument cannot be stored (for example a field that is not JSON-serialisable)."""
+
+
+class StructureLocked(StoreError):
+    """A structural change was refused (migrate=False, newer schema, or another writer holds the DB)."""

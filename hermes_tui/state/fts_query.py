@@ -1,0 +1,130 @@
+"""Turning what a person typed into a safe FTS5 query, and telling CJK queries apart.
+
+`sanitize_fts5_query` is 0.19.0's `_sanitize_fts5_query`, step for step (spec §6.2): the
+differential tests compare our results with upstream's on the same input, so the same input
+must become the same MATCH string.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_FTS5_QUERY_CHARS = 2048
+OPERATORS = frozenset({"AND", "OR", "NOT"})
+
+
+def sanitize_fts5_query(query: str) -> str:
+    query = query[:MAX_FTS5_QUERY_CHARS]
+    quoted: list[str] = []
+    pieces: list[str] = []
+    i = 0
+    while i < len(query):
+        ch = query[i]
+        if ch != '"':
+            pieces.append(ch)
+            i += 1
+            continue
+        end = query.find('"', i + 1)
+        if end == -1:
+            pieces.append(" ")
+            i += 1
+            continue
+        quoted.append(query[i : end + 1])
+        pieces.append(f"\x00Q{len(quoted) - 1}\x00")
+        i = end + 1
+    s = "".join(pieces)
+    s = re.sub(r'[+{}():\"^]', " ", s)
+    s = re.sub(r"\*+", "*", s)
+    s = re.sub(r"(^|\s)\*", r"\1", s)
+    s = re.sub(r"(?i)^(AND|OR|NOT)\b\s*", "", s.strip())
+    s = re.sub(r"(?i)\s+(AND|OR|NOT)\s*$", "", s.strip())
+    s = re.sub(r"\b(\w+(?:[._-]\w+)+)\b", r'"\1"', s)
+    for n, q in enumerate(quoted):
+        s = s.replace(f"\x00Q{n}\x00", q)
+    return s.strip()
+
+
+def is_cjk_codepoint(cp: int) -> bool:
+    """The *routing* ranges (0.19.0's `_is_cjk_codepoint`; differ from the tokenizer's)."""
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x3000 <= cp <= 0x303F
+        or 0x3040 <= cp <= 0x309F
+        or 0x30A0 <= cp <= 0x30FF
+        or 0xAC00 <= cp <= 0xD7AF
+    )
+
+
+def contains_cjk(text: str) -> bool:
+    return any(is_cjk_codepoint(ord(c)) for c in text)
+
+
+def count_cjk(text: str) -> int:
+    return sum(1 for c in text if is_cjk_codepoint(ord(c)))
+
+
+def has_lone_cjk_run(text: str) -> bool:
+    """A maximal run of routing-CJK characters of length exactly 1 (the cjk index can't serve it)."""
+    run = 0
+    for ch in text + " ":
+        if is_cjk_codepoint(ord(ch)):
+            run += 1
+        else:
+            if run == 1:
+                return True
+            run = 0
+    return False
+
+
+def quote_tokens(raw: str) -> str:
+    """Every non-operator token double-quoted (`"` doubled inside), operators kept."""
+    parts = []
+    for tok in raw.split():
+        parts.append(tok if tok.upper() in OPERATORS else '"' + tok.replace('"', '""') + '"')
+    return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class BoolQuery:
+    """A query reduced to OR-of-AND groups with negated terms: what LIKE can evaluate exactly."""
+
+    groups: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]  # ((must...), (must_not...)) per OR branch
+
+    @property
+    def terms(self) -> list[str]:
+        seen: list[str] = []
+        for must, _not in self.groups:
+            for t in must:
+                if t not in seen:
+                    seen.append(t)
+        return seen
+
+
+def parse_bool(raw: str) -> BoolQuery:
+    """FTS5-like precedence for plain token lists: NOT binds to the next term, AND (implicit
+    or explicit) binds tighter than OR. Quotes are phrase delimiters; a trailing `*` is dropped
+    (LIKE is a substring match already)."""
+    tokens = re.findall(r'"[^"]*"|\S+', raw)
+    groups: list[tuple[list[str], list[str]]] = [([], [])]
+    negate = False
+    for tok in tokens:
+        up = tok.upper()
+        if up == "OR":
+            groups.append(([], []))
+            negate = False
+            continue
+        if up == "AND":
+            continue
+        if up == "NOT":
+            negate = True
+            continue
+        term = tok.strip('"').rstrip("*")
+        if not term:
+            continue
+        (groups[-1][1] if negate else groups[-1][0]).append(term)
+        negate = False
+    cleaned = tuple((tuple(m), tuple(n)) for m, n in groups if m)
+    return BoolQuery(cleaned)

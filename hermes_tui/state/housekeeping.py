@@ -1,0 +1,400 @@
+"""Deleting, pruning and exporting — in short batches, so a live agent is never starved.
+
+Upstream prunes in one write transaction (27 s at 1M messages, during which every other
+writer waits or fails). Here every destructive operation is: select the candidates with a
+read, then delete them in batches sized by message count, each batch its own short
+`BEGIN IMMEDIATE` that re-checks the batch's rows still qualify. A concurrent writer waits at
+most one batch.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from . import sql_fragments as Q
+from .core import _Core, placeholders
+from .errors import SessionNotFound
+
+BATCH_MESSAGES = 400  # messages per delete transaction (each fires up to three FTS deletes)
+BATCH_SESSIONS = 50
+RECENT_ACTIVITY_S = 600  # a session with a message in the last 10 minutes is treated as live
+
+PRUNE_FILTERS = frozenset({
+    "started_before", "started_after", "title_like", "end_reason", "cwd_prefix", "min_messages",
+    "max_messages", "archived", "model_like", "provider", "user_id", "chat_id", "chat_type", "branch_like",
+    "min_tokens", "max_tokens", "min_cost", "max_cost", "min_tool_calls", "max_tool_calls",
+})
+
+
+def prune_filter_where(source: str | None = None, *, require_ended: bool = True, **f: Any) -> tuple[str, list[Any]]:
+    """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told."""
+    unknown = set(f) - PRUNE_FILTERS
+    if unknown:
+        raise TypeError(f"unknown prune filter(s): {', '.join(sorted(unknown))}")
+    clauses = ["s.ended_at IS NOT NULL"] if require_ended else []
+    params: list[Any] = []
+
+    def add(sql: str, *vals: Any) -> None:
+        clauses.append(sql)
+        params.extend(vals)
+
+    if f.get("started_before") is not None:
+        add("s.started_at < ?", f["started_before"])
+    if f.get("started_after") is not None:
+        add("s.started_at >= ?", f["started_after"])
+    if source:
+        add("s.source = ?", source)
+    if f.get("title_like"):
+        add("LOWER(COALESCE(s.title, '')) LIKE ?", f"%{f['title_like'].lower()}%")
+    if f.get("end_reason"):
+        add("s.end_reason = ?", f["end_reason"])
+    if f.get("cwd_prefix"):
+        prefix = f["cwd_prefix"].rstrip("/\\") or f["cwd_prefix"]
+        add("(s.cwd = ? OR s.cwd LIKE ? OR s.cwd LIKE ?)", prefix, f"{prefix}/%", f"{prefix}\\%")
+    if f.get("min_messages") is not None:
+        add("s.message_count >= ?", f["min_messages"])
+    if f.get("max_messages") is not None:
+        add("s.message_count <= ?", f["max_messages"])
+    if f.get("model_like"):
+        add("LOWER(COALESCE(s.model, '')) LIKE ?", f"%{f['model_like'].lower()}%")
+    if f.get("provider"):
+        add("LOWER(COALESCE(s.billing_provider, '')) = ?", f["provider"].lower())
+    for key in ("user_id", "chat_id", "chat_type"):
+        if f.get(key):
+            add(f"s.{key} = ?", f[key])
+    if f.get("branch_like"):
+        add("LOWER(COALESCE(s.git_branch, '')) LIKE ?", f"%{f['branch_like'].lower()}%")
+    tokens = "(COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0))"
+    cost = "COALESCE(s.actual_cost_usd, s.estimated_cost_usd, 0)"
+    for key, expr, op in (
+        ("min_tokens", tokens, ">="), ("max_tokens", tokens, "<="), ("min_cost", cost, ">="),
+        ("max_cost", cost, "<="), ("min_tool_calls", "COALESCE(s.tool_call_count, 0)", ">="),
+        ("max_tool_calls", "COALESCE(s.tool_call_count, 0)", "<="),
+    ):
+        if f.get(key) is not None:
+            add(f"{expr} {op} ?", f[key])
+    if f.get("archived") is True:
+        clauses.append("s.archived = 1")
+    elif f.get("archived") is False:
+        clauses.append("s.archived = 0")
+    return " AND ".join(clauses) or "1", params
+
+
+def remove_session_files(sessions_dir: Path | None, session_id: str) -> None:
+    """Gateway transcript files of a deleted session (`<id>.json[l]`, `request_dump_<id>_*.json`)."""
+    if sessions_dir is None:
+        return
+    sessions_dir = Path(sessions_dir)
+    for suffix in (".json", ".jsonl"):
+        try:
+            (sessions_dir / f"{session_id}{suffix}").unlink(missing_ok=True)
+        except OSError:
+            pass
+    try:
+        for p in sessions_dir.glob(f"request_dump_{session_id}_*.json"):
+            try:
+                p.unlink(missing_ok=True)
+            except OSError:
+                pass
+    except OSError:
+        pass
+
+
+def collect_delegate_children(conn: apsw.Connection, parent_ids: Sequence[str]) -> list[str]:
+    """Delegate subagents to cascade with `parent_ids` (marker chains, recursively; never a parent)."""
+    df = Q.delegate_from("sessions")
+    seeds = {p for p in parent_ids if p}
+    found = set(seeds)
+    frontier = list(seeds)
+    while frontier:
+        nxt = []
+        for i in range(0, len(frontier), 400):
+            part = frontier[i : i + 400]
+            ph = placeholders(part)
+            for (sid,) in conn.execute(
+                f"SELECT id FROM sessions WHERE {df} IN ({ph}) OR (parent_session_id IN ({ph}) AND {df} IS NOT NULL)",
+                part + part,
+            ):
+                if sid not in found:
+                    found.add(sid)
+                    nxt.append(sid)
+        frontier = nxt
+    return sorted(found - seeds)
+
+
+class HousekeepingMixin(_Core):
+    # ------------------------------------------------------------ delete
+    def _delete_ids_in(self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()) -> list[str]:
+        """Delete `ids` (re-checked against `guard`) inside the caller's transaction."""
+        if not ids:
+            return []
+        ph = placeholders(ids)
+        where = f"id IN ({ph})" + (f" AND id IN (SELECT s.id FROM sessions s WHERE {guard})" if guard else "")
+        live = [r[0] for r in conn.execute(f"SELECT id FROM sessions WHERE {where}", list(ids) + list(guard_params))]
+        if not live:
+            return []
+        ph = placeholders(live)
+        conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({ph})", live)
+        conn.execute(f"DELETE FROM messages WHERE session_id IN ({ph})", live)
+        conn.execute(f"DELETE FROM sessions WHERE id IN ({ph})", live)
+        return live
+
+    def delete_session(self, session_id: str, sessions_dir: Path | None = None) -> bool:
+        """Delete one session; delegate children cascade, other children are orphaned."""
+        removed: list[str] = []
+
+        def do(conn: apsw.Connection) -> bool:
+            if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
+                return False
+            delegates = collect_delegate_children(conn, [session_id])
+            removed.extend(self._delete_ids_in(conn, delegates))
+            removed.extend(self._delete_ids_in(conn, [session_id]))
+            return True
+
+        ok = self._execute_write(do)
+        for sid in removed:
+            remove_session_files(sessions_dir, sid)
+        return bool(ok)
+
+    def delete_sessions(self, session_ids: Sequence[str], sessions_dir: Path | None = None) -> int:
+        """Bulk delete (unknown ids skipped), in short batches; returns how many existed."""
+        return self.delete_sessions_batched(session_ids, sessions_dir=sessions_dir)["deleted"]
+
+    def delete_session_if_empty(self, session_id: str, sessions_dir: Path | None = None) -> bool:
+        def do(conn: apsw.Connection) -> bool:
+            conn.execute(
+                "DELETE FROM sessions WHERE id = ? AND title IS NULL "
+                "AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id) "
+                "AND NOT EXISTS (SELECT 1 FROM sessions child WHERE child.parent_session_id = sessions.id)",
+                (session_id,),
+            )
+            return conn.changes() > 0
+
+        ok = self._execute_write(do)
+        if ok:
+            remove_session_files(sessions_dir, session_id)
+        return ok
+
+    def delete_sessions_batched(
+        self,
+        session_ids: Sequence[str],
+        *,
+        cascade_delegates: bool = True,
+        require_ended: bool = False,
+        batch_messages: int = BATCH_MESSAGES,
+        progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+        sessions_dir: Path | None = None,
+    ) -> dict[str, Any]:
+        """(+) Delete exactly `session_ids` (and, optionally, their delegate children).
+
+        Batches hold at most `batch_messages` messages (or `BATCH_SESSIONS` sessions), each in
+        its own transaction; `require_ended` re-checks each row is still ended at delete time, so
+        a session an agent reopened after the review is kept. `cancel` is checked between
+        batches. Returns `{"deleted", "requested", "skipped", "cancelled", "batches",
+        "deleted_ids", "longest_batch_s"}`.
+        """
+        ids = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
+        if cascade_delegates and ids:
+            extra = collect_delegate_children(self._conn(), ids)
+            ids += [e for e in extra if e not in set(ids)]
+        counts = dict(self._tuples(
+            f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(ids)})", ids
+        )) if ids and len(ids) <= 30000 else {}
+        if len(ids) > 30000:
+            for i in range(0, len(ids), 30000):
+                part = ids[i : i + 30000]
+                counts.update(dict(self._tuples(
+                    f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(part)})", part
+                )))
+        todo = [i for i in ids if i in counts]
+        batches: list[list[str]] = []
+        cur: list[str] = []
+        weight = 0
+        for sid in todo:
+            if cur and (weight + counts[sid] > batch_messages or len(cur) >= BATCH_SESSIONS):
+                batches.append(cur)
+                cur, weight = [], 0
+            cur.append(sid)
+            weight += counts[sid]
+        if cur:
+            batches.append(cur)
+        guard = "s.ended_at IS NOT NULL" if require_ended else ""
+        deleted: list[str] = []
+        longest = 0.0
+        cancelled = False
+        total = len(todo)
+        if progress:
+            progress(0, total)
+        for batch in batches:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            t0 = time.monotonic()
+            got = self._execute_write(lambda c, b=batch: self._delete_ids_in(c, b, guard))
+            longest = max(longest, time.monotonic() - t0)
+            deleted += got
+            if progress:
+                progress(len(deleted), total)
+        for sid in deleted:
+            remove_session_files(sessions_dir, sid)
+        return {
+            "requested": len(ids),
+            "deleted": len(deleted),
+            "deleted_ids": deleted,
+            "skipped": len(todo) - len(deleted) if not cancelled else 0,
+            "cancelled": cancelled,
+            "batches": len(batches),
+            "longest_batch_s": longest,
+        }
+
+    # ------------------------------------------------------------ prune
+    @staticmethod
+    def _prune_kwargs(older_than_days: float | None, filters: dict[str, Any]) -> dict[str, Any]:
+        f = dict(filters)
+        if f.get("started_before") is None and older_than_days is not None:
+            f["started_before"] = time.time() - older_than_days * 86400
+        return f
+
+    def list_prune_candidates(self, older_than_days: float | None = None, source: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+        where, params = prune_filter_where(source, **self._prune_kwargs(older_than_days, filters))
+        return self._rows(
+            "SELECT s.id, s.source, s.title, s.model, s.started_at, s.ended_at, s.message_count, s.archived "
+            f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
+            params,
+        )
+
+    def prune_sessions(
+        self,
+        older_than_days: float | None = 90,
+        source: str | None = None,
+        sessions_dir: Path | None = None,
+        **filters: Any,
+    ) -> int:
+        """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches."""
+        ids = [r["id"] for r in self.list_prune_candidates(older_than_days, source, **filters)]
+        return self.delete_sessions_batched(
+            ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
+        )["deleted"]
+
+    def archive_sessions(self, older_than_days: float | None = None, source: str | None = None, **filters: Any) -> int:
+        filters.setdefault("archived", False)
+        rows = self.list_prune_candidates(older_than_days, source, **filters)
+        for row in rows:
+            self.set_session_archived(row["id"], True)  # type: ignore[attr-defined]
+        return len(rows)
+
+    def plan_prune(
+        self,
+        older_than_days: float | None = None,
+        source: str | None = None,
+        *,
+        include_archived: bool = False,
+        recent_activity_s: float = RECENT_ACTIVITY_S,
+        now: float | None = None,
+        **filters: Any,
+    ) -> dict[str, Any]:
+        """(+) Everything a person needs to review before a prune; writes nothing.
+
+        Candidates match the filters and are ended, not archived (unless `include_archived`),
+        not pinned, and not active in the last `recent_activity_s`. Rows that match the filters
+        but are held back are listed under `excluded` with the reason.
+        """
+        now = time.time() if now is None else now
+        f = self._prune_kwargs(older_than_days, filters)
+        where, params = prune_filter_where(source, require_ended=False, **f)
+        pinned = "s.pinned" if self.has_column("sessions", "pinned") else "0"
+        archived = "s.archived" if self.has_column("sessions", "archived") else "0"
+        rows = self._rows(
+            "SELECT s.id, s.title, s.source, s.model, s.started_at, s.ended_at, s.message_count, "
+            f"{archived} AS archived, {pinned} AS pinned, "
+            "(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id) AS last_message "
+            f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
+            params,
+        )
+        candidates: list[dict[str, Any]] = []
+        excluded: list[dict[str, Any]] = []
+        for r in rows:
+            reason = None
+            if r["ended_at"] is None:
+                reason = "still open"
+            elif r["pinned"]:
+                reason = "pinned"
+            elif r["archived"] and not include_archived:
+                reason = "archived"
+            elif r["last_message"] is not None and now - r["last_message"] < recent_activity_s:
+                reason = f"active in the last {int(recent_activity_s // 60)} minutes"
+            if reason:
+                excluded.append({**r, "reason": reason})
+            else:
+                candidates.append(r)
+        ids = [c["id"] for c in candidates]
+        cascade = collect_delegate_children(self._conn(), ids) if ids else []
+        cascade_rows = self.list_rows(cascade) if cascade else []  # type: ignore[attr-defined]
+        messages = sum(int(c["message_count"] or 0) for c in candidates) + sum(
+            int(c["message_count"] or 0) for c in cascade_rows
+        )
+        total_msgs = max(1, self.message_count())  # type: ignore[attr-defined]
+        file_size = self.db_path.stat().st_size if self.db_path.exists() else 0
+        return {
+            "ids": ids,
+            "sessions": len(ids),
+            "messages": messages,
+            "oldest": candidates[0]["started_at"] if candidates else None,
+            "newest": candidates[-1]["started_at"] if candidates else None,
+            "bytes_estimate": int(file_size * min(1.0, messages / total_msgs)),
+            "cascade_ids": cascade,
+            "cascade": cascade_rows,
+            "candidates": candidates,
+            "excluded": excluded,
+        }
+
+    def count_empty_sessions(self) -> int:
+        return int(self._scalar(
+            "SELECT COUNT(*) FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0", default=0
+        ))
+
+    def delete_empty_sessions(self, sessions_dir: Path | None = None) -> int:
+        ids = [r[0] for r in self._tuples(
+            "SELECT id FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0"
+        )]
+        return self.delete_sessions_batched(ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir)["deleted"]
+
+    def maybe_auto_prune_and_vacuum(self, retention_days: float = 90, min_interval_hours: float = 24, vacuum: bool = True) -> dict[str, Any]:
+        """Prune at most once per interval; VACUUM only when something was pruned; never raises."""
+        out: dict[str, Any] = {"skipped": False, "pruned": 0, "vacuumed": False}
+        try:
+            last = self.get_meta("last_auto_prune")  # type: ignore[attr-defined]
+            if last is not None and time.time() - float(last) < min_interval_hours * 3600:
+                return {**out, "skipped": True}
+            out["pruned"] = self.prune_sessions(older_than_days=retention_days)
+            if vacuum and out["pruned"]:
+                self.vacuum()  # type: ignore[attr-defined]
+                out["vacuumed"] = True
+            self.set_meta("last_auto_prune", str(time.time()))  # type: ignore[attr-defined]
+        except Exception as exc:  # documented contract: never raises
+            out["error"] = str(exc)
+        return out
+
+    # ------------------------------------------------------------ export
+    def export_session(self, session_id: str) -> dict[str, Any] | None:
+        session = self.get_session(session_id)  # type: ignore[attr-defined]
+        if not session:
+            return None
+        return {**session, "messages": self.get_messages(session_id)}  # type: ignore[attr-defined]
+
+    def export_all(self, source: str | None = None) -> list[dict[str, Any]]:
+        return [
+            {**s, "messages": self.get_messages(s["id"])}  # type: ignore[attr-defined]
+            for s in self.search_sessions(source=source, limit=100000)  # type: ignore[attr-defined]
+        ]
+
+    def require(self, session_id: str) -> None:
+        if self.get_session(session_id) is None:  # type: ignore[attr-defined]
+            raise SessionNotFound(f"no session with id {session_id!r}")

@@ -1,0 +1,159 @@
+"""Lineage through `parent_session_id`: edge kinds, ancestors/descendants, compression chains.
+
+`parent_session_id` means four things (spec §9): compression continuation, branch, delegate
+subagent, or an untagged child. Every edge is classified by the one CASE expression in
+`sql_fragments.edge_kind_case`, so the list, the tree and deletes agree.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import sql_fragments as Q
+from .core import _Core
+from .errors import SessionNotFound
+
+_NODE_COLS = (
+    "id", "title", "parent_session_id", "source", "model", "message_count", "input_tokens", "output_tokens",
+    "estimated_cost_usd", "started_at", "ended_at", "end_reason",
+)
+MAX_DEPTH = 100
+
+
+def _is_branch(row: dict[str, Any]) -> bool:
+    raw = row.get("model_config")
+    if not raw:
+        return False
+    try:
+        cfg = json.loads(raw) if isinstance(raw, str) else raw
+    except (TypeError, json.JSONDecodeError):
+        return False
+    return isinstance(cfg, dict) and cfg.get("_branched_from") is not None
+
+
+class LineageMixin(_Core):
+    def _node_select(self, alias: str = "s") -> str:
+        cols = [f"{alias}.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _NODE_COLS]
+        return ", ".join(cols) + f", {Q.edge_kind_case(alias)} AS edge_kind"
+
+    def edge_kind(self, session_id: str) -> str | None:
+        """Kind of the edge to the parent: compression / branch / delegate / other, None for roots."""
+        row = self._row(f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?", (session_id,))
+        if row is None:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        return row["k"]
+
+    def get_ancestors(self, session_id: str) -> list[dict[str, Any]]:
+        """Root → … → the session itself, by a recursive CTE (cycle-safe, ≤ 100 hops)."""
+        rows = self._rows(
+            f"""WITH RECURSIVE up(id, depth) AS (
+                    SELECT ?, 0
+                    UNION
+                    SELECT s.parent_session_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.id
+                    WHERE s.parent_session_id IS NOT NULL AND up.depth < {MAX_DEPTH})
+                SELECT {self._node_select('s')}, MIN(up.depth) AS up_depth FROM up JOIN sessions s ON s.id = up.id
+                GROUP BY s.id ORDER BY up_depth DESC""",
+            (session_id,),
+        )
+        for row in rows:
+            row.pop("up_depth", None)
+        return rows
+
+    def get_descendants(self, session_id: str) -> list[dict[str, Any]]:
+        """Every session below `session_id` (not itself), with `depth` (1 = child), parents first."""
+        rows = self._rows(
+            f"""WITH RECURSIVE down(id, depth) AS (
+                    SELECT ?, 0
+                    UNION
+                    SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id
+                    WHERE down.depth < {MAX_DEPTH})
+                SELECT {self._node_select('s')}, MIN(down.depth) AS depth FROM down JOIN sessions s ON s.id = down.id
+                WHERE down.depth > 0 GROUP BY s.id ORDER BY depth, s.started_at, s.id""",
+            (session_id,),
+        )
+        return rows
+
+    def get_lineage(self, session_id: str) -> dict[str, Any]:
+        """The whole tree the session belongs to: from its root down, with the live tip marked."""
+        ancestors = self.get_ancestors(session_id)
+        if not ancestors or ancestors[-1]["id"] != session_id:
+            raise SessionNotFound(f"no session with id {session_id!r}")
+        root = ancestors[0]
+        root["depth"] = 0
+        nodes = [root] + self.get_descendants(root["id"])
+        tip = self.get_compression_tip(root["id"])
+        for node in nodes:
+            node["is_tip"] = node["id"] == tip
+            node["is_self"] = node["id"] == session_id
+        return {"root": root["id"], "tip": tip, "self": session_id, "nodes": nodes}
+
+    def get_compression_tip(self, session_id: str) -> str | None:
+        """Follow compression continuations forward to the live tip (0.19.0's preference order)."""
+        current = session_id
+        seen = {current} if current else set()
+        for _ in range(MAX_DEPTH):
+            row = self._tuples(
+                f"""SELECT child.id FROM sessions parent
+                    JOIN sessions child ON child.parent_session_id = parent.id
+                    WHERE parent.id = ? AND parent.end_reason = 'compression'
+                      AND {Q.BRANCHED_FROM.format(a='child')} IS NULL
+                      AND {Q.DELEGATE_FROM.format(a='child')} IS NULL
+                      AND COALESCE(child.source, '') != 'tool'
+                    ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
+                                  WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
+                      COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id),
+                               child.started_at) DESC,
+                      child.started_at DESC, child.id DESC
+                    LIMIT 1""",
+                (current,),
+            )
+            if not row or not row[0][0] or row[0][0] in seen:
+                return current
+            current = row[0][0]
+            seen.add(current)
+        return current
+
+    def get_compression_lineage(self, session_id: str) -> list[str]:
+        """Compression ancestors through the tip, chronological (0.19.0 semantics)."""
+        session = self.get_session(session_id)  # type: ignore[attr-defined]
+        if not session or _is_branch(session):
+            return [session_id] if session else []
+        root = session
+        seen_up = {root["id"]}
+        while root.get("parent_session_id") and not _is_branch(root):
+            parent = self.get_session(root["parent_session_id"])  # type: ignore[attr-defined]
+            if not parent or parent.get("end_reason") != "compression" or parent["id"] in seen_up:
+                break
+            root = parent
+            seen_up.add(root["id"])
+        lineage = [root["id"]]
+        seen = {root["id"]}
+        current = root
+        while current.get("end_reason") == "compression":
+            children = self._rows(
+                "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at ASC", (current["id"],)
+            )
+            nxt = next((c for c in children if not _is_branch(c)), None)
+            if not nxt or nxt["id"] in seen:
+                break
+            lineage.append(nxt["id"])
+            seen.add(nxt["id"])
+            current = nxt
+        return lineage if session_id in lineage else [session_id]
+
+    def get_conversation_root(self, session_id: str) -> str:
+        chain = self._session_lineage_root_to_tip(session_id)  # type: ignore[attr-defined]
+        return chain[0] if chain and chain[0] else session_id
+
+    def export_session_lineage(self, session_id: str) -> dict[str, Any] | None:
+        """A compression lineage as one logical session: segments, ids and all messages."""
+        segments = [s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s]  # type: ignore[attr-defined]
+        if not segments:
+            return None
+        base = dict(segments[-1])
+        base["segments"] = segments
+        base["lineage_session_ids"] = [seg["id"] for seg in segments]
+        base["message_count"] = sum(len(seg.get("messages") or []) for seg in segments)
+        base["messages"] = [m for seg in segments for m in (seg.get("messages") or [])]
+        return base

@@ -1,0 +1,341 @@
+"""Listing sessions: upstream's `list_sessions_rich`/`session_count`, and the browser's paging.
+
+The browser's list must stay instant at 100k+ sessions. `session_order()` runs one query that
+returns only the ordered ids matching a filter (a few MB at 100k sessions, never the rows);
+`list_rows()` then fetches one screen of rows by id. The list therefore knows its exact length
+and can jump anywhere in O(1) — no OFFSET scans and no per-page re-sorting by last activity
+(which has no index: it is `MAX(messages.timestamp)` per session).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import sql_fragments as Q
+from .core import _Core, chunks, placeholders
+
+_PREVIEW_SQL = (
+    "COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63) FROM messages m "
+    "WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1), '')"
+)
+_LAST_ACTIVE_SQL = "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)"
+
+ORDERS = ("last_active", "started", "messages", "tokens", "cost")
+
+# Columns a list row carries; absent ones (old schemas opened with migrate=False) read as NULL.
+_ROW_COLUMNS = (
+    "id", "title", "source", "model", "message_count", "tool_call_count", "input_tokens", "output_tokens",
+    "cache_read_tokens", "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "started_at", "ended_at",
+    "end_reason", "parent_session_id", "archived", "billing_provider", "cwd",
+)
+
+
+def _finish_preview(row: dict[str, Any]) -> dict[str, Any]:
+    raw = (row.pop("_preview_raw", "") or "").strip()
+    row["preview"] = (raw[:60] + ("..." if len(raw) > 60 else "")) if raw else ""
+    return row
+
+
+@dataclass(frozen=True)
+class SessionFilter:
+    """What the browser's list shows. Empty tuples mean "no restriction"."""
+
+    sources: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    started_after: float | None = None
+    started_before: float | None = None
+    text: str | None = None
+    include_children: bool = True
+    include_archived: bool = True
+
+    def where(self, db: _Core) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if self.sources:
+            clauses.append(f"s.source IN ({placeholders(self.sources)})")
+            params += list(self.sources)
+        if self.models:
+            clauses.append(f"s.model IN ({placeholders(self.models)})")
+            params += list(self.models)
+        if self.started_after is not None:
+            clauses.append("s.started_at >= ?")
+            params.append(self.started_after)
+        if self.started_before is not None:
+            clauses.append("s.started_at < ?")
+            params.append(self.started_before)
+        if self.text:
+            needle = "%" + Q.like_escape(self.text.strip().lower()) + "%"
+            title = "LOWER(COALESCE(s.title, ''))" if db.has_column("sessions", "title") else "''"
+            clauses.append(f"({title} LIKE ? ESCAPE '\\' OR LOWER(s.id) LIKE ? ESCAPE '\\')")
+            params += [needle, needle]
+        if not self.include_children:
+            clauses.append(Q.listable("s"))
+            clauses.append(f"{Q.delegate_from('s')} IS NULL")
+        if not self.include_archived and db.has_column("sessions", "archived"):
+            clauses.append("s.archived = 0")
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+@dataclass(frozen=True)
+class SessionOrder:
+    """The ordered ids matching a filter: the browser's virtual list indexes into this."""
+
+    filter: SessionFilter
+    order: str
+    ids: list[str] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class ListingMixin(_Core):
+    # ------------------------------------------------------------ upstream API
+    def _base_filters(
+        self,
+        source: str | None,
+        exclude_sources: Sequence[str] | None,
+        cwd_prefix: str | None,
+        min_message_count: int,
+        include_archived: bool,
+        archived_only: bool,
+        listable_only: bool,
+    ) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if listable_only:
+            where += [Q.listable("s"), f"{Q.delegate_from('s')} IS NULL"]
+        if source:
+            where.append("s.source = ?")
+            params.append(source)
+        if exclude_sources:
+            where.append(f"s.source NOT IN ({placeholders(exclude_sources)})")
+            params += list(exclude_sources)
+        if cwd_prefix:
+            prefix = cwd_prefix.rstrip("/\\") or cwd_prefix
+            where.append("(s.cwd = ? OR s.cwd LIKE ? OR s.cwd LIKE ?)")
+            params += [prefix, f"{prefix}/%", f"{prefix}\\%"]
+        if min_message_count > 0:
+            where.append("s.message_count >= ?")
+            params.append(min_message_count)
+        if self.has_column("sessions", "archived"):
+            if archived_only:
+                where.append("s.archived = 1")
+            elif not include_archived:
+                where.append("s.archived = 0")
+        return where, params
+
+    def _session_cols(self, compact: bool) -> str:
+        if not compact:
+            return "s.*"
+        return ", ".join(f"s.{c}" for c in sorted(self.columns("sessions")) if c != "system_prompt")
+
+    def list_sessions_rich(
+        self,
+        source: str | None = None,
+        exclude_sources: Sequence[str] | None = None,
+        cwd_prefix: str | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        include_children: bool = False,
+        min_message_count: int = 0,
+        project_compression_tips: bool = True,
+        order_by_last_active: bool = False,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        id_query: str | None = None,
+        search_query: str | None = None,
+        compact_rows: bool = False,
+    ) -> list[dict[str, Any]]:
+        """Sessions with `preview` and `last_active`, as 0.19.0 lists them (tips projected)."""
+        where, params = self._base_filters(
+            source, exclude_sources, cwd_prefix, min_message_count, include_archived, archived_only,
+            not include_children,
+        )
+        where_sql = ("WHERE " + " AND ".join(where)) if where else ""
+        sel = self._session_cols(compact_rows)
+        if order_by_last_active:
+            outer = list(where)
+            extra: list[Any] = []
+            id_needle = (id_query or "").strip().lower()
+            search_needle = (search_query or "").strip().lower()
+            if id_needle:
+                outer.append(
+                    "EXISTS (SELECT 1 FROM chain cq WHERE cq.root_id = s.id AND LOWER(cq.cur_id) LIKE ? ESCAPE '\\')"
+                )
+                extra.append("%" + Q.like_escape(id_needle) + "%")
+            if search_needle:
+                compact = re.sub(r"[\W_]+", "", search_needle)
+                clause = (
+                    "EXISTS (SELECT 1 FROM chain cq JOIN sessions cs ON cs.id = cq.cur_id WHERE cq.root_id = s.id "
+                    "AND (LOWER(COALESCE(cs.title, '')) LIKE ? ESCAPE '\\' OR LOWER(cq.cur_id) LIKE ? ESCAPE '\\'"
+                )
+                extra += ["%" + Q.like_escape(search_needle) + "%"] * 2
+                if compact:
+                    clause += (
+                        " OR REPLACE(REPLACE(REPLACE(REPLACE(LOWER(COALESCE(cs.title, '')), '-', ''), '_', ''), "
+                        "'.', ''), ' ', '') LIKE ? ESCAPE '\\'"
+                    )
+                    extra.append("%" + Q.like_escape(compact) + "%")
+                outer.append(clause + "))")
+            outer_sql = ("WHERE " + " AND ".join(outer)) if outer else ""
+            sql = f"""
+                WITH RECURSIVE chain(root_id, cur_id) AS (
+                    SELECT s.id, s.id FROM sessions s {where_sql}
+                    UNION ALL
+                    SELECT c.root_id, child.id FROM chain c
+                    JOIN sessions parent ON parent.id = c.cur_id
+                    JOIN sessions child ON child.parent_session_id = c.cur_id
+                    WHERE parent.end_reason = 'compression'
+                      AND {Q.BRANCHED_FROM.format(a='child')} IS NULL
+                      AND {Q.DELEGATE_FROM.format(a='child')} IS NULL
+                      AND COALESCE(child.source, '') != 'tool'),
+                chain_max AS (
+                    SELECT root_id, MAX(COALESCE(
+                        (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id),
+                        (SELECT started_at FROM sessions ss WHERE ss.id = cur_id))) AS eff
+                    FROM chain GROUP BY root_id)
+                SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active,
+                       COALESCE(cm.eff, s.started_at) AS _eff
+                FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id
+                {outer_sql}
+                ORDER BY _eff DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"""
+            all_params = params + params + extra + [limit, offset]
+        else:
+            sql = (
+                f"SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+                f"FROM sessions s {where_sql} ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
+            )
+            all_params = params + [limit, offset]
+        rows = []
+        for row in self._rows(sql, all_params):
+            row.pop("_eff", None)
+            rows.append(_finish_preview(row))
+        if project_compression_tips and not include_children:
+            rows = [self._project_tip(r, compact_rows) for r in rows]
+        return rows
+
+    def _project_tip(self, row: dict[str, Any], compact: bool) -> dict[str, Any]:
+        if row.get("end_reason") != "compression":
+            return row
+        tip = self.get_compression_tip(row["id"])  # type: ignore[attr-defined]
+        if tip == row["id"]:
+            return row
+        tip_row = self._rich_row(tip, compact)
+        if not tip_row:
+            return row
+        merged = dict(row)
+        for key in ("id", "ended_at", "end_reason", "message_count", "tool_call_count", "title", "last_active",
+                    "preview", "model", "system_prompt", "cwd", "git_branch", "git_repo_root"):
+            if key in tip_row:
+                merged[key] = tip_row[key]
+        merged["_lineage_root_id"] = row["id"]
+        return merged
+
+    def _rich_row(self, session_id: str, compact: bool = False) -> dict[str, Any] | None:
+        row = self._row(
+            f"SELECT {self._session_cols(compact)}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            "FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        )
+        return _finish_preview(row) if row else None
+
+    def session_count(
+        self,
+        source: str | None = None,
+        cwd_prefix: str | None = None,
+        min_message_count: int = 0,
+        include_archived: bool = False,
+        archived_only: bool = False,
+        exclude_children: bool = False,
+        exclude_sources: Sequence[str] | None = None,
+    ) -> int:
+        where, params = self._base_filters(
+            source, exclude_sources, cwd_prefix, min_message_count, include_archived, archived_only, exclude_children
+        )
+        where_sql = (" WHERE " + " AND ".join(where)) if where else ""
+        return int(self._scalar(f"SELECT COUNT(*) FROM sessions s{where_sql}", params, 0))
+
+    def search_sessions(self, source: str | None = None, limit: int = 20, offset: int = 0) -> list[dict[str, Any]]:
+        """`sessions.*` + `last_active`, most recently used first (what `export_all` walks)."""
+        where = "WHERE s.source = ? " if source else ""
+        params: list[Any] = [source] if source else []
+        return self._rows(
+            "SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active FROM sessions s "
+            "LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m "
+            f"ON m.session_id = s.id {where}"
+            "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
+            params + [limit, offset],
+        )
+
+    # ------------------------------------------------------------ browser paging
+    def session_order(self, filter: SessionFilter | None = None, order: str = "last_active") -> SessionOrder:
+        """Ids matching `filter`, ordered for display (ties broken by id, so the order is total)."""
+        flt = filter or SessionFilter()
+        if order not in ORDERS:
+            raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+        where, params = flt.where(self)
+        if order == "last_active":
+            sql = (
+                "SELECT s.id FROM sessions s LEFT JOIN (SELECT session_id, MAX(timestamp) AS t FROM messages "
+                f"GROUP BY session_id) la ON la.session_id = s.id{where} "
+                "ORDER BY COALESCE(la.t, s.started_at) DESC, s.id DESC"
+            )
+        else:
+            key = {
+                "started": "s.started_at",
+                "messages": "COALESCE(s.message_count, 0)",
+                "tokens": "COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)",
+                "cost": "COALESCE(s.estimated_cost_usd, 0)",
+            }[order]
+            sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
+        return SessionOrder(flt, order, [r[0] for r in self._conn().execute(sql, params)])
+
+    def _row_select(self) -> str:
+        cols = [f"s.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _ROW_COLUMNS]
+        return (
+            ", ".join(cols)
+            + f", {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
+            + f"{Q.edge_kind_case('s')} AS edge_kind, "
+            + "(SELECT COUNT(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count"
+        )
+
+    def list_rows(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """One page of list rows, returned in the order of `ids` (missing ids are skipped)."""
+        found: dict[str, dict[str, Any]] = {}
+        select = self._row_select()
+        for part in chunks(list(ids), 500):
+            for row in self._rows(f"SELECT {select} FROM sessions s WHERE s.id IN ({placeholders(part)})", part):
+                found[row["id"]] = _finish_preview(row)
+        return [found[i] for i in ids if i in found]
+
+    def list_sessions_page(
+        self, filter: SessionFilter | None = None, after: tuple[float, str] | None = None, limit: int = 50
+    ) -> tuple[list[dict[str, Any]], tuple[float, str] | None]:
+        """Pure keyset page by `started_at DESC, id DESC`; returns (rows, key of the next page)."""
+        where, params = (filter or SessionFilter()).where(self)
+        if after is not None:
+            where = (where + " AND" if where else " WHERE") + " (s.started_at < ? OR (s.started_at = ? AND s.id < ?))"
+            params += [after[0], after[0], after[1]]
+        rows = [
+            _finish_preview(r)
+            for r in self._rows(
+                f"SELECT {self._row_select()} FROM sessions s{where} ORDER BY s.started_at DESC, s.id DESC LIMIT ?",
+                params + [limit],
+            )
+        ]
+        nxt = (rows[-1]["started_at"], rows[-1]["id"]) if len(rows) == limit else None
+        return rows, nxt
+
+    def distinct_values(self, column: str) -> list[tuple[Any, int]]:
+        """Values of `source` or `model` with their session counts, most common first."""
+        if column not in ("source", "model", "end_reason", "billing_provider"):
+            raise ValueError(f"cannot list values of {column!r}")
+        if not self.has_column("sessions", column):
+            return []
+        return self._tuples(
+            f"SELECT {column}, COUNT(*) FROM sessions WHERE {column} IS NOT NULL GROUP BY {column} "
+            "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column)
+        )

@@ -1,0 +1,240 @@
+"""`search_messages`: sanitise, route to the right index, snippet, add context (spec §6, v23).
+
+Routes, in order: `fts5` (the unicode61 index) for ordinary queries; for CJK queries `fts_cjk`
+(bigram index, when it is built and the query has no lone CJK character), then `trigram`
+(every CJK token ≥ 3 characters), then `like_scan`. Unlike upstream, the LIKE route evaluates
+AND/OR/NOT exactly, honours the visibility filter, and its snippets carry the same `>>>`/`<<<`
+markers as FTS5's (computed here). No query raises: the worst case is `[]`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import apsw
+
+from .core import _Core, placeholders, rows_as_dicts
+from .fts_query import (
+    OPERATORS,
+    contains_cjk,
+    count_cjk,
+    has_lone_cjk_run,
+    parse_bool,
+    quote_tokens,
+    sanitize_fts5_query,
+)
+from .text import content_text
+
+SNIPPET_TOKENS = 40
+_RESULT_KEYS = ("id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started")
+
+
+@dataclass
+class SearchOutcome:
+    results: list[dict[str, Any]] = field(default_factory=list)
+    route: str = "empty"
+    query: str = ""
+
+
+def like_snippet(text: str, terms: list[str], width: int = 120) -> str:
+    """A window around the first match with every term marked `>>>…<<<` (case-insensitive)."""
+    if not text:
+        return ""
+    low = text.lower()
+    first = min((p for p in (low.find(t.lower()) for t in terms if t) if p >= 0), default=0)
+    start = max(0, first - 40)
+    window = text[start : start + width]
+    pattern = "|".join(re.escape(t) for t in sorted(set(terms), key=len, reverse=True) if t)
+    if pattern:
+        window = re.sub(f"({pattern})", r">>>\1<<<", window, flags=re.IGNORECASE)
+    return ("..." if start > 0 else "") + window + ("..." if start + width < len(text) else "")
+
+
+class SearchMixin(_Core):
+    def _search_filters(
+        self,
+        source_filter: list[str] | None,
+        exclude_sources: list[str] | None,
+        role_filter: list[str] | None,
+        include_inactive: bool,
+    ) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if not include_inactive and self.has_column("messages", "active"):
+            comp = " OR m.compacted = 1" if self.has_column("messages", "compacted") else ""
+            where.append(f"(m.active = 1{comp})")
+        if source_filter is not None:
+            where.append(f"s.source IN ({placeholders(source_filter)})")
+            params += list(source_filter)
+        if exclude_sources is not None:
+            where.append(f"s.source NOT IN ({placeholders(exclude_sources)})")
+            params += list(exclude_sources)
+        if role_filter:
+            where.append(f"m.role IN ({placeholders(role_filter)})")
+            params += list(role_filter)
+        return where, params
+
+    def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
+        where, params = filters
+        sql = (
+            f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
+            "m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started "
+            f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+            f"WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
+        )
+        return rows_as_dicts(self._conn().execute(sql, [match, *params, limit, offset]))
+
+    def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int) -> list[dict[str, Any]]:
+        bq = parse_bool(raw)
+        if not bq.groups:
+            return []
+
+        def term_sql(term: str) -> tuple[str, list[str]]:
+            esc = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            return (
+                "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')",
+                [esc, esc, esc],
+            )
+
+        group_sql: list[str] = []
+        params: list[Any] = []
+        for must, must_not in bq.groups:
+            parts = []
+            for t in must:
+                s, p = term_sql(t)
+                parts.append(s)
+                params += p
+            for t in must_not:
+                s, p = term_sql(t)
+                parts.append("NOT " + s)
+                params += p
+            group_sql.append("(" + " AND ".join(parts) + ")")
+        where, fparams = filters
+        sql = (
+            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, m.tool_calls AS _tc, "
+            "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id "
+            f"WHERE ({' OR '.join(group_sql)})" + "".join(" AND " + w for w in where)
+            + " ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
+        )
+        rows = rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset]))
+        terms = bq.terms
+        for r in rows:
+            text = content_text(r.pop("_content"))
+            tc = r.pop("_tc") or ""
+            if not any(t.lower() in text.lower() for t in terms):
+                text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
+            r["snippet"] = like_snippet(text, terms)
+        return rows
+
+    def search(
+        self,
+        query: str,
+        source_filter: list[str] | None = None,
+        exclude_sources: list[str] | None = None,
+        role_filter: list[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+    ) -> SearchOutcome:
+        """(+) `search_messages` plus the route that answered."""
+        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
+            return SearchOutcome()
+        q = sanitize_fts5_query(query)
+        if not q:
+            return SearchOutcome()
+        sort_norm = sort.strip().lower() if isinstance(sort, str) else None
+        order = {
+            "newest": "ORDER BY m.timestamp DESC, rank",
+            "oldest": "ORDER BY m.timestamp ASC, rank",
+        }.get(sort_norm or "", "ORDER BY rank")
+        filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
+        tool_role = bool(role_filter) and "tool" in role_filter
+        lay = self.layout
+        cjk_ready = lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
+        out = SearchOutcome(query=q, route="")
+        try:
+            if contains_cjk(q):
+                raw = q.strip('"').strip()
+                tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
+                tri_ok = (
+                    lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
+                )
+                if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
+                    try:
+                        out.results = self._fts_route("messages_fts_cjk", quote_tokens(raw), filters, order, limit, offset)
+                        out.route = "fts_cjk"
+                    except apsw.SQLError:
+                        out.route = ""
+                if not out.route and tri_ok and not (tool_role and lay.kind == "v23"):
+                    try:
+                        out.results = self._fts_route("messages_fts_trigram", quote_tokens(raw), filters, order, limit, offset)
+                        out.route = "trigram"
+                    except apsw.SQLError:
+                        out.route = ""
+                if not out.route:
+                    out.results = self._like_route(raw, filters, limit, offset)
+                    out.route = "like_scan"
+            else:
+                try:
+                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset)
+                    out.route = "fts5"
+                except apsw.SQLError:
+                    return SearchOutcome(query=q, route="fts5")
+                if not out.results and not tool_role and limit != 0:
+                    self._latin_fallback(out, q, filters, order, limit, offset, cjk_ready)
+        except apsw.InterruptError:
+            return SearchOutcome(query=q, route="interrupted")
+        for r in out.results:
+            r["context"] = self._context(r["id"])
+        out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
+        return out
+
+    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
+        """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted."""
+        quoted = quote_tokens(q.strip('"').strip())
+        if cjk_ready:
+            try:
+                res = self._fts_route("messages_fts_cjk", quoted, filters, order, limit, offset)
+            except apsw.SQLError:
+                res = []
+            if res:
+                out.results, out.route = res, "fts_cjk"
+                return
+        terms = [t for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
+        if self.layout.has_trigram and terms and all(len(t.rstrip("*")) >= 3 for t in terms):
+            try:
+                res = self._fts_route("messages_fts_trigram", quoted, filters, order, limit, offset)
+            except apsw.SQLError:
+                res = []
+            if res:
+                out.results, out.route = res, "trigram"
+
+    def search_messages(self, query: str, source_filter: list[str] | None = None, exclude_sources: list[str] | None = None,
+                        role_filter: list[str] | None = None, limit: int = 20, offset: int = 0, sort: str | None = None,
+                        include_inactive: bool = False) -> list[dict[str, Any]]:
+        return self.search(query, source_filter, exclude_sources, role_filter, limit, offset, sort, include_inactive).results
+
+    _sanitize_fts5_query = staticmethod(sanitize_fts5_query)
+
+    def _context(self, message_id: int) -> list[dict[str, Any]]:
+        """Previous message of the same session, the match, and the next one (by timestamp, id)."""
+        try:
+            rows = self._tuples(
+                """WITH target AS (SELECT session_id, timestamp, id FROM messages WHERE id = ?)
+                   SELECT role, content FROM (
+                       SELECT m.id, m.timestamp, m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
+                       WHERE (m.timestamp < t.timestamp) OR (m.timestamp = t.timestamp AND m.id < t.id)
+                       ORDER BY m.timestamp DESC, m.id DESC LIMIT 1)
+                   UNION ALL SELECT role, content FROM messages WHERE id = ?
+                   UNION ALL SELECT role, content FROM (
+                       SELECT m.id, m.timestamp, m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
+                       WHERE (m.timestamp > t.timestamp) OR (m.timestamp = t.timestamp AND m.id > t.id)
+                       ORDER BY m.timestamp ASC, m.id ASC LIMIT 1)""",
+                (message_id, message_id),
+            )
+            return [{"role": role, "content": content_text(content)[:200]} for role, content in rows]
+        except apsw.Error:
+            return []
