@@ -207,14 +207,14 @@ class MaintenanceMixin(_Core):
                               pause_factor, max_chunks)
         if not done:
             return {"ok": False, "reason": "backfill_incomplete"}
-        if self.layout.has_cjk and not self.layout.cjk_stale:
-            if not self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, (("messages_fts_cjk", " AND role <> 'tool'"),),
-                                  pause_factor, max_chunks):
-                return {"ok": False, "reason": "backfill_incomplete"}
+        cjk_tables = (("messages_fts_cjk", " AND role <> 'tool'"),)
+        if (self.layout.has_cjk and not self.layout.cjk_stale
+                and not self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, cjk_tables, pause_factor, max_chunks)):
+            return {"ok": False, "reason": "backfill_incomplete"}
+        # The virtual tables sort before their shadows; dropping one drops its shadows.
         for trash in self.layout.trash_tables:
-            if trash.endswith(("_data", "_idx", "_content", "_docsize", "_config")) or trash.startswith("fts_v22_trash_"):
-                with contextlib.suppress(apsw.SQLError):
-                    self._execute_write(lambda c, t=trash: c.execute(f'DROP TABLE IF EXISTS "{t}"'))
+            with contextlib.suppress(apsw.SQLError):
+                self._execute_write(lambda c, t=trash: c.execute(f'DROP TABLE IF EXISTS "{t}"'))
         self.refresh_structure()
         if self.layout.trash_tables:
             return {"ok": False, "reason": "teardown_incomplete"}
@@ -261,7 +261,7 @@ class MaintenanceMixin(_Core):
             prog = int(self.get_meta(prog_key) or 0)
             high_i = int(high)
             if prog >= high_i:
-                def finish(c: apsw.Connection) -> None:
+                def finish(c: apsw.Connection, high_i: int = high_i) -> None:
                     for table, role in tables:
                         # Rows written around the switch: index any that the gate and backfill both missed.
                         c.execute(
