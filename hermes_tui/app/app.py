@@ -1,0 +1,93 @@
+"""HermesApp: stylesheets, theme, app-level bindings and the command palette provider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from hermes_tui.app.commands import SessionCommands
+from hermes_tui.app.render import Clock, system_clock
+from hermes_tui.app.styles import stylesheet_paths
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from hermes_tui.state import SessionDB
+
+DEFAULT_THEME = "textual-dark"
+
+
+class HermesApp(App[None]):
+    """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
+
+    CSS_PATH: ClassVar = stylesheet_paths()
+    TITLE = "hermes-tui"
+    COMMANDS = App.COMMANDS | {SessionCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        db_path: Path,
+        *,
+        read_only: bool = False,
+        now: Clock = system_clock,
+        theme: str = DEFAULT_THEME,
+        path_label: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.db_path = Path(db_path)
+        self.read_only = read_only
+        self.now = now
+        self.theme_name = theme
+        self.path_label = path_label
+        self.db: SessionDB | None = None
+
+    def get_default_screen(self) -> Screen[None]:
+        from hermes_tui.app.screens.main import MainScreen
+
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        # Set in code so TEXTUAL_THEME in the environment cannot change what tests see.
+        self.theme = self.theme_name if self.theme_name in self.available_themes else DEFAULT_THEME
+
+    def display_path(self, path: Path) -> str:
+        """How the header names a file: the fixed label (tests), else ~-relative."""
+        if self.path_label is not None:
+            return self.path_label if path == self.db_path else path.name
+        try:
+            return "~/" + str(path.resolve().relative_to(Path.home().resolve()))
+        except ValueError:
+            return str(path)
+
+    def action_help(self) -> None:
+        from hermes_tui.app.screens.help import HelpScreen
+        from hermes_tui.app.screens.main import MainScreen
+        from hermes_tui.app.widgets.lineage import LineageTree
+        from hermes_tui.app.widgets.session_list import SessionList
+        from hermes_tui.app.widgets.transcript import TranscriptView
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        screen_bindings = list(main._bindings.key_to_bindings.values()) if main else []
+        sections = [
+            ("app", [b for b in self._bindings.key_to_bindings.values() for b in b]),
+            ("main", [b for group in screen_bindings for b in group]),
+            ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
+            ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
+            ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),
+            ("palette", [Binding("ctrl+p", "command_palette", "Command palette: jump to a session, theme…")]),
+        ]
+        self.push_screen(HelpScreen(sections))
+
+    async def action_quit(self) -> None:
+        if self.db is not None:
+            self.db.close()
+        self.exit()

@@ -1,0 +1,35 @@
+"""App-wide messages: the ones that cross widget boundaries (widget messages stay nested).
+
+Actions added later (rename, prune, delete…) post `SessionsChanged` after a successful write;
+the main screen then drops every cached page and re-queries the list, lineage and transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from textual.message import Message
+
+
+@dataclass
+class SessionsChanged(Message):
+    """Sessions were created, renamed or deleted: caches are stale. ``ids`` may name them."""
+
+    ids: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass
+class StoreFailed(Message):
+    """A store call failed in a worker; shown as a notification, never as a crash."""
+
+    action: str
+    error: str
+
+
+@dataclass
+class OpenSession(Message):
+    """Ask the main screen to show a session (palette, lineage, search); optional message id."""
+
+    session_id: str
+    message_id: int | None = None
+    terms: tuple[str, ...] = ()

@@ -1,0 +1,386 @@
+"""SessionList: a Line-API virtual list over an ordered id list and a page cache.
+
+Stock DataTable/OptionList/ListView keep every row in Python and freeze at 100k sessions
+(house style §1.4). This widget holds only the ordered ids (`SessionDB.session_order`) and a
+small LRU of row pages fetched with `SessionDB.list_rows(ids)` in a thread worker;
+`render_line` only looks at memory and draws a placeholder for rows still on their way.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events, work
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.worker import get_current_worker
+
+from hermes_tui.app.render import (
+    EDGE_MARKS,
+    Clock,
+    format_cost,
+    human_count,
+    one_line,
+    relative_time,
+    session_label,
+    system_clock,
+)
+
+RowSource = Callable[[Sequence[str]], list[dict[str, Any]]]
+
+PAGE_SIZE = 100
+MAX_PAGES = 24
+
+
+@dataclass(frozen=True)
+class Column:
+    """One list column: key, header, width (0 = flexible), alignment, minimum list width."""
+
+    key: str
+    header: str
+    width: int
+    justify: str = "left"
+    min_total: int = 0
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("mark", "", 2),
+    Column("title", "Title / first prompt", 0),
+    Column("source", "Source", 9, min_total=40),
+    Column("model", "Model", 16, min_total=96),
+    Column("msgs", "Msgs", 5, "right", min_total=50),
+    Column("tokens", "Tokens", 7, "right", min_total=62),
+    Column("cost", "Cost", 7, "right", min_total=78),
+    Column("time", "Active", 10, "right"),
+)
+
+
+def layout_columns(width: int) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` with their widths; the title takes what is left."""
+    chosen = [c for c in COLUMNS if width >= c.min_total]
+    fixed = sum(c.width for c in chosen if c.width) + len(chosen) - 1
+    title_width = max(8, width - fixed)
+    return [(c, c.width or title_width) for c in chosen]
+
+
+class SessionList(ScrollView, can_focus=True):
+    """Virtual, keyboard- and mouse-driven list of sessions."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor_up", "Up", show=False),
+        Binding("down,j", "cursor_down", "Down", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+        Binding("enter", "select", "Open", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "session-list--header",
+        "session-list--cursor",
+        "session-list--placeholder",
+        "session-list--dim",
+        "session-list--mark",
+        "session-list--untitled",
+    }
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Highlighted(Message):
+        """The cursor moved onto a session (posted for every move; the screen debounces)."""
+
+        def __init__(self, session_id: str | None, index: int) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.index = index
+
+    class Selected(Message):
+        """Enter or a double click on a session."""
+
+        def __init__(self, session_id: str, index: int) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.index = index
+
+    class PageLoaded(Message):
+        """A worker fetched a page of rows (private to the widget)."""
+
+        def __init__(self, generation: int, page: int, rows: list[dict[str, Any]]) -> None:
+            super().__init__()
+            self.generation = generation
+            self.page = page
+            self.rows = rows
+
+    class PageFailed(Message):
+        """A page fetch failed; the screen turns it into a notification."""
+
+        def __init__(self, error: str) -> None:
+            super().__init__()
+            self.error = error
+
+    def __init__(
+        self,
+        row_source: RowSource | None = None,
+        *,
+        now: Clock = system_clock,
+        name: str | None = None,
+        id: str | None = None,  # noqa: A002 - Textual's keyword
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self.row_source = row_source
+        self.now = now
+        self.empty_text = "No sessions."
+        self._ids: Sequence[str] = ()
+        self._pages: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._generation = 0
+        self.page_fetches = 0
+
+    # ------------------------------------------------------------------ data
+    @property
+    def total(self) -> int:
+        """Number of sessions in the current order."""
+        return len(self._ids)
+
+    @property
+    def selected_id(self) -> str | None:
+        """Id under the cursor (None when the list is empty)."""
+        if 0 <= self.cursor < len(self._ids):
+            return self._ids[self.cursor]
+        return None
+
+    @property
+    def selected_row(self) -> dict[str, Any] | None:
+        """Cached row under the cursor, when its page has arrived."""
+        return self.row_at(self.cursor)
+
+    def row_at(self, index: int) -> dict[str, Any] | None:
+        """Cached row at ``index`` or None (never queries)."""
+        page = self._pages.get(index // PAGE_SIZE)
+        if page is None:
+            return None
+        offset = index % PAGE_SIZE
+        return page[offset] if offset < len(page) else None
+
+    def set_order(self, ids: Sequence[str], keep: str | None = None) -> None:
+        """Replace the ordered ids (a new filter or a refresh); keep the cursor on ``keep``."""
+        self._generation += 1
+        self._ids = ids
+        self._pages.clear()
+        self._pending.clear()
+        index = 0
+        if keep is not None:
+            try:
+                index = ids.index(keep)
+            except (ValueError, AttributeError):
+                index = 0
+        self.virtual_size = Size(self.scrollable_content_region.width, len(ids) + 1)
+        self.cursor = index
+        self._scroll_cursor_into_view(center=True)
+        self.refresh()
+
+    def invalidate(self) -> None:
+        """Drop cached rows (after a write elsewhere) and fetch the visible page again."""
+        self._generation += 1
+        self._pages.clear()
+        self._pending.clear()
+        self.refresh()
+
+    def _ensure_page(self, page: int) -> None:
+        if page in self._pages or page in self._pending or self.row_source is None:
+            return
+        start = page * PAGE_SIZE
+        if start >= len(self._ids) or page < 0:
+            return
+        self._pending.add(page)
+        self.load_page_worker(self._generation, page, list(self._ids[start : start + PAGE_SIZE]))
+
+    @work(thread=True, exit_on_error=False, group="list-pages", description="fetch a page of session rows")
+    def load_page_worker(self, generation: int, page: int, ids: list[str]) -> None:
+        """Fetch one page of rows off the event loop."""
+        assert self.row_source is not None
+        try:
+            rows = self.row_source(ids)
+        except Exception as exc:  # store errors become notifications
+            self.post_message(self.PageFailed(f"{type(exc).__name__}: {exc}"))
+            self.post_message(self.PageLoaded(generation, page, []))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.PageLoaded(generation, page, rows))
+
+    def on_session_list_page_loaded(self, message: PageLoaded) -> None:
+        message.stop()
+        if message.generation != self._generation:
+            return
+        self._pending.discard(message.page)
+        if not message.rows:
+            return
+        self.page_fetches += 1
+        self._pages[message.page] = message.rows
+        self._pages.move_to_end(message.page)
+        while len(self._pages) > MAX_PAGES:
+            self._pages.popitem(last=False)
+        if message.page == self.cursor // PAGE_SIZE:
+            self.post_message(self.Highlighted(self.selected_id, self.cursor))
+        self.refresh()
+
+    # ------------------------------------------------------------------ geometry
+    @property
+    def _body_height(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def _scroll_cursor_into_view(self, center: bool = False) -> None:
+        top = int(self.scroll_offset.y)
+        height = self._body_height
+        if center and not (top <= self.cursor < top + height):
+            self.scroll_to(y=max(0, self.cursor - height // 2), animate=False, force=True)
+        elif self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, force=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, force=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self._ids) + 1)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        clamped = max(0, min(new, len(self._ids) - 1)) if self._ids else 0
+        if clamped != new:
+            self.cursor = clamped
+            return
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self.post_message(self.Highlighted(self.selected_id, new))
+
+    # ------------------------------------------------------------------ actions
+    def action_cursor_up(self) -> None:
+        self.cursor -= 1
+
+    def action_cursor_down(self) -> None:
+        self.cursor += 1
+
+    def action_page_up(self) -> None:
+        self.cursor -= self._body_height
+
+    def action_page_down(self) -> None:
+        self.cursor += self._body_height
+
+    def action_first(self) -> None:
+        self.cursor = 0
+
+    def action_last(self) -> None:
+        self.cursor = len(self._ids) - 1
+
+    def action_select(self) -> None:
+        if self.selected_id is not None:
+            self.post_message(self.Selected(self.selected_id, self.cursor))
+
+    def on_click(self, event: events.Click) -> None:
+        if event.y < 1:
+            return
+        index = int(self.scroll_offset.y) + event.y - 1
+        if 0 <= index < len(self._ids):
+            self.cursor = index
+            if event.chain >= 2:
+                self.action_select()
+
+    # ------------------------------------------------------------------ drawing
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        if y == 0:
+            return self._header_strip(width).apply_style(base)
+        top = int(self.scroll_offset.y)
+        visible_first = top // PAGE_SIZE
+        visible_last = (top + self._body_height) // PAGE_SIZE
+        for page in range(visible_first - 1, visible_last + 2):
+            self._ensure_page(page)
+        index = top + y - 1
+        if not self._ids:
+            if y == 2:
+                return self._plain_strip(
+                    Text("  " + self.empty_text), width, base + self._style("session-list--dim")
+                )
+            return Strip.blank(width, base)
+        if index >= len(self._ids):
+            return Strip.blank(width, base)
+        row = self.row_at(index)
+        style = base
+        if index == self.cursor:
+            style = base + self._style("session-list--cursor")
+        if row is None:
+            return self._plain_strip(Text(" …"), width, style + self._style("session-list--placeholder"))
+        return self._row_strip(row, width, style)
+
+    def _plain_strip(self, text: Text, width: int, style: Style) -> Strip:
+        segments = list(text.render(self.app.console))
+        return Strip(segments).crop_extend(0, width, style).apply_style(style)
+
+    def _header_strip(self, width: int) -> Strip:
+        text = Text(no_wrap=True)
+        cols = layout_columns(width)
+        for i, (col, w) in enumerate(cols):
+            if i:
+                text.append(" ")
+            label = col.header[:w]
+            text.append(label.rjust(w) if col.justify == "right" else label.ljust(w))
+        return self._plain_strip(text, width, self._style("session-list--header"))
+
+    def _cell(self, col: Column, row: dict[str, Any], width: int) -> Text:
+        key = col.key
+        if key == "mark":
+            mark = EDGE_MARKS.get(row.get("edge_kind") or "", " ")
+            kids = "+" if (row.get("child_count") or 0) > 0 else " "
+            return Text(mark + kids, style=self._style("session-list--mark"))
+        if key == "title":
+            label = one_line(row.get("title"))
+            if label:
+                return Text(label)
+            return Text(session_label(row), style=self._style("session-list--untitled"))
+        if key == "source":
+            return Text(one_line(row.get("source")))
+        if key == "model":
+            model = one_line(row.get("model"))
+            return Text(model.rsplit("/", 1)[-1])
+        if key == "msgs":
+            return Text(human_count(row.get("message_count")))
+        if key == "tokens":
+            return Text(human_count((row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)))
+        if key == "cost":
+            return Text(format_cost(row))
+        if key == "time":
+            return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
+        return Text("")
+
+    def _row_strip(self, row: dict[str, Any], width: int, style: Style) -> Strip:
+        segments: list[Segment] = []
+        console = self.app.console
+        for i, (col, w) in enumerate(layout_columns(width)):
+            if i:
+                segments.append(Segment(" "))
+            cell = self._cell(col, row, w)
+            cell.no_wrap = True
+            cell.overflow = "ellipsis"
+            cell.truncate(w, overflow="ellipsis", pad=False)
+            if col.justify == "right":
+                cell.pad_left(w - cell.cell_len)
+            else:
+                cell.pad_right(w - cell.cell_len)
+            segments.extend(cell.render(console))
+        if row.get("archived"):
+            style = style + self._style("session-list--dim")
+        return Strip(segments).crop_extend(0, width, None).apply_style(style)
