@@ -117,7 +117,9 @@ def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
                 out += [(name + " p50 ms", r["p50_ms"]), (name + " p95 ms", r["p95_ms"]), (name + " n", r["n"])]
     elif scenario == "list":
         for key, r in res.items():
-            if "missing" in r:
+            if key == "deep_offset":
+                out.append(("list deep page offset", r.get("value")))
+            elif "missing" in r:
                 out.append((f"list {key}", f"missing {r['missing']}"))
             elif "error" in r:
                 out.append((f"list {key}", "ERR " + r["error"][:40]))

@@ -406,8 +406,14 @@ def op_list(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
     """Session-list pages: the TUI recents (first and a deep page) and the web default."""
     db = SessionDB(db_path=Path(a["db"]))
     reps = int(a.get("reps", 20))
-    deep = int(a.get("deep_offset", 500))
-    res: dict[str, Any] = {}
+    if "deep_offset" in a:
+        deep = int(a["deep_offset"])
+    else:  # 500 where the DB has that many roots, else halfway: the same offset for both sides
+        conn = sqlite3.connect(a["db"], timeout=60)
+        roots = conn.execute("SELECT count(*) FROM sessions WHERE parent_session_id IS NULL").fetchone()[0]
+        conn.close()
+        deep = min(500, (roots // 2) // 50 * 50)
+    res: dict[str, Any] = {"deep_offset": {"value": deep}}
 
     def run(key: str, fn: Any) -> None:
         try:
