@@ -94,7 +94,9 @@ class SearchMixin(_Core):
         def term_sql(term: str) -> tuple[str, list[str]]:
             esc = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             return (
-                "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')",
+                # COALESCE: NULL LIKE x is NULL, and NOT NULL would drop rows that lack the term.
+                "(COALESCE(m.content, '') LIKE ? ESCAPE '\\' OR COALESCE(m.tool_name, '') LIKE ? ESCAPE '\\' "
+                "OR COALESCE(m.tool_calls, '') LIKE ? ESCAPE '\\')",
                 [esc, esc, esc],
             )
 
