@@ -1,0 +1,238 @@
+"""Sanitizer (T01–T08) and search on Fixture F (T20–T44), adapted to the v23 layout."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ids
+
+from hermes_tui.state import SessionDB
+
+san = SessionDB._sanitize_fts5_query
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # T01
+        ("chat-send", '"chat-send"'), ("my-app.config.ts", '"my-app.config.ts"'), ("P2.2", '"P2.2"'),
+        ("snake_case_name", '"snake_case_name"'), ("a_b", '"a_b"'), ("1-2", '"1-2"'),
+        ("v1.2.3-beta", '"v1.2.3-beta"'),
+        # T02
+        ("hello AND", "hello"), ("OR world", "world"), ("NOT a", "a"), ("AND hello OR", "hello"),
+        ("and", ""), ("NOT", ""), ("AND OR", "OR"),
+        # T03
+        ('"exact phrase"', '"exact phrase"'), ('"unclosed phrase', "unclosed phrase"), ('"', ""),
+        ('""', '""'), ('foo"bar"baz', 'foo"bar"baz'), ('hello "world" foo-bar', 'hello "world" "foo-bar"'),
+        # T04
+        ("TODO: fix", "TODO  fix"), ("a:b:c", "a b c"), ("foo(bar)", "foo bar"), ("a+b", "a b"),
+        ("{x}", "x"), ("c^2", "c 2"), ("C++", "C"), ("NEAR(a b)", "NEAR a b"),
+        # T05
+        ("***", ""), ("*foo", "foo"), ("deploy**", "deploy*"), ("x*y", "x*y"),
+        # T06
+        ("#hashtag", "#hashtag"), ("price $5", "price $5"), ("100%", "100%"), ("it's", "it's"),
+        ("-foo", "-foo"), ("foo-", "foo-"), ("_private", "_private"), ("a,b", "a,b"), ("[x]", "[x]"),
+        ("<tag>", "<tag>"), ("a|b", "a|b"), ("what?", "what?"), ("back\\slash", "back\\slash"),
+        ("user@example.com", 'user@"example.com"'), ("path/to/file.py", 'path/to/"file.py"'),
+        ("e.g.", '"e.g".'),
+        # T07
+        ("über-cool", '"über-cool"'), ("日本-語", '"日本-語"'), ("日本語", "日本語"), ("é-à", '"é-à"'),
+    ],
+)
+def test_sanitizer(raw, expected):
+    assert san(raw) == expected
+
+
+def test_sanitizer_cap_t08():
+    assert len(san("a " * 3000)) == 2047
+
+
+def s(db, q, **kw):
+    return ids(db.search_messages(q, **kw))
+
+
+def test_t20_docker_snippets(fixture_f):
+    res = fixture_f.search_messages("docker")
+    assert ids(res) == [1, 2]
+    assert res[0]["snippet"] == "How do I fix the >>>docker<<< deployment?"  # v23: no trailing spaces
+    assert ">>>docker<<<" in res[1]["snippet"]
+    assert fixture_f.search("docker").route == "fts5"
+
+
+def test_t21_terms(fixture_f):
+    db = fixture_f
+    assert s(db, "docker deployment") == [1]
+    assert s(db, "docker AND deployment") == [1]
+    assert s(db, "Docker") == [1, 2]
+    assert s(db, "DOCKER") == [1, 2]
+    assert s(db, "dockers") == []
+    assert s(db, "deploy") == []
+    assert s(db, "deploy*") == [11, 1]
+
+
+def test_t22_hyphen(fixture_f):
+    r = fixture_f.search_messages("chat-send")
+    assert ids(r) == [2] and ">>>chat-send<<<" in r[0]["snippet"]
+    r = fixture_f.search_messages("chat send")
+    assert ids(r) == [2] and ">>>chat<<<->>>send<<<" in r[0]["snippet"]
+
+
+def test_t23_t43_tool_rows(fixture_f):
+    assert s(fixture_f, "kubernetes") == [3]
+    r = fixture_f.search_messages("terminal")
+    assert ids(r) == [3, 2]
+    assert r[0]["snippet"] == ">>>terminal<<<"
+    assert r[1]["snippet"].startswith('[{"id": "call_1"') and ">>>terminal<<<" in r[1]["snippet"]
+    assert s(fixture_f, "call_1") == [2]
+
+
+def test_t24(fixture_f):
+    assert s(fixture_f, "P2.2") == [4]
+    r = fixture_f.search_messages("TODO: fix")
+    assert ids(r) == [4] and r[0]["snippet"].endswith(">>>TODO<<<: >>>fix<<< it")
+    r = fixture_f.search_messages("fix-it")
+    assert ids(r) == [4] and ">>>fix it<<<" in r[0]["snippet"]
+
+
+def test_t25_boolean_and_paging(fixture_f):
+    assert s(fixture_f, "python NOT java") == []
+    assert s(fixture_f, "docker OR kubernetes") == [3, 1, 2]
+    assert s(fixture_f, "docker OR kubernetes", limit=1) == [3]
+    assert s(fixture_f, "docker OR kubernetes", limit=1, offset=1) == [1]
+
+
+def test_t26_phrase(fixture_f):
+    r = fixture_f.search_messages('"docker compose"')
+    assert ids(r) == [2] and r[0]["snippet"].startswith("Use >>>docker compose<<<.")
+
+
+@pytest.mark.parametrize(
+    "q",
+    ["", "   ", "***", "NOT", "AND OR", "user@example.com", "100%", "e.g.", '""', '" "', "#hashtag",
+     "it's", "-foo", "C++", "compose.", "deployment?"],
+)
+def test_t27_empty(fixture_f, q):
+    assert fixture_f.search_messages(q) == []
+
+
+def test_t28(fixture_f):
+    assert s(fixture_f, "snake_case_name") == [12]
+    assert s(fixture_f, "youer") == [9]  # v23 fallback
+
+
+def test_t29_sort(fixture_f):
+    assert s(fixture_f, "docker", sort="newest") == [2, 1]
+    assert s(fixture_f, "docker", sort="oldest") == [1, 2]
+    assert s(fixture_f, "docker", sort="bogus") == [1, 2]
+
+
+def test_t30_filters(fixture_f):
+    db = fixture_f
+    assert s(db, "docker", source_filter=["cli"]) == [1, 2]
+    assert s(db, "docker", source_filter=[]) == []
+    assert s(db, "docker", exclude_sources=["cli"]) == []
+    assert s(db, "docker", exclude_sources=[]) == [1, 2]
+    assert s(db, "docker", role_filter=["user"]) == [1]
+    assert s(db, "docker", role_filter=[]) == [1, 2]
+
+
+def test_t31_shape_and_context(fixture_f):
+    res = fixture_f.search_messages("docker")
+    assert set(res[0]) == {"id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model",
+                           "session_started", "context"}
+    assert res[0]["source"] == "cli" and res[0]["model"] == "m-cli" and res[0]["session_id"] == "s1"
+    assert [c["role"] for c in res[0]["context"]] == ["user", "assistant"]
+    assert [c["role"] for c in res[1]["context"]] == ["user", "assistant", "tool"]
+    assert res[1]["context"][2]["content"] == "CONTAINER ID IMAGE kubernetes"
+
+
+def route(db, q, **kw):
+    out = db.search(q, **kw)
+    return out.route, ids(out.results)
+
+
+def test_t32_t39_cjk(fixture_f):
+    db = fixture_f
+    r = db.search("日本語")
+    assert r.route in ("trigram", "fts_cjk") and ids(r.results) == [5]
+    assert r.results[0]["snippet"] == ">>>日本語<<<のテキストを検索したい"
+    r = db.search("日本")
+    assert ids(r.results) == [5]
+    if r.route == "like_scan":
+        assert r.results[0]["snippet"] == ">>>日本<<<語のテキストを検索したい"
+    assert route(db, "東")[1] == [6]
+    assert route(db, "東京")[1] == [6]
+    r = db.search("タワー")
+    assert ids(r.results) == [6] and ">>>タワー<<<" in r.results[0]["snippet"]
+    assert route(db, "일본")[1] == [7]
+    assert route(db, "웅기가")[1] == [7]
+    assert route(db, "广西 OR 桂林")[1] == [8]
+    assert route(db, "大别山")[1] == [8]
+    assert route(db, "项目")[1] == [8]
+    r = db.search("桂林漓江")
+    assert ids(r.results) == [8] and r.results[0]["snippet"] == "大别山项目 广西>>>桂林漓江<<<"
+    assert route(db, "東京%")[1] == []
+    assert route(db, "ひらがな")[1] == []
+    assert route(db, "検索")[1] == [5]
+    assert route(db, "テキ")[1] == [5]
+
+
+def test_cjk_routes_without_cjk_index(fixture_f):
+    db = fixture_f
+    if db.capabilities()["cjk_index"] == "ready":
+        pytest.skip("routing assertions are for a store without the cjk index")
+    assert db.search("日本").route == "like_scan"
+    assert db.search("日本語").route == "trigram"
+    assert db.search("").route == "empty"
+
+
+def test_t37_like_route_ands_and_honours_not(fixture_f):
+    assert route(fixture_f, "日本 東京")[1] == []
+    assert route(fixture_f, "東京 NOT タワー")[1] == []
+    assert route(fixture_f, "東京 NOT 日本")[1] == [6]
+
+
+def test_t38_trigram(fixture_f):
+    db = fixture_f
+    assert route(db, "日本語 テキスト")[1] == [5]
+    assert route(db, "日本語 東京タワー")[1] == []
+    assert route(db, "docker 日本語")[1] == []
+    assert route(db, '"日本語のテキスト"')[1] == [5]
+    assert route(db, "youer服务端")[1] == [9]
+
+
+def test_t40_rewind_filters_every_route(fixture_f):
+    fixture_f.rewind_to_message("s2", 5)
+    assert route(fixture_f, "日本")[1] == []
+    assert route(fixture_f, "日本語")[1] == []
+    assert route(fixture_f, "日本", include_inactive=True)[1] == [5]
+
+
+def test_t41_rewind_and_archive(fixture_f):
+    db = fixture_f
+    db.rewind_to_message("s1", 11)
+    assert s(db, "deploy*") == [1]
+    assert s(db, "deploy*", include_inactive=True) == [11, 1]
+    db.archive_and_compact("s1", [{"role": "user", "content": "compacted summary docker"}])
+    assert s(db, "docker") == [13, 1, 2]
+
+
+def test_t42_filters_on_cjk(fixture_f):
+    assert s(fixture_f, "日本語", role_filter=["tool"]) == []
+    assert s(fixture_f, "日本", source_filter=["telegram"]) == [5]
+    assert s(fixture_f, "日本", source_filter=["cli"]) == []
+
+
+def test_t44_trigram_excludes_tool_rows(fixture_f):
+    c = fixture_f._conn()
+    q = "SELECT rowid FROM messages_fts_trigram WHERE messages_fts_trigram MATCH ? ORDER BY rowid"
+    assert [r[0] for r in c.execute(q, ('"kubernetes"',))] == []
+    assert [r[0] for r in c.execute(q, ('"docker"',))] == [1, 2]
+
+
+def test_t74_read_only_search_works(fixture_f, db_path):
+    ro = SessionDB(db_path=db_path, read_only=True)
+    try:
+        assert ids(ro.search_messages("docker")) == [1, 2]
+        assert ids(ro.search_messages("日本語")) == [5]
+    finally:
+        ro.close()

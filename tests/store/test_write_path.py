@@ -1,0 +1,124 @@
+"""The write path: contention (T73), lock_wait_hook, read-only stores, non-SQLite files."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import apsw
+import pytest
+from conftest import count
+
+from hermes_tui.state import LockTimeout, NotADatabaseError, ReadOnlyError, SessionDB
+
+
+def hold_lock(path, seconds, ready: threading.Event):
+    conn = apsw.Connection(str(path))
+    conn.execute("BEGIN IMMEDIATE")
+    ready.set()
+    time.sleep(seconds)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_t73_waits_for_the_lock(db, db_path):
+    db.create_session("s", "cli")
+    waits = []
+    db.lock_wait_hook = lambda attempt, waited: waits.append((attempt, waited))
+    ready = threading.Event()
+    t = threading.Thread(target=hold_lock, args=(db_path, 1.5, ready), daemon=True)
+    t.start()
+    assert ready.wait(5)
+    t0 = time.monotonic()
+    mid = db.append_message("s", "user", "after the lock")
+    elapsed = time.monotonic() - t0
+    t.join(5)
+    assert mid == 1
+    assert 1.0 <= elapsed < 5.0
+    assert waits and waits[0][0] == 1
+    assert [w[0] for w in waits] == list(range(1, len(waits) + 1))
+
+
+def test_t73_lock_timeout(db, db_path):
+    db.create_session("s", "cli")
+    db._WRITE_MAX_RETRIES = 3
+    ready = threading.Event()
+    t = threading.Thread(target=hold_lock, args=(db_path, 5.0, ready), daemon=True)
+    t.start()
+    assert ready.wait(5)
+    t0 = time.monotonic()
+    with pytest.raises(LockTimeout):
+        db.append_message("s", "user", "never")
+    assert time.monotonic() - t0 < 5.0
+    assert count(db, "messages") == 0
+    assert db.get_session("s")["message_count"] == 0
+
+
+def test_read_only_refuses_writes(db, db_path):
+    db.create_session("s", "cli")
+    db.append_message("s", "user", "x")
+    db.close()
+    mtime = db_path.stat().st_mtime_ns
+    ro = SessionDB(db_path=db_path, read_only=True)
+    try:
+        for op in (lambda: ro.create_session("n", "cli"), lambda: ro.append_message("s", "user", "y"),
+                   lambda: ro.set_session_title("s", "t"), lambda: ro.delete_session("s")):
+            with pytest.raises(ReadOnlyError):
+                op()
+        assert ro.get_session("n") is None
+        assert ro.message_count() == 1
+        assert ro.capabilities()["read_only"] is True
+    finally:
+        ro.close()
+    assert db_path.stat().st_mtime_ns == mtime
+
+
+def test_not_a_database(tmp_path):
+    p = tmp_path / "state.db"
+    p.write_bytes(b"this is certainly not an sqlite file" * 100)
+    before = p.read_bytes()
+    with pytest.raises(NotADatabaseError):
+        SessionDB(db_path=p)
+    assert p.read_bytes() == before
+
+
+def test_rollback_on_error_inside_write(db):
+    db.create_session("s", "cli")
+
+    def boom(c):
+        c.execute("INSERT INTO state_meta(key, value) VALUES ('x', 'y')")
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        db._execute_write(boom)
+    assert db.get_meta("x") is None
+    db.set_meta("x", "z")  # the connection is usable afterwards
+    assert db.get_meta("x") == "z"
+
+
+def test_data_version_changes_on_foreign_commit(db, db_path):
+    v0 = db.data_version()
+    other = apsw.Connection(str(db_path))
+    other.execute("INSERT INTO state_meta(key, value) VALUES ('o', '1')")
+    other.close()
+    assert db.data_version() != v0
+
+
+def test_threads_get_their_own_connection(db):
+    db.create_session("s", "cli")
+    errors = []
+
+    def work(n):
+        try:
+            for i in range(10):
+                db.append_message("s", "user", f"t{n} {i}")
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(20)
+    assert errors == []
+    assert db.get_session("s")["message_count"] == 40 and count(db, "messages") == 40
