@@ -195,24 +195,45 @@ class SearchMixin(_Core):
         return out
 
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
-        """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted."""
+        """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
+
+        Only rows where a term really touches a CJK character are kept: without that check the
+        trigram retry would turn every plain word into a substring match (`deploy` → `deployment`).
+        """
         quoted = quote_tokens(q.strip('"').strip())
+        terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
+        terms = [t for t in terms if t]
+        if not terms:
+            return
+        routes = []
         if cjk_ready:
+            routes.append(("messages_fts_cjk", "fts_cjk"))
+        if self.layout.has_trigram and all(len(t) >= 3 for t in terms):
+            routes.append(("messages_fts_trigram", "trigram"))
+        for table, name in routes:
             try:
-                res = self._fts_route("messages_fts_cjk", quoted, filters, order, limit, offset)
+                # Over-fetch: rows failing the glued check are dropped after the query.
+                res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0)
             except apsw.SQLError:
-                res = []
+                continue
+            res = [r for r in res if self._glued_to_cjk(r["id"], terms)]
+            res = res[offset : offset + limit] if limit >= 0 else res[offset:]
             if res:
-                out.results, out.route = res, "fts_cjk"
+                out.results, out.route = res, name
                 return
-        terms = [t for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
-        if self.layout.has_trigram and terms and all(len(t.rstrip("*")) >= 3 for t in terms):
-            try:
-                res = self._fts_route("messages_fts_trigram", quoted, filters, order, limit, offset)
-            except apsw.SQLError:
-                res = []
-            if res:
-                out.results, out.route = res, "trigram"
+
+    def _glued_to_cjk(self, message_id: int, terms: list[str]) -> bool:
+        row = self._tuples("SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (message_id,))
+        if not row:
+            return False
+        text = " ".join(x for x in (content_text(row[0][0]), row[0][1] or "", row[0][2] or "") if x)
+        for term in terms:
+            for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+                before = text[m.start() - 1] if m.start() > 0 else ""
+                after = text[m.end()] if m.end() < len(text) else ""
+                if (before and contains_cjk(before)) or (after and contains_cjk(after)):
+                    return True
+        return False
 
     def search_messages(self, query: str, source_filter: list[str] | None = None, exclude_sources: list[str] | None = None,
                         role_filter: list[str] | None = None, limit: int = 20, offset: int = 0, sort: str | None = None,
