@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .housekeeping import HousekeepingMixin
+from .importing import ImportMixin
 from .lineage import LineageMixin
 from .listing import ListingMixin
 from .maintenance import MaintenanceMixin
@@ -23,6 +24,7 @@ class SessionDB(
     HousekeepingMixin,
     StatsMixin,
     MaintenanceMixin,
+    ImportMixin,
 ):
     """The Hermes session store (`state.db`, schema v23) on APSW.
 
