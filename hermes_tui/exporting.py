@@ -1,0 +1,262 @@
+"""Exports of sessions as JSON, JSONL and Markdown — shared by `hermes-tui sessions export`
+and the browser's export dialog. Knows nothing of Textual (nor of the database: it formats the
+dicts `SessionDB.export_session` / `export_session_lineage` return).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+TOOL_RESULT_LIMIT = 20_000  # characters of a tool result shown in Markdown before truncating
+
+__all__ = [
+    "TOOL_RESULT_LIMIT",
+    "content_text",
+    "iso",
+    "markdown_filename",
+    "sha256_text",
+    "to_json",
+    "to_jsonl",
+    "to_markdown",
+    "write_export",
+]
+
+
+# ---------------------------------------------------------------- helpers
+def iso(ts: Any) -> str | None:
+    """A unix timestamp as ISO 8601 in UTC (`2024-01-02T03:04:05Z`); None stays None."""
+    if ts is None or ts == "":
+        return None
+    try:
+        return datetime.fromtimestamp(float(ts), UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(ts)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "replace")
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def _dumps(obj: Any, indent: int | None = None) -> str:
+    return json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
+
+
+def content_text(content: Any) -> str:
+    """Message content as text: multimodal lists → their text parts; other parts are named."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, Mapping):
+                kind = part.get("type")
+                if kind in ("text", "input_text", "output_text") or (kind is None and "text" in part):
+                    text = part.get("text")
+                    if isinstance(text, str) and text:
+                        parts.append(text)
+                elif kind:
+                    parts.append(f"[{kind}]")
+        return "\n\n".join(parts)
+    if isinstance(content, Mapping):
+        text = content.get("text")
+        if isinstance(text, str):
+            return text
+        return _dumps(content, indent=2)
+    return str(content)
+
+
+def _fence(text: str, lang: str = "") -> str:
+    """A fenced block whose fence is longer than any backtick run inside `text`."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text if text.endswith("\n") else text + "\n"
+    return f"{fence}{lang}\n{body}{fence}"
+
+
+def _yaml_scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid YAML scalar
+
+
+def _pretty_arguments(args: Any) -> Any:
+    if isinstance(args, str):
+        try:
+            return json.loads(args)
+        except (TypeError, ValueError):
+            return args
+    return args
+
+
+def _tool_call_block(call: Any) -> str:
+    if isinstance(call, Mapping):
+        fn = call.get("function") if isinstance(call.get("function"), Mapping) else None
+        name = (fn or {}).get("name") or call.get("name") or "tool"
+        shown = dict(call)
+        if fn is not None:
+            shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
+        elif "arguments" in shown:
+            shown["arguments"] = _pretty_arguments(shown["arguments"])
+        return f"**Tool call** `{name}`\n\n" + _fence(_dumps(shown, indent=2), "json")
+    return "**Tool call**\n\n" + _fence(_dumps(call, indent=2), "json")
+
+
+def _truncate(text: str, limit: int = TOOL_RESULT_LIMIT) -> tuple[str, bool]:
+    if len(text) <= limit:
+        return text, False
+    cut = text[:limit]
+    # Never end inside a surrogate pair or a CRLF (the code point boundary is all Python needs).
+    if cut and "\ud800" <= cut[-1] <= "\udbff":
+        cut = cut[:-1]
+    return cut, True
+
+
+def _details_safe(text: str) -> str:
+    return text.replace("</details>", "&lt;/details&gt;")
+
+
+# ---------------------------------------------------------------- formats
+def to_json(sessions: Iterable[Mapping[str, Any]]) -> str:
+    """A JSON array of sessions in `export_session` format (pretty-printed, UTF-8 kept)."""
+    return _dumps([dict(s) for s in sessions], indent=2) + "\n"
+
+
+def to_jsonl(sessions: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+    """One line per session (each ends in a newline), streamed: nothing is held in memory."""
+    for s in sessions:
+        yield _dumps(dict(s)) + "\n"
+
+
+def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RESULT_LIMIT) -> str:
+    """A session (or a lineage export) as Markdown with YAML-like front matter."""
+    sid = session.get("id")
+    lineage = session.get("lineage_session_ids") or ([sid] if sid else [])
+    cost = session.get("actual_cost_usd")
+    if cost is None:
+        cost = session.get("estimated_cost_usd")
+    front = [
+        ("id", sid),
+        ("title", session.get("title")),
+        ("source", session.get("source")),
+        ("model", session.get("model")),
+        ("input_tokens", session.get("input_tokens")),
+        ("output_tokens", session.get("output_tokens")),
+        ("cost_usd", cost),
+        ("started", iso(session.get("started_at"))),
+        ("ended", iso(session.get("ended_at"))),
+        ("end_reason", session.get("end_reason")),
+        ("parent", session.get("parent_session_id")),
+    ]
+    out = ["---"]
+    out += [f"{k}: {_yaml_scalar(v)}" for k, v in front]
+    out.append("lineage:" + ("" if lineage else " []"))
+    out += [f"  - {_yaml_scalar(x)}" for x in lineage]
+    out.append("---")
+    out.append("")
+    heading = session.get("title") or f"Session {sid}"
+    out.append(f"# {heading}")
+    out.append("")
+    messages = session.get("messages") or []
+    if not messages:
+        out.append("_No messages._")
+        out.append("")
+    current_segment = None
+    for n, msg in enumerate(messages, 1):
+        seg = msg.get("session_id")
+        if len(lineage) > 1 and seg != current_segment:
+            current_segment = seg
+            out.append(f"<!-- segment {seg} -->")
+            out.append("")
+        out.append(_message_md(n, msg, tool_result_limit))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
+    role = str(msg.get("role") or "unknown")
+    when = iso(msg.get("timestamp")) or "?"
+    title = f"## {n}. {role}"
+    if msg.get("tool_name"):
+        title += f" · `{msg['tool_name']}`"
+    title += f" — {when}"
+    if msg.get("active") == 0:
+        title += " _(inactive: rewound or archived)_"
+    parts = [title, ""]
+    reasoning = msg.get("reasoning") or msg.get("reasoning_content")
+    if reasoning:
+        parts += ["<details>", "<summary>Reasoning</summary>", "", _details_safe(str(reasoning)).strip(), "", "</details>", ""]
+    text = content_text(msg.get("content"))
+    if role == "tool":
+        shown, cut = _truncate(text, limit)
+        parts.append(_fence(shown))
+        if cut:
+            parts.append("")
+            parts.append(f"_[tool result truncated: showing {len(shown):,} of {len(text):,} characters]_")
+        parts.append("")
+    elif text:
+        parts += [text.rstrip("\n"), ""]
+    calls = msg.get("tool_calls")
+    if isinstance(calls, str):
+        calls = _pretty_arguments(calls)
+    if calls:
+        for call in calls if isinstance(calls, list) else [calls]:
+            parts += [_tool_call_block(call), ""]
+    return "\n".join(parts)
+
+
+def markdown_filename(session: Mapping[str, Any]) -> str:
+    """A safe file name for one session's Markdown: `<id>.md` (ids never hold `/`, but check)."""
+    sid = str(session.get("id") or "session")
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", sid).strip("._") or "session"
+    return f"{safe}.md"
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------- writing
+def write_export(path: str | os.PathLike[str], content: str | Iterable[str], force: bool = False) -> Path:
+    """Write `content` (a string or an iterable of chunks) to `path`, UTF-8.
+
+    Refuses to replace an existing file unless `force` (raises `FileExistsError`). The file is
+    written next to its final name and moved into place, so a failed export leaves no half file.
+    """
+    target = Path(path).expanduser()
+    if target.exists() and not force:
+        raise FileExistsError(f"refusing to overwrite existing file {target} (use --force to replace it)")
+    if target.exists() and target.is_dir():
+        raise IsADirectoryError(f"{target} is a directory")
+    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    try:
+        with open(tmp, "x", encoding="utf-8", newline="") as fh:
+            if isinstance(content, str):
+                fh.write(content)
+            else:
+                for chunk in content:
+                    fh.write(chunk)
+        if not force and target.exists():  # appeared while we wrote
+            raise FileExistsError(f"refusing to overwrite existing file {target} (use --force to replace it)")
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink(missing_ok=True)
+    return target
