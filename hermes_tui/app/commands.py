@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 from hermes_tui.app.render import one_line, session_label
 
@@ -59,7 +60,7 @@ class SessionCommands(Provider):
                 yield DiscoveryHit(
                     Text(f"Open: {session_label(row)[:70]}"),
                     partial(main.open_session, row["id"]),
-                    help=Text(f"{row['id']} · {one_line(row.get('source'))}"),
+                    help=escape(f"{row['id']} · {one_line(row.get('source'))}"),
                 )
 
     async def search(self, query: str) -> Hits:
@@ -93,7 +94,7 @@ class SessionCommands(Provider):
                 score,
                 display,
                 partial(main.open_session, row["id"]),
-                help=Text(
+                help=escape(
                     f"{row['id']} · {one_line(row.get('source'))} · {row.get('message_count') or 0} msgs"
                 ),
             )

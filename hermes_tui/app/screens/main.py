@@ -273,7 +273,7 @@ class MainScreen(Screen[None]):
         self.reload_order()
 
     @on(Missing)
-    def _missing(self, message: Missing) -> None:
+    async def _missing(self, message: Missing) -> None:
         self.state = "missing"
         self.add_class("-missing")
         self.session_list.loading = False
@@ -281,7 +281,7 @@ class MainScreen(Screen[None]):
         self.session_list.set_order([])
         shown = self.hermes.display_path(message.path)
         self._info(Text(f"hermes-tui · {shown} · not found"))
-        self.query_one("#transcript", TranscriptView).clear_transcript(
+        await self.query_one("#transcript", TranscriptView).clear_transcript(
             f"There is no session database at {shown}.\n\n"
             "Press d to open the demo database (built once and cached), "
             "or start hermes-tui with --db PATH."
@@ -289,7 +289,7 @@ class MainScreen(Screen[None]):
         self.notify(f"No session database at {shown}. Press d for the demo.", severity="warning")
 
     @on(OpenFailed)
-    def _open_failed(self, message: OpenFailed) -> None:
+    async def _open_failed(self, message: OpenFailed) -> None:
         self.state = "failed"
         self.add_class("-failed")
         self.session_list.loading = False
@@ -297,7 +297,7 @@ class MainScreen(Screen[None]):
         self.session_list.set_order([])
         shown = self.hermes.display_path(message.path)
         self._info(Text(f"hermes-tui · {shown} · cannot open"))
-        self.query_one("#transcript", TranscriptView).clear_transcript(
+        await self.query_one("#transcript", TranscriptView).clear_transcript(
             f"{shown} could not be opened:\n\n{message.error}\n\n"
             "The file was not changed. Press d to open the demo database instead."
         )
@@ -372,7 +372,7 @@ class MainScreen(Screen[None]):
             self.post_message(self.OrderLoaded(ids, keep, time.perf_counter() - started))
 
     @on(OrderLoaded)
-    def _order_loaded(self, message: OrderLoaded) -> None:
+    async def _order_loaded(self, message: OrderLoaded) -> None:
         sessions = self.session_list
         sessions.loading = False
         self.last_order_seconds = message.seconds
@@ -382,7 +382,7 @@ class MainScreen(Screen[None]):
         self._update_info()
         if not message.ids:
             self.current_session = None
-            self.query_one("#transcript", TranscriptView).clear_transcript(
+            await self.query_one("#transcript", TranscriptView).clear_transcript(
                 "No sessions match the filters."
                 if self._filter_summary()
                 else "This database has no sessions yet."
@@ -527,12 +527,12 @@ class MainScreen(Screen[None]):
         self.query_one("#transcript", TranscriptView).loading = False
 
     @on(SessionLoaded)
-    def _session_loaded(self, message: SessionLoaded) -> None:
+    async def _session_loaded(self, message: SessionLoaded) -> None:
         loaded = message.loaded
         transcript = self.query_one("#transcript", TranscriptView)
         transcript.loading = False
         self.current_session = loaded.session_id
-        transcript.show(loaded.data, target_id=loaded.target_id, terms=loaded.terms)
+        await transcript.show(loaded.data, target_id=loaded.target_id, terms=loaded.terms)
         transcript.border_title = "Chain" if loaded.data.chain else "Transcript"
         transcript.border_subtitle = self._transcript_subtitle(loaded)
         self.query_one("#transcript-title", Static).update(self._title_text(loaded.row))

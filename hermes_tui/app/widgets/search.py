@@ -191,7 +191,10 @@ class SearchPane(Vertical):
         started = time.perf_counter()
         try:
             hits, route = self.searcher(
-                request.query, source_filter=request.source, role_filter=request.role, limit=RESULT_LIMIT
+                request.query,
+                source_filter=[request.source] if request.source else None,
+                role_filter=[request.role] if request.role else None,
+                limit=RESULT_LIMIT,
             )
             if worker.is_cancelled:
                 return

@@ -287,9 +287,10 @@ class SessionList(ScrollView, can_focus=True):
             self.post_message(self.Selected(self.selected_id, self.cursor))
 
     def on_click(self, event: events.Click) -> None:
-        if event.y < 1:
+        offset = event.get_content_offset(self)
+        if offset is None or offset.y < 1:
             return
-        index = int(self.scroll_offset.y) + event.y - 1
+        index = int(self.scroll_offset.y) + offset.y - 1
         if 0 <= index < len(self._ids):
             self.cursor = index
             if event.chain >= 2:

@@ -259,24 +259,26 @@ class TranscriptView(VerticalScroll, can_focus=True):
         """Messages in the loaded transcript (dividers excluded)."""
         return sum(1 for i in self.items if isinstance(i, MessageView))
 
-    def clear_transcript(self, note: str = "") -> None:
+    async def clear_transcript(self, note: str = "") -> None:
         """Empty the view, optionally leaving a one-line note."""
         self.data = None
         self.items = []
         self.start = self.end = 0
-        self.remove_children()
+        await self.remove_children()
         if note:
-            self.mount(Static(Text(note), classes="transcript-note"))
+            await self.mount(Static(Text(note), classes="transcript-note"))
 
-    def show(self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()) -> None:
+    async def show(
+        self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()
+    ) -> None:
         """Replace the content; mount a window around ``target_id`` and scroll to it."""
         self.data = data
         self.items = list(data.items)
         self.target_id = target_id
         self.terms = tuple(terms)
-        self.remove_children()
+        await self.remove_children()
         if not self.items:
-            self.mount(Static(Text("This session has no messages."), classes="transcript-note"))
+            await self.mount(Static(Text("This session has no messages."), classes="transcript-note"))
             return
         index = self.index_of(target_id) if target_id is not None else None
         if index is None:
@@ -284,7 +286,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         else:
             self.start = max(0, index - BEFORE_TARGET)
             self.end = min(len(self.items), index + CHUNK)
-        self._mount_range(self.start, self.end)
+        await self._mount_range(self.start, self.end)
         self.call_after_refresh(self._scroll_to_target)
         self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
 
@@ -305,14 +307,14 @@ class TranscriptView(VerticalScroll, can_focus=True):
         label = f"▲ {count} earlier messages" if where == "before" else f"▼ {count} more messages"
         return Button(Content(label), id=f"more-{where}", classes="more", compact=True)
 
-    def _mount_range(self, start: int, end: int) -> None:
+    async def _mount_range(self, start: int, end: int) -> None:
         widgets: list[Any] = []
         if start > 0:
             widgets.append(self._more_button("before", start))
         widgets.extend(self._block(item) for item in self.items[start:end])
         if end < len(self.items):
             widgets.append(self._more_button("after", len(self.items) - end))
-        self.mount_all(widgets)
+        await self.mount_all(widgets)
 
     def _scroll_to_target(self) -> None:
         if self.target_id is None:

@@ -1,0 +1,1 @@
+"""Pilot and unit tests of the Textual browser."""

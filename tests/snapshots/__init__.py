@@ -1,0 +1,1 @@
+"""SVG snapshot tests of every pane and state."""
