@@ -416,3 +416,23 @@ def test_console_script_end_to_end(db_path):
     proc = subprocess.run([str(script), "sessions", "show", "nope", "--db", str(db_path)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and proc.stderr.startswith("error: ")
+
+
+def test_prune_cascade_is_reported_then_deleted(db_path, capsys, session_ids):
+    code, out, _ = run(capsys, "prune", "--title", "weekly", "--dry-run", "--db", db_path)
+    assert code == 0 and "Delegate subagent sessions that go with them (1)" in out and "+ tg-sub" in out
+    code, out, _ = run(capsys, "prune", "--title", "weekly", "--yes", "--json", "--db", db_path)
+    doc = json.loads(out)
+    assert doc["plan"]["ids"] == ["tg-parent"] and doc["plan"]["cascade_ids"] == ["tg-sub"]
+    assert set(doc["result"]["deleted_ids"]) == {"tg-parent", "tg-sub"}
+    assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub"}
+
+
+def test_prune_keeps_recently_active_and_open(db_path, capsys, session_ids):
+    with SessionDB(db_path) as db:
+        db.append_message("tg-solo", "user", "just now")
+    code, out, _ = run(capsys, "prune", "--source", "telegram", "--dry-run", "--json", "--db", db_path)
+    reasons = {e["id"]: e["reason"] for e in json.loads(out)["plan"]["excluded"]}
+    assert "tg-solo" in reasons and "active" in reasons["tg-solo"]
+    code, _o, _e = run(capsys, "prune", "--source", "cli", "--yes", "--db", db_path)
+    assert code == 0 and "cli-open" in ids_in(db_path)
