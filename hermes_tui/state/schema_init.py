@@ -84,12 +84,15 @@ def plan(db: _Core, conn: apsw.Connection) -> list[str]:
         reasons.append("no FTS")
     elif not (lay.base_triggers_complete and lay.trigram_triggers_complete):
         reasons.append("missing FTS triggers")
-    elif lay.kind == "v23":
-        if db._cjk_impl and not lay.has_cjk and not lay.cjk_stale:
-            reasons.append("no cjk index")
-        elif lay.has_cjk and not lay.cjk_stale and not _cjk_triggers_complete(lay):
-            reasons.append("missing cjk triggers")
+    elif lay.kind == "v23" and lay.has_cjk and not lay.cjk_stale and not _cjk_triggers_complete(lay):
+        reasons.append("missing cjk triggers")
     return reasons
+
+
+def _may_create_cjk(db: _Core) -> bool:
+    from .cjk import cjk_index_enabled
+
+    return bool(db._cjk_impl) and cjk_index_enabled()
 
 
 def _cjk_triggers_complete(lay: F.FtsLayout) -> bool:
@@ -173,10 +176,13 @@ def _ensure_fts(db: _Core, c: apsw.Connection, upgrading_from: int | None) -> No
     if lay.kind == "none":
         c.execute(F.V23_BASE_SQL)
         c.execute(F.V23_TRIGRAM_SQL)
-        if db._cjk_impl:
+        # Only a file we create gets the cjk index: its triggers need the tokenizer in every
+        # writer, and hermes-agent 0.19.0 cannot load it (every insert would fail).
+        with_cjk = _may_create_cjk(db) and upgrading_from is None
+        if with_cjk:
             c.execute(F.V23_CJK_SQL)
         if _has_messages(c):
-            for table in ("messages_fts", "messages_fts_trigram") + (("messages_fts_cjk",) if db._cjk_impl else ()):
+            for table in ("messages_fts", "messages_fts_trigram") + (("messages_fts_cjk",) if with_cjk else ()):
                 c.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
         _del_meta(c, F.REBUILD_HIGH_WATER, F.REBUILD_PROGRESS, F.CJK_HIGH_WATER, F.CJK_PROGRESS,
                   F.FTS_OPTIMIZE_AVAILABLE_KEY)
@@ -201,17 +207,11 @@ def _ensure_fts(db: _Core, c: apsw.Connection, upgrading_from: int | None) -> No
         for table in ("messages_fts", "messages_fts_trigram"):
             c.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
         _del_meta(c, F.REBUILD_HIGH_WATER, F.REBUILD_PROGRESS)
-    if db._cjk_impl and not lay.cjk_stale:
-        if not lay.has_cjk:
-            c.execute(F.V23_CJK_SQL)
-            if _has_messages(c, "WHERE role <> 'tool'"):
-                high = c.execute("SELECT MAX(id) FROM messages").fetchall()[0][0]
-                _set_meta(c, F.CJK_HIGH_WATER, str(high))
-                _set_meta(c, F.CJK_PROGRESS, "0")
-        elif not _cjk_triggers_complete(lay):
-            c.execute(F.V23_CJK_SQL)
-            c.execute("INSERT INTO messages_fts_cjk(messages_fts_cjk) VALUES('rebuild')")
-            _del_meta(c, F.CJK_HIGH_WATER, F.CJK_PROGRESS)
+    # An existing cjk index is repaired, never added (see _ensure_fts's fresh-file rule).
+    if db._cjk_impl and not lay.cjk_stale and lay.has_cjk and not _cjk_triggers_complete(lay):
+        c.execute(F.V23_CJK_SQL)
+        c.execute("INSERT INTO messages_fts_cjk(messages_fts_cjk) VALUES('rebuild')")
+        _del_meta(c, F.CJK_HIGH_WATER, F.CJK_PROGRESS)
     meta = _meta(c)
     if (
         F.FTS_STORAGE_VERSION_KEY not in meta

@@ -170,7 +170,8 @@ def test_t32_t39_cjk(fixture_f):
     assert route(db, "项目")[1] == [8]
     r = db.search("桂林漓江")
     assert ids(r.results) == [8] and r.results[0]["snippet"] == "大别山项目 广西>>>桂林漓江<<<"
-    assert route(db, "東京%")[1] == []
+    # v23: the bigram tokenizer treats % as a separator; the LIKE route escapes it (see below)
+    assert route(db, "東京%") == ("fts_cjk", [6])
     assert route(db, "ひらがな")[1] == []
     assert route(db, "検索")[1] == [5]
     assert route(db, "テキ")[1] == [5]
