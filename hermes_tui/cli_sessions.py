@@ -609,15 +609,16 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     if not _confirm(args, f"Delete {total} sessions?"):
         _out("Nothing was deleted.")
         return 1
-    result = db.delete_sessions_batched(ids, cascade_delegates=True,
+    # Exactly what was shown: the ids plus the delegate children listed above. The store's own
+    # cascade (cascade_delegates=True) also follows `_delegate_from` markers on rows whose
+    # parent_session_id is not set, which get_descendants cannot preview; those are left alone.
+    reviewed = ids + [c for c in plan["cascade_ids"] if c not in set(ids)]
+    result = db.delete_sessions_batched(reviewed, cascade_delegates=False,
                                         progress=_progress_printer(not args.json and sys.stderr.isatty()))
-    extra = [i for i in result["deleted_ids"] if i not in set(ids) | set(plan["cascade_ids"])]
     if args.json:
-        _emit_json({"plan": plan, "result": result, "unreported_cascade": extra, "dry_run": False})
+        _emit_json({"plan": plan, "result": result, "dry_run": False})
     else:
         _print_result(result)
-        if extra:
-            _out(f"Also deleted (delegate subagents found by their marker): {', '.join(extra)}")
     return 0
 
 

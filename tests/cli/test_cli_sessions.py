@@ -288,7 +288,7 @@ def test_delete_dry_run_and_cascade(db_path, capsys, session_ids):
     assert code == 0 and "tg-sub" in out and "Dry run" in out and ids_in(db_path) == session_ids
     code, out, _ = run(capsys, "delete", "tg-parent", "--yes", "--json", "--db", db_path)
     doc = json.loads(out)
-    assert code == 0 and doc["plan"]["cascade_ids"] == ["tg-sub"] and doc["unreported_cascade"] == []
+    assert code == 0 and doc["plan"]["cascade_ids"] == ["tg-sub"]
     assert set(doc["result"]["deleted_ids"]) == {"tg-parent", "tg-sub"}
     assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub"}
 
@@ -436,3 +436,14 @@ def test_prune_keeps_recently_active_and_open(db_path, capsys, session_ids):
     assert "tg-solo" in reasons and "active" in reasons["tg-solo"]
     code, _o, _e = run(capsys, "prune", "--source", "cli", "--yes", "--db", db_path)
     assert code == 0 and "cli-open" in ids_in(db_path)
+
+
+def test_delete_removes_only_what_it_showed(db_path, capsys, session_ids):
+    # A delegate marker on a row without parent_session_id: get_descendants cannot see it, so the
+    # preview does not list it, so the delete must not take it.
+    with SessionDB(db_path) as db:
+        db.create_session("marker-only", "cli", model_config={"_delegate_from": "cli-docker"})
+    code, out, _ = run(capsys, "delete", "cli-docker", "--yes", "--json", "--db", db_path)
+    doc = json.loads(out)
+    assert code == 0 and doc["result"]["deleted_ids"] == ["cli-docker"]
+    assert ids_in(db_path) == (session_ids | {"marker-only"}) - {"cli-docker"}
