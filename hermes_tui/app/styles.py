@@ -24,7 +24,9 @@ def _package_dir() -> Path | None:
         root = resources.files("hermes_tui._styles")
     except (ModuleNotFoundError, TypeError):
         return None
-    path = Path(str(root))
+    # `_styles` has no __init__.py: a namespace package, whose root is a MultiplexedPath;
+    # joining a name yields a real file path inside the installed folder.
+    path = Path(str(root.joinpath(STYLESHEETS[0]))).parent
     return path if all((path / n).is_file() for n in STYLESHEETS) else None
 
 

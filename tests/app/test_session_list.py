@@ -1,0 +1,127 @@
+"""SessionList against in-memory data of 100k rows: paging, bounded cache, keys, placeholders."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from textual.app import App, ComposeResult
+
+from hermes_tui.app.widgets.session_list import MAX_PAGES, PAGE_SIZE, SessionList, layout_columns
+
+N = 100_000
+NOW = 1_750_000_000.0
+
+
+def fake_row(i: int) -> dict[str, Any]:
+    return {
+        "id": f"s{i:06d}",
+        "title": f"[/INST] session {i}" if i % 2 else None,
+        "preview": f"prompt {i}",
+        "source": "cli",
+        "model": "openai/gpt-5",
+        "message_count": i % 50,
+        "input_tokens": i,
+        "output_tokens": 10,
+        "estimated_cost_usd": 0.5,
+        "actual_cost_usd": None,
+        "last_active": NOW - i * 60,
+        "started_at": NOW - i * 60,
+        "edge_kind": "compression" if i % 7 == 0 else None,
+        "child_count": 0,
+        "archived": 0,
+    }
+
+
+class ListApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fetched: list[int] = []
+        self.ids = [f"s{i:06d}" for i in range(N)]
+
+    def rows(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        self.fetched.append(len(ids))
+        return [fake_row(int(i[1:])) for i in ids]
+
+    def compose(self) -> ComposeResult:
+        yield SessionList(self.rows, now=lambda: NOW, id="sessions")
+
+    def on_mount(self) -> None:
+        self.query_one(SessionList).set_order(self.ids)
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_virtual_list_at_100k_fetches_only_pages() -> None:
+    app = ListApp()
+    started = time.perf_counter()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        first_paint = time.perf_counter() - started
+        sl = app.query_one(SessionList)
+        assert sl.total == N
+        assert sum(app.fetched) <= 3 * PAGE_SIZE  # the visible page (and neighbours), not 100k rows
+        assert sl.selected_row is not None and sl.selected_row["id"] == "s000000"
+        await pilot.press("end")
+        await settle(pilot)
+        assert sl.cursor == N - 1 and sl.selected_row is not None and sl.selected_row["id"] == f"s{N - 1:06d}"
+        for _ in range(40):
+            await pilot.press("pageup")
+        await settle(pilot)
+        assert sl.cursor == N - 1 - 40 * (sl.size.height - 1)
+        assert len(sl._pages) <= MAX_PAGES
+        assert sum(app.fetched) < 40 * PAGE_SIZE
+        assert first_paint < 5
+        await pilot.press("home", "up")
+        assert sl.cursor == 0
+
+
+async def test_rows_render_literal_markup_and_placeholders() -> None:
+    app = ListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        sl = app.query_one(SessionList)
+        await settle(pilot)
+        line = "".join(seg.text for seg in sl.render_line(2))  # y=1 is index 0, y=2 index 1
+        assert "[/INST] session 1" in line
+        sl.invalidate()
+        placeholder = "".join(seg.text for seg in sl.render_line(1))
+        assert "…" in placeholder
+        await settle(pilot)
+        assert "prompt 0" in "".join(seg.text for seg in sl.render_line(1))
+
+
+async def test_empty_list_and_highlight_messages() -> None:
+    seen: list[Any] = []
+    app = ListApp()
+    async with app.run_test(size=(100, 30), message_hook=seen.append) as pilot:
+        sl = app.query_one(SessionList)
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert any(isinstance(m, SessionList.Selected) and m.session_id == "s000001" for m in seen)
+        sl.set_order([])
+        await pilot.pause()
+        assert sl.selected_id is None
+        assert "No sessions" in "".join(seg.text for seg in sl.render_line(2))
+
+
+def test_columns_fit_every_width() -> None:
+    for width in (30, 40, 60, 80, 120, 200):
+        cols = layout_columns(width)
+        assert sum(w for _c, w in cols) + len(cols) - 1 <= max(width, 8 + 2 + 10 + 2)
+    assert [c.key for c, _ in layout_columns(120)] == [
+        "mark",
+        "title",
+        "source",
+        "model",
+        "msgs",
+        "tokens",
+        "cost",
+        "time",
+    ]
+    assert "model" not in [c.key for c, _ in layout_columns(60)]
