@@ -71,7 +71,10 @@ def open_connection(path: Path, *, read_only: bool) -> apsw.Connection:
             uri = "file:" + quote(str(path)) + "?mode=ro"
             conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
         else:
-            conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+            conn = apsw.Connection(
+                "file:" + quote(str(path)),
+                flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI,
+            )
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         # Touch the schema so "not a database" and "cannot open" surface here.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()

@@ -52,6 +52,13 @@ def like_snippet(text: str, terms: list[str], width: int = 120) -> str:
     return ("..." if start > 0 else "") + window + ("..." if start + width < len(text) else "")
 
 
+def _source_connection(db: _Core) -> apsw.Connection:
+    """A private connection for the background side-index build (never shared across threads)."""
+    from .connection import open_connection
+
+    return open_connection(db.db_path, read_only=True)
+
+
 class SearchMixin(_Core):
     def _search_filters(
         self,
@@ -176,6 +183,14 @@ class SearchMixin(_Core):
                         out.route = "trigram"
                     except apsw.SQLError:
                         out.route = ""
+                # Only CJK-bearing rows are in the side index: every OR branch must need a CJK term.
+                side_ok = all(any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups)
+                if not out.route and not tool_role and side_ok and self._side_ready():
+                    try:
+                        out.results = self._side_route(raw, filters, sort_norm, limit, offset)
+                        out.route = "cjk_side"
+                    except apsw.SQLError:
+                        out.route = ""
                 if not out.route:
                     out.results = self._like_route(raw, filters, limit, offset)
                     out.route = "like_scan"
@@ -193,6 +208,56 @@ class SearchMixin(_Core):
             r["context"] = self._context(r["id"])
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
+
+    # ------------------------------------------------------------ side index
+    def _side(self):
+        side = getattr(self, "_side_index", None)
+        if side is None:
+            from .side_index import SideIndex
+
+            side = self._side_index = SideIndex(self.db_path)
+        return side
+
+    def _side_ready(self) -> bool:
+        """The side index can answer now (catching up inline if only a little behind)."""
+        if self._cjk_impl is None:
+            return False
+        side = self._side()
+        top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
+        hw = side.high_water()
+        if hw >= top:
+            return True
+        if hw >= 0 and top - hw <= 5000:
+            side.sync(self._conn())
+            return True
+        side.build_in_background(lambda: _source_connection(self))
+        return False
+
+    def build_cjk_side_index(self) -> int:
+        """(+) Bring the CJK side index fully up to date now (blocking); returns its high water."""
+        return self._side().sync(self._conn())
+
+    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+        conn = self._conn()
+        if not any(r[1] == "cjk_side" for r in conn.execute("PRAGMA database_list")):
+            conn.execute("ATTACH DATABASE ? AS cjk_side", (self._side().uri(),))
+        where, params = filters
+        order = "ORDER BY m.timestamp ASC, m.id ASC" if sort == "oldest" else "ORDER BY m.timestamp DESC, m.id DESC"
+        sql = (
+            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS _tc, m.timestamp, "
+            "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
+            "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
+            "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
+        )
+        rows = rows_as_dicts(conn.execute(sql, [quote_tokens(raw), *params, limit, offset]))
+        terms = parse_bool(raw).terms
+        for r in rows:
+            text = content_text(r.pop("_content"))
+            tc = r.pop("_tc") or ""
+            if not any(t.lower() in text.lower() for t in terms):
+                text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
+            r["snippet"] = like_snippet(text, terms)
+        return rows
 
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
