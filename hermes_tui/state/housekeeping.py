@@ -145,6 +145,11 @@ class HousekeepingMixin(_Core):
         conn.execute(f"DELETE FROM sessions WHERE id IN ({ph})", live)
         return live
 
+    def delegate_children(self, session_ids: Sequence[str]) -> list[str]:
+        """(+) The delegate subagents a delete of `session_ids` cascades to (markers followed
+        recursively, including marker-only rows whose `parent_session_id` is already NULL)."""
+        return collect_delegate_children(self._conn(), list(session_ids)) if session_ids else []
+
     def delete_session(self, session_id: str, sessions_dir: Path | None = None) -> bool:
         """Delete one session; delegate children cascade, other children are orphaned."""
         removed: list[str] = []
@@ -335,8 +340,12 @@ class HousekeepingMixin(_Core):
             else:
                 candidates.append(r)
         ids = [c["id"] for c in candidates]
-        cascade = collect_delegate_children(self._conn(), ids) if ids else []
-        cascade_rows = self.list_rows(cascade) if cascade else []  # type: ignore[attr-defined]
+        cascade_all = collect_delegate_children(self._conn(), ids) if ids else []
+        rows_all = self.list_rows(cascade_all) if cascade_all else []  # type: ignore[attr-defined]
+        # An open delegate child is kept (require_ended) and would be orphaned: say so up front.
+        cascade_rows = [r for r in rows_all if r["ended_at"] is not None]
+        cascade_open = [r for r in rows_all if r["ended_at"] is None]
+        cascade = [r["id"] for r in cascade_rows]
         messages = sum(int(c["message_count"] or 0) for c in candidates) + sum(
             int(c["message_count"] or 0) for c in cascade_rows
         )
@@ -351,6 +360,7 @@ class HousekeepingMixin(_Core):
             "bytes_estimate": int(file_size * min(1.0, messages / total_msgs)),
             "cascade_ids": cascade,
             "cascade": cascade_rows,
+            "cascade_open": cascade_open,
             "candidates": candidates,
             "excluded": excluded,
         }

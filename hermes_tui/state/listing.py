@@ -288,7 +288,7 @@ class ListingMixin(_Core):
                 "started": "s.started_at",
                 "messages": "COALESCE(s.message_count, 0)",
                 "tokens": "COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)",
-                "cost": "COALESCE(s.estimated_cost_usd, 0)",
+                "cost": "COALESCE(s.actual_cost_usd, s.estimated_cost_usd, 0)",
             }[order]
             sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
         return SessionOrder(flt, order, [r[0] for r in self._conn().execute(sql, params)])
