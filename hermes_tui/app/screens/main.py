@@ -296,12 +296,13 @@ class MainScreen(Screen[None]):
         self.session_list.empty_text = "The database could not be opened."
         self.session_list.set_order([])
         shown = self.hermes.display_path(message.path)
+        error = message.error.replace(str(message.path), shown)
         self._info(Text(f"hermes-tui · {shown} · cannot open"))
         await self.query_one("#transcript", TranscriptView).clear_transcript(
-            f"{shown} could not be opened:\n\n{message.error}\n\n"
+            f"{shown} could not be opened:\n\n{error}\n\n"
             "The file was not changed. Press d to open the demo database instead."
         )
-        self.notify(message.error, title="Cannot open database", severity="error", timeout=8)
+        self.notify(error, title="Cannot open database", severity="error", timeout=8)
 
     def action_open_demo(self) -> None:
         """Build (once) and open the demo database; only offered when nothing is open."""

@@ -298,7 +298,7 @@ class SessionList(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ drawing
     def _style(self, name: str) -> Style:
-        return self.get_component_rich_style(name, partial=True)
+        return self.get_component_rich_style(name)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
