@@ -6,6 +6,7 @@ machine's C compiler; it is *loaded* by APSW (`Connection.load_extension`), neve
 the pure-Python twin of the tokenizer instead.
 """
 
+import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -20,6 +21,9 @@ if (HERE / SRC).exists():
             "hermes_tui.state.cjk._fts5_cjk",
             sources=[str(SRC)],
             include_dirs=[str(Path("hermes_tui") / "state" / "cjk" / "include")],
+            # SQLite dlclose()s an extension when the loading connection closes, but APSW
+            # tokenizer objects may outlive it and then call into unmapped code: never unload.
+            extra_link_args=["-Wl,-z,nodelete"] if sys.platform.startswith("linux") else [],
             optional=True,
         )
     )
