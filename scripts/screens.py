@@ -1,0 +1,136 @@
+"""Regenerate `screenshots/`: an SVG (and a PNG when cairosvg is installed) of each main state.
+
+Built from a fresh demo database with a fixed clock and theme, so reruns are reproducible:
+    .venv/bin/python scripts/screens.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from hermes_tui.app.app import HermesApp
+from hermes_tui.demo import build_demo
+from hermes_tui.state import SessionDB
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "screenshots"
+BASE = 1748779200.0  # 2025-06-01 12:00 UTC
+NOW = BASE + 600.0
+
+Step = Callable[[Pilot[None], Path], Awaitable[None]]
+
+
+async def settle(pilot: Pilot[None], rounds: int = 2) -> None:
+    """Wait out debounces and workers."""
+    for _ in range(rounds):
+        await pilot.pause(0.15)
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def by_title(db_path: Path, title: str) -> str:
+    with SessionDB(db_path, read_only=True, migrate=False) as db:
+        row = db.get_session_by_title(title)
+        assert row is not None, title
+        return str(row["id"])
+
+
+async def open_title(pilot: Pilot[None], db: Path, title: str, *keys: str) -> None:
+    await settle(pilot)
+    pilot.app.screen.open_session(by_title(db, title))  # type: ignore[attr-defined]
+    await settle(pilot)
+    if keys:
+        await pilot.press(*keys)
+        await settle(pilot)
+
+
+async def s_list(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+
+
+async def s_search(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+    await pilot.press("slash", *"postgres")
+    await settle(pilot)
+
+
+async def s_hit(pilot: Pilot[None], db: Path) -> None:
+    await s_search(pilot, db)
+    await pilot.press("down", "down", "enter")
+    await settle(pilot)
+
+
+async def s_lineage(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "CI flakiness deep dive", "l")
+
+
+async def s_chain(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Postgres upgrade runbook #2", "c")
+
+
+async def s_tools(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Fix flaky CI on the payments service", "e")
+
+
+async def s_help(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+    await pilot.press("question_mark")
+    await pilot.pause()
+
+
+STATES: list[tuple[str, Step, tuple[int, int]]] = [
+    ("01-session-list", s_list, (120, 40)),
+    ("02-search", s_search, (120, 40)),
+    ("03-search-hit", s_hit, (120, 40)),
+    ("04-lineage", s_lineage, (120, 40)),
+    ("05-chain-reader", s_chain, (120, 40)),
+    ("06-tool-calls", s_tools, (120, 40)),
+    ("07-help", s_help, (120, 40)),
+    ("08-narrow-80x24", s_list, (80, 24)),
+]
+
+
+def to_png(svg: Path) -> Path | None:
+    """PNG via cairosvg with a monospaced font substituted (see house style); None if absent."""
+    try:
+        import cairosvg  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    data = svg.read_text().replace("font-family: Fira Code, monospace;", "font-family: DejaVu Sans Mono, monospace;")
+    png = svg.with_suffix(".png")
+    cairosvg.svg2png(bytestring=data.encode(), write_to=str(png))
+    return png
+
+
+async def shoot(db: Path) -> list[Path]:
+    made: list[Path] = []
+    for name, step, size in STATES:
+        app = HermesApp(db, now=lambda: NOW, theme="textual-dark", path_label="state.db")
+        async with app.run_test(size=size) as pilot:
+            await step(pilot, db)
+            svg = OUT / f"{name}.svg"
+            svg.write_text(app.export_screenshot(title=f"hermes-tui — {name[3:].replace('-', ' ')}"))
+            made.append(svg)
+            png = to_png(svg)
+            if png:
+                made.append(png)
+    return made
+
+
+def main() -> int:
+    OUT.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        db = build_demo(Path(tmp) / "state.db", base=BASE)
+        for path in asyncio.run(shoot(db)):
+            print(path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
