@@ -209,7 +209,8 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
     titles: set[str] = set()
     while produced < target:
         # a root session, possibly followed by its compression chain / a branch / a delegate
-        start = T_END - SPAN_S + rng.random() * (SPAN_S - 3 * 86400)
+        # Stores grow chronologically: roots start in order (with jitter), as a real agent appends.
+        start = T_END - SPAN_S + (produced / target) * (SPAN_S - 3 * 86400) + rng.random() * 3600
         r = rng.random()
         plan: list[str | None] = [None]
         if r < 0.040:

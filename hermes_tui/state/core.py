@@ -287,10 +287,18 @@ def _writable(path: Path) -> bool:
 
 
 def _install_tokenizer(conn: apsw.Connection) -> str | None:
-    from . import cjk
+    """Always register the tokenizer: `HERMES_CJK_FTS=0` only stops us *creating* a cjk index
+    (schema_init), because a file that already has cjk triggers refuses every insert without it."""
+    from .cjk import install_cjk_tokenizer, python_tokenizer
 
-    install = getattr(cjk, "install_cjk_tokenizer", None)
-    return install(conn) if install else None
+    impl = install_cjk_tokenizer(conn)
+    if impl is None:
+        try:
+            python_tokenizer.register(conn)
+            impl = "python"
+        except apsw.Error:
+            return None
+    return impl
 
 
 def chunks(seq: Sequence[T], size: int) -> Iterator[Sequence[T]]:

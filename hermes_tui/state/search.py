@@ -84,6 +84,14 @@ class SearchMixin(_Core):
         return where, params
 
     def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
+        if order.startswith("ORDER BY m.timestamp DESC") and limit >= 0:
+            ids = self._newest_ids(table, match, filters, limit + offset)
+            if not ids:
+                return []
+            where, params = filters
+            where = [*where, f"m.id IN ({placeholders(ids)})"]
+            params = [*params, *ids]
+            filters = (where, params)
         where, params = filters
         sql = (
             f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
@@ -208,6 +216,74 @@ class SearchMixin(_Core):
             r["context"] = self._context(r["id"])
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
+
+    # ------------------------------------------------------------ newest first
+    _BLOCK_SHIFT = 12  # 4,096 ids per block
+
+    def _block_max(self) -> list[float]:
+        """Prefix maxima of `timestamp` per block of message ids: an upper bound for "any row with
+        a smaller id". Built once from the covering (session_id, timestamp) index, then extended
+        for new ids; deletes only lower the true maxima, so a cached bound stays valid."""
+        cache = getattr(self, "_blockmax_cache", None)
+        top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
+        if cache is not None and cache[0] >= top:
+            return cache[1]
+        start = 0 if cache is None else cache[0] + 1
+        blocks = [] if cache is None else list(cache[2])
+        index = "INDEXED BY idx_messages_session " if self._has_index("idx_messages_session") else ""
+        for b, mx in self._tuples(
+            f"SELECT id >> {self._BLOCK_SHIFT} AS b, MAX(timestamp) FROM messages {index}WHERE id >= ? GROUP BY b",
+            (start,),
+        ):
+            while len(blocks) <= b:
+                blocks.append(float("-inf"))
+            blocks[b] = max(blocks[b], float(mx))
+        prefix: list[float] = []
+        best = float("-inf")
+        for v in blocks:
+            best = max(best, v)
+            prefix.append(best)
+        self._blockmax_cache = (top, prefix, blocks)
+        return prefix
+
+    def _has_index(self, name: str) -> bool:
+        return bool(self._scalar("SELECT 1 FROM sqlite_master WHERE type='index' AND name=?", (name,)))
+
+    def _newest_ids(self, table: str, match: str, filters: tuple[list[str], list[Any]], k: int) -> list[int]:
+        """Ids of the k newest matches without scoring every match: scan by rowid descending and
+        stop once no smaller id can be newer than the k-th timestamp found (exact)."""
+        import heapq
+
+        where, params = filters
+        prefix = self._block_max()
+        top: list[tuple[float, int]] = []  # min-heap of (timestamp, id)
+        cursor: int | None = None
+        batch = max(200, 4 * k)
+        conn = self._conn()
+        while True:
+            cond = "" if cursor is None else f" AND {table}.rowid < {int(cursor)}"
+            rows = conn.execute(
+                f"SELECT m.id, m.timestamp FROM {table} JOIN messages m ON m.id = {table}.rowid "
+                f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{cond}"
+                + "".join(" AND " + w for w in where) + f" ORDER BY {table}.rowid DESC LIMIT {batch}",
+                [match, *params],
+            ).fetchall()
+            for mid, ts in rows:
+                item = (float(ts), int(mid))
+                if len(top) < k:
+                    heapq.heappush(top, item)
+                elif item > top[0]:
+                    heapq.heapreplace(top, item)
+            if len(rows) < batch:
+                break
+            cursor = rows[-1][0]
+            if len(top) >= k:
+                b = (cursor - 1) >> self._BLOCK_SHIFT
+                bound = prefix[min(b, len(prefix) - 1)] if prefix and b >= 0 else float("-inf")
+                if bound < top[0][0]:
+                    break
+            batch = min(batch * 2, 20000)
+        return [mid for _ts, mid in top]
 
     # ------------------------------------------------------------ side index
     def _side(self):
