@@ -102,7 +102,9 @@ def to_png(svg: Path) -> Path | None:
         import cairosvg  # type: ignore[import-not-found]
     except ImportError:
         return None
-    data = svg.read_text().replace("font-family: Fira Code, monospace;", "font-family: DejaVu Sans Mono, monospace;")
+    data = svg.read_text().replace(
+        "font-family: Fira Code, monospace;", "font-family: DejaVu Sans Mono, monospace;"
+    )
     png = svg.with_suffix(".png")
     cairosvg.svg2png(bytestring=data.encode(), write_to=str(png))
     return png

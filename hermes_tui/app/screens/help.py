@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 LEGEND = (
     "List marks: c = compression continuation, b = branch, d = delegate, o = other child, "
-    "+ = has children. Lineage: ★ live tip, ◀ the selected session."
+    "+ = has children. Lineage: ★ the live tip, ◀ the selected session."
 )
 
 

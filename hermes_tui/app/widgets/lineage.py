@@ -20,21 +20,26 @@ MAX_NODES = 2000
 
 
 def node_label(node: dict[str, Any]) -> Text:
-    """``[c] title · 12 msgs · 3.4k tok · tip`` with the edge kind spelled out."""
+    """``[c] ★ title ◀ · 12 msgs · 3.4k tok · compression continuation · live tip``.
+
+    The tip star and the selected-node arrow come first so a narrow pane still shows them.
+    """
     text = Text(no_wrap=True, overflow="ellipsis")
     kind = node.get("edge_kind")
     if kind:
         text.append(f"[{EDGE_MARKS.get(kind, '?')}] ", style="bold")
+    if node.get("is_tip"):
+        text.append("★ ", style="bold")
     title = one_line(node.get("title")) or str(node.get("id", ""))
     text.append(title, style="bold" if node.get("is_self") else "")
+    if node.get("is_self"):
+        text.append(" ◀", style="bold")
     tokens = (node.get("input_tokens") or 0) + (node.get("output_tokens") or 0)
     text.append(f" · {node.get('message_count') or 0} msgs · {human_count(tokens)} tok", style="dim")
     if kind:
         text.append(f" · {EDGE_LABELS.get(kind, kind)}", style="italic dim")
     if node.get("is_tip"):
-        text.append(" ★ live tip", style="bold")
-    if node.get("is_self"):
-        text.append(" ◀", style="bold")
+        text.append(" · live tip", style="bold")
     return text
 
 

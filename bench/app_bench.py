@@ -1,0 +1,251 @@
+"""Benchmark of the browser: first paint, RSS, list page fetch, search keystroke-to-results.
+
+    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json]
+
+Databases come from `bench/corpus.py` (deterministic, seed 1337) written through the public
+store API into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages,
+`large` 1M messages / ~100k sessions. Each measurement of the app runs in a fresh subprocess
+so RSS and first paint include the interpreter, Textual and the store opening the file.
+
+Targets (2-core machine): first paint < 1 s and RSS < 200 MB at 1M messages; a list page
+< 5 ms at any size; search results on screen within 150 ms of the last keystroke (p95).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / "work"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+SEARCH_QUERIES = [
+    "error",
+    "docker container",
+    "zeppelin",
+    "deploy",
+    "connection refused",
+    "kubernetes",
+    "数据库",
+]
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
+
+
+def build(size: str) -> Path:
+    """Write the corpus through SessionDB (create_session, append_messages, titles, end)."""
+    import corpus  # type: ignore[import-not-found]
+
+    from hermes_tui.state import SessionDB
+
+    path = WORK / f"app-{size}.db"
+    if path.exists():
+        return path
+    WORK.mkdir(exist_ok=True)
+    tmp = path.with_suffix(".building")
+    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        p.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    n = 0
+    with SessionDB(tmp) as db:
+        for s in corpus.iter_sessions(size):
+            kw: dict[str, Any] = {"model": s["model"]}
+            if s["model_config"]:
+                kw["model_config"] = s["model_config"]
+            if s["parent_session_id"]:
+                kw["parent_session_id"] = s["parent_session_id"]
+            db.create_session(s["id"], s["source"], **kw)
+            msgs = [
+                {
+                    k: m[k]
+                    for k in (
+                        "role",
+                        "content",
+                        "tool_name",
+                        "tool_calls",
+                        "tool_call_id",
+                        "token_count",
+                        "finish_reason",
+                        "timestamp",
+                    )
+                    if m.get(k) is not None
+                }
+                for m in s["messages"]
+            ]
+            if msgs:
+                db.append_messages(s["id"], msgs)
+            n += len(msgs)
+            db.update_token_counts(
+                s["id"],
+                input_tokens=s["input_tokens"],
+                output_tokens=s["output_tokens"],
+                model=s["model"],
+                estimated_cost_usd=s["estimated_cost_usd"],
+                api_call_count=1,
+            )
+            if s["title"]:
+                try:
+                    db.set_session_title(s["id"], s["title"])
+                except Exception:  # noqa: BLE001 - a clash is data
+                    pass
+            if s["ended_at"] is not None:
+                db.end_session(s["id"], s["end_reason"] or "user_exit")
+    for suffix in ("-wal", "-shm"):
+        side = Path(f"{tmp}{suffix}")
+        if side.exists():
+            side.rename(f"{path}{suffix}")
+    tmp.rename(path)
+    print(f"built {path.name}: {n:,} messages in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    return path
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def child_app(db_path: str, queries: list[str]) -> dict[str, Any]:
+    """Run in a subprocess: first paint, RSS, then typed searches with per-keystroke timing."""
+    t_start = time.perf_counter()
+    import asyncio
+
+    from hermes_tui.app.app import HermesApp
+    from hermes_tui.app.widgets.search import SearchPane
+    from hermes_tui.app.widgets.session_list import SessionList
+
+    out: dict[str, Any] = {}
+    shown: list[tuple[float, str]] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, SearchPane.ResultsShown):
+            shown.append((time.perf_counter(), message.request.query))
+
+    async def run() -> None:
+        app = HermesApp(Path(db_path), read_only=True)
+        async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+            while True:  # first paint: the list has its rows on screen
+                await asyncio.sleep(0.005)
+                screen = app.screen
+                try:
+                    sl = screen.query_one("#sessions", SessionList)
+                except Exception:  # noqa: BLE001 - screen not composed yet
+                    continue
+                if sl.total and sl.row_at(0) is not None:
+                    break
+                if time.perf_counter() - t_start > 60:
+                    raise TimeoutError("no first paint in 60 s")
+            out["first_paint_s"] = time.perf_counter() - t_start
+            out["sessions"] = sl.total
+            await pilot.pause(0.3)
+            out["rss_after_paint_mb"] = rss_mb()
+            # scroll: 50 random jumps through the whole list (pages fetched by workers)
+            jumps = []
+            rng = random.Random(1)
+            for _ in range(50):
+                target = rng.randrange(sl.total)
+                t = time.perf_counter()
+                sl.cursor = target
+                while sl.row_at(target) is None:
+                    await asyncio.sleep(0.001)
+                jumps.append(time.perf_counter() - t)
+            out["jump_p50_ms"] = pct(jumps, 50) * 1000
+            out["jump_p95_ms"] = pct(jumps, 95) * 1000
+            await pilot.press("slash")
+            lat: list[float] = []
+            for q in queries:
+                await pilot.press("ctrl+a", "ctrl+k")  # clear the box
+                await pilot.pause(0.3)
+                shown.clear()
+                last_key = time.perf_counter()
+                for ch in q:
+                    last_key = time.perf_counter()  # when the last key is sent
+                    await pilot.press("space" if ch == " " else ch)
+                    await asyncio.sleep(0.06)  # a fast typist: ~16 keys/s
+                while not any(text == q.strip() for _t, text in shown):
+                    await asyncio.sleep(0.002)
+                    if time.perf_counter() - last_key > 30:
+                        break
+                done = next((t for t, text in shown if text == q.strip()), time.perf_counter())
+                lat.append(done - last_key)
+            out["search_latency_ms"] = {q: round(v * 1000, 1) for q, v in zip(queries, lat, strict=True)}
+            out["search_p95_ms"] = pct(lat, 95) * 1000
+            out["rss_end_mb"] = rss_mb()
+
+    asyncio.run(run())
+    return out
+
+
+def store_pages(path: Path) -> dict[str, Any]:
+    """Page fetch time of the session list: `session_order` once, `list_rows` of 100 ids anywhere."""
+    from hermes_tui.state import SessionDB, SessionFilter
+
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        t = time.perf_counter()
+        ids = db.session_order(SessionFilter()).ids
+        order_s = time.perf_counter() - t
+        rng = random.Random(2)
+        times = []
+        for _ in range(200):
+            k = rng.randrange(max(1, len(ids) - 100))
+            t = time.perf_counter()
+            db.list_rows(ids[k : k + 100])
+            times.append(time.perf_counter() - t)
+        return {
+            "sessions": len(ids),
+            "messages": db.message_count(),
+            "session_order_ms": order_s * 1000,
+            "page_p50_ms": pct(times, 50) * 1000,
+            "page_p95_ms": pct(times, 95) * 1000,
+            "page_max_ms": max(times) * 1000,
+        }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", default="small,large")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child_app(args.child[0], json.loads(args.child[1]))))
+        return 0
+    results: dict[str, Any] = {}
+    for size in args.sizes.split(","):
+        path = build(size)
+        res = store_pages(path)
+        env = dict(os.environ, TEXTUAL_ANIMATIONS="none")
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", str(path), json.dumps(SEARCH_QUERIES)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0:
+            res["app_error"] = proc.stderr[-3000:]
+        else:
+            res.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+        results[size] = res
+        print(f"== {size}", json.dumps(res, indent=1, ensure_ascii=False))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
