@@ -32,7 +32,7 @@ from hermes_tui.app.render import (
     system_clock,
 )
 
-DEBOUNCE_S = 0.08
+DEBOUNCE_S = 0.05
 RESULT_LIMIT = 50
 ROLES = ("user", "assistant", "tool", "system")
 
