@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+import hermes_tui.app.session_actions  # noqa: F401  (registers rename/delete/prune/export/stats)
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.render import Clock, system_clock
 from hermes_tui.app.styles import stylesheet_paths
@@ -23,7 +24,7 @@ DEFAULT_THEME = "textual-dark"
 class HermesApp(App[None]):
     """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
 
-    CSS_PATH: ClassVar = stylesheet_paths()
+    CSS_PATH: ClassVar = [*stylesheet_paths(), stylesheet_paths()[0].with_name("dialogs.tcss")]
     TITLE = "hermes-tui"
     COMMANDS = App.COMMANDS | {SessionCommands}
     BINDINGS: ClassVar[list[BindingType]] = [

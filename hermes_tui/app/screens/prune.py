@@ -1,0 +1,230 @@
+"""PruneDialog: filters, a debounced live `plan_prune` preview, then a batched, cancellable delete."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Static
+from textual.worker import get_current_worker
+
+from hermes_tui.app.render import human_count, one_line
+from hermes_tui.app.session_actions import ActionDialog, WaitAbandoned, error_text, unique_path
+from hermes_tui.exporting import to_jsonl, write_export
+
+if TYPE_CHECKING:
+    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.state import SessionDB
+
+PREVIEW_DEBOUNCE_S = 0.25
+FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("days", "older than (days)", "90"),
+    ("source", "source", ""),
+    ("title", "title contains", ""),
+    ("end_reason", "end reason", ""),
+    ("model", "model contains", ""),
+    ("min_messages", "min messages", ""),
+    ("max_messages", "max messages", ""),
+)
+
+
+def _day(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else "—"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+class PruneDialog(ActionDialog[dict[str, Any] | None]):
+    """Deletes exactly `plan["ids"] + plan["cascade_ids"]` of the preview the user confirmed."""
+
+    def __init__(self, main: MainScreen, db: SessionDB) -> None:
+        super().__init__(main, db)
+        self.plan: dict[str, Any] | None = None
+        self._timer: Timer | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="prune"):
+            yield Static(Text("Prune ended sessions", style="bold"), id="dialog-title")
+            with Grid(id="prune-form"):
+                for key, label, value in FIELDS:
+                    yield Label(label)
+                    yield Input(value, id=f"prune-{key}", compact=True)
+            yield Checkbox("export to JSONL (under ~) before deleting", id="prune-export", compact=True)
+            with VerticalScroll(id="dialog-body"):
+                yield Static(Text("computing the preview…"), id="prune-preview")
+            yield ProgressBar(id="progress", show_eta=False)
+            yield Static(Text(""), id="status")
+            with Horizontal(id="buttons"):
+                yield Button("Delete", id="confirm", variant="error", disabled=True)
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#prune-days", Input).focus()
+        self.refresh_preview()
+
+    # ------------------------------------------------------------------ filters
+    def filters(self) -> tuple[dict[str, Any] | None, str | None]:
+        """The `plan_prune` keyword arguments from the form, or an error to show."""
+        values = {key: self.query_one(f"#prune-{key}", Input).value.strip() for key, _l, _v in FIELDS}
+        kw: dict[str, Any] = {}
+        try:
+            if values["days"]:
+                kw["started_before"] = self.main.hermes.now() - float(values["days"]) * 86400
+            for key in ("min_messages", "max_messages"):
+                if values[key]:
+                    kw[key] = int(values[key])
+        except ValueError:
+            return None, "days and message counts must be numbers"
+        if values["source"]:
+            kw["source"] = values["source"]
+        if values["title"]:
+            kw["title_like"] = values["title"]
+        if values["end_reason"]:
+            kw["end_reason"] = values["end_reason"]
+        if values["model"]:
+            kw["model_like"] = values["model"]
+        return kw, None
+
+    @on(Input.Changed, "#prune-form Input")
+    def _changed(self, event: Input.Changed) -> None:
+        event.stop()
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(PREVIEW_DEBOUNCE_S, self.refresh_preview)
+
+    def refresh_preview(self) -> None:
+        if self.busy:
+            return
+        kw, error = self.filters()
+        self.plan = None
+        self.query_one("#confirm", Button).disabled = True
+        if kw is None:
+            self.query_one("#prune-preview", Static).update(Text(error or ""))
+            return
+        self.preview_worker(kw)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prune-plan", description="preview a prune")
+    def preview_worker(self, kw: dict[str, Any]) -> None:
+        worker = get_current_worker()
+        try:
+            plan = self.db.plan_prune(now=self.main.hermes.now(), **kw)
+        except Exception as exc:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._show_error, error_text(exc))
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show_plan, kw, plan)
+
+    def _show_error(self, error: str) -> None:
+        self.query_one("#prune-preview", Static).update(Text(error))
+
+    def _show_plan(self, kw: dict[str, Any], plan: dict[str, Any]) -> None:
+        if self.filters()[0] != kw:
+            return  # the form changed meanwhile; its preview is coming
+        self.plan = plan
+        text = Text()
+        text.append(f"{plan['sessions']} session(s)", style="bold")
+        text.append(f", {human_count(plan['messages'])} message(s)")
+        text.append(f", about {_bytes(plan['bytes_estimate'])}")
+        if plan["sessions"]:
+            text.append(f"\nstarted {_day(plan['oldest'])} … {_day(plan['newest'])}")
+        for row in plan["candidates"][:8]:
+            text.append(f"\n  {row['id']}  ")
+            text.append(one_line(row.get("title"), 50) or "(untitled)")
+        if len(plan["candidates"]) > 8:
+            text.append(f"\n  … and {len(plan['candidates']) - 8} more")
+        if plan["cascade"]:
+            text.append(f"\nDelegate children that cascade: {len(plan['cascade'])}", style="bold")
+            for row in plan["cascade"][:5]:
+                text.append(f"\n  {row['id']}")
+        if plan["cascade_open"]:
+            text.append(f"\nOpen delegate children kept (orphaned): {len(plan['cascade_open'])}")
+        if plan["excluded"]:
+            text.append(f"\nExcluded ({len(plan['excluded'])}):", style="bold")
+            for row in plan["excluded"][:8]:
+                text.append(f"\n  {row['id']}  {row['reason']}")
+            if len(plan["excluded"]) > 8:
+                text.append(f"\n  … and {len(plan['excluded']) - 8} more")
+        self.query_one("#prune-preview", Static).update(text)
+        self.query_one("#confirm", Button).disabled = not plan["ids"]
+
+    # ------------------------------------------------------------------ run
+    @on(Button.Pressed, "#confirm")
+    def _confirm(self, event: Button.Pressed) -> None:
+        event.stop()
+        if self.busy or self.plan is None or not self.plan["ids"]:
+            return
+        self.busy = True
+        self.cancel_event.clear()
+        self.add_class("-running")
+        self.query_one("#confirm", Button).disabled = True
+        ids = list(self.plan["ids"]) + list(self.plan["cascade_ids"])
+        export = self.query_one("#prune-export", Checkbox).value
+        self.status("deleting…")
+        self.prune_worker(ids, export)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="prune-run", description="prune sessions")
+    def prune_worker(self, ids: list[str], export: bool) -> None:
+        exported: Path | None = None
+        if export:
+            try:
+                stamp = datetime.fromtimestamp(self.main.hermes.now(), UTC).strftime("%Y%m%d-%H%M%S")
+                target = unique_path(Path.home() / f"hermes-prune-{stamp}.jsonl")
+                sessions = (s for s in (self.db.export_session(i) for i in ids) if s)
+                exported = write_export(target, to_jsonl(sessions))
+            except Exception as exc:
+                self.app.call_from_thread(self._finished, None, f"export failed, nothing deleted: {error_text(exc)}", None)
+                return
+
+        def progress(done: int, total: int) -> None:
+            self.app.call_from_thread(self._progress, done, total)
+
+        try:
+            with self.lock_watch():
+                result = self.db.delete_sessions_batched(
+                    ids, cascade_delegates=False, require_ended=True, progress=progress, cancel=self.cancel_event
+                )
+        except WaitAbandoned:
+            self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock", exported)
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self._finished, None, error_text(exc), exported)
+            return
+        self.app.call_from_thread(self._finished, result, None, exported)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.query_one("#progress", ProgressBar).update(total=max(total, 1), progress=done)
+
+    def _finished(self, result: dict[str, Any] | None, error: str | None, exported: Path | None) -> None:
+        self.busy = False
+        self.remove_class("-running")
+        where = f" Exported to {self.main.hermes.display_path(exported)}." if exported else ""
+        if result is None:
+            self.status(Text(f"Prune stopped: {error}.{where}"))
+            self.changed()
+            self.refresh_preview()
+            return
+        word = "cancelled" if result["cancelled"] else "done"
+        msg = f"Prune {word}: {result['deleted']} of {result['requested']} session(s) deleted"
+        if result["skipped"]:
+            msg += f", {result['skipped']} kept (reopened since the preview)"
+        self.changed(tuple(result["deleted_ids"]))
+        self.main.notify(msg + "." + where, title="Pruned", markup=False)
+        self.dismiss(result)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_close()

@@ -1,0 +1,210 @@
+"""Session actions (rename, delete, prune, export, statistics) registered on the main screen.
+
+Importing this module registers one `ActionSpec` per action (`hermes_tui.app.actions`). Each
+handler runs on the event loop and only pushes a dialog; every store call happens in a thread
+worker of that dialog. Writing actions refuse up front on a store opened read-only.
+
+Shared pieces for the dialogs live here too: `ActionDialog` (a modal with a status line) and
+`LockWatch`, which shows "waiting for the write lock… (attempt N)" while a write worker retries
+and lets the user abandon the wait.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from hermes_tui.app import actions
+from hermes_tui.app.actions import ActionSpec
+from hermes_tui.app.messages import SessionsChanged
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.state import SessionDB
+
+R = TypeVar("R")
+
+READ_ONLY_MESSAGE = "This database was opened read-only: {what} refused, nothing was written."
+
+
+class WaitAbandoned(BaseException):  # noqa: N818 - a control-flow signal, not an error
+    """Raised from the lock-wait hook to stop retrying (the store suppresses `Exception` only)."""
+
+
+def error_text(exc: BaseException) -> str:
+    """A one-line, human readable error."""
+    return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+
+
+def unique_path(path: Path) -> Path:
+    """``path`` itself when free, else ``name-2.ext``, ``name-3.ext``… (never overwrites)."""
+    if not path.exists():
+        return path
+    n = 2
+    while True:
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+        if not candidate.exists():
+            return candidate
+        n += 1
+
+
+class ActionDialog(ModalScreen[R]):
+    """A centred modal whose body is `#dialog`; `status()` shows plain `Text` under it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=False)]
+
+    def __init__(self, main: MainScreen, db: SessionDB) -> None:
+        super().__init__()
+        self.main = main
+        self.db = db
+        self.cancel_event = threading.Event()
+        self.busy = False
+
+    def status(self, text: str | Text, style: str = "") -> None:
+        """Show a line in `#status` (agent text must come in as `Text`; never markup)."""
+        shown = text if isinstance(text, Text) else Text(text, style=style)
+        self.query_one("#status", Static).update(shown)
+
+    def action_close(self) -> None:
+        if self.busy:
+            self.cancel_event.set()
+            self.status("cancelling after the current step…")
+            return
+        self.dismiss(None)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ lock waiting
+    def show_waiting(self, attempt: int, seconds: float) -> None:
+        """On the loop: the write worker is waiting for another process's write lock."""
+        self.add_class("-waiting")
+        self.status(f"waiting for the write lock… (attempt {attempt}, {seconds:.1f} s)", style="bold")
+
+    def clear_waiting(self) -> None:
+        self.remove_class("-waiting")
+
+    @contextmanager
+    def lock_watch(self) -> Iterator[None]:
+        """In a write worker: report lock waits to the dialog; Cancel abandons the wait."""
+        app = self.app
+
+        def hook(attempt: int, seconds: float) -> None:
+            app.call_from_thread(self.show_waiting, attempt, seconds)
+            if self.cancel_event.is_set():
+                raise WaitAbandoned
+
+        previous = self.db.lock_wait_hook
+        self.db.lock_wait_hook = hook
+        try:
+            yield
+        finally:
+            self.db.lock_wait_hook = previous
+            app.call_from_thread(self.clear_waiting)
+
+    def changed(self, ids: tuple[str, ...] = ()) -> None:
+        """Tell the main screen the store changed (it drops caches and re-queries)."""
+        self.main.post_message(SessionsChanged(ids))
+
+
+# ---------------------------------------------------------------------- handlers
+def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
+    """Notify and return True when the open store is read-only (nothing is written)."""
+    db = screen.db
+    if db is not None and db.read_only:
+        screen.notify(READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False)
+        return True
+    return False
+
+
+def _need_session(screen: MainScreen) -> str | None:
+    sid = screen.selected_session_id
+    if sid is None:
+        screen.notify("No session is selected.", severity="warning")
+    return sid
+
+
+def rename(screen: MainScreen) -> None:
+    if refuse_if_read_only(screen, "rename"):
+        return
+    sid = _need_session(screen)
+    if sid is None or screen.db is None:
+        return
+    from hermes_tui.app.screens.rename import RenameDialog
+
+    def done(title: str | None) -> None:
+        if title is None:
+            return
+        screen.notify(
+            f"Renamed {sid} to {title!r}" if title else f"Cleared the title of {sid}", title="Renamed", markup=False
+        )
+
+    screen.app.push_screen(RenameDialog(screen, screen.db, sid), done)
+
+
+def delete(screen: MainScreen) -> None:
+    if refuse_if_read_only(screen, "delete"):
+        return
+    sid = _need_session(screen)
+    if sid is None or screen.db is None:
+        return
+    from hermes_tui.app.screens.delete import DeleteDialog
+
+    # The session list has no multi-selection API: a delete acts on one session.
+    screen.app.push_screen(DeleteDialog(screen, screen.db, [sid]))
+
+
+def prune(screen: MainScreen) -> None:
+    if refuse_if_read_only(screen, "prune"):
+        return
+    if screen.db is None:
+        return
+    from hermes_tui.app.screens.prune import PruneDialog
+
+    screen.app.push_screen(PruneDialog(screen, screen.db))
+
+
+def export(screen: MainScreen) -> None:
+    """Export only reads the store (it writes a file), so it also works read-only."""
+    sid = _need_session(screen)
+    if sid is None or screen.db is None:
+        return
+    from hermes_tui.app.screens.export import ExportDialog
+
+    screen.app.push_screen(ExportDialog(screen, screen.db, sid))
+
+
+def stats(screen: MainScreen) -> None:
+    """Statistics only read; its "Optimize storage" refuses on a read-only store."""
+    if screen.db is None:
+        return
+    from hermes_tui.app.screens.stats import StatsScreen
+
+    screen.app.push_screen(StatsScreen(screen, screen.db))
+
+
+SPECS: tuple[ActionSpec, ...] = (
+    ActionSpec("rename", "r", "Rename", rename),
+    ActionSpec("delete", "D", "Delete", delete),
+    ActionSpec("prune", "P", "Prune", prune),
+    ActionSpec("export", "e", "Export", export),
+    ActionSpec("stats", "S", "Stats", stats),
+)
+
+for _spec in SPECS:
+    actions.register(_spec)
+
+__all__ = [
+    "ActionDialog",
+    "WaitAbandoned",
+    "error_text",
+    "refuse_if_read_only",
+    "unique_path",
+]
+

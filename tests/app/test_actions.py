@@ -1,0 +1,252 @@
+"""Pilot tests for the session actions: rename, delete, read-only refusal, prune, export, stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Button, Checkbox, Input, Static
+
+from hermes_tui.app.screens.delete import DeleteDialog
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.screens.prune import PruneDialog
+from hermes_tui.app.screens.rename import RenameDialog
+from hermes_tui.state import SessionDB
+
+from ._support import make_app, settle
+
+
+def sid_of(path: Path, title: str) -> str:
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        row = db.get_session_by_title(title)
+        assert row is not None
+        return str(row["id"])
+
+
+def title_of(path: Path, sid: str) -> str | None:
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        return db.get_session_title(sid)
+
+
+def exists(path: Path, sid: str) -> bool:
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        return db.get_session(sid) is not None
+
+
+def plain(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def open_on(pilot, sid: str) -> MainScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    main = pilot.app.screen
+    assert isinstance(main, MainScreen)
+    main.open_session(sid)
+    await settle(pilot)
+    main.session_list.focus()
+    await pilot.pause()
+    return main
+
+
+async def rename_to(pilot, text: str) -> RenameDialog:  # type: ignore[no-untyped-def]
+    await pilot.press("r")
+    await settle(pilot)
+    dialog = pilot.app.screen
+    assert isinstance(dialog, RenameDialog)
+    dialog.query_one("#rename-input", Input).value = text
+    await settle(pilot)
+    return dialog
+
+
+async def test_rename_ok(demo_db: Path) -> None:
+    sid = sid_of(demo_db, "Nightly backup report")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("r")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, RenameDialog)
+        assert dialog.query_one("#rename-input", Input).value == "Nightly backup report"
+        dialog.query_one("#rename-input", Input).value = "  Nightly   backup, renamed "
+        await settle(pilot)
+        assert "will be saved as: Nightly backup, renamed" in plain(dialog.query_one("#rename-check", Static))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, RenameDialog)
+        assert title_of(demo_db, sid) == "Nightly backup, renamed"
+        assert any("Renamed" in (n.title or "") for n in app._notifications)
+
+
+async def test_rename_clash_names_the_holder(demo_db: Path) -> None:
+    sid = sid_of(demo_db, "Nightly backup report")
+    holder = sid_of(demo_db, "Kubernetes deploy rollback")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        dialog = await rename_to(pilot, "Kubernetes deploy rollback")
+        check = plain(dialog.query_one("#rename-check", Static))
+        assert f"already in use by session {holder}" in check
+        assert dialog.query_one("#ok", Button).disabled
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RenameDialog)
+        assert title_of(demo_db, sid) == "Nightly backup report"
+
+
+async def test_rename_too_long_and_suggest(demo_db: Path) -> None:
+    sid = sid_of(demo_db, "Nightly backup report")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        dialog = await rename_to(pilot, "x" * 150)
+        assert "too long" in plain(dialog.query_one("#rename-check", Static)).lower()
+        assert dialog.has_class("-invalid")
+        dialog.query_one("#rename-input", Input).value = "Nightly backup report"
+        await settle(pilot)
+        await pilot.click("#suggest")
+        await settle(pilot)
+        assert dialog.query_one("#rename-input", Input).value == "Nightly backup report #2"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert title_of(demo_db, sid) == "Nightly backup report"
+
+
+async def test_rename_clear(demo_db: Path) -> None:
+    sid = sid_of(demo_db, "Nightly backup report")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        dialog = await rename_to(pilot, "")
+        assert "will be cleared" in plain(dialog.query_one("#rename-check", Static))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert title_of(demo_db, sid) is None
+
+
+async def test_rename_transfer_from_compression_ancestor(demo_db: Path) -> None:
+    root = sid_of(demo_db, "Postgres upgrade runbook")
+    tip = sid_of(demo_db, "Postgres upgrade runbook #3")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, tip)
+        dialog = await rename_to(pilot, "Postgres upgrade runbook")
+        check = plain(dialog.query_one("#rename-check", Static))
+        assert f"moves over from compression ancestor {root}" in check, check
+
+
+async def test_delete_with_cascade(demo_db: Path) -> None:
+    parent = sid_of(demo_db, "CI flakiness deep dive")
+    branch = sid_of(demo_db, "CI flakiness: try pytest-randomly")
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        cascade = db.delegate_children([parent])
+    assert cascade
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, parent)
+        await pilot.press("D")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, DeleteDialog)
+        text = plain(dialog.query_one("#delete-plan", Static))
+        assert "Delegate children deleted with it (1)" in text
+        assert cascade[0] in text
+        assert "orphaned (1)" in text and branch in text
+        await pilot.click("#confirm")
+        await settle(pilot, rounds=3)
+        assert not isinstance(app.screen, DeleteDialog)
+    assert not exists(demo_db, parent)
+    assert not any(exists(demo_db, c) for c in cascade)
+    assert exists(demo_db, branch)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        assert (db.get_session(branch) or {}).get("parent_session_id") is None
+
+
+async def test_delete_cancelled_writes_nothing(demo_db: Path) -> None:
+    sid = sid_of(demo_db, "Nightly backup report")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("D")
+        await settle(pilot)
+        await pilot.click("#cancel")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+    assert exists(demo_db, sid)
+
+
+async def test_read_only_refuses_every_write(demo_db: Path) -> None:
+    before = demo_db.read_bytes()
+    app = make_app(demo_db, read_only=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for key in ("r", "D", "P"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert isinstance(app.screen, MainScreen), key
+        notes = [n.message for n in app._notifications]
+        for what in ("rename", "delete", "prune"):
+            assert any(f"read-only: {what} refused" in m for m in notes), notes
+    assert demo_db.read_bytes() == before
+
+
+async def test_prune_preview_confirm(demo_db: Path) -> None:
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, PruneDialog)
+        dialog.query_one("#prune-days", Input).value = ""  # the demo's started_at is build time
+        dialog.query_one("#prune-title", Input).value = "postgres upgrade"
+        await settle(pilot, rounds=3)
+        plan = dialog.plan
+        assert plan is not None and plan["sessions"] >= 1
+        text = plain(dialog.query_one("#prune-preview", Static))
+        assert f"{plan['sessions']} session(s)" in text
+        assert "Excluded" in text and "still open" in text
+        ids = list(plan["ids"]) + list(plan["cascade_ids"])
+        dialog.query_one("#prune-export", Checkbox).value = True
+        await pilot.click("#confirm")
+        await settle(pilot, rounds=3)
+        assert not isinstance(app.screen, PruneDialog)
+    assert not any(exists(demo_db, i) for i in ids)
+    assert exists(demo_db, sid_of(demo_db, "Postgres upgrade runbook #3"))
+    exports = list(Path.home().glob("hermes-prune-*.jsonl"))
+    assert len(exports) == 1
+    assert len(exports[0].read_text().splitlines()) == len(ids)
+
+
+async def test_prune_cancel_writes_nothing(demo_db: Path) -> None:
+    before = demo_db.read_bytes()
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        assert isinstance(app.screen, PruneDialog)
+        assert app.screen.plan is not None
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+    assert demo_db.read_bytes() == before
+
+
+async def test_prune_cancel_between_batches(demo_db: Path) -> None:
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, PruneDialog)
+        dialog.query_one("#prune-days", Input).value = ""
+        await settle(pilot, rounds=3)
+        plan = dialog.plan
+        assert plan is not None and plan["ids"]
+        dialog.cancel_event.set()  # as if Cancel was pressed before the first batch
+        dialog.busy = True
+        dialog.add_class("-running")
+        dialog.prune_worker(list(plan["ids"]), False)
+        await settle(pilot, rounds=3)
+    assert all(exists(demo_db, i) for i in plan["ids"])
