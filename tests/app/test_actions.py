@@ -250,3 +250,80 @@ async def test_prune_cancel_between_batches(demo_db: Path) -> None:
         dialog.prune_worker(list(plan["ids"]), False)
         await settle(pilot, rounds=3)
     assert all(exists(demo_db, i) for i in plan["ids"])
+
+
+async def test_export_writes_and_refuses_to_overwrite(demo_db: Path) -> None:
+    from hermes_tui.app.screens.export import ExportDialog
+
+    sid = sid_of(demo_db, "Nightly backup report")
+    target = Path.home() / "out.jsonl"
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        assert dialog.query_one("#export-path", Input).value == f"~/{sid}.json"
+        dialog.fmt = "jsonl"
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#confirm")
+        await settle(pilot)
+        assert not isinstance(app.screen, ExportDialog)
+        lines = target.read_text().splitlines()
+        assert len(lines) == 1 and sid in lines[0]
+        target.write_text("keep me")
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#confirm")
+        await settle(pilot)
+        assert isinstance(app.screen, ExportDialog)
+        assert "exists" in plain(dialog.query_one("#status", Static))
+        assert target.read_text() == "keep me"
+        dialog.query_one("#export-overwrite", Checkbox).value = True
+        await pilot.click("#confirm")
+        await settle(pilot)
+        assert target.read_text() != "keep me"
+
+
+async def test_export_lineage_markdown(demo_db: Path) -> None:
+    from hermes_tui.app.screens.export import ExportDialog
+
+    tip = sid_of(demo_db, "Postgres upgrade runbook #3")
+    target = Path.home() / "chain.md"
+    app = make_app(demo_db, read_only=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, tip)
+        await pilot.press("e")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        dialog.scope, dialog.fmt = "lineage", "md"
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.click("#confirm")
+        await settle(pilot)
+    text = target.read_text()
+    assert text.count("<!-- segment ") == 3
+
+
+async def test_stats_screen_and_optimize(demo_db: Path) -> None:
+    from hermes_tui.app.screens.stats import StatsScreen
+
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, StatsScreen)
+        assert screen.data is not None
+        assert "Store health" in plain(screen.query_one("#stats-health", Static))
+        await pilot.click("#optimize")
+        await settle(pilot, rounds=3)
+        assert any(n.title == "Optimize storage" for n in app._notifications)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)

@@ -1,0 +1,134 @@
+"""ExportDialog: this session, its compression lineage, or every session matching the list's filter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
+
+from hermes_tui.app.session_actions import ActionDialog, error_text
+from hermes_tui.exporting import markdown_filename, to_json, to_jsonl, to_markdown, write_export
+
+if TYPE_CHECKING:
+    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.state import SessionDB
+
+SCOPES = (("session", "this session"), ("lineage", "its lineage"), ("filter", "all sessions in the list"))
+FORMATS = ("json", "jsonl", "md")
+
+
+class ExportDialog(ActionDialog[Path | None]):
+    """Writes through `hermes_tui.exporting.write_export`; an existing file needs "overwrite"."""
+
+    def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
+        super().__init__(main, db)
+        self.session_id = session_id
+        self.scope = "session"
+        self.fmt = "json"
+        self._path_edited = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog", classes="export"):
+            yield Static(Text(f"Export — session {self.session_id}", style="bold"), id="dialog-title")
+            with Horizontal(id="export-form"):
+                with RadioSet(id="export-scope"):
+                    for i, (key, label) in enumerate(SCOPES):
+                        yield RadioButton(label, value=i == 0, name=key)
+                with RadioSet(id="export-format"):
+                    for i, fmt in enumerate(FORMATS):
+                        yield RadioButton(fmt, value=i == 0, name=fmt)
+            yield Label("path")
+            yield Input(self.default_path(), id="export-path")
+            yield Checkbox("overwrite an existing file", id="export-overwrite", compact=True)
+            yield Static(Text(""), id="status")
+            with Horizontal(id="buttons"):
+                yield Button("Export", id="confirm", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#export-path", Input).focus()
+
+    def default_path(self) -> str:
+        stem = markdown_filename({"id": self.session_id}).removesuffix(".md")
+        name = {"session": stem, "lineage": f"{stem}-lineage", "filter": "hermes-sessions"}[self.scope]
+        return f"~/{name}.{self.fmt}"
+
+    @on(RadioSet.Changed)
+    def _radio(self, event: RadioSet.Changed) -> None:
+        event.stop()
+        name = event.pressed.name or ""
+        if event.radio_set.id == "export-scope":
+            self.scope = name
+        else:
+            self.fmt = name
+        if not self._path_edited:
+            field = self.query_one("#export-path", Input)
+            field.value = self.default_path()
+            self._path_edited = False
+
+    @on(Input.Changed, "#export-path")
+    def _path_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._path_edited = event.value != self.default_path()
+
+    @on(Button.Pressed, "#confirm")
+    @on(Input.Submitted, "#export-path")
+    def _confirm(self, event: Button.Pressed | Input.Submitted) -> None:
+        event.stop()
+        if self.busy:
+            return
+        raw = self.query_one("#export-path", Input).value.strip()
+        if not raw:
+            self.status("enter a path", style="bold")
+            return
+        self.busy = True
+        self.status("exporting…")
+        force = self.query_one("#export-overwrite", Checkbox).value
+        self.export_worker(Path(raw).expanduser(), self.scope, self.fmt, force)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export sessions")
+    def export_worker(self, path: Path, scope: str, fmt: str, force: bool) -> None:
+        db = self.db
+        try:
+            if path.exists() and not force:
+                raise FileExistsError(f"{path.name} exists: tick “overwrite” to replace it")
+            if scope == "session":
+                one = db.export_session(self.session_id)
+                sessions: list[dict[str, Any]] | Iterator[dict[str, Any]] = [one] if one else []
+            elif scope == "lineage":
+                one = db.export_session_lineage(self.session_id)
+                sessions = [one] if one else []
+            else:
+                ids = list(db.session_order(self.main.filter, self.main.order).ids)
+                sessions = (s for s in (db.export_session(i) for i in ids) if s)
+            if fmt == "json":
+                content: str | Iterator[str] = to_json(sessions)
+            elif fmt == "jsonl":
+                content = to_jsonl(sessions)
+            else:
+                content = (to_markdown(s) + "\n" for s in sessions)
+            written = write_export(path, content, force=force)
+        except Exception as exc:
+            self.app.call_from_thread(self._failed, error_text(exc).replace(str(path.parent), "…"))
+            return
+        self.app.call_from_thread(self._done, written)
+
+    def _failed(self, error: str) -> None:
+        self.busy = False
+        self.status(Text(error, style="bold"))
+
+    def _done(self, path: Path) -> None:
+        self.busy = False
+        self.main.notify(f"Exported to {self.main.hermes.display_path(path)}", title="Exported", markup=False)
+        self.dismiss(path)
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_close()
