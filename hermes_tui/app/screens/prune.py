@@ -60,7 +60,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             with Grid(id="prune-form"):
                 for key, label, value in FIELDS:
                     yield Label(label)
-                    yield Input(value, id=f"prune-{key}", compact=True)
+                    yield Input(value, id=f"prune-{key}", compact=True, select_on_focus=False)
             yield Checkbox("export to JSONL (under ~) before deleting", id="prune-export", compact=True)
             with VerticalScroll(id="dialog-body"):
                 yield Static(Text("computing the preview…"), id="prune-preview")

@@ -39,7 +39,7 @@ class RenameDialog(ActionDialog[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="rename"):
             yield Static(Text(f"Rename session {self.session_id}", style="bold"), id="dialog-title")
-            yield Input(placeholder="title (empty clears it)", id="rename-input")
+            yield Input(placeholder="title (empty clears it)", id="rename-input", select_on_focus=False)
             yield Static(Text(""), id="rename-check")
             yield Static(Text(""), id="status")
             with Horizontal(id="buttons"):

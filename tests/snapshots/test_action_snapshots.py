@@ -1,0 +1,105 @@
+"""SVG snapshots of the action dialogs at 120×40 (fixed clock, theme and demo data).
+
+The demo stamps `started_at`/`ended_at` with the build's wall clock, so the fixture below pins
+them to each session's first/last message time (base-relative) for reproducible dates.
+Review `snapshot_report.html` before any `--snapshot-update`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+from app._support import make_app, settle
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from hermes_tui.state import SessionDB
+
+SIZE = (120, 40)
+
+
+@pytest.fixture
+def pinned_db(demo_db: Path) -> Path:
+    conn = apsw.Connection(str(demo_db))
+    with conn:
+        conn.execute(
+            "UPDATE sessions SET started_at = COALESCE((SELECT MIN(m.timestamp) FROM messages m "
+            "WHERE m.session_id = sessions.id), started_at)"
+        )
+        conn.execute(
+            "UPDATE sessions SET ended_at = (SELECT MAX(m.timestamp) FROM messages m "
+            "WHERE m.session_id = sessions.id) WHERE ended_at IS NOT NULL"
+        )
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return demo_db
+
+
+def _session(path: Path, title: str) -> str:
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        row = db.get_session_by_title(title)
+        assert row is not None
+        return str(row["id"])
+
+
+async def _open(pilot: Pilot[None], sid: str) -> None:
+    await settle(pilot)
+    pilot.app.screen.open_session(sid)  # type: ignore[attr-defined]
+    await settle(pilot)
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await pilot.pause()
+
+
+def test_rename_dialog_clash(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "Nightly backup report")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _open(pilot, sid)
+        await pilot.press("r")
+        await settle(pilot)
+        pilot.app.screen.query_one("#rename-input", Input).value = "Kubernetes deploy rollback"
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_delete_confirmation(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _open(pilot, sid)
+        await pilot.press("D")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_prune_preview(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        pilot.app.screen.query_one("#prune-days", Input).value = "1"
+        await settle(pilot, rounds=3)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_read_only_refusal(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("D")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db, read_only=True), terminal_size=SIZE, run_before=run_before)
+
+
+def test_stats_screen(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("S")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db, read_only=True), terminal_size=SIZE, run_before=run_before)
