@@ -7,16 +7,11 @@ maintained separately); everything else opens the browser.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-
-def default_db_path() -> Path:
-    """`$HERMES_HOME/state.db`, else `~/.hermes/state.db`, resolved now (not at import)."""
-    home = os.environ.get("HERMES_HOME", "").strip()
-    return (Path(home).expanduser() if home else Path.home() / ".hermes") / "state.db"
+from hermes_tui.state.paths import default_db_path
 
 
 def build_parser() -> argparse.ArgumentParser:
