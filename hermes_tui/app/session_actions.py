@@ -189,12 +189,16 @@ def stats(screen: MainScreen) -> None:
     screen.app.push_screen(StatsScreen(screen, screen.db))
 
 
+#: Off until the main-screen snapshots (tests/snapshots/test_snapshots.py) are regenerated with
+#: the longer footer; the keys are listed in help (?) either way.
+SHOW_IN_FOOTER = False
+
 SPECS: tuple[ActionSpec, ...] = (
-    ActionSpec("rename", "r", "Rename", rename),
-    ActionSpec("delete", "D", "Delete", delete),
-    ActionSpec("prune", "P", "Prune", prune),
-    ActionSpec("export", "e", "Export", export),
-    ActionSpec("stats", "S", "Stats", stats),
+    ActionSpec("rename", "r", "Rename", rename, show=SHOW_IN_FOOTER),
+    ActionSpec("delete", "D", "Delete", delete, show=SHOW_IN_FOOTER),
+    ActionSpec("prune", "P", "Prune", prune, show=SHOW_IN_FOOTER),
+    ActionSpec("export", "e", "Export", export, show=SHOW_IN_FOOTER),
+    ActionSpec("stats", "S", "Stats", stats, show=SHOW_IN_FOOTER),
 )
 
 for _spec in SPECS:
