@@ -118,7 +118,9 @@ def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
     """Notify and return True when the open store is read-only (nothing is written)."""
     db = screen.db
     if db is not None and db.read_only:
-        screen.notify(READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False)
+        screen.notify(
+            READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False
+        )
         return True
     return False
 
@@ -142,7 +144,9 @@ def rename(screen: MainScreen) -> None:
         if title is None:
             return
         screen.notify(
-            f"Renamed {sid} to {title!r}" if title else f"Cleared the title of {sid}", title="Renamed", markup=False
+            f"Renamed {sid} to {title!r}" if title else f"Cleared the title of {sid}",
+            title="Renamed",
+            markup=False,
         )
 
     screen.app.push_screen(RenameDialog(screen, screen.db, sid), done)
@@ -211,4 +215,3 @@ __all__ = [
     "refuse_if_read_only",
     "unique_path",
 ]
-

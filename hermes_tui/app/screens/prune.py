@@ -185,7 +185,9 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 sessions = (s for s in (self.db.export_session(i) for i in ids) if s)
                 exported = write_export(target, to_jsonl(sessions))
             except Exception as exc:
-                self.app.call_from_thread(self._finished, None, f"export failed, nothing deleted: {error_text(exc)}", None)
+                self.app.call_from_thread(
+                    self._finished, None, f"export failed, nothing deleted: {error_text(exc)}", None
+                )
                 return
 
         def progress(done: int, total: int) -> None:
@@ -194,7 +196,11 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         try:
             with self.lock_watch():
                 result = self.db.delete_sessions_batched(
-                    ids, cascade_delegates=False, require_ended=True, progress=progress, cancel=self.cancel_event
+                    ids,
+                    cascade_delegates=False,
+                    require_ended=True,
+                    progress=progress,
+                    cancel=self.cancel_event,
                 )
         except WaitAbandoned:
             self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock", exported)

@@ -86,7 +86,13 @@ class RenameDialog(ActionDialog[str | None]):
         try:
             result = self.db.check_title(self.session_id, text)
         except Exception as exc:
-            result = {"ok": False, "title": None, "error": error_text(exc), "holder": None, "transfer_from": None}
+            result = {
+                "ok": False,
+                "title": None,
+                "error": error_text(exc),
+                "holder": None,
+                "transfer_from": None,
+            }
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_check, text, result)
 
@@ -114,13 +120,21 @@ class RenameDialog(ActionDialog[str | None]):
 
     # ------------------------------------------------------------------ suggest
     def action_suggest(self) -> None:
-        base = self.query_one("#rename-input", Input).value.strip() or self.current or one_line(self.preview, 60)
+        base = (
+            self.query_one("#rename-input", Input).value.strip() or self.current or one_line(self.preview, 60)
+        )
         if base:
             self.suggest_worker(base)
         else:
             self.status("nothing to base a suggestion on")
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="rename-suggest", description="suggest a title")
+    @work(
+        thread=True,
+        exclusive=True,
+        exit_on_error=False,
+        group="rename-suggest",
+        description="suggest a title",
+    )
     def suggest_worker(self, base: str) -> None:
         try:
             title = self.db.get_next_title_in_lineage(base)

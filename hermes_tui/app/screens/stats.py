@@ -111,13 +111,18 @@ class StatsScreen(Screen[None]):
         for r in data["by_source"]:
             src.add_row(
                 Text(one_line(r["source"]) or "—"),
-                f"{r['sessions']:,}", human_count(r["messages"]), human_count(r["tokens"]), _cost(r["cost"]),
+                f"{r['sessions']:,}",
+                human_count(r["messages"]),
+                human_count(r["tokens"]),
+                _cost(r["cost"]),
             )
         mod = _table("model", "sessions", "in", "out", "cost")
         for r in data["by_model"]:
             mod.add_row(
                 Text(one_line(r["model"], 28)),
-                f"{r['session_count']:,}", human_count(r["total_input"]), human_count(r["total_output"]),
+                f"{r['session_count']:,}",
+                human_count(r["total_input"]),
+                human_count(r["total_output"]),
                 _cost(r["total_cost"]),
             )
         usage.add_row(src, mod)
@@ -138,11 +143,15 @@ class StatsScreen(Screen[None]):
         costly = Table.grid(padding=(0, 4))
         ses = _table("costliest sessions", "tokens", "cost")
         for r in data["sessions"]:
-            ses.add_row(Text(one_line(r["title"], 40) or r["id"]), human_count(r["total_tokens"]), _cost(r["cost"]))
+            ses.add_row(
+                Text(one_line(r["title"], 40) or r["id"]), human_count(r["total_tokens"]), _cost(r["cost"])
+            )
         chains = _table("costliest chains", "sessions", "tokens", "cost")
         for r in data["chains"]:
             chains.add_row(
-                Text(one_line(r["title"], 34) or r["root_id"]), f"{r['sessions']}", human_count(r["tokens"]),
+                Text(one_line(r["title"], 34) or r["root_id"]),
+                f"{r['sessions']}",
+                human_count(r["tokens"]),
                 _cost(r["cost"]),
             )
         costly.add_row(ses, chains)
@@ -159,7 +168,9 @@ class StatsScreen(Screen[None]):
         text.append(f"messages {h.get('messages', 0):,} (non-tool {h.get('messages_non_tool', 0):,})")
         for name, n in rows.items():
             text.append(f" · {name} {'?' if n is None else f'{n:,}'}")
-        text.append(f"\nfile {_size(int(h.get('file_size') or 0))} · WAL {_size(int(h.get('wal_size') or 0))}")
+        text.append(
+            f"\nfile {_size(int(h.get('file_size') or 0))} · WAL {_size(int(h.get('wal_size') or 0))}"
+        )
         writers = h.get("other_writers") or []
         text.append(f" · other writers: {len(writers)}" if writers else " · no other writers")
         self.query_one("#stats-health", Static).update(text)
@@ -168,7 +179,10 @@ class StatsScreen(Screen[None]):
     def action_optimize(self) -> None:
         if self.db.read_only:
             self.notify(
-                READ_ONLY_MESSAGE.format(what="optimize storage"), title="Read-only", severity="warning", markup=False
+                READ_ONLY_MESSAGE.format(what="optimize storage"),
+                title="Read-only",
+                severity="warning",
+                markup=False,
             )
             return
         self.query_one("#optimize", Button).disabled = True
