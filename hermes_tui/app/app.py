@@ -24,7 +24,7 @@ DEFAULT_THEME = "textual-dark"
 class HermesApp(App[None]):
     """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
 
-    CSS_PATH: ClassVar = [*stylesheet_paths(), stylesheet_paths()[0].with_name("dialogs.tcss")]
+    CSS_PATH: ClassVar = stylesheet_paths()
     TITLE = "hermes-tui"
     COMMANDS = App.COMMANDS | {SessionCommands}
     BINDINGS: ClassVar[list[BindingType]] = [

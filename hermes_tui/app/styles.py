@@ -9,7 +9,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-STYLESHEETS = ("base.tcss", "main.tcss")
+STYLESHEETS = ("base.tcss", "main.tcss", "dialogs.tcss")
 
 
 def _checkout_dir() -> Path | None:

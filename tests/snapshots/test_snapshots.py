@@ -84,6 +84,8 @@ def test_chain_reader(snap_compare, demo_db: Path) -> None:  # type: ignore[no-u
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
+        pilot.app.clear_notifications()  # the "Chain reader on" toast expires on a timer: not deterministic
+        await settle(pilot)
 
     assert snap_compare(make_app(demo_db), terminal_size=SIZE, run_before=run_before)
 

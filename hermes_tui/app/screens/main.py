@@ -313,7 +313,7 @@ class MainScreen(Screen[None]):
         self.build_demo_worker()
 
     @work(
-        thread=True, exit_on_error=False, exclusive=True, group="open", description="build the demo database"
+        thread=True, exit_on_error=False, exclusive=True, group="demo", description="build the demo database"
     )
     def build_demo_worker(self) -> None:
         """The demo is written through the store API into the cache folder, never ~/.hermes."""
