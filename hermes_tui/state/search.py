@@ -52,6 +52,18 @@ def like_snippet(text: str, terms: list[str], width: int = 120) -> str:
     return ("..." if start > 0 else "") + window + ("..." if start + width < len(text) else "")
 
 
+def with_marked_snippets(rows: list[dict[str, Any]], terms: list[str]) -> list[dict[str, Any]]:
+    """Snippets for routes without FTS5's `snippet()` (LIKE, side index): marked in Python, from the
+    content, or from content + tool fields when the terms only occur in the latter."""
+    for r in rows:
+        text = content_text(r.pop("_content"))
+        tc = r.pop("_tc") or ""
+        if not any(t.lower() in text.lower() for t in terms):
+            text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
+        r["snippet"] = like_snippet(text, terms)
+    return rows
+
+
 def _source_connection(db: _Core) -> apsw.Connection:
     """A private connection for the background side-index build (never shared across threads)."""
     from .connection import open_connection
@@ -135,15 +147,7 @@ class SearchMixin(_Core):
             f"WHERE ({' OR '.join(group_sql)})" + "".join(" AND " + w for w in where)
             + " ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
         )
-        rows = rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset]))
-        terms = bq.terms
-        for r in rows:
-            text = content_text(r.pop("_content"))
-            tc = r.pop("_tc") or ""
-            if not any(t.lower() in text.lower() for t in terms):
-                text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
-            r["snippet"] = like_snippet(text, terms)
-        return rows
+        return with_marked_snippets(rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset])), bq.terms)
 
     def search(
         self,
@@ -325,15 +329,7 @@ class SearchMixin(_Core):
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         )
-        rows = rows_as_dicts(conn.execute(sql, [quote_tokens(raw), *params, limit, offset]))
-        terms = parse_bool(raw).terms
-        for r in rows:
-            text = content_text(r.pop("_content"))
-            tc = r.pop("_tc") or ""
-            if not any(t.lower() in text.lower() for t in terms):
-                text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
-            r["snippet"] = like_snippet(text, terms)
-        return rows
+        return with_marked_snippets(rows_as_dicts(conn.execute(sql, [quote_tokens(raw), *params, limit, offset])), parse_bool(raw).terms)
 
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
