@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json]
 
-Databases come from `bench/corpus.py` (deterministic, seed 1337) written through the public
-store API into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages,
-`large` 1M messages / ~100k sessions. Each measurement of the app runs in a fresh subprocess
-so RSS and first paint include the interpreter, Textual and the store opening the file.
+Databases come from `bench/corpus.py` (deterministic, seed 1337) written with the store's
+`import_sessions` into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages;
+`large` 1M messages in ~15k sessions (median 45 messages each); `wide` 1M messages in ~100k
+sessions (a gateway-heavy store of short chats). Each measurement of the app runs in a fresh
+subprocess so RSS and first paint include the interpreter, Textual and the store opening the file.
 
 Targets (2-core machine): first paint < 1 s and RSS < 200 MB at 1M messages; a list page
 < 5 ms at any size; search results on screen within 150 ms of the last keystroke (p95).
@@ -46,7 +47,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def build(size: str) -> Path:
-    """Write the corpus through SessionDB (create_session, append_messages, titles, end)."""
+    """Write the corpus through `SessionDB.import_sessions` (the store's public bulk path)."""
     import corpus  # type: ignore[import-not-found]
 
     from hermes_tui.state import SessionDB
@@ -60,49 +61,24 @@ def build(size: str) -> Path:
         p.unlink(missing_ok=True)
     t0 = time.perf_counter()
     n = 0
+    batch: list[dict[str, Any]] = []
     with SessionDB(tmp) as db:
+
+        def flush() -> None:
+            res = db.import_sessions(batch)
+            if not res.get("ok", True) or res.get("errors"):
+                raise RuntimeError(f"import_sessions errors: {res.get('errors')[:3]}")
+            batch.clear()
+
         for s in corpus.iter_sessions(size):
-            kw: dict[str, Any] = {"model": s["model"]}
-            if s["model_config"]:
-                kw["model_config"] = s["model_config"]
-            if s["parent_session_id"]:
-                kw["parent_session_id"] = s["parent_session_id"]
-            db.create_session(s["id"], s["source"], **kw)
-            msgs = [
-                {
-                    k: m[k]
-                    for k in (
-                        "role",
-                        "content",
-                        "tool_name",
-                        "tool_calls",
-                        "tool_call_id",
-                        "token_count",
-                        "finish_reason",
-                        "timestamp",
-                    )
-                    if m.get(k) is not None
-                }
-                for m in s["messages"]
-            ]
-            if msgs:
-                db.append_messages(s["id"], msgs)
-            n += len(msgs)
-            db.update_token_counts(
-                s["id"],
-                input_tokens=s["input_tokens"],
-                output_tokens=s["output_tokens"],
-                model=s["model"],
-                estimated_cost_usd=s["estimated_cost_usd"],
-                api_call_count=1,
-            )
-            if s["title"]:
-                try:
-                    db.set_session_title(s["id"], s["title"])
-                except Exception:  # noqa: BLE001 - a clash is data
-                    pass
-            if s["ended_at"] is not None:
-                db.end_session(s["id"], s["end_reason"] or "user_exit")
+            exp = {k: v for k, v in s.items() if k != "edge_kind"}
+            exp["model_config"] = json.dumps(s["model_config"]) if s["model_config"] else None
+            batch.append(exp)
+            n += len(s["messages"])
+            if len(batch) >= 200:
+                flush()
+        if batch:
+            flush()
     for suffix in ("-wal", "-shm"):
         side = Path(f"{tmp}{suffix}")
         if side.exists():

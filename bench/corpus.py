@@ -17,7 +17,10 @@ from collections.abc import Iterator
 from typing import Any
 
 SEED = 1337
-SIZES = {"tiny": 2_000, "small": 10_000, "medium": 100_000, "large": 1_000_000}
+SIZES = {"tiny": 2_000, "small": 10_000, "medium": 100_000, "large": 1_000_000, "wide": 1_000_000}
+# Median messages per session: real stores (45) and a gateway-heavy store of many short chats
+# ("wide": 1M messages in ~100k sessions, the browser's many-sessions case).
+SESSION_MEDIAN = {"wide": 7}
 T_END = 1_748_736_000.0  # 2025-06-01T00:00:00Z: fixed so the corpus never depends on "now"
 SPAN_S = 180 * 86400
 SOURCES = (("cli", 0.45), ("telegram", 0.25), ("discord", 0.18), ("slack", 0.12))
@@ -191,8 +194,9 @@ def _messages(rng: random.Random, sid: str, n: int, t0: float) -> tuple[list[dic
     return msgs[:n], t
 
 
-def _session_len(rng: random.Random) -> int:
-    return max(10, min(400, int(round(rng.lognormvariate(math.log(45), 0.86)))))
+def _session_len(rng: random.Random, median: int = 45) -> int:
+    lo, hi = (10, 400) if median >= 45 else (2, 60)
+    return max(lo, min(hi, int(round(rng.lognormvariate(math.log(median), 0.86)))))
 
 
 def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]:
@@ -203,6 +207,7 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
     messages``) plus ``edge_kind`` (``compression | branch | delegate | None``).
     """
     target = SIZES[size] if isinstance(size, str) else int(size)
+    median = SESSION_MEDIAN.get(size, 45) if isinstance(size, str) else 45
     rng = random.Random(seed)
     produced = 0
     serial = 0
@@ -228,7 +233,7 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
             source = _pick(rng, SOURCES) if parent is None else parent["source"]
             model = _pick(rng, MODELS) if parent is None else parent["model"]
             sid = time.strftime("%Y%m%d_%H%M%S", time.gmtime(start)) + f"_{rng.getrandbits(24):06x}{serial:05d}"
-            n = min(_session_len(rng), target - produced)
+            n = min(_session_len(rng, median), target - produced)
             msgs, last_t = _messages(rng, sid, n, start)
             produced += len(msgs)
             model_config: dict[str, Any] | None = None

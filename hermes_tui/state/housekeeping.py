@@ -21,8 +21,12 @@ from . import sql_fragments as Q
 from .core import _Core, placeholders
 from .errors import SessionNotFound
 
-BATCH_MESSAGES = 400  # messages per delete transaction (each fires up to three FTS deletes)
+BATCH_MESSAGES = 250  # messages per delete transaction (each fires up to three FTS deletes)
 BATCH_SESSIONS = 50
+# After each batch the lock is left free for as long as the batch held it (at least YIELD_MIN_S).
+# A waiting writer polls through SQLite's busy handler, not a queue, so without a gap the next
+# batch re-takes the lock before it wakes: at 100k messages a live writer starved for 1.2 s.
+YIELD_MIN_S = 0.005
 RECENT_ACTIVITY_S = 600  # a session with a message in the last 10 minutes is treated as live
 
 PRUNE_FILTERS = frozenset({
@@ -150,6 +154,56 @@ class HousekeepingMixin(_Core):
         recursively, including marker-only rows whose `parent_session_id` is already NULL)."""
         return collect_delegate_children(self._conn(), list(session_ids)) if session_ids else []
 
+    def plan_delete(self, session_ids: Sequence[str]) -> dict[str, Any]:
+        """(+) What `delete_sessions_batched(ids + cascade_ids, cascade_delegates=False)` would do.
+
+        Reads only, in chunks (a selection may hold 100k ids). Returns `{"ids"` (the requested
+        ids that exist, in the given order), `"missing"` (how many requested ids do not),
+        `"cascade_ids"` (delegate children that go with them), `"sessions"`, `"messages"` (both
+        counted over ids + cascade), `"orphans"` (direct children of a deleted session that are
+        kept and lose their parent link: `id, title, message_count, ended_at,
+        parent_session_id, edge_kind`)}.
+        """
+        wanted = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
+        conn = self._conn()
+
+        def counts(ids: Sequence[str]) -> dict[str, int]:
+            found: dict[str, int] = {}
+            for i in range(0, len(ids), 400):
+                part = list(ids[i : i + 400])
+                found.update(conn.execute(
+                    f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(part)})", part
+                ))
+            return found
+
+        present = counts(wanted)
+        ids = [i for i in wanted if i in present]
+        cascade = [c for c in collect_delegate_children(conn, ids) if c not in present] if ids else []
+        cascade_counts = counts(cascade)
+        cascade = [c for c in cascade if c in cascade_counts]
+        gone = set(ids).union(cascade)
+        orphans: list[dict[str, Any]] = []
+        parents = ids + cascade
+        edge = Q.edge_kind_case("s")
+        for i in range(0, len(parents), 400):
+            part = parents[i : i + 400]
+            for row in self._rows(
+                "SELECT s.id, s.title, s.message_count, s.ended_at, s.parent_session_id, "
+                f"{edge} AS edge_kind FROM sessions s WHERE s.parent_session_id IN ({placeholders(part)}) "
+                "ORDER BY s.started_at, s.id",
+                part,
+            ):
+                if row["id"] not in gone:
+                    orphans.append(row)
+        return {
+            "ids": ids,
+            "missing": len(wanted) - len(ids),
+            "cascade_ids": cascade,
+            "sessions": len(ids) + len(cascade),
+            "messages": sum(present.values()) + sum(cascade_counts.values()),
+            "orphans": orphans,
+        }
+
     def delete_session(self, session_id: str, sessions_dir: Path | None = None) -> bool:
         """Delete one session; delegate children cascade, other children are orphaned."""
         removed: list[str] = []
@@ -201,8 +255,9 @@ class HousekeepingMixin(_Core):
 
         Batches hold at most `batch_messages` messages (or `BATCH_SESSIONS` sessions), each in
         its own transaction; `require_ended` re-checks each row is still ended at delete time, so
-        a session an agent reopened after the review is kept. `cancel` is checked between
-        batches. Returns `{"deleted", "requested", "skipped", "cancelled", "batches",
+        a session an agent reopened after the review is kept. Between batches the lock stays free
+        as long as the last batch held it, so a live agent's writes interleave. `cancel` is checked
+        between batches. Returns `{"deleted", "requested", "skipped", "cancelled", "batches",
         "deleted_ids", "longest_batch_s"}`.
         """
         ids = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
@@ -243,10 +298,13 @@ class HousekeepingMixin(_Core):
                 break
             t0 = time.monotonic()
             got = self._execute_write(lambda c, b=batch: self._delete_ids_in(c, b, guard))
-            longest = max(longest, time.monotonic() - t0)
+            held = time.monotonic() - t0
+            longest = max(longest, held)
             deleted += got
             if progress:
                 progress(len(deleted), total)
+            if batch is not batches[-1]:
+                time.sleep(max(YIELD_MIN_S, held))  # let a waiting writer in (see YIELD_MIN_S)
         for sid in deleted:
             remove_session_files(sessions_dir, sid)
         return {

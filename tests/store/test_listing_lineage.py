@@ -82,6 +82,21 @@ def test_session_order_ties_by_id(db):
     assert db.session_order().ids == ["c", "b", "a"]
 
 
+def test_last_active_order_same_under_both_plans(tree):
+    """The tree has few messages per session (GROUP BY plan); long sessions switch to per-session
+    seeks. Both must give the order computed by hand, filters included."""
+    db = tree
+    expected = ["empty", "other", "br", "sub", "cont", "root"]
+    assert db.session_order().ids == expected
+    db.append_messages("sub", [{"role": "user", "content": f"m{i}", "timestamp": 1021.0 + i / 100} for i in range(60)])
+    assert db.message_count() > 8 * db.session_count()
+    expected = ["empty", "other", "br", "sub", "cont", "root"]  # sub: 1021.59 < br 1035
+    assert db.session_order().ids == expected
+    db.append_message("root", "user", "back to the root", timestamp=2000)
+    assert db.session_order().ids == ["root", *[i for i in expected if i != "root"]]
+    assert db.session_order(SessionFilter(sources=("cli",))).ids == ["root", "empty", "br", "sub", "cont"]
+
+
 def test_list_sessions_page_keyset(db):
     all_ids = [f"s{i:02d}" for i in range(23)]
     for i, sid in enumerate(all_ids):

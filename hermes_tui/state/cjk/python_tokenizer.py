@@ -45,8 +45,19 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
 
 _CLASS = "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in CJK_RANGES)
 # re.split with a capturing group: even items are non-CJK text (maybe empty), odd items CJK runs.
-_split_runs = re.compile(f"([{_CLASS}]+)").split
-_has_cjk = re.compile(f"[{_CLASS}]").search
+# Compiled on first use: the class spans 64k code points and costs ~25 ms, which every store
+# open would pay although the compiled tokenizer is normally the one in use.
+_split_runs: Callable[[str], list[str]] = None  # type: ignore[assignment]
+_has_cjk: Callable[[str], re.Match[str] | None] = None  # type: ignore[assignment]
+
+
+def _compile() -> None:
+    global _split_runs, _has_cjk
+    if _has_cjk is None:
+        _split_runs = re.compile(f"([{_CLASS}]+)").split
+        _has_cjk = re.compile(f"[{_CLASS}]").search
+
+
 # UTF-8 lead bytes of every CJK code point: E1 (U+1xxx), E3..ED (U+3xxx..U+Dxxx),
 # EF (U+Fxxx), F0 (U+10000..U+3FFFF).  No such byte in the input -> no CJK in any token.
 _maybe_cjk_bytes = re.compile(rb"[\xe1\xe3-\xed\xef\xf0]").search
@@ -58,6 +69,7 @@ InnerTokenizer = Callable[[bytes, int, "str | None"], Iterable[Token]]
 
 def is_cjk(ch: str) -> bool:
     """True when the single character `ch` is CJK for this tokenizer."""
+    _compile()
     return _has_cjk(ch) is not None
 
 
@@ -68,6 +80,7 @@ def split_token(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     byte position p (of the folded token text) with byte length n gets
     `(min(start + p, end), min(start + p + n, end))`, exactly like the C code.
     """
+    _compile()
     out: list[tuple[int, int, str]] = []
     append = out.append
     pos = start
@@ -108,6 +121,7 @@ class CjkTokenizer:
 
     def __init__(self, inner: InnerTokenizer) -> None:
         self.inner = inner
+        _compile()
 
     def __call__(self, utf8: bytes, flags: int, locale: str | None) -> list[Token]:
         """Tokenize `utf8` for FTS5; the tokenize `flags` go to unicode61 unchanged."""
