@@ -308,15 +308,25 @@ class ListingMixin(_Core):
 
     def _row_select(self) -> str:
         cols = [f"s.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _ROW_COLUMNS]
+        # The list shows a title or else the preview: reading the first user message (a random
+        # page of `messages` per row) is only worth it for untitled sessions.
+        preview = (
+            f"CASE WHEN COALESCE(s.title, '') = '' THEN {_PREVIEW_SQL} ELSE '' END"
+            if self.has_column("sessions", "title")
+            else _PREVIEW_SQL
+        )
         return (
             ", ".join(cols)
-            + f", {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
+            + f", {preview} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
             + f"{Q.edge_kind_case('s')} AS edge_kind, "
             + "(SELECT COUNT(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count"
         )
 
     def list_rows(self, ids: Sequence[str]) -> list[dict[str, Any]]:
-        """One page of list rows, returned in the order of `ids` (missing ids are skipped)."""
+        """One page of list rows, returned in the order of `ids` (missing ids are skipped).
+
+        `preview` (the first user prompt) is filled only for sessions without a title.
+        """
         found: dict[str, dict[str, Any]] = {}
         select = self._row_select()
         for part in chunks(list(ids), 500):

@@ -75,6 +75,14 @@ def test_session_order_and_list_rows(tree):
     assert db.session_order(order="started").ids[0] == "empty"
 
 
+def test_list_rows_preview_only_for_untitled(tree):
+    db = tree
+    db.set_session_title("root", "Named root")
+    by = {r["id"]: r for r in db.list_rows(["root", "other"])}
+    assert by["root"]["title"] == "Named root" and by["root"]["preview"] == ""
+    assert by["other"]["preview"] == "A" * 60 + "..."
+
+
 def test_session_order_ties_by_id(db):
     for sid in ("b", "a", "c"):
         db.create_session(sid, "cli")
