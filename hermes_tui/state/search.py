@@ -159,8 +159,13 @@ class SearchMixin(_Core):
         offset: int = 0,
         sort: str | None = None,
         include_inactive: bool = False,
+        context: bool = True,
     ) -> SearchOutcome:
-        """(+) `search_messages` plus the route that answered."""
+        """(+) `search_messages` plus the route that answered.
+
+        `context=False` leaves each result's `context` empty: three index reads per hit that a
+        caller showing only snippets (the browser while typing) does not need.
+        """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return SearchOutcome()
         q = sanitize_fts5_query(query)
@@ -217,7 +222,7 @@ class SearchMixin(_Core):
         except apsw.InterruptError:
             return SearchOutcome(query=q, route="interrupted")
         for r in out.results:
-            r["context"] = self._context(r["id"])
+            r["context"] = self._context(r["id"]) if context else []
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
 

@@ -143,6 +143,8 @@ def test_t31_shape_and_context(fixture_f):
     assert [c["role"] for c in res[0]["context"]] == ["user", "assistant"]
     assert [c["role"] for c in res[1]["context"]] == ["user", "assistant", "tool"]
     assert res[1]["context"][2]["content"] == "CONTAINER ID IMAGE kubernetes"
+    bare = fixture_f.search("docker", context=False).results
+    assert [r["id"] for r in bare] == [r["id"] for r in res] and all(r["context"] == [] for r in bare)
 
 
 def route(db, q, **kw):
