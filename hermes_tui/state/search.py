@@ -188,16 +188,18 @@ class SearchMixin(_Core):
                 tri_ok = (
                     lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
                 )
+                routes: list[tuple[str, str]] = []
                 if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
+                    routes.append(("messages_fts_cjk", "fts_cjk"))
+                if tri_ok and not (tool_role and lay.kind == "v23"):
+                    # Ranking scores every match: one trigram doclist per 3 characters is cheaper
+                    # than the bigram phrase's position lists, and it is upstream's own route.
+                    routes.insert(0 if order == "ORDER BY rank" else len(routes), ("messages_fts_trigram", "trigram"))
+                for table, name in routes:
                     try:
-                        out.results = self._fts_route("messages_fts_cjk", quote_tokens(raw), filters, order, limit, offset)
-                        out.route = "fts_cjk"
-                    except apsw.SQLError:
-                        out.route = ""
-                if not out.route and tri_ok and not (tool_role and lay.kind == "v23"):
-                    try:
-                        out.results = self._fts_route("messages_fts_trigram", quote_tokens(raw), filters, order, limit, offset)
-                        out.route = "trigram"
+                        out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset)
+                        out.route = name
+                        break
                     except apsw.SQLError:
                         out.route = ""
                 # Only CJK-bearing rows are in the side index: every OR branch must need a CJK term.
