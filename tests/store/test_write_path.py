@@ -54,6 +54,39 @@ def test_t73_lock_timeout(db, db_path):
     assert db.get_session("s")["message_count"] == 0
 
 
+def test_busy_handler_polls_fast_and_gives_up_after_the_timeout(monkeypatch):
+    from hermes_tui.state import connection
+
+    clock = [100.0]
+    sleeps: list[float] = []
+    monkeypatch.setattr(connection.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(connection.time, "sleep", sleeps.append)
+    handler = connection.busy_handler(1000)
+    assert handler(0) is True
+    clock[0] += 0.5
+    assert handler(1) is True
+    clock[0] += 0.499
+    assert handler(2) is True
+    clock[0] += 0.002
+    assert handler(3) is False  # a second has passed since the first call for this lock
+    assert handler(0) is True  # a new lock: the clock restarts
+    assert all(0.001 <= s <= 0.004 for s in sleeps) and len(sleeps) == 4
+
+
+def test_waiter_gets_the_lock_soon_after_release(db, db_path):
+    """With fast polling the wait ends within a few ms of the holder's commit, not 100 ms later."""
+    db.create_session("s", "cli")
+    ready = threading.Event()
+    t = threading.Thread(target=hold_lock, args=(db_path, 0.6, ready), daemon=True)
+    t.start()
+    assert ready.wait(5)
+    t0 = time.monotonic()
+    db.append_message("s", "user", "after a short hold")
+    elapsed = time.monotonic() - t0
+    t.join(5)
+    assert 0.4 <= elapsed < 0.9  # inside one busy-handler wait: no 20–150 ms retry was needed
+
+
 def test_read_only_refuses_writes(db, db_path):
     db.create_session("s", "cli")
     db.append_message("s", "user", "x")
