@@ -75,7 +75,7 @@ async def s_chain(pilot: Pilot[None], db: Path) -> None:
 
 
 async def s_tools(pilot: Pilot[None], db: Path) -> None:
-    await open_title(pilot, db, "Fix flaky CI on the payments service", "e")
+    await open_title(pilot, db, "Fix flaky CI on the payments service", "x")
 
 
 async def s_help(pilot: Pilot[None], db: Path) -> None:

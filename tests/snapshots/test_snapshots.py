@@ -36,7 +36,7 @@ def test_transcript_tool_calls_expanded(snap_compare, demo_db: Path) -> None:  #
         await settle(pilot)
         pilot.app.screen.open_session(sid)  # type: ignore[attr-defined]
         await settle(pilot)
-        await pilot.press("e")
+        await pilot.press("x")
         await settle(pilot)
 
     assert snap_compare(make_app(demo_db), terminal_size=SIZE, run_before=run_before)

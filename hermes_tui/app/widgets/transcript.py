@@ -232,7 +232,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Binding("down,j", "scroll_down", "Down", show=False),
         Binding("home", "first", "Top", show=False),
         Binding("end", "last", "Bottom", show=False),
-        Binding("e", "toggle_folds", "Expand/collapse", show=False),
+        Binding("x", "toggle_folds", "Expand/collapse", show=False),
     ]
 
     class WindowChanged(Message):
