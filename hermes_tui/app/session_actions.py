@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
@@ -153,15 +153,28 @@ def rename(screen: MainScreen) -> None:
 
 
 def delete(screen: MainScreen) -> None:
+    """The list's selection when there is one, else the session under the cursor."""
     if refuse_if_read_only(screen, "delete"):
         return
-    sid = _need_session(screen)
-    if sid is None or screen.db is None:
+    if screen.db is None:
         return
     from hermes_tui.app.screens.delete import DeleteDialog
 
-    # The session list has no multi-selection API: a delete acts on one session.
-    screen.app.push_screen(DeleteDialog(screen, screen.db, [sid]))
+    sessions = screen.session_list
+    selected = sessions.selected_ids
+    if selected:
+        ids, from_selection = selected, True
+    else:
+        sid = _need_session(screen)
+        if sid is None:
+            return
+        ids, from_selection = [sid], False
+
+    def done(result: dict[str, Any] | None) -> None:
+        if result is not None and from_selection:
+            sessions.clear_selection()
+
+    screen.app.push_screen(DeleteDialog(screen, screen.db, ids, selection=from_selection), done)
 
 
 def prune(screen: MainScreen) -> None:

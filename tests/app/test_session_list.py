@@ -113,8 +113,9 @@ async def test_empty_list_and_highlight_messages() -> None:
 def test_columns_fit_every_width() -> None:
     for width in (30, 40, 60, 80, 120, 200):
         cols = layout_columns(width)
-        assert sum(w for _c, w in cols) + len(cols) - 1 <= max(width, 8 + 2 + 10 + 2)
+        assert sum(w for _c, w in cols) + len(cols) - 1 <= max(width, 8 + 1 + 2 + 10 + 3)
     assert [c.key for c, _ in layout_columns(120)] == [
+        "sel",
         "mark",
         "title",
         "source",

@@ -103,3 +103,26 @@ def test_stats_screen(snap_compare, pinned_db: Path) -> None:  # type: ignore[no
         await settle(pilot)
 
     assert snap_compare(make_app(pinned_db, read_only=True), terminal_size=SIZE, run_before=run_before)
+
+
+async def _select_rows(pilot: Pilot[None]) -> None:
+    """Rows 1-2 by space, 5-7 by a shift range; the toasts are cleared (they expire on a timer)."""
+    await settle(pilot)
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await pilot.press("down", "space", "space", "down", "down", "shift+down", "shift+down")
+    await settle(pilot)
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+def test_list_selection(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=_select_rows)
+
+
+def test_delete_many_confirmation(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _select_rows(pilot)
+        await pilot.press("D")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)

@@ -164,3 +164,42 @@ def test_meta(db):
     db.set_meta("k", "v")
     db.set_meta("k", "w")
     assert db.get_meta("k") == "w"
+
+
+def test_plan_delete_counts_cascade_and_orphans(db):
+    db.create_session("root", "cli")
+    db.create_session("sub", "cli", parent_session_id="root", model_config={"_delegate_from": "root"})
+    db.create_session("subsub", "cli", parent_session_id="sub", model_config={"_delegate_from": "sub"})
+    db.create_session("br", "cli", parent_session_id="root", model_config={"_branched_from": "root"})
+    db.create_session("kid", "cli", parent_session_id="sub")  # untagged child of a cascaded delegate
+    db.create_session("other", "cli")
+    for sid, n in (("root", 2), ("sub", 3), ("subsub", 1), ("br", 4), ("other", 5)):
+        for j in range(n):
+            db.append_message(sid, "user", f"{sid} {j}")
+    before = (count(db, "sessions"), count(db, "messages"))
+    plan = db.plan_delete(["root", "ghost", "root", "other"])
+    assert plan["ids"] == ["root", "other"] and plan["missing"] == 1
+    assert sorted(plan["cascade_ids"]) == ["sub", "subsub"]
+    assert plan["sessions"] == 4 and plan["messages"] == 2 + 3 + 1 + 5
+    orphans = {o["id"]: o for o in plan["orphans"]}
+    assert set(orphans) == {"br", "kid"}
+    assert orphans["br"]["edge_kind"] == "branch" and orphans["br"]["parent_session_id"] == "root"
+    assert orphans["kid"]["parent_session_id"] == "sub"
+    assert (count(db, "sessions"), count(db, "messages")) == before  # reads only
+    out = db.delete_sessions_batched(plan["ids"] + plan["cascade_ids"], cascade_delegates=False)
+    assert out["deleted"] == plan["sessions"]
+    assert count(db, "messages") == before[1] - plan["messages"]
+    assert db.get_session("br")["parent_session_id"] is None
+    assert db.get_session("kid")["parent_session_id"] is None
+    assert db.plan_delete([]) == {
+        "ids": [], "missing": 0, "cascade_ids": [], "sessions": 0, "messages": 0, "orphans": []
+    }
+
+
+def test_plan_delete_many_ids_in_chunks(db):
+    ids = [f"m{i:04d}" for i in range(1000)]
+    db._execute_write(lambda c: c.executemany(
+        "INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, 'cli', ?, 1)",
+        [(sid, 1.0 + i) for i, sid in enumerate(ids)]))
+    plan = db.plan_delete(list(reversed(ids)))
+    assert plan["ids"] == list(reversed(ids)) and plan["messages"] == 1000 and not plan["orphans"]

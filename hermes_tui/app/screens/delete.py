@@ -29,34 +29,48 @@ def _label(row: dict[str, Any]) -> Text:
     return text
 
 
+#: Rows listed per section of the confirmation; the counts above each section are exact.
+SHOWN_ROWS = 200
+
+
 def delete_plan(db: SessionDB, ids: list[str]) -> dict[str, Any]:
-    """Rows to delete, the delegate children that cascade and the children orphaned (worker)."""
-    rows = db.list_rows(ids)
-    cascade = [c for c in db.delegate_children(ids) if c not in ids]
-    gone = set(ids) | set(cascade)
-    orphans: list[dict[str, Any]] = []
-    for sid in ids:
-        for d in db.get_descendants(sid):
-            if d.get("depth") == 1 and d["id"] not in gone and all(o["id"] != d["id"] for o in orphans):
-                orphans.append(d)
+    """`SessionDB.plan_delete` plus list rows for the first `SHOWN_ROWS` of each section (worker).
+
+    Counting is done by the store in chunks; only the rows shown are read, so a selection of
+    100k sessions costs a few chunked queries, not 100k lineage walks.
+    """
+    plan = db.plan_delete(ids)
     return {
-        "rows": rows,
-        "cascade": cascade,
-        "cascade_rows": db.list_rows(cascade) if cascade else [],
-        "orphans": orphans,
+        **plan,
+        "rows": db.list_rows(plan["ids"][:SHOWN_ROWS]),
+        "cascade_rows": db.list_rows(plan["cascade_ids"][:SHOWN_ROWS]),
     }
 
 
-class DeleteDialog(ActionDialog[dict[str, Any] | None]):
-    """Confirm, then `delete_sessions_batched(ids + cascade, cascade_delegates=False)`."""
+def _more(text: Text, shown: int, total: int) -> None:
+    if total > shown:
+        text.append(f"  … and {total - shown:,} more\n", style="dim")
 
-    def __init__(self, main: MainScreen, db: SessionDB, ids: list[str]) -> None:
+
+class DeleteDialog(ActionDialog[dict[str, Any] | None]):
+    """Confirm, then `delete_sessions_batched(ids + cascade, cascade_delegates=False)`.
+
+    Works on one session or on the list's selection; the delete runs in short batches (the
+    store's `BATCH_MESSAGES`, or `batch_messages` when set) and Cancel/Esc stops it between two.
+    """
+
+    batch_messages: int | None = None
+
+    def __init__(self, main: MainScreen, db: SessionDB, ids: list[str], *, selection: bool = False) -> None:
         super().__init__(main, db)
         self.ids = list(dict.fromkeys(ids))
+        self.selection = selection
         self.plan: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
-        noun = "session" if len(self.ids) == 1 else f"{len(self.ids)} sessions"
+        noun = "session" if len(self.ids) == 1 else f"{len(self.ids):,} sessions"
+        if self.selection:
+            noun = f"the {noun} selected" if len(self.ids) > 1 else "the selected session"
         with Vertical(id="dialog", classes="delete"):
             yield Static(Text(f"Delete {noun}?", style="bold"), id="dialog-title")
             with VerticalScroll(id="dialog-body"):
@@ -83,29 +97,39 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
     def _show_plan(self, plan: dict[str, Any]) -> None:
         self.plan = plan
         text = Text()
-        if not plan["rows"]:
+        if not plan["ids"]:
             text.append("These sessions no longer exist.")
+        elif len(plan["ids"]) > 1:
+            text.append(f"Selected ({len(plan['ids']):,}):\n", style="bold")
         for row in plan["rows"]:
             text.append_text(_label(row))
             text.append("\n")
-        if plan["cascade_rows"]:
-            text.append(f"\nDelegate children deleted with it ({len(plan['cascade_rows'])}):\n", style="bold")
+        _more(text, len(plan["rows"]), len(plan["ids"]))
+        if plan["missing"]:
+            text.append(f"  {plan['missing']:,} selected session(s) no longer exist\n", style="dim")
+        cascade = plan["cascade_ids"]
+        if cascade:
+            text.append(f"\nDelegate children deleted with it ({len(cascade):,}):\n", style="bold")
             for row in plan["cascade_rows"]:
                 text.append_text(_label(row))
                 text.append("\n")
+            _more(text, len(plan["cascade_rows"]), len(cascade))
         else:
             text.append("\nNo delegate children cascade.\n")
-        if plan["orphans"]:
-            text.append(f"\nChildren kept and orphaned ({len(plan['orphans'])}):\n", style="bold")
-            for row in plan["orphans"]:
+        orphans = plan["orphans"]
+        if orphans:
+            text.append(f"\nChildren kept and orphaned ({len(orphans):,}):\n", style="bold")
+            for row in orphans[:SHOWN_ROWS]:
                 text.append_text(_label(row))
                 text.append(f"  ({row.get('edge_kind') or 'child'})")
                 text.append("\n")
-        total = len(plan["rows"]) + len(plan["cascade_rows"])
-        msgs = sum(int(r.get("message_count") or 0) for r in plan["rows"] + plan["cascade_rows"])
-        text.append(f"\n{total} session(s) and {msgs} message(s) will be deleted. This cannot be undone.")
+            _more(text, min(len(orphans), SHOWN_ROWS), len(orphans))
+        text.append(
+            f"\n{plan['sessions']:,} session(s) and {plan['messages']:,} message(s) will be deleted. "
+            "This cannot be undone."
+        )
         self.query_one("#delete-plan", Static).update(text)
-        self.query_one("#confirm", Button).disabled = not plan["rows"]
+        self.query_one("#confirm", Button).disabled = not plan["ids"]
 
     @on(Button.Pressed, "#confirm")
     def _confirm(self, event: Button.Pressed) -> None:
@@ -117,17 +141,18 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         self.add_class("-running")
         self.query_one("#confirm", Button).disabled = True
         self.status("deleting…")
-        self.delete_worker(self.ids + self.plan["cascade"])
+        self.delete_worker(list(self.plan["ids"]) + list(self.plan["cascade_ids"]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-run", description="delete sessions")
     def delete_worker(self, ids: list[str]) -> None:
         def progress(done: int, total: int) -> None:
             self.app.call_from_thread(self._progress, done, total)
 
+        extra = {} if self.batch_messages is None else {"batch_messages": self.batch_messages}
         try:
             with self.lock_watch():
                 result = self.db.delete_sessions_batched(
-                    ids, cascade_delegates=False, progress=progress, cancel=self.cancel_event
+                    ids, cascade_delegates=False, progress=progress, cancel=self.cancel_event, **extra
                 )
         except WaitAbandoned:
             self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock")
@@ -139,6 +164,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=max(total, 1), progress=done)
+        if not self.cancel_event.is_set():
+            self.status(f"deleting… {done:,} of {total:,} session(s) (Esc stops after this batch)")
 
     def _finished(self, result: dict[str, Any] | None, error: str | None) -> None:
         self.busy = False
@@ -150,9 +177,11 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             self.changed(tuple(self.ids))
             return
         word = "cancelled" if result["cancelled"] else "done"
-        msg = f"Delete {word}: {result['deleted']} of {result['requested']} session(s) deleted"
+        msg = f"Delete {word}: {result['deleted']:,} of {result['requested']:,} session(s) deleted"
         if result["skipped"]:
-            msg += f", {result['skipped']} skipped"
+            msg += f", {result['skipped']:,} skipped (already gone)"
+        elif result["cancelled"]:
+            msg += f", {result['requested'] - result['deleted']:,} kept"
         self.changed(tuple(result["deleted_ids"]))
         self.main.notify(msg + ".", title="Deleted", markup=False)
         self.dismiss(result)

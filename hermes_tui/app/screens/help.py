@@ -31,7 +31,10 @@ def binding_rows(sections: Iterable[tuple[str, Iterable[Binding]]]) -> list[tupl
             if not b.description or b.action in seen:
                 continue
             seen.add(b.action)
-            keys = ", ".join(k.replace("slash", "/").replace("question_mark", "?") for k in b.key.split(","))
+            keys = ", ".join(
+                k.replace("slash", "/").replace("question_mark", "?").replace("asterisk", "*")
+                for k in b.key.split(",")
+            )
             rows.append((section, keys, b.description))
     return rows
 

@@ -378,7 +378,7 @@ class MainScreen(Screen[None]):
         sessions.loading = False
         self.last_order_seconds = message.seconds
         sessions.set_order(message.ids, keep=message.keep)
-        sessions.border_title = f"Sessions {len(message.ids):,}"
+        self._update_list_title()
         sessions.border_subtitle = self._filter_summary()
         self._update_info()
         if not message.ids:
@@ -390,6 +390,18 @@ class MainScreen(Screen[None]):
             )
             self.query_one("#transcript-title", Static).update(Text(""))
             self.query_one("#lineage", LineageTree).show_lineage(None)
+
+    def _update_list_title(self) -> None:
+        """``Sessions N`` and, when rows are marked, ``· M selected``."""
+        sessions = self.session_list
+        title = f"Sessions {sessions.total:,}"
+        if sessions.selection:
+            title += f" · {len(sessions.selection):,} selected"
+        sessions.border_title = title
+
+    @on(SessionList.SelectionChanged)
+    def _selection_changed(self, message: SessionList.SelectionChanged) -> None:
+        self._update_list_title()
 
     def _filter_summary(self) -> str:
         parts = []

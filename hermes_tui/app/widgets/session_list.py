@@ -17,6 +17,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events, work
+from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -53,7 +54,10 @@ class Column:
     min_total: int = 0
 
 
+SELECTED_MARK = "●"
+
 COLUMNS: tuple[Column, ...] = (
+    Column("sel", "", 1),
     Column("mark", "", 2),
     Column("title", "Title / first prompt", 0),
     Column("source", "Source", 9, min_total=40),
@@ -84,6 +88,11 @@ class SessionList(ScrollView, can_focus=True):
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
         Binding("enter", "select", "Open", show=False),
+        Binding("space", "toggle_mark", "Select / unselect and move down", show=False),
+        Binding("shift+up", "extend_up", "Extend the selection up", show=False),
+        Binding("shift+down", "extend_down", "Extend the selection down", show=False),
+        Binding("ctrl+a,asterisk", "mark_all", "Select every session of the current filter", show=False),
+        Binding("escape", "clear_marks", "Clear the selection (when any)", show=False),
     ]
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -93,6 +102,8 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--dim",
         "session-list--mark",
         "session-list--untitled",
+        "session-list--selected",
+        "session-list--selected-mark",
     }
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -112,6 +123,13 @@ class SessionList(ScrollView, can_focus=True):
             super().__init__()
             self.session_id = session_id
             self.index = index
+
+    class SelectionChanged(Message):
+        """The set of marked sessions changed (the screen shows the count)."""
+
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
 
     class PageLoaded(Message):
         """A worker fetched a page of rows (private to the widget)."""
@@ -147,6 +165,9 @@ class SessionList(ScrollView, can_focus=True):
         self._pending: set[int] = set()
         self._generation = 0
         self.page_fetches = 0
+        self.selection: set[str] = set()
+        self._anchor: int | None = None
+        self._range_base: set[str] = set()
 
     # ------------------------------------------------------------------ data
     @property
@@ -180,6 +201,14 @@ class SessionList(ScrollView, can_focus=True):
         self._ids = ids
         self._pages.clear()
         self._pending.clear()
+        self._anchor = None
+        if self.selection:
+            # Marks only ever name sessions of the current order: a reload drops the ids that
+            # are gone (deleted, or filtered out), so an action never hits an unseen session.
+            kept = self.selection.intersection(ids)
+            if kept != self.selection:
+                self.selection = kept
+                self.post_message(self.SelectionChanged(len(kept)))
         index = 0
         if keep is not None:
             try:
@@ -263,23 +292,97 @@ class SessionList(ScrollView, can_focus=True):
         self.refresh()
         self.post_message(self.Highlighted(self.selected_id, new))
 
+    # ------------------------------------------------------------------ selection
+    @property
+    def selected_ids(self) -> list[str]:
+        """The marked ids in list order (one pass over the order; no rows are read)."""
+        if not self.selection:
+            return []
+        marked = self.selection
+        return [i for i in self._ids if i in marked]
+
+    def _selection_changed(self) -> None:
+        self.refresh()
+        self.post_message(self.SelectionChanged(len(self.selection)))
+
+    def set_selection(self, ids: set[str] | Sequence[str]) -> None:
+        """Mark exactly ``ids`` (those of the current order)."""
+        self.selection = set(ids).intersection(self._ids) if ids else set()
+        self._anchor = None
+        self._selection_changed()
+
+    def clear_selection(self) -> None:
+        """Drop every mark."""
+        self._anchor = None
+        if self.selection:
+            self.selection = set()
+            self._selection_changed()
+
+    def action_toggle_mark(self) -> None:
+        sid = self.selected_id
+        if sid is None:
+            return
+        self._anchor = None
+        if sid in self.selection:
+            self.selection.discard(sid)
+        else:
+            self.selection.add(sid)
+        self._selection_changed()
+        self.cursor += 1
+
+    def _extend_to(self, index: int) -> None:
+        if not self._ids:
+            return
+        if self._anchor is None:
+            self._anchor = self.cursor
+            self._range_base = set(self.selection)
+        index = max(0, min(index, len(self._ids) - 1))
+        lo, hi = sorted((self._anchor, index))
+        self.selection = self._range_base.union(self._ids[lo : hi + 1])
+        self.cursor = index
+        self._selection_changed()
+
+    def action_extend_up(self) -> None:
+        self._extend_to(self.cursor - 1)
+
+    def action_extend_down(self) -> None:
+        self._extend_to(self.cursor + 1)
+
+    def action_mark_all(self) -> None:
+        """Mark every id of the current order (ids only: 100k ids are a set, not rows)."""
+        self._anchor = None
+        self.selection = set(self._ids)
+        self._selection_changed()
+
+    def action_clear_marks(self) -> None:
+        """Escape clears the marks; without marks it falls through to the screen's Back."""
+        if not self.selection:
+            raise SkipAction()
+        self.clear_selection()
+
     # ------------------------------------------------------------------ actions
     def action_cursor_up(self) -> None:
+        self._anchor = None
         self.cursor -= 1
 
     def action_cursor_down(self) -> None:
+        self._anchor = None
         self.cursor += 1
 
     def action_page_up(self) -> None:
+        self._anchor = None
         self.cursor -= self._body_height
 
     def action_page_down(self) -> None:
+        self._anchor = None
         self.cursor += self._body_height
 
     def action_first(self) -> None:
+        self._anchor = None
         self.cursor = 0
 
     def action_last(self) -> None:
+        self._anchor = None
         self.cursor = len(self._ids) - 1
 
     def action_select(self) -> None:
@@ -292,6 +395,10 @@ class SessionList(ScrollView, can_focus=True):
             return
         index = int(self.scroll_offset.y) + offset.y - 1
         if 0 <= index < len(self._ids):
+            if event.shift:
+                self._extend_to(index)
+                return
+            self._anchor = None
             self.cursor = index
             if event.chain >= 2:
                 self.action_select()
@@ -321,11 +428,17 @@ class SessionList(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         row = self.row_at(index)
         style = base
+        marked = bool(self.selection) and self._ids[index] in self.selection
+        if marked:
+            style = style + self._style("session-list--selected")
         if index == self.cursor:
-            style = base + self._style("session-list--cursor")
+            style = style + self._style("session-list--cursor")
         if row is None:
-            return self._plain_strip(Text(" …"), width, style + self._style("session-list--placeholder"))
-        return self._row_strip(row, width, style)
+            mark = SELECTED_MARK if marked else " "
+            return self._plain_strip(
+                Text(mark + " …"), width, style + self._style("session-list--placeholder")
+            )
+        return self._row_strip(row, width, style, marked)
 
     def _plain_strip(self, text: Text, width: int, style: Style) -> Strip:
         segments = list(text.render(self.app.console))
@@ -343,6 +456,8 @@ class SessionList(ScrollView, can_focus=True):
 
     def _cell(self, col: Column, row: dict[str, Any], width: int) -> Text:
         key = col.key
+        if key == "sel":
+            return Text("")
         if key == "mark":
             mark = EDGE_MARKS.get(row.get("edge_kind") or "", " ")
             kids = "+" if (row.get("child_count") or 0) > 0 else " "
@@ -367,13 +482,16 @@ class SessionList(ScrollView, can_focus=True):
             return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
         return Text("")
 
-    def _row_strip(self, row: dict[str, Any], width: int, style: Style) -> Strip:
+    def _row_strip(self, row: dict[str, Any], width: int, style: Style, marked: bool = False) -> Strip:
         segments: list[Segment] = []
         console = self.app.console
         for i, (col, w) in enumerate(layout_columns(width)):
             if i:
                 segments.append(Segment(" "))
-            cell = self._cell(col, row, w)
+            if col.key == "sel":
+                cell = Text(SELECTED_MARK if marked else "", style=self._style("session-list--selected-mark"))
+            else:
+                cell = self._cell(col, row, w)
             cell.no_wrap = True
             cell.overflow = "ellipsis"
             cell.truncate(w, overflow="ellipsis", pad=False)
