@@ -204,7 +204,8 @@ async def test_prune_preview_confirm(demo_db: Path) -> None:
         assert plan is not None and plan["sessions"] >= 1
         text = plain(dialog.query_one("#prune-preview", Static))
         assert f"{plan['sessions']} session(s)" in text
-        assert "Excluded" in text and "still open" in text
+        summary = plain(dialog.query_one("#prune-excluded-summary", Static))
+        assert "Excluded" in summary and "still open" in summary
         ids = list(plan["ids"]) + list(plan["cascade_ids"])
         dialog.query_one("#prune-export", Checkbox).value = True
         await pilot.click("#confirm")

@@ -126,3 +126,19 @@ def test_delete_many_confirmation(snap_compare, pinned_db: Path) -> None:  # typ
         await settle(pilot)
 
     assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_prune_excluded_list(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.test_prune_excluded import add_bulk
+
+    add_bulk(pinned_db)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("P")
+        await settle(pilot)
+        pilot.app.screen.query_one("#prune-days", Input).value = ""
+        pilot.app.screen.query_one("#prune-title", Input).value = "bulk"
+        await settle(pilot, rounds=3)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
@@ -46,6 +51,60 @@ def _bytes(n: int) -> str:
     return f"{n} B"
 
 
+def excluded_summary(rows: Sequence[dict[str, Any]]) -> Text:
+    """``Excluded (N): 3 still open · 1 pinned …`` — every reason with its count, commonest first."""
+    text = Text()
+    text.append(f"Excluded ({len(rows):,})", style="bold")
+    counts = Counter(str(r.get("reason") or "excluded") for r in rows)
+    text.append(": " + " · ".join(f"{n:,} {reason}" for reason, n in counts.most_common()))
+    return text
+
+
+class ExcludedList(ScrollView, can_focus=True):
+    """Every row `plan_prune` held back, one line each with its reason (Line API, no cap)."""
+
+    COMPONENT_CLASSES = {"excluded-list--reason"}
+
+    def __init__(self, *, id: str | None = None) -> None:  # noqa: A002 - Textual's keyword
+        super().__init__(id=id, classes="-empty")
+        self.rows: list[dict[str, Any]] = []
+
+    def set_rows(self, rows: Sequence[dict[str, Any]]) -> None:
+        self.rows = list(rows)
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
+        self.scroll_to(y=0, animate=False, force=True)
+        self.set_class(not self.rows, "-empty")
+        self.refresh(layout=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.rows))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.rows)
+
+    def line_text(self, index: int) -> Text:
+        """One excluded row: id, reason, title (agent text, never markup)."""
+        row = self.rows[index]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{row['id']}  ")
+        text.append(
+            str(row.get("reason") or ""), style=self.get_component_rich_style("excluded-list--reason")
+        )
+        title = one_line(row.get("title"), 60)
+        if title:
+            text.append(f"  {title}")
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        index = int(self.scroll_offset.y) + y
+        if not 0 <= index < len(self.rows):
+            return Strip.blank(width, self.rich_style)
+        text = self.line_text(index)
+        text.truncate(width, overflow="ellipsis")
+        return Strip(list(text.render(self.app.console))).crop_extend(0, width, self.rich_style)
+
+
 class PruneDialog(ActionDialog[dict[str, Any] | None]):
     """Deletes exactly `plan["ids"] + plan["cascade_ids"]` of the preview the user confirmed."""
 
@@ -64,6 +123,8 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             yield Checkbox("export to JSONL (under ~) before deleting", id="prune-export", compact=True)
             with VerticalScroll(id="dialog-body"):
                 yield Static(Text("computing the preview…"), id="prune-preview")
+            yield Static(Text(""), id="prune-excluded-summary", classes="-empty")
+            yield ExcludedList(id="prune-excluded")
             yield ProgressBar(id="progress", show_eta=False)
             yield Static(Text(""), id="status")
             with Horizontal(id="buttons"):
@@ -112,6 +173,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.query_one("#confirm", Button).disabled = True
         if kw is None:
             self.query_one("#prune-preview", Static).update(Text(error or ""))
+            self._show_excluded([])
             return
         self.preview_worker(kw)
 
@@ -129,6 +191,14 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
 
     def _show_error(self, error: str) -> None:
         self.query_one("#prune-preview", Static).update(Text(error))
+        self._show_excluded([])
+
+    def _show_excluded(self, rows: Sequence[dict[str, Any]]) -> None:
+        """The reason counts above a scrollable list of every excluded row."""
+        summary = self.query_one("#prune-excluded-summary", Static)
+        summary.update(excluded_summary(rows) if rows else Text(""))
+        summary.set_class(not rows, "-empty")
+        self.query_one("#prune-excluded", ExcludedList).set_rows(rows)
 
     def _show_plan(self, kw: dict[str, Any], plan: dict[str, Any]) -> None:
         if self.filters()[0] != kw:
@@ -151,13 +221,8 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 text.append(f"\n  {row['id']}")
         if plan["cascade_open"]:
             text.append(f"\nOpen delegate children kept (orphaned): {len(plan['cascade_open'])}")
-        if plan["excluded"]:
-            text.append(f"\nExcluded ({len(plan['excluded'])}):", style="bold")
-            for row in plan["excluded"][:8]:
-                text.append(f"\n  {row['id']}  {row['reason']}")
-            if len(plan["excluded"]) > 8:
-                text.append(f"\n  … and {len(plan['excluded']) - 8} more")
         self.query_one("#prune-preview", Static).update(text)
+        self._show_excluded(plan["excluded"])
         self.query_one("#confirm", Button).disabled = not plan["ids"]
 
     # ------------------------------------------------------------------ run
