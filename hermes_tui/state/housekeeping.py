@@ -132,6 +132,35 @@ def collect_delegate_children(conn: apsw.Connection, parent_ids: Sequence[str]) 
     return sorted(found - seeds)
 
 
+#: Above this many seeds `plan_delete` walks delegate markers from one scan (see below).
+DELEGATE_SCAN_SEEDS = 400
+
+
+def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) -> list[str]:
+    """`collect_delegate_children` for large seed sets: the marker has no index, so each of its
+    400-id chunks is a full scan; this reads the marked rows once and walks them in Python."""
+    df = Q.delegate_from("sessions")
+    by_marker: dict[str, list[str]] = {}
+    by_parent: dict[str, list[str]] = {}
+    for sid, marker, parent in conn.execute(f"SELECT id, {df}, parent_session_id FROM sessions WHERE {df} IS NOT NULL"):
+        if isinstance(marker, str):
+            by_marker.setdefault(marker, []).append(sid)
+        if parent:
+            by_parent.setdefault(parent, []).append(sid)
+    seeds = {p for p in parent_ids if p}
+    found = set(seeds)
+    frontier = list(seeds)
+    while frontier:
+        nxt = []
+        for p in frontier:
+            for sid in by_marker.get(p, []) + by_parent.get(p, []):
+                if sid not in found:
+                    found.add(sid)
+                    nxt.append(sid)
+        frontier = nxt
+    return sorted(found - seeds)
+
+
 class HousekeepingMixin(_Core):
     # ------------------------------------------------------------ delete
     def _delete_ids_in(self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()) -> list[str]:
@@ -178,7 +207,8 @@ class HousekeepingMixin(_Core):
 
         present = counts(wanted)
         ids = [i for i in wanted if i in present]
-        cascade = [c for c in collect_delegate_children(conn, ids) if c not in present] if ids else []
+        walk = delegate_closure_one_scan if len(ids) > DELEGATE_SCAN_SEEDS else collect_delegate_children
+        cascade = [c for c in walk(conn, ids) if c not in present] if ids else []
         cascade_counts = counts(cascade)
         cascade = [c for c in cascade if c in cascade_counts]
         gone = set(ids).union(cascade)

@@ -203,3 +203,22 @@ def test_plan_delete_many_ids_in_chunks(db):
         [(sid, 1.0 + i) for i, sid in enumerate(ids)]))
     plan = db.plan_delete(list(reversed(ids)))
     assert plan["ids"] == list(reversed(ids)) and plan["messages"] == 1000 and not plan["orphans"]
+
+
+def test_plan_delete_one_scan_walk_matches_the_chunked_one(db, monkeypatch):
+    from hermes_tui.state import housekeeping
+
+    db.create_session("root", "cli")
+    db.create_session("sub", "cli", parent_session_id="root", model_config={"_delegate_from": "root"})
+    db.create_session("subsub", "cli", parent_session_id="sub", model_config={"_delegate_from": "sub"})
+    db.create_session("loose", "cli", model_config={"_delegate_from": "root"})  # marker only, no parent
+    db.create_session("br", "cli", parent_session_id="root", model_config={"_branched_from": "root"})
+    db.create_session("other", "cli")
+    seeds = ["root", "other"]
+    conn = db._conn()
+    assert housekeeping.delegate_closure_one_scan(conn, seeds) == housekeeping.collect_delegate_children(
+        conn, seeds
+    ) == ["loose", "sub", "subsub"]
+    small = db.plan_delete(seeds)
+    monkeypatch.setattr(housekeeping, "DELEGATE_SCAN_SEEDS", 0)
+    assert db.plan_delete(seeds) == small
