@@ -8,6 +8,7 @@ must become the same MATCH string.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_FTS5_QUERY_CHARS = 2048
@@ -128,3 +129,43 @@ def parse_bool(raw: str) -> BoolQuery:
         negate = False
     cleaned = tuple((tuple(m), tuple(n)) for m, n in groups if m)
     return BoolQuery(cleaned)
+
+
+_PREFIX_TOKEN = re.compile(r"[a-z0-9]+\*")
+
+
+def split_query_tokens(query: str) -> list[str] | None:
+    """Whitespace tokens of a sanitized query with quoted phrases kept whole; None when the
+    query has groups or an unbalanced quote (left alone by the rewrites that use this)."""
+    if "(" in query or ")" in query or query.count('"') % 2:
+        return None
+    return re.findall(r'"[^"]*"\S*|\S+', query)
+
+
+def expand_prefixes(query: str, terms_for: Callable[[str], list[str] | None]) -> str | None:
+    """Rewrite each bare ASCII `prefix*` as `("t1" OR "t2" …)` over the index's own terms.
+
+    The match set is the same, but FTS5 evaluates a prefix by merging every matching doclist
+    in full on each MATCH, which makes a newest-first scan (several short MATCHes) pay that
+    cost every time. `terms_for(prefix)` returns the terms, or None to keep the prefix.
+    Implicit ANDs next to a group are made explicit (FTS5 requires it). None: nothing changed.
+    """
+    tokens = split_query_tokens(query)
+    if not tokens:
+        return None
+    out: list[str] = []
+    changed = False
+    for i, tok in enumerate(tokens):
+        low = tok.lower()
+        terms = terms_for(low[:-1]) if _PREFIX_TOKEN.fullmatch(low) else None
+        if not terms:
+            out.append(tok)
+            continue
+        group = "(" + " OR ".join('"' + t.replace('"', '""') + '"' for t in terms) + ")"
+        if out and out[-1].upper() not in OPERATORS:
+            out.append("AND")
+        out.append(group)
+        if i + 1 < len(tokens) and tokens[i + 1].upper() not in OPERATORS:
+            out.append("AND")
+        changed = True
+    return " ".join(out) if changed else None

@@ -243,3 +243,44 @@ def test_t74_read_only_search_works(fixture_f, db_path):
         assert ids(ro.search_messages("日本語")) == [5]
     finally:
         ro.close()
+
+
+def test_newest_first_prefix_expansion_matches_the_prefix_query(db):
+    """Newest-first rewrites `deploy*` over the index's own terms; the rows found must be exactly
+    those the prefix query finds, in timestamp order, with every operator around it."""
+    from hermes_tui.state.fts_query import expand_prefixes
+
+    db.create_session("p", "cli")
+    words = ["deploy", "deployed", "Deployment", "deploying now", "redeploy", "dep", "x deploy y",
+             "error deploys", "error", "deployé", "y"]
+    for i, w in enumerate(words * 3):
+        db.append_message("p", "user", f"{w} {i % 4}", timestamp=1000.0 + (i * 7919) % 97)
+    conn = db._conn()
+    for q in ["deploy*", "Deploy*", "error deploy*", "deploy* error", "y OR deploy*", "deploy* NOT error",
+              '"x deploy" deploy*', "dep*", "zzz*", "deploy* 1"]:
+        by_rank = {r["id"] for r in db.search_messages(q, limit=500)}
+        expected = [mid for (mid,) in conn.execute(
+            "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? "
+            "ORDER BY m.timestamp DESC, m.id DESC", (q,))]
+        got = db.search(q, sort="newest", limit=500)
+        assert got.route == "fts5"
+        assert {r["id"] for r in got.results} == by_rank == set(expected), q
+        assert [r["timestamp"] for r in got.results] == sorted((r["timestamp"] for r in got.results), reverse=True)
+        top = db.search(q, sort="newest", limit=5).results
+        assert [r["timestamp"] for r in top] == [r["timestamp"] for r in got.results[:5]], q
+    assert expand_prefixes("deploy*", db._prefix_terms) == (
+        '("deploy" OR "deploye" OR "deployed" OR "deploying" OR "deployment" OR "deploys")'
+    )  # deployé: folded
+    assert db._prefix_terms("zzz") is None
+
+
+def test_expand_prefixes_keeps_operators_and_leaves_groups_alone():
+    from hermes_tui.state.fts_query import expand_prefixes
+
+    terms = {"dep": ["dep", "deploy"], "err": ["error"]}.get
+    assert expand_prefixes("a dep* b", terms) == 'a AND ("dep" OR "deploy") AND b'
+    assert expand_prefixes("a OR dep*", terms) == 'a OR ("dep" OR "deploy")'
+    assert expand_prefixes("a NOT err*", terms) == 'a NOT ("error")'
+    assert expand_prefixes('"dep* x"', terms) is None
+    assert expand_prefixes("(a) dep*", terms) is None
+    assert expand_prefixes("none* here", terms) is None
