@@ -21,7 +21,6 @@ import apsw
 from .errors import NotADatabaseError, ReadOnlyError, StoreError
 from .schema import BUSY_TIMEOUT_MS
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 BUSY_POLL_S = (0.001, 0.004)  # how often a blocked connection retries the lock (random in range)
 
 
@@ -49,21 +48,24 @@ def busy_handler(timeout_ms: int = BUSY_TIMEOUT_MS) -> Callable[[int], bool]:
 
 
 def check_sqlite_file(path: Path) -> bool:
-    """True if `path` exists and is non-empty; raise if it is not an SQLite file."""
+    """True if `path` exists and is non-empty; raise if it is a folder or unreadable.
+
+    Never opens the file itself: closing *any* descriptor on a database releases every POSIX
+    lock this process holds on it (SQLite's "how to corrupt" §2.2), so a header read here while
+    another connection of ours had the file open let other processes delete its WAL from under
+    it. Whether the content is SQLite is left to SQLite's own open (`NotADBError`).
+    """
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(16)
+        st = os.stat(path)
     except FileNotFoundError:
         return False
-    except IsADirectoryError as exc:
-        raise NotADatabaseError(f"{path} is a directory, not an SQLite database") from exc
     except PermissionError as exc:
         raise ReadOnlyError(f"cannot read {path}: permission denied") from exc
-    if not head:
-        return False
-    if head != SQLITE_MAGIC:
-        raise NotADatabaseError(f"{path} is not an SQLite database (bad header)")
-    return True
+    if stat.S_ISDIR(st.st_mode):
+        raise NotADatabaseError(f"{path} is a directory, not an SQLite database")
+    if not os.access(path, os.R_OK):
+        raise ReadOnlyError(f"cannot read {path}: permission denied")
+    return st.st_size > 0
 
 
 def create_private_file(path: Path) -> None:

@@ -155,3 +155,21 @@ def test_threads_get_their_own_connection(db):
         t.join(20)
     assert errors == []
     assert db.get_session("s")["message_count"] == 40 and count(db, "messages") == 40
+
+
+def test_a_second_open_keeps_the_first_connections_locks(db, db_path):
+    """Opening another SessionDB on a file we already hold must not drop our POSIX locks: if it
+    did, another process closing its connection would think it was the last one and delete the
+    WAL and shm under us (the next read fails with a disk I/O error)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    db.create_session("s", "cli")
+    db.append_message("s", "user", "kept in the WAL")
+    second = SessionDB(db_path)
+    second.close()  # the second store's own connections go; the first must keep its locks
+    code = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM sessions').fetchall(); c.close()"
+    subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, timeout=30)
+    assert Path(str(db_path) + "-wal").exists() and Path(str(db_path) + "-shm").exists()
+    assert db.get_messages("s")[0]["content"] == "kept in the WAL"
