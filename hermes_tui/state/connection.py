@@ -108,7 +108,7 @@ def open_connection(path: Path, *, read_only: bool) -> apsw.Connection:
         # Touch the schema so "not a database" and "cannot open" surface here.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except apsw.NotADBError as exc:
-        raise NotADatabaseError(f"{path} is not an SQLite database: {exc}") from exc
+        raise NotADatabaseError(f"{path} is not an SQLite database (SQLite: {str(exc).removeprefix('NotADBError: ')})") from exc
     except apsw.CorruptError as exc:
         raise NotADatabaseError(f"{path} is corrupt: {exc}") from exc
     except apsw.CantOpenError as exc:

@@ -82,10 +82,17 @@ async def test_search_open_hit_step_and_back_restores(demo_db: Path) -> None:
         search = main.query_one("#search", SearchPane)
         assert search.shown is not None and search.shown.query == "postgres"
         with SessionDB(demo_db, read_only=True, migrate=False) as db:
-            outcome = db.search("postgres", limit=50)
+            outcome = db.search("postgres", limit=50, sort="newest")  # the pane's default order
+            ranked = db.search("postgres", limit=50)
         assert [h["id"] for h in search.hits] == [r["id"] for r in outcome.results]
         status = str(main.query_one("#search-status").render())
         assert f"route {outcome.route}" in status
+        main.query_one("#search-sort", Select).value = "rank"  # best match: bm25 order
+        await settle(pilot)
+        assert search.shown is not None and search.shown.sort == "rank"
+        assert [h["id"] for h in search.hits] == [r["id"] for r in ranked.results]
+        main.query_one("#search-sort", Select).value = "newest"
+        await settle(pilot)
         assert len(search.hits) >= 3
         await pilot.press("down", "down", "enter")
         await settle(pilot)

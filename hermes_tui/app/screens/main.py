@@ -608,7 +608,7 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ search
     def _searcher(self, query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
         assert self.db is not None
-        outcome = self.db.search(query, **kwargs)
+        outcome = self.db.search(query, context=False, **kwargs)  # the pane shows snippets only
         return list(outcome.results), outcome.route
 
     def _titles(self, ids: list[str]) -> dict[str, dict[str, Any]]:

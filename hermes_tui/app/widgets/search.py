@@ -35,6 +35,9 @@ from hermes_tui.app.render import (
 DEBOUNCE_S = 0.05
 RESULT_LIMIT = 50
 ROLES = ("user", "assistant", "tool", "system")
+#: Result orders: newest first is the default while typing (bounded work at any store size);
+#: best match scores every hit with bm25 (upstream's default order).
+SORTS = (("newest first", "newest"), ("best match", "rank"), ("oldest first", "oldest"))
 
 #: ``searcher(query, source_filter=..., role_filter=..., limit=...) -> (results, route)``
 Searcher = Callable[..., tuple[list[dict[str, Any]], str]]
@@ -49,6 +52,7 @@ class SearchRequest:
     query: str
     source: str | None = None
     role: str | None = None
+    sort: str = "newest"
 
 
 @dataclass
@@ -117,6 +121,7 @@ class SearchPane(Vertical):
         with Horizontal(id="search-filters"):
             yield Select[str]([], prompt="any source", id="search-source", compact=True)
             yield Select[str]([(r, r) for r in ROLES], prompt="any role", id="search-role", compact=True)
+            yield Select[str](SORTS, value="newest", allow_blank=False, id="search-sort", compact=True)
         yield Static(Text(""), id="search-status")
         yield OptionList(id="search-results")
 
@@ -130,10 +135,12 @@ class SearchPane(Vertical):
         """The query and filters as they are on screen now."""
         source = self.query_one("#search-source", Select).value
         role = self.query_one("#search-role", Select).value
+        sort = self.query_one("#search-sort", Select).value
         return SearchRequest(
             query=self.query_text.strip(),
             source=source if isinstance(source, str) else None,
             role=role if isinstance(role, str) else None,
+            sort=sort if isinstance(sort, str) else "newest",
         )
 
     def set_sources(self, sources: list[str]) -> None:
@@ -195,6 +202,7 @@ class SearchPane(Vertical):
                 source_filter=[request.source] if request.source else None,
                 role_filter=[request.role] if request.role else None,
                 limit=RESULT_LIMIT,
+                sort=None if request.sort == "rank" else request.sort,
             )
             if worker.is_cancelled:
                 return
