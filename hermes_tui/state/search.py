@@ -356,14 +356,23 @@ class SearchMixin(_Core):
         if not any(r[1] == "cjk_side" for r in conn.execute("PRAGMA database_list")):
             conn.execute("ATTACH DATABASE ? AS cjk_side", (self._side().uri(),))
         where, params = filters
+        match = quote_tokens(raw)
         order = "ORDER BY m.timestamp ASC, m.id ASC" if sort == "oldest" else "ORDER BY m.timestamp DESC, m.id DESC"
+        if sort != "oldest" and limit >= 0:
+            # Newest first (the LIKE route's only order, so also "rank"): bounded rowid walk,
+            # instead of reading every matching message to sort it (a common character: 190 ms).
+            ids = self._newest_ids("side_fts", match, filters, limit + offset)
+            if not ids:
+                return []
+            where = [*where, f"f.rowid BETWEEN {int(min(ids))} AND {int(max(ids))}", f"m.id IN ({placeholders(ids)})"]
+            params = [*params, *ids]
         sql = (
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS _tc, m.timestamp, "
             "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         )
-        return with_marked_snippets(rows_as_dicts(conn.execute(sql, [quote_tokens(raw), *params, limit, offset])), parse_bool(raw).terms)
+        return with_marked_snippets(rows_as_dicts(conn.execute(sql, [match, *params, limit, offset])), parse_bool(raw).terms)
 
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.

@@ -248,3 +248,54 @@ def test_v1_shape_database_migrates_to_v23_and_the_peer_can_write(tmp_path: Path
     peer.call("append_message", "old", "user", content="peer writes after migration")
     assert [h["id"] for h in peer.call("search_messages", "migration")]
     peer.call("close")
+
+
+def _like_ids(path: Path, term: str) -> list[int]:
+    """Rows holding `term` anywhere upstream's LIKE route looks, newest first (the oracle)."""
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        pat = f"%{term}%"
+        return [r[0] for r in conn.execute(
+            "SELECT id FROM messages WHERE content LIKE ? OR tool_name LIKE ? OR tool_calls LIKE ? "
+            "ORDER BY timestamp DESC, id DESC", (pat, pat, pat))]
+    finally:
+        conn.close()
+
+
+def test_side_index_answers_short_cjk_on_a_peer_database_and_follows_its_writes(
+    peer_db, peer_factory, tmp_path: Path, monkeypatch
+) -> None:
+    """A v22 file has no cjk index and must not get one: 1–2 character CJK queries are answered
+    from the side file in the cache folder, exactly the rows LIKE finds, newest first; it catches
+    up with the peer's appends and drops deleted rows; the peer's file is never changed."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path, _old, _ids = peer_db
+    before = _snapshot(path)
+    db = SessionDB(path, migrate=False, read_only=True)
+    try:
+        assert db.search("日本", limit=500).route in ("like_scan", "cjk_side")  # LIKE while it builds
+        db.build_cjk_side_index()
+        assert list((tmp_path / "cache").rglob("*.db")), "the side index lives in the cache folder"
+        for term in ("日本", "東京", "日", "京", "일본", "项目"):
+            out = db.search(term, limit=500)
+            assert out.route == "cjk_side", term
+            assert [h["id"] for h in out.results] == _like_ids(path, term), term
+            assert all(f">>>{term}<<<" in h["snippet"] for h in out.results), term
+            top = db.search(term, limit=3, offset=1).results
+            assert [h["id"] for h in top] == _like_ids(path, term)[1:4], term
+        assert _snapshot(path) == before  # nothing written to the peer's file
+
+        peer = peer_factory(path)
+        peer.call("create_session", "late", "cli")
+        mid = peer.call("append_message", "late", "user", content="新しい日本の話")
+        out = db.search("日本", limit=500)
+        assert out.route == "cjk_side" and out.results[0]["id"] == mid  # caught up inline
+        assert [h["id"] for h in out.results] == _like_ids(path, "日本")
+        gone = next(h["session_id"] for h in out.results if h["session_id"] != "late")
+        peer.call("delete_session", gone)
+        out = db.search("日本", limit=500)
+        assert gone not in {h["session_id"] for h in out.results}
+        assert [h["id"] for h in out.results] == _like_ids(path, "日本")
+    finally:
+        db.close()
+    assert _snapshot(path)["master"] == before["master"]
