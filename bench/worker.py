@@ -272,6 +272,7 @@ def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     shutil.copyfile(src_db, work)
+    os.sync()  # the copy's dirty pages would otherwise be written back during the timed prune
     conn = sqlite3.connect(str(work), timeout=60)
     starts = [r[0] for r in conn.execute("SELECT started_at FROM sessions ORDER BY started_at")]
     msgs_before = conn.execute("SELECT count(*) FROM messages").fetchone()[0]
@@ -321,7 +322,8 @@ def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
         p = Path(str(work) + suffix)
         if p.exists():
             p.unlink()
-    return {"method": used, "prune_s": prune_s, "returned": deleted if isinstance(deleted, int | float) else str(deleted)[:200],
+    return {"method": used, "prune_s": prune_s, "returned": deleted if isinstance(deleted, int | float) else (
+        {k: v for k, v in deleted.items() if k != "deleted_ids"} if isinstance(deleted, dict) else str(deleted)[:200]),
             "sessions_deleted": sess_before + 1 - sess_after, "messages_deleted": msgs_before - (msgs_after - len(live["acked"])),
             "live_max_ms": max(live["lat"]) * 1000 if live["lat"] else None, "live_appends": len(live["lat"]),
             "live_errors": len(live["errors"]), "live_error_samples": live["errors"][:3], "vacuum_s": vacuum_s}
