@@ -10,6 +10,7 @@ from textual.binding import Binding, BindingType
 
 import hermes_tui.app.session_actions  # noqa: F401  (registers rename/delete/prune/export/stats)
 from hermes_tui.app.commands import SessionCommands
+from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
 from hermes_tui.app.styles import stylesheet_paths
 
@@ -48,6 +49,12 @@ class HermesApp(App[None]):
         self.theme_name = theme
         self.path_label = path_label
         self.db: SessionDB | None = None
+        # Open and order the store while Textual starts (see prefetch.py); a stat, no SQL here.
+        self.prefetch: OpenPrefetch | None = None
+        if self.db_path.is_file():
+            from hermes_tui.app.widgets.session_list import PAGE_SIZE
+
+            self.prefetch = OpenPrefetch(self.db_path, read_only, PAGE_SIZE)
 
     def get_default_screen(self) -> Screen[None]:
         from hermes_tui.app.screens.main import MainScreen
@@ -89,6 +96,8 @@ class HermesApp(App[None]):
         self.push_screen(HelpScreen(sections))
 
     async def action_quit(self) -> None:
+        if self.prefetch is not None:
+            self.prefetch.discard()
         if self.db is not None:
             self.db.close()
         self.exit()

@@ -9,6 +9,7 @@ and can jump anywhere in O(1) — no OFFSET scans and no per-page re-sorting by 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -287,7 +288,10 @@ class ListingMixin(_Core):
                 "cost": "COALESCE(s.actual_cost_usd, s.estimated_cost_usd, 0)",
             }[order]
             sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
-        return SessionOrder(flt, order, [r[0] for r in self._conn().execute(sql, params)])
+        # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
+        # steps that each re-take the GIL (which the UI thread holds while it starts: 2x slower).
+        packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
+        return SessionOrder(flt, order, json.loads(packed))
 
     def _last_active_order_sql(self, where: str) -> str:
         """Ids by `last_active`, planned for the store's shape (the result is the same either way).

@@ -423,3 +423,31 @@ async def test_small_terminal_80x24(demo_db: Path) -> None:
         await pilot.press("z")
         await pilot.pause()
         assert not main.query_one("#right").display
+
+
+async def test_open_prefetch_orders_while_textual_starts(demo_db: Path) -> None:
+    """The app opens and orders the store in a thread from its constructor; the screen uses that
+    order and first page (no second `session_order`, no fetch of page 0) and shows the same list
+    as a plain open would."""
+    app = make_app(demo_db)
+    assert app.prefetch is not None
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = main_of(app)
+        sessions = main.query_one("#sessions", SessionList)
+        with SessionDB(demo_db, read_only=True, migrate=False) as db:
+            expected = db.session_order(SessionFilter()).ids
+            first = db.list_rows(expected[:3])
+        assert list(sessions._ids) == expected
+        assert main.last_order_seconds == 0.0  # came from the prefetch
+        assert sessions.page_fetches == 0  # page 0 was seeded
+        assert [sessions.row_at(i)["id"] for i in range(3)] == [r["id"] for r in first]
+        assert app.prefetch.take(demo_db, False) is None  # handed over once
+        await pilot.press("o")  # another order: a normal worker query
+        await settle(pilot)
+        assert main.last_order_seconds > 0.0
+
+
+async def test_no_prefetch_for_a_missing_file(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "nope.db")
+    assert app.prefetch is None

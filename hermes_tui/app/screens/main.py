@@ -124,13 +124,21 @@ class MainScreen(Screen[None]):
         """The database opened (worker → screen)."""
 
         def __init__(
-            self, db: SessionDB, caps: dict[str, Any], sources: list[str], models: list[str]
+            self,
+            db: SessionDB,
+            caps: dict[str, Any],
+            sources: list[str],
+            models: list[str],
+            ids: list[str] | None = None,
+            first_rows: list[dict[str, Any]] | None = None,
         ) -> None:
             super().__init__()
             self.db = db
             self.caps = caps
             self.sources = sources
             self.models = models
+            self.ids = ids  # the default order, when the open prefetch computed it
+            self.first_rows = first_rows or []
 
     class Missing(Message):
         """There is no database file at the path."""
@@ -241,6 +249,10 @@ class MainScreen(Screen[None]):
         if not path.exists():
             self.post_message(self.Missing(path))
             return
+        pre = self.hermes.prefetch.take(path, read_only) if self.hermes.prefetch is not None else None
+        if pre is not None:
+            self.post_message(self.Opened(pre.db, pre.caps, pre.sources, pre.models, pre.ids, pre.first_rows))
+            return
         try:
             db = SessionDB(path, read_only=read_only, migrate=False)
             caps = db.capabilities()
@@ -270,7 +282,11 @@ class MainScreen(Screen[None]):
         search.set_sources(message.sources)
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
-        self.reload_order()
+        if message.ids is not None and self.filter == SessionFilter() and self.order == "last_active":
+            sessions.seed_page(0, message.first_rows)
+            self.post_message(self.OrderLoaded(message.ids, None, 0.0))
+        else:
+            self.reload_order()
 
     @on(Missing)
     async def _missing(self, message: Missing) -> None:

@@ -162,6 +162,7 @@ class SessionList(ScrollView, can_focus=True):
         self.empty_text = "No sessions."
         self._ids: Sequence[str] = ()
         self._pages: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
+        self._seed: tuple[int, list[dict[str, Any]]] | None = None
         self._pending: set[int] = set()
         self._generation = 0
         self.page_fetches = 0
@@ -202,6 +203,9 @@ class SessionList(ScrollView, can_focus=True):
         self._pages.clear()
         self._pending.clear()
         self._anchor = None
+        seed, self._seed = self._seed, None
+        if seed is not None:
+            self._pages[seed[0]] = seed[1]
         if self.selection:
             # Marks only ever name sessions of the current order: a reload drops the ids that
             # are gone (deleted, or filtered out), so an action never hits an unseen session.
@@ -219,6 +223,10 @@ class SessionList(ScrollView, can_focus=True):
         self.cursor = index
         self._scroll_cursor_into_view(center=True)
         self.refresh()
+
+    def seed_page(self, page: int, rows: list[dict[str, Any]]) -> None:
+        """Rows of `page` fetched ahead (the open prefetch): kept for the next `set_order`."""
+        self._seed = (page, rows) if rows else None
 
     def invalidate(self) -> None:
         """Drop cached rows (after a write elsewhere) and fetch the visible page again."""
