@@ -195,6 +195,10 @@ async def test_chain_reader_has_segment_dividers(demo_db: Path) -> None:
         dividers = [i for i in transcript.items if isinstance(i, Divider)]
         assert [d.session_id for d in dividers] == [s["id"] for s in chain]
         assert [i.id for i in transcript.items if not isinstance(i, Divider)] == expected
+        assert transcript.end < len(transcript.items)  # a first window; the rest on scrolling
+        while transcript.end < len(transcript.items):
+            await transcript.grow("after")
+        await settle(pilot)
         assert len(transcript.query(".segment-divider")) == 3
 
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import events, work
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -163,6 +164,9 @@ class SessionList(ScrollView, can_focus=True):
         self._ids: Sequence[str] = ()
         self._pages: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
         self._seed: tuple[int, list[dict[str, Any]]] | None = None
+        # Drawn rows: building a row's Text and rendering it costs ~1 ms, and every frame redraws
+        # every visible line. Keyed by everything a row's look depends on.
+        self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
         self._pending: set[int] = set()
         self._generation = 0
         self.page_fetches = 0
@@ -446,7 +450,25 @@ class SessionList(ScrollView, can_focus=True):
             return self._plain_strip(
                 Text(mark + " …"), width, style + self._style("session-list--placeholder")
             )
-        return self._row_strip(row, width, style, marked)
+        # generation: a reload or invalidate; the minute: the relative-time column moves on.
+        key = (
+            self._generation,
+            index,
+            self._ids[index],
+            width,
+            marked,
+            index == self.cursor,
+            style,
+            int(self.now() // 60),
+        )
+        strip = self._line_cache.get(key)
+        if strip is None:
+            strip = self._line_cache[key] = self._row_strip(row, width, style, marked)
+        return strip
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._line_cache.clear()  # a theme or CSS change: every row looks different
 
     def _plain_strip(self, text: Text, width: int, style: Style) -> Strip:
         segments = list(text.render(self.app.console))

@@ -32,8 +32,12 @@ from hermes_tui.app.render import (
     truncate_text,
 )
 
-CHUNK = 40
-BEFORE_TARGET = 8
+# Each message is several widgets, and mounting them runs on the event loop: 40 at once blocked
+# the loop for up to 1 s on long sessions (the list froze while it loaded). A first window of
+# FIRST_WINDOW fills the screen; the rest arrive CHUNK at a time as the reader scrolls.
+FIRST_WINDOW = 12
+CHUNK = 20
+BEFORE_TARGET = 4
 _JSON = JSONHighlighter()
 
 
@@ -283,10 +287,10 @@ class TranscriptView(VerticalScroll, can_focus=True):
             return
         index = self.index_of(target_id) if target_id is not None else None
         if index is None:
-            self.start, self.end = 0, min(len(self.items), CHUNK)
+            self.start, self.end = 0, min(len(self.items), FIRST_WINDOW)
         else:
             self.start = max(0, index - BEFORE_TARGET)
-            self.end = min(len(self.items), index + CHUNK)
+            self.end = min(len(self.items), index + FIRST_WINDOW)
         await self._mount_range(self.start, self.end)
         self.call_after_refresh(self._scroll_to_target)
         self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
