@@ -167,7 +167,9 @@ def child_app(db_path: str, queries: list[str]) -> dict[str, Any]:
 
 
 def store_pages(path: Path) -> dict[str, Any]:
-    """Page fetch time of the session list: `session_order` once, `list_rows` of 100 ids anywhere."""
+    """Page fetch time of the session list: `session_order` once, then `list_rows` of one page
+    (the widget's `PAGE_SIZE` ids) anywhere in the list."""
+    from hermes_tui.app.widgets.session_list import PAGE_SIZE
     from hermes_tui.state import SessionDB, SessionFilter
 
     with SessionDB(path, read_only=True, migrate=False) as db:
@@ -177,11 +179,12 @@ def store_pages(path: Path) -> dict[str, Any]:
         rng = random.Random(2)
         times = []
         for _ in range(200):
-            k = rng.randrange(max(1, len(ids) - 100))
+            k = rng.randrange(max(1, len(ids) - PAGE_SIZE))
             t = time.perf_counter()
-            db.list_rows(ids[k : k + 100])
+            db.list_rows(ids[k : k + PAGE_SIZE])
             times.append(time.perf_counter() - t)
         return {
+            "page_size": PAGE_SIZE,
             "sessions": len(ids),
             "messages": db.message_count(),
             "session_order_ms": order_s * 1000,

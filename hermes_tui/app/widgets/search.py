@@ -33,7 +33,7 @@ from hermes_tui.app.render import (
 )
 
 DEBOUNCE_S = 0.05
-RESULT_LIMIT = 50
+RESULT_LIMIT = 25  # about three screens of hits; building 50 options blocked the loop 25-120 ms
 ROLES = ("user", "assistant", "tool", "system")
 #: Result orders: newest first is the default while typing (bounded work at any store size);
 #: best match scores every hit with bm25 (upstream's default order).

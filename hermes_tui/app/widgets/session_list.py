@@ -40,8 +40,8 @@ from hermes_tui.app.render import (
 
 RowSource = Callable[[Sequence[str]], list[dict[str, Any]]]
 
-PAGE_SIZE = 100
-MAX_PAGES = 24
+PAGE_SIZE = 50  # a screen and a half: one page fetch stays under 5 ms at 1M messages
+MAX_PAGES = 48
 
 
 @dataclass(frozen=True)
