@@ -142,3 +142,40 @@ def test_prune_excluded_list(snap_compare, pinned_db: Path) -> None:  # type: ig
         await settle(pilot, rounds=3)
 
     assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_export_dialog(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _open(pilot, sid)
+        await pilot.press("e")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_delete_progress_waiting_for_lock(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    """The running state of a delete: the batch progress bar, and the status line while another
+    process holds the write lock (the real-lock flow is tests/app/test_lock_wait.py; the state is
+    set here directly so the picture is deterministic)."""
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        from hermes_tui.app.screens.delete import DeleteDialog
+
+        await _open(pilot, sid)
+        await pilot.press("D")
+        await settle(pilot)
+        dialog = pilot.app.screen
+        assert isinstance(dialog, DeleteDialog)
+        from textual.widgets import Button
+
+        dialog.busy = True  # what _confirm sets before the worker starts
+        dialog.add_class("-running")
+        dialog.query_one("#confirm", Button).disabled = True
+        dialog._progress(3, 8)
+        dialog.show_waiting(2, 1.4)
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
