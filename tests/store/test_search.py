@@ -284,3 +284,19 @@ def test_expand_prefixes_keeps_operators_and_leaves_groups_alone():
     assert expand_prefixes('"dep* x"', terms) is None
     assert expand_prefixes("(a) dep*", terms) is None
     assert expand_prefixes("none* here", terms) is None
+
+
+def test_prefix_terms_are_cached_until_a_commit(db, db_path):
+    """The term list behind a newest-first `prefix*` is reused until any connection commits: a
+    new term written by this store or by another process is found at once."""
+    db.create_session("p", "cli")
+    db.append_message("p", "user", "deploy now", timestamp=1.0)
+    assert db._prefix_terms("deplo") == ["deploy"]
+    assert db._prefix_terms("deplo") == ["deploy"]  # served from the cache
+    db.append_message("p", "user", "deployment later", timestamp=2.0)
+    assert db._prefix_terms("deplo") == ["deploy", "deployment"]
+    other = SessionDB(db_path)
+    other.append_message("p", "user", "deploying elsewhere", timestamp=3.0)
+    other.close()
+    assert db._prefix_terms("deplo") == ["deploy", "deploying", "deployment"]
+    assert [r["timestamp"] for r in db.search("deplo*", sort="newest").results] == [3.0, 2.0, 1.0]
