@@ -110,6 +110,10 @@ class SearchMixin(_Core):
                      f"m.id IN ({placeholders(ids)})"]
             params = [*params, *ids]
             filters = (where, params)
+            # Ties on the timestamp go by id, as `_newest_ids` chose them. Upstream's `rank`
+            # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
+            # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
+            order = "ORDER BY m.timestamp DESC, m.id DESC"
         where, params = filters
         sql = (
             f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "

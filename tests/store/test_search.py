@@ -300,3 +300,12 @@ def test_prefix_terms_are_cached_until_a_commit(db, db_path):
     other.close()
     assert db._prefix_terms("deplo") == ["deploy", "deploying", "deployment"]
     assert [r["timestamp"] for r in db.search("deplo*", sort="newest").results] == [3.0, 2.0, 1.0]
+
+
+def test_newest_first_breaks_timestamp_ties_by_id(db):
+    db.create_session("t", "cli")
+    ids = [db.append_message("t", "user", f"tie word {i}", timestamp=500.0) for i in range(6)]
+    later = db.append_message("t", "user", "tie word later", timestamp=600.0)
+    got = [r["id"] for r in db.search("tie", sort="newest", limit=10).results]
+    assert got == [later, *reversed(ids)]
+    assert [r["id"] for r in db.search("tie", sort="newest", limit=3, offset=2).results] == got[2:5]
