@@ -90,9 +90,9 @@ def test_session_order_ties_by_id(db):
     assert db.session_order().ids == ["c", "b", "a"]
 
 
-def test_last_active_order_same_under_both_plans(tree):
-    """The tree has few messages per session (GROUP BY plan); long sessions switch to per-session
-    seeks. Both must give the order computed by hand, filters included."""
+def test_last_active_order_follows_short_and_long_sessions(tree):
+    """Few messages per session, then one long session, then a late message to an old root: the
+    order is the one computed by hand each time, filters included."""
     db = tree
     expected = ["empty", "other", "br", "sub", "cont", "root"]
     assert db.session_order().ids == expected
