@@ -19,6 +19,20 @@ from typing import Any
 from hermes_tui.state import SessionDB, SessionFilter
 
 
+def open_store(path: Path, read_only: bool) -> tuple[SessionDB, dict[str, Any], list[str], list[str]]:
+    """The browser's one way to open a file: no migration, plus what the header and filters show.
+    Raises whatever the store raises (after closing what it opened)."""
+    db = SessionDB(path, read_only=read_only, migrate=False)
+    try:
+        caps = db.capabilities()
+        sources = [v for v, _n in db.distinct_values("source") if v]
+        models = [v for v, _n in db.distinct_values("model") if v]
+    except Exception:
+        db.close()
+        raise
+    return db, caps, sources, models
+
+
 @dataclass
 class Prefetched:
     """What the thread produced for one (path, read_only)."""
@@ -55,17 +69,15 @@ class OpenPrefetch:
             sys.setswitchinterval(self._switch)
 
     def _open(self) -> None:
-        db: SessionDB | None = None
         try:
-            db = SessionDB(self.path, read_only=self.read_only, migrate=False)
-            caps = db.capabilities()
-            sources = [v for v, _n in db.distinct_values("source") if v]
-            models = [v for v, _n in db.distinct_values("model") if v]
+            db, caps, sources, models = open_store(self.path, self.read_only)
+        except Exception:  # noqa: BLE001 - the normal open path reports it
+            return
+        try:
             ids = db.session_order(SessionFilter(), order="last_active").ids
             rows = db.list_rows(ids[: self._first_page])
         except Exception:  # noqa: BLE001 - the normal open path reports it
-            if db is not None:
-                db.close()
+            db.close()
             return
         self._result = Prefetched(db, caps, sources, models, ids, rows)
 

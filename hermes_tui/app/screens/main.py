@@ -27,6 +27,7 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app import actions
 from hermes_tui.app.messages import OpenSession, SessionsChanged, StoreFailed
+from hermes_tui.app.prefetch import open_store
 from hermes_tui.app.render import (
     format_cost,
     human_count,
@@ -254,10 +255,7 @@ class MainScreen(Screen[None]):
             self.post_message(self.Opened(pre.db, pre.caps, pre.sources, pre.models, pre.ids, pre.first_rows))
             return
         try:
-            db = SessionDB(path, read_only=read_only, migrate=False)
-            caps = db.capabilities()
-            sources = [v for v, _n in db.distinct_values("source") if v]
-            models = [v for v, _n in db.distinct_values("model") if v]
+            db, caps, sources, models = open_store(path, read_only)
         except Exception as exc:
             self.post_message(self.OpenFailed(path, f"{type(exc).__name__}: {exc}"))
             return
