@@ -9,6 +9,7 @@ markers as FTS5's (computed here). No query raises: the worst case is `[]`.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -114,6 +115,39 @@ class SearchMixin(_Core):
             # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
             # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
             order = "ORDER BY m.timestamp DESC, m.id DESC"
+        elif table == "messages_fts_cjk" and order == "ORDER BY rank" and limit >= 0:
+            return self._ranked_recent(table, match, filters, limit, offset)
+        return self._fts_query(table, match, filters, order, limit, offset)
+
+    # Ranked bigram queries score at most this many of the most recently written matches.
+    RANK_WINDOW = 2048
+
+    def _ranked_recent(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int) -> list[dict[str, Any]]:
+        """bm25 order over the newest `RANK_WINDOW` matches of a bigram query (widened as needed).
+
+        A common 1–2 character CJK term matches a third of all CJK messages, and bm25 must score
+        every match before the first row comes back (51k rows, 80 ms at 1M). Upstream does not rank
+        these queries at all (a LIKE scan, newest first); here the best matches among the most
+        recently written ones come first. The window is found by a rowid walk of the doclist
+        (no scoring), and it is widened ×8, then dropped, when the filters leave too few rows.
+        """
+        window = max(self.RANK_WINDOW, 4 * (limit + offset))
+        conn = self._conn()
+        while True:
+            floor = conn.execute(
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (match, window - 1),
+            ).fetchall()
+            if not floor:  # fewer matches than the window: rank them all
+                return self._fts_query(table, match, filters, "ORDER BY rank", limit, offset)
+            where, params = filters
+            bounded = ([*where, f"{table}.rowid >= {int(floor[0][0])}"], params)
+            rows = self._fts_query(table, match, bounded, "ORDER BY rank", limit, offset)
+            if len(rows) >= limit:
+                return rows
+            window *= 8
+
+    def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
         where, params = filters
         sql = (
             f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
@@ -233,8 +267,9 @@ class SearchMixin(_Core):
                     self._latin_fallback(out, q, filters, order, limit, offset, cjk_ready)
         except apsw.InterruptError:
             return SearchOutcome(query=q, route="interrupted")
+        contexts = self._contexts([r["id"] for r in out.results]) if context else {}
         for r in out.results:
-            r["context"] = self._context(r["id"]) if context else []
+            r["context"] = contexts.get(r["id"], [])
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
 
@@ -438,22 +473,32 @@ class SearchMixin(_Core):
 
     _sanitize_fts5_query = staticmethod(sanitize_fts5_query)
 
-    def _context(self, message_id: int) -> list[dict[str, Any]]:
-        """Previous message of the same session, the match, and the next one (by timestamp, id)."""
+    def _contexts(self, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+        """For each id: the previous message of its session, the match, and the next (by timestamp, id).
+
+        One statement for every hit (0.14 ms for 20, against 1.4 ms one by one); row values keep
+        each neighbour one index range (`OR` made SQLite walk the session).
+        """
+        out: dict[int, list[dict[str, Any]]] = {i: [] for i in message_ids}
+        if not message_ids:
+            return out
         try:
             rows = self._tuples(
-                """WITH target AS (SELECT session_id, timestamp, id FROM messages WHERE id = ?)
-                   SELECT role, content FROM (
-                       SELECT m.id, m.timestamp, m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
-                       WHERE (m.timestamp < t.timestamp) OR (m.timestamp = t.timestamp AND m.id < t.id)
-                       ORDER BY m.timestamp DESC, m.id DESC LIMIT 1)
-                   UNION ALL SELECT role, content FROM messages WHERE id = ?
-                   UNION ALL SELECT role, content FROM (
-                       SELECT m.id, m.timestamp, m.role, m.content FROM messages m JOIN target t ON t.session_id = m.session_id
-                       WHERE (m.timestamp > t.timestamp) OR (m.timestamp = t.timestamp AND m.id > t.id)
-                       ORDER BY m.timestamp ASC, m.id ASC LIMIT 1)""",
-                (message_id, message_id),
+                """WITH t AS (SELECT m.id AS tid, m.session_id AS sid, m.timestamp AS ts
+                              FROM json_each(?) j JOIN messages m ON m.id = j.value),
+                   n AS (SELECT tid,
+                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid AND (p.timestamp, p.id) < (t.ts, t.tid)
+                      ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev,
+                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid AND (p.timestamp, p.id) > (t.ts, t.tid)
+                      ORDER BY p.timestamp ASC, p.id ASC LIMIT 1) AS nxt FROM t)
+                   SELECT n.tid, m.role, m.content FROM n
+                   JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) x
+                   JOIN messages m ON m.id = CASE x.o WHEN 0 THEN n.prev WHEN 1 THEN n.tid ELSE n.nxt END
+                   ORDER BY n.tid, x.o""",
+                (json.dumps([int(i) for i in message_ids]),),
             )
-            return [{"role": role, "content": content_text(content)[:200]} for role, content in rows]
         except apsw.Error:
-            return []
+            return out
+        for tid, role, content in rows:
+            out[tid].append({"role": role, "content": content_text(content)[:200]})
+        return out

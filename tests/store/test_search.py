@@ -309,3 +309,28 @@ def test_newest_first_breaks_timestamp_ties_by_id(db):
     got = [r["id"] for r in db.search("tie", sort="newest", limit=10).results]
     assert got == [later, *reversed(ids)]
     assert [r["id"] for r in db.search("tie", sort="newest", limit=3, offset=2).results] == got[2:5]
+
+
+def test_ranked_bigram_queries_score_the_most_recent_window(db, monkeypatch):
+    if db.capabilities()["cjk_index"] != "ready":
+        pytest.skip("needs the cjk_unicode61 index")
+    db.create_session("old", "cli")
+    db.create_session("tg", "telegram")
+    best = db.append_message("old", "user", "部署 部署 部署 部署")  # the best bm25 match, written first
+    newer = [db.append_message("old", "user", f"今天部署了服务 {'x ' * 30}{i}") for i in range(6)]
+    tg = db.append_message("tg", "user", f"部署 {'y ' * 30}")  # the only telegram match, oldest but one
+    newer += [db.append_message("old", "user", f"部署 {'z ' * 30}{i}") for i in range(6)]
+
+    def ranked(**kw):
+        return [r["id"] for r in db.search("部署", limit=3, **kw).results]
+
+    exact = ranked()
+    assert exact[0] == best  # everything fits in the default window: plain bm25 over all matches
+    monkeypatch.setattr(type(db), "RANK_WINDOW", 4)
+    windowed = [r["id"] for r in db.search("部署", limit=1).results]  # window max(4, 4 * (1 + 0))
+    assert windowed and set(windowed) <= set(newer[-4:])
+    assert db.search("部署", limit=3).route == "fts_cjk"
+    # a filter that leaves too few rows in the window widens it until the limit is met or all are scored
+    assert ranked(source_filter=["telegram"]) == [tg]
+    assert len(ranked(offset=10)) == 3  # offset+limit beyond the window is never cut short
+    assert ranked(offset=0)[0] != best  # limit 3: the window is the 12 newest matches, `best` is older
