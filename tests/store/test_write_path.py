@@ -173,3 +173,18 @@ def test_a_second_open_keeps_the_first_connections_locks(db, db_path):
     subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, timeout=30)
     assert Path(str(db_path) + "-wal").exists() and Path(str(db_path) + "-shm").exists()
     assert db.get_messages("s")[0]["content"] == "kept in the WAL"
+
+
+def test_every_50th_write_checkpoints_passively_off_the_callers_thread(db, db_path):
+    db.create_session("ck", "cli")  # write 1
+    marker = "checkpoint-marker-7f3a"
+    for i in range(48):  # writes 2..49
+        db.append_message("ck", "user", f"{marker} {i}")
+    assert db._checkpointer.completed == 0
+    assert marker.encode() not in db_path.read_bytes()  # still only in the WAL
+    db.append_message("ck", "user", f"{marker} last")  # write 50
+    assert db._checkpointer.wait(1)
+    assert marker.encode() in db_path.read_bytes()  # the checkpoint copied the pages into the file
+    assert "hermes-tui-checkpoint" in [t.name for t in threading.enumerate()]
+    db.close()
+    assert "hermes-tui-checkpoint" not in [t.name for t in threading.enumerate()]
