@@ -29,6 +29,8 @@ from .paths import default_db_path
 T = TypeVar("T")
 
 MIN_SQLITE = (3, 51, 3)
+CONTENDED_AFTER_S = 0.001  # a BEGIN IMMEDIATE slower than this waited for another writer
+CONTENDED_YIELD_S = (0.001, 0.004)  # the step back before the next write (the busy poll range)
 
 
 def sqlite_version_tuple() -> tuple[int, ...]:
@@ -114,6 +116,7 @@ class _Core:
         self._conn_list: list[apsw.Connection] = []
         self._write_lock = threading.RLock()
         self._write_count = 0
+        self._contended = False
         self._checkpointer = _Checkpointer(self._passive_checkpoint)
         self._closed = False
         self._cjk_impl: str | None = None
@@ -224,10 +227,18 @@ class _Core:
         conn = self._conn()
         started = time.monotonic()
         last: BaseException | None = None
+        if self._contended:
+            # Our last write had to wait for the lock, so other processes are writing too. A
+            # writer in a loop re-takes the lock ~50 µs after its commit, before any waiter's
+            # poll comes round: step back once so the lock rotates instead of starving them.
+            self._contended = False
+            time.sleep(random.uniform(*CONTENDED_YIELD_S))
         for attempt in range(self._WRITE_MAX_RETRIES):
             try:
                 with self._write_lock:
+                    t_begin = time.monotonic()
                     conn.execute("BEGIN IMMEDIATE")
+                    self._contended = time.monotonic() - t_begin > CONTENDED_AFTER_S
                     try:
                         result = fn(conn)
                         conn.execute("COMMIT")

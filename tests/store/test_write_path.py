@@ -188,3 +188,24 @@ def test_every_50th_write_checkpoints_passively_off_the_callers_thread(db, db_pa
     assert "hermes-tui-checkpoint" in [t.name for t in threading.enumerate()]
     db.close()
     assert "hermes-tui-checkpoint" not in [t.name for t in threading.enumerate()]
+
+
+def test_a_write_that_waited_for_the_lock_steps_back_before_the_next(db, db_path, monkeypatch):
+    db.create_session("y", "cli")
+    db.append_message("y", "user", "uncontended")
+    assert db._contended is False
+    ready = threading.Event()
+    t = threading.Thread(target=hold_lock, args=(db_path, 0.05, ready), daemon=True)
+    t.start()
+    ready.wait(5)
+    db.append_message("y", "user", "waited for the other writer")
+    t.join()
+    assert db._contended is True
+    sleeps = []
+    real_sleep = time.sleep
+    monkeypatch.setattr("hermes_tui.state.core.time.sleep", lambda s: (sleeps.append(s), real_sleep(s)))
+    db.append_message("y", "user", "steps back first")
+    assert len(sleeps) == 1 and 0.001 <= sleeps[0] <= 0.004
+    assert db._contended is False
+    db.append_message("y", "user", "no step back now")
+    assert len(sleeps) == 1
