@@ -5,6 +5,10 @@ Routes, in order: `fts5` (the unicode61 index) for ordinary queries; for CJK que
 (every CJK token ≥ 3 characters), then `like_scan`. Unlike upstream, the LIKE route evaluates
 AND/OR/NOT exactly, honours the visibility filter, and its snippets carry the same `>>>`/`<<<`
 markers as FTS5's (computed here). No query raises: the worst case is `[]`.
+
+Orders: newest first walks the index by rowid and stops early (`_newest_ids`); rank order is
+bm25 over every match for Latin queries (upstream's order, kept exactly), and over the newest
+`RANK_WINDOW` matches for CJK queries (`_ranked_recent`), which upstream does not rank at all.
 """
 
 from __future__ import annotations
