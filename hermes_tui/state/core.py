@@ -86,7 +86,7 @@ class _Checkpointer:
                 self._done.notify_all()
 
     def wait(self, count: int, timeout: float = 10.0) -> bool:
-        """Block until `count` checkpoints have run (tests, and `close()`'s ordering)."""
+        """Block until `count` checkpoints have run (for tests: the runs are asynchronous)."""
         with self._done:
             return self._done.wait_for(lambda: self.completed >= count, timeout)
 

@@ -142,8 +142,9 @@ class SearchMixin(_Core):
         A common 1–2 character CJK term matches a third of all CJK messages, and bm25 must score
         every match before the first row comes back (51k rows, 80 ms at 1M; 3-character trigram
         queries 45-60 ms). Upstream does not rank 1–2 character queries at all (a LIKE scan,
-        newest first); here the best matches among the most recently written ones come first. The window is found by a rowid walk of the doclist
-        (no scoring), and it is widened ×8, then dropped, when the filters leave too few rows.
+        newest first); here the best matches among the most recently written ones come first.
+        The window is found by a rowid walk of the doclist (no scoring), and it is widened ×8,
+        then dropped, when the filters leave too few rows.
         """
         window = max(self.RANK_WINDOW, 4 * (limit + offset))
         conn = self._conn()
