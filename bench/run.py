@@ -191,6 +191,9 @@ def main() -> int:
         def step(scenario: str, op: str, extra: dict[str, Any], per: dict[str, dict[str, Any]] = per,
                  dbs: dict[str, str] = dbs, size: str = size) -> None:
             for lab, impl in zip(labels, impls, strict=True):
+                # Flush the other side's dirty pages first: upstream's append scenario writes GBs
+                # (three full optimizes), and our fsyncs queued behind that writeback (584 ms).
+                os.sync()
                 t = time.perf_counter()
                 per[lab][scenario] = run_worker(pythons[impl], impl, op, {"db": dbs[lab], **extra})
                 print(f"[{size}] {scenario:<14} {lab:<10} {time.perf_counter() - t:7.1f}s", file=sys.stderr)

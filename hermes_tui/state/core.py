@@ -4,8 +4,9 @@ Every mutation runs through `_execute_write`: `BEGIN IMMEDIATE` (lock contention
 the start, not at commit), the caller's statements, `COMMIT`; rollback on any error; on
 SQLITE_BUSY/LOCKED up to `_WRITE_MAX_RETRIES` attempts with random 20–150 ms sleeps outside
 the in-process lock (breaking the convoy SQLite's deterministic backoff creates); a PASSIVE
-checkpoint every 50 successful writes, run by `_Checkpointer` on its own thread and connection
-so the 50th write returns as fast as the others. Nothing on this path rewrites whole indexes.
+checkpoint every 50 successful writes and a round of bounded FTS merges every 1,000, both run
+by `_Maintainer` on its own thread and connection, so no caller's write pays for them. Nothing
+rewrites a whole index.
 """
 
 from __future__ import annotations
@@ -51,51 +52,97 @@ def _is_lock_error(exc: BaseException) -> bool:
     return isinstance(exc, (apsw.BusyError, apsw.LockedError))
 
 
-class _Checkpointer:
-    """Runs PASSIVE checkpoints off the caller's path, one at a time, on a thread of its own.
+class _Maintainer:
+    """Background upkeep on a thread (and connection) of its own: PASSIVE checkpoints and
+    bounded FTS merges, so no caller's write pays for either.
 
-    A PASSIVE checkpoint never takes the write lock and never waits, but copying the WAL after an
-    FTS merge (MBs of pages plus an fsync) took up to 8 ms of the 50th append's latency. Requests
-    that arrive while one runs coalesce into the next run.
+    A PASSIVE checkpoint never takes the write lock, but copying the WAL after an FTS merge took
+    up to 8 ms of the 50th append's latency. Jobs are flags, so requests that arrive while one
+    runs coalesce into the next run; `stop()` is seen between merge steps.
     """
 
-    def __init__(self, run: Callable[[], None]):
-        self._run = run
+    def __init__(self, jobs: dict[str, Callable[[], None]]):
+        self._jobs = jobs
+        self._pending: set[str] = set()
+        self._lock = threading.Lock()
         self._wake = threading.Event()
-        self._stop = False
+        self.stopping = False
         self._thread: threading.Thread | None = None
-        self.completed = 0
+        self.completed: dict[str, int] = dict.fromkeys(jobs, 0)
         self._done = threading.Condition()
 
-    def request(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="hermes-tui-checkpoint", daemon=True)
-            self._thread.start()
+    def request(self, job: str) -> None:
+        with self._lock:
+            self._pending.add(job)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="hermes-tui-upkeep", daemon=True)
+                self._thread.start()
         self._wake.set()
 
     def _loop(self) -> None:
         while True:
             self._wake.wait()
             self._wake.clear()
-            if self._stop:
-                return
-            with contextlib.suppress(Exception):
-                self._run()
-            with self._done:
-                self.completed += 1
-                self._done.notify_all()
+            while True:
+                if self.stopping:
+                    return
+                with self._lock:
+                    job = next((j for j in self._jobs if j in self._pending), None)
+                    self._pending.discard(job)  # type: ignore[arg-type]
+                if job is None:
+                    break
+                self._run(job)
 
-    def wait(self, count: int, timeout: float = 10.0) -> bool:
-        """Block until `count` checkpoints have run (for tests: the runs are asynchronous)."""
+    def run_pending(self, job: str) -> None:
+        """Run `job` now if it was requested (from inside a long job, e.g. a waiting merge round)."""
+        with self._lock:
+            if job not in self._pending:
+                return
+            self._pending.discard(job)
+        self._run(job)
+
+    def _run(self, job: str) -> None:
+        with contextlib.suppress(Exception):
+            self._jobs[job]()
         with self._done:
-            return self._done.wait_for(lambda: self.completed >= count, timeout)
+            self.completed[job] += 1
+            self._done.notify_all()
+
+    def wait(self, job: str, count: int, timeout: float = 10.0) -> bool:
+        """Block until `job` has run `count` times (for tests: the runs are asynchronous)."""
+        with self._done:
+            return self._done.wait_for(lambda: self.completed[job] >= count, timeout)
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._stop = True
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self.stopping = True
             self._wake.set()
-            self._thread.join(timeout=30)
-            self._thread = None
+            thread.join(timeout=30)
+
+
+class _QuietWatch:
+    """Has any connection committed to the file in the last `idle_s`? (`PRAGMA data_version`
+    changes when another connection commits, our own caller's included.)"""
+
+    def __init__(self, conn: apsw.Connection, idle_s: float):
+        self._conn = conn
+        self._idle_s = idle_s
+        self._version = self._read()
+        self._changed_at = time.monotonic()
+
+    def _read(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchall()[0][0])
+
+    def now(self) -> bool:
+        version = self._read()
+        if version != self._version:
+            self._version, self._changed_at = version, time.monotonic()
+        return time.monotonic() - self._changed_at >= self._idle_s
+
+    def reset(self) -> None:
+        self._changed_at = time.monotonic()
 
 
 class _Core:
@@ -105,6 +152,10 @@ class _Core:
     _WRITE_RETRY_MIN_S = S._WRITE_RETRY_MIN_S
     _WRITE_RETRY_MAX_S = S._WRITE_RETRY_MAX_S
     _CHECKPOINT_EVERY_N_WRITES = S._CHECKPOINT_EVERY_N_WRITES
+    # Upstream 0.19.0's cadence for its full optimize; here a round of bounded merges instead.
+    _FTS_UPKEEP_EVERY_N_WRITES = 1000
+    _FTS_MERGE_PAUSE_S = 0.010  # after each step and between quiet polls
+    _FTS_IDLE_S = 0.2  # no commit by anyone for this long: a quiet moment for one merge step
 
     def __init__(self, db_path: str | Path | None = None, read_only: bool = False, migrate: bool = True):
         self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
@@ -117,7 +168,8 @@ class _Core:
         self._write_lock = threading.RLock()
         self._write_count = 0
         self._contended = False
-        self._checkpointer = _Checkpointer(self._passive_checkpoint)
+        self._fts_merge_steps = 0  # merge steps that did work (tests and diagnostics)
+        self._maintainer = _Maintainer({"checkpoint": self._passive_checkpoint, "fts_merge": self._fts_merge_round})
         self._closed = False
         self._cjk_impl: str | None = None
         self._columns: dict[str, frozenset[str]] = {}
@@ -273,7 +325,68 @@ class _Core:
     def _after_write(self, conn: apsw.Connection) -> None:
         self._write_count += 1
         if self._write_count % self._CHECKPOINT_EVERY_N_WRITES == 0:
-            self._checkpointer.request()
+            self._maintainer.request("checkpoint")
+        if self._write_count % self._FTS_UPKEEP_EVERY_N_WRITES == 0:
+            self.request_fts_upkeep()
+
+    def request_fts_upkeep(self) -> None:
+        """Ask the upkeep thread for a round of bounded merges (v23 indexes of a writable store)."""
+        if not self.read_only and self._layout is not None and self._layout.kind == "v23":
+            self._maintainer.request("fts_merge")
+
+    def _fts_merge_round(self) -> None:
+        """Up to `MERGE_MAX_STEPS` steps per v23 index, each its own short transaction, in quiet
+        moments only: a step runs once no connection has committed for `_FTS_IDLE_S`.
+
+        A store under a continuous write load therefore defers upkeep (FTS5's own automerge still
+        bounds the segments) instead of adding lock holds to every write. Each step holds the
+        in-process write lock (our writers queue behind one step, ~10 ms) and never waits for
+        another process's lock: busy means someone is writing, so the step waits for the next
+        quiet moment. Checkpoints requested meanwhile still run; `close()` ends a round.
+        """
+        from . import fts_upkeep as U
+
+        conn = self._conn()
+        conn.set_busy_timeout(0)
+        quiet = _QuietWatch(conn, self._FTS_IDLE_S)
+        for table in self._fts_merge_tables():
+            step = 0
+            while step <= U.MERGE_MAX_STEPS:
+                while not quiet.now():
+                    if self._maintainer.stopping or self._closed:
+                        return
+                    self._maintainer.run_pending("checkpoint")
+                    time.sleep(self._FTS_MERGE_PAUSE_S)
+                try:
+                    with self._write_lock:
+                        conn.execute("BEGIN IMMEDIATE")
+                        try:
+                            worked = U.ensure_usermerge(conn, table) if step == 0 else U.merge_step(conn, table)
+                            conn.execute("COMMIT")
+                        except BaseException:
+                            if not conn.get_autocommit():
+                                with contextlib.suppress(apsw.Error):
+                                    conn.execute("ROLLBACK")
+                            raise
+                except (apsw.BusyError, apsw.LockedError):
+                    quiet.reset()  # another process is writing: wait for the next quiet moment
+                    continue
+                if step and not worked:
+                    break
+                self._fts_merge_steps += step > 0
+                step += 1
+                time.sleep(self._FTS_MERGE_PAUSE_S)
+        self._passive_checkpoint()  # the merged pages are in the WAL until a checkpoint
+
+    def _fts_merge_tables(self) -> list[str]:
+        """The v23 indexes this connection can write (cjk only with its tokenizer registered)."""
+        lay = self.layout
+        tables = ["messages_fts"]
+        if lay.has_trigram:
+            tables.append("messages_fts_trigram")
+        if lay.has_cjk and self._cjk_impl and not lay.cjk_stale and not lay.cjk_building:
+            tables.append("messages_fts_cjk")
+        return tables
 
     def _passive_checkpoint(self) -> None:
         """Best effort, never raises (the checkpointer thread's own connection)."""
@@ -286,7 +399,7 @@ class _Core:
         """TRUNCATE-checkpoint the WAL (best effort) and close every connection."""
         if self._closed:
             return
-        self._checkpointer.stop()
+        self._maintainer.stop()
         with self._conns_lock:
             conns = list(self._conn_list)
             self._conn_list.clear()

@@ -109,7 +109,9 @@ class ImportMixin(_Core):
             return {"ok": True, "imported": len(imported), "skipped": len(skipped), "detached": detached,
                     "imported_ids": imported, "skipped_ids": skipped, "errors": []}
 
-        return self._execute_write(do)
+        result = self._execute_write(do)
+        self.request_fts_upkeep()  # one bulk transaction leaves segments of many writes' worth
+        return result
 
 
 def _closes_cycle(conn: apsw.Connection, child: str, parent: str, by_child: dict[str, str]) -> bool:

@@ -180,14 +180,15 @@ def test_every_50th_write_checkpoints_passively_off_the_callers_thread(db, db_pa
     marker = "checkpoint-marker-7f3a"
     for i in range(48):  # writes 2..49
         db.append_message("ck", "user", f"{marker} {i}")
-    assert db._checkpointer.completed == 0
+    assert db._maintainer.completed["checkpoint"] == 0
     assert marker.encode() not in db_path.read_bytes()  # still only in the WAL
     db.append_message("ck", "user", f"{marker} last")  # write 50
-    assert db._checkpointer.wait(1)
+    assert db._maintainer.wait("checkpoint", 1)
     assert marker.encode() in db_path.read_bytes()  # the checkpoint copied the pages into the file
-    assert "hermes-tui-checkpoint" in [t.name for t in threading.enumerate()]
+    thread = db._maintainer._thread
+    assert thread is not None and thread.name == "hermes-tui-upkeep" and thread.is_alive()
     db.close()
-    assert "hermes-tui-checkpoint" not in [t.name for t in threading.enumerate()]
+    assert not thread.is_alive()
 
 
 def test_a_write_that_waited_for_the_lock_steps_back_before_the_next(db, db_path, monkeypatch):
