@@ -273,13 +273,17 @@ class SearchMixin(_Core):
                     out.results = self._like_route(raw, filters, limit, offset)
                     out.route = "like_scan"
             else:
-                try:
-                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset)
-                    out.route = "fts5"
-                except apsw.SQLError:
-                    return SearchOutcome(query=q, route="fts5")
-                if not out.results and not tool_role and limit != 0:
-                    self._latin_fallback(out, q, filters, order, limit, offset, cjk_ready)
+                fallback = self._latin_fallback_routes(q, cjk_ready) if not tool_role and limit != 0 else []
+                found = self._probe([("messages_fts", q), *((t, m) for t, m, _n in fallback)])
+                out.route = "fts5"
+                if found is None or found[0]:
+                    try:
+                        out.results = self._fts_route("messages_fts", q, filters, order, limit, offset)
+                    except apsw.SQLError:
+                        return SearchOutcome(query=q, route="fts5")
+                if not out.results and fallback:
+                    live = [r for r, hit in zip(fallback, found[1:], strict=True) if hit] if found else fallback
+                    self._latin_fallback(out, q, filters, order, limit, offset, live)
         except apsw.InterruptError:
             return SearchOutcome(query=q, route="interrupted")
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
@@ -440,23 +444,46 @@ class SearchMixin(_Core):
         )
         return with_marked_snippets(rows_as_dicts(conn.execute(sql, [match, *params, limit, offset])), parse_bool(raw).terms)
 
-    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int, cjk_ready: bool) -> None:
+    def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[str, str, str]]:
+        """(table, quoted match, route name) of v23's retries for a zero-result Latin query."""
+        terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
+        terms = [t for t in terms if t]
+        if not terms:
+            return []
+        quoted = quote_tokens(q.strip('"').strip())
+        routes = []
+        if cjk_ready:
+            routes.append(("messages_fts_cjk", quoted, "fts_cjk"))
+        if self.layout.has_trigram and all(len(t) >= 3 for t in terms):
+            routes.append(("messages_fts_trigram", quoted, "trigram"))
+        return routes
+
+    def _probe(self, pairs: list[tuple[str, str]]) -> list[bool] | None:
+        """Which (index, match) pairs have any row, in one statement (None: ask each route).
+
+        Opening an FTS5 cursor costs ~30 µs whatever it finds; a query with no hits used to pay
+        it once per route and statement (primary, cjk retry, trigram retry, each probed and then
+        queried), five times upstream's single lookup.
+        """
+        sql = "SELECT " + ", ".join(
+            f"EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 1})" for i, (t, _m) in enumerate(pairs)
+        )
+        try:
+            row = self._conn().execute(sql, [m for _t, m in pairs]).fetchall()[0]
+        except apsw.SQLError:
+            return None
+        return [bool(v) for v in row]
+
+    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int,
+                        routes: list[tuple[str, str, str]]) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
 
         Only rows where a term really touches a CJK character are kept: without that check the
         trigram retry would turn every plain word into a substring match (`deploy` → `deployment`).
         """
-        quoted = quote_tokens(q.strip('"').strip())
         terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
         terms = [t for t in terms if t]
-        if not terms:
-            return
-        routes = []
-        if cjk_ready:
-            routes.append(("messages_fts_cjk", "fts_cjk"))
-        if self.layout.has_trigram and all(len(t) >= 3 for t in terms):
-            routes.append(("messages_fts_trigram", "trigram"))
-        for table, name in routes:
+        for table, quoted, name in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
                 res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0)

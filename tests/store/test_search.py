@@ -334,3 +334,32 @@ def test_ranked_bigram_queries_score_the_most_recent_window(db, monkeypatch):
     assert ranked(source_filter=["telegram"]) == [tg]
     assert len(ranked(offset=10)) == 3  # offset+limit beyond the window is never cut short
     assert ranked(offset=0)[0] != best  # limit 3: the window is the 12 newest matches, `best` is older
+
+
+def _match_statements(db, fn):
+    """Statements with a MATCH that `fn` runs on this thread's connection."""
+    seen: list[str] = []
+    conn = db._conn()
+
+    def tracer(_cursor, sql, _bindings):
+        if " MATCH " in sql:
+            seen.append(sql)
+        return True
+
+    conn.exec_trace = tracer
+    try:
+        fn()
+    finally:
+        conn.exec_trace = None
+    return seen
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_a_query_with_no_hits_probes_every_route_in_one_statement(fixture_f, sort):
+    """A no-hit Latin query used to open five FTS5 cursors (primary, cjk and trigram retries,
+    each probed and queried); one statement of EXISTS now answers for all three indexes."""
+    seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("xylophonist", sort=sort))
+    assert len(seen) == 1 and seen[0].count("EXISTS") == 3, seen
+    # the retries still answer where they should, after the same single probe
+    assert s(fixture_f, "youer", sort=sort) == [9]
+    assert fixture_f.search("youer", sort=sort).route == "fts_cjk"
