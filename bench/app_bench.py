@@ -1,6 +1,7 @@
 """Benchmark of the browser: first paint, RSS, list page fetch, search keystroke-to-results.
 
-    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json]
+    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json] [--only transcript]
+        [--gc default|freeze|deferred]
 
 Databases come from `bench/corpus.py` (deterministic, seed 1337) written with the store's
 `import_sessions` into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages;
@@ -9,7 +10,8 @@ sessions (a gateway-heavy store of short chats). Each measurement of the app run
 subprocess so RSS and first paint include the interpreter, Textual and the store opening the file.
 
 Targets (2-core machine): first paint < 1 s and RSS < 200 MB at 1M messages; a list page
-< 5 ms at any size; search results on screen within 150 ms of the last keystroke (p95).
+< 5 ms at any size; search results on screen within 150 ms of the last keystroke (p95); while
+stepping through sessions (`transcript` phase) the event loop is never busy more than ~50 ms.
 """
 
 from __future__ import annotations
@@ -95,24 +97,178 @@ def rss_mb() -> float:
     return float("nan")
 
 
-def child_app(db_path: str, queries: list[str]) -> dict[str, Any]:
-    """Run in a subprocess: first paint, RSS, then typed searches with per-keystroke timing."""
+PHASES = ("paint", "jumps", "transcript", "search")
+GC_POLICIES = ("default", "freeze", "deferred")
+LAST_INPUT = [0.0]  # when the app last received a key (the message hook sets it)
+
+
+def apply_gc_policy(app: Any, policy: str) -> dict[str, Any]:
+    """A what-if for the measured process only (the app itself keeps Python's default GC).
+
+    A full (generation 2) collection walks every tracked object: ~140k at first paint on the 1M
+    store (Textual's strips and their caches are most of them), 80-190 ms on this machine, and
+    it runs whenever enough objects have survived into generation 2, which stepping through
+    transcripts (mounting and dropping widgets) does every few sessions.
+    ``freeze``: `gc.freeze()` after first paint, so collections skip what startup built.
+    ``deferred``: freeze, no automatic full collections, and a full collection after 1 s without
+    input (what an app-level policy could do: the pause lands when nobody is typing).
+    """
+    import gc
+
+    if policy == "default":
+        return {}
+    gc.collect()
+    gc.freeze()
+    info: dict[str, Any] = {"gc_frozen_objects": gc.get_freeze_count()}
+    if policy == "deferred":
+        t0, t1, _t2 = gc.get_threshold()
+        gc.set_threshold(t0, t1, 1_000_000)
+
+        def maybe_collect() -> None:
+            if time.perf_counter() - LAST_INPUT[0] > 1.0 and gc.get_count()[2] > 0:
+                gc.collect()
+
+        app.set_interval(0.5, maybe_collect)
+    return info
+
+
+TRANSCRIPT_STEPS = 30
+
+
+async def transcript_phase(app: Any, pilot: Any, windows: list[tuple[float, str | None]]) -> dict[str, Any]:
+    """Step the list cursor through TRANSCRIPT_STEPS sessions while a 5 ms timer measures the loop.
+
+    Each step presses "down" and waits until the transcript of the new session has been shown
+    (its `WindowChanged` was handled) and painted (the next `App._display`). Meanwhile a task
+    sleeps 5 ms in a loop; how much longer than 5 ms each sleep took is how long the event loop
+    was busy with something else (mounting, layout, CSS, rendering): a key pressed then waits
+    that long. Full collections of Python's GC during the phase are counted and timed too.
+    """
+    import asyncio
+    import gc
+
+    from hermes_tui.app.widgets.session_list import SessionList
+    from hermes_tui.app.widgets.transcript import TranscriptView
+
+    screen = app.screen
+    sl = screen.query_one("#sessions", SessionList)
+    transcript = screen.query_one("#transcript", TranscriptView)
+    painted: list[float] = []
+    display = app._display
+
+    def counting_display(screen: Any, renderable: Any) -> None:
+        display(screen, renderable)
+        if renderable is not None and not app._batch_count:  # a batched update is not drawn
+            painted.append(time.perf_counter())
+
+    app._display = counting_display
+    sl.focus()
+    await pilot.pause(0.3)
+
+    async def wait_shown(sid: str | None, since: float) -> tuple[float, float]:
+        deadline = time.perf_counter() + 30
+        while time.perf_counter() < deadline:
+            hit = next((t for t, s in windows if s == sid and t >= since), None)
+            if hit is not None:
+                paint = next((t for t in painted if t >= hit), None)
+                if paint is not None:
+                    return hit, paint
+            await asyncio.sleep(0.001)
+        raise TimeoutError(f"transcript of {sid} not shown in 30 s")
+
+    # The cursor starts on row 0, whose transcript loads on its own: wait for it first.
+    await wait_shown(sl.selected_id, 0.0)
+    await pilot.pause(0.3)
+    gaps: list[float] = []
+    stop = False
+
+    async def ticker() -> None:
+        while not stop:
+            t = time.perf_counter()
+            await asyncio.sleep(0.005)
+            gaps.append(time.perf_counter() - t - 0.005)
+
+    full_gc: list[float] = []  # full (generation 2) collections during the phase, their pauses
+    gc_start = [0.0]
+
+    def gc_callback(phase: str, info: dict[str, int]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            gc_start[0] = time.perf_counter()
+        else:
+            full_gc.append(time.perf_counter() - gc_start[0])
+
+    gc.callbacks.append(gc_callback)
+    task = asyncio.create_task(ticker())
+    to_shown: list[float] = []
+    to_painted: list[float] = []
+    sizes: list[int] = []
+    for _ in range(TRANSCRIPT_STEPS):
+        before = sl.cursor
+        t_key = time.perf_counter()
+        await pilot.press("down")
+        if sl.cursor == before:
+            break
+        shown_t, paint_t = await wait_shown(sl.selected_id, t_key)
+        to_shown.append(shown_t - t_key)
+        to_painted.append(paint_t - t_key)
+        sizes.append(len(transcript.children))
+        await asyncio.sleep(0.15)  # the next key after the debounce window, as a reader would
+    stop = True
+    await task
+    gc.callbacks.remove(gc_callback)
+    app._display = display
+    busy = [max(0.0, g) for g in gaps]
+    return {
+        "transcript_steps": len(to_shown),
+        "transcript_widgets_mean": round(sum(sizes) / max(1, len(sizes)), 1),
+        "transcript_loop_busy_p50_ms": pct(busy, 50) * 1000,
+        "transcript_loop_busy_p95_ms": pct(busy, 95) * 1000,
+        "transcript_loop_busy_p99_ms": pct(busy, 99) * 1000,
+        "transcript_loop_busy_max_ms": max(busy) * 1000,
+        "transcript_loop_busy_over_50ms": sum(1 for b in busy if b > 0.05),
+        "transcript_full_gc_count": len(full_gc),
+        "transcript_full_gc_max_ms": max(full_gc, default=0.0) * 1000,
+        "transcript_key_to_shown_p50_ms": pct(to_shown, 50) * 1000,
+        "transcript_key_to_shown_p95_ms": pct(to_shown, 95) * 1000,
+        "transcript_key_to_painted_p50_ms": pct(to_painted, 50) * 1000,
+        "transcript_key_to_painted_p95_ms": pct(to_painted, 95) * 1000,
+    }
+
+
+def child_app(
+    db_path: str, queries: list[str], phases: tuple[str, ...] = PHASES, gc_policy: str = "default"
+) -> dict[str, Any]:
+    """Run in a subprocess: first paint, RSS, list jumps, stepping through transcripts, then typed
+    searches with per-keystroke timing (``phases`` picks which of the last three run)."""
     t_start = time.perf_counter()
     import asyncio
+
+    from textual import events
 
     from hermes_tui.app.app import HermesApp
     from hermes_tui.app.widgets.search import SearchPane
     from hermes_tui.app.widgets.session_list import SessionList
+    from hermes_tui.app.widgets.transcript import TranscriptView
 
     out: dict[str, Any] = {}
     shown: list[tuple[float, str]] = []
+    windows: list[tuple[float, str | None]] = []
+    app_ref: list[Any] = []
 
     def hook(message: object) -> None:
-        if isinstance(message, SearchPane.ResultsShown):
+        if isinstance(message, events.Key):
+            LAST_INPUT[0] = time.perf_counter()
+        elif isinstance(message, SearchPane.ResultsShown):
             shown.append((time.perf_counter(), message.request.query))
+        elif isinstance(message, TranscriptView.WindowChanged) and app_ref:
+            data = app_ref[0].screen.query_one("#transcript", TranscriptView).data
+            windows.append((time.perf_counter(), data.session_id if data else None))
 
     async def run() -> None:
         app = HermesApp(Path(db_path), read_only=True)
+        app_ref.append(app)
         async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
             while True:  # first paint: the list has its rows on screen
                 await asyncio.sleep(0.005)
@@ -129,18 +285,27 @@ def child_app(db_path: str, queries: list[str]) -> dict[str, Any]:
             out["sessions"] = sl.total
             await pilot.pause(0.3)
             out["rss_after_paint_mb"] = rss_mb()
-            # scroll: 50 random jumps through the whole list (pages fetched by workers)
-            jumps = []
-            rng = random.Random(1)
-            for _ in range(50):
-                target = rng.randrange(sl.total)
-                t = time.perf_counter()
-                sl.cursor = target
-                while sl.row_at(target) is None:
-                    await asyncio.sleep(0.001)
-                jumps.append(time.perf_counter() - t)
-            out["jump_p50_ms"] = pct(jumps, 50) * 1000
-            out["jump_p95_ms"] = pct(jumps, 95) * 1000
+            if gc_policy != "default":
+                out["gc_policy"] = gc_policy
+                out.update(apply_gc_policy(app, gc_policy))
+            if "transcript" in phases:
+                out.update(await transcript_phase(app, pilot, windows))
+            if "jumps" in phases:
+                # scroll: 50 random jumps through the whole list (pages fetched by workers)
+                jumps = []
+                rng = random.Random(1)
+                for _ in range(50):
+                    target = rng.randrange(sl.total)
+                    t = time.perf_counter()
+                    sl.cursor = target
+                    while sl.row_at(target) is None:
+                        await asyncio.sleep(0.001)
+                    jumps.append(time.perf_counter() - t)
+                out["jump_p50_ms"] = pct(jumps, 50) * 1000
+                out["jump_p95_ms"] = pct(jumps, 95) * 1000
+            if "search" not in phases:
+                out["rss_end_mb"] = rss_mb()
+                return
             await pilot.press("slash")
             lat: list[float] = []
             for q in queries:
@@ -214,18 +379,42 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="small,large")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--only",
+        choices=("transcript",),
+        help="run only this app phase (after first paint); no list-page or store measurement",
+    )
+    parser.add_argument(
+        "--gc",
+        choices=GC_POLICIES,
+        default="default",
+        help="what-if: apply this GC policy in the measured app process (the app keeps the default)",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--phases", default=",".join(PHASES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child_app(args.child[0], json.loads(args.child[1]))))
+        phases = tuple(args.phases.split(","))
+        print(json.dumps(child_app(args.child[0], json.loads(args.child[1]), phases, args.gc)))
         return 0
     results: dict[str, Any] = {}
+    phases = ("paint", args.only) if args.only else PHASES
     for size in args.sizes.split(","):
         path = build(size)
-        res = store_pages(path)
+        res = {} if args.only else store_pages(path)
         env = dict(os.environ, TEXTUAL_ANIMATIONS="none")
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", str(path), json.dumps(SEARCH_QUERIES)],
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(path),
+                json.dumps(SEARCH_QUERIES),
+                "--phases",
+                ",".join(phases),
+                "--gc",
+                args.gc,
+            ],
             capture_output=True,
             text=True,
             env=env,

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
 import hermes_tui.app.session_actions  # noqa: F401  (registers rename/delete/prune/export/stats)
 from hermes_tui.app.commands import SessionCommands
+from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
 from hermes_tui.app.styles import stylesheet_paths
@@ -49,6 +51,7 @@ class HermesApp(App[None]):
         self.theme_name = theme
         self.path_label = path_label
         self.db: SessionDB | None = None
+        self.collector = IdleCollector()
         # Open and order the store while Textual starts (see prefetch.py); a stat, no SQL here.
         self.prefetch: OpenPrefetch | None = None
         if self.db_path.is_file():
@@ -64,6 +67,17 @@ class HermesApp(App[None]):
     def on_mount(self) -> None:
         # Set in code so TEXTUAL_THEME in the environment cannot change what tests see.
         self.theme = self.theme_name if self.theme_name in self.available_themes else DEFAULT_THEME
+        # Full collections wait for quiet input (gc_policy.py); start once startup's objects exist.
+        self.set_timer(1.0, self.collector.start)
+        self.set_interval(POLL_S, self.collector.poll)
+
+    def on_unmount(self) -> None:
+        self.collector.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self.collector.touch()
+        await super().on_event(event)
 
     def display_path(self, path: Path) -> str:
         """How the header names a file: the fixed label (tests), else ~-relative."""

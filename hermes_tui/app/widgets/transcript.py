@@ -1,26 +1,38 @@
 """TranscriptView: one session's (or one compression chain's) messages, rendered lazily.
 
 Message dicts are turned into small `MessageView` records in the loading worker (decoding,
-truncation, JSON pretty-printing all happen off the event loop). The view mounts a window of
-blocks around the target and grows it in chunks when the reader scrolls to an edge, so a
+truncation, JSON pretty-printing, Markdown parsing and highlighting all happen off the event
+loop). The view mounts a window of messages around the target, each 1-3 sibling widgets (a
+`MessageBlock`, then `Fold`s), and grows it in chunks when the reader scrolls to an edge, so a
 10,000-message session costs the same to open as a 10-message one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.highlighter import JSONHighlighter
+from rich.measure import Measurement
+from rich.padding import Padding
+from rich.segment import Segment
+from rich.style import Style as RichStyle
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.geometry import Size
 from textual.message import Message
-from textual.widgets import Button, Collapsible, Static
+from textual.reactive import reactive
+from textual.strip import Strip
+from textual.style import Style as VisualStyle
+from textual.visual import RenderOptions, RichVisual, Visual
+from textual.widget import Widget
+from textual.widgets import Button, Static
 
 from hermes_tui.app.render import (
     clock_time,
@@ -32,9 +44,12 @@ from hermes_tui.app.render import (
     truncate_text,
 )
 
-# Each message is several widgets, and mounting them runs on the event loop: 40 at once blocked
-# the loop for up to 1 s on long sessions (the list froze while it loaded). A first window of
-# FIRST_WINDOW fills the screen; the rest arrive CHUNK at a time as the reader scrolls.
+if TYPE_CHECKING:
+    from rich.markdown import Markdown
+
+# Mounting runs on the event loop: 40 messages at once blocked it for up to 1 s on long sessions
+# (the list froze while it loaded). A first window of FIRST_WINDOW fills the screen; the rest
+# arrive CHUNK at a time as the reader scrolls. A message is 1-3 widgets (`message_parts`).
 FIRST_WINDOW = 12
 CHUNK = 20
 BEFORE_TARGET = 4
@@ -59,6 +74,7 @@ class MessageView:
     active: bool = True
     compacted: bool = False
     session_id: str = ""
+    prepared: Prepared | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,8 @@ class TranscriptData:
 
 
 def message_view(row: dict[str, Any]) -> MessageView:
-    """Turn a `get_messages` dict into a MessageView (runs in a worker: may be slow)."""
+    """Turn a `get_messages` dict into a MessageView with its renderables prepared (runs in a
+    worker: may be slow)."""
     role = str(row.get("role") or "?")
     raw = content_text(row.get("content"))
     if role == "tool":
@@ -104,7 +121,7 @@ def message_view(row: dict[str, Any]) -> MessageView:
     if rcut:
         reasoning += f"\n… {rcut:,} more characters"
     active = row.get("active")
-    return MessageView(
+    view = MessageView(
         id=int(row.get("id") or 0),
         role=role,
         text=text,
@@ -120,96 +137,368 @@ def message_view(row: dict[str, Any]) -> MessageView:
         compacted=bool(row.get("compacted")),
         session_id=str(row.get("session_id") or ""),
     )
+    return replace(view, prepared=prepare(view))
 
 
-def _plain(text: str) -> Content:
-    """Literal Content (Collapsible titles parse strings as markup otherwise)."""
-    return Content(text)
+ROLES = frozenset({"user", "assistant", "tool", "system"})
 
 
-class MessageBlock(Vertical):
-    """One message: a header line and role-specific body widgets."""
+@dataclass(frozen=True)
+class Prepared:
+    """The renderables of one message as shown when it is not the search hit.
 
-    def __init__(self, view: MessageView, terms: Sequence[str] = (), match: bool = False) -> None:
-        classes = [f"-role-{view.role if view.role in {'user', 'assistant', 'tool', 'system'} else 'other'}"]
-        if not view.active:
-            classes.append("-inactive")
-        if view.compacted:
-            classes.append("-compacted")
-        if match:
-            classes.append("-match")
-        super().__init__(classes=" ".join(classes), id=f"msg-{view.id}")
+    Built in the loading worker: parsing Markdown and highlighting JSON cost ~1 ms a message,
+    which used to run on the event loop in `compose`. Shared Text objects are never mutated on
+    the loop; the matched message copies them before highlighting its terms.
+    """
+
+    header: Text
+    body: RenderableType | None
+    output: Text | None
+    calls: tuple[tuple[str, Text], ...]
+    reasoning: Text | None
+
+
+def message_header(view: MessageView, match: bool = False) -> Text:
+    """Role, tool name, #id, UTC time, tokens, finish reason, rewound/compacted, match marker."""
+    text = Text(overflow="ellipsis")
+    text.append(view.role, style="bold")
+    if view.tool_name and view.role == "tool":
+        text.append(f" {view.tool_name}")
+    text.append(f"  #{view.id}", style="dim")
+    if view.timestamp is not None:
+        text.append(f"  {clock_time(view.timestamp)}", style="dim")
+    if view.token_count:
+        text.append(f"  {human_count(view.token_count)} tok", style="dim")
+    if view.finish_reason:
+        text.append(f"  {view.finish_reason}", style="dim")
+    if not view.active:
+        text.append("  compacted" if view.compacted else "  rewound", style="italic")
+    if match:
+        text.append("  ◆ match", style="bold")
+    return text
+
+
+def _body_source(view: MessageView) -> str:
+    if view.dropped:
+        return view.text + f"\n\n… {view.dropped:,} more characters not shown"
+    return view.text
+
+
+def _tool_output(view: MessageView) -> Text:
+    body = Text(view.text + (f"\n… {view.dropped:,} more characters" if view.dropped else ""))
+    if view.text[:1] in "[{":
+        _JSON.highlight(body)
+    return body
+
+
+_WARM_LEXERS: set[str] = set()
+
+
+def _warm_code_blocks(markdown: Markdown) -> None:
+    """Load the Pygments lexers and theme a Markdown body's code blocks will use.
+
+    A lexer's first instance compiles its regexes (50-100 ms for some languages), and rich only
+    creates it while rendering, on the event loop. Here, in the worker, it is compiled once per
+    process; later instances reuse the compiled tables.
+    """
+    names = {
+        (token.info or "").partition(" ")[0] or "text"
+        for token in markdown.parsed
+        if token.type in {"fence", "code_block"}
+    }
+    if not names - _WARM_LEXERS:
+        return
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+    from rich.syntax import Syntax
+
+    Syntax.get_theme(markdown.code_theme)
+    for name in names - _WARM_LEXERS:
+        _WARM_LEXERS.add(name)
+        try:
+            get_lexer_by_name(name)
+        except ClassNotFound:
+            pass
+
+
+def prepare(view: MessageView) -> Prepared:
+    """Build every renderable of a message that does not depend on it being the search hit.
+
+    Agent text goes into `Text` and `Markdown` as data, never through markup parsing.
+    """
+    body: RenderableType | None = None
+    output: Text | None = None
+    if view.role == "tool":
+        output = _tool_output(view)
+    elif view.text:
+        if view.role in {"user", "assistant"}:
+            from rich.markdown import Markdown  # deferred: ~90 ms of imports off the startup path
+
+            body = Markdown(_body_source(view))
+            _warm_code_blocks(body)
+        else:
+            body = Text(_body_source(view))
+    calls = []
+    for name, args in view.tool_calls:
+        text = Text(args)
+        _JSON.highlight(text)
+        calls.append((name, text))
+    reasoning = Text(view.reasoning) if view.reasoning else None
+    return Prepared(message_header(view), body, output, tuple(calls), reasoning)
+
+
+def _highlighted(text: Text, terms: Sequence[str]) -> Text:
+    """A copy of ``text`` with the search terms highlighted (the shared original is untouched)."""
+    if not terms:
+        return text
+    copy = text.copy()
+    highlight_terms(copy, terms)
+    return copy
+
+
+def part_classes(view: MessageView, match: bool) -> str:
+    """CSS classes every widget of one message carries (role colour, hidden, hit)."""
+    classes = ["msg", f"-role-{view.role if view.role in ROLES else 'other'}"]
+    if not view.active:
+        classes.append("-inactive")
+    if view.compacted:
+        classes.append("-compacted")
+    if match:
+        classes.append("-match")
+    return " ".join(classes)
+
+
+class _Memo:
+    """A renderable that renders its inner renderable once per width and replays the segments.
+
+    Textual measures a widget's height by rendering it and renders it again to paint, and drops
+    both on every refresh (a window is laid out three or four times while it mounts: the
+    scrollbar appearing changes the width, sizes settle). Rendering a Markdown body was the
+    largest single cost of a window; the segments only depend on the width.
+    """
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._segments: dict[int, list[Segment]] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        segments = self._segments.get(options.max_width)
+        if segments is None:
+            # Rendered at its natural height: Padding pads to ``options.height`` when one is set,
+            # and the replay must not depend on which caller (measure or paint) came first.
+            natural = options.update(height=None)
+            segments = self._segments[options.max_width] = list(console.render(self.renderable, natural))
+        yield from segments
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
+
+
+class _CachedVisual(RichVisual):
+    """A RichVisual whose strips are kept in a cache owned by the widget.
+
+    Textual renders a widget again after every refresh, and a window is refreshed several times
+    while it mounts; re-cropping a long body into strips cost as much as rendering it (cell
+    widths of CJK text). The cache key is what the strips depend on: the widget's content
+    state, the width and height, and the base style.
+    """
+
+    def __init__(
+        self, widget: Widget, renderable: RenderableType, cache: dict[Hashable, Any], key: Hashable
+    ) -> None:
+        super().__init__(widget, renderable)
+        self._cache = cache
+        self._key = key
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        key = (self._key, "height", width)
+        height = self._cache.get(key)
+        if height is None:
+            height = self._cache[key] = super().get_height(rules, width)
+        return int(height)
+
+    def render_strips(
+        self, width: int, height: int | None, style: VisualStyle, options: RenderOptions
+    ) -> list[Strip]:
+        if options.selection is not None:
+            return super().render_strips(width, height, style, options)
+        key = (self._key, width, height, style)
+        strips = self._cache.get(key)
+        if strips is None:
+            if len(self._cache) > 32:
+                self._cache.clear()
+            strips = self._cache[key] = super().render_strips(width, height, style, options)
+        return list(strips)
+
+
+class MessagePart(Static):
+    """One widget of a message; a message is a run of adjacent parts sharing its CSS classes.
+
+    Parts are siblings in the transcript rather than children of a per-message container:
+    a container with ``height: auto`` makes Textual arrange its children once to size it and
+    again to place them, and that nesting was most of the layout cost of a window.
+    """
+
+    def __init__(
+        self,
+        renderable: RenderableType | None,
+        *,
+        classes: str,
+        id: str | None = None,  # noqa: A002
+    ) -> None:
+        super().__init__(classes=classes, id=id)
+        self._memo = _Memo(renderable) if renderable is not None else None
+        self._visual_cache: dict[Hashable, Any] = {}
+
+    def _renderable(self) -> RenderableType:
+        """What this part shows now (subclasses add a header or a fold title)."""
+        return self._memo if self._memo is not None else Text()
+
+    def _visual_key(self) -> Hashable:
+        """What `_renderable` depends on besides width and base style."""
+        return None
+
+    def render(self) -> Visual:
+        return _CachedVisual(self, self._renderable(), self._visual_cache, self._visual_key())
+
+    def _height_key(self) -> Hashable:
+        """What the height depends on besides the width (colours never change it)."""
+        return None
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """Cached per width: Textual's own cache is dropped on every refresh of the widget, and
+        re-measuring builds the renderable again (a component-style lookup per part)."""
+        key = (self._height_key(), width)
+        height = self._visual_cache.get(key)
+        if height is None:
+            height = self._visual_cache[key] = super().get_content_height(container, viewport, width)
+        return int(height)
+
+
+class MessageBlock(MessagePart):
+    """The first part of a message: its header and, when no fold comes between, its body.
+
+    A plain user or assistant message is this one widget (a header line and a Markdown body
+    rendered as one rich `Group`).
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"message--header"}
+
+    def __init__(
+        self,
+        view: MessageView,
+        header: Text,
+        body: RenderableType | None,
+        *,
+        terms: Sequence[str] = (),
+        match: bool = False,
+        classes: str,
+    ) -> None:
+        super().__init__(body, classes=classes, id=f"msg-{view.id}")
         self.view = view
         self.terms = tuple(terms)
         self.match = match
+        self._header = header
 
-    def _header(self) -> Text:
-        v = self.view
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(v.role, style="bold")
-        if v.tool_name and v.role == "tool":
-            text.append(f" {v.tool_name}")
-        text.append(f"  #{v.id}", style="dim")
-        if v.timestamp is not None:
-            text.append(f"  {clock_time(v.timestamp)}", style="dim")
-        if v.token_count:
-            text.append(f"  {human_count(v.token_count)} tok", style="dim")
-        if v.finish_reason:
-            text.append(f"  {v.finish_reason}", style="dim")
-        if not v.active:
-            text.append("  compacted" if v.compacted else "  rewound", style="italic")
-        if self.match:
-            text.append("  ◆ match", style="bold")
-        return text
+    def _header_style(self) -> RichStyle:
+        # The full style, not the partial one: $text-muted has alpha, which only the full style
+        # blends against the background. Its colour alone, so the widget's background shows.
+        return RichStyle(color=self.get_component_rich_style("message--header").color)
 
-    def _body(self) -> RenderableType:
-        v = self.view
-        body = v.text
-        if v.dropped:
-            body += f"\n\n… {v.dropped:,} more characters not shown"
-        if self.match or v.role not in {"user", "assistant"}:
-            text = Text(body)
-            if self.terms:
-                highlight_terms(text, self.terms)
-            return text
-        from rich.markdown import Markdown  # deferred: ~90 ms of imports off the startup path
+    def _visual_key(self) -> Hashable:
+        return self._header_style()
 
-        return Markdown(body)
+    def _renderable(self) -> RenderableType:
+        """Header in the role's colour (a component style, so themes apply), then the body."""
+        header = self._header.copy()
+        header.stylize_before(self._header_style())
+        return header if self._memo is None else Group(header, self._memo)
 
-    def compose(self) -> Iterable[Static | Collapsible]:
-        v = self.view
-        yield Static(self._header(), classes="msg-header")
-        if v.reasoning:
-            yield Collapsible(
-                Static(Text(v.reasoning), classes="msg-reasoning"),
-                title=_plain("reasoning"),  # type: ignore[arg-type]
-                collapsed=True,
-                classes="msg-fold",
-            )
-        if v.role == "tool":
-            lines = v.text.count("\n") + 1
-            body = Text(v.text + (f"\n… {v.dropped:,} more characters" if v.dropped else ""))
-            if v.text[:1] in "[{":
-                _JSON.highlight(body)
-            if self.terms:
-                highlight_terms(body, self.terms)
-            yield Collapsible(
-                Static(body, classes="msg-tool-output"),
-                title=_plain(f"result ({lines} lines)"),  # type: ignore[arg-type]
-                collapsed=not self.match,
-                classes="msg-fold",
-            )
-        elif v.text:
-            yield Static(self._body(), classes="msg-body")
-        for name, args in v.tool_calls:
-            text = Text(args)
-            _JSON.highlight(text)
-            yield Collapsible(
-                Static(text, classes="msg-tool-args"),
-                title=_plain(f"→ {name}"),  # type: ignore[arg-type]
-                collapsed=True,
-                classes="msg-fold msg-call",
-            )
+
+class Fold(MessagePart, can_focus=True):
+    """A tool output, tool call or reasoning block: one line when collapsed, title + body open.
+
+    One focusable widget instead of Textual's `Collapsible` (four widgets, and a class toggle
+    that restyles its subtree). Click the title, or press Enter or space on it, to toggle.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"fold--title"}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "toggle", "Toggle", show=False),
+    ]
+
+    collapsed: reactive[bool] = reactive(True, layout=True)
+
+    def __init__(self, title: str, body: Text, *, collapsed: bool = True, classes: str) -> None:
+        super().__init__(Padding(body, (0, 0, 0, 2)), classes=f"{classes} fold")
+        self.fold_title = title
+        self.body = body
+        self.set_reactive(Fold.collapsed, collapsed)
+
+    def _title_text(self) -> Text:
+        mark = "▶" if self.collapsed else "▼"
+        return Text(f" {mark} {self.fold_title} ", style=self.get_component_rich_style("fold--title"))
+
+    def _visual_key(self) -> Hashable:
+        return (self.collapsed, self.get_component_rich_style("fold--title"))
+
+    def _height_key(self) -> Hashable:
+        return self.collapsed
+
+    def _renderable(self) -> RenderableType:
+        """The title line, and when open the body indented under it (agent text as data)."""
+        title = self._title_text()
+        if self.collapsed or self._memo is None:
+            return title
+        return Group(title, self._memo)
+
+    def toggle(self) -> None:
+        """Flip the fold and keep it on screen (what `Collapsible` did)."""
+        self.collapsed = not self.collapsed
+        self.call_after_refresh(self.scroll_visible, animate=False)
+
+    def action_toggle(self) -> None:
+        self.toggle()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the title toggles; a click in an open body does not (text selection)."""
+        width = max(1, self.content_region.width)
+        title_rows = -(-self._title_text().cell_len // width)
+        if self.collapsed or event.y < title_rows:
+            event.stop()
+            self.toggle()
+
+
+def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = False) -> list[MessagePart]:
+    """The widgets of one message, in order: header (+ body), reasoning, output, tool calls.
+
+    Header and body share one widget unless a reasoning fold sits between them.
+    """
+    prepared = view.prepared or prepare(view)
+    classes = part_classes(view, match)
+    header = message_header(view, match=True) if match else prepared.header
+    body = prepared.body
+    output = prepared.output
+    if match and view.role != "tool" and view.text:
+        body = _highlighted(Text(_body_source(view)), terms)  # the hit: literal, terms marked
+    if match and output is not None:
+        output = _highlighted(output, terms)
+    parts: list[MessagePart] = []
+    if prepared.reasoning is not None:
+        parts.append(MessageBlock(view, header, None, terms=terms, match=match, classes=classes))
+        parts.append(Fold("reasoning", prepared.reasoning, classes=classes))
+        if body is not None:
+            parts.append(MessagePart(body, classes=classes))
+    else:
+        parts.append(MessageBlock(view, header, body, terms=terms, match=match, classes=classes))
+    if output is not None:
+        lines = view.text.count("\n") + 1
+        parts.append(Fold(f"result ({lines} lines)", output, collapsed=not match, classes=classes))
+    for name, args in prepared.calls:
+        parts.append(Fold(f"→ {name}", args, classes=f"{classes} -call"))
+    parts[-1].add_class("-end")
+    return parts
 
 
 class DividerBlock(Static):
@@ -281,17 +570,19 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.items = list(data.items)
         self.target_id = target_id
         self.terms = tuple(terms)
-        await self.remove_children()
-        if not self.items:
-            await self.mount(Static(Text("This session has no messages."), classes="transcript-note"))
-            return
-        index = self.index_of(target_id) if target_id is not None else None
-        if index is None:
-            self.start, self.end = 0, min(len(self.items), FIRST_WINDOW)
-        else:
-            self.start = max(0, index - BEFORE_TARGET)
-            self.end = min(len(self.items), index + FIRST_WINDOW)
-        await self._mount_range(self.start, self.end)
+        self._folds_open = False  # a new transcript starts folded, so `x` opens its folds
+        with self.app.batch_update():  # one paint for the swap, not an empty view in between
+            await self.remove_children()
+            if not self.items:
+                await self.mount(Static(Text("This session has no messages."), classes="transcript-note"))
+                return
+            index = self.index_of(target_id) if target_id is not None else None
+            if index is None:
+                self.start, self.end = 0, min(len(self.items), FIRST_WINDOW)
+            else:
+                self.start = max(0, index - BEFORE_TARGET)
+                self.end = min(len(self.items), index + FIRST_WINDOW)
+            await self._mount_range(self.start, self.end)
         self.call_after_refresh(self._scroll_to_target)
         self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
 
@@ -302,21 +593,31 @@ class TranscriptView(VerticalScroll, can_focus=True):
                 return i
         return None
 
-    def _block(self, item: Item) -> MessageBlock | DividerBlock:
-        if isinstance(item, Divider):
-            return DividerBlock(item)
-        match = self.target_id is not None and item.id == self.target_id
-        return MessageBlock(item, terms=self.terms if match else (), match=match)
+    def _parts(self, items: Sequence[Item]) -> list[Widget]:
+        """The widgets of a run of items (1-3 per message, one per divider)."""
+        widgets: list[Widget] = []
+        for item in items:
+            if isinstance(item, Divider):
+                widgets.append(DividerBlock(item))
+                continue
+            match = self.target_id is not None and item.id == self.target_id
+            parts = message_parts(item, terms=self.terms if match else (), match=match)
+            if self._folds_open:  # `x` opened every fold: a window grown later opens too
+                for part in parts:
+                    if isinstance(part, Fold):
+                        part.set_reactive(Fold.collapsed, False)
+            widgets.extend(parts)
+        return widgets
 
     def _more_button(self, where: str, count: int) -> Button:
         label = f"▲ {count} earlier messages" if where == "before" else f"▼ {count} more messages"
         return Button(Content(label), id=f"more-{where}", classes="more", compact=True)
 
     async def _mount_range(self, start: int, end: int) -> None:
-        widgets: list[Any] = []
+        widgets: list[Widget] = []
         if start > 0:
             widgets.append(self._more_button("before", start))
-        widgets.extend(self._block(item) for item in self.items[start:end])
+        widgets.extend(self._parts(self.items[start:end]))
         if end < len(self.items):
             widgets.append(self._more_button("after", len(self.items) - end))
         await self.mount_all(widgets)
@@ -337,7 +638,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         try:
             if where == "after" and self.end < len(self.items):
                 new_end = min(len(self.items), self.end + CHUNK)
-                blocks = [self._block(i) for i in self.items[self.end : new_end]]
+                blocks = self._parts(self.items[self.end : new_end])
                 await self.query("#more-after").remove()
                 await self.mount_all(blocks)
                 self.end = new_end
@@ -345,7 +646,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
                     await self.mount(self._more_button("after", len(self.items) - self.end))
             elif where == "before" and self.start > 0:
                 new_start = max(0, self.start - CHUNK)
-                blocks = [self._block(i) for i in self.items[new_start : self.start]]
+                blocks = self._parts(self.items[new_start : self.start])
                 await self.query("#more-before").remove()
                 anchor = self.children[0] if self.children else None
                 if anchor is not None:
@@ -384,5 +685,6 @@ class TranscriptView(VerticalScroll, can_focus=True):
     def action_toggle_folds(self) -> None:
         """Expand or collapse every tool/reasoning block in the mounted window."""
         self._folds_open = not self._folds_open
-        for fold in self.query(Collapsible):
-            fold.collapsed = not self._folds_open
+        with self.app.batch_update():
+            for fold in self.query(Fold):
+                fold.collapsed = not self._folds_open

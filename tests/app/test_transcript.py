@@ -1,0 +1,204 @@
+"""The transcript's widgets: folds (click, Enter, space, `x`), the search hit, literal agent text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.markdown import Markdown
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.geometry import Region
+from textual.widget import Widget
+
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.styles import stylesheet_paths
+from hermes_tui.app.widgets.transcript import (
+    Fold,
+    MessageBlock,
+    MessagePart,
+    TranscriptData,
+    TranscriptView,
+    message_parts,
+    message_view,
+)
+from hermes_tui.state import SessionDB
+
+from ._support import make_app, settle
+from .test_actions import open_on, sid_of
+
+CI_SESSION = "Fix flaky CI on the payments service"
+
+
+def widget_text(widget: Widget) -> str:
+    """The lines a widget paints, as plain text (styles dropped, so spans do not split words)."""
+    lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
+    return "\n".join(strip.text for strip in lines)
+
+
+def transcript_text(transcript: TranscriptView) -> str:
+    """Every mounted message part's lines, in order."""
+    return "\n".join(widget_text(part) for part in transcript.query(MessagePart))
+
+
+def parts_of(transcript: TranscriptView, message_id: int) -> list[MessagePart]:
+    """The widgets of one message: its MessageBlock and the parts that follow it."""
+    children = list(transcript.children)
+    start = children.index(transcript.query_one(f"#msg-{message_id}", MessageBlock))
+    parts: list[MessagePart] = [children[start]]  # type: ignore[list-item]
+    for child in children[start + 1 :]:
+        if isinstance(child, MessageBlock) or not isinstance(child, MessagePart):
+            break
+        parts.append(child)
+    return parts
+
+
+def test_message_view_prepares_renderables_off_the_loop() -> None:
+    """The worker builds the Markdown and highlighted Text; `compose` on the loop does not."""
+    view = message_view(
+        {
+            "id": 7,
+            "role": "assistant",
+            "content": "**bold** and `code`",
+            "tool_calls": [{"function": {"name": "terminal", "arguments": '{"command": "ls"}'}}],
+            "reasoning": "think [/INST]",
+        }
+    )
+    assert view.prepared is not None
+    assert isinstance(view.prepared.body, Markdown)
+    assert [name for name, _ in view.prepared.calls] == ["terminal"]
+    assert view.prepared.reasoning is not None and view.prepared.reasoning.plain == "think [/INST]"
+    tool = message_view({"id": 8, "role": "tool", "content": '{"ok": true}'})
+    assert tool.prepared is not None and tool.prepared.body is None
+    assert tool.prepared.output is not None and '"ok": true' in tool.prepared.output.plain
+
+
+def test_parts_of_a_message_and_the_hit_does_not_mark_shared_text() -> None:
+    """A plain message is one widget; the hit copies the prepared Text before highlighting."""
+    plain = message_view({"id": 1, "role": "user", "content": "hello"})
+    assert [type(p) for p in message_parts(plain)] == [MessageBlock]
+    tool = message_view({"id": 2, "role": "tool", "content": "needle in output"})
+    closed = message_parts(tool)
+    assert [type(p) for p in closed] == [MessageBlock, Fold]
+    assert isinstance(closed[1], Fold) and closed[1].collapsed
+    hit = message_parts(tool, terms=("needle",), match=True)
+    fold = hit[1]
+    assert isinstance(fold, Fold) and not fold.collapsed  # the matched tool output is open
+    assert fold.body.spans and not tool.prepared.output.spans  # type: ignore[union-attr]
+    assert all(p.has_class("-match") for p in hit) and hit[-1].has_class("-end")
+    assert not any(p.has_class("-end") for p in hit[:-1])
+
+
+async def test_fold_toggles_on_click_enter_and_space(demo_db: Path) -> None:
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
+        transcript = main.query_one("#transcript", TranscriptView)
+        fold = transcript.query(Fold).first()
+        assert fold.collapsed and fold.size.height == 1
+        await pilot.click(fold, offset=(3, 0))
+        await pilot.pause()
+        assert not fold.collapsed
+        assert fold.size.height > 1  # title + body
+        assert app.focused is fold
+        await pilot.click(fold, offset=(3, 1))  # in the open body: no toggle (text selection)
+        await pilot.pause()
+        assert not fold.collapsed
+        await pilot.press("enter")
+        await pilot.pause()
+        assert fold.collapsed and fold.size.height == 1
+        await pilot.press("space")
+        await pilot.pause()
+        assert not fold.collapsed
+        await pilot.click(fold, offset=(3, 0))  # the title of an open fold closes it
+        await pilot.pause()
+        assert fold.collapsed
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_x_opens_and_closes_every_fold_in_the_window(demo_db: Path) -> None:
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
+        transcript = main.query_one("#transcript", TranscriptView)
+        folds = list(transcript.query(Fold))
+        assert len(folds) >= 4 and all(f.collapsed for f in folds)
+        transcript.focus()
+        await pilot.press("x")
+        await pilot.pause()
+        assert not any(f.collapsed for f in folds)
+        text = transcript_text(transcript)
+        assert "▼ reasoning" in text and "Five failures share one test" in text
+        await pilot.press("x")
+        await pilot.pause()
+        assert all(f.collapsed for f in folds)
+        assert "Five failures share one test" not in transcript_text(transcript)
+
+
+async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> None:
+    sid = sid_of(demo_db, CI_SESSION)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        tool = next(m for m in db.get_messages(sid) if m["role"] == "tool" and "50 passed" in m["content"])
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        main.load_session(sid, int(tool["id"]), ("passed",), focus=True)  # what opening a hit does
+        await settle(pilot)
+        transcript = main.query_one("#transcript", TranscriptView)
+        block, fold = parts_of(transcript, int(tool["id"]))
+        assert block.has_class("-match") and fold.has_class("-match")
+        assert isinstance(fold, Fold) and not fold.collapsed
+        assert any(fold.body.plain[s.start : s.end] == "passed" for s in fold.body.spans)
+        others = [f for f in transcript.query(Fold) if f is not fold]
+        assert others and all(f.collapsed for f in others)
+        assert "◆ match" in widget_text(block)
+        assert "▼ result (1 lines)" in widget_text(fold) and "50 passed in 98.7s" in widget_text(fold)
+
+
+class _TranscriptApp(App[None]):
+    """A bare TranscriptView, fed hand-made messages."""
+
+    CSS_PATH: ClassVar = stylesheet_paths()
+
+    def compose(self) -> ComposeResult:
+        yield TranscriptView(id="transcript")
+
+
+MARKUP = "[/INST] [bold]x[/bold] [link=evil]no[/link]"
+
+
+async def test_markup_like_agent_text_renders_literally_everywhere() -> None:
+    """Bodies, hit bodies, fold titles and fold bodies: brackets are data, never markup."""
+    rows = [
+        {"id": 1, "role": "user", "content": f"user {MARKUP}"},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": f"assistant {MARKUP}",
+            "reasoning": f"reasoning {MARKUP}",
+            "tool_calls": [{"function": {"name": "[red]tool[/red]", "arguments": f'{{"a": "{MARKUP}"}}'}}],
+        },
+        {"id": 3, "role": "tool", "tool_name": "[b]t[/b]", "content": f"output {MARKUP}"},
+        {"id": 4, "role": "assistant", "content": f"hit {MARKUP}"},
+    ]
+    app = _TranscriptApp()
+    async with app.run_test(size=(110, 60)) as pilot:
+        transcript = app.query_one(TranscriptView)
+        data = TranscriptData(session_id="s", items=[message_view(r) for r in rows])
+        await transcript.show(data, target_id=4, terms=("INST",))
+        transcript.focus()
+        await pilot.press("x")
+        await pilot.pause()
+        text = transcript_text(transcript)
+        for prefix in ("user", "assistant", "reasoning", "output", "hit"):
+            assert f"{prefix} [/INST] [bold]x[/bold] [link=evil]no[/link]" in text, prefix
+        assert "→ [red]tool[/red]" in text
+        assert "[b]t[/b]" in text
+        assert '"[/INST] [bold]x[/bold]' in text
+        hit = transcript.query_one("#msg-4", MessageBlock)
+        assert hit.match and hit.has_class("-match")
+        rendered = hit._renderable()
+        body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
+        assert isinstance(body, Text) and any(body.plain[s.start : s.end] == "INST" for s in body.spans)
