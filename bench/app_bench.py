@@ -103,7 +103,7 @@ LAST_INPUT = [0.0]  # when the app last received a key (the message hook sets it
 
 
 def apply_gc_policy(app: Any, policy: str) -> dict[str, Any]:
-    """A what-if for the measured process only (the app itself keeps Python's default GC).
+    """A what-if for the measured process only, on top of the app's own policy (app/gc_policy.py).
 
     A full (generation 2) collection walks every tracked object: ~140k at first paint on the 1M
     store (Textual's strips and their caches are most of them), 80-190 ms on this machine, and
@@ -388,7 +388,7 @@ def main() -> int:
         "--gc",
         choices=GC_POLICIES,
         default="default",
-        help="what-if: apply this GC policy in the measured app process (the app keeps the default)",
+        help="what-if: apply this GC policy in the measured app process (default: the app's own policy, hermes_tui/app/gc_policy.py)",
     )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--phases", default=",".join(PHASES), help=argparse.SUPPRESS)
