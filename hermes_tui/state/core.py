@@ -288,17 +288,7 @@ class _Core:
         for attempt in range(self._WRITE_MAX_RETRIES):
             try:
                 with self._write_lock:
-                    t_begin = time.monotonic()
-                    conn.execute("BEGIN IMMEDIATE")
-                    self._contended = time.monotonic() - t_begin > CONTENDED_AFTER_S
-                    try:
-                        result = fn(conn)
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        if not conn.get_autocommit():
-                            with contextlib.suppress(apsw.Error):
-                                conn.execute("ROLLBACK")
-                        raise
+                    result = _immediate(conn, fn, on_begun=self._note_begin_wait)
             except (apsw.BusyError, apsw.LockedError) as exc:
                 last = exc
                 hook = self.lock_wait_hook
@@ -321,6 +311,9 @@ class _Core:
             f"database is locked: another process held the write lock for {waited:.1f} s "
             f"({self._WRITE_MAX_RETRIES} attempts)"
         ) from last
+
+    def _note_begin_wait(self, waited: float) -> None:
+        self._contended = waited > CONTENDED_AFTER_S
 
     def _after_write(self, conn: apsw.Connection) -> None:
         self._write_count += 1
@@ -359,15 +352,8 @@ class _Core:
                     time.sleep(self._FTS_MERGE_PAUSE_S)
                 try:
                     with self._write_lock:
-                        conn.execute("BEGIN IMMEDIATE")
-                        try:
-                            worked = U.ensure_usermerge(conn, table) if step == 0 else U.merge_step(conn, table)
-                            conn.execute("COMMIT")
-                        except BaseException:
-                            if not conn.get_autocommit():
-                                with contextlib.suppress(apsw.Error):
-                                    conn.execute("ROLLBACK")
-                            raise
+                        work = U.ensure_usermerge if step == 0 else U.merge_step
+                        worked = _immediate(conn, lambda c, t=table, w=work: w(c, t))
                 except (apsw.BusyError, apsw.LockedError):
                     quiet.reset()  # another process is writing: wait for the next quiet moment
                     continue
@@ -378,15 +364,22 @@ class _Core:
                 time.sleep(self._FTS_MERGE_PAUSE_S)
         self._passive_checkpoint()  # the merged pages are in the WAL until a checkpoint
 
-    def _fts_merge_tables(self) -> list[str]:
-        """The v23 indexes this connection can write (cjk only with its tokenizer registered)."""
+    def _fts_tables(self) -> list[str]:
+        """The FTS indexes this connection can write (cjk only with its tokenizer registered)."""
         lay = self.layout
-        tables = ["messages_fts"]
+        tables = []
+        if lay.kind != "none":
+            tables.append("messages_fts")
         if lay.has_trigram:
             tables.append("messages_fts_trigram")
-        if lay.has_cjk and self._cjk_impl and not lay.cjk_stale and not lay.cjk_building:
+        if lay.has_cjk and self._cjk_impl and not lay.cjk_stale:
             tables.append("messages_fts_cjk")
         return tables
+
+    def _fts_merge_tables(self) -> list[str]:
+        """What upkeep merges: those indexes, less a cjk index that is still being built."""
+        building = self.layout.cjk_building
+        return [t for t in self._fts_tables() if not (building and t == "messages_fts_cjk")]
 
     def _passive_checkpoint(self) -> None:
         """Best effort, never raises (the checkpointer thread's own connection)."""
@@ -453,6 +446,26 @@ class _Core:
             "read_only": self.read_only,
             "migrate": self.migrate,
         }
+
+
+def _immediate(
+    conn: apsw.Connection, fn: Callable[[apsw.Connection], T], on_begun: Callable[[float], None] | None = None
+) -> T:
+    """`BEGIN IMMEDIATE`, `fn(conn)`, `COMMIT`; rollback on any error. `on_begun` gets the seconds
+    BEGIN waited for the lock (the write path's contention signal)."""
+    t_begin = time.monotonic()
+    conn.execute("BEGIN IMMEDIATE")
+    if on_begun is not None:
+        on_begun(time.monotonic() - t_begin)
+    try:
+        result = fn(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        if not conn.get_autocommit():
+            with contextlib.suppress(apsw.Error):
+                conn.execute("ROLLBACK")
+        raise
+    return result
 
 
 def _writable(path: Path) -> bool:

@@ -79,17 +79,6 @@ class MaintenanceMixin(_Core):
         ))
 
     # ------------------------------------------------------------ FTS
-    def _fts_tables(self) -> list[str]:
-        lay = self.layout
-        tables = []
-        if lay.kind != "none":
-            tables.append("messages_fts")
-        if lay.has_trigram:
-            tables.append("messages_fts_trigram")
-        if lay.has_cjk and self._cjk_impl and not lay.cjk_stale:
-            tables.append("messages_fts_cjk")
-        return tables
-
     def optimize_fts(self) -> int:
         """Merge every FTS index into one segment (an explicit, slow, whole-index action)."""
         tables = self._fts_tables()

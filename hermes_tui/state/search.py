@@ -70,6 +70,12 @@ def with_marked_snippets(rows: list[dict[str, Any]], terms: list[str]) -> list[d
     return rows
 
 
+def _latin_terms(q: str) -> list[str]:
+    """The words of a sanitised Latin query, quotes, prefix stars and operators removed."""
+    terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
+    return [t for t in terms if t]
+
+
 def _source_connection(db: _Core) -> apsw.Connection:
     """A private connection for the background side-index build (never shared across threads)."""
     from .connection import open_connection
@@ -446,8 +452,7 @@ class SearchMixin(_Core):
 
     def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[str, str, str]]:
         """(table, quoted match, route name) of v23's retries for a zero-result Latin query."""
-        terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
-        terms = [t for t in terms if t]
+        terms = _latin_terms(q)
         if not terms:
             return []
         quoted = quote_tokens(q.strip('"').strip())
@@ -481,8 +486,7 @@ class SearchMixin(_Core):
         Only rows where a term really touches a CJK character are kept: without that check the
         trigram retry would turn every plain word into a substring match (`deploy` → `deployment`).
         """
-        terms = [t.strip('"').rstrip("*") for t in q.replace('"', " ").split() if t.upper() not in OPERATORS]
-        terms = [t for t in terms if t]
+        terms = _latin_terms(q)
         for table, quoted, name in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
