@@ -15,6 +15,14 @@ MAX_FTS5_QUERY_CHARS = 2048
 OPERATORS = frozenset({"AND", "OR", "NOT"})
 
 
+_STRIP = re.compile(r'[+{}():\"^]')
+_STARS = re.compile(r"\*+")
+_LEADING_STAR = re.compile(r"(^|\s)\*")
+_LEADING_OP = re.compile(r"(?i)^(AND|OR|NOT)\b\s*")
+_TRAILING_OP = re.compile(r"(?i)\s+(AND|OR|NOT)\s*$")
+_JOINED_TERM = re.compile(r"\b(\w+(?:[._-]\w+)+)\b")
+
+
 def sanitize_fts5_query(query: str) -> str:
     query = query[:MAX_FTS5_QUERY_CHARS]
     quoted: list[str] = []
@@ -35,12 +43,12 @@ def sanitize_fts5_query(query: str) -> str:
         pieces.append(f"\x00Q{len(quoted) - 1}\x00")
         i = end + 1
     s = "".join(pieces)
-    s = re.sub(r'[+{}():\"^]', " ", s)
-    s = re.sub(r"\*+", "*", s)
-    s = re.sub(r"(^|\s)\*", r"\1", s)
-    s = re.sub(r"(?i)^(AND|OR|NOT)\b\s*", "", s.strip())
-    s = re.sub(r"(?i)\s+(AND|OR|NOT)\s*$", "", s.strip())
-    s = re.sub(r"\b(\w+(?:[._-]\w+)+)\b", r'"\1"', s)
+    s = _STRIP.sub(" ", s)
+    s = _STARS.sub("*", s)
+    s = _LEADING_STAR.sub(r"\1", s)
+    s = _LEADING_OP.sub("", s.strip())
+    s = _TRAILING_OP.sub("", s.strip())
+    s = _JOINED_TERM.sub(r'"\1"', s)
     for n, q in enumerate(quoted):
         s = s.replace(f"\x00Q{n}\x00", q)
     return s.strip()
@@ -59,25 +67,23 @@ def is_cjk_codepoint(cp: int) -> bool:
     )
 
 
+# The same ranges as one character class: a regex scan is ~20x faster than a Python loop, and
+# every search asks (tests check the two agree).
+_CJK = re.compile("[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\U00020000-\U0002a6df]")
+_CJK_RUN = re.compile(_CJK.pattern + "+")
+
+
 def contains_cjk(text: str) -> bool:
-    return any(is_cjk_codepoint(ord(c)) for c in text)
+    return _CJK.search(text) is not None
 
 
 def count_cjk(text: str) -> int:
-    return sum(1 for c in text if is_cjk_codepoint(ord(c)))
+    return len(_CJK.findall(text))
 
 
 def has_lone_cjk_run(text: str) -> bool:
     """A maximal run of routing-CJK characters of length exactly 1 (the cjk index can't serve it)."""
-    run = 0
-    for ch in text + " ":
-        if is_cjk_codepoint(ord(ch)):
-            run += 1
-        else:
-            if run == 1:
-                return True
-            run = 0
-    return False
+    return any(len(run) == 1 for run in _CJK_RUN.findall(text))
 
 
 def quote_tokens(raw: str) -> str:

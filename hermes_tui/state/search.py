@@ -34,6 +34,7 @@ from .fts_query import (
 from .text import content_text
 
 SNIPPET_TOKENS = 40
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
 _RESULT_KEYS = ("id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started")
 
 
@@ -107,7 +108,9 @@ class SearchMixin(_Core):
             params += list(role_filter)
         return where, params
 
-    def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int,
+                   probed: bool = False) -> list[dict[str, Any]]:
+        """One index's answer; `probed`: `_probe` already found a row for `match` here."""
         if order.startswith("ORDER BY m.timestamp DESC") and limit >= 0:
             if table == "messages_fts":
                 match = expand_prefixes(match, self._prefix_terms) or match
@@ -125,7 +128,7 @@ class SearchMixin(_Core):
             # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
             # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
             order = "ORDER BY m.timestamp DESC, m.id DESC"
-        elif not self._any_match(table, match):
+        elif not probed and not self._any_match(table, match):
             # A ranked statement prepares FTS5's sorter even for zero rows (124 µs against 35 µs
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
@@ -279,17 +282,17 @@ class SearchMixin(_Core):
                     out.results = self._like_route(raw, filters, limit, offset)
                     out.route = "like_scan"
             else:
-                fallback = self._latin_fallback_routes(q, cjk_ready) if not tool_role and limit != 0 else []
-                found = self._probe([("messages_fts", q), *((t, m) for t, m, _n in fallback)])
                 out.route = "fts5"
-                if found is None or found[0]:
-                    try:
-                        out.results = self._fts_route("messages_fts", q, filters, order, limit, offset)
-                    except apsw.SQLError:
-                        return SearchOutcome(query=q, route="fts5")
-                if not out.results and fallback:
-                    live = [r for r, hit in zip(fallback, found[1:], strict=True) if hit] if found else fallback
-                    self._latin_fallback(out, q, filters, order, limit, offset, live)
+                found = self._probe([("messages_fts", q)])
+                if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
+                    return SearchOutcome(query=q, route="fts5")
+                if found[0]:
+                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset, probed=True)
+                if not out.results and not tool_role and limit != 0:
+                    fallback = self._latin_fallback_routes(q, cjk_ready)
+                    if fallback:
+                        live, probed = self._live_fallbacks(q, fallback)
+                        self._latin_fallback(out, q, filters, order, limit, offset, live, probed)
         except apsw.InterruptError:
             return SearchOutcome(query=q, route="interrupted")
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
@@ -464,11 +467,11 @@ class SearchMixin(_Core):
         return routes
 
     def _probe(self, pairs: list[tuple[str, str]]) -> list[bool] | None:
-        """Which (index, match) pairs have any row, in one statement (None: ask each route).
+        """Which (index, match) pairs have any row, in one statement (None: FTS5 rejects a match).
 
-        Opening an FTS5 cursor costs ~30 µs whatever it finds; a query with no hits used to pay
-        it once per route and statement (primary, cjk retry, trigram retry, each probed and then
-        queried), five times upstream's single lookup.
+        Opening an FTS5 cursor costs 10-40 µs whatever it finds (more with more segments), so a
+        query opens as few as it can: the primary index first, the v23 retry indexes only when
+        it has no row, and never the same index twice (the ranked route trusts this probe).
         """
         sql = "SELECT " + ", ".join(
             f"EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 1})" for i, (t, _m) in enumerate(pairs)
@@ -479,8 +482,28 @@ class SearchMixin(_Core):
             return None
         return [bool(v) for v in row]
 
+    def _live_fallbacks(self, q: str, routes: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], bool]:
+        """The retry routes that have any row for their match, and whether they were probed.
+
+        For one plain ASCII word the cjk retry is only probed when the trigram index has the
+        word: every row the cjk retry keeps holds the word literally (`_glued_to_cjk`, ASCII
+        case folding), next to CJK, so the trigram index, which covers the same rows, has it too.
+        """
+        lay = self.layout
+        by_name = {name: (table, match) for table, match, name in routes}
+        raw = q.strip('"').strip()
+        if ({"fts_cjk", "trigram"} <= by_name.keys() and _PLAIN_WORD.fullmatch(raw)
+                and lay.kind == "v23" and not lay.base_building and lay.trigram_triggers_complete):
+            tri = self._probe([by_name["trigram"]])
+            if tri is not None and not tri[0]:
+                return [], True
+        found = self._probe([(table, match) for table, match, _n in routes])
+        if found is None:
+            return routes, False
+        return [r for r, hit in zip(routes, found, strict=True) if hit], True
+
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int,
-                        routes: list[tuple[str, str, str]]) -> None:
+                        routes: list[tuple[str, str, str]], probed: bool) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
 
         Only rows where a term really touches a CJK character are kept: without that check the
@@ -490,7 +513,8 @@ class SearchMixin(_Core):
         for table, quoted, name in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
-                res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0)
+                res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0,
+                                      probed=probed)
             except apsw.SQLError:
                 continue
             res = [r for r in res if self._glued_to_cjk(r["id"], terms)]
@@ -505,7 +529,9 @@ class SearchMixin(_Core):
             return False
         text = " ".join(x for x in (content_text(row[0][0]), row[0][1] or "", row[0][2] or "") if x)
         for term in terms:
-            for m in re.finditer(re.escape(term), text, re.IGNORECASE):
+            # ASCII terms fold ASCII only, as the trigram index does (`_live_fallbacks` relies on it).
+            flags = re.IGNORECASE | (re.ASCII if term.isascii() else 0)
+            for m in re.finditer(re.escape(term), text, flags):
                 before = text[m.start() - 1] if m.start() > 0 else ""
                 after = text[m.end()] if m.end() < len(text) else ""
                 if (before and contains_cjk(before)) or (after and contains_cjk(after)):

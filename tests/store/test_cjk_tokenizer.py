@@ -418,3 +418,17 @@ def test_c_entry_point_alias_and_load_extension_disabled_after() -> None:
 def test_tokenize_rejects_unknown_impl() -> None:
     with pytest.raises(ValueError):
         cjk.tokenize("x", impl="rust")
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40)
+       | st.text(alphabet=st.sampled_from("a 漢字かなカナ한글\u3000\u30ff\u3400\u4dbf\U00020000\U0002a6df\U0002a6e0\ud7af\ud7b0"), max_size=20))
+def test_routing_helpers_agree_with_the_codepoint_ranges(text):
+    """The regex class behind `contains_cjk`/`count_cjk`/`has_lone_cjk_run` is the spec's ranges."""
+    from hermes_tui.state import fts_query as fq
+
+    flags = [fq.is_cjk_codepoint(ord(c)) for c in text]
+    assert fq.contains_cjk(text) == any(flags)
+    assert fq.count_cjk(text) == sum(flags)
+    runs = [len(m.group()) for m in re.finditer(r"1+", "".join("1" if f else "0" for f in flags))]
+    assert fq.has_lone_cjk_run(text) == (1 in runs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import ids
 
@@ -354,12 +356,56 @@ def _match_statements(db, fn):
     return seen
 
 
+def _opens(seen: list[str], table: str) -> int:
+    """How many FTS5 cursors on `table` the statements in `seen` open."""
+    return sum(len(re.findall(rf"\b{table}\s+MATCH\b", sql)) for sql in seen)
+
+
 @pytest.mark.parametrize("sort", [None, "newest"])
-def test_a_query_with_no_hits_probes_every_route_in_one_statement(fixture_f, sort):
-    """A no-hit Latin query used to open five FTS5 cursors (primary, cjk and trigram retries,
-    each probed and queried); one statement of EXISTS now answers for all three indexes."""
+def test_a_plain_word_with_no_hits_opens_the_primary_and_trigram_indexes_once(fixture_f, sort):
+    """A no-hit plain word opens the primary index once and the trigram index once; the cjk
+    retry is skipped because every row it could keep holds the word, which trigram would find."""
     seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("xylophonist", sort=sort))
-    assert len(seen) == 1 and seen[0].count("EXISTS") == 3, seen
-    # the retries still answer where they should, after the same single probe
+    assert [sql.count("EXISTS") for sql in seen] == [1, 1], seen
+    assert _opens(seen, "messages_fts") == 1 and _opens(seen, "messages_fts_trigram") == 1
+    assert _opens(seen, "messages_fts_cjk") == 0
+    # the retries still answer where they should
     assert s(fixture_f, "youer", sort=sort) == [9]
     assert fixture_f.search("youer", sort=sort).route == "fts_cjk"
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_a_query_that_is_no_plain_word_probes_both_retries_in_one_statement(fixture_f, sort):
+    seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("xylophonist zebra", sort=sort))
+    assert [sql.count("EXISTS") for sql in seen] == [1, 2], seen
+    assert _opens(seen, "messages_fts_cjk") == 1 and _opens(seen, "messages_fts_trigram") == 1
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_only(fixture_f, sort):
+    """The ranked route trusts the probe: no second existence check before the bm25 statement."""
+    seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("docker", sort=sort))
+    # rank: the probe, then bm25 with snippets; newest: the probe, the newest ids, their snippets
+    assert len(seen) == (2 if sort is None else 3) and seen[0].count("EXISTS") == 1, seen
+    assert not any(sql.rstrip().endswith("LIMIT 1") for sql in seen), seen
+    assert _opens(seen, "messages_fts") == len(seen) and _opens(seen, "messages_fts_cjk") == 0
+    assert _opens(seen, "messages_fts_trigram") == 0
+
+
+def test_a_query_fts5_rejects_is_tried_once_and_answers_empty(fixture_f):
+    """`docker OR OR nginx` survives the sanitizer but is an FTS5 syntax error: upstream's `[]`."""
+    seen = _match_statements(fixture_f, lambda: fixture_f.search("docker OR OR nginx"))
+    assert len(seen) == 1, seen
+    out = fixture_f.search("docker OR OR nginx")
+    assert (out.results, out.route) == ([], "fts5")
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_the_trigram_shortcut_keeps_every_glued_hit(db, sort):
+    """Glued Latin in mixed case, with the word elsewhere too: the cjk retry still answers."""
+    db.create_session("g", "cli")
+    hit = db.append_message("g", "user", "请修改YouEr服务端的配置")
+    other = db.append_message("g", "user", "plain youerx text")  # trigram has `youer`; not glued to CJK
+    assert s(db, "youer", sort=sort) == [hit]
+    assert db.search("youer", sort=sort).route == "fts_cjk"
+    assert s(db, "youerx", sort=sort) == [other]
