@@ -122,6 +122,10 @@ class _Maintainer:
             thread.join(timeout=30)
 
 
+#: Runs one upkeep step in its own write transaction: whether it did work, None to stop.
+StepRunner = Callable[[Callable[[apsw.Connection], bool]], "bool | None"]
+
+
 class _QuietWatch:
     """Has any connection committed to the file in the last `idle_s`? (`PRAGMA data_version`
     changes when another connection commits, our own caller's included.)"""
@@ -328,8 +332,8 @@ class _Core:
             self._maintainer.request("fts_merge")
 
     def _fts_merge_round(self) -> None:
-        """Up to `MERGE_MAX_STEPS` steps per v23 index, each its own short transaction, in quiet
-        moments only: a step runs once no connection has committed for `_FTS_IDLE_S`.
+        """The upkeep of every v23 index (`_upkeep_index`), one short transaction per step, in
+        quiet moments only: a step runs once no connection has committed for `_FTS_IDLE_S`.
 
         A store under a continuous write load therefore defers upkeep (FTS5's own automerge still
         bounds the segments) instead of adding lock holds to every write. Each step holds the
@@ -337,32 +341,72 @@ class _Core:
         another process's lock: busy means someone is writing, so the step waits for the next
         quiet moment. Checkpoints requested meanwhile still run; `close()` ends a round.
         """
-        from . import fts_upkeep as U
-
         conn = self._conn()
         conn.set_busy_timeout(0)
         quiet = _QuietWatch(conn, self._FTS_IDLE_S)
-        for table in self._fts_merge_tables():
-            step = 0
-            while step <= U.MERGE_MAX_STEPS:
+
+        def run(step: Callable[[apsw.Connection], bool]) -> bool | None:
+            while True:
                 while not quiet.now():
                     if self._maintainer.stopping or self._closed:
-                        return
+                        return None
                     self._maintainer.run_pending("checkpoint")
                     time.sleep(self._FTS_MERGE_PAUSE_S)
                 try:
                     with self._write_lock:
-                        work = U.ensure_usermerge if step == 0 else U.merge_step
-                        worked = _immediate(conn, lambda c, t=table, w=work: w(c, t))
+                        worked = _immediate(conn, step)
                 except (apsw.BusyError, apsw.LockedError):
                     quiet.reset()  # another process is writing: wait for the next quiet moment
                     continue
-                if step and not worked:
-                    break
-                self._fts_merge_steps += step > 0
-                step += 1
                 time.sleep(self._FTS_MERGE_PAUSE_S)
+                return worked
+
+        from . import fts_upkeep as U
+
+        for table in self._fts_merge_tables():
+            if not self._upkeep_index(table, run, U.MERGE_MAX_STEPS):
+                return
         self._passive_checkpoint()  # the merged pages are in the WAL until a checkpoint
+
+    def _upkeep_index(self, table: str, run: StepRunner,
+                      level_steps: int | None) -> bool:
+        """One index's upkeep: `usermerge`, up to `level_steps` level merges, then, if they all
+        got done and the small segments are worth it, the incremental full merge to one segment
+        (uncapped: a cap would leave the index mid-merge, one segment more, until the next round).
+
+        `run(step)` runs one step in its own write transaction: whether it did work, None to stop.
+        Returns False when stopped.
+        """
+        from . import fts_upkeep as U
+
+        if run(lambda c: U.ensure_usermerge(c, table)) is None:
+            return False
+        levels = self._merge_steps(table, run, level_steps)
+        if levels is None:
+            return False
+        if levels == level_steps or not U.wants_full_merge(self._conn(), table):
+            return True
+        started = run(lambda c: U.start_full_merge(c, table))
+        if not started:
+            return started is not None
+        self._fts_merge_steps += 1
+        return self._merge_steps(table, run, None) is not None
+
+    def _merge_steps(self, table: str, run: StepRunner,
+                     limit: int | None) -> int | None:
+        """Positive `'merge'` steps until one finds no work (or `limit`): how many worked, None if stopped."""
+        from . import fts_upkeep as U
+
+        steps = 0
+        while limit is None or steps < limit:
+            worked = run(lambda c: U.merge_step(c, table))
+            if worked is None:
+                return None
+            if not worked:
+                break
+            steps += 1
+            self._fts_merge_steps += 1
+        return steps
 
     def _fts_tables(self) -> list[str]:
         """The FTS indexes this connection can write (cjk only with its tokenizer registered)."""

@@ -93,25 +93,20 @@ class MaintenanceMixin(_Core):
         return len(self._fts_tables())
 
     def fts_upkeep(self, max_steps: int | None = None) -> int:
-        """(+) Run the background upkeep's bounded merges now, until no v23 index has work left
-        (or `max_steps` per index); returns the merge steps that did work.
+        """(+) Run the background upkeep now: level merges until no v23 index has work left (or
+        `max_steps` per index), then the full merge where it is worth it (`fts_upkeep.py`);
+        returns the merge steps that did work.
 
         The upkeep thread only merges in quiet moments, so a bulk import (one long transaction
         after another) leaves it no time; this is the same work, one short write per step.
         """
-        from . import fts_upkeep as U
-
         self._require_writable()
         if self.layout.kind != "v23":
             return 0
-        done = 0
+        before = self._fts_merge_steps
         for table in self._fts_merge_tables():
-            self._execute_write(lambda c, t=table: U.ensure_usermerge(c, t))
-            for _ in range(max_steps if max_steps is not None else 1 << 30):
-                if not self._execute_write(lambda c, t=table: U.merge_step(c, t)):
-                    break
-                done += 1
-        return done
+            self._upkeep_index(table, lambda step: bool(self._execute_write(step)), max_steps)
+        return self._fts_merge_steps - before
 
     def rebuild_fts(self) -> int:
         """Rebuild every index from `messages`, with the DDL of the file's own layout."""

@@ -9,7 +9,8 @@ import apsw
 import pytest
 
 from hermes_tui.state import ReadOnlyError, SessionDB
-from hermes_tui.state.fts_upkeep import level_sizes, merge_step, segment_count
+from hermes_tui.state import fts_upkeep as U
+from hermes_tui.state.fts_upkeep import level_sizes, merge_step, segment_count, structure, wants_full_merge
 
 V23 = ("messages_fts", "messages_fts_trigram", "messages_fts_cjk")
 WORDS = [
@@ -87,6 +88,7 @@ def test_one_transaction_per_message_leaves_many_segments_and_a_round_merges_the
     after = _segments(path)
     assert all(after[t] < before[t] for t in V23), (before, after)
     assert all(n <= 1 for t in V23 for n in _levels(path)[t]), _levels(path)  # usermerge 2
+    assert after == dict.fromkeys(V23, 1), after  # small segments worth it: merged into one
     assert _answers(db) == answers  # merging changes the layout on disk, never a result
     db.close()
     _integrity(path)
@@ -242,3 +244,74 @@ def test_fts_upkeep_runs_the_same_merges_in_the_foreground(tmp_path, monkeypatch
     with pytest.raises(ReadOnlyError):
         ro.fts_upkeep()
     ro.close()
+
+
+def _pages(path) -> dict[str, list[int]]:
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return {t: [n for _m, level in structure(conn, t) for n in level] for t in V23}
+    finally:
+        conn.close()
+
+
+def test_structure_decodes_segment_pages(tmp_path):
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    _fill(db, 30)
+    db.optimize_fts()
+    conn = db._conn()
+    for t in V23:
+        (merging, pages), *_rest = [lv for lv in structure(conn, t) if lv[1]]
+        assert merging == 0 and len(pages) == 1 and pages[0] >= 1
+        leaves = conn.execute(f"SELECT count(*) FROM {t}_data WHERE id > 10").fetchall()[0][0]
+        assert pages[0] <= leaves  # the segment's leaves are rows of %_data
+    db.close()
+
+
+def test_a_small_tail_on_a_large_segment_is_left_to_level_merges(tmp_path, monkeypatch):
+    """The full merge rewrites the largest segment, so a tail under FULL_MERGE_SHARE waits."""
+    monkeypatch.setattr(SessionDB, "_FTS_UPKEEP_EVERY_N_WRITES", 10**9)
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    db.create_session("u", "cli")
+    db.append_messages("u", [{"role": "user", "content": f"{WORDS[i % 12]} bulk n{i} 部署{i}"} for i in range(8000)])
+    db.optimize_fts()
+    _fill(db, 3, sid="v")  # three small segments on top of one large one
+    pages = _pages(path)
+    assert all(len(p) == 4 for p in pages.values()), pages
+    conn = db._conn()
+    assert not any(wants_full_merge(conn, t) for t in V23)
+    db._fts_merge_round()
+    assert all(2 <= len(p) <= 3 for p in _pages(path).values()), _pages(path)  # level merges only
+    assert wants_full_merge(conn, "messages_fts", share=0.0)
+    db.close()
+
+
+def test_a_full_merge_in_bounded_steps_reaches_one_segment_with_writes_in_between(tmp_path, monkeypatch):
+    """Tiny steps, and another connection writing while the full merge is half done: FTS5
+    restarts or resumes it, every answer stays the same, the index checks out, one segment."""
+    monkeypatch.setattr(SessionDB, "_FTS_UPKEEP_EVERY_N_WRITES", 10**9)
+    monkeypatch.setattr(U, "MERGE_PAGES", 1)
+    monkeypatch.setattr(U, "FULL_MERGE_SHARE", 0.0)  # any second segment is worth a full merge
+    path = tmp_path / "state.db"
+    db = SessionDB(path)
+    _fill(db, 400)
+    db.fts_upkeep()
+    assert _segments(path) == dict.fromkeys(V23, 1), _pages(path)
+    other = SessionDB(path)
+    _fill(other, 12, sid="w")  # more segments; then a full merge interrupted by writes
+    conn = db._conn()
+    assert all(wants_full_merge(conn, t) for t in V23)
+    for t in V23:
+        db._execute_write(lambda c, t=t: U.start_full_merge(c, t))
+        db._execute_write(lambda c, t=t: merge_step(c, t))
+    assert any(m for t in V23 for m, _lv in structure(conn, t)), "a merge should be in progress"
+    _fill(other, 5, sid="x")  # writes land while the merges are half done
+    answers = _answers(db)
+    done = db.fts_upkeep()
+    assert done > 3  # many 1-page steps, one transaction each
+    assert _segments(path) == dict.fromkeys(V23, 1), _levels(path)
+    assert _answers(db) == answers
+    other.close()
+    db.close()
+    _integrity(path)
