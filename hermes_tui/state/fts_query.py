@@ -28,20 +28,17 @@ def sanitize_fts5_query(query: str) -> str:
     quoted: list[str] = []
     pieces: list[str] = []
     i = 0
-    while i < len(query):
-        ch = query[i]
-        if ch != '"':
-            pieces.append(ch)
-            i += 1
-            continue
-        end = query.find('"', i + 1)
-        if end == -1:
+    while (start := query.find('"', i)) != -1:  # balanced quotes become placeholders
+        pieces.append(query[i:start])
+        end = query.find('"', start + 1)
+        if end == -1:  # an unmatched quote is a space (no quote follows it)
             pieces.append(" ")
-            i += 1
-            continue
-        quoted.append(query[i : end + 1])
+            i = start + 1
+            break
+        quoted.append(query[start : end + 1])
         pieces.append(f"\x00Q{len(quoted) - 1}\x00")
         i = end + 1
+    pieces.append(query[i:])
     s = "".join(pieces)
     s = _STRIP.sub(" ", s)
     s = _STARS.sub("*", s)

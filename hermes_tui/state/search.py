@@ -488,6 +488,7 @@ class SearchMixin(_Core):
         For one plain ASCII word the cjk retry is only probed when the trigram index has the
         word: every row the cjk retry keeps holds the word literally (`_glued_to_cjk`, ASCII
         case folding), next to CJK, so the trigram index, which covers the same rows, has it too.
+        A retry of several words first probes their longest alone (each index, one statement).
         """
         lay = self.layout
         by_name = {name: (table, match) for table, match, name in routes}
@@ -497,6 +498,15 @@ class SearchMixin(_Core):
             tri = self._probe([by_name["trigram"]])
             if tri is not None and not tri[0]:
                 return [], True
+        # An AND of quoted tokens needs each of them: its longest token alone (likely the rarest)
+        # is one doclist instead of all of them (12 against 30-36 µs at 1M for 3 words).
+        tokens = [match.split(" ") for _t, match, _n in routes]
+        if all(len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens):
+            found = self._probe([(table, max(ts, key=len)) for (table, _m, _n), ts in zip(routes, tokens, strict=True)])
+            if found is not None:
+                routes = [r for r, hit in zip(routes, found, strict=True) if hit]
+                if not routes:
+                    return [], True
         found = self._probe([(table, match) for table, match, _n in routes])
         if found is None:
             return routes, False

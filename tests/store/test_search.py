@@ -6,6 +6,8 @@ import re
 
 import pytest
 from conftest import ids
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB
 
@@ -338,14 +340,16 @@ def test_ranked_bigram_queries_score_the_most_recent_window(db, monkeypatch):
     assert ranked(offset=0)[0] != best  # limit 3: the window is the 12 newest matches, `best` is older
 
 
-def _match_statements(db, fn):
-    """Statements with a MATCH that `fn` runs on this thread's connection."""
+def _match_statements(db, fn, bindings: list | None = None):
+    """Statements with a MATCH that `fn` runs on this thread's connection (and their bindings)."""
     seen: list[str] = []
     conn = db._conn()
 
-    def tracer(_cursor, sql, _bindings):
+    def tracer(_cursor, sql, values):
         if " MATCH " in sql:
             seen.append(sql)
+            if bindings is not None:
+                bindings.append(values)
         return True
 
     conn.exec_trace = tracer
@@ -382,6 +386,26 @@ def test_a_query_that_is_no_plain_word_probes_both_retries_in_one_statement(fixt
 
 
 @pytest.mark.parametrize("sort", [None, "newest"])
+def test_a_retry_of_several_words_probes_their_longest_first(fixture_f, sort):
+    """`docker zzzunbalanced`: the longest token has no row in either retry index, so the full
+    AND (one doclist per word, per trigram) is never opened."""
+    values: list = []
+    seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("docker zzzunbalanced", sort=sort), values)
+    assert [sql.count("EXISTS") for sql in seen] == [1, 2], seen
+    assert list(values[1]) == ['"zzzunbalanced"', '"zzzunbalanced"']
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_several_words_with_one_glued_to_cjk_are_still_found(db, sort):
+    db.create_session("g", "cli")
+    hit = db.append_message("g", "user", "请修改youer服务端 alpha")
+    db.append_message("g", "user", "alpha only")
+    out = db.search("youer alpha", sort=sort)
+    assert ([r["id"] for r in out.results], out.route) == ([hit], "fts_cjk")
+    assert s(db, "alpha youer zzz", sort=sort) == []  # the longest token alone finds nothing
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
 def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_only(fixture_f, sort):
     """The ranked route trusts the probe: no second existence check before the bm25 statement."""
     seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("docker", sort=sort))
@@ -409,3 +433,15 @@ def test_the_trigram_shortcut_keeps_every_glued_hit(db, sort):
     assert s(db, "youer", sort=sort) == [hit]
     assert db.search("youer", sort=sort).route == "fts_cjk"
     assert s(db, "youerx", sort=sort) == [other]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list('"*():^+{}-._ \tabcANDORNOTé日本youer🙂')), max_size=30)
+       | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30))
+def test_no_query_raises_and_quotes_stay_balanced(fixture_f, raw):
+    """Whatever is typed: a string with balanced quotes, and a search that answers (possibly
+    `[]`) instead of raising, on every route."""
+    q = san(raw)
+    assert q.count('"') % 2 == 0 and len(q) <= len(raw) + 2 * q.count('"')
+    assert isinstance(fixture_f.search_messages(raw), list)
+    assert isinstance(fixture_f.search_messages(raw, sort="newest", source_filter=["cli"]), list)
