@@ -17,10 +17,14 @@ OPERATORS = frozenset({"AND", "OR", "NOT"})
 
 _STRIP = re.compile(r'[+{}():\"^]')
 _STARS = re.compile(r"\*+")
-_LEADING_STAR = re.compile(r"(^|\s)\*")
+_LEADING_STAR = re.compile(r"(?:^|(?<=\s))\*")  # 0.19.0: `(^|\s)\*` -> `\1`
 _LEADING_OP = re.compile(r"(?i)^(AND|OR|NOT)\b\s*")
 _TRAILING_OP = re.compile(r"(?i)\s+(AND|OR|NOT)\s*$")
 _JOINED_TERM = re.compile(r"\b(\w+(?:[._-]\w+)+)\b")
+
+
+def _quote_match(m: re.Match[str]) -> str:
+    return f'"{m.group(1)}"'
 
 
 def sanitize_fts5_query(query: str) -> str:
@@ -41,11 +45,13 @@ def sanitize_fts5_query(query: str) -> str:
     pieces.append(query[i:])
     s = "".join(pieces)
     s = _STRIP.sub(" ", s)
-    s = _STARS.sub("*", s)
-    s = _LEADING_STAR.sub(r"\1", s)
+    if "*" in s:  # (membership tests skip substitutions that cannot match: one search per key)
+        s = _STARS.sub("*", s)
+        s = _LEADING_STAR.sub("", s)
     s = _LEADING_OP.sub("", s.strip())
     s = _TRAILING_OP.sub("", s.strip())
-    s = _JOINED_TERM.sub(r'"\1"', s)
+    if "." in s or "_" in s or "-" in s:
+        s = _JOINED_TERM.sub(_quote_match, s)
     for n, q in enumerate(quoted):
         s = s.replace(f"\x00Q{n}\x00", q)
     return s.strip()
