@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import apsw
 
+from . import fts_upkeep as U
 from . import schema as S
 from .connection import check_sqlite_file, create_private_file, open_connection, tighten_sidecars
 from .errors import IntegrityError, LockTimeout, ReadOnlyError, StoreError
@@ -361,15 +362,12 @@ class _Core:
                 time.sleep(self._FTS_MERGE_PAUSE_S)
                 return worked
 
-        from . import fts_upkeep as U
-
         for table in self._fts_merge_tables():
             if not self._upkeep_index(table, run, U.MERGE_MAX_STEPS):
                 return
         self._passive_checkpoint()  # the merged pages are in the WAL until a checkpoint
 
-    def _upkeep_index(self, table: str, run: StepRunner,
-                      level_steps: int | None) -> bool:
+    def _upkeep_index(self, table: str, run: StepRunner, level_steps: int | None) -> bool:
         """One index's upkeep: `usermerge`, up to `level_steps` level merges, then, if they all
         got done and the small segments are worth it, the incremental full merge to one segment
         (uncapped: a cap would leave the index mid-merge, one segment more, until the next round).
@@ -377,8 +375,6 @@ class _Core:
         `run(step)` runs one step in its own write transaction: whether it did work, None to stop.
         Returns False when stopped.
         """
-        from . import fts_upkeep as U
-
         if run(lambda c: U.ensure_usermerge(c, table)) is None:
             return False
         levels = self._merge_steps(table, run, level_steps)
@@ -392,11 +388,8 @@ class _Core:
         self._fts_merge_steps += 1
         return self._merge_steps(table, run, None) is not None
 
-    def _merge_steps(self, table: str, run: StepRunner,
-                     limit: int | None) -> int | None:
+    def _merge_steps(self, table: str, run: StepRunner, limit: int | None) -> int | None:
         """Positive `'merge'` steps until one finds no work (or `limit`): how many worked, None if stopped."""
-        from . import fts_upkeep as U
-
         steps = 0
         while limit is None or steps < limit:
             worked = run(lambda c: U.merge_step(c, table))

@@ -45,7 +45,7 @@ def sanitize_fts5_query(query: str) -> str:
     pieces.append(query[i:])
     s = "".join(pieces)
     s = _STRIP.sub(" ", s)
-    if "*" in s:  # (membership tests skip substitutions that cannot match: one search per key)
+    if "*" in s:  # (skip substitutions that cannot match: every keystroke sanitizes)
         s = _STARS.sub("*", s)
         s = _LEADING_STAR.sub("", s)
     s = _LEADING_OP.sub("", s.strip())
