@@ -31,6 +31,7 @@ ROOT = HERE.parent
 WORK = HERE / "work"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
+from measure import pct  # noqa: E402
 
 SEARCH_QUERIES = [
     "error",
@@ -41,11 +42,6 @@ SEARCH_QUERIES = [
     "kubernetes",
     "数据库",
 ]
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
 
 
 def build(size: str) -> Path:

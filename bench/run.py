@@ -31,14 +31,19 @@ def upstream_python() -> Path:
     return peer_python()
 
 
-def run_worker(python: str, impl: str, op: str, args: dict[str, Any], timeout: float = 4 * 3600) -> dict[str, Any]:
-    """Run one worker step; never raises: failures come back as ``{"error": ...}``."""
+def worker_command(python: str, impl: str, op: str, args: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment of one worker step."""
     env = {**os.environ}
     if impl == "ours":
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return [python, str(HERE / "worker.py"), impl, op, json.dumps(args)], env
+
+
+def run_worker(python: str, impl: str, op: str, args: dict[str, Any], timeout: float = 4 * 3600) -> dict[str, Any]:
+    """Run one worker step; never raises: failures come back as ``{"error": ...}``."""
+    argv, env = worker_command(python, impl, op, args)
     try:
-        proc = subprocess.run([python, str(HERE / "worker.py"), impl, op, json.dumps(args)],
-                              capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout}s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
@@ -128,6 +133,51 @@ def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
+def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rounds: int, reps: int,
+                       min_s: float) -> dict[str, dict[str, Any]]:
+    """Search with both workers open at once, alternating case by case (A B, then B A, ...), each
+    case `rounds` times per side; a case's percentiles pool all its samples. A noisy phase of the
+    machine (they last minutes here) then lands on both sides of the same query, not on one side's
+    whole step. `workers`: (label, argv, env) of each side's `serve_search` worker."""
+    sys.path.insert(0, str(HERE))
+    from measure import search_cases, search_summary  # noqa: PLC0415 - bench/ is not a package
+
+    procs: dict[str, subprocess.Popen[str]] = {}
+    out: dict[str, dict[str, Any]] = {lab: {} for lab, _argv, _env in workers}
+    try:
+        for lab, argv, env in workers:
+            procs[lab] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                          bufsize=1, env=env, cwd=str(ROOT))
+            ready = json.loads(procs[lab].stdout.readline() or '{"error": "worker exited at start"}')
+            if not ready.get("ready"):
+                raise RuntimeError(f"{lab} search worker failed to start: {ready}")
+        labels = list(procs)
+        for i, (key, _q, _kw) in enumerate(search_cases()):
+            got: dict[str, list[dict[str, Any]]] = {lab: [] for lab in labels}
+            for r in range(rounds):
+                for lab in labels if (i + r) % 2 == 0 else labels[::-1]:
+                    req = {"key": key, "reps": reps, "min_s": min_s, "counts": r == 0}
+                    procs[lab].stdin.write(json.dumps(req) + "\n")
+                    got[lab].append(json.loads(procs[lab].stdout.readline() or '{"error": "worker died"}'))
+            for lab in labels:
+                err = next((c for c in got[lab] if "error" in c), None)
+                if err is not None:
+                    out[lab][key] = err
+                    continue
+                ms = [t for c in got[lab] for t in c["ms"]]
+                out[lab][key] = {**search_summary(ms, got[lab][0]),
+                                 "rounds_p50_ms": [search_summary(c["ms"], c)["p50_ms"] for c in got[lab]]}
+            print(f"  {key:<32} " + "  ".join(f"{lab} {out[lab][key].get('p50_ms', float('nan')):9.3f}"
+                                              for lab in labels), file=sys.stderr)
+    finally:
+        for proc in procs.values():
+            if proc.stdin:
+                proc.stdin.close()
+        for proc in procs.values():
+            proc.wait(timeout=600)
+    return out
+
+
 def best_of_rounds(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Per query, the round with the lower p50 (errors and missing keys: the other round)."""
     out: dict[str, Any] = {}
@@ -167,6 +217,9 @@ def main() -> int:
     ap.add_argument("--search-rounds", type=int, default=1,
                     help="search: run it this many times, alternating which side goes first; per "
                          "query the round with the lower p50 is kept (the same for both sides)")
+    ap.add_argument("--search-interleave", type=int, default=0, metavar="ROUNDS",
+                    help="search: keep both workers open and alternate case by case, ROUNDS times "
+                         "per case and side, pooling the samples (instead of whole steps)")
     ap.add_argument("--search-min-s", type=float, default=0.25,
                     help="search: repeat a query (up to 2,000 times) until this long has passed")
     ap.add_argument("--writers", default="2,4,8")
@@ -229,7 +282,14 @@ def main() -> int:
             step("size", "size", {})
         if "open" in scenarios:
             step("open", "open", {})
-        if "search" in scenarios:
+        if "search" in scenarios and args.search_interleave > 0:
+            t = time.perf_counter()
+            workers = [(lab, *worker_command(pythons[impl], impl, "serve_search", {"db": dbs[lab]}))
+                       for lab, impl in zip(labels, impls, strict=True)]
+            for lab, res in interleaved_search(workers, args.search_interleave, args.reps, args.search_min_s).items():
+                per[lab]["search"] = res
+            print(f"[{size}] search (interleaved) {time.perf_counter() - t:7.1f}s", file=sys.stderr)
+        elif "search" in scenarios:
             search_args = {"reps": args.reps, "min_s": args.search_min_s}
             step("search", "search", search_args)
             for n in range(1, args.search_rounds):

@@ -25,6 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402
+from measure import pct, search_cases, search_summary  # noqa: E402
 
 _PROTO = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 os.dup2(2, 1)  # store logging/prints must never corrupt the result line
@@ -52,14 +53,6 @@ def method(db: Any, name: str) -> Any:
     if fn is None:
         raise Missing(name)
     return fn
-
-
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(p / 100 * (len(s) - 1)))))
-    return s[k]
 
 
 def lat_summary(lat_s: list[float]) -> dict[str, Any]:
@@ -388,35 +381,53 @@ def _timed(fn: Any, reps: int, min_s: float = 0.0, max_reps: int = 2000) -> tupl
     return ts, out
 
 
-def op_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
-    """Every query class x {all, telegram} x {rank, newest}: p50/p95 and result counts."""
+def _search_store(SessionDB: Any, a: dict[str, Any]) -> Any:
     db = SessionDB(db_path=Path(a["db"]))
-    reps = int(a.get("reps", 20))
-    min_s = float(a.get("min_s", 0.0))
-    res: dict[str, Any] = {}
     if hasattr(db, "build_cjk_side_index"):  # ours: steady state (the side file persists in the cache)
         t0 = time.perf_counter()
         db.build_cjk_side_index()
         sys.stderr.write(f"cjk side index build: {time.perf_counter() - t0:.1f}s\n")
-    for name, q in corpus.QUERIES:
-        for src_name, src in (("all", None), ("src", ["telegram"])):
-            for sort in (None, "newest"):
-                key = f"{name}|{src_name}|{sort or 'rank'}"
-                kw: dict[str, Any] = {"limit": 20}
-                if src:
-                    kw["source_filter"] = src
-                if sort:
-                    kw["sort"] = sort
-                try:
-                    ts, rows = _timed(lambda kw=kw, q=q: db.search_messages(q, **kw), reps, min_s)
-                    ids500 = [r.get("id") for r in db.search_messages(q, **{**kw, "limit": 500})]
-                    ms = [t * 1000 for t in ts]
-                    res[key] = {"p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95), "reps": len(ms), "n": len(rows),
-                                "n_limit500": len(ids500), "ids20": [r.get("id") for r in rows]}
-                except Exception as exc:
-                    res[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return db
+
+
+def _search_case(db: Any, q: str, kw: dict[str, Any], reps: int, min_s: float, counts: bool = True) -> dict[str, Any]:
+    """Timings (ms) and result ids of one case (`counts`: also how many rows a limit of 500 gives);
+    never raises."""
+    try:
+        ts, rows = _timed(lambda: db.search_messages(q, **kw), reps, min_s)
+        n500 = len(db.search_messages(q, **{**kw, "limit": 500})) if counts else None
+        return {"ms": [t * 1000 for t in ts], "n": len(rows), "n_limit500": n500,
+                "ids20": [r.get("id") for r in rows]}
+    except Exception as exc:
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def op_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
+    """Every search case: p50/p95 and result counts."""
+    db = _search_store(SessionDB, a)
+    reps, min_s = int(a.get("reps", 20)), float(a.get("min_s", 0.0))
+    res: dict[str, Any] = {}
+    for key, q, kw in search_cases():
+        case = _search_case(db, q, kw, reps, min_s)
+        res[key] = case if "error" in case else search_summary(case["ms"], case)
     db.close()
     return res
+
+
+def op_serve_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
+    """Search cases on request, for `run.py --search-interleave`: after a `{"ready": true}` line,
+    each stdin line `{"key", "reps", "min_s", "counts"}` gets one `_search_case` line back; EOF ends it.
+    Both sides stay open and alternate query by query, so a noisy minute hits both alike."""
+    db = _search_store(SessionDB, a)
+    cases = {key: (q, kw) for key, q, kw in search_cases()}
+    _PROTO.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        req = json.loads(line)
+        q, kw = cases[req["key"]]
+        case = _search_case(db, q, kw, int(req["reps"]), float(req["min_s"]), bool(req.get("counts", True)))
+        _PROTO.write(json.dumps(case) + "\n")
+    db.close()
+    return {"served": True}
 
 
 def op_list(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
@@ -485,6 +496,7 @@ def main() -> None:
                "writer": lambda: op_writer(SessionDB, a), "contention": lambda: op_contention(SessionDB, a, impl),
                "prune": lambda: op_prune(SessionDB, a, impl), "open": lambda: op_open(SessionDB, a, impl),
                "size": lambda: op_size(SessionDB, a), "search": lambda: op_search(SessionDB, a),
+               "serve_search": lambda: op_serve_search(SessionDB, a),
                "list": lambda: op_list(SessionDB, a, impl)}
         out: dict[str, Any] = {"result": fns[op]()}
     except Missing as exc:

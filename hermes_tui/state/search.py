@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,28 @@ def _latin_terms(q: str) -> list[str]:
     return [t for t in terms if t]
 
 
+def _rowids_in(table: str, ids: list[int]) -> str:
+    """A WHERE term keeping an FTS5 scan to `ids` (bound as one JSON array) with one cursor.
+
+    FTS5 serves `rowid IN (…)` with a cursor per id, and a prefix query's cursor first merges
+    every doclist of the prefix (24 ms an id for `deploy*` at 1M); a rowid range is one cursor.
+    The `+` keeps the list a filter on that scan, checked before any join (`m.id IN` joined
+    every match in the range first: 234 against 34 ms).
+    """
+    return (f"{table}.rowid BETWEEN {int(min(ids))} AND {int(max(ids))} "
+            f"AND +{table}.rowid IN (SELECT value FROM json_each(?))")
+
+
+@functools.lru_cache(maxsize=8)
+def _result_select(table: str) -> str:
+    """The result columns of an FTS route, `snippet()` included, joined as upstream joins them."""
+    return (
+        f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
+        "m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started "
+        f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def _probe_sql(tables: tuple[str, ...]) -> str:
     """One `EXISTS` per index, parameters in order (built once per index list)."""
@@ -115,9 +138,44 @@ class SearchMixin(_Core):
             params += list(role_filter)
         return where, params
 
+    SHARE_TTL_S = 60.0
+
+    def _filter_share(self, source_filter: list[str] | None, exclude_sources: list[str] | None,
+                      role_filter: list[str] | None) -> float:
+        """About what share of all messages the filters keep. It only sizes `_ranked`'s first
+        top-K list: a wrong guess costs a wider retry, never a wrong row. Source shares come from
+        `sessions.message_count` (re-read at most once a minute); a role filter guesses 1/3 a role."""
+        share = 1.0
+        if source_filter is not None or exclude_sources is not None:
+            shares = self._source_shares()
+            if shares is None:
+                share = 0.25
+            else:
+                keep = set(shares) if source_filter is None else set(source_filter)
+                share = sum(shares.get(src, 0.0) for src in keep - set(exclude_sources or ()))
+        if role_filter:
+            share *= min(1.0, len(set(role_filter)) / 3)
+        return share
+
+    def _source_shares(self) -> dict[str, float] | None:
+        """Each source's share of `sessions.message_count` (None: the counts are not kept)."""
+        cached = self.__dict__.get("_source_shares_cache")
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < self.SHARE_TTL_S:
+            return cached[1]
+        shares: dict[str, float] | None = None
+        if self.has_column("sessions", "message_count"):
+            counts = {src: max(int(n or 0), 0) for src, n in self._tuples(
+                "SELECT source, SUM(message_count) FROM sessions GROUP BY source")}
+            total = sum(counts.values())
+            shares = {src: n / total for src, n in counts.items()} if total else None
+        self._source_shares_cache = (now, shares)
+        return shares
+
     def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int,
-                   probed: bool = False) -> list[dict[str, Any]]:
-        """One index's answer; `probed`: `_probe` already found a row for `match` here."""
+                   probed: bool = False, share: float = 1.0) -> list[dict[str, Any]]:
+        """One index's answer; `probed`: `_probe` already found a row for `match` here; `share`:
+        about how many messages pass the filters (`_filter_share`), a hint for `_ranked`."""
         if order.startswith("ORDER BY m.timestamp DESC") and limit >= 0:
             if table == "messages_fts":
                 match = expand_prefixes(match, self._prefix_terms) or match
@@ -125,12 +183,9 @@ class SearchMixin(_Core):
             if not ids:
                 return []
             where, params = filters
-            # FTS5 ignores `rowid IN (…)` and `rowid = ?` but honours a rowid range: without it
-            # the `rank` tie-breaker is computed for every match (200 ms for a common word at 1M).
-            where = [*where, f"{table}.rowid BETWEEN {int(min(ids))} AND {int(max(ids))}",
-                     f"m.id IN ({placeholders(ids)})"]
-            params = [*params, *ids]
-            filters = (where, params)
+            # Without the range the `rank` tie-breaker is computed for every match (200 ms for a
+            # common word at 1M).
+            filters = ([*where, _rowids_in(table, ids)], [*params, json.dumps(ids)])
             # Ties on the timestamp go by id, as `_newest_ids` chose them. Upstream's `rank`
             # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
             # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
@@ -139,8 +194,10 @@ class SearchMixin(_Core):
             # A ranked statement prepares FTS5's sorter even for zero rows (124 µs against 35 µs
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
-        elif table in self._WINDOWED_RANK and order == "ORDER BY rank" and limit >= 0:
-            return self._ranked_recent(table, match, filters, limit, offset)
+        elif order == "ORDER BY rank" and limit >= 0:
+            if table in self._WINDOWED_RANK:
+                return self._ranked_recent(table, match, filters, limit, offset, share)
+            return self._ranked(table, match, filters, limit, offset, share)
         return self._fts_query(table, match, filters, order, limit, offset)
 
     def _any_match(self, table: str, match: str) -> bool:
@@ -152,7 +209,8 @@ class SearchMixin(_Core):
     RANK_WINDOW = 1024
     _WINDOWED_RANK = frozenset({"messages_fts_cjk", "messages_fts_trigram"})
 
-    def _ranked_recent(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int) -> list[dict[str, Any]]:
+    def _ranked_recent(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
+                       share: float = 1.0) -> list[dict[str, Any]]:
         """bm25 order over the newest `RANK_WINDOW` matches of a CJK query (widened as needed).
 
         A common 1–2 character CJK term matches a third of all CJK messages, and bm25 must score
@@ -170,22 +228,76 @@ class SearchMixin(_Core):
                 (match, window - 1),
             ).fetchall()
             if not floor:  # fewer matches than the window: rank them all
-                return self._fts_query(table, match, filters, "ORDER BY rank", limit, offset)
-            where, params = filters
-            bounded = ([*where, f"{table}.rowid >= {int(floor[0][0])}"], params)
-            rows = self._fts_query(table, match, bounded, "ORDER BY rank", limit, offset)
+                return self._ranked(table, match, filters, limit, offset, share)
+            rows = self._ranked(table, match, filters, limit, offset, share, floor=int(floor[0][0]))
             if len(rows) >= limit:
                 return rows
             window *= 8
 
+    # `_ranked` scores into a top-K list of at most this many rows; past it, the filters are so
+    # selective that joining every match and scoring only the rows that pass is cheaper.
+    RANK_TOP_MAX = 65536
+
+    def _ranked(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
+                share: float = 1.0, floor: int | None = None) -> list[dict[str, Any]]:
+        """Upstream's `ORDER BY rank … LIMIT … OFFSET` over the filtered matches, exactly, for less.
+
+        FTS5's own rank order runs a nested statement that scores every match twice (the sort key
+        and the `rank` it hands back) and sorts all of them, before the outer query joins a row.
+        Here `+rank` (the same function, so a configured rank is honoured) is a plain sort key:
+        each match is scored once into a top-K list. SQLite's sorter and its top-K list both keep
+        ties in scan order (rowid ascending), as FTS5's sorter does, so the order is the same.
+        The best ids are then joined and filtered a chunk at a time, about as many as the page
+        needs (K and the chunks from `share`; K widened while too few pass), and only the page
+        gets a snippet.
+        """
+        need = limit + offset
+        if limit == 0:
+            return []
+        conn = self._conn()
+        where, params = filters
+        lo = f" AND rowid >= {int(floor)}" if floor is not None else ""
+        check = (
+            "SELECT m.id FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value "
+            "CROSS JOIN sessions s ON s.id = m.session_id" + (" WHERE " + " AND ".join(where) if where else "")
+        )
+        expect = need / max(share, 1e-3)  # ids to read for `need` to pass, if the guess holds
+        k = min(self.RANK_TOP_MAX, int(4 * expect) + 64)
+        kept: list[int] = []
+        checked = 0
+        step = int(1.25 * expect) + 8
+        with conn:  # one read snapshot for the ids, the filter and the page
+            while True:
+                ids = [r[0] for r in conn.execute(
+                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?{lo} ORDER BY +rank LIMIT ?", (match, k))]
+                # A wider list starts with the narrower one (same order), so checking resumes.
+                while len(kept) < need and checked < len(ids):
+                    chunk = ids[checked:checked + step]
+                    ok = {r[0] for r in conn.execute(check, [json.dumps(chunk), *params])}
+                    kept += [i for i in chunk if i in ok]
+                    checked += len(chunk)
+                    step *= 2
+                if len(kept) >= need or len(ids) < k:
+                    return self._ranked_page(table, match, kept[offset:need])
+                if k >= self.RANK_TOP_MAX:
+                    bounded = ([*where, f"{table}.rowid >= {int(floor)}"], params) if floor is not None else filters
+                    return self._fts_query(table, match, bounded, "ORDER BY +rank", limit, offset)
+                # Widen to what the pass rate so far says is needed, at least 8x.
+                k = min(self.RANK_TOP_MAX, max(8 * k, 2 * need * k // max(len(kept), 1)))
+
+    def _ranked_page(self, table: str, match: str, ids: list[int]) -> list[dict[str, Any]]:
+        """The result rows of `ids` (in that order) with their snippets: one seek per id, or, for a
+        prefix query (whose every cursor first merges all the prefix's doclists), one rowid range."""
+        if not ids:
+            return []
+        where = _rowids_in(table, ids) if "*" in match else f"{table}.rowid IN (SELECT value FROM json_each(?))"
+        sql = f"{_result_select(table)} WHERE {table} MATCH ? AND {where}"
+        by_id = {r["id"]: r for r in rows_as_dicts(self._conn().execute(sql, (match, json.dumps(ids))))}
+        return [by_id[i] for i in ids if i in by_id]
+
     def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
         where, params = filters
-        sql = (
-            f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
-            "m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started "
-            f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
-        )
+        sql = f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         return rows_as_dicts(self._conn().execute(sql, [match, *params, limit, offset]))
 
     def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int) -> list[dict[str, Any]]:
@@ -251,13 +363,19 @@ class SearchMixin(_Core):
             "newest": "ORDER BY m.timestamp DESC, rank",
             "oldest": "ORDER BY m.timestamp ASC, rank",
         }.get(sort_norm or "", "ORDER BY rank")
-        filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
+
+        def scope() -> tuple[tuple[list[str], list[Any]], float]:
+            """The filters' SQL and share, built once a route needs them (no-hit queries do not)."""
+            share = self._filter_share(source_filter, exclude_sources, role_filter) if order == "ORDER BY rank" else 1.0
+            return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
+
         tool_role = bool(role_filter) and "tool" in role_filter
         lay = self.layout
         cjk_ready = lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
         out = SearchOutcome(query=q, route="")
         try:
             if contains_cjk(q):
+                filters, share = scope()
                 raw = q.strip('"').strip()
                 tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
                 tri_ok = (
@@ -272,7 +390,7 @@ class SearchMixin(_Core):
                     routes.insert(0 if order == "ORDER BY rank" else len(routes), ("messages_fts_trigram", "trigram"))
                 for table, name in routes:
                     try:
-                        out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset)
+                        out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset, share=share)
                         out.route = name
                         break
                     except apsw.SQLError:
@@ -296,11 +414,13 @@ class SearchMixin(_Core):
                 if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
                     return SearchOutcome(query=q, route="fts5")
                 if found[0]:
-                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset, probed=True)
+                    filters, share = scope()
+                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset, probed=True, share=share)
                 if not out.results and retry and not (tri and not found[1]):
                     live, probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
                     if live:
-                        self._latin_fallback(out, q, filters, order, limit, offset, live, probed)
+                        filters, share = scope()
+                        self._latin_fallback(out, q, filters, order, limit, offset, live, probed, share)
         except apsw.InterruptError:
             return SearchOutcome(query=q, route="interrupted")
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
@@ -451,8 +571,7 @@ class SearchMixin(_Core):
             ids = self._newest_ids("side_fts", match, filters, limit + offset)
             if not ids:
                 return []
-            where = [*where, f"f.rowid BETWEEN {int(min(ids))} AND {int(max(ids))}", f"m.id IN ({placeholders(ids)})"]
-            params = [*params, *ids]
+            where, params = [*where, _rowids_in("f", ids)], [*params, json.dumps(ids)]
         sql = (
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS _tc, m.timestamp, "
             "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
@@ -522,7 +641,7 @@ class SearchMixin(_Core):
         return [r for r, hit in zip(routes, found, strict=True) if hit], True
 
     def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int,
-                        routes: list[tuple[str, str, str]], probed: bool) -> None:
+                        routes: list[tuple[str, str, str]], probed: bool, share: float = 1.0) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
 
         Only rows where a term really touches a CJK character are kept: without that check the
@@ -533,7 +652,7 @@ class SearchMixin(_Core):
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
                 res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0,
-                                      probed=probed)
+                                      probed=probed, share=share)
             except apsw.SQLError:
                 continue
             res = [r for r in res if self._glued_to_cjk(r["id"], terms)]

@@ -181,6 +181,34 @@ def test_differential_search_non_cjk(peer_db, peer_factory) -> None:
     assert mismatches == []
 
 
+def test_differential_rank_with_filters_pages_and_ties(peer_factory, tmp_path: Path) -> None:
+    """Rank order where bm25 ties are the rule (few distinct texts), under source, exclude and role
+    filters and deep pages: our ids equal the peer's, in order, on a database it wrote."""
+    path = tmp_path / "ties.db"
+    peer = peer_factory(path)
+    texts = ["docker build failed", "docker build failed again and again", "deploy the docker image",
+             "error in docker build", "deployment error timeout", "docker docker docker"]
+    sources = ["cli", "cli", "cli", "cli", "telegram", "telegram", "discord", "slack"]
+    for i, src in enumerate(sources):
+        peer.call("create_session", f"t{i}", src)
+    for i in range(300):
+        role = ("user", "assistant", "tool")[i % 3]
+        peer.call("append_message", f"t{(i * 5) % len(sources)}", role, content=texts[(i * 7) % len(texts)],
+                  timestamp=1_700_000_000.0 + i, **({"tool_name": "terminal"} if role == "tool" else {}))
+    db = SessionDB(path, migrate=False)
+    mismatches = []
+    for q in ("docker", "docker build", "docker OR error", "docker NOT again", "deploy*", '"build failed"', "error"):
+        for f in ({}, {"source_filter": ["slack"]}, {"source_filter": ["telegram", "discord"]},
+                  {"exclude_sources": ["cli"]}, {"role_filter": ["tool"]}, {"source_filter": ["cli"], "role_filter": ["user"]}):
+            for limit, offset in ((20, 0), (7, 13), (50, 40), (1, 0), (500, 0)):
+                theirs = [h["id"] for h in peer.call("search_messages", q, limit=limit, offset=offset, **f)]
+                ours = [h["id"] for h in db.search(q, limit=limit, offset=offset, context=False, **f).results]
+                if ours != theirs:
+                    mismatches.append((q, f, limit, offset, ours, theirs))
+    db.close()
+    assert mismatches == []
+
+
 def test_cjk_queries_find_a_superset_with_highlights(peer_db, peer_factory) -> None:
     path, _old, _ids = peer_db
     peer = peer_factory(path)

@@ -411,8 +411,10 @@ def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_
     (a plain word's trigram probe rides along in the same statement; a phrase has none)."""
     for q, extra in (("docker", 1), ("docker compose", 0)):
         seen = _match_statements(fixture_f, lambda q=q: fixture_f.search_messages(q, sort=sort))
-        # rank: the probe, then bm25 with snippets; newest: the probe, the newest ids, their snippets
-        assert len(seen) == (2 if sort is None else 3) and seen[0].count("EXISTS") == 1 + extra, seen
+        # rank: the probe, the best ids (bm25), their snippets; newest: the probe, the newest ids, their snippets
+        assert len(seen) == 3 and seen[0].count("EXISTS") == 1 + extra, seen
+        if sort is None:
+            assert "ORDER BY +rank LIMIT" in seen[1] and "snippet(" not in seen[1] and "snippet(" in seen[2], seen
         assert not any(sql.rstrip().endswith("LIMIT 1") for sql in seen), seen
         assert _opens(seen, "messages_fts") == len(seen) and _opens(seen, "messages_fts_cjk") == 0
         assert _opens(seen, "messages_fts_trigram") == extra
@@ -447,3 +449,66 @@ def test_no_query_raises_and_quotes_stay_balanced(fixture_f, raw):
     assert q.count('"') % 2 == 0 and len(q) <= len(raw) + 2 * q.count('"')
     assert isinstance(fixture_f.search_messages(raw), list)
     assert isinstance(fixture_f.search_messages(raw, sort="newest", source_filter=["cli"]), list)
+
+
+def _tie_heavy_store(db) -> None:
+    """400 messages from six templates (so most bm25 scores tie), four sources of unequal size,
+    three roles, and a rewound (inactive) tail in one session."""
+    templates = ["docker build failed", "docker build failed again and again", "deploy the docker image",
+                 "error in docker build", "deployment error timeout", "docker docker docker"]
+    sources = ["cli"] * 6 + ["telegram"] * 3 + ["discord", "slack"]
+    for s_i, src in enumerate(sources):
+        db.create_session(f"t{s_i}", src)
+    for i in range(400):
+        sid = f"t{(i * 7) % len(sources)}"
+        db.append_message(sid, ("user", "assistant", "tool")[i % 3], templates[(i * 5) % len(templates)],
+                          timestamp=1000.0 + i, **({"tool_name": "terminal"} if i % 3 == 2 else {}))
+    db.rewind_to_message("t2", [r["id"] for r in db.get_messages("t2")][-10])
+
+
+def _fts5_rank_oracle(db, q, limit, offset, **filters):
+    """FTS5's own rank order over the same filters: the one joined statement upstream runs."""
+    where, params = db._search_filters(filters.get("source_filter"), filters.get("exclude_sources"),
+                                       filters.get("role_filter"), False)
+    sql = ("SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+           "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ?"
+           + "".join(" AND " + w for w in where) + " ORDER BY rank LIMIT ? OFFSET ?")
+    return [r[0] for r in db._conn().execute(sql, [db._sanitize_fts5_query(q), *params, limit, offset])]
+
+
+@pytest.mark.parametrize("mode", ["as-is", "share-guess-too-high", "top-k-cap-tiny"])
+def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db, monkeypatch, mode):
+    """`_ranked` scores into a top-K list and filters afterwards; ties, pages and filters must
+    come out exactly as FTS5's `ORDER BY rank` over the joined, filtered rows."""
+    _tie_heavy_store(db)
+    if mode == "share-guess-too-high":  # the first top-K list is far too short: it must widen
+        monkeypatch.setattr(type(db), "_filter_share", lambda self, *a: 1.0)
+    if mode == "top-k-cap-tiny":  # past the cap: the joined statement, scoring only rows that pass
+        monkeypatch.setattr(type(db), "RANK_TOP_MAX", 40)
+    filters = [{}, {"source_filter": ["slack"]}, {"source_filter": ["discord", "slack"]},
+               {"exclude_sources": ["cli"]}, {"role_filter": ["tool"]},
+               {"source_filter": ["telegram"], "role_filter": ["user", "assistant"]}]
+    widened: list = []
+    fallback = 0
+    for q in ("docker", "docker build", "docker OR error", "docker NOT again", "deploy*", '"build failed"'):
+        for f in filters:
+            for limit, offset in ((20, 0), (5, 7), (50, 30), (1, 0), (300, 0)):
+                seen = _match_statements(db, lambda: db.search(q, limit=limit, offset=offset, context=False, **f))
+                got = [r["id"] for r in db.search(q, limit=limit, offset=offset, context=False, **f).results]
+                assert got == _fts5_rank_oracle(db, q, limit, offset, **f), (q, f, limit, offset)
+                if sum("ORDER BY +rank LIMIT ?" in x and "snippet(" not in x for x in seen) > 1:
+                    widened.append((q, f, limit, offset))
+                fallback += any("ORDER BY +rank LIMIT ? OFFSET ?" in x for x in seen)
+    assert (fallback > 0) == (mode == "top-k-cap-tiny")
+    assert len(widened) >= 30 or mode != "share-guess-too-high"
+
+
+def test_ranked_pages_carry_fts5s_snippets(db):
+    """The page's snippets come from a second statement: the same text FTS5 gives in one."""
+    _tie_heavy_store(db)
+    for q in ("docker build", "deploy*", '"build failed"'):
+        got = {r["id"]: r["snippet"] for r in db.search(q, limit=30, context=False).results}
+        sql = ("SELECT rowid, snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts "
+               "WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200")
+        want = dict(db._conn().execute(sql, (db._sanitize_fts5_query(q),)).fetchall())
+        assert got and all(want[i] == snip and ">>>" in snip for i, snip in got.items()), q

@@ -1,0 +1,39 @@
+"""What the benchmark measures and how it sums it up, shared by the driver and both workers.
+
+Stdlib only: it is imported under our interpreter and under the peer's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import corpus
+
+
+def pct(values: list[float], p: float) -> float:
+    """The nearest-rank `p`th percentile (NaN for no values)."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
+
+
+def search_cases() -> list[tuple[str, str, dict[str, Any]]]:
+    """(key, query, search_messages kwargs): every query class x {all, telegram} x {rank, newest}."""
+    cases = []
+    for name, q in corpus.QUERIES:
+        for src_name, src in (("all", None), ("src", ["telegram"])):
+            for sort in (None, "newest"):
+                kw: dict[str, Any] = {"limit": 20}
+                if src:
+                    kw["source_filter"] = src
+                if sort:
+                    kw["sort"] = sort
+                cases.append((f"{name}|{src_name}|{sort or 'rank'}", q, kw))
+    return cases
+
+
+def search_summary(ms: list[float], case: dict[str, Any]) -> dict[str, Any]:
+    """The report entry of one search case: percentiles of `ms` plus its counts and ids."""
+    return {"p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95), "reps": len(ms),
+            **{k: case[k] for k in ("n", "n_limit500", "ids20")}}
