@@ -21,6 +21,8 @@ _LEADING_STAR = re.compile(r"(?:^|(?<=\s))\*")  # 0.19.0: `(^|\s)\*` -> `\1`
 _LEADING_OP = re.compile(r"(?i)^(AND|OR|NOT)\b\s*")
 _TRAILING_OP = re.compile(r"(?i)\s+(AND|OR|NOT)\s*$")
 _JOINED_TERM = re.compile(r"\b(\w+(?:[._-]\w+)+)\b")
+_OP_FIRST = frozenset("aAoOnN")
+_OP_LAST = frozenset("dDrRtT")
 
 
 def _quote_match(m: re.Match[str]) -> str:
@@ -48,8 +50,11 @@ def sanitize_fts5_query(query: str) -> str:
     if "*" in s:  # (skip substitutions that cannot match: every keystroke sanitizes)
         s = _STARS.sub("*", s)
         s = _LEADING_STAR.sub("", s)
-    s = _LEADING_OP.sub("", s.strip())
-    s = _TRAILING_OP.sub("", s.strip())
+    s = s.strip()
+    if s[:1] in _OP_FIRST:  # an operator can only lead if its first letter does
+        s = _LEADING_OP.sub("", s).strip()
+    if s[-1:] in _OP_LAST:
+        s = _TRAILING_OP.sub("", s).strip()
     if "." in s or "_" in s or "-" in s:
         s = _JOINED_TERM.sub(_quote_match, s)
     for n, q in enumerate(quoted):

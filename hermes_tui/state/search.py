@@ -234,8 +234,8 @@ class SearchMixin(_Core):
                 return rows
             window *= 8
 
-    # `_ranked` scores into a top-K list of at most this many rows; past it, the filters are so
-    # selective that joining every match and scoring only the rows that pass is cheaper.
+    # `_ranked` scores into a top-K list of at most this many rows; past it (or when the filters
+    # look that selective) joining every match and scoring only the rows that pass is cheaper.
     RANK_TOP_MAX = 65536
 
     def _ranked(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
@@ -261,7 +261,9 @@ class SearchMixin(_Core):
             "SELECT m.id FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value "
             "CROSS JOIN sessions s ON s.id = m.session_id" + (" WHERE " + " AND ".join(where) if where else "")
         )
-        expect = need / max(share, 1e-3)  # ids to read for `need` to pass, if the guess holds
+        expect = need / share if share > 0 else float("inf")  # ids to read for `need` to pass
+        if 4 * expect > self.RANK_TOP_MAX:
+            return self._ranked_joined(table, match, filters, limit, offset, floor)
         k = min(self.RANK_TOP_MAX, int(4 * expect) + 64)
         kept: list[int] = []
         checked = 0
@@ -280,10 +282,18 @@ class SearchMixin(_Core):
                 if len(kept) >= need or len(ids) < k:
                     return self._ranked_page(table, match, kept[offset:need])
                 if k >= self.RANK_TOP_MAX:
-                    bounded = ([*where, f"{table}.rowid >= {int(floor)}"], params) if floor is not None else filters
-                    return self._fts_query(table, match, bounded, "ORDER BY +rank", limit, offset)
+                    return self._ranked_joined(table, match, filters, limit, offset, floor)
                 # Widen to what the pass rate so far says is needed, at least 8x.
                 k = min(self.RANK_TOP_MAX, max(8 * k, 2 * need * k // max(len(kept), 1)))
+
+    def _ranked_joined(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
+                       floor: int | None) -> list[dict[str, Any]]:
+        """`_ranked` for filters that keep almost nothing: every match joined, only rows that pass
+        scored (`+rank` again, so the same order)."""
+        where, params = filters
+        if floor is not None:
+            where = [*where, f"{table}.rowid >= {int(floor)}"]
+        return self._fts_query(table, match, (where, params), "ORDER BY +rank", limit, offset)
 
     def _ranked_page(self, table: str, match: str, ids: list[int]) -> list[dict[str, Any]]:
         """The result rows of `ids` (in that order) with their snippets: one seek per id, or, for a

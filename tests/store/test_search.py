@@ -476,16 +476,18 @@ def _fts5_rank_oracle(db, q, limit, offset, **filters):
     return [r[0] for r in db._conn().execute(sql, [db._sanitize_fts5_query(q), *params, limit, offset])]
 
 
-@pytest.mark.parametrize("mode", ["as-is", "share-guess-too-high", "top-k-cap-tiny"])
+@pytest.mark.parametrize("mode", ["as-is", "share-guess-too-high", "top-k-cap-tiny", "widened-to-the-cap"])
 def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db, monkeypatch, mode):
     """`_ranked` scores into a top-K list and filters afterwards; ties, pages and filters must
     come out exactly as FTS5's `ORDER BY rank` over the joined, filtered rows."""
     _tie_heavy_store(db)
-    if mode == "share-guess-too-high":  # the first top-K list is far too short: it must widen
+    if mode in ("share-guess-too-high", "widened-to-the-cap"):  # the first top-K list is too short: it widens
         monkeypatch.setattr(type(db), "_filter_share", lambda self, *a: 1.0)
     if mode == "top-k-cap-tiny":  # past the cap: the joined statement, scoring only rows that pass
         monkeypatch.setattr(type(db), "RANK_TOP_MAX", 40)
-    filters = [{}, {"source_filter": ["slack"]}, {"source_filter": ["discord", "slack"]},
+    if mode == "widened-to-the-cap":  # the first list fits under the cap, widening reaches it
+        monkeypatch.setattr(type(db), "RANK_TOP_MAX", 160)
+    filters = [{}, {"source_filter": ["slack"]}, {"source_filter": ["discord", "slack"]}, {"source_filter": ["nowhere"]},
                {"exclude_sources": ["cli"]}, {"role_filter": ["tool"]},
                {"source_filter": ["telegram"], "role_filter": ["user", "assistant"]}]
     widened: list = []
@@ -493,14 +495,17 @@ def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db
     for q in ("docker", "docker build", "docker OR error", "docker NOT again", "deploy*", '"build failed"'):
         for f in filters:
             for limit, offset in ((20, 0), (5, 7), (50, 30), (1, 0), (300, 0)):
-                seen = _match_statements(db, lambda: db.search(q, limit=limit, offset=offset, context=False, **f))
-                got = [r["id"] for r in db.search(q, limit=limit, offset=offset, context=False, **f).results]
+                kw = {"limit": limit, "offset": offset, "context": False, **f}
+                out: list = []
+                seen = _match_statements(db, lambda q=q, kw=kw, out=out: out.append(db.search(q, **kw)))
+                got = [r["id"] for r in out[0].results]
                 assert got == _fts5_rank_oracle(db, q, limit, offset, **f), (q, f, limit, offset)
                 if sum("ORDER BY +rank LIMIT ?" in x and "snippet(" not in x for x in seen) > 1:
                     widened.append((q, f, limit, offset))
                 fallback += any("ORDER BY +rank LIMIT ? OFFSET ?" in x for x in seen)
-    assert (fallback > 0) == (mode == "top-k-cap-tiny")
-    assert len(widened) >= 30 or mode != "share-guess-too-high"
+    # as-is: only the 30 cases of a source without messages go to the joined statement
+    assert {"as-is": fallback == 30 and len(widened) < 30, "share-guess-too-high": fallback == 0 and len(widened) >= 30,
+            "top-k-cap-tiny": fallback > 30, "widened-to-the-cap": fallback > 0 and len(widened) > 0}[mode]
 
 
 def test_ranked_pages_carry_fts5s_snippets(db):
