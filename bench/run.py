@@ -134,11 +134,12 @@ def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rounds: int, reps: int,
-                       min_s: float) -> dict[str, dict[str, Any]]:
+                       min_s: float, only: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Search with both workers open at once, alternating case by case (A B, then B A, ...), each
     case `rounds` times per side; a case's percentiles pool all its samples. A noisy phase of the
     machine (they last minutes here) then lands on both sides of the same query, not on one side's
-    whole step. `workers`: (label, argv, env) of each side's `serve_search` worker."""
+    whole step. `workers`: (label, argv, env) of each side's `serve_search` worker; `only`: run
+    just the cases whose key contains one of these strings."""
     sys.path.insert(0, str(HERE))
     from measure import search_cases, search_summary  # noqa: PLC0415 - bench/ is not a package
 
@@ -152,7 +153,8 @@ def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rou
             if not ready.get("ready"):
                 raise RuntimeError(f"{lab} search worker failed to start: {ready}")
         labels = list(procs)
-        for i, (key, _q, _kw) in enumerate(search_cases()):
+        cases = [c for c in search_cases() if not only or any(o in c[0] for o in only)]
+        for i, (key, _q, _kw) in enumerate(cases):
             got: dict[str, list[dict[str, Any]]] = {lab: [] for lab in labels}
             for r in range(rounds):
                 for lab in labels if (i + r) % 2 == 0 else labels[::-1]:
@@ -220,6 +222,9 @@ def main() -> int:
     ap.add_argument("--search-interleave", type=int, default=0, metavar="ROUNDS",
                     help="search: keep both workers open and alternate case by case, ROUNDS times "
                          "per case and side, pooling the samples (instead of whole steps)")
+    ap.add_argument("--search-only", default="", metavar="KEYS",
+                    help="with --search-interleave: only the cases whose key contains one of these "
+                         "comma-separated strings (e.g. garbage_ops,no_hits|all)")
     ap.add_argument("--search-min-s", type=float, default=0.25,
                     help="search: repeat a query (up to 2,000 times) until this long has passed")
     ap.add_argument("--writers", default="2,4,8")
@@ -286,7 +291,9 @@ def main() -> int:
             t = time.perf_counter()
             workers = [(lab, *worker_command(pythons[impl], impl, "serve_search", {"db": dbs[lab]}))
                        for lab, impl in zip(labels, impls, strict=True)]
-            for lab, res in interleaved_search(workers, args.search_interleave, args.reps, args.search_min_s).items():
+            only = [o for o in args.search_only.split(",") if o] or None
+            for lab, res in interleaved_search(workers, args.search_interleave, args.reps, args.search_min_s,
+                                               only).items():
                 per[lab]["search"] = res
             print(f"[{size}] search (interleaved) {time.perf_counter() - t:7.1f}s", file=sys.stderr)
         elif "search" in scenarios:
