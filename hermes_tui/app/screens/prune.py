@@ -136,9 +136,17 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.refresh_preview()
 
     # ------------------------------------------------------------------ filters
+    def form_values(self) -> dict[str, str]:
+        """What the user typed, field by field: the identity of a preview (no clock in it)."""
+        return {key: self.query_one(f"#prune-{key}", Input).value.strip() for key, _l, _v in FIELDS}
+
     def filters(self) -> tuple[dict[str, Any] | None, str | None]:
-        """The `plan_prune` keyword arguments from the form, or an error to show."""
-        values = {key: self.query_one(f"#prune-{key}", Input).value.strip() for key, _l, _v in FIELDS}
+        """The `plan_prune` keyword arguments from the form, or an error to show.
+
+        "older than N days" becomes a timestamp from the live clock, so two calls never return
+        equal filters: whether a preview is current is decided on `form_values()` instead.
+        """
+        values = self.form_values()
         kw: dict[str, Any] = {}
         try:
             if values["days"]:
@@ -168,6 +176,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     def refresh_preview(self) -> None:
         if self.busy:
             return
+        values = self.form_values()
         kw, error = self.filters()
         self.plan = None
         self.query_one("#confirm", Button).disabled = True
@@ -175,10 +184,10 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             self.query_one("#prune-preview", Static).update(Text(error or ""))
             self._show_excluded([])
             return
-        self.preview_worker(kw)
+        self.preview_worker(values, kw)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prune-plan", description="preview a prune")
-    def preview_worker(self, kw: dict[str, Any]) -> None:
+    def preview_worker(self, values: dict[str, str], kw: dict[str, Any]) -> None:
         worker = get_current_worker()
         try:
             plan = self.db.plan_prune(now=self.main.hermes.now(), **kw)
@@ -187,7 +196,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 self.app.call_from_thread(self._show_error, error_text(exc))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_plan, kw, plan)
+            self.app.call_from_thread(self._show_plan, values, plan)
 
     def _show_error(self, error: str) -> None:
         self.query_one("#prune-preview", Static).update(Text(error))
@@ -200,8 +209,8 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         summary.set_class(not rows, "-empty")
         self.query_one("#prune-excluded", ExcludedList).set_rows(rows)
 
-    def _show_plan(self, kw: dict[str, Any], plan: dict[str, Any]) -> None:
-        if self.filters()[0] != kw:
+    def _show_plan(self, values: dict[str, str], plan: dict[str, Any]) -> None:
+        if self.form_values() != values:
             return  # the form changed meanwhile; its preview is coming
         self.plan = plan
         text = Text()
