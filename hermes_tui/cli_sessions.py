@@ -1,26 +1,37 @@
 """`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, prune,
 delete, export, stats) on the same store API.
 
-Exit codes: 0 ok, 1 error (store errors, unknown sessions, refused writes), 2 usage.
-Reads always open the database read-only; writes open it with `migrate=False`, so a command
-never changes a database's structure.
+Reads always open the database read-only; writes open it with `migrate=False` only after a
+read-only look has shown it is a Hermes store, so a command never changes a database's
+structure (nor writes a byte to a file that is not a session store).
+
+Every string that comes from the store is made inert (`hermes_tui.safe_text`) before it is
+printed: tables, plans, prompts and error messages. JSON output is `exporting.json_text`.
+Every failure is one `error: …` line on stderr (with `--json`: one `{"error", "kind"}` object on
+stdout) and one of the exit codes in `EXIT_CODES`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import errno
+import os
 import re
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_tui import state as _state
 from hermes_tui.exporting import (
     content_text,
     iso,
+    json_text,
+    make_private_dirs,
     markdown_filename,
     sha256_text,
     to_json,
@@ -28,22 +39,80 @@ from hermes_tui.exporting import (
     to_markdown,
     write_export,
 )
-from hermes_tui.state import SessionDB, SessionFilter, SessionNotFound, StoreError
+from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
+from hermes_tui.state import (
+    IntegrityError,
+    InvalidArgument,
+    LockTimeout,
+    NotADatabaseError,
+    ReadOnlyError,
+    SessionDB,
+    SessionFilter,
+    SessionNotFound,
+    StoreError,
+    StructureLocked,
+    TitleError,
+)
 from hermes_tui.state.paths import default_db_path
 
 DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
+SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
+CANDIDATES_SHOWN = 8
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
 
+#: Exit code of each error kind (the `kind` of a `--json` error object). Documented in --help.
+EXIT_CODES: dict[str, int] = {
+    "error": 1, "io": 1, "disk_full": 1, "internal": 1,
+    "usage": 2,
+    "not_found": 3,
+    "read_only": 4, "refused": 4,
+    "locked": 5,
+    "not_a_database": 6,
+    "ambiguous": 7,
+    "invalid": 8,
+    "interrupted": 130,
+}
+
+EPILOG = """\
+session references (ID):
+  an exact id, a unique id prefix, or an exact title. Commands that change or export
+  sessions accept nothing else: a reference matching no session, or several, is an error
+  that lists the candidates. `show` also resolves a title the way `hermes --resume` does
+  (the newest session of a numbered family "T", "T #2", …) and says which one it chose.
+
+exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
+  0    ok
+  1    error: a store or I/O error, disk full, or an internal error (kind: error, io,
+       disk_full, internal; HERMES_TUI_DEBUG=1 prints the traceback)
+  2    usage: bad options or arguments (kind: usage)
+  3    not found: no database at the path, or no such session (kind: not_found)
+  4    refused: read-only file or --read-only, no confirmation, declined, or an existing file
+       would be overwritten (kind: read_only, refused)
+  5    another process held the write lock too long (kind: locked)
+  6    the file is not a Hermes session store: empty, a folder, not SQLite, or SQLite
+       without the sessions tables (kind: not_a_database)
+  7    ambiguous session reference (kind: ambiguous)
+  8    invalid value: a title too long or held by another session (kind: invalid)
+  130  interrupted (kind: interrupted)
+"""
+
 
 class CliError(Exception):
-    """An error to report as `error: <message>` with exit code 1."""
+    """An error to report as one `error: <message>` line and exit with `EXIT_CODES[kind]`."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.kind = kind if kind in EXIT_CODES else "error"
 
 
-class UsageError(Exception):
+class UsageError(CliError):
     """A bad option value found after parsing (exit code 2)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "usage")
 
 
 # ---------------------------------------------------------------- value parsing
@@ -96,12 +165,11 @@ def non_negative_float(text: str) -> float:
 
 # ---------------------------------------------------------------- parser
 class _Parser(argparse.ArgumentParser):
-    """Raises instead of exiting, so `main()` can return the code in-process."""
+    """Raises instead of printing and exiting, so `main()` reports a usage error like any other
+    (one line, or a JSON object with --json) and returns the code in-process."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+        raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
 def _add_globals(p: argparse.ArgumentParser, suppress: bool) -> None:
@@ -129,7 +197,8 @@ def _confirm_opts(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hermes-tui sessions", description="Headless session commands (the browser's twin).")
+    parser = _Parser(prog="hermes-tui sessions", description="Headless session commands (the browser's twin).",
+                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_globals(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -144,8 +213,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=non_negative_int, default=50, help="at most N rows (0 = all; default 50)")
 
     p = cmd("show", "Show one session: metadata, lineage and messages.")
-    p.add_argument("session", metavar="ID", help="session id, unique id prefix, or title")
+    p.add_argument("session", metavar="ID",
+                   help="session id, unique id prefix, or title (a numbered family's newest, like --resume)")
     p.add_argument("--all", action="store_true", help="include rewound/archived (inactive) messages")
+    p.add_argument("--full", action="store_true",
+                   help=f"print every message in full (default: the first {SHOW_TEXT_LIMIT:,} characters)")
 
     p = cmd("search", "Full-text search over messages.")
     p.add_argument("query", metavar="QUERY")
@@ -154,9 +226,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=non_negative_int, default=20)
     p.add_argument("--sort", choices=("newest", "oldest", "rank"), default="rank")
 
-    p = cmd("rename", "Set a session's title (an empty title clears it).")
-    p.add_argument("session", metavar="ID")
+    p = cmd("rename", "Set a session's title (--clear removes it).")
+    p.add_argument("session", metavar="ID", help="session id, unique id prefix, or exact title")
     p.add_argument("title", metavar="TITLE", nargs="*", help="the new title (several words are joined)")
+    p.add_argument("--clear", action="store_true", help="remove the title (instead of giving one)")
 
     p = cmd("prune", "Delete ended sessions matching filters (bare prune: older than 90 days).")
     p.add_argument("--older-than", type=parse_duration, metavar="AGE", help="started more than AGE ago (5h, 2d, 1w, or days)")
@@ -164,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--before", type=parse_iso, metavar="DATE", help="started before DATE (ISO, UTC)")
     p.add_argument("--after", type=parse_iso, metavar="DATE", help="started at/after DATE (ISO, UTC)")
     p.add_argument("--source")
-    p.add_argument("--title", help="title contains (case-insensitive)")
+    p.add_argument("--title", metavar="ID", help="only this session: its id, a unique id prefix, or its exact title")
+    p.add_argument("--title-contains", metavar="TEXT", help="title contains TEXT (case-insensitive)")
     p.add_argument("--end-reason")
     p.add_argument("--model", help="model contains (case-insensitive)")
     for name, typ in (("messages", non_negative_int), ("tokens", non_negative_int), ("cost", non_negative_float),
@@ -177,7 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
     _confirm_opts(p)
 
     p = cmd("delete", "Delete sessions (their delegate subagents cascade; other children are orphaned).")
-    p.add_argument("sessions", metavar="ID", nargs="+")
+    p.add_argument("sessions", metavar="ID", nargs="+", help="session id, unique id prefix, or exact title")
     _confirm_opts(p)
 
     p = cmd("export", "Export sessions as JSON, JSONL or Markdown.")
@@ -187,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_list_filters(p)
     p.add_argument("--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)")
     p.add_argument("-o", "--output", metavar="PATH",
-                   help="file (json/jsonl; '-' = stdout, the default) or directory (md)")
+                   help="file ('-' = stdout, the default for json/jsonl); md: a file for one session, a"
+                        " directory (with manifest.jsonl) for several or when PATH is a directory")
     p.add_argument("--force", action="store_true", help="replace existing files")
 
     p = cmd("stats", "Totals, usage by source and model, costliest sessions and chains, activity, health.")
@@ -198,15 +273,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ---------------------------------------------------------------- output helpers
 def _out(text: str = "") -> None:
-    print(text)
+    """Print a line of plain output. Fields are made inert where they are formatted (so widths
+    are right); this is the net under them: nothing printed here can drive the terminal."""
+    print(inert(text))
 
 
 def _emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(json_text(obj, indent=2) + "\n")
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr)
+    print(inert(text), file=sys.stderr)
+
+
+def _s(value: Any, width: int | None = None) -> str:
+    """A store value inline: one line, inert, '' for None."""
+    return one_line(value, width)
 
 
 def _short_time(ts: Any) -> str:
@@ -215,64 +297,172 @@ def _short_time(ts: Any) -> str:
     try:
         return datetime.fromtimestamp(float(ts), UTC).strftime("%Y-%m-%dT%H:%MZ")
     except (TypeError, ValueError, OverflowError, OSError):
-        return str(ts)
+        return one_line(ts, 24)
 
 
 def _cost(row: dict[str, Any]) -> float:
     val = row.get("actual_cost_usd")
     if val is None:
         val = row.get("estimated_cost_usd")
-    return float(val or 0)
+    try:
+        return float(val or 0)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _fmt_cost(value: Any) -> str:
-    return f"${float(value or 0):.4f}"
+    try:
+        return f"${float(value or 0):.4f}"
+    except (TypeError, ValueError):
+        return one_line(value, 12)
 
 
-def _one_line(text: Any, width: int) -> str:
-    s = re.sub(r"\s+", " ", str(text or "")).strip()
-    return s if len(s) <= width else s[: max(0, width - 1)] + "…"
+def _cell(value: Any, limit: int | None = None) -> str:
+    """A table cell: one inert line, cut to `limit` terminal cells (CJK counts 2)."""
+    text = one_line(value)
+    if limit is not None and cell_width(text) > limit:
+        text = fit_cells(text, limit).rstrip(" ")
+    return text
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
-    cells = [[str(c) for c in r] for r in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = (),
+           limits: dict[int, int] | None = None) -> str:
+    """Columns aligned by terminal cells, not characters, so CJK titles line up."""
+    limits = limits or {}
+    cells = [[_cell(c, limits.get(i)) for i, c in enumerate(r)] for r in rows]
+    widths = [max([cell_width(h)] + [cell_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def pad(text: str, i: int) -> str:
+        gap = " " * (widths[i] - cell_width(text))
+        return gap + text if i in right else text + gap
 
     def line(vals: Sequence[str]) -> str:
-        return "  ".join(v.rjust(widths[i]) if i in right else v.ljust(widths[i]) for i, v in enumerate(vals)).rstrip()
+        return "  ".join(pad(v, i) for i, v in enumerate(vals)).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in cells])
 
 
 def _ident(row: dict[str, Any]) -> str:
+    """`id “title”` for messages and prompts (inert; the title cut to 60 characters)."""
     title = row.get("title")
-    return f"{row['id']} ({title})" if title else str(row["id"])
+    return f"{_s(row.get('id'))} “{_s(title, 60)}”" if title else _s(row.get("id"))
 
 
 # ---------------------------------------------------------------- opening
+def _db_path(args: argparse.Namespace) -> Path:
+    return Path(args.db or default_db_path()).expanduser()
+
+
+def _precheck(path: Path) -> None:
+    """Refuse what is certainly not a store before SQLite sees it (a stat, no descriptor: an
+    open of an empty file read-write would make it a database)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise CliError(f"no database at {path}", "not_found") from None
+    except NotADirectoryError:
+        raise CliError(f"no database at {path} (a parent is not a folder)", "not_found") from None
+    except PermissionError:
+        raise CliError(f"cannot read {path}: permission denied", "read_only") from None
+    if path.is_dir():
+        raise CliError(f"{path} is a directory, not a Hermes session store", "not_a_database")
+    if st.st_size == 0:
+        raise CliError(f"{path} is empty (0 bytes), not a Hermes session store", "not_a_database")
+
+
+def _require_store(db: SessionDB, path: Path) -> None:
+    if not db.columns("sessions") or not db.columns("messages"):
+        raise CliError(f"{path} is an SQLite database but not a Hermes session store (no sessions/messages"
+                       " tables)", "not_a_database")
+
+
 def _open(args: argparse.Namespace, write: bool) -> SessionDB:
-    path = Path(args.db or default_db_path()).expanduser()
-    if not path.exists():
-        raise CliError(f"no database at {path}")
+    path = _db_path(args)
+    _precheck(path)
     if write and args.read_only:
-        raise CliError(f"'{args.command}' writes to the database, but --read-only was given; nothing was changed")
-    if write:
-        return SessionDB(path, migrate=False)
-    return SessionDB(path, read_only=True)
+        raise CliError(f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
+                       "read_only")
+    db = SessionDB(path, read_only=True)
+    try:
+        _require_store(db, path)
+    except BaseException:
+        db.close()
+        raise
+    if not write:
+        return db
+    db.close()
+    db = SessionDB(path, migrate=False)
+    try:
+        _require_store(db, path)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+# ---------------------------------------------------------------- session references
+@dataclass(frozen=True)
+class Target:
+    """A resolved session reference and how it was matched (for the `show` note)."""
+
+    id: str
+    title: str | None
+    how: str  # "id" | "prefix" | "title" | "family"
+
+
+def _candidates(db: SessionDB, ref: str, exclude: Sequence[str] = ()) -> list[dict[str, Any]]:
+    ids = [i for i in db.session_order(SessionFilter(text=ref)).ids if i not in exclude]
+    rows = db.list_rows(ids[:CANDIDATES_SHOWN]) if ids else []
+    if len(ids) > CANDIDATES_SHOWN:
+        rows.append({"id": f"… and {len(ids) - CANDIDATES_SHOWN} more", "title": None})
+    return rows
+
+
+def _listing(rows: Sequence[dict[str, Any]]) -> str:
+    return "; ".join(_ident(r) for r in rows)
+
+
+def _resolve_target(db: SessionDB, ref: str, *, family: bool = False) -> Target:
+    """An exact id, else the one session whose id starts with `ref` or whose title is `ref`.
+
+    Nothing fuzzy: with sessions "proj" and "proj #2", `proj` is "proj". Several matches (an id
+    prefix shared by several ids, or a prefix of one and the title of another) are ambiguous.
+    With `family` (show), a title also resolves like `hermes --resume`: the newest session of
+    the numbered family "T", "T #2", ….
+    """
+    if not ref or not ref.strip():
+        raise UsageError("empty session reference")
+    row = db.get_session(ref)
+    if row is not None:
+        return Target(ref, row.get("title"), "id")
+    prefixed = [i for i in db.session_order(SessionFilter(text=ref)).ids if i.startswith(ref)]
+    titled = db.get_session_by_title(ref)
+    family_id = db.resolve_session_by_title(ref) if family else None
+    if family_id and titled is not None and family_id == titled["id"]:
+        family_id = None
+    found: dict[str, str] = {}
+    for sid in prefixed:
+        found.setdefault(sid, "prefix")
+    if titled is not None:
+        found[titled["id"]] = "title"
+    if family_id:
+        found = {k: v for k, v in found.items() if v == "prefix"}  # the family's newest replaces the exact title
+        found.setdefault(family_id, "family")
+    if len(found) == 1:
+        ((sid, how),) = found.items()
+        row = titled if titled is not None and titled["id"] == sid else db.get_session(sid)
+        return Target(sid, (row or {}).get("title"), how)
+    if found:
+        rows = db.list_rows(list(found)[:CANDIDATES_SHOWN])
+        raise CliError(f"{ref!r} is ambiguous: it matches {len(found)} sessions: {_listing(rows)}"
+                       + (" …" if len(found) > CANDIDATES_SHOWN else ""), "ambiguous")
+    near = _candidates(db, ref)
+    hint = f"; sessions whose id or title contains it: {_listing(near)}" if near else ""
+    raise CliError(f"no session is {ref!r} (not an id, a unique id prefix, or an exact title){hint}", "not_found")
 
 
 def _resolve(db: SessionDB, ref: str) -> str:
-    sid = db.resolve_session_id(ref)
-    if sid:
-        return sid
-    by_title = db.resolve_session_by_title(ref)
-    if by_title:
-        return by_title
-    prefixed = [i for i in db.session_order(SessionFilter(text=ref)).ids if i.startswith(ref)]
-    if len(prefixed) > 1:
-        shown = ", ".join(prefixed[:5]) + (" …" if len(prefixed) > 5 else "")
-        raise CliError(f"{ref!r} is ambiguous: it starts {len(prefixed)} session ids ({shown})")
-    raise CliError(f"no session matching {ref!r} (not an id, a unique id prefix, or a title)")
+    return _resolve_target(db, ref).id
 
 
 def _list_filter(args: argparse.Namespace) -> SessionFilter:
@@ -290,11 +480,20 @@ def _confirm(args: argparse.Namespace, question: str) -> bool:
         return True
     stdin = sys.stdin
     if stdin is None or not stdin.isatty():
-        raise CliError("refusing to delete without confirmation: stdin is not a terminal (pass --yes)")
-    sys.stderr.write(f"{question} [y/N] ")
+        raise CliError("refusing to delete without confirmation: stdin is not a terminal (pass --yes)", "refused")
+    sys.stderr.write(f"{inert(question, newlines=False)} [y/N] ")
     sys.stderr.flush()
     answer = stdin.readline().strip().lower()
     return answer in ("y", "yes")
+
+
+def _delete_question(rows: Sequence[dict[str, Any]], extra: int) -> str:
+    """The prompt names what goes: `Delete session ID “title”?`, or the count and the first few."""
+    more = f" and {extra} delegate subagent session{'s' if extra != 1 else ''}" if extra else ""
+    if len(rows) == 1:
+        return f"Delete session {_ident(rows[0])}{more}?"
+    shown = ", ".join(_ident(r) for r in rows[:3]) + (", …" if len(rows) > 3 else "")
+    return f"Delete {len(rows) + extra} sessions ({shown}{more})?"
 
 
 def _progress_printer(enabled: bool) -> Callable[[int, int], None] | None:
@@ -325,9 +524,9 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
     table = [
         (
             r["id"],
-            _one_line(r.get("title") or r.get("preview") or "", 40),
+            r.get("title") or r.get("preview") or "",
             r.get("source") or "-",
-            _one_line(r.get("model") or "-", 24),
+            r.get("model") or "-",
             r.get("message_count") or 0,
             (r.get("input_tokens") or 0) + (r.get("output_tokens") or 0),
             _fmt_cost(_cost(r)),
@@ -336,42 +535,70 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
         for r in rows
     ]
     _out(_table(("ID", "TITLE / PREVIEW", "SOURCE", "MODEL", "MSGS", "TOKENS", "COST", "LAST ACTIVE"), table,
-                right=(4, 5, 6)))
+                right=(4, 5, 6), limits={1: 40, 2: 16, 3: 24}))
     more = len(order) - len(rows)
     _out(f"\n{len(rows)} of {len(order)} sessions" + (f" ({more} more: raise --limit)" if more > 0 else ""))
     return 0
 
 
-def _message_lines(msg: dict[str, Any]) -> list[str]:
-    head = f"[#{msg.get('id')}] {msg.get('role')}"
+def _tool_calls(value: Any) -> list[Any]:
+    """`tool_calls` as a list whatever the store handed back (a list, one dict, raw text)."""
+    if value is None or value == "" or value == []:
+        return []
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
+def _message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
+    head = f"[#{_s(msg.get('id'))}] {_s(msg.get('role'), 40)}"
     if msg.get("tool_name"):
-        head += f" ({msg['tool_name']})"
+        head += f" ({_s(msg['tool_name'], 80)})"
     head += f"  {_short_time(msg.get('timestamp'))}"
     if msg.get("active") == 0:
         head += "  [inactive]"
     lines = [head]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:
-        lines.append("  (reasoning) " + _one_line(reasoning, 200))
+        lines.append("  (reasoning) " + _s(reasoning, 200))
     text = content_text(msg.get("content"))
+    cut = 0
+    if not full and len(text) > SHOW_TEXT_LIMIT:
+        cut = len(text) - SHOW_TEXT_LIMIT
+        text = text[:SHOW_TEXT_LIMIT]
     if text:
-        lines += ["  " + ln for ln in text.splitlines()]
-    for call in msg.get("tool_calls") or []:
+        lines += ["  " + ln for ln in inert(text).splitlines()]
+    if cut:
+        lines.append(f"  [… {cut:,} more characters: use --full, --json or export]")
+    for call in _tool_calls(msg.get("tool_calls")):
         if isinstance(call, dict):
             fn = call.get("function") if isinstance(call.get("function"), dict) else {}
             name = fn.get("name") or call.get("name") or "tool"
             arguments = fn.get("arguments", call.get("arguments"))
             if not isinstance(arguments, str):
-                arguments = json.dumps(arguments, ensure_ascii=False)
-            lines.append(f"  → tool call {name}({_one_line(arguments, 200)})")
+                arguments = json_text(arguments)
+            lines.append(f"  → tool call {_s(name, 80)}({_s(arguments, 200)})")
+        else:
+            lines.append(f"  → tool call {_s(as_text(call), 200)}")
     return lines
 
 
+_HOW = {
+    "prefix": "the only session whose id starts with {ref}",
+    "title": "the session titled {ref}",
+    "family": "the newest session of the {ref} title family (as `hermes --resume` picks it)",
+}
+
+
 def cmd_show(db: SessionDB, args: argparse.Namespace) -> int:
-    sid = _resolve(db, args.session)
+    target = _resolve_target(db, args.session, family=True)
+    sid = target.id
     session = db.get_session(sid)
     if session is None:
         raise SessionNotFound(f"no session with id {sid!r}")
+    if target.how != "id":
+        # Said on stderr so stdout stays the session (and valid JSON with --json).
+        _err(f"note: showing {_ident(session)}: {_HOW[target.how].format(ref=repr(args.session))}")
     lineage = db.get_lineage(sid)
     messages = db.get_messages(sid, include_inactive=args.all)
     if args.json:
@@ -388,7 +615,7 @@ def cmd_show(db: SessionDB, args: argparse.Namespace) -> int:
     ]
     for k, v in fields:
         if v not in (None, ""):
-            _out(f"{k + ':':<12} {v}")
+            _out(f"{k + ':':<12} {_s(v)}")
     nodes = lineage.get("nodes") or []
     if len(nodes) > 1:
         _out("\nLineage:")
@@ -398,14 +625,14 @@ def cmd_show(db: SessionDB, args: argparse.Namespace) -> int:
                 marks.append("this")
             if node.get("is_tip"):
                 marks.append("tip")
-            kind = node.get("edge_kind") or "root"
-            label = f"{node['id']}" + (f" “{node['title']}”" if node.get("title") else "")
+            kind = _s(node.get("edge_kind")) or "root"
+            label = _s(node["id"]) + (f" “{_s(node['title'], 60)}”" if node.get("title") else "")
             _out(f"  {'  ' * int(node.get('depth') or 0)}{'* ' if node.get('is_self') else '- '}{label} [{kind}]"
                  f" {node.get('message_count') or 0} msgs" + (f" ({', '.join(marks)})" if marks else ""))
     _out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
     for msg in messages:
         _out("")
-        for ln in _message_lines(msg):
+        for ln in _message_lines(msg, full=args.full):
             _out(ln)
     return 0
 
@@ -424,33 +651,50 @@ def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"route: {outcome.route}  ({len(outcome.results)} hit{'s' if len(outcome.results) != 1 else ''})")
     for hit in outcome.results:
         _out("")
-        _out(f"#{hit.get('id')}  {hit.get('session_id')}  {hit.get('role')}  {_short_time(hit.get('timestamp'))}"
-             f"  [{hit.get('source')}]")
-        _out("  " + _one_line(hit.get("snippet"), 400))
+        _out(f"#{_s(hit.get('id'))}  {_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
+             f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]")
+        _out("  " + _s(hit.get("snippet"), 400))
     return 0
 
 
-def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
-    sid = _resolve(db, args.session)
+def _rename_title(args: argparse.Namespace) -> str:
+    """The new title, or '' with --clear; a missing or blank title is a usage error, so a
+    slip (`rename ID` alone, an empty variable) never clears a title."""
     title = " ".join(args.title)
+    if args.clear:
+        if title:
+            raise UsageError("give either a new title or --clear, not both")
+        return ""
+    if not args.title:
+        raise UsageError("rename needs the new title (to remove the title, pass --clear)")
+    if not title.strip():
+        raise UsageError("the new title is empty (to remove the title, pass --clear)")
+    return title
+
+
+def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
+    title = _rename_title(args)
+    target = _resolve_target(db, args.session)
+    sid = target.id
     check = db.check_title(sid, title)
     if not check["ok"]:
         msg = check.get("error") or "invalid title"
         if check.get("holder"):
             holder = db.get_session(check["holder"]) or {"id": check["holder"]}
-            msg += f" (held by {_ident(holder)}: {holder.get('source') or '?'}, started {iso(holder.get('started_at'))})"
-        raise CliError(msg)
+            msg += (f" (held by {_ident(holder)}: {_s(holder.get('source')) or '?'},"
+                    f" started {_s(iso(holder.get('started_at')))})")
+        raise CliError(msg, "invalid")
     db.set_session_title(sid, title)
     new = db.get_session_title(sid)
     if args.json:
         _emit_json({"id": sid, "title": new, "transfer_from": check.get("transfer_from")})
         return 0
     if new is None:
-        _out(f"Cleared the title of {sid}.")
+        _out(f"Cleared the title of {_ident({'id': sid, 'title': target.title})}.")
     else:
-        _out(f"Renamed {sid} to {new!r}.")
+        _out(f"Renamed {_s(sid)} to “{_s(new)}”" + (f" (was “{_s(target.title)}”)." if target.title else "."))
     if check.get("transfer_from"):
-        _out(f"(the title moved from its compression ancestor {check['transfer_from']})")
+        _out(f"(the title moved from its compression ancestor {_s(check['transfer_from'])})")
     return 0
 
 
@@ -471,14 +715,14 @@ def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, 
         after.append(args.after)
     if after:
         f["started_after"] = max(after)
-    for key, attr in (("title_like", "title"), ("end_reason", "end_reason"), ("model_like", "model")):
+    for key, attr in (("title_like", "title_contains"), ("end_reason", "end_reason"), ("model_like", "model")):
         if getattr(args, attr):
             f[key] = getattr(args, attr)
     for key in ("min_messages", "max_messages", "min_tokens", "max_tokens", "min_cost", "max_cost",
                 "min_tool_calls", "max_tool_calls"):
         if getattr(args, key) is not None:
             f[key] = getattr(args, key)
-    any_filter = bool(f) or bool(args.source)
+    any_filter = bool(f) or bool(args.source) or bool(args.title)
     older = None if any_filter else DEFAULT_PRUNE_DAYS
     return older, args.source or None, f, any_filter
 
@@ -492,18 +736,19 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
     if n:
         _out(f"oldest: {iso(plan['oldest'])}   newest: {iso(plan['newest'])}")
         for c in plan["candidates"][:50]:
-            _out(f"  - {c['id']}  {c.get('source') or '-'}  {_short_time(c.get('started_at'))}"
-                 f"  {c.get('message_count') or 0} msgs  {_one_line(c.get('title') or '', 40)}")
+            _out(f"  - {_s(c['id'])}  {_s(c.get('source'), 40) or '-'}  {_short_time(c.get('started_at'))}"
+                 f"  {c.get('message_count') or 0} msgs  {_cell(c.get('title'), 40)}")
         if n > 50:
             _out(f"  … and {n - 50} more")
     if plan["cascade_ids"]:
         _out(f"Delegate subagent sessions that go with them ({len(plan['cascade_ids'])}):")
         for c in plan["cascade"]:
-            _out(f"  + {c['id']}  (child of {c.get('parent_session_id')}, {c.get('message_count') or 0} msgs)")
+            _out(f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
+                 f" {c.get('message_count') or 0} msgs)")
     if plan["excluded"]:
         _out(f"Kept back ({len(plan['excluded'])}):")
         for e in plan["excluded"][:50]:
-            _out(f"  = {e['id']}: {e['reason']}")
+            _out(f"  = {_s(e['id'])}: {_s(e['reason'])}")
 
 
 def _export_sessions_jsonl(db: SessionDB, ids: Sequence[str], path: Path, force: bool) -> int:
@@ -512,9 +757,36 @@ def _export_sessions_jsonl(db: SessionDB, ids: Sequence[str], path: Path, force:
     return len(exported)
 
 
+def _plan_for_one(db: SessionDB, plan: dict[str, Any], sid: str | None) -> dict[str, Any]:
+    """`plan` cut down to the one session `prune --title` names (and its delegate children)."""
+    candidates = [c for c in plan["candidates"] if c["id"] == sid]
+    cascade_all = db.delegate_children([sid]) if candidates else []
+    rows = db.list_rows(cascade_all) if cascade_all else []
+    cascade = [r for r in rows if r.get("ended_at") is not None]
+    messages = sum(int(c.get("message_count") or 0) for c in candidates + cascade)
+    estimate = int(plan["bytes_estimate"] * messages / plan["messages"]) if plan["messages"] else 0
+    return {
+        **plan, "ids": [c["id"] for c in candidates], "sessions": len(candidates), "messages": messages,
+        "oldest": candidates[0]["started_at"] if candidates else None,
+        "newest": candidates[-1]["started_at"] if candidates else None, "bytes_estimate": estimate,
+        "cascade_ids": [r["id"] for r in cascade], "cascade": cascade,
+        "cascade_open": [r for r in rows if r.get("ended_at") is None], "candidates": candidates,
+        "excluded": [e for e in plan["excluded"] if e["id"] == sid],
+    }
+
+
 def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
     older, source, filters, any_filter = _prune_filters(args)
+    target = _resolve_target(db, args.title) if args.title else None
+    if target is not None and target.title:
+        # Narrows the scan; the plan is then cut to exactly this session (the LIKE also
+        # matches "T #2", "my T", …).
+        filters["title_like"] = target.title
     plan = db.plan_prune(older_than_days=older, source=source, include_archived=args.include_archived, **filters)
+    if target is not None:
+        # --title-contains still applies: a target whose title lacks the text is not a candidate.
+        keeps = not args.title_contains or args.title_contains.lower() in (target.title or "").lower()
+        plan = _plan_for_one(db, plan, target.id if keeps else None)
     to_delete = list(plan["ids"]) + [c for c in plan["cascade_ids"] if c not in set(plan["ids"])]
     if not args.json:
         _print_plan(plan, implicit=not any_filter)
@@ -527,10 +799,10 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
             _out("Dry run: nothing was deleted.")
         return 0
     if args.export_before is not None and args.export_before.exists() and not args.force:
-        raise CliError(f"refusing to overwrite existing file {args.export_before} (use --force to replace it)")
-    if not _confirm(args, f"Delete {len(to_delete)} sessions?"):
-        _out("Nothing was deleted.")
-        return 1
+        raise CliError(f"refusing to overwrite existing file {args.export_before} (use --force to replace it)",
+                       "refused")
+    if not _confirm(args, _delete_question(plan["candidates"], len(to_delete) - len(plan["ids"]))):
+        raise CliError("not confirmed: nothing was deleted", "refused")
     exported = None
     if args.export_before is not None:
         exported = _export_sessions_jsonl(db, to_delete, args.export_before, args.force)
@@ -588,27 +860,26 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     plan = _delete_plan(db, ids)
     if not args.json:
         _out(f"{len(ids)} session{'s' if len(ids) != 1 else ''} ({plan['messages']} messages incl. cascades):")
-        for s in plan["sessions"]:
-            _out(f"  - {s['id']}  {s.get('source') or '-'}  {s.get('message_count') or 0} msgs"
-                 f"  {_one_line(s.get('title') or '', 40)}")
+        for row in plan["sessions"]:
+            _out(f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  {row.get('message_count') or 0} msgs"
+                 f"  {_cell(row.get('title'), 40)}")
         if plan["cascade"]:
             _out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")
             for c in plan["cascade"]:
-                _out(f"  + {c['id']}  (child of {c.get('parent_session_id')}, {c.get('message_count') or 0} msgs)")
+                _out(f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
+                     f" {c.get('message_count') or 0} msgs)")
         if plan["orphaned"]:
             _out(f"Children kept as roots (orphaned) ({len(plan['orphaned'])}):")
             for o in plan["orphaned"]:
-                _out(f"  ~ {o['id']}  [{o.get('edge_kind')}] child of {o.get('parent_session_id')}")
+                _out(f"  ~ {_s(o['id'])}  [{_s(o.get('edge_kind'))}] child of {_s(o.get('parent_session_id'))}")
     if args.dry_run:
         if args.json:
             _emit_json({"plan": plan, "result": None, "dry_run": True})
         else:
             _out("Dry run: nothing was deleted.")
         return 0
-    total = len(ids) + len(plan["cascade"])
-    if not _confirm(args, f"Delete {total} sessions?"):
-        _out("Nothing was deleted.")
-        return 1
+    if not _confirm(args, _delete_question(plan["sessions"], len(plan["cascade"]))):
+        raise CliError("not confirmed: nothing was deleted", "refused")
     # Exactly what was shown: the ids plus the delegate children listed above. The store's own
     # cascade (cascade_delegates=True) also follows `_delegate_from` markers on rows whose
     # parent_session_id is not set, which get_descendants cannot preview; those are left alone.
@@ -648,7 +919,7 @@ def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
     out = args.output
     if args.format == "md":
         if not out or out == "-":
-            raise CliError("--format md writes one file per session: give a directory with -o DIR")
+            raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
         return _export_md(db, args, Path(out).expanduser())
     # Resolve every id before writing anything, so a typo leaves no half export.
     items = list(_export_items(db, args))
@@ -669,10 +940,29 @@ def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_md(db: SessionDB, args: argparse.Namespace, directory: Path) -> int:
-    if directory.exists() and not directory.is_dir():
-        raise CliError(f"{directory} exists and is not a directory")
+def _export_md(db: SessionDB, args: argparse.Namespace, target: Path) -> int:
+    """One session → the file `target`; several (or `target` an existing folder) → one file each
+    in that folder plus `manifest.jsonl`."""
     items = list(_export_items(db, args))
+    if target.is_dir():
+        return _export_md_dir(args, target, items)
+    if len(items) == 1:
+        body = to_markdown(items[0])
+        path = write_export(target, body, force=args.force)
+        if args.json:
+            _emit_json({"format": "md", "path": str(path), "sessions": 1, "id": items[0].get("id"),
+                        "bytes": len(body.encode("utf-8")), "sha256": sha256_text(body)})
+        else:
+            _out(f"Exported {_ident(items[0])} to {path}.")
+        return 0
+    if target.exists():
+        raise CliError(f"{target} exists and is not a directory ({len(items)} sessions need a directory)", "refused")
+    if not items:
+        raise CliError("no sessions match: nothing was written", "not_found")
+    return _export_md_dir(args, target, items)
+
+
+def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[str, Any]]) -> int:
     bodies = [(markdown_filename(item), item, to_markdown(item)) for item in items]
     manifest_path = directory / "manifest.jsonl"
     if not args.force:
@@ -681,8 +971,9 @@ def _export_md(db: SessionDB, args: argparse.Namespace, directory: Path) -> int:
             clashes.append(manifest_path)
         if clashes:
             raise CliError(f"refusing to overwrite existing file {clashes[0]}"
-                           + (f" and {len(clashes) - 1} more" if len(clashes) > 1 else "") + " (use --force)")
-    directory.mkdir(parents=True, exist_ok=True)
+                           + (f" and {len(clashes) - 1} more" if len(clashes) > 1 else "") + " (use --force)",
+                           "refused")
+    make_private_dirs(directory)
     manifest = []
     for name, item, body in bodies:
         write_export(directory / name, body, force=args.force)
@@ -692,7 +983,7 @@ def _export_md(db: SessionDB, args: argparse.Namespace, directory: Path) -> int:
             "messages": len(item.get("messages") or []), "bytes": len(body.encode("utf-8")),
             "sha256": sha256_text(body),
         })
-    write_export(manifest_path, (json.dumps(m, ensure_ascii=False) + "\n" for m in manifest), force=args.force)
+    write_export(manifest_path, (json_text(m) + "\n" for m in manifest), force=args.force)
     if args.json:
         _emit_json({"format": "md", "directory": str(directory), "sessions": len(manifest),
                     "manifest": str(manifest_path), "files": manifest})
@@ -726,30 +1017,32 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
     _out("\nBy source:")
     _out(_table(("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
                 [(r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, _fmt_cost(r["cost"]))
-                 for r in data["sessions_by_source"]], right=(1, 2, 3, 4)))
+                 for r in data["sessions_by_source"]], right=(1, 2, 3, 4), limits={0: 40}))
     _out("\nBy model:")
     _out(_table(("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
                 [(r["model"], r["session_count"], r["total_input"] or 0, r["total_output"] or 0,
-                  _fmt_cost(r["total_cost"])) for r in data["usage_by_model"]], right=(1, 2, 3, 4)))
+                  _fmt_cost(r["total_cost"])) for r in data["usage_by_model"]], right=(1, 2, 3, 4),
+                limits={0: 40}))
     _out("\nCostliest sessions:")
     _out(_table(("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
-                [(r["id"], _one_line(r.get("title") or "", 40), r.get("source") or "-", r.get("total_tokens") or 0,
-                  _fmt_cost(r["cost"])) for r in data["costliest_sessions"]], right=(3, 4)))
+                [(r["id"], r.get("title") or "", r.get("source") or "-", r.get("total_tokens") or 0,
+                  _fmt_cost(r["cost"])) for r in data["costliest_sessions"]], right=(3, 4), limits={1: 40, 2: 16}))
     if data["costliest_chains"]:
         _out("\nCostliest chains (root and descendants):")
         _out(_table(("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-                    [(r["root_id"], _one_line(r.get("title") or "", 40), r["sessions"], r["messages"] or 0,
-                      r["tokens"] or 0, _fmt_cost(r["cost"])) for r in data["costliest_chains"]], right=(2, 3, 4, 5)))
+                    [(r["root_id"], r.get("title") or "", r["sessions"], r["messages"] or 0,
+                      r["tokens"] or 0, _fmt_cost(r["cost"])) for r in data["costliest_chains"]], right=(2, 3, 4, 5),
+                    limits={1: 40}))
     act = data["activity_by_day"]
     _out(f"\nActivity, last {args.days} days (messages per UTC day):")
     if not act:
         _out("  (none)")
     top = max((a["messages"] for a in act), default=0)
     for a in act:
-        _out(f"  {a['day']}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, {a['sessions']} sessions")
+        _out(f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, {a['sessions']} sessions")
     h = data["store_health"]
     _out("\nStore health:")
-    idx = ", ".join(f"{k}={'?' if v is None else v}" for k, v in (h.get("index_rows") or {}).items()) or "none"
+    idx = ", ".join(f"{_s(k)}={'?' if v is None else _s(v)}" for k, v in (h.get("index_rows") or {}).items()) or "none"
     _out(f"  schema v{h.get('schema_version')} (code v{h.get('code_schema_version')}), FTS layout {h.get('fts_layout')},"
          f" trigram {'yes' if h.get('trigram') else 'no'}, CJK {h.get('cjk') or 'no'} ({h.get('cjk_index')})")
     _out(f"  messages {h.get('messages')} ({h.get('messages_non_tool')} non-tool); index rows: {idx}")
@@ -764,34 +1057,109 @@ COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
 }
 
 
+def _store_error_kind(exc: StoreError) -> str:
+    """The error kind of a store exception (the store's own classes; by name for a class a
+    newer store adds, such as `NotAHermesStore`)."""
+    not_a_store = getattr(_state, "NotAHermesStore", None)
+    if isinstance(exc, NotADatabaseError) or (not_a_store is not None and isinstance(exc, not_a_store)):
+        return "not_a_database"
+    if isinstance(exc, ReadOnlyError):
+        return "read_only"
+    if isinstance(exc, SessionNotFound):
+        return "not_found"
+    if isinstance(exc, LockTimeout):
+        return "locked"
+    if isinstance(exc, StructureLocked):
+        return "refused"
+    if isinstance(exc, (TitleError, IntegrityError, InvalidArgument)):
+        return "invalid"
+    if "disk is full" in str(exc).lower() or "disk full" in str(exc).lower():
+        return "disk_full"
+    return "error"
+
+
+def _os_error_kind(exc: OSError) -> str:
+    if isinstance(exc, FileExistsError):
+        return "refused"
+    if isinstance(exc, PermissionError):
+        return "read_only"
+    if isinstance(exc, FileNotFoundError):
+        return "not_found"
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "disk_full"
+    return "io"
+
+
+def _classify(exc: BaseException) -> tuple[str, str]:
+    """(kind, message) of any exception that ends a command."""
+    if isinstance(exc, CliError):
+        return exc.kind, str(exc)
+    if isinstance(exc, StoreError):
+        return _store_error_kind(exc), str(exc)
+    if isinstance(exc, OSError):
+        kind = _os_error_kind(exc)
+        text = str(exc) if kind == "refused" else (exc.strerror or str(exc)) + (
+            f": {exc.filename}" if exc.filename else "")
+        return kind, text
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", "interrupted"
+    if type(exc).__name__ == "FullError":  # apsw.FullError that escaped the store
+        return "disk_full", f"database or disk is full ({exc})"
+    return "internal", f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _report(kind: str, message: str, as_json: bool) -> int:
+    """The one report of a failure: a JSON object on stdout with --json, else one stderr line."""
+    text = one_line(message) or kind
+    if as_json:
+        try:
+            _emit_json({"error": text, "kind": kind})
+        except BrokenPipeError:
+            pass
+    else:
+        _err(f"error: {text}")
+    return EXIT_CODES[kind]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `sessions` subcommand; returns the exit code (never raises SystemExit)."""
+    argv_list = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
+    wants_json = "--json" in argv_list[: argv_list.index("--")] if "--" in argv_list else "--json" in argv_list
     parser = build_parser()
     try:
-        args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    except SystemExit as exc:  # usage errors (2) and --help (0)
+        args = parser.parse_args(argv_list)
+    except SystemExit as exc:  # --help, --version
         return int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except CliError as exc:  # usage errors raised by _Parser.error
+        return _report(exc.kind, str(exc), wants_json)
     db: SessionDB | None = None
     try:
         db = _open(args, write=args.command in WRITE_COMMANDS)
         return int(COMMANDS[args.command](db, args) or 0)
-    except UsageError as exc:
-        _err(f"hermes-tui sessions {args.command}: error: {exc}")
-        return 2
-    except (CliError, StoreError, FileExistsError, IsADirectoryError) as exc:
-        _err(f"error: {exc}")
-        return 1
     except BrokenPipeError:  # `| head`
+        _silence_stdout()
         return 0
-    except OSError as exc:
-        _err(f"error: {exc}")
-        return 1
-    except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+    except (Exception, KeyboardInterrupt) as exc:
+        kind, message = _classify(exc)
+        if kind == "internal" and os.environ.get("HERMES_TUI_DEBUG") == "1":
+            traceback.print_exc()
+        return _report(kind, message, bool(getattr(args, "json", False)))
     finally:
         if db is not None:
-            db.close()
+            try:
+                db.close()
+            except Exception:  # noqa: BLE001 - a failing close must not hide the command's result
+                if os.environ.get("HERMES_TUI_DEBUG") == "1":
+                    traceback.print_exc()
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

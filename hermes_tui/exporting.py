@@ -1,6 +1,11 @@
 """Exports of sessions as JSON, JSONL and Markdown — shared by `hermes-tui sessions export`
 and the browser's export dialog. Knows nothing of Textual (nor of the database: it formats the
 dicts `SessionDB.export_session` / `export_session_lineage` return).
+
+Exports are read with `cat` and `less`, so they are inert like every other output: Markdown
+text goes through `hermes_tui.safe_text`, and JSON escapes the C1 and bidi controls that
+`json.dumps(ensure_ascii=False)` would write raw (the values are unchanged once parsed). Files
+are written `0600` and folders created `0700`: a transcript is as private as the store.
 """
 
 from __future__ import annotations
@@ -14,12 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.safe_text import BIDI_CONTROLS, as_text, inert, one_line
+
 TOOL_RESULT_LIMIT = 20_000  # characters of a tool result shown in Markdown before truncating
 
 __all__ = [
     "TOOL_RESULT_LIMIT",
     "content_text",
     "iso",
+    "json_text",
+    "make_private_dirs",
     "markdown_filename",
     "sha256_text",
     "to_json",
@@ -42,14 +51,33 @@ def iso(ts: Any) -> str | None:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", "replace")
+        return as_text(value)
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return str(value)
 
 
-def _dumps(obj: Any, indent: int | None = None) -> str:
-    return json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
+# What json.dumps(ensure_ascii=False) leaves raw but a terminal may obey (DEL and C1 — U+009B is
+# CSI to many terminals — bidi controls, the JS line separators) or cannot encode (lone
+# surrogates). They can only occur inside JSON strings, so a \uXXXX escape keeps the document
+# valid and the value identical.
+_JSON_UNSAFE_RE = re.compile(
+    "[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI_CONTROLS)) + "]"
+)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group(0)):04x}"
+
+
+def json_text(obj: Any, indent: int | None = None) -> str:
+    """`obj` as JSON that is safe to print: UTF-8 text kept readable (CJK stays CJK), every
+    control and bidi character escaped. Bytes become text (`as_text`), unknown types `str()`."""
+    text = json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
+    return _JSON_UNSAFE_RE.sub(_json_escape, text)
+
+
+_dumps = json_text
 
 
 def content_text(content: Any) -> str:
@@ -58,6 +86,8 @@ def content_text(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
+    if isinstance(content, (bytes, bytearray, memoryview)):
+        return as_text(content)
     if isinstance(content, list):
         parts: list[str] = []
         for part in content:
@@ -95,7 +125,8 @@ def _yaml_scalar(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if isinstance(value, float) else str(value)
-    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a valid YAML scalar
+    # A JSON string is a valid YAML scalar, and json_text leaves no control character raw.
+    return json_text(as_text(value) if isinstance(value, (bytes, bytearray, memoryview)) else str(value))
 
 
 def _pretty_arguments(args: Any) -> Any:
@@ -110,14 +141,22 @@ def _pretty_arguments(args: Any) -> Any:
 def _tool_call_block(call: Any) -> str:
     if isinstance(call, Mapping):
         fn = call.get("function") if isinstance(call.get("function"), Mapping) else None
-        name = (fn or {}).get("name") or call.get("name") or "tool"
+        name = _code_span(one_line((fn or {}).get("name") or call.get("name") or "tool", 200))
         shown = dict(call)
         if fn is not None:
             shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
         elif "arguments" in shown:
             shown["arguments"] = _pretty_arguments(shown["arguments"])
-        return f"**Tool call** `{name}`\n\n" + _fence(_dumps(shown, indent=2), "json")
+        return f"**Tool call** {name}\n\n" + _fence(_dumps(shown, indent=2), "json")
     return "**Tool call**\n\n" + _fence(_dumps(call, indent=2), "json")
+
+
+def _code_span(text: str) -> str:
+    """`text` as an inline code span whose backtick run is longer than any inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _truncate(text: str, limit: int = TOOL_RESULT_LIMIT) -> tuple[str, bool]:
@@ -172,7 +211,7 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
     out += [f"  - {_yaml_scalar(x)}" for x in lineage]
     out.append("---")
     out.append("")
-    heading = session.get("title") or f"Session {sid}"
+    heading = one_line(session.get("title")) or f"Session {one_line(sid)}"
     out.append(f"# {heading}")
     out.append("")
     messages = session.get("messages") or []
@@ -184,35 +223,36 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
         seg = msg.get("session_id")
         if len(lineage) > 1 and seg != current_segment:
             current_segment = seg
-            out.append(f"<!-- segment {seg} -->")
+            out.append(f"<!-- segment {one_line(seg).replace('--', '- -')} -->")
             out.append("")
         out.append(_message_md(n, msg, tool_result_limit))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
-    role = str(msg.get("role") or "unknown")
-    when = iso(msg.get("timestamp")) or "?"
+    role = one_line(msg.get("role"), 100) or "unknown"
+    when = one_line(iso(msg.get("timestamp"))) or "?"
     title = f"## {n}. {role}"
     if msg.get("tool_name"):
-        title += f" · `{msg['tool_name']}`"
+        title += f" · {_code_span(one_line(msg['tool_name'], 200))}"
     title += f" — {when}"
     if msg.get("active") == 0:
         title += " _(inactive: rewound or archived)_"
     parts = [title, ""]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:
-        parts += ["<details>", "<summary>Reasoning</summary>", "", _details_safe(str(reasoning)).strip(), "", "</details>", ""]
+        parts += ["<details>", "<summary>Reasoning</summary>", "", _details_safe(inert(reasoning)).strip(), "",
+                  "</details>", ""]
     text = content_text(msg.get("content"))
     if role == "tool":
         shown, cut = _truncate(text, limit)
-        parts.append(_fence(shown))
+        parts.append(_fence(inert(shown)))
         if cut:
             parts.append("")
             parts.append(f"_[tool result truncated: showing {len(shown):,} of {len(text):,} characters]_")
         parts.append("")
     elif text:
-        parts += [text.rstrip("\n"), ""]
+        parts += [inert(text).rstrip("\n"), ""]
     calls = msg.get("tool_calls")
     if isinstance(calls, str):
         calls = _pretty_arguments(calls)
@@ -234,25 +274,51 @@ def sha256_text(text: str) -> str:
 
 
 # ---------------------------------------------------------------- writing
+def make_private_dirs(directory: str | os.PathLike[str]) -> Path:
+    """Create `directory` and any missing parents with mode 0700 (existing ones are left as
+    they are); returns it. `Path.mkdir(parents=True, mode=…)` gives the parents the umask's mode."""
+    target = Path(directory).expanduser()
+    missing: list[Path] = []
+    p = target
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+            continue
+        os.chmod(d, 0o700)  # the umask may have taken bits mkdir was given; never adds any
+    if not target.is_dir():
+        raise NotADirectoryError(f"{target} exists and is not a directory")
+    return target
+
+
 def write_export(path: str | os.PathLike[str], content: str | Iterable[str], force: bool = False) -> Path:
-    """Write `content` (a string or an iterable of chunks) to `path`, UTF-8.
+    """Write `content` (a string or an iterable of chunks) to `path`, UTF-8, mode 0600.
 
     Refuses to replace an existing file unless `force` (raises `FileExistsError`). The file is
     written next to its final name and moved into place, so a failed export leaves no half file.
+    A missing parent folder is created 0700.
     """
     target = Path(path).expanduser()
-    if target.exists() and not force:
-        raise FileExistsError(f"refusing to overwrite existing file {target} (use --force to replace it)")
     if target.exists() and target.is_dir():
         raise IsADirectoryError(f"{target} is a directory")
+    if target.exists() and not force:
+        raise FileExistsError(f"refusing to overwrite existing file {target} (use --force to replace it)")
+    make_private_dirs(target.parent)
     tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
     try:
-        with open(tmp, "x", encoding="utf-8", newline="") as fh:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "w", encoding="utf-8", newline="") as fh:
             if isinstance(content, str):
                 fh.write(content)
             else:
                 for chunk in content:
                     fh.write(chunk)
+        os.chmod(tmp, 0o600)  # O_CREAT's mode is masked by the umask; 0600 is what we promise
         if not force and target.exists():  # appeared while we wrote
             raise FileExistsError(f"refusing to overwrite existing file {target} (use --force to replace it)")
         os.replace(tmp, target)

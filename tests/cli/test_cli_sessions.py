@@ -56,22 +56,22 @@ def test_help_exit_0(capsys):
     assert code == 0 and "prune" in out
 
 
-def test_unknown_id_exit_1(db_path, capsys):
+def test_unknown_id_exit_3(db_path, capsys):
     code, out, err = run(capsys, "show", "nope-nothing", "--db", db_path)
-    assert code == 1 and err.startswith("error: ") and "nope-nothing" in err and out == ""
-    assert run(capsys, "delete", "nope-nothing", "--db", db_path, "--yes")[0] == 1
+    assert code == 3 and err.startswith("error: ") and "nope-nothing" in err and out == ""
+    assert run(capsys, "delete", "nope-nothing", "--db", db_path, "--yes")[0] == 3
 
 
-def test_ambiguous_prefix_exit_1(db_path, capsys):
+def test_ambiguous_prefix_exit_7(db_path, capsys):
     code, _out, err = run(capsys, "show", "comp-", "--db", db_path)
-    assert code == 1 and "ambiguous" in err
+    assert code == 7 and "ambiguous" in err
 
 
-def test_missing_db_exit_1(tmp_path, capsys):
+def test_missing_db_exit_3(tmp_path, capsys):
     missing = tmp_path / "none" / "state.db"
     for argv in (["list"], ["stats"], ["rename", "x", "y"], ["prune", "--dry-run"]):
         code, _out, err = run(capsys, *argv, "--db", missing)
-        assert code == 1 and f"no database at {missing}" in err
+        assert code == 3 and f"no database at {missing}" in err
     assert not missing.exists()
 
 
@@ -171,24 +171,24 @@ def _title(db_path, sid):
 def test_rename_ok_multiword_and_clear(db_path, capsys):
     code, out, _ = run(capsys, "rename", "tg-solo", "My", "new", "title", "--db", db_path)
     assert code == 0 and "My new title" in out and _title(db_path, "tg-solo") == "My new title"
-    code, out, _ = run(capsys, "rename", "tg-solo", "", "--db", db_path)
+    code, out, _ = run(capsys, "rename", "tg-solo", "--clear", "--db", db_path)
     assert code == 0 and "Cleared" in out and _title(db_path, "tg-solo") is None
 
 
 def test_rename_clash_names_holder(db_path, capsys):
     code, _out, err = run(capsys, "rename", "tg-solo", "Docker", "fix", "--db", db_path)
-    assert code == 1 and err.startswith("error: ") and "cli-docker" in err
+    assert code == 8 and err.startswith("error: ") and "cli-docker" in err
     assert _title(db_path, "tg-solo") is None and _title(db_path, "cli-docker") == "Docker fix"
 
 
 def test_rename_too_long(db_path, capsys):
     code, _out, err = run(capsys, "rename", "tg-solo", "x" * 101, "--db", db_path)
-    assert code == 1 and "too long" in err.lower() and _title(db_path, "tg-solo") is None
+    assert code == 8 and "too long" in err.lower() and _title(db_path, "tg-solo") is None
 
 
 def test_rename_read_only_refused(db_path, capsys):
     code, _out, err = run(capsys, "rename", "tg-solo", "T", "--db", db_path, "--read-only")
-    assert code == 1 and "read-only" in err and _title(db_path, "tg-solo") is None
+    assert code == 4 and "read-only" in err and _title(db_path, "tg-solo") is None
 
 
 def test_rename_json(db_path, capsys):
@@ -224,7 +224,7 @@ def test_any_filter_drops_the_90_day_cutoff(db_path, capsys):
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--min-cost", "0.1", "--max-tokens", "6999",
                     "--db", db_path)
     assert json.loads(out)["plan"]["ids"] == ["comp-tip"]
-    _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--title", "chat", "--min-messages", "2",
+    _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--title-contains", "chat", "--min-messages", "2",
                     "--db", db_path)
     assert json.loads(out)["plan"]["ids"] == ["comp-root"]
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--newer-than", "1d", "--min-tool-calls", "1",
@@ -248,14 +248,15 @@ def test_prune_yes_deletes_exactly_planned(db_path, capsys, session_ids):
 
 def test_prune_without_tty_refuses(db_path, capsys, session_ids):
     code, _out, err = run(capsys, "prune", "--source", "telegram", "--db", db_path)
-    assert code == 1 and "--yes" in err and "terminal" in err
+    assert code == 4 and "--yes" in err and "terminal" in err
     assert ids_in(db_path) == session_ids
 
 
 def test_prune_tty_confirmation(db_path, capsys, session_ids, monkeypatch):
     monkeypatch.setattr(sys, "stdin", _Tty("n\n"))
     code, out, err = run(capsys, "prune", "--source", "telegram", "--db", db_path)
-    assert code == 1 and "Delete 3 sessions? [y/N]" in err and "Nothing was deleted" in out
+    assert code == 4 and "Delete 3 sessions (" in err and "tg-parent “Weekly plan”" in err and "[y/N]" in err
+    assert "nothing was deleted" in err
     assert ids_in(db_path) == session_ids
     monkeypatch.setattr(sys, "stdin", _Tty("y\n"))
     code, out, _ = run(capsys, "prune", "--source", "telegram", "--db", db_path)
@@ -264,7 +265,7 @@ def test_prune_tty_confirmation(db_path, capsys, session_ids, monkeypatch):
 
 def test_prune_read_only_refuses(db_path, capsys, session_ids):
     code, _out, err = run(capsys, "prune", "--source", "telegram", "--yes", "--read-only", "--db", db_path)
-    assert code == 1 and "read-only" in err
+    assert code == 4 and "read-only" in err
     assert ids_in(db_path) == session_ids
 
 
@@ -278,7 +279,7 @@ def test_prune_export_before(db_path, capsys, tmp_path, session_ids):
     # second run: the file exists → refused before anything is deleted
     code, _out, err = run(capsys, "prune", "--yes", "--min-messages", "0", "--export-before", dump,
                           "--db", db_path)
-    assert code == 1 and "overwrite" in err
+    assert code == 4 and "overwrite" in err
     assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub", "tg-solo"}
 
 
@@ -303,9 +304,9 @@ def test_delete_orphans_compression_child(db_path, capsys, session_ids):
 
 def test_delete_refusals(db_path, capsys, session_ids):
     code, _o, err = run(capsys, "delete", "tg-solo", "--db", db_path)
-    assert code == 1 and "--yes" in err
+    assert code == 4 and "--yes" in err
     code, _o, err = run(capsys, "delete", "tg-solo", "--yes", "--read-only", "--db", db_path)
-    assert code == 1 and "read-only" in err
+    assert code == 4 and "read-only" in err
     assert ids_in(db_path) == session_ids
 
 
@@ -324,7 +325,7 @@ def test_export_json_file_and_overwrite(db_path, capsys, tmp_path):
     assert {s["id"] for s in json.loads(target.read_text())} == {"tg-parent", "tg-sub", "tg-solo"}
     before = target.read_text()
     code, _out, err = run(capsys, "export", "--format", "json", "cli-docker", "-o", target, "--db", db_path)
-    assert code == 1 and "overwrite" in err and target.read_text() == before
+    assert code == 4 and "overwrite" in err and target.read_text() == before
     code, _out, _ = run(capsys, "export", "--format", "json", "cli-docker", "-o", target, "--force", "--db", db_path)
     assert code == 0 and [s["id"] for s in json.loads(target.read_text())] == ["cli-docker"]
 
@@ -336,13 +337,13 @@ def test_export_jsonl_file_and_lineage(db_path, capsys, tmp_path):
     (item,) = [json.loads(ln) for ln in target.read_text().splitlines()]
     assert item["lineage_session_ids"] == ["comp-root", "comp-tip"] and len(item["messages"]) == 3
     code, _o, err = run(capsys, "export", "comp-tip", "-o", target, "--db", db_path)
-    assert code == 1 and "overwrite" in err
+    assert code == 4 and "overwrite" in err
 
 
 def test_export_unknown_id_writes_nothing(db_path, capsys, tmp_path):
     target = tmp_path / "x.jsonl"
     code, _o, _e = run(capsys, "export", "cli-docker", "missing-id", "-o", target, "--db", db_path)
-    assert code == 1 and not target.exists()
+    assert code == 3 and not target.exists()
 
 
 def test_export_markdown_dir_and_manifest(db_path, capsys, tmp_path):
@@ -362,7 +363,7 @@ def test_export_markdown_dir_and_manifest(db_path, capsys, tmp_path):
     assert "Plan my week please" in (outdir / "tg-parent.md").read_text()
     assert "comp-root" in (outdir / "comp-tip.md").read_text()
     code, _o, err = run(capsys, "export", "--format", "md", "cli-docker", "-o", outdir, "--db", db_path)
-    assert code == 1 and "overwrite" in err
+    assert code == 4 and "overwrite" in err
     code, _o, _e = run(capsys, "export", "--format", "md", "cli-docker", "-o", outdir, "--force", "--db", db_path)
     assert code == 0
     assert [json.loads(ln)["id"] for ln in (outdir / "manifest.jsonl").read_text().splitlines()] == ["cli-docker"]
@@ -370,7 +371,7 @@ def test_export_markdown_dir_and_manifest(db_path, capsys, tmp_path):
 
 def test_export_md_needs_directory(db_path, capsys):
     code, _o, err = run(capsys, "export", "--format", "md", "cli-docker", "--db", db_path)
-    assert code == 1 and "directory" in err
+    assert code == 2 and "directory" in err.lower()
 
 
 # ---------------------------------------------------------------- stats
@@ -415,13 +416,13 @@ def test_console_script_end_to_end(db_path):
     assert {r["id"] for r in json.loads(proc.stdout)} == ids_in(db_path)
     proc = subprocess.run([str(script), "sessions", "show", "nope", "--db", str(db_path)],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1 and proc.stderr.startswith("error: ")
+    assert proc.returncode == 3 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
 
 
 def test_prune_cascade_is_reported_then_deleted(db_path, capsys, session_ids):
-    code, out, _ = run(capsys, "prune", "--title", "weekly", "--dry-run", "--db", db_path)
+    code, out, _ = run(capsys, "prune", "--title-contains", "weekly", "--dry-run", "--db", db_path)
     assert code == 0 and "Delegate subagent sessions that go with them (1)" in out and "+ tg-sub" in out
-    code, out, _ = run(capsys, "prune", "--title", "weekly", "--yes", "--json", "--db", db_path)
+    code, out, _ = run(capsys, "prune", "--title", "Weekly plan", "--yes", "--json", "--db", db_path)
     doc = json.loads(out)
     assert doc["plan"]["ids"] == ["tg-parent"] and doc["plan"]["cascade_ids"] == ["tg-sub"]
     assert set(doc["result"]["deleted_ids"]) == {"tg-parent", "tg-sub"}

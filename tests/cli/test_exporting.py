@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 
 import pytest
 
-from hermes_tui.exporting import TOOL_RESULT_LIMIT, to_json, to_jsonl, to_markdown, write_export
+from hermes_tui.exporting import TOOL_RESULT_LIMIT, json_text, to_json, to_jsonl, to_markdown, write_export
 
 SESSION = {
     "id": "s1", "title": 'He said "hi"', "source": "cli", "model": "m", "input_tokens": 10, "output_tokens": 5,
@@ -67,3 +69,33 @@ def test_no_textual_import():
     code = "import sys, hermes_tui.exporting; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_json_text_escapes_what_terminals_obey_and_round_trips():
+    value = {"t": "a\x1b]52;c;x\x07 \x9b2J \u202e 修改 \u2028 \ud800", "b": b"\xff\x1b"}
+    text = json_text(value)
+    assert text.isprintable() and "修改" in text  # readable CJK, no raw control or bidi character
+    for raw in ("\x1b", "\x9b", "\u202e", "\u2028", "\ud800"):
+        assert raw not in text
+    back = json.loads(text)
+    assert back["t"] == value["t"] and back["b"].startswith("[binary: 2 bytes]")
+
+
+def test_markdown_is_inert_and_code_spans_hold_backticks():
+    md = to_markdown({"id": "x\x1b[2J", "title": "T\x1b]0;pwn\x07", "messages": [
+        {"role": "tool", "tool_name": "a`b\x9b", "content": "out\x1b[31m\r\nnext", "timestamp": 1},
+        {"role": "assistant", "content": "hi \u202e", "reasoning": "r\x1b", "timestamp": "bad\x9b"},
+    ]})
+    assert not any(c in md for c in ("\x1b", "\x9b", "\u202e", "\x07", "\r"))
+    assert "# T␛]0;pwn␇" in md and "``a`b⟨U+009B⟩``" in md and "out␛[31m\nnext" in md
+
+
+def test_write_export_is_private_even_with_a_lax_umask(tmp_path):
+    old = os.umask(0o002)
+    try:
+        target = write_export(tmp_path / "new" / "deeper" / "x.jsonl", "{}\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE(target.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE(target.parent.parent.stat().st_mode) == 0o700
