@@ -2,12 +2,15 @@
 
 from .db import SessionDB
 from .errors import (
+    DiskFullError,
     IntegrityError,
     InvalidArgument,
     LockTimeout,
     NotADatabaseError,
+    NotAHermesStore,
     ReadOnlyError,
     SessionNotFound,
+    StorageError,
     StoreError,
     StructureLocked,
     TitleError,
@@ -18,16 +21,19 @@ from .search import SearchOutcome
 
 __all__ = [
     "SCHEMA_VERSION",
+    "DiskFullError",
     "IntegrityError",
     "InvalidArgument",
     "LockTimeout",
     "NotADatabaseError",
+    "NotAHermesStore",
     "ReadOnlyError",
     "SearchOutcome",
     "SessionDB",
     "SessionFilter",
     "SessionNotFound",
     "SessionOrder",
+    "StorageError",
     "StoreError",
     "StructureLocked",
     "TitleError",

@@ -23,8 +23,15 @@ import apsw
 
 from . import fts_upkeep as U
 from . import schema as S
-from .connection import check_sqlite_file, create_private_file, open_connection, tighten_sidecars
-from .errors import IntegrityError, LockTimeout, ReadOnlyError, StoreError
+from .connection import (
+    create_private_file,
+    open_connection,
+    os_error,
+    sqlite_file_size,
+    store_error,
+    tighten_sidecars,
+)
+from .errors import LockTimeout, NotAHermesStore, ReadOnlyError, StoreError
 from .fts_schema import FtsLayout, detect_layout
 from .paths import default_db_path
 
@@ -162,10 +169,19 @@ class _Core:
     _FTS_MERGE_PAUSE_S = 0.010  # after each step and between quiet polls
     _FTS_IDLE_S = 0.2  # no commit by anyone for this long: a quiet moment for one merge step
 
-    def __init__(self, db_path: str | Path | None = None, read_only: bool = False, migrate: bool = True):
+    def __init__(
+        self,
+        db_path: str | Path | None = None,
+        read_only: bool = False,
+        migrate: bool = True,
+        *,
+        adopt_foreign: bool = False,
+    ):
         self.db_path = Path(db_path).expanduser() if db_path is not None else default_db_path()
         self.read_only = bool(read_only)
         self.migrate = bool(migrate) and not self.read_only
+        # Add the Hermes tables to another application's SQLite file (refused unless asked).
+        self.adopt_foreign = bool(adopt_foreign)
         self.lock_wait_hook: Callable[[int, float], None] | None = None
         self._local = threading.local()
         self._conns_lock = threading.Lock()
@@ -187,24 +203,39 @@ class _Core:
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> None:
-        exists = check_sqlite_file(self.db_path)
-        if self.read_only:
-            if not self.db_path.exists():
-                raise StoreError(f"unable to open database file {self.db_path}: it does not exist")
-        elif not exists:
-            if self.db_path.exists() and not self.db_path.is_file():
-                raise StoreError(f"{self.db_path} is not a regular file")
-            created_before = self.db_path.exists()
-            create_private_file(self.db_path)
-            self._created_file = not created_before
-        if not self.read_only and self.db_path.exists() and not _writable(self.db_path):
-            raise ReadOnlyError(f"{self.db_path} is read-only; open it with read_only=True to browse it")
-        conn = self._conn()
-        from .schema_init import initialize  # local: schema_init imports this module's helpers
+        """Check the path, open, refuse what is not a Hermes store, then initialise or migrate.
 
-        initialize(self, conn)
-        if self._created_file:
-            tighten_sidecars(self.db_path)
+        Only `migrate=True` may create a file or change one (journal mode included), and never
+        another application's database unless `adopt_foreign`; so browsing (`migrate=False`,
+        `read_only=True`) leaves whatever it was pointed at byte-identical. Every failure closes
+        what was opened and is a `StoreError` with one line.
+        """
+        from .schema_init import initialize, refuse_non_hermes_unopened  # local: it imports this module
+
+        path = self.db_path
+        try:
+            size = sqlite_file_size(path)
+            if self.read_only or not self.migrate:
+                if size is None:
+                    raise StoreError(f"unable to open database file {path}: it does not exist")
+                if size == 0:
+                    raise NotAHermesStore(f"{path} is empty (0 bytes): not a Hermes session store")
+            elif size is None:
+                self._created_file = create_private_file(path)
+            if self.read_only:
+                refuse_non_hermes_unopened(self)
+            elif not _writable(path):
+                raise ReadOnlyError(f"{path} is read-only; open it with read_only=True to browse it")
+            initialize(self, self._conn(), adopt_foreign=self.adopt_foreign)
+            if self._created_file:
+                tighten_sidecars(path)
+        except BaseException as exc:
+            self._shutdown(checkpoint=False)
+            if isinstance(exc, apsw.Error):
+                raise store_error(exc, path) from exc
+            if isinstance(exc, OSError):
+                raise os_error(exc, path, "open") from exc
+            raise
 
     def _new_connection(self) -> apsw.Connection:
         conn = open_connection(self.db_path, read_only=self.read_only)
@@ -304,10 +335,9 @@ class _Core:
                     time.sleep(random.uniform(self._WRITE_RETRY_MIN_S, self._WRITE_RETRY_MAX_S))
                     continue
                 break
-            except apsw.ReadOnlyError as exc:
-                raise ReadOnlyError(f"database is read-only: {exc}") from exc
-            except apsw.ConstraintError as exc:
-                raise IntegrityError(str(exc).removeprefix("ConstraintError: ")) from exc
+            except apsw.Error as exc:
+                # Disk full, read-only file, I/O error, constraint…: one clear `StoreError`.
+                raise store_error(exc, self.db_path) from exc
             else:
                 self._after_write(conn)
                 return result
@@ -426,14 +456,19 @@ class _Core:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """TRUNCATE-checkpoint the WAL (best effort) and close every connection."""
+        """TRUNCATE-checkpoint the WAL (best effort; a no-op in a rollback-journal store, whose
+        mode `migrate=False` keeps) and close every connection."""
+        self._shutdown(checkpoint=not self.read_only)
+
+    def _shutdown(self, checkpoint: bool) -> None:
+        """Close every connection; no checkpoint after a failed open (the file stays as found)."""
         if self._closed:
             return
         self._maintainer.stop()
         with self._conns_lock:
             conns = list(self._conn_list)
             self._conn_list.clear()
-        if conns and not self.read_only:
+        if conns and checkpoint:
             with contextlib.suppress(apsw.Error):
                 conns[0].wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
         for conn in conns:

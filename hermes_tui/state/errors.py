@@ -16,8 +16,22 @@ class NotADatabaseError(StoreError):
     """The file exists but is not an SQLite database (or is corrupt beyond opening)."""
 
 
+class NotAHermesStore(NotADatabaseError):
+    """The file is not a Hermes session store: empty (0 bytes), or an SQLite database without the
+    Hermes tables (another application's). Nothing was written to it."""
+
+
 class ReadOnlyError(StoreError):
     """A write was attempted on a store opened read-only, or on a read-only file or folder."""
+
+
+class DiskFullError(StoreError):
+    """SQLite ran out of space (disk or quota full): the change was rolled back, nothing was saved."""
+
+
+class StorageError(StoreError):
+    """The file or one of its -wal/-shm/-journal companions could not be opened, read or written
+    (disk I/O error, a companion that is a folder, a folder that vanished…)."""
 
 
 class SessionNotFound(StoreError, KeyError):

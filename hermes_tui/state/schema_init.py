@@ -4,7 +4,9 @@ The work is planned first with reads only, and a write transaction is taken only
 something is actually missing — opening an up-to-date database never takes the write lock
 (upstream once did, hermes#108067). Nothing here runs when `migrate=False`, when the store is
 read-only, or when the file's `schema_version` is newer than ours (its structure is opaque to
-us then). `schema_version` is never lowered.
+us then); the journal mode is switched to WAL only when it does run. `schema_version` is never
+lowered. Before anything, the file must be a Hermes store (or an empty one to initialise):
+another application's SQLite database is refused, untouched, unless `adopt_foreign`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import apsw
 
 from . import fts_schema as F
 from . import sql_fragments as Q
+from .connection import enable_wal, open_immutable
+from .errors import NotAHermesStore
 from .reconcile import add_missing_columns, declared_columns, missing_columns
 from .schema import (
     CORE_TABLES,
@@ -44,7 +48,74 @@ def _expected_indexes() -> set[str]:
     return names
 
 
-def initialize(db: _Core, conn: apsw.Connection) -> None:
+# What makes a file a Hermes store: these tables with (at least) these columns (v1 had them).
+HERMES_MARKERS: dict[str, frozenset[str]] = {
+    "sessions": frozenset({"id", "source"}),
+    "messages": frozenset({"session_id", "role"}),
+}
+
+
+def not_hermes_reason(conn: apsw.Connection) -> str | None:
+    """Why the file is not a Hermes store (None: it is). Reads `sqlite_master` only, so it works
+    on any SQLite file (a foreign `schema_version` table without `version` included)."""
+    for table, needed in HERMES_MARKERS.items():
+        cols = {r[1] for r in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+        if not cols:
+            return f"no {table} table"
+        if not needed <= cols:
+            return f"its {table} table lacks {', '.join(sorted(needed - cols))}"
+    return None
+
+
+def is_empty_database(conn: apsw.Connection) -> bool:
+    """No schema objects and no application marks: a new file, ours to initialise."""
+    objects = conn.execute("SELECT count(*) FROM sqlite_master").fetchall()[0][0]
+    marks = conn.execute("SELECT * FROM pragma_user_version, pragma_application_id").fetchall()[0]
+    return objects == 0 and not any(marks)
+
+
+def _tables_shown(conn: apsw.Connection, limit: int = 5) -> str:
+    names = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name LIMIT ?", (limit + 1,))]
+    shown = ", ".join(names[:limit]) + (", …" if len(names) > limit else "")
+    return shown or "no tables"
+
+
+def check_store(db: _Core, conn: apsw.Connection, adopt_foreign: bool) -> None:
+    """Refuse (nothing written) a file that is not a Hermes store, unless we may make it one: an
+    empty database with `migrate=True`, or another application's with `adopt_foreign=True` too."""
+    reason = not_hermes_reason(conn)
+    if reason is None:
+        return
+    if db.read_only or not db.migrate:
+        raise NotAHermesStore(f"{db.db_path} is an SQLite database but not a Hermes session store ({reason})")
+    if is_empty_database(conn) or adopt_foreign:
+        return
+    raise NotAHermesStore(
+        f"{db.db_path} is an SQLite database of another application ({_tables_shown(conn)}), not a Hermes "
+        f"session store ({reason}); nothing was written (adopt_foreign=True adds the Hermes tables to it)"
+    )
+
+
+def refuse_non_hermes_unopened(db: _Core) -> None:
+    """Read-only opens: refuse a file that is not a Hermes store before SQLite's read-only open
+    leaves -wal/-shm files beside a WAL-mode one (see `open_immutable`)."""
+    conn = open_immutable(db.db_path)
+    if conn is None:
+        return
+    try:
+        reason = not_hermes_reason(conn)
+    except apsw.Error:
+        reason = None  # the real open reports it
+    finally:
+        conn.close()
+    if reason is not None:
+        raise NotAHermesStore(f"{db.db_path} is an SQLite database but not a Hermes session store ({reason})")
+
+
+def initialize(db: _Core, conn: apsw.Connection, *, adopt_foreign: bool = False) -> None:
+    check_store(db, conn, adopt_foreign)
     db.refresh_structure(conn)
     db._fts5_ok = True  # APSW always bundles FTS5 and the trigram tokenizer (SQLite >= 3.34)
     db._trigram_ok = True
@@ -53,6 +124,7 @@ def initialize(db: _Core, conn: apsw.Connection) -> None:
         return
     if version is not None and version > SCHEMA_VERSION:
         return
+    enable_wal(conn)  # a store we initialise or migrate is WAL, as upstream's
     reasons = plan(db, conn)
     if not reasons:
         return
