@@ -8,11 +8,20 @@ must become the same MATCH string.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .errors import StoreError
+
 MAX_FTS5_QUERY_CHARS = 2048
 OPERATORS = frozenset({"AND", "OR", "NOT"})
+# A search looks up one doclist per word (and per CJK bigram), and bm25 scores every phrase of
+# every match: a common word typed 375 times took 10.6 s. Past this many words it is refused.
+MAX_QUERY_TERMS = 64
+# Repeated words of a plain AND are dropped when every word repeats equally (bm25 order is the
+# same, scaled) or when there are more than this many words (the order may then differ a little).
+DEDUPE_ALWAYS_ABOVE = 8
 
 
 _STRIP = re.compile(r'[+{}():\"^]')
@@ -183,3 +192,45 @@ def expand_prefixes(query: str, terms_for: Callable[[str], list[str] | None]) ->
             out.append("AND")
         changed = True
     return " ".join(out) if changed else None
+
+
+class QueryTooComplex(StoreError):
+    """A search query too large to run in bounded time (too many words); the message says why."""
+
+
+def _query_words(tokens: list[str]) -> int:
+    """What a query costs to look up: every word, inside phrases too, and every CJK bigram."""
+    n = 0
+    for tok in tokens:
+        if tok.upper() in OPERATORS:
+            continue
+        for word in tok.strip('"()').split():
+            runs = _CJK_RUN.findall(word)
+            n += 1 + sum(max(len(r) - 2, 0) for r in runs)
+    return n
+
+
+def bound_query(q: str) -> str:
+    """A sanitized query with the same matches and a bounded cost, or `QueryTooComplex`.
+
+    An AND of the same word is that word: duplicates of a plain AND (no OR/NOT/groups) are
+    dropped when every word repeats equally (bm25 scales, order unchanged) or the query has
+    more than `DEDUPE_ALWAYS_ABOVE` words. What is left may look up at most `MAX_QUERY_TERMS`
+    words (a phrase counts its words, a CJK run its bigrams).
+    """
+    tokens = split_query_tokens(q)
+    if tokens is None:
+        tokens = q.replace("(", " ").replace(")", " ").split()
+    elif not {t.upper() for t in tokens} & {"OR", "NOT"}:
+        words = [t for t in tokens if t.upper() != "AND"]
+        counts = Counter(words)
+        if len(counts) < len(words) and (len(set(counts.values())) == 1 or len(words) > DEDUPE_ALWAYS_ABOVE):
+            tokens = list(counts)
+            q = " ".join(tokens)
+    n = _query_words(tokens)
+    if n > MAX_QUERY_TERMS:
+        raise QueryTooComplex(
+            f"This search has {n} words to look up; at most {MAX_QUERY_TERMS} are searched at once. "
+            "Shorten the query."
+        )
+    return q

@@ -322,19 +322,21 @@ class HousekeepingMixin(_Core):
         total = len(todo)
         if progress:
             progress(0, total)
-        for batch in batches:
-            if cancel is not None and cancel.is_set():
-                cancelled = True
-                break
-            t0 = time.monotonic()
-            got = self._execute_write(lambda c, b=batch: self._delete_ids_in(c, b, guard))
-            held = time.monotonic() - t0
-            longest = max(longest, held)
-            deleted += got
-            if progress:
-                progress(len(deleted), total)
-            if batch is not batches[-1]:
-                time.sleep(max(YIELD_MIN_S, held))  # let a waiting writer in (see YIELD_MIN_S)
+        # The CJK side index forgets the deleted text once, after the last batch (`_side_batch`).
+        with self._side_batch():  # type: ignore[attr-defined]
+            for batch in batches:
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                    break
+                t0 = time.monotonic()
+                got = self._execute_write(lambda c, b=batch: self._delete_ids_in(c, b, guard))
+                held = time.monotonic() - t0
+                longest = max(longest, held)
+                deleted += got
+                if progress:
+                    progress(len(deleted), total)
+                if batch is not batches[-1]:
+                    time.sleep(max(YIELD_MIN_S, held))  # let a waiting writer in (see YIELD_MIN_S)
         for sid in deleted:
             remove_session_files(sessions_dir, sid)
         return {

@@ -16,8 +16,9 @@ from typing import Any
 import apsw
 
 from . import fts_schema as F
+from .connection import store_error
 from .core import _Core
-from .errors import StructureLocked
+from .errors import StoreError, StructureLocked
 
 CHUNK_IDS = 500
 
@@ -66,6 +67,33 @@ def other_openers(path: Path) -> list[dict[str, Any]]:
 
 
 class MaintenanceMixin(_Core):
+    # ------------------------------------------------------------ resuming a conversion
+    def _open(self) -> None:
+        """Open, then resume an interrupted `optimize_fts_storage()` in the background.
+
+        Until it finishes, search reads the ids it has not indexed yet with LIKE (`search.py`,
+        `_unindexed_range`), so nothing is missed meanwhile. Only a writable `migrate=True` open
+        resumes it: the conversion ends by dropping the old tables, a structural change that
+        `migrate=False` (the browser) never makes; there the stats screen's "Optimize storage"
+        resumes it (`optimize_fts_storage()` continues where it stopped).
+        """
+        super()._open()
+        if self.conversion_pending() and self.migrate and not self.read_only:
+            self._maintainer.request("fts_merge")
+
+    def conversion_pending(self) -> bool:
+        """(+) An `optimize_fts_storage()` conversion was started and has not finished."""
+        lay = self.layout
+        return lay.kind == "v23" and (lay.base_building or bool(lay.trash_tables))
+
+    def _fts_merge_round(self) -> None:
+        """The upkeep thread's round: first finish an interrupted conversion (chunk by chunk,
+        stopping at `close()`), then the bounded merges."""
+        if self.conversion_pending() and self.migrate and not self.read_only:
+            with contextlib.suppress(Exception):
+                self.optimize_fts_storage()
+        super()._fts_merge_round()
+
     # ------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:
         if "state_meta" not in self._columns:
@@ -149,7 +177,7 @@ class MaintenanceMixin(_Core):
             try:
                 self._execute_write(lambda c, t=t: c.execute(f"INSERT INTO {t}({t}) VALUES('integrity-check')"))
                 out[t] = "ok"
-            except apsw.Error as exc:
+            except (apsw.Error, StoreError) as exc:  # the write path translates SQLite's errors
                 out[t] = str(exc)
         return out
 
@@ -167,8 +195,11 @@ class MaintenanceMixin(_Core):
         conn = self._conn()
         with contextlib.suppress(apsw.Error):
             conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
-        with self._write_lock:
-            conn.execute("VACUUM")
+        try:
+            with self._write_lock:
+                conn.execute("VACUUM")
+        except apsw.Error as exc:
+            raise store_error(exc, self.db_path) from exc
         return n
 
     # ------------------------------------------------------------ legacy → v23
@@ -282,6 +313,8 @@ class MaintenanceMixin(_Core):
                 return True
             if max_chunks is not None and chunks_done >= max_chunks:
                 return False
+            if self._maintainer.stopping or self._closed:  # close() while resuming in the background
+                return False
             upper = min(prog + CHUNK_IDS, high_i)
             t0 = time.monotonic()
 
@@ -329,6 +362,7 @@ class MaintenanceMixin(_Core):
             "file_size": self.db_path.stat().st_size if self.db_path.exists() else 0,
             "wal_size": wal.stat().st_size if wal.exists() else 0,
             "fts_optimize_available": self.get_meta(F.FTS_OPTIMIZE_AVAILABLE_KEY) == "1",
+            "fts_conversion_pending": self.conversion_pending(),
             "other_processes": openers,
             "other_writers": [p for p in openers if p["writable"]],
         }

@@ -13,18 +13,22 @@ bm25 over every match for Latin queries (upstream's order, kept exactly), and ov
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import re
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import apsw
 
 from .core import _Core, placeholders, rows_as_dicts
 from .fts_query import (
     OPERATORS,
+    QueryTooComplex,
+    bound_query,
     contains_cjk,
     count_cjk,
     expand_prefixes,
@@ -34,6 +38,8 @@ from .fts_query import (
     sanitize_fts5_query,
 )
 from .text import content_text
+
+T = TypeVar("T")
 
 SNIPPET_TOKENS = 40
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
@@ -105,6 +111,20 @@ def _result_select(table: str) -> str:
 def _probe_sql(tables: tuple[str, ...]) -> str:
     """One `EXISTS` per index, parameters in order (built once per index list)."""
     return "SELECT " + ", ".join(f"EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 1})" for i, t in enumerate(tables))
+
+
+def _glued_text(content: Any, tool_name: str | None, tool_calls: str | None, terms: list[str]) -> bool:
+    """Does a term of a v23 retry touch a CJK character in this row's text?"""
+    text = " ".join(x for x in (content_text(content), tool_name or "", tool_calls or "") if x)
+    for term in terms:
+        # ASCII terms fold ASCII only, as the trigram index does (`_live_fallbacks` relies on it).
+        flags = re.IGNORECASE | (re.ASCII if term.isascii() else 0)
+        for m in re.finditer(re.escape(term), text, flags):
+            before = text[m.start() - 1] if m.start() > 0 else ""
+            after = text[m.end()] if m.end() < len(text) else ""
+            if (before and contains_cjk(before)) or (after and contains_cjk(after)):
+                return True
+    return False
 
 
 def _source_connection(db: _Core) -> apsw.Connection:
@@ -310,10 +330,13 @@ class SearchMixin(_Core):
         sql = f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         return rows_as_dicts(self._conn().execute(sql, [match, *params, limit, offset]))
 
-    def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int) -> list[dict[str, Any]]:
+    @staticmethod
+    def _like_where(raw: str) -> tuple[str, list[Any], list[str]] | None:
+        """The LIKE route's condition for `raw` (AND/OR/NOT evaluated exactly), its parameters and
+        the terms to mark; None when the query has no positive term."""
         bq = parse_bool(raw)
         if not bq.groups:
-            return []
+            return None
 
         def term_sql(term: str) -> tuple[str, list[str]]:
             esc = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -337,14 +360,58 @@ class SearchMixin(_Core):
                 parts.append("NOT " + s)
                 params += p
             group_sql.append("(" + " AND ".join(parts) + ")")
+        return f"({' OR '.join(group_sql)})", params, bq.terms
+
+    def _unindexed_range(self) -> tuple[int, int] | None:
+        """Message ids (lo, hi] the v23 base and trigram indexes do not hold yet: an
+        `optimize_fts_storage()` conversion is under way or was interrupted (its rebuild gate)."""
+        if not self.layout.base_building:
+            return None
+        from .fts_schema import REBUILD_HIGH_WATER, REBUILD_PROGRESS
+
+        meta = dict(self._tuples("SELECT key, value FROM state_meta WHERE key IN (?, ?)",
+                                 (REBUILD_HIGH_WATER, REBUILD_PROGRESS)))
+        if REBUILD_HIGH_WATER not in meta:
+            return None
+        lo, hi = int(meta.get(REBUILD_PROGRESS) or 0), int(meta[REBUILD_HIGH_WATER])
+        return (lo, hi) if hi > lo else None
+
+    def _with_gap(self, table: str, match: str, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]],
+                  sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+        """An index's matches merged with LIKE matches among the ids it does not hold yet.
+
+        Newest first (or oldest with `sort="oldest"`); rank order is not comparable across the
+        two, so it is newest first too until the conversion ends. LIKE is a substring match: the
+        unconverted part may find more than the index would, never less.
+        """
+        asc = sort == "oldest"
+        order = "ORDER BY m.timestamp ASC, rank" if asc else "ORDER BY m.timestamp DESC, rank"
+        want = limit + offset if limit >= 0 else -1
+        try:
+            hits = self._fts_route(table, match, filters, order, want, 0) if self._any_match(table, match) else []
+        except apsw.SQLError:
+            hits = []
+        where, params = filters
+        gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], params)
+        more = self._like_route(raw, gap_filters, want, 0, asc=asc)
+        merged = sorted(hits + more, key=lambda r: (float(r["timestamp"]), int(r["id"])), reverse=not asc)
+        return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
+
+    def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
+                    asc: bool = False) -> list[dict[str, Any]]:
+        cond = self._like_where(raw)
+        if cond is None:
+            return []
+        like, params, terms = cond
         where, fparams = filters
         sql = (
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, m.tool_calls AS _tc, "
             "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE ({' OR '.join(group_sql)})" + "".join(" AND " + w for w in where)
-            + " ORDER BY m.timestamp DESC, m.id DESC LIMIT ? OFFSET ?"
+            f"WHERE {like}" + "".join(" AND " + w for w in where)
+            + (" ORDER BY m.timestamp ASC, m.id ASC" if asc else " ORDER BY m.timestamp DESC, m.id DESC")
+            + " LIMIT ? OFFSET ?"
         )
-        return with_marked_snippets(rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset])), bq.terms)
+        return with_marked_snippets(rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset])), terms)
 
     def search(
         self,
@@ -365,7 +432,7 @@ class SearchMixin(_Core):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return SearchOutcome()
-        q = sanitize_fts5_query(query)
+        q = bound_query(sanitize_fts5_query(query))
         if not q:
             return SearchOutcome()
         sort_norm = sort.strip().lower() if isinstance(sort, str) else None
@@ -380,34 +447,26 @@ class SearchMixin(_Core):
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
         tool_role = bool(role_filter) and "tool" in role_filter
-        lay = self.layout
-        cjk_ready = lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
+        cjk_ready = self._cjk_ready()
         out = SearchOutcome(query=q, route="")
         try:
             if contains_cjk(q):
                 filters, share = scope()
                 raw = q.strip('"').strip()
-                tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
-                tri_ok = (
-                    lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
-                )
-                routes: list[tuple[str, str]] = []
-                if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
-                    routes.append(("messages_fts_cjk", "fts_cjk"))
-                if tri_ok and not (tool_role and lay.kind == "v23"):
-                    # Ranking scores every match: one trigram doclist per 3 characters is cheaper
-                    # than the bigram phrase's position lists, and it is upstream's own route.
-                    routes.insert(0 if order == "ORDER BY rank" else len(routes), ("messages_fts_trigram", "trigram"))
-                for table, name in routes:
+                gap = self._unindexed_range()
+                for table, name in self._cjk_routes(raw, order == "ORDER BY rank", tool_role, cjk_ready):
                     try:
-                        out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset, share=share)
+                        if gap and table == "messages_fts_trigram":
+                            out.results = self._with_gap(table, quote_tokens(raw), raw, gap, filters, sort_norm,
+                                                         limit, offset)
+                        else:
+                            out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset,
+                                                          share=share)
                         out.route = name
                         break
                     except apsw.SQLError:
                         out.route = ""
-                # Only CJK-bearing rows are in the side index: every OR branch must need a CJK term.
-                side_ok = all(any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups)
-                if not out.route and not tool_role and side_ok and self._side_ready():
+                if not out.route and self._side_eligible(raw, tool_role) and self._side_ready():
                     try:
                         out.results = self._side_route(raw, filters, sort_norm, limit, offset)
                         out.route = "cjk_side"
@@ -423,7 +482,10 @@ class SearchMixin(_Core):
                 found = self._probe([("messages_fts", q), *([tri] if tri else [])])
                 if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
                     return SearchOutcome(query=q, route="fts5")
-                if found[0]:
+                gap = self._unindexed_range()
+                if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
+                    out.results = self._with_gap("messages_fts", q, q, gap, scope()[0], sort_norm, limit, offset)
+                elif found[0]:
                     filters, share = scope()
                     out.results = self._fts_route("messages_fts", q, filters, order, limit, offset, probed=True, share=share)
                 if not out.results and retry and not (tri and not found[1]):
@@ -438,6 +500,153 @@ class SearchMixin(_Core):
             r["context"] = contexts.get(r["id"], [])
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
+
+    def _cjk_ready(self) -> bool:
+        lay = self.layout
+        return lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
+
+    def _cjk_routes(self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool) -> list[tuple[str, str]]:
+        """(index, route name) to try, in order, for a CJK query (the first that runs answers)."""
+        lay = self.layout
+        tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
+        tri_ok = lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
+        routes: list[tuple[str, str]] = []
+        if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
+            routes.append(("messages_fts_cjk", "fts_cjk"))
+        if tri_ok and not (tool_role and lay.kind == "v23"):
+            # Ranking scores every match: one trigram doclist per 3 characters is cheaper
+            # than the bigram phrase's position lists, and it is upstream's own route.
+            routes.insert(0 if ranked else len(routes), ("messages_fts_trigram", "trigram"))
+        return routes
+
+    @staticmethod
+    def _side_eligible(raw: str, tool_role: bool) -> bool:
+        """Only CJK-bearing rows are in the side index: every OR branch must need a CJK term."""
+        return not tool_role and all(any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups)
+
+    # ------------------------------------------------------------ counting
+    def search_count(
+        self,
+        query: str,
+        source_filter: list[str] | None = None,
+        exclude_sources: list[str] | None = None,
+        role_filter: list[str] | None = None,
+        include_inactive: bool = False,
+        cap: int = 10_000,
+        sort: str | None = None,
+    ) -> tuple[int, bool]:
+        """(+) How many messages `search()` with the same arguments pages through: `(n, exact)`.
+
+        The same sanitizer, bounds, routes and filters as `search()` (`sort` only matters for
+        CJK queries, whose first index differs by order). Counting stops at `cap`: `(cap, False)`
+        means "at least cap". Raises `QueryTooComplex` where `search()` does.
+        """
+        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
+            return 0, True
+        q = bound_query(sanitize_fts5_query(query))
+        if not q:
+            return 0, True
+        cap = max(int(cap), 0)
+        sort_norm = sort.strip().lower() if isinstance(sort, str) else None
+        ranked = sort_norm not in ("newest", "oldest")
+        filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
+        tool_role = bool(role_filter) and "tool" in role_filter
+        cjk_ready = self._cjk_ready()
+        try:
+            if contains_cjk(q):
+                raw = q.strip('"').strip()
+                gap = self._unindexed_range()
+                for table, _name in self._cjk_routes(raw, ranked, tool_role, cjk_ready):
+                    try:
+                        n = self._count_fts(table, quote_tokens(raw), filters, cap)
+                    except apsw.SQLError:
+                        continue
+                    return self._count_gap(raw, gap, filters, cap, n) if gap and table == "messages_fts_trigram" else n
+                if self._side_eligible(raw, tool_role) and self._side_ready():
+                    try:
+                        self._attach_side()
+                        return self._count_fts("cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f")
+                    except apsw.SQLError:
+                        pass
+                like = self._like_where(raw)
+                if like is None:
+                    return 0, True
+                sql, params, _terms = like
+                return self._count_sql("FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params,
+                                       filters, cap)
+            found = self._probe([("messages_fts", q)])
+            if found is None:  # FTS5 rejects the query: search() answers `[]`
+                return 0, True
+            gap = self._unindexed_range()
+            if gap:
+                n = self._count_fts("messages_fts", q, filters, cap) if found[0] else (0, True)
+                return self._count_gap(q, gap, filters, cap, n)
+            if found[0]:
+                n, exact = self._count_fts("messages_fts", q, filters, cap)
+                if n or not exact:
+                    return n, exact
+            if tool_role:
+                return 0, True
+            live, _probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
+            for table, quoted, _name in live:
+                try:
+                    n, exact = self._count_glued(table, quoted, _latin_terms(q), filters, cap)
+                except apsw.SQLError:
+                    continue
+                if n or not exact:
+                    return n, exact
+            return 0, True
+        except apsw.InterruptError:
+            return 0, False
+
+    def _count_gap(self, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]], cap: int,
+                   indexed: tuple[int, bool]) -> tuple[int, bool]:
+        """`indexed` plus the LIKE matches among the ids an interrupted conversion left out."""
+        like = self._like_where(raw)
+        if like is None or not indexed[1]:
+            return indexed
+        sql, params, _terms = like
+        where, fparams = filters
+        gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], fparams)
+        n, exact = self._count_sql("FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params,
+                                   gap_filters, cap - indexed[0])
+        return (indexed[0] + n, exact)
+
+    def _count_sql(self, source: str, cond: str, params: list[Any], filters: tuple[list[str], list[Any]],
+                   cap: int) -> tuple[int, bool]:
+        where, fparams = filters
+        sql = (f"SELECT COUNT(*) FROM (SELECT 1 {source} WHERE {cond}" + "".join(" AND " + w for w in where)
+               + " LIMIT ?)")
+        n = int(self._scalar(sql, [*params, *fparams, cap + 1], default=0))
+        return (n, True) if n <= cap else (cap, False)
+
+    def _count_fts(self, table: str, match: str, filters: tuple[list[str], list[Any]], cap: int,
+                   alias: str | None = None) -> tuple[int, bool]:
+        """Filtered matches of one index, at most `cap` + 1 of them joined (no scoring)."""
+        name = alias or table
+        source = (f"FROM {table}{' ' + alias if alias else ''} JOIN messages m ON m.id = {name}.rowid "
+                  "JOIN sessions s ON s.id = m.session_id")
+        col = table.rsplit(".", 1)[-1]
+        return self._count_sql(source, f"{name}.{col} MATCH ?", [match], filters, cap)
+
+    # A retry's matches are checked for a term glued to CJK one by one: at most this many per cap.
+    GLUED_SCAN_FACTOR = 8
+
+    def _count_glued(self, table: str, match: str, terms: list[str], filters: tuple[list[str], list[Any]],
+                     cap: int) -> tuple[int, bool]:
+        """The v23 retry's count: filtered matches whose term touches a CJK character."""
+        where, params = filters
+        scan = self.GLUED_SCAN_FACTOR * cap + 64
+        rows = self._tuples(
+            f"SELECT m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?" + "".join(" AND " + w for w in where)
+            + f" ORDER BY {table}.rowid DESC LIMIT ?",
+            [match, *params, scan + 1],
+        )
+        n = sum(1 for content, tool, calls in rows[:scan] if _glued_text(content, tool, calls, terms))
+        if n > cap:
+            return cap, False
+        return n, len(rows) <= scan
 
     # ------------------------------------------------------------ newest first
     _BLOCK_SHIFT = 8  # 256 ids per block: a tight bound, so one short scan usually settles it
@@ -541,6 +750,63 @@ class SearchMixin(_Core):
         return [mid for _ts, mid in top]
 
     # ------------------------------------------------------------ side index
+    def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T:
+        """The write path, keeping the side index private: messages this write deletes or
+        rewrites (seen by TEMP triggers on this connection) leave the side file before the
+        call returns, or, inside `_side_batch()`, when the batch ends."""
+        if self.read_only:
+            return super()._execute_write(fn)
+        pending = self._watch_messages()
+        try:
+            return super()._execute_write(fn)
+        finally:
+            if pending and not getattr(self._local, "side_defer", False):
+                self._side_forget(pending)
+
+    def _watch_messages(self) -> list[int]:
+        """This connection's list of message ids deleted or rewritten since the last drain.
+
+        TEMP triggers live in this connection only (the file is untouched, other writers never
+        see them) and call back into Python just for deletes and text updates, never appends.
+        """
+        pending: list[int] | None = getattr(self._local, "side_pending", None)
+        if pending is not None:
+            return pending
+        if "messages" not in self._columns:
+            return []
+        pending = []
+        conn = self._conn()
+        conn.create_scalar_function("hermes_side_note", lambda mid: pending.append(mid), 1)
+        conn.execute(
+            "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_delete AFTER DELETE ON main.messages "
+            "BEGIN SELECT hermes_side_note(old.id); END;"
+            "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_update AFTER UPDATE OF content, tool_name, tool_calls "
+            "ON main.messages BEGIN SELECT hermes_side_note(old.id); END;"
+        )
+        self._local.side_pending = pending
+        return pending
+
+    def _side_forget(self, pending: list[int]) -> None:
+        ids = list(pending)
+        pending.clear()
+        if ids and self._cjk_impl is not None:
+            self._side().forget(ids, self._conn())
+
+    @contextlib.contextmanager
+    def _side_batch(self) -> Iterator[None]:
+        """Writes inside leave the side index once, at the end (a batched delete rewrites it once)."""
+        if getattr(self._local, "side_defer", False) or self.read_only:
+            yield
+            return
+        self._local.side_defer = True
+        try:
+            yield
+        finally:
+            self._local.side_defer = False
+            pending = getattr(self._local, "side_pending", None)
+            if pending:
+                self._side_forget(pending)
+
     def _side(self):
         side = getattr(self, "_side_index", None)
         if side is None:
@@ -568,10 +834,15 @@ class SearchMixin(_Core):
         """(+) Bring the CJK side index fully up to date now (blocking); returns its high water."""
         return self._side().sync(self._conn())
 
-    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _attach_side(self) -> apsw.Connection:
+        """This thread's connection with the side index attached read-only as `cjk_side`."""
         conn = self._conn()
         if not any(r[1] == "cjk_side" for r in conn.execute("PRAGMA database_list")):
             conn.execute("ATTACH DATABASE ? AS cjk_side", (self._side().uri(),))
+        return conn
+
+    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+        conn = self._attach_side()
         where, params = filters
         match = quote_tokens(raw)
         order = "ORDER BY m.timestamp ASC, m.id ASC" if sort == "oldest" else "ORDER BY m.timestamp DESC, m.id DESC"
@@ -673,23 +944,16 @@ class SearchMixin(_Core):
 
     def _glued_to_cjk(self, message_id: int, terms: list[str]) -> bool:
         row = self._tuples("SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (message_id,))
-        if not row:
-            return False
-        text = " ".join(x for x in (content_text(row[0][0]), row[0][1] or "", row[0][2] or "") if x)
-        for term in terms:
-            # ASCII terms fold ASCII only, as the trigram index does (`_live_fallbacks` relies on it).
-            flags = re.IGNORECASE | (re.ASCII if term.isascii() else 0)
-            for m in re.finditer(re.escape(term), text, flags):
-                before = text[m.start() - 1] if m.start() > 0 else ""
-                after = text[m.end()] if m.end() < len(text) else ""
-                if (before and contains_cjk(before)) or (after and contains_cjk(after)):
-                    return True
-        return False
+        return bool(row) and _glued_text(row[0][0], row[0][1], row[0][2], terms)
 
     def search_messages(self, query: str, source_filter: list[str] | None = None, exclude_sources: list[str] | None = None,
                         role_filter: list[str] | None = None, limit: int = 20, offset: int = 0, sort: str | None = None,
                         include_inactive: bool = False) -> list[dict[str, Any]]:
-        return self.search(query, source_filter, exclude_sources, role_filter, limit, offset, sort, include_inactive).results
+        try:
+            return self.search(query, source_filter, exclude_sources, role_filter, limit, offset, sort,
+                               include_inactive).results
+        except QueryTooComplex:  # upstream's contract: a query never raises, the worst case is []
+            return []
 
     _sanitize_fts5_query = staticmethod(sanitize_fts5_query)
 

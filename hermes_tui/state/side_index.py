@@ -5,9 +5,13 @@ hermes-agent 0.19.0's writers). And no file's bigram index can answer a single C
 the end of a run. So 1–2 character CJK queries are answered from a separate FTS5 file under the
 user cache folder: contentless (rowid = `messages.id`, text is read back from `state.db`), fed
 with each CJK-bearing message's text (tool rows too: upstream's LIKE finds them) through `cjk_unicode61` plus every CJK character
-as its own token (unigrams). It is brought up to date incrementally by message id; rows deleted
-from `state.db` simply stop joining (and are purged when noticed). Until it has caught up,
-search uses LIKE.
+as its own token (unigrams). It is brought up to date incrementally by message id. Until it
+has caught up, search uses LIKE.
+
+It holds message text, so it is private like the store: files 0600 in 0700 folders, and text
+deleted from `state.db` leaves it before the deleting call returns (`forget`: the rows are
+deleted, the index rewritten without them, freed pages zeroed, the WAL truncated). Rows another
+program deletes are forgotten at the next sync (`reconcile`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -25,7 +30,7 @@ import apsw
 
 from .cjk import install_cjk_tokenizer
 from .cjk.python_tokenizer import _CLASS as _CJK_CLASS
-from .paths import user_cache_dir
+from .paths import private_dir, private_file, user_cache_dir
 from .text import content_text
 
 BATCH = 2000
@@ -63,18 +68,25 @@ class SideIndex:
         self.path = side_index_path(db_path)
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
+        self._reconciled = False
 
     def _open(self) -> apsw.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
+        private_file(self.path)
         conn = apsw.Connection(str(self.path))
         conn.set_busy_timeout(5000)
         install_cjk_tokenizer(conn)
         conn.execute("PRAGMA journal_mode=WAL").fetchall()  # returns a row: run it on its own
+        conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed: deleted text leaves the file
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS side_fts USING fts5(body, content='', contentless_delete=1, "
             "tokenize='cjk_unicode61');"
             "CREATE TABLE IF NOT EXISTS side_meta(key TEXT PRIMARY KEY, value TEXT);"
         )
+        for suffix in ("-wal", "-shm"):  # SQLite creates them with the file's mode; older ones may be 0644
+            side = Path(str(self.path) + suffix)
+            if side.exists():
+                private_file(side)
         return conn
 
     def high_water(self) -> int:
@@ -94,47 +106,117 @@ class SideIndex:
             conn.close()
 
     def sync(self, source: apsw.Connection, limit_rows: int | None = None) -> int:
-        """Index messages with id > high water (from the store connection `source`); returns new hw."""
-        with self._lock:
-            conn = self._open()
-            try:
-                row = conn.execute("SELECT value FROM side_meta WHERE key = 'high_water'").fetchall()
-                hw = int(row[0][0]) if row else 0
-                done = 0
-                while True:
+        """Index messages with id > high water (from the store connection `source`); returns new hw.
+
+        The lock is taken per batch, so a `forget` waits for one batch at most, and each batch's
+        ids are re-read after they are written: a row deleted meanwhile (by any process: its
+        `forget` ran before our write or runs after this check) is dropped again.
+        """
+        done = 0
+        hw = 0
+        first = True
+        while True:
+            with self._lock:
+                conn = self._open()
+                try:
+                    if first and not self._reconciled:
+                        self._reconcile(conn, source)
+                        self._reconciled = True
+                    first = False
+                    row = conn.execute("SELECT value FROM side_meta WHERE key = 'high_water'").fetchall()
+                    hw = int(row[0][0]) if row else 0
                     rows = source.execute(
-                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? "
-                        "ORDER BY id LIMIT ?",
+                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
                         (hw, BATCH),
                     ).fetchall()
                     if not rows:
-                        break
+                        return hw
+                    written: list[int] = []
                     with conn:
                         for mid, content, tool_name, tool_calls in rows:
                             text = side_text(content, tool_name, tool_calls)
                             if text is not None:
                                 conn.execute("INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
+                                written.append(mid)
                         hw = rows[-1][0]
                         conn.execute("INSERT OR REPLACE INTO side_meta(key, value) VALUES ('high_water', ?)", (str(hw),))
-                    done += len(rows)
-                    if limit_rows is not None and done >= limit_rows:
-                        break
+                    gone = set(written) - _existing(source, written)
+                    if gone:
+                        self._drop(conn, gone)
+                finally:
+                    conn.close()
+            done += len(rows)
+            if limit_rows is not None and done >= limit_rows:
                 return hw
+
+    def forget(self, ids: Iterable[int], source: apsw.Connection) -> bool:
+        """Make the side file hold exactly the store's current text for `ids` (deleted or changed
+        messages), with no trace of the old text on disk. Returns whether anything changed.
+
+        Nothing to do (and no file created) when the side file does not exist or holds none of them.
+        """
+        wanted = sorted({int(i) for i in ids})
+        if not wanted or not self.path.exists():
+            return False
+        with self._lock:
+            conn = self._open()
+            try:
+                held = _held(conn, wanted)
+                if not held:
+                    return False
+                current = {mid: (c, t, tc) for mid, c, t, tc in source.execute(
+                    "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sorted(held)),),
+                )}
+                with conn:
+                    for mid in held:
+                        conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
+                        text = side_text(*current[mid]) if mid in current else None
+                        if text is not None:
+                            conn.execute("INSERT INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
+                self._scrub(conn)
+                return True
             finally:
                 conn.close()
 
     def purge(self, ids: list[int]) -> None:
-        """Drop ids that no longer exist in the store."""
-        if not ids:
+        """Drop ids that no longer exist in the store (and their text from the file)."""
+        if not ids or not self.path.exists():
             return
         with self._lock:
             conn = self._open()
             try:
-                with conn:
-                    for mid in ids:
-                        conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
+                self._drop(conn, ids)
             finally:
                 conn.close()
+
+    def _reconcile(self, conn: apsw.Connection, source: apsw.Connection) -> None:
+        """Forget rows deleted from the store behind our back (by another program, or while no
+        hermes-tui was running): every indexed id is checked against `messages`."""
+        held = [r[0] for r in conn.execute("SELECT id FROM side_fts_docsize")]
+        gone: set[int] = set()
+        for i in range(0, len(held), 50_000):
+            part = held[i : i + 50_000]
+            gone |= set(part) - _existing(source, part)
+        if gone:
+            self._drop(conn, gone)
+
+    @staticmethod
+    def _drop(conn: apsw.Connection, ids: Iterable[int]) -> None:
+        with conn:
+            for mid in ids:
+                conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
+        SideIndex._scrub(conn)
+
+    @staticmethod
+    def _scrub(conn: apsw.Connection) -> None:
+        """Remove deleted text from the file's bytes: FTS5 keeps a deleted row's tokens in its
+        segments until they are merged, so rewrite the index (`optimize`, with secure_delete the
+        freed pages are zeroed), then copy the WAL back and truncate it (best effort: a reader
+        of the old snapshot keeps the WAL until it is done)."""
+        conn.execute("INSERT INTO side_fts(side_fts) VALUES ('optimize')")
+        with contextlib.suppress(apsw.Error):
+            conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
 
     def build_in_background(self, open_source) -> None:
         """Catch up in a daemon thread with its own store connection (`open_source()`)."""
@@ -156,3 +238,18 @@ class SideIndex:
 
     def uri(self) -> str:
         return f"file:{quote(str(self.path))}?mode=ro"
+
+
+def _existing(source: apsw.Connection, ids: list[int]) -> set[int]:
+    """The ids of `ids` that `messages` still has (one fresh read)."""
+    if not ids:
+        return set()
+    return {r[0] for r in source.execute(
+        "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),))}
+
+
+def _held(conn: apsw.Connection, ids: list[int]) -> list[int]:
+    """The ids of `ids` the side index holds (contentless_delete keeps a docsize row per id)."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM side_fts_docsize WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (json.dumps(ids),))]

@@ -1,0 +1,173 @@
+"""The CJK side index holds message text: it is private on disk and forgets deleted text at once."""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+
+import apsw
+import pytest
+
+from hermes_tui.state import SessionDB
+from hermes_tui.state.cjk import install_cjk_tokenizer
+from hermes_tui.state.side_index import side_index_path
+
+SECRET = "我的密码 hunter2 请记住"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
+    return root
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def _populate(db: SessionDB) -> None:
+    db.create_session("keep", "cli")
+    db.create_session("secret", "cli")
+    db.end_session("secret", "done")
+    for i in range(30):
+        db.append_message("keep", "user", f"日本語のメッセージ {i} 密码以外", timestamp=1_000 + i)
+    db.append_message("secret", "user", SECRET, timestamp=2_000)
+    db.append_message("secret", "assistant", "好的 密码 saved", timestamp=2_001)
+
+
+def _side_bytes(db: SessionDB) -> bytes:
+    """The side file's raw bytes after its own checkpoint (the text must be gone from the file)."""
+    path = side_index_path(db.db_path)
+    conn = apsw.Connection(str(path))
+    try:
+        conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+    finally:
+        conn.close()
+    data = path.read_bytes()
+    wal = path.with_name(path.name + "-wal")
+    return data + (wal.read_bytes() if wal.exists() else b"")
+
+
+def _found(db: SessionDB, query: str) -> set[str]:
+    return {r["session_id"] for r in db.search(query, limit=100, include_inactive=True).results}
+
+
+def test_side_files_are_0600_in_0700_folders(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        path = side_index_path(db.db_path)
+        assert db.search("密").route == "cjk_side"
+    assert path.is_relative_to(cache)
+    assert _mode(path.parent) == 0o700 and _mode(path.parent.parent) == 0o700
+    for p in path.parent.iterdir():
+        assert _mode(p) == 0o600, p
+
+
+def test_loose_side_files_from_an_older_version_are_tightened_on_open(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        path = side_index_path(db.db_path)
+    os.chmod(path.parent.parent, 0o755)
+    os.chmod(path.parent, 0o755)
+    for p in path.parent.iterdir():
+        os.chmod(p, 0o644)
+    with SessionDB(db_path=db_path) as db:
+        db.append_message("keep", "user", "新しい 密码")
+        db.build_cjk_side_index()
+    assert _mode(path.parent) == 0o700 and _mode(path.parent.parent) == 0o700
+    for p in path.parent.iterdir():
+        assert _mode(p) == 0o600, p
+
+
+def _delete_session(db):
+    assert db.delete_session("secret")
+
+
+def _delete_sessions(db):
+    assert db.delete_sessions(["secret"]) == 1
+
+
+def _delete_batched(db):
+    assert db.delete_sessions_batched(["secret"], batch_messages=1)["deleted"] == 1
+
+
+def _prune(db):
+    assert db.prune_sessions(older_than_days=None, started_before=time.time() + 60) == 1
+
+
+def _clear(db):
+    db.clear_messages("secret")
+
+
+def _replace(db):
+    db.replace_messages("secret", [{"role": "user", "content": "換えた 内容"}])
+
+
+@pytest.mark.parametrize("op", [_delete_session, _delete_sessions, _delete_batched, _prune, _clear, _replace])
+def test_deleted_text_leaves_the_side_file_before_the_call_returns(cache, db_path, op):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        assert b"hunter2" in _side_bytes(db)
+        assert "secret" in _found(db, "密")  # a lone CJK character: answered by the side index
+        assert db.search("密").route == "cjk_side"
+        op(db)
+        data = _side_bytes(db)
+        assert b"hunter2" not in data
+        assert "我的密码".encode() not in data
+        assert "secret" not in _found(db, "密") and "secret" not in _found(db, "密码")
+        assert "keep" in _found(db, "密")  # the others are still found
+        if op is _replace:
+            assert "secret" in _found(db, "換")
+
+
+def test_rewritten_text_is_replaced(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        mid = db._tuples("SELECT id FROM messages WHERE content = ?", (SECRET,))[0][0]
+        db._execute_write(lambda c: c.execute("UPDATE messages SET content = '新的 内容' WHERE id = ?", (mid,)))
+        assert b"hunter2" not in _side_bytes(db)
+        assert mid in {r["id"] for r in db.search("新", limit=50).results}
+
+
+def test_rows_deleted_by_another_program_are_forgotten_at_the_next_sync(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+    other = apsw.Connection(str(db_path))  # not our write path: no side-index hook
+    install_cjk_tokenizer(other)  # (the file's cjk index needs it)
+    other.execute("DELETE FROM messages WHERE session_id = 'secret'")
+    other.close()
+    with SessionDB(db_path=db_path) as db:
+        assert b"hunter2" in _side_bytes(db)
+        db.build_cjk_side_index()
+        assert b"hunter2" not in _side_bytes(db)
+        assert "secret" not in _found(db, "密")
+
+
+def test_appends_do_not_touch_the_side_file(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        path = side_index_path(db.db_path)
+        before = path.stat().st_mtime_ns, path.stat().st_size
+        for i in range(5):
+            db.append_message("keep", "user", f"追加 {i}")
+        assert (path.stat().st_mtime_ns, path.stat().st_size) == before
+        assert db._local.side_pending == []
+
+
+def test_read_only_store_writes_only_in_the_cache(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+    before = {p: p.stat().st_mtime_ns for p in db_path.parent.iterdir()}
+    with SessionDB(db_path=db_path, read_only=True) as ro:
+        ro.build_cjk_side_index()
+        assert "secret" in _found(ro, "密")
+    assert {p: p.stat().st_mtime_ns for p in db_path.parent.iterdir() if p in before} == before
+    assert side_index_path(db_path).exists()
