@@ -59,3 +59,7 @@ class InvalidArgument(StoreError, ValueError):
 
 class StructureLocked(StoreError):
     """A structural change was refused (migrate=False, newer schema, or another writer holds the DB)."""
+
+
+class QueryTooComplex(StoreError):
+    """A search query too large to run in bounded time (too many words); the message says why."""

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import StoreError
+from .errors import QueryTooComplex
 
 MAX_FTS5_QUERY_CHARS = 2048
 OPERATORS = frozenset({"AND", "OR", "NOT"})
@@ -192,10 +192,6 @@ def expand_prefixes(query: str, terms_for: Callable[[str], list[str] | None]) ->
             out.append("AND")
         changed = True
     return " ".join(out) if changed else None
-
-
-class QueryTooComplex(StoreError):
-    """A search query too large to run in bounded time (too many words); the message says why."""
 
 
 def _query_words(tokens: list[str]) -> int:
