@@ -180,7 +180,16 @@ def _connect(path: Path, params: str, flags: int) -> apsw.Connection:
     conn = apsw.Connection("file:" + quote(str(path)) + params, flags=flags | apsw.SQLITE_OPEN_URI)
     try:
         conn.set_busy_handler(busy_handler())
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        except apsw.CorruptError as exc:
+            # Read-only only: skip sqlite_master rows that do not parse (duplicate objects, the
+            # damage upstream's repair exists for), so a damaged store can still be browsed and
+            # diagnosed; a read-only connection cannot write anything.
+            if not (flags & apsw.SQLITE_OPEN_READONLY) or "malformed database schema" not in str(exc).lower():
+                raise
+            conn.execute("PRAGMA writable_schema=ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except BaseException:
         with contextlib.suppress(apsw.Error):
             conn.close()

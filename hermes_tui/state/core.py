@@ -34,6 +34,7 @@ from .connection import (
 from .errors import LockTimeout, NotAHermesStore, ReadOnlyError, StoreError
 from .fts_schema import FtsLayout, detect_layout
 from .paths import default_db_path
+from .text import read_rows, read_tuples
 
 T = TypeVar("T")
 
@@ -290,19 +291,19 @@ class _Core:
 
     # ------------------------------------------------------------------ reads
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
-        return rows_as_dicts(self._conn().execute(sql, params))
+        """Rows as dicts; TEXT that is not UTF-8 (another writer's bytes) is read, never raised."""
+        return read_rows(self._conn(), sql, params, decode=False)
 
     def _row(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
         rows = self._rows(sql, params)
         return rows[0] if rows else None
 
     def _scalar(self, sql: str, params: Sequence[Any] = (), default: Any = None) -> Any:
-        for row in self._conn().execute(sql, params):
-            return row[0]
-        return default
+        rows = read_tuples(self._conn(), sql, params)
+        return rows[0][0] if rows else default
 
     def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self._conn().execute(sql, params))
+        return read_tuples(self._conn(), sql, params)
 
     # ------------------------------------------------------------------ writes
     def _require_writable(self) -> None:

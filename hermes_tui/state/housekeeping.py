@@ -20,6 +20,7 @@ import apsw
 from . import sql_fragments as Q
 from .core import _Core, placeholders
 from .errors import SessionNotFound
+from .text import TS_MAX, clean_row, num_sql
 
 BATCH_MESSAGES = 250  # messages per delete transaction (each fires up to three FTS deletes)
 BATCH_SESSIONS = 50
@@ -201,7 +202,7 @@ class HousekeepingMixin(_Core):
             for i in range(0, len(ids), 400):
                 part = list(ids[i : i + 400])
                 found.update(conn.execute(
-                    f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(part)})", part
+                    f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})", part
                 ))
             return found
 
@@ -301,7 +302,7 @@ class HousekeepingMixin(_Core):
             for i in range(0, len(ids), 30000):
                 part = ids[i : i + 30000]
                 counts.update(dict(self._tuples(
-                    f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(part)})", part
+                    f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})", part
                 )))
         todo = [i for i in ids if i in counts]
         batches: list[list[str]] = []
@@ -409,13 +410,15 @@ class HousekeepingMixin(_Core):
         rows = self._rows(
             "SELECT s.id, s.title, s.source, s.model, s.started_at, s.ended_at, s.message_count, "
             f"{archived} AS archived, {pinned} AS pinned, "
-            "(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id) AS last_message "
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id AND m.timestamp BETWEEN 0 AND {TS_MAX}) AS last_message "
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
         candidates: list[dict[str, Any]] = []
         excluded: list[dict[str, Any]] = []
         for r in rows:
+            # Any writer may have stored text or 1e300 here: unknown dates and counts, never a crash.
+            clean_row(r, numbers=("message_count",), timestamps=("started_at", "ended_at", "last_message"))
             reason = None
             if r["ended_at"] is None:
                 reason = "still open"

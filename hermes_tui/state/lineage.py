@@ -13,6 +13,8 @@ from typing import Any
 from . import sql_fragments as Q
 from .core import _Core
 from .errors import SessionNotFound
+from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
+from .text import clean_row, read_rows, read_tuples
 
 _NODE_COLS = (
     "id", "title", "parent_session_id", "source", "model", "message_count", "input_tokens", "output_tokens",
@@ -27,9 +29,14 @@ def _is_branch(row: dict[str, Any]) -> bool:
         return False
     try:
         cfg = json.loads(raw) if isinstance(raw, str) else raw
-    except (TypeError, json.JSONDecodeError):
+    except (TypeError, ValueError, RecursionError):  # malformed or absurdly nested: not a branch marker
         return False
     return isinstance(cfg, dict) and cfg.get("_branched_from") is not None
+
+
+def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Node rows as the API promises them: text as str, dates usable or None, numbers or None."""
+    return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
 
 
 class LineageMixin(_Core):
@@ -39,14 +46,17 @@ class LineageMixin(_Core):
 
     def edge_kind(self, session_id: str) -> str | None:
         """Kind of the edge to the parent: compression / branch / delegate / other, None for roots."""
-        row = self._row(f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?", (session_id,))
-        if row is None:
+        rows = read_rows(
+            self._conn(), f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?", (session_id,)
+        )
+        if not rows:
             raise SessionNotFound(f"no session with id {session_id!r}")
-        return row["k"]
+        return rows[0]["k"]
 
     def get_ancestors(self, session_id: str) -> list[dict[str, Any]]:
         """Root → … → the session itself, by a recursive CTE (cycle-safe, ≤ 100 hops)."""
-        rows = self._rows(
+        rows = read_rows(
+            self._conn(),
             f"""WITH RECURSIVE up(id, depth) AS (
                     SELECT ?, 0
                     UNION
@@ -58,11 +68,12 @@ class LineageMixin(_Core):
         )
         for row in rows:
             row.pop("up_depth", None)
-        return rows
+        return _clean(rows)
 
     def get_descendants(self, session_id: str) -> list[dict[str, Any]]:
         """Every session below `session_id` (not itself), with `depth` (1 = child), parents first."""
-        rows = self._rows(
+        rows = read_rows(
+            self._conn(),
             f"""WITH RECURSIVE down(id, depth) AS (
                     SELECT ?, 0
                     UNION
@@ -72,7 +83,7 @@ class LineageMixin(_Core):
                 WHERE down.depth > 0 GROUP BY s.id ORDER BY depth, s.started_at, s.id""",
             (session_id,),
         )
-        return rows
+        return _clean(rows)
 
     def get_lineage(self, session_id: str) -> dict[str, Any]:
         """The whole tree the session belongs to: from its root down, with the live tip marked."""
@@ -93,7 +104,8 @@ class LineageMixin(_Core):
         current = session_id
         seen = {current} if current else set()
         for _ in range(MAX_DEPTH):
-            row = self._tuples(
+            row = read_tuples(
+                self._conn(),
                 f"""SELECT child.id FROM sessions parent
                     JOIN sessions child ON child.parent_session_id = parent.id
                     WHERE parent.id = ? AND parent.end_reason = 'compression'
@@ -131,9 +143,10 @@ class LineageMixin(_Core):
         seen = {root["id"]}
         current = root
         while current.get("end_reason") == "compression":
-            children = self._rows(
-                "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at ASC", (current["id"],)
-            )
+            children = _clean(read_rows(
+                self._conn(), "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at ASC",
+                (current["id"],),
+            ))
             nxt = next((c for c in children if not _is_branch(c)), None)
             if not nxt or nxt["id"] in seen:
                 break

@@ -15,14 +15,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..safe_text import as_text
 from . import sql_fragments as Q
 from .core import _Core, chunks, placeholders
+from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
+from .text import TS_MAX, clean_row, num_sql, read_rows, read_tuples, ts_sql
 
+# Cut in SQL (a 10 MB prompt never leaves SQLite) with its type kept: a BLOB comes back as
+# bytes and `_finish_preview` decodes it; newlines are folded in Python (REPLACE would copy the
+# whole value first, and turn a BLOB into TEXT that may not be UTF-8).
 _PREVIEW_SQL = (
-    "COALESCE((SELECT SUBSTR(REPLACE(REPLACE(m.content, X'0A', ' '), X'0D', ' '), 1, 63) FROM messages m "
+    "COALESCE((SELECT SUBSTR(m.content, 1, 63) FROM messages m "
     "WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1), '')"
 )
-_LAST_ACTIVE_SQL = "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id), s.started_at)"
+# Only timestamps usable as dates count (a text or 1e300 `timestamp` would otherwise be the
+# MAX forever); the range is a bound on the (session_id, timestamp) index, so this is still
+# one index seek per session.
+_TS_RANGE = f"BETWEEN 0 AND {TS_MAX}"
+_LAST_ACTIVE_SQL = (
+    f"COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND m2.timestamp {_TS_RANGE}), "
+    f"{ts_sql('s.started_at')})"
+)
 
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 
@@ -34,10 +47,24 @@ _ROW_COLUMNS = (
 )
 
 
+def _preview_text(raw: Any) -> str:
+    """The cut first prompt as text: a BLOB cut inside a UTF-8 character loses that character
+    (not a `[binary]` marker); other non-UTF-8 bytes get `as_text`'s marker."""
+    if isinstance(raw, bytes):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.reason == "unexpected end of data":  # only the last character was cut
+                return as_text(raw[: exc.start])
+    return as_text(raw)
+
+
 def _finish_preview(row: dict[str, Any]) -> dict[str, Any]:
-    raw = (row.pop("_preview_raw", "") or "").strip()
+    """`preview` from `_preview_raw` (upstream's 60 characters + "..."), then the row cleaned:
+    text as str, dates usable or None, counters numbers or None."""
+    raw = _preview_text(row.pop("_preview_raw", "")).replace("\n", " ").replace("\r", " ").strip()
     row["preview"] = (raw[:60] + ("..." if len(raw) > 60 else "")) if raw else ""
-    return row
+    return clean_row(row, SESSION_NUMBERS + ("child_count",), SESSION_TIMESTAMPS)
 
 
 @dataclass(frozen=True)
@@ -195,11 +222,11 @@ class ListingMixin(_Core):
                       AND COALESCE(child.source, '') != 'tool'),
                 chain_max AS (
                     SELECT root_id, MAX(COALESCE(
-                        (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id),
-                        (SELECT started_at FROM sessions ss WHERE ss.id = cur_id))) AS eff
+                        (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id AND m.timestamp {_TS_RANGE}),
+                        (SELECT {ts_sql('ss.started_at')} FROM sessions ss WHERE ss.id = cur_id))) AS eff
                     FROM chain GROUP BY root_id)
                 SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active,
-                       COALESCE(cm.eff, s.started_at) AS _eff
+                       COALESCE(cm.eff, {ts_sql('s.started_at')}) AS _eff
                 FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id
                 {outer_sql}
                 ORDER BY _eff DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"""
@@ -211,7 +238,7 @@ class ListingMixin(_Core):
             )
             all_params = params + [limit, offset]
         rows = []
-        for row in self._rows(sql, all_params):
+        for row in read_rows(self._conn(), sql, all_params, decode=False):
             row.pop("_eff", None)
             rows.append(_finish_preview(row))
         if project_compression_tips and not include_children:
@@ -236,12 +263,14 @@ class ListingMixin(_Core):
         return merged
 
     def _rich_row(self, session_id: str, compact: bool = False) -> dict[str, Any] | None:
-        row = self._row(
+        rows = read_rows(
+            self._conn(),
             f"SELECT {self._session_cols(compact)}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
             "FROM sessions s WHERE s.id = ?",
             (session_id,),
+            decode=False,
         )
-        return _finish_preview(row) if row else None
+        return _finish_preview(rows[0]) if rows else None
 
     def session_count(
         self,
@@ -263,13 +292,16 @@ class ListingMixin(_Core):
         """`sessions.*` + `last_active`, most recently used first (what `export_all` walks)."""
         where = "WHERE s.source = ? " if source else ""
         params: list[Any] = [source] if source else []
-        return self._rows(
-            "SELECT s.*, COALESCE(m.last_active, s.started_at) AS last_active FROM sessions s "
-            "LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages GROUP BY session_id) m "
+        rows = read_rows(
+            self._conn(),
+            f"SELECT s.*, COALESCE(m.last_active, {ts_sql('s.started_at')}) AS last_active FROM sessions s "
+            "LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages "
+            f"WHERE timestamp {_TS_RANGE} GROUP BY session_id) m "
             f"ON m.session_id = s.id {where}"
             "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             params + [limit, offset],
         )
+        return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
 
     # ------------------------------------------------------------ browser paging
     def session_order(self, filter: SessionFilter | None = None, order: str = "last_active") -> SessionOrder:
@@ -284,10 +316,12 @@ class ListingMixin(_Core):
             sql = f"SELECT s.id FROM sessions s{where} ORDER BY {_LAST_ACTIVE_SQL} DESC, s.id DESC"
         else:
             key = {
-                "started": "s.started_at",
-                "messages": "COALESCE(s.message_count, 0)",
-                "tokens": "COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)",
-                "cost": "COALESCE(s.actual_cost_usd, s.estimated_cost_usd, 0)",
+                "started": ts_sql("s.started_at"),  # unknown starts last, not text first
+                # Numbers only: text in a counter would otherwise order before every number.
+                "messages": num_sql("s.message_count"),
+                "tokens": f"{num_sql('s.input_tokens')} + {num_sql('s.output_tokens')}",
+                "cost": f"CASE WHEN typeof(s.actual_cost_usd) IN ('integer', 'real') THEN s.actual_cost_usd "
+                f"ELSE {num_sql('s.estimated_cost_usd')} END",
             }[order]
             sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
         # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
@@ -319,7 +353,9 @@ class ListingMixin(_Core):
         found: dict[str, dict[str, Any]] = {}
         select = self._row_select()
         for part in chunks(list(ids), 500):
-            for row in self._rows(f"SELECT {select} FROM sessions s WHERE s.id IN ({placeholders(part)})", part):
+            for row in read_rows(
+                self._conn(), f"SELECT {select} FROM sessions s WHERE s.id IN ({placeholders(part)})", part, decode=False
+            ):
                 found[row["id"]] = _finish_preview(row)
         return [found[i] for i in ids if i in found]
 
@@ -333,12 +369,18 @@ class ListingMixin(_Core):
             params += [after[0], after[0], after[1]]
         rows = [
             _finish_preview(r)
-            for r in self._rows(
-                f"SELECT {self._row_select()} FROM sessions s{where} ORDER BY s.started_at DESC, s.id DESC LIMIT ?",
+            for r in read_rows(
+                self._conn(),
+                f"SELECT {self._row_select()}, s.started_at AS _key FROM sessions s{where} "
+                "ORDER BY s.started_at DESC, s.id DESC LIMIT ?",
                 params + [limit],
+                decode=False,
             )
         ]
-        nxt = (rows[-1]["started_at"], rows[-1]["id"]) if len(rows) == limit else None
+        # The raw `started_at` is the key (the row's own is cleaned to a date or None).
+        nxt = (rows[-1]["_key"], rows[-1]["id"]) if len(rows) == limit else None
+        for r in rows:
+            r.pop("_key", None)
         return rows, nxt
 
     def distinct_values(self, column: str) -> list[tuple[Any, int]]:
@@ -347,7 +389,8 @@ class ListingMixin(_Core):
             raise ValueError(f"cannot list values of {column!r}")
         if not self.has_column("sessions", column):
             return []
-        return self._tuples(
+        return read_tuples(
+            self._conn(),
             f"SELECT {column}, COUNT(*) FROM sessions WHERE {column} IS NOT NULL GROUP BY {column} "
             "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column)
         )

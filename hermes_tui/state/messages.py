@@ -9,18 +9,23 @@ from typing import Any
 
 import apsw
 
-from .core import _Core, placeholders, rows_as_dicts
+from .core import _Core, placeholders
 from .errors import IntegrityError, SessionNotFound
 from .text import (
+    clean_row,
+    clean_ts,
     content_text,
     decode_content,
     dumps_field,
     encode_content,
-    loads_or,
+    loads_kept,
     parse_timestamp,
+    read_rows,
+    read_tuples,
     sanitize_context,
     scrub_surrogates,
     strip_review_harness,
+    tool_calls_list,
 )
 
 _CONVERSATION_COLUMNS = (
@@ -30,11 +35,19 @@ _CONVERSATION_COLUMNS = (
 )
 
 
+_MESSAGE_NUMBERS = ("token_count", "active", "observed", "compacted")
+
+
 def decode_message_row(msg: dict[str, Any]) -> dict[str, Any]:
+    """A stored message as the API returns it, whatever the row holds: bytes decoded to str,
+    `timestamp` a usable date or None, counters numbers or None, `content` decoded (a malformed
+    `\\x00json:` payload kept as stored), `tool_calls` always a list (a malformed value kept as
+    a one-item list holding the raw string; upstream drops it to `[]`)."""
+    clean_row(msg, _MESSAGE_NUMBERS, ("timestamp",), decode=False)  # read_rows decoded bytes
     if "content" in msg:
         msg["content"] = decode_content(msg["content"])
     if msg.get("tool_calls"):
-        msg["tool_calls"] = loads_or(msg["tool_calls"], [])
+        msg["tool_calls"] = tool_calls_list(msg["tool_calls"])
     return msg
 
 
@@ -177,22 +190,23 @@ class MessagesMixin(_Core):
         if limit is not None or offset:
             sql += " LIMIT ? OFFSET ?"
             params += [-1 if limit is None else limit, offset]
-        return [decode_message_row(m) for m in self._rows(sql, params)]
+        return [decode_message_row(m) for m in read_rows(self._conn(), sql, params)]
 
     def get_messages_page(
         self, session_id: str, after_id: int = 0, limit: int = 200, include_inactive: bool = True
     ) -> list[dict[str, Any]]:
         """(+) Keyset page of a transcript by message id (long sessions render lazily)."""
         active = "" if include_inactive or not self.has_column("messages", "active") else " AND active = 1"
-        rows = self._rows(
+        rows = read_rows(
+            self._conn(),
             f"SELECT * FROM messages WHERE session_id = ? AND id > ?{active} ORDER BY id LIMIT ?",
             (session_id, after_id, limit),
         )
         return [decode_message_row(m) for m in rows]
 
     def get_message(self, message_id: int) -> dict[str, Any] | None:
-        row = self._row("SELECT * FROM messages WHERE id = ?", (message_id,))
-        return decode_message_row(row) if row else None
+        rows = read_rows(self._conn(), "SELECT * FROM messages WHERE id = ?", (message_id,))
+        return decode_message_row(rows[0]) if rows else None
 
     def _session_lineage_root_to_tip(self, session_id: str) -> list[str]:
         chain: list[str] = []
@@ -203,7 +217,9 @@ class MessagesMixin(_Core):
                 break
             seen.add(current)
             chain.append(current)
-            current = self._scalar("SELECT parent_session_id FROM sessions WHERE id = ?", (current,))
+            row = read_tuples(self._conn(), "SELECT parent_session_id FROM sessions WHERE id = ?", (current,))
+            parent = row[0][0] if row else None
+            current = parent if isinstance(parent, str) else None  # a hostile non-text parent ends the chain
         return list(reversed(chain)) or [session_id]
 
     def get_messages_as_conversation(
@@ -221,11 +237,12 @@ class MessagesMixin(_Core):
         ids = self._session_lineage_root_to_tip(session_id) if include_ancestors else [session_id]
         active = "" if include_inactive else " AND active = 1"
         cols = ", ".join(c.strip() for c in _CONVERSATION_COLUMNS.split(",") if self.has_column("messages", c.strip()))
-        cur = self._conn().execute(
-            f"SELECT {cols} FROM messages WHERE session_id IN ({placeholders(ids)}){active} ORDER BY id", ids
+        rows = read_rows(
+            self._conn(), f"SELECT {cols} FROM messages WHERE session_id IN ({placeholders(ids)}){active} ORDER BY id", ids
         )
         out: list[dict[str, Any]] = []
-        for row in rows_as_dicts(cur):
+        for row in rows:
+            clean_row(row, (), ("timestamp",), decode=False)
             content = decode_content(row.get("content"))
             if row["role"] in {"user", "assistant"} and isinstance(content, str):
                 content = sanitize_context(content).strip()
@@ -234,7 +251,7 @@ class MessagesMixin(_Core):
                 if row.get(key):
                     msg[key] = row[key]
             if row.get("tool_calls"):
-                msg["tool_calls"] = loads_or(row["tool_calls"], [])
+                msg["tool_calls"] = tool_calls_list(row["tool_calls"])
             if row.get("platform_message_id"):
                 msg["message_id"] = row["platform_message_id"]
             if row.get("observed"):
@@ -248,7 +265,7 @@ class MessagesMixin(_Core):
                     msg["reasoning_content"] = row["reasoning_content"]
                 for key in ("reasoning_details", "codex_reasoning_items", "codex_message_items"):
                     if row.get(key):
-                        msg[key] = loads_or(row[key], None)
+                        msg[key] = loads_kept(row[key])
             if include_ancestors and _is_replayed_user(out, msg):
                 continue
             out.append(msg)
@@ -268,7 +285,8 @@ class MessagesMixin(_Core):
     def list_recent_user_messages(self, session_id: str, limit: int = 20, include_inactive: bool = False) -> list[dict[str, Any]]:
         active = "" if include_inactive else " AND active = 1"
         out = []
-        for mid, ts, content in self._tuples(
+        for mid, ts, content in read_tuples(
+            self._conn(),
             f"SELECT id, timestamp, content FROM messages WHERE session_id = ? AND role = 'user'{active} "
             "ORDER BY id DESC LIMIT ?",
             (session_id, int(limit)),
@@ -276,12 +294,15 @@ class MessagesMixin(_Core):
             preview = " ".join(content_text(content).split())
             if len(preview) > 80:
                 preview = preview[:77] + "..."
-            out.append({"id": mid, "timestamp": ts, "preview": preview})
+            out.append({"id": mid, "timestamp": clean_ts(ts), "preview": preview})
         return out
 
     def rewind_to_message(self, session_id: str, target_message_id: int) -> dict[str, Any]:
         """Soft-delete (active=0) the target user message and everything after it."""
-        target = self._row("SELECT * FROM messages WHERE id = ? AND session_id = ?", (target_message_id, session_id))
+        found = read_rows(
+            self._conn(), "SELECT * FROM messages WHERE id = ? AND session_id = ?", (target_message_id, session_id)
+        )
+        target = found[0] if found else None
         if target is None:
             raise ValueError(f"message {target_message_id} not found in session {session_id}")
         if target.get("role") != "user":

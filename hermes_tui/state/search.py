@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 
 import apsw
 
-from .core import _Core, placeholders, rows_as_dicts
+from .connection import store_error
+from .core import _Core, placeholders
 from .fts_query import (
     OPERATORS,
     QueryTooComplex,
@@ -37,13 +38,38 @@ from .fts_query import (
     quote_tokens,
     sanitize_fts5_query,
 )
-from .text import content_text
+from .text import content_text, read_rows
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 SNIPPET_TOKENS = 40
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
 _RESULT_KEYS = ("id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started")
+
+
+def _store_errors(method: F) -> F:
+    """SQLite's errors from a search (a damaged FTS index: "fts5: corruption found…") surface as
+    the store's one-line `StoreError`s, as every other public method's do."""
+
+    @functools.wraps(method)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except apsw.Error as exc:
+            raise store_error(exc, self.db_path) from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _as_bound(value: Any) -> float:
+    """A block's MAX(timestamp) as a float bound, in SQLite's own order: NULL is below every
+    number, and a text or blob value (another writer's bad timestamp) above every number."""
+    if value is None:
+        return float("-inf")
+    if isinstance(value, (int, float)):
+        return float(value)
+    return float("inf")
 
 
 @dataclass
@@ -322,13 +348,13 @@ class SearchMixin(_Core):
             return []
         where = _rowids_in(table, ids) if "*" in match else f"{table}.rowid IN (SELECT value FROM json_each(?))"
         sql = f"{_result_select(table)} WHERE {table} MATCH ? AND {where}"
-        by_id = {r["id"]: r for r in rows_as_dicts(self._conn().execute(sql, (match, json.dumps(ids))))}
+        by_id = {r["id"]: r for r in read_rows(self._conn(), sql, (match, json.dumps(ids)))}
         return [by_id[i] for i in ids if i in by_id]
 
     def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
         where, params = filters
         sql = f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
-        return rows_as_dicts(self._conn().execute(sql, [match, *params, limit, offset]))
+        return read_rows(self._conn(), sql, [match, *params, limit, offset])
 
     @staticmethod
     def _like_where(raw: str) -> tuple[str, list[Any], list[str]] | None:
@@ -394,7 +420,7 @@ class SearchMixin(_Core):
         where, params = filters
         gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], params)
         more = self._like_route(raw, gap_filters, want, 0, asc=asc)
-        merged = sorted(hits + more, key=lambda r: (float(r["timestamp"]), int(r["id"])), reverse=not asc)
+        merged = sorted(hits + more, key=lambda r: (_as_bound(r["timestamp"]), int(r["id"])), reverse=not asc)
         return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
 
     def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
@@ -411,8 +437,9 @@ class SearchMixin(_Core):
             + (" ORDER BY m.timestamp ASC, m.id ASC" if asc else " ORDER BY m.timestamp DESC, m.id DESC")
             + " LIMIT ? OFFSET ?"
         )
-        return with_marked_snippets(rows_as_dicts(self._conn().execute(sql, [*params, *fparams, limit, offset])), terms)
+        return with_marked_snippets(read_rows(self._conn(), sql, [*params, *fparams, limit, offset]), terms)
 
+    @_store_errors
     def search(
         self,
         query: str,
@@ -525,6 +552,7 @@ class SearchMixin(_Core):
         return not tool_role and all(any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups)
 
     # ------------------------------------------------------------ counting
+    @_store_errors
     def search_count(
         self,
         query: str,
@@ -668,7 +696,7 @@ class SearchMixin(_Core):
         ):
             while len(blocks) <= b:
                 blocks.append(float("-inf"))
-            blocks[b] = max(blocks[b], float(mx))
+            blocks[b] = max(blocks[b], _as_bound(mx))
         prefix: list[float] = []
         best = float("-inf")
         for v in blocks:
@@ -733,7 +761,7 @@ class SearchMixin(_Core):
                 [match, *params],
             ).fetchall()
             for mid, ts in rows:
-                item = (float(ts), int(mid))
+                item = (_as_bound(ts), int(mid))
                 if len(top) < k:
                     heapq.heappush(top, item)
                 elif item > top[0]:
@@ -859,7 +887,7 @@ class SearchMixin(_Core):
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         )
-        return with_marked_snippets(rows_as_dicts(conn.execute(sql, [match, *params, limit, offset])), parse_bool(raw).terms)
+        return with_marked_snippets(read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms)
 
     def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[str, str, str]]:
         """(table, quoted match, route name) of v23's retries for a zero-result Latin query."""

@@ -15,6 +15,15 @@ import apsw
 from .core import _Core
 from .errors import IntegrityError, SessionNotFound
 from .sql_fragments import like_escape
+from .text import clean_row, read_rows
+
+#: Session columns read as numbers (text or bytes in them read as None), and as dates.
+SESSION_NUMBERS = (
+    "message_count", "tool_call_count", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
+    "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "api_call_count", "archived", "pinned",
+    "rewind_count",
+)
+SESSION_TIMESTAMPS = ("started_at", "ended_at", "last_active")
 
 _FILL_ON_CONFLICT = (
     "model",
@@ -120,7 +129,10 @@ class SessionsMixin(_Core):
         )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
-        return self._row("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        """`sessions.*` of one row; whatever it holds, text comes back as str, `started_at`/
+        `ended_at` as a usable date or None, counters and costs as numbers or None."""
+        rows = read_rows(self._conn(), "SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return clean_row(rows[0], SESSION_NUMBERS, SESSION_TIMESTAMPS) if rows else None
 
     def require_session(self, session_id: str) -> dict[str, Any]:
         row = self.get_session(session_id)
@@ -297,6 +309,7 @@ class SessionsMixin(_Core):
     def get_model_usage(self, session_id: str) -> list[dict[str, Any]]:
         if "session_model_usage" not in self._columns:
             return []
-        return self._rows(
-            "SELECT * FROM session_model_usage WHERE session_id = ? ORDER BY last_seen DESC", (session_id,)
+        rows = read_rows(
+            self._conn(), "SELECT * FROM session_model_usage WHERE session_id = ? ORDER BY last_seen DESC", (session_id,)
         )
+        return rows

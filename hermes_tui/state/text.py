@@ -7,10 +7,19 @@ Kept byte-compatible with hermes-agent 0.19.0: list/dict content is stored as
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+import apsw
+import apsw.ext
+
+from ..safe_text import as_text
+
 CONTENT_JSON_PREFIX = "\x00json:"
+#: Timestamps used as dates must lie in [0, TS_MAX] (1970 .. 3000-01-01); anything else is unknown.
+TS_MAX = 32503680000
 _SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -129,3 +138,137 @@ def parse_timestamp(value: Any, default: float) -> float:
         return float(value)
     except (TypeError, ValueError):
         return default
+
+
+# ------------------------------------------------------------------ hostile stored values
+#
+# A row may hold anything: hermes-agent 0.19.0's `append_message` stores bytes as a BLOB, raw SQL
+# can store TEXT that is not UTF-8 (APSW raises UnicodeDecodeError on reading it), a number where
+# text belongs, text or 1e300 where a timestamp belongs. The read paths below never raise on
+# any of it: text-ish values come back as `str`, dates as a number in [0, TS_MAX] or None,
+# counters/costs as a number or None.
+
+
+def ts_sql(expr: str) -> str:
+    """SQL: `expr` (a plain column: it is evaluated twice) when it is a usable date, else NULL.
+
+    No typeof() test is needed: SQLite orders every TEXT and BLOB after every number, and a
+    numeric-looking text was already converted by the column's REAL affinity, so only numbers
+    can pass the BETWEEN (NULL and NaN, stored as NULL, never do).
+    """
+    return f"(CASE WHEN {expr} BETWEEN 0 AND {TS_MAX} THEN {expr} END)"
+
+
+def num_sql(expr: str) -> str:
+    """SQL: `expr` when it is a number, else 0 (text or bytes in a counter never order first)."""
+    return f"(CASE typeof({expr}) WHEN 'integer' THEN {expr} WHEN 'real' THEN {expr} ELSE 0 END)"
+
+
+def sum_sql(expr: str, integer: bool = True) -> str:
+    """SQL: SUM(`expr`) over its numbers that never raises: SUM stops with "integer overflow"
+    past 2**63, TOTAL (a float) does not; NULL when no row has a value, like SUM."""
+    total = f"TOTAL({num_sql(expr)})"
+    return f"(CASE WHEN COUNT({expr}) THEN {f'CAST({total} AS INTEGER)' if integer else total} END)"
+
+
+def clean_ts(value: Any) -> float | int | None:
+    """A stored timestamp usable as a date (finite number in [0, TS_MAX]), else None (unknown)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= TS_MAX:
+        return value  # NaN fails both comparisons
+    return None
+
+
+def clean_number(value: Any) -> float | int | None:
+    """A stored counter or cost as a number; text, bytes and NaN read as None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def clean_row(
+    row: dict[str, Any], numbers: Iterable[str] = (), timestamps: Iterable[str] = (), *, decode: bool = True
+) -> dict[str, Any]:
+    """Bytes → str (every column: the store has no binary columns; skipped with `decode=False`
+    when `read_rows` already did it), then the given number and date columns cleaned.
+    Returns `row` (changed in place). Plain values take the fast path: this runs per message."""
+    if decode:
+        for key, value in row.items():
+            if type(value) is bytes:
+                row[key] = as_text(value)
+    for key in numbers:
+        value = row.get(key)
+        if value is not None and type(value) is not int:
+            row[key] = clean_number(value)
+    for key in timestamps:
+        value = row.get(key)
+        if value is not None and not (type(value) in (float, int) and 0 <= value <= TS_MAX):
+            row[key] = None
+    return row
+
+
+def _fetch(conn: apsw.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> tuple[list[str], list[Any]]:
+    cursor = conn.execute(sql, params)
+    cols: list[str] = []
+    rows = []
+    for row in cursor:
+        if not cols:
+            cols = [d[0] for d in cursor.get_description()]
+        rows.append(row)
+    return cols, rows
+
+
+def _fetch_safe(
+    conn: apsw.Connection, sql: str, params: Sequence[Any] | dict[str, Any]
+) -> tuple[list[str], list[Any]]:
+    """The fast path is a plain read. Only when APSW cannot decode a value (TEXT that is not
+    UTF-8) is the statement run again wrapped so every TEXT value is fetched as bytes."""
+    try:
+        return _fetch(conn, sql, params)
+    except UnicodeDecodeError:
+        names = [d[0] for d in apsw.ext.query_info(conn, sql, params).description or ()]
+        cols = []
+        for name in names:
+            q = '"' + name.replace('"', '""') + '"'
+            cols.append(f"CASE typeof({q}) WHEN 'text' THEN CAST({q} AS BLOB) ELSE {q} END AS {q}")
+        return _fetch(conn, f"SELECT {', '.join(cols)} FROM ({sql})", params)
+
+
+def read_rows(
+    conn: apsw.Connection, sql: str, params: Sequence[Any] | dict[str, Any] = (), *, decode: bool = True
+) -> list[dict[str, Any]]:
+    """Rows of a SELECT as dicts, even when a TEXT value in them is not valid UTF-8; bytes
+    values (BLOBs, and such TEXT) come back decoded to str by `as_text` (left as bytes with
+    `decode=False`, for a caller that decodes some column its own way and then `clean_row`s)."""
+    cols, rows = _fetch_safe(conn, sql, params)
+    out = []
+    for row in rows:
+        d = dict(zip(cols, row, strict=True))
+        if decode and bytes in map(type, row):  # C-speed scan: this runs per message
+            clean_row(d)
+        out.append(d)
+    return out
+
+
+def read_tuples(conn: apsw.Connection, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    """`read_rows` as tuples (bytes decoded to str)."""
+    _cols, rows = _fetch_safe(conn, sql, params)
+    return [tuple(as_text(v) if type(v) is bytes else v for v in row) for row in rows]
+
+
+def loads_kept(value: Any) -> Any:
+    """JSON text decoded; malformed (or non-text) values are kept as they are, never raised."""
+    if not isinstance(value, (str, bytes)):
+        return value
+    try:
+        return json.loads(value)
+    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, ValueError, RecursionError):
+        return as_text(value)
+
+
+def tool_calls_list(value: Any) -> list[Any]:
+    """Stored `tool_calls` as a list: a JSON list as is, any other JSON value or a malformed
+    string as a one-item list (the raw string kept, so a reader still sees what was there)."""
+    decoded = loads_kept(value)
+    return decoded if isinstance(decoded, list) else [decoded]
