@@ -1,5 +1,8 @@
 """`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, prune,
-delete, export, stats) on the same store API.
+delete, export, stats, trash) on the same store API.
+
+`delete` and `prune` move what they remove to the trash first (`SessionDB.trash_sessions`) and
+print the entry; `trash list|show|restore|empty` manage it; `--no-trash` deletes for good.
 
 Reads always open the database read-only; writes open it with `migrate=False` only after a
 read-only look has shown it is a Hermes store, so a command never changes a database's
@@ -17,6 +20,7 @@ import argparse
 import errno
 import os
 import re
+import shlex
 import sys
 import time
 import traceback
@@ -54,10 +58,12 @@ from hermes_tui.state import (
     TitleError,
 )
 from hermes_tui.state.paths import default_db_path
+from hermes_tui.state.trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound
 
 DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
+TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
 SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
 CANDIDATES_SHOWN = 8
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -96,6 +102,7 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
        without the sessions tables (kind: not_a_database)
   7    ambiguous session reference (kind: ambiguous)
   8    invalid value: a title too long or held by another session (kind: invalid)
+       (trash restore exits 0 when sessions conflict: each is reported, nothing live is overwritten)
   130  interrupted (kind: interrupted)
 """
 
@@ -196,6 +203,26 @@ def _confirm_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
 
+def parse_megabytes(text: str) -> int:
+    """`500` (MB) → bytes."""
+    return int(non_negative_float(text) * 1024 * 1024)
+
+
+def _retention_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trash-keep", type=parse_duration, metavar="AGE", default=TRASH_RETENTION_S,
+                   help=f"trash retention: entries older than AGE go when a new one is written"
+                        f" (default {int(TRASH_RETENTION_S // 86400)}d)")
+    p.add_argument("--trash-max-mb", type=parse_megabytes, metavar="MB", default=TRASH_MAX_BYTES,
+                   help=f"then the oldest entries go while the trash is larger than MB"
+                        f" (default {TRASH_MAX_BYTES // (1024 * 1024)})")
+
+
+def _trash_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-trash", action="store_true",
+                   help="delete for good: write no trash entry (the default keeps one to restore)")
+    _retention_opts(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="hermes-tui sessions", description="Headless session commands (the browser's twin).",
                      epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -249,10 +276,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export-before", type=Path, metavar="PATH", help="write a JSONL export of the sessions first")
     p.add_argument("--force", action="store_true", help="let --export-before replace an existing file")
     _confirm_opts(p)
+    _trash_opts(p)
 
     p = cmd("delete", "Delete sessions (their delegate subagents cascade; other children are orphaned).")
     p.add_argument("sessions", metavar="ID", nargs="+", help="session id, unique id prefix, or exact title")
     _confirm_opts(p)
+    _trash_opts(p)
 
     p = cmd("export", "Export sessions as JSON, JSONL or Markdown.")
     p.add_argument("sessions", metavar="ID", nargs="*", help="sessions to export (none: every session matching the filters)")
@@ -268,6 +297,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("stats", "Totals, usage by source and model, costliest sessions and chains, activity, health.")
     p.add_argument("--days", type=non_negative_int, default=30, help="days of activity to chart (default 30)")
     p.add_argument("--top", type=non_negative_int, default=10, help="rows in the costliest lists")
+
+    p = cmd("trash", "What delete and prune moved to the trash: list, show, restore or empty it.")
+    tsub = p.add_subparsers(dest="trash_command", metavar="ACTION", parser_class=_Parser)
+    tsub.required = True
+
+    def tcmd(name: str, help_: str) -> argparse.ArgumentParser:
+        tp = tsub.add_parser(name, help=help_, description=help_)
+        _add_globals(tp, suppress=True)
+        return tp
+
+    tcmd("list", "Trash entries, newest first: when, what, how many, size, status.")
+    tp = tcmd("show", "One entry: its sessions (id, title) and counts.")
+    tp.add_argument("entry", metavar="ENTRY", help="entry id or a unique prefix of one")
+    tp = tcmd("restore", "Bring an entry's sessions back (conflicts are reported, never overwritten).")
+    tp.add_argument("entry", metavar="ENTRY", help="entry id or a unique prefix of one")
+    tp = tcmd("empty", "Remove entries for good (all, or --older-than AGE, or --retention).")
+    tp.add_argument("--older-than", type=parse_duration, metavar="AGE", help="only entries older than AGE")
+    tp.add_argument("--retention", action="store_true",
+                    help="apply the retention only (--trash-keep, --trash-max-mb)")
+    _retention_opts(tp)
+    tp.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     return parser
 
 
@@ -810,21 +860,48 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
             _out(f"Exported {exported} sessions to {args.export_before}.")
     # Exactly the reviewed rows: the candidates plus the delegate children the plan showed
     # (cascade_delegates=False, so a subagent created after the review is not swept along).
-    result = db.delete_sessions_batched(to_delete, cascade_delegates=False, require_ended=True,
-                                        progress=_progress_printer(not args.json and sys.stderr.isatty()))
+    result = _remove(db, args, to_delete, what="prune", require_ended=True)
     if args.json:
-        _emit_json({"plan": plan, "result": result, "exported": exported, "dry_run": False})
+        _emit_json({"plan": plan, "result": result, "exported": exported, "dry_run": False,
+                    "trash_entry": result.get("trash_entry")})
     else:
-        _print_result(result)
+        _print_result(result, args)
     return 0
 
 
-def _print_result(result: dict[str, Any]) -> None:
+def _remove(db: SessionDB, args: argparse.Namespace, ids: Sequence[str], *, what: str,
+            require_ended: bool) -> dict[str, Any]:
+    """Delete exactly `ids` (no cascade: the caller reviewed them), through the trash unless --no-trash."""
+    progress = _progress_printer(not args.json and sys.stderr.isatty())
+    if args.no_trash:
+        result = db.delete_sessions_batched(ids, cascade_delegates=False, require_ended=require_ended,
+                                            progress=progress)
+        return {**result, "trash_entry": None}
+    db.trash_retention_s = args.trash_keep
+    db.trash_max_bytes = args.trash_max_mb
+    return db.trash_sessions(ids, what=what, cascade_delegates=False, require_ended=require_ended,
+                             progress=progress)
+
+
+def _restore_hint(args: argparse.Namespace, entry: str) -> str:
+    db = f" --db {shlex.quote(str(args.db))}" if args.db else ""
+    return f"hermes-tui sessions{db} trash restore {entry}"
+
+
+def _print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
     _out(f"Deleted {result['deleted']} of {result['requested']} sessions in {result['batches']} batches.")
     if result.get("skipped"):
         _out(f"{result['skipped']} were kept: they changed (reopened or removed) after the review.")
     if result.get("cancelled"):
         _out("Cancelled before the end.")
+    entry = result.get("trash_entry")
+    if entry:
+        _out(f"moved to trash: {entry} — restore with `{_restore_hint(args, entry)}`")
+        removed = (result.get("retention") or {}).get("removed") or []
+        if removed:
+            _out(f"Trash retention removed {len(removed)} older entr{'ies' if len(removed) != 1 else 'y'}.")
+    elif args.no_trash and result.get("deleted"):
+        _out("Deleted for good (--no-trash): these sessions cannot be restored.")
 
 
 def _delete_plan(db: SessionDB, ids: Sequence[str]) -> dict[str, Any]:
@@ -884,12 +961,11 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     # cascade (cascade_delegates=True) also follows `_delegate_from` markers on rows whose
     # parent_session_id is not set, which get_descendants cannot preview; those are left alone.
     reviewed = ids + [c for c in plan["cascade_ids"] if c not in set(ids)]
-    result = db.delete_sessions_batched(reviewed, cascade_delegates=False,
-                                        progress=_progress_printer(not args.json and sys.stderr.isatty()))
+    result = _remove(db, args, reviewed, what="delete", require_ended=False)
     if args.json:
-        _emit_json({"plan": plan, "result": result, "dry_run": False})
+        _emit_json({"plan": plan, "result": result, "dry_run": False, "trash_entry": result.get("trash_entry")})
     else:
-        _print_result(result)
+        _print_result(result, args)
     return 0
 
 
@@ -1051,9 +1127,138 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- trash
+def _entry_ref(db: SessionDB, ref: str) -> dict[str, Any]:
+    """An entry id, or a unique prefix of one (exact targets, like session references)."""
+    entries = db.list_trash()
+    exact = [e for e in entries if e["id"] == ref]
+    if exact:
+        return exact[0]
+    found = [e for e in entries if ref and e["id"].startswith(ref)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CliError(f"no trash entry {one_line(ref)!r} for {_db_path_shown(db)}"
+                       f" (see: hermes-tui sessions trash list)", "not_found")
+    shown = ", ".join(e["id"] for e in found[:CANDIDATES_SHOWN])
+    more = f" and {len(found) - CANDIDATES_SHOWN} more" if len(found) > CANDIDATES_SHOWN else ""
+    raise CliError(f"{one_line(ref)!r} matches {len(found)} trash entries: {shown}{more}", "ambiguous")
+
+
+def _db_path_shown(db: SessionDB) -> str:
+    return one_line(str(db.db_path))
+
+
+def _size(n: Any) -> str:
+    n = int(n or 0)
+    for unit in ("B", "KB", "MB"):
+        if n < 1024:
+            return f"{n} {unit}"
+        n //= 1024
+    return f"{n} GB"
+
+
+def cmd_trash(db: SessionDB, args: argparse.Namespace) -> int:
+    return TRASH_COMMANDS[args.trash_command](db, args)
+
+
+def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
+    entries = db.list_trash()
+    if args.json:
+        _emit_json({"entries": entries})
+        return 0
+    if not entries:
+        _out("The trash is empty.")
+        return 0
+    rows = [[e["id"], _short_time(e["created_at"]), e["what"] or "-", e["sessions"], e["messages"],
+             _size(e["bytes"]), e["status"], ", ".join(one_line(t) for t in e["titles"] if t)] for e in entries]
+    _out(_table(["ENTRY", "WHEN", "WHAT", "SESSIONS", "MESSAGES", "SIZE", "STATUS", "TITLES"], rows,
+                right=(3, 4, 5), limits={7: 50}))
+    return 0
+
+
+def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
+    entry = db.trash_entry(_entry_ref(db, args.entry)["id"])
+    if args.json:
+        _emit_json(entry)
+        return 0
+    deleted = entry.get("deleted_ids")
+    gone = set(deleted) if isinstance(deleted, list) else None
+    _out(f"entry:    {entry['id']}")
+    _out(f"when:     {iso(entry.get('created_at'))}")
+    _out(f"what:     {_s(entry.get('what'))}   status: {_s(entry.get('status'))}")
+    counts = entry.get("counts") or {}
+    _out(f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {_size(entry.get('bytes'))}")
+    _out(f"store:    {_s(entry.get('store'))}")
+    _out(f"sessions ({len(entry.get('sessions') or [])}):")
+    for srow in entry.get("sessions") or []:
+        mark = " " if gone is None or srow.get("id") in gone else "="
+        _out(f"  {mark} {_ident(srow)}")
+    if gone is not None and len(gone) < len(entry.get("sessions") or []):
+        _out("  (= kept by the delete: not in the trash's restore)")
+    if entry.get("status") == "interrupted":
+        _out("The delete was interrupted: restore brings back the sessions it removed.")
+    return 0
+
+
+def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
+    result = db.restore_trash(_entry_ref(db, args.entry)["id"])
+    if args.json:
+        _emit_json(result)
+        return 0
+    _out(f"Restored {result['restored']} session{'s' if result['restored'] != 1 else ''}"
+         f" ({result['messages']} messages) from {result['entry']}.")
+    for r in result["sessions"]:
+        if r["status"] == "conflict":
+            _out(f"  ! {_s(r['id'])}: not restored: {_s(r.get('reason'))}")
+        elif r["status"] == "present":
+            _out(f"  = {_s(r['id'])}: {_s(r.get('reason'))}")
+        for note in r.get("notes") or []:
+            _out(f"  ~ {_s(r['id'])}: {_s(note)}")
+    for o in result.get("orphans") or []:
+        if o["status"] != "relinked":
+            _out(f"  ~ {_s(o['id'])}: parent link to {_s(o['parent_session_id'])} not restored: {_s(o.get('reason'))}")
+    if result["conflicts"]:
+        _out(f"{result['conflicts']} session{'s' if result['conflicts'] != 1 else ''} not restored (conflicts above);"
+             " nothing live was overwritten.")
+    return 0
+
+
+def cmd_trash_empty(db: SessionDB, args: argparse.Namespace) -> int:
+    if args.retention:
+        if args.older_than is not None:
+            raise UsageError("--retention and --older-than cannot be combined")
+        db.trash_retention_s = args.trash_keep
+        db.trash_max_bytes = args.trash_max_mb
+        result = db.apply_trash_retention()
+    else:
+        entries = db.list_trash()
+        now = time.time()
+        doomed = [e for e in entries
+                  if args.older_than is None or now - (e["created_at"] or now) >= args.older_than]
+        if not doomed:
+            result = {"removed": [], "bytes": 0}
+        else:
+            age = f" older than {args.older_than / 86400:g} days" if args.older_than is not None else ""
+            question = f"Remove {len(doomed)} trash entr{'ies' if len(doomed) != 1 else 'y'}{age} for good?"
+            if not _confirm(args, question):
+                raise CliError("not confirmed: the trash was not emptied", "refused")
+            result = db.empty_trash(older_than_s=args.older_than)
+    if args.json:
+        _emit_json(result)
+    else:
+        n = len(result["removed"])
+        _out(f"Removed {n} trash entr{'ies' if n != 1 else 'y'} ({_size(result['bytes'])}).")
+    return 0
+
+
+TRASH_COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
+    "list": cmd_trash_list, "show": cmd_trash_show, "restore": cmd_trash_restore, "empty": cmd_trash_empty,
+}
+
 COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "list": cmd_list, "show": cmd_show, "search": cmd_search, "rename": cmd_rename, "prune": cmd_prune,
-    "delete": cmd_delete, "export": cmd_export, "stats": cmd_stats,
+    "delete": cmd_delete, "export": cmd_export, "stats": cmd_stats, "trash": cmd_trash,
 }
 
 
@@ -1065,7 +1270,7 @@ def _store_error_kind(exc: StoreError) -> str:
         return "not_a_database"
     if isinstance(exc, ReadOnlyError):
         return "read_only"
-    if isinstance(exc, SessionNotFound):
+    if isinstance(exc, (SessionNotFound, TrashEntryNotFound)):
         return "not_found"
     if isinstance(exc, LockTimeout):
         return "locked"
@@ -1121,6 +1326,12 @@ def _report(kind: str, message: str, as_json: bool) -> int:
     return EXIT_CODES[kind]
 
 
+def _writes(args: argparse.Namespace) -> bool:
+    if args.command == "trash":
+        return getattr(args, "trash_command", None) in TRASH_WRITE_COMMANDS
+    return args.command in WRITE_COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `sessions` subcommand; returns the exit code (never raises SystemExit)."""
     argv_list = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
@@ -1134,7 +1345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc.kind, str(exc), wants_json)
     db: SessionDB | None = None
     try:
-        db = _open(args, write=args.command in WRITE_COMMANDS)
+        db = _open(args, write=_writes(args))
         return int(COMMANDS[args.command](db, args) or 0)
     except BrokenPipeError:  # `| head`
         _silence_stdout()

@@ -8,6 +8,7 @@ from .errors import (
     LockTimeout,
     NotADatabaseError,
     NotAHermesStore,
+    QueryTooComplex,
     ReadOnlyError,
     SessionNotFound,
     StorageError,
@@ -15,11 +16,30 @@ from .errors import (
     StructureLocked,
     TitleError,
 )
+from .federation import FederatedSearch, Federation, MergedOrder, ProfileError, RowKeys, open_stores
 from .listing import SessionFilter, SessionOrder
+from .live import Changes, ChangeWatcher, LiveCursor
+from .profiles import StoreRef, StoreStatus, discover_stores, open_store, probe_store
+from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
 from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
+from .trash import TrashEntryNotFound, TrashError
 
 __all__ = [
+    "Changes",
+    "ChangeWatcher",
+    "LiveCursor",
+    "FederatedSearch",
+    "Federation",
+    "MergedOrder",
+    "ProfileError",
+    "RowKeys",
+    "StoreRef",
+    "StoreStatus",
+    "discover_stores",
+    "open_store",
+    "open_stores",
+    "probe_store",
     "SCHEMA_VERSION",
     "DiskFullError",
     "IntegrityError",
@@ -27,6 +47,7 @@ __all__ = [
     "LockTimeout",
     "NotADatabaseError",
     "NotAHermesStore",
+    "QueryTooComplex",
     "ReadOnlyError",
     "SearchOutcome",
     "SessionDB",
@@ -37,4 +58,11 @@ __all__ = [
     "StoreError",
     "StructureLocked",
     "TitleError",
+    "diagnose",
+    "is_fts_corruption_error",
+    "is_malformed_db_error",
+    "repair",
+    "repair_state_db_schema",
+    "TrashEntryNotFound",
+    "TrashError",
 ]

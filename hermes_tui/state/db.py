@@ -6,12 +6,15 @@ from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
 from .lineage import LineageMixin
 from .listing import ListingMixin
+from .live import LiveMixin
 from .maintenance import MaintenanceMixin
 from .messages import MessagesMixin
+from .repair import RepairMixin
 from .search import SearchMixin
 from .sessions import SessionsMixin
 from .stats import StatsMixin
 from .titles import TitlesMixin
+from .trash import TrashMixin
 
 
 class SessionDB(
@@ -25,6 +28,9 @@ class SessionDB(
     StatsMixin,
     MaintenanceMixin,
     ImportMixin,
+    RepairMixin,
+    TrashMixin,
+    LiveMixin,
 ):
     """The Hermes session store (`state.db`, schema v23) on APSW.
 
