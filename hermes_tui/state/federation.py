@@ -1,0 +1,598 @@
+"""Several profiles' stores as one: a merged session list and a federated search.
+
+Ids are only unique within a store, so everything here is addressed by `(profile, id)`.
+
+Each open store gets one worker thread of its own (`SessionDB` keeps one APSW connection per
+thread, so a store is always read through the same connection, and the stores are read in
+parallel). Every per-store call goes through `Federation.call`/`map`; a failure in one store is
+recorded as a `ProfileError` for that profile and never fails the whole list or search.
+
+**The merged list** is an exact k-way merge of each store's own `session_order`: the stores'
+orders are taken as they are (so each store's rows keep their relative order, even while an
+agent writes to it) and interleaved by the order's key, descending, unknown (NULL) keys last,
+ties by profile name and then the store's own order (id descending). The ids of every store are
+loaded (as `session_order` does for one store), but the keys only block by block, as the merge
+reaches them, through a swappable `KeySource` — see `RowKeys`.
+
+**The federated search** runs `search()` on every store in parallel and merges the pages:
+newest (oldest) first exactly by timestamp, ties by profile then the store's own order (id).
+Best-match order cannot merge by score: `search()` returns no bm25 score, and scores of
+different FTS5 indexes are not comparable anyway (bm25 depends on each index's document count
+and average length, so the same message scores differently in a small and a large store). It
+interleaves the stores by rank *position*: every store's best hit, then every store's second
+best, and so on, ties by profile. Paging over the merged order fetches from each store only as
+far as the merge reaches.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from .db import SessionDB
+from .listing import ORDERS, SessionFilter, SessionOrder
+from .profiles import StoreRef, open_store
+
+T = TypeVar("T")
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+@dataclass(frozen=True)
+class ProfileError:
+    """One store's failure in a federated operation: shown next to that profile only."""
+
+    profile: str
+    kind: str  # the exception's class name
+    message: str
+
+    @classmethod
+    def of(cls, profile: str, exc: BaseException) -> ProfileError:
+        return cls(profile, type(exc).__name__, str(exc) or type(exc).__name__)
+
+
+@dataclass
+class Outcome:
+    """Per-profile results of `Federation.map`: values of the stores that answered, errors of the rest."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, ProfileError] = field(default_factory=dict)
+
+
+class Federation:
+    """The open stores of several profiles, each read on a thread of its own.
+
+    Build it with `open_stores(refs)`. `refs` keeps every store, the failed ones with their
+    status (for badges); `profiles` names the open ones, in the order given.
+    """
+
+    def __init__(self, refs: Sequence[StoreRef], read_only: bool = False) -> None:
+        self._executors: dict[str, ThreadPoolExecutor] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self.dbs: dict[str, SessionDB] = {}
+        self.read_only = read_only
+        pending: list[tuple[int, Future[tuple[StoreRef, SessionDB | None]]]] = []
+        self.refs: list[StoreRef] = list(refs)
+        for i, ref in enumerate(self.refs):
+            if ref.profile in self._executors:
+                raise ValueError(f"profile {ref.profile!r} given twice")
+            ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"hermes-store-{ref.profile}")
+            self._executors[ref.profile] = ex
+            self._threads[ref.profile] = ex.submit(threading.current_thread).result()
+            # Opened on the store's own thread: the connection made while opening is the one
+            # every later call of this store reuses.
+            pending.append((i, ex.submit(open_store, ref, read_only)))
+        for i, fut in pending:
+            ref, db = fut.result()
+            self.refs[i] = ref
+            if db is None:
+                self._executors.pop(ref.profile).shutdown(wait=False)
+                self._threads.pop(ref.profile)
+            else:
+                self.dbs[ref.profile] = db
+
+    # ------------------------------------------------------------------ stores
+    @property
+    def profiles(self) -> list[str]:
+        """The open stores' profiles, in discovery order."""
+        return [r.profile for r in self.refs if r.profile in self.dbs]
+
+    def ref(self, profile: str) -> StoreRef:
+        for r in self.refs:
+            if r.profile == profile:
+                return r
+        raise KeyError(profile)
+
+    def db(self, profile: str) -> SessionDB:
+        """The open store of `profile` (KeyError if it is not open). Call it through `call`
+        to stay on the store's thread."""
+        return self.dbs[profile]
+
+    def submit(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Run `fn(db, *args, **kwargs)` on `profile`'s thread."""
+        db = self.dbs[profile]
+        if threading.current_thread() is self._threads[profile]:  # already there: no deadlock
+            fut: Future[T] = Future()
+            try:
+                fut.set_result(fn(db, *args, **kwargs))
+            except BaseException as exc:
+                fut.set_exception(exc)
+            return fut
+        return self._executors[profile].submit(fn, db, *args, **kwargs)
+
+    def call(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`fn(db, *args, **kwargs)` on `profile`'s thread, waited for (exceptions propagate)."""
+        return self.submit(profile, fn, *args, **kwargs).result()
+
+    def map(self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any) -> Outcome:
+        """`fn(db, ...)` on every store (or `profiles`) in parallel. An exception of one store is
+        its `ProfileError`; the others' values are kept."""
+        names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
+        futures = {p: self.submit(p, fn, *args, **kwargs) for p in names}
+        out = Outcome()
+        for p, fut in futures.items():
+            try:
+                out.values[p] = fut.result()
+            except Exception as exc:  # noqa: BLE001 - one store's failure is that store's badge
+                out.errors[p] = ProfileError.of(p, exc)
+        return out
+
+    def interrupt(self, profiles: Iterable[str] | None = None) -> None:
+        """Cancel running queries of the stores (from any thread): a superseded search."""
+        for p in self.profiles if profiles is None else profiles:
+            if p in self.dbs:
+                self.dbs[p].interrupt()
+
+    def close(self) -> None:
+        """Close every store on its own thread, then stop the threads."""
+        for p in list(self.dbs):
+            try:
+                self.call(p, SessionDB.close)
+            except Exception:  # noqa: BLE001 - closing is best effort, the others still close
+                pass
+        for ex in self._executors.values():
+            ex.shutdown(wait=True)
+        self.dbs.clear()
+        self._executors.clear()
+        self._threads.clear()
+
+    def __enter__(self) -> Federation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ views
+    def session_order(
+        self,
+        filter: SessionFilter | None = None,
+        order: str = "last_active",
+        profiles: Iterable[str] | None = None,
+        keys: KeySource | None = None,
+        block: int = 256,
+    ) -> MergedOrder:
+        """The merged session list of the open stores (or only `profiles`), see `MergedOrder`."""
+        return MergedOrder(self, filter, order, profiles, keys, block)
+
+    def search(self, query: str, sort: str | None = "newest", profiles: Iterable[str] | None = None,
+               **kwargs: Any) -> FederatedSearch:
+        """A federated search (see `FederatedSearch`); `kwargs` go to each store's `search()`."""
+        return FederatedSearch(self, query, sort=sort, profiles=profiles, **kwargs)
+
+
+def open_stores(refs: Sequence[StoreRef], read_only: bool = False) -> Federation:
+    """Open every store in `refs` in parallel (`migrate=False`; `read_only` as asked, a store
+    that refuses writes opened read-only). Failures become statuses in `Federation.refs`."""
+    return Federation(refs, read_only=read_only)
+
+
+# ---------------------------------------------------------------------- keys of the merged list
+Key = float | int | None
+
+
+class KeySource(Protocol):
+    """Where the merge gets a store's order keys: `keys(db, order, start, stop)` returns the keys
+    of `order.ids[start:stop]`, aligned, with exactly the value `session_order` sorted by."""
+
+    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]: ...
+
+
+def _num(value: Any) -> float | int:
+    """`num_sql`'s value from a cleaned row: a number, else 0."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def row_key(order: str, row: dict[str, Any]) -> Key:
+    """The key `session_order(order=…)` sorts by, recomputed from a `list_rows` row (whose
+    values are cleaned exactly as the order's SQL cleans them: dates outside [0, 3000-01-01]
+    and non-numbers unknown, counters that are not numbers 0)."""
+    if order == "last_active":
+        return row.get("last_active")
+    if order == "started":
+        return row.get("started_at")
+    if order == "messages":
+        return _num(row.get("message_count"))
+    if order == "tokens":
+        a, b = _num(row.get("input_tokens")), _num(row.get("output_tokens"))
+        total = a + b
+        if isinstance(total, int) and not _INT64_MIN <= total <= _INT64_MAX:
+            return float(a) + float(b)  # SQLite's integer `+` overflows into REAL
+        return total
+    if order == "cost":
+        actual = row.get("actual_cost_usd")
+        return actual if isinstance(actual, (int, float)) and not isinstance(actual, bool) else _num(
+            row.get("estimated_cost_usd"))
+    raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+
+
+class RowKeys:
+    """Keys through the public `list_rows` (one query per block of ids).
+
+    `session_order` returns ids only, so this reads a block's list rows to learn their keys: a
+    few ms per 256 rows, paid only for the part of the list the merge reaches. A store method
+    returning the keys with the ids would make it one query per store; swap it in as another
+    `KeySource`. An id deleted since the order was taken keeps its predecessor's key (its row is
+    skipped when the page is read), so the store's run stays in order.
+    """
+
+    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]:
+        ids = order.ids[start:stop]
+        by_id = {r["id"]: row_key(order.order, r) for r in db.list_rows(ids)}
+        out: list[Key] = []
+        prev: Key = None
+        for i in ids:
+            prev = by_id.get(i, prev)
+            out.append(prev)
+        return out
+
+
+def desc_key(value: Any) -> tuple[int, Any]:
+    """Sort key for "largest first, unknown last" (SQLite's `ORDER BY x DESC` with NULLs);
+    a non-number (never produced by the stores' cleaned values) sorts with the unknown ones."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+        isinstance(value, float) and math.isnan(value)
+    ):
+        return (0, -value)
+    return (1, 0)
+
+
+def asc_key(value: Any) -> tuple[int, Any]:
+    """Sort key for "smallest first, unknown last"."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
+        isinstance(value, float) and math.isnan(value)
+    ):
+        return (0, value)
+    return (1, 0)
+
+
+# ---------------------------------------------------------------------- the lazy k-way merge
+class _Run(Protocol):
+    """One store's ordered sequence, readable from the front: `key(pos)` (None past the end)."""
+
+    profile: str
+
+    def key(self, pos: int) -> tuple[Any, ...] | None: ...
+
+
+class _LazyMerge:
+    """Merges runs by `(run key, profile rank, position)`, only as far as it is asked to.
+
+    Each run's relative order is kept whatever its keys are (a run is only read forward), so
+    the merge is exact for sorted runs and still loses or repeats nothing for a store whose
+    order changed underneath."""
+
+    def __init__(self, runs: Sequence[_Run]) -> None:
+        self.runs = list(runs)
+        ranks = {p: i for i, p in enumerate(sorted(r.profile for r in self.runs))}
+        self._rank = [ranks[r.profile] for r in self.runs]
+        self.merged: list[tuple[int, int]] = []  # (run index, position in the run)
+        self._heap: list[tuple[tuple[Any, ...], int, int, int]] = []
+        self._next: tuple[int, int] | None = None
+        self._started = False
+
+    def _push(self, run: int, pos: int) -> None:
+        key = self.runs[run].key(pos)
+        if key is not None:
+            heapq.heappush(self._heap, (key, self._rank[run], pos, run))
+
+    def ensure(self, n: int) -> int:
+        """Merge until `n` items are known or every run is exhausted; returns how many are known."""
+        if len(self.merged) >= n:
+            return len(self.merged)
+        if not self._started:
+            self._started = True
+            for i in range(len(self.runs)):
+                self._push(i, 0)
+        while len(self.merged) < n:
+            if self._next is not None:  # the successor of the last item, read only now it is needed
+                self._push(*self._next)
+                self._next = None
+            if not self._heap:
+                break
+            _key, _rank, pos, run = heapq.heappop(self._heap)
+            self.merged.append((run, pos))
+            self._next = (run, pos + 1)
+        return len(self.merged)
+
+    @property
+    def exhausted(self) -> bool:
+        return self._started and not self._heap and self._next is None
+
+
+# ---------------------------------------------------------------------- the merged session list
+class _OrderRun:
+    """One store's `SessionOrder` with its keys fetched block by block (on the store's thread)."""
+
+    def __init__(self, owner: MergedOrder, profile: str, order: SessionOrder) -> None:
+        self.owner = owner
+        self.profile = profile
+        self.order = order
+        self.keys: list[Key] = []
+        self.failed = False
+
+    def fetch_to(self, stop: int) -> None:
+        """Fetch keys up to position `stop` (a failure ends the run where it is, recorded)."""
+        stop = min(stop, len(self.order.ids))
+        if self.failed or stop <= len(self.keys):
+            return
+        start = len(self.keys)
+        try:
+            got = self.owner.fed.call(self.profile, self.owner.key_source.keys, self.order, start, stop)
+        except Exception as exc:  # noqa: BLE001 - this store's badge, the list goes on
+            self.failed = True
+            self.owner.errors[self.profile] = ProfileError.of(self.profile, exc)
+            return
+        self.keys.extend(got)
+
+    def key(self, pos: int) -> tuple[Any, ...] | None:
+        if pos >= len(self.order.ids):
+            return None
+        if pos >= len(self.keys):
+            self.fetch_to(pos + self.owner.block)
+            if pos >= len(self.keys):
+                return None
+        return desc_key(self.keys[pos])
+
+
+class MergedOrder:
+    """One virtual list over several stores, in one order: `(profile, id)` pairs and their rows.
+
+    `len()` is exact from the start (the stores' orders are counted); `pairs(offset, n)` and
+    `page(offset, n)` merge only as far as `offset + n`. Per-profile counts in `counts`; stores
+    that failed in `errors` (a store that fails part-way contributes what was merged before).
+    Not thread-safe: use it from one (worker) thread at a time.
+    """
+
+    def __init__(
+        self,
+        fed: Federation,
+        filter: SessionFilter | None = None,
+        order: str = "last_active",
+        profiles: Iterable[str] | None = None,
+        keys: KeySource | None = None,
+        block: int = 256,
+    ) -> None:
+        if order not in ORDERS:
+            raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+        self.fed = fed
+        self.filter = filter or SessionFilter()
+        self.order = order
+        self.key_source: KeySource = keys or RowKeys()
+        self.block = max(1, int(block))
+        got = fed.map(SessionDB.session_order, profiles, self.filter, order)
+        self.errors: dict[str, ProfileError] = dict(got.errors)
+        names = [p for p in fed.profiles if p in got.values]
+        self._runs = [_OrderRun(self, p, got.values[p]) for p in names]
+        self._merge = _LazyMerge(self._runs)
+        self._len = sum(len(r.order) for r in self._runs)
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def profiles(self) -> list[str]:
+        return [r.profile for r in self._runs]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """Sessions per profile matching the filter (the header's per-profile counts)."""
+        return {r.profile: len(r.order) for r in self._runs}
+
+    def _prefetch(self, target: int) -> None:
+        """Fetch, in parallel, about as many keys per store as reaching `target` will need
+        (its share of the list, plus a block); the merge fetches any rest itself."""
+        if not self._len:
+            return
+        jobs: dict[str, Future[Any]] = {}
+        for run in self._runs:
+            want = min(len(run.order), math.ceil(target * len(run.order) / self._len * 1.25) + self.block)
+            if want > len(run.keys) and not run.failed:
+                jobs[run.profile] = self.fed.submit(
+                    run.profile, self.key_source.keys, run.order, len(run.keys), want)
+        for run in self._runs:
+            fut = jobs.get(run.profile)
+            if fut is None:
+                continue
+            try:
+                run.keys.extend(fut.result())
+            except Exception as exc:  # noqa: BLE001
+                run.failed = True
+                self.errors[run.profile] = ProfileError.of(run.profile, exc)
+
+    def pairs(self, offset: int, n: int) -> list[tuple[str, str]]:
+        """`(profile, id)` of the merged positions `offset … offset+n-1` (fewer at the end)."""
+        offset, n = max(0, int(offset)), max(0, int(n))
+        if len(self._merge.merged) < offset + n and not self._merge.exhausted:
+            self._prefetch(offset + n)
+            self._merge.ensure(offset + n)
+        return [
+            (self._runs[run].profile, self._runs[run].order.ids[pos])
+            for run, pos in self._merge.merged[offset:offset + n]
+        ]
+
+    def all_pairs(self) -> list[tuple[str, str]]:
+        """The whole merged order (fetches every key: for tests, exports and small lists)."""
+        return self.pairs(0, self._len)
+
+    def page(self, offset: int, n: int) -> list[dict[str, Any]]:
+        """The list rows of `pairs(offset, n)`, each with a `profile` field, read from every store
+        of the page in parallel. Rows deleted since the order was taken are skipped; a store that
+        fails leaves its rows out and its error in `errors`."""
+        pairs = self.pairs(offset, n)
+        wanted: dict[str, list[str]] = {}
+        for profile, sid in pairs:
+            wanted.setdefault(profile, []).append(sid)
+        futures = {p: self.fed.submit(p, SessionDB.list_rows, ids) for p, ids in wanted.items()}
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for p, fut in futures.items():
+            try:
+                for row in fut.result():
+                    found[(p, row["id"])] = {**row, "profile": p}
+            except Exception as exc:  # noqa: BLE001
+                self.errors[p] = ProfileError.of(p, exc)
+        return [found[pair] for pair in pairs if pair in found]
+
+    def index_of(self, profile: str, session_id: str) -> int | None:
+        """Merged position of `(profile, session_id)`, or None (merges as far as it is)."""
+        run_index = next((i for i, r in enumerate(self._runs) if r.profile == profile), None)
+        if run_index is None:
+            return None
+        try:
+            pos = self._runs[run_index].order.ids.index(session_id)
+        except ValueError:
+            return None
+        for i, (run, p) in enumerate(self._merge.merged):
+            if run == run_index and p == pos:
+                return i
+        while not self._merge.exhausted:
+            start = len(self._merge.merged)
+            self._merge.ensure(start + max(self.block, start))
+            for i in range(start, len(self._merge.merged)):
+                if self._merge.merged[i] == (run_index, pos):
+                    return i
+        return None
+
+
+# ---------------------------------------------------------------------- federated search
+SORTS = ("newest", "oldest", "rank")
+
+
+class _SearchRun:
+    """One store's search results, read forward a page at a time (on the store's thread)."""
+
+    def __init__(self, owner: FederatedSearch, profile: str) -> None:
+        self.owner = owner
+        self.profile = profile
+        self.results: list[dict[str, Any]] = []
+        self.done = False
+        self.route: str | None = None
+
+    def take(self, outcome: Any, asked: int) -> None:
+        self.results.extend(outcome.results)
+        self.route = outcome.route if self.route in (None, "empty") else self.route
+        if len(outcome.results) < asked:
+            self.done = True
+
+    def fetch(self, count: int) -> None:
+        if self.done:
+            return
+        try:
+            out = self.owner.fed.call(self.profile, self.owner._search, len(self.results), count)
+        except Exception as exc:  # noqa: BLE001 - this store's error, the search goes on
+            self.done = True
+            self.owner.errors[self.profile] = ProfileError.of(self.profile, exc)
+            return
+        self.take(out, count)
+
+    def key(self, pos: int) -> tuple[Any, ...] | None:
+        if pos >= len(self.results):
+            if self.done:
+                return None
+            self.fetch(max(len(self.results), 32))
+            if pos >= len(self.results):
+                return None
+        sort = self.owner.sort
+        if sort == "rank":
+            return (pos,)
+        ts = self.results[pos].get("timestamp")
+        return asc_key(ts) if sort == "oldest" else desc_key(ts)
+
+
+class FederatedSearch:
+    """One query over several stores: `page(offset, limit)` of the merged hits (each with a
+    `profile` field), `counts()` of hits per profile, `errors` per profile, `routes` per profile.
+
+    `sort`: `"newest"` (default) / `"oldest"` merge exactly by timestamp; `"rank"` (or None) is
+    best match, interleaved by each store's rank position (see the module's doc for why not by
+    score). Each store is searched with `search(query, limit=…, offset=…, sort=…, **kwargs)`
+    (`kwargs`: `source_filter`, `exclude_sources`, `role_filter`, `include_inactive`, `context`;
+    `context` defaults to False here). A page reads every store in parallel, each up to
+    `offset + limit` hits (fewer once it has them); earlier pages are kept. Not thread-safe.
+    """
+
+    def __init__(self, fed: Federation, query: str, *, sort: str | None = "newest",
+                 profiles: Iterable[str] | None = None, **kwargs: Any) -> None:
+        sort_norm = (sort or "rank").strip().lower()
+        if sort_norm not in SORTS:
+            raise ValueError(f"unknown sort {sort!r}; expected one of {', '.join(SORTS)}")
+        self.fed = fed
+        self.query = query
+        self.sort = sort_norm
+        kwargs.setdefault("context", False)
+        self.kwargs = kwargs
+        names = fed.profiles if profiles is None else [p for p in profiles if p in fed.dbs]
+        self.errors: dict[str, ProfileError] = {}
+        self._runs = [_SearchRun(self, p) for p in names]
+        self._merge = _LazyMerge(self._runs)
+
+    def _search(self, db: SessionDB, offset: int, limit: int) -> Any:
+        return db.search(self.query, limit=limit, offset=offset,
+                         sort=None if self.sort == "rank" else self.sort, **self.kwargs)
+
+    @property
+    def profiles(self) -> list[str]:
+        return [r.profile for r in self._runs]
+
+    @property
+    def routes(self) -> dict[str, str | None]:
+        """The route that answered in each store (`search().route`)."""
+        return {r.profile: r.route for r in self._runs}
+
+    def _fetch_upto(self, need: int) -> None:
+        """Every store's hits up to `need` (those it has not read yet), in parallel, one
+        `search()` each: whatever the merge reaches, no store can supply more than `need`."""
+        short = [r for r in self._runs if not r.done and len(r.results) < need]
+        futures = {r.profile: self.fed.submit(r.profile, self._search, len(r.results), need - len(r.results))
+                   for r in short}
+        for run in short:
+            try:
+                run.take(futures[run.profile].result(), need - len(run.results))
+            except Exception as exc:  # noqa: BLE001 - this store's error, the search goes on
+                run.done = True
+                self.errors[run.profile] = ProfileError.of(run.profile, exc)
+
+    def page(self, offset: int = 0, limit: int = 20) -> list[dict[str, Any]]:
+        """Merged hits `offset … offset+limit-1`, each a `search()` result dict plus `profile`."""
+        offset, limit = max(0, int(offset)), max(0, int(limit))
+        if len(self._merge.merged) < offset + limit and not self._merge.exhausted:
+            self._fetch_upto(max(offset + limit, 1))
+        self._merge.ensure(offset + limit)
+        return [
+            {**self._runs[run].results[pos], "profile": self._runs[run].profile}
+            for run, pos in self._merge.merged[offset:offset + limit]
+        ]
+
+    def counts(self, cap: int = 10_000) -> dict[str, tuple[int, bool]]:
+        """Hits per profile, `(n, exact)` as `search_count` gives them (in parallel); a store
+        that fails is left out and its error recorded."""
+        kw = {k: v for k, v in self.kwargs.items()
+              if k in ("source_filter", "exclude_sources", "role_filter", "include_inactive")}
+        sort = None if self.sort == "rank" else self.sort
+        out = self.fed.map(SessionDB.search_count, self.profiles, self.query, cap=cap, sort=sort, **kw)
+        self.errors.update(out.errors)
+        return dict(out.values)
