@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_tui import cli_live
 from hermes_tui import state as _state
 from hermes_tui.exporting import (
     content_text,
@@ -297,6 +298,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("stats", "Totals, usage by source and model, costliest sessions and chains, activity, health.")
     p.add_argument("--days", type=non_negative_int, default=30, help="days of activity to chart (default 30)")
     p.add_argument("--top", type=non_negative_int, default=10, help="rows in the costliest lists")
+
+    p = cmd("tail", cli_live.TAIL_HELP)
+    cli_live.add_tail_args(p)
+    p = cmd("watch", cli_live.WATCH_HELP)
+    cli_live.add_watch_args(p)
 
     p = cmd("trash", "What delete and prune moved to the trash: list, show, restore or empty it.")
     tsub = p.add_subparsers(dest="trash_command", metavar="ACTION", parser_class=_Parser)
@@ -1259,6 +1265,7 @@ TRASH_COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
 COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "list": cmd_list, "show": cmd_show, "search": cmd_search, "rename": cmd_rename, "prune": cmd_prune,
     "delete": cmd_delete, "export": cmd_export, "stats": cmd_stats, "trash": cmd_trash,
+    "tail": cli_live.cmd_tail, "watch": cli_live.cmd_watch,  # reads only: opened read-only
 }
 
 
