@@ -2,9 +2,11 @@
 
 English and CJK sessions, tool calls and results, reasoning, compression chains, branches,
 delegates, rewound and compaction-archived messages, several sources and models, costs, and
-one agent text full of markup-looking brackets. Content and message timestamps are derived
-from a seed and a base time, so a demo built with a fixed ``base`` is reproducible (tests and
-screenshots use that); `ensure_demo_db()` builds it once into the user cache folder.
+one agent text full of markup-looking brackets, spread over the four months before a base time
+(most sessions ended, a few open). Content and every date (session start/end, messages) are
+derived from a seed and that base, so a demo built with a fixed ``base`` is reproducible (tests
+and screenshots use that); `ensure_demo_db()` builds it at the current time into the user cache
+folder, once per `DEMO_VERSION`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-DEMO_VERSION = 1
+#: Bump when the demo's content or timeline changes: a cached demo of another version is rebuilt.
+#: v2: realistic ages (started_at/ended_at over 120 days; v1 stamped every session at build time).
+DEMO_VERSION = 2
+DEMO_META_VERSION = "hermes_tui.demo_version"
+DEMO_META_BASE = "hermes_tui.demo_base"
 DAY = 86400.0
 
 
@@ -248,13 +254,23 @@ PRICES = {  # $ per million tokens (in, out), for plausible estimated costs
 }
 
 
-class _Builder:
-    """Writes sessions through SessionDB; keeps the clock of the fake timeline."""
+END_REASONS = ("user_exit", "user_exit", "user_exit", "idle_timeout", "session_reset")
 
-    def __init__(self, db: Any, base: float, rng: random.Random) -> None:
-        self.db = db
+
+class _Builder:
+    """Collects sessions as `import_sessions` records on a fake timeline, then writes them.
+
+    `create_session` stamps `started_at` with the wall clock, which made every demo session
+    "started just now" (prune's "older than 90 days" found nothing, every date filter showed
+    all rows). Records carry their own `started_at`/`ended_at`; what `import_sessions` does not
+    restore (token usage, a rewind, a compaction) is replayed through the API afterwards.
+    """
+
+    def __init__(self, base: float, rng: random.Random) -> None:
         self.base = base
         self.rng = rng
+        self.records: dict[str, dict[str, Any]] = {}
+        self.usage: dict[str, dict[str, Any]] = {}
 
     def session(
         self,
@@ -266,26 +282,23 @@ class _Builder:
         model_config: dict[str, Any] | None = None,
         source: str | None = None,
         turns: list[Turn] | None = None,
-    ) -> tuple[str, float, list[int]]:
-        """Create one session with its turns; returns (id, time after last message, user ids)."""
-        db, rng = self.db, self.rng
+        end: str | None = "auto",
+    ) -> tuple[str, float]:
+        """Plan one session; returns (id, time of its last message).
+
+        ``end``: an end reason, "auto" (a common one at random) or None (left open).
+        """
+        rng = self.rng
         sid = _sid(start, rng)
-        kw: dict[str, Any] = {"model": topic.model}
-        if parent:
-            kw["parent_session_id"] = parent
-        if model_config:
-            kw["model_config"] = model_config
-        db.create_session(sid, source or topic.source, **kw)
         t = start
-        user_ids: list[int] = []
         tokens_in = tokens_out = 0
-        db.append_message(sid, "system", content="You are Hermes, a helpful agent.", timestamp=t)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": "You are Hermes, a helpful agent.", "timestamp": t}
+        ]
         for turn in turns if turns is not None else topic.turns:
             t += rng.uniform(20, 400)
-            user_ids.append(
-                db.append_message(
-                    sid, "user", content=turn.user, timestamp=t, token_count=len(turn.user) // 3
-                )
+            messages.append(
+                {"role": "user", "content": turn.user, "timestamp": t, "token_count": len(turn.user) // 3}
             )
             t += rng.uniform(3, 40)
             if turn.tool:
@@ -297,56 +310,78 @@ class _Builder:
                         "function": {"name": turn.tool, "arguments": _json(turn.args)},
                     }
                 ]
-                db.append_message(
-                    sid,
-                    "assistant",
-                    content="",
-                    tool_calls=calls,
-                    reasoning=turn.reasoning or None,
-                    finish_reason="tool_calls",
-                    token_count=rng.randint(40, 160),
-                    timestamp=t,
-                )
+                messages.append({
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": calls,
+                    "reasoning": turn.reasoning or None,
+                    "finish_reason": "tool_calls",
+                    "token_count": rng.randint(40, 160),
+                    "timestamp": t,
+                })
                 t += rng.uniform(1, 30)
-                db.append_message(
-                    sid, "tool", content=turn.result, tool_name=turn.tool, tool_call_id=call_id, timestamp=t
-                )
+                messages.append({
+                    "role": "tool",
+                    "content": turn.result,
+                    "tool_name": turn.tool,
+                    "tool_call_id": call_id,
+                    "timestamp": t,
+                })
                 t += rng.uniform(2, 20)
-                db.append_message(
-                    sid,
-                    "assistant",
-                    content=turn.answer,
-                    finish_reason="stop",
-                    token_count=len(turn.answer) // 3,
-                    timestamp=t,
-                )
+                messages.append({
+                    "role": "assistant",
+                    "content": turn.answer,
+                    "finish_reason": "stop",
+                    "token_count": len(turn.answer) // 3,
+                    "timestamp": t,
+                })
             else:
-                db.append_message(
-                    sid,
-                    "assistant",
-                    content=turn.answer,
-                    reasoning=turn.reasoning or None,
-                    finish_reason="stop",
-                    token_count=len(turn.answer) // 3,
-                    timestamp=t,
-                )
+                messages.append({
+                    "role": "assistant",
+                    "content": turn.answer,
+                    "reasoning": turn.reasoning or None,
+                    "finish_reason": "stop",
+                    "token_count": len(turn.answer) // 3,
+                    "timestamp": t,
+                })
             tokens_in += rng.randint(1500, 9000)
             tokens_out += rng.randint(200, 1800)
-        price_in, price_out = PRICES.get(topic.model, (1.0, 4.0))
-        cost = round(tokens_in / 1e6 * price_in + tokens_out / 1e6 * price_out, 6)
-        db.update_token_counts(
-            sid,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cache_read_tokens=tokens_in // 3,
-            model=topic.model,
-            estimated_cost_usd=cost,
-            billing_provider=topic.model.split("/", 1)[0],
-            api_call_count=len(topic.turns) * 2,
-        )
+        record: dict[str, Any] = {
+            "id": sid,
+            "source": source or topic.source,
+            "model": topic.model,
+            "started_at": start,
+            "messages": messages,
+        }
+        if parent:
+            record["parent_session_id"] = parent
+        if model_config:
+            record["model_config"] = model_config
         if title:
-            db.set_session_title(sid, title)
-        return sid, t, user_ids
+            record["title"] = title
+        if end is not None:
+            record["end_reason"] = rng.choice(END_REASONS) if end == "auto" else end
+            record["ended_at"] = t + rng.uniform(5, 50)
+        self.records[sid] = record
+        price_in, price_out = PRICES.get(topic.model, (1.0, 4.0))
+        self.usage[sid] = {
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "cache_read_tokens": tokens_in // 3,
+            "model": topic.model,
+            "estimated_cost_usd": round(tokens_in / 1e6 * price_in + tokens_out / 1e6 * price_out, 6),
+            "billing_provider": topic.model.split("/", 1)[0],
+            "api_call_count": len(topic.turns) * 2,
+        }
+        return sid, t
+
+    def write(self, db: Any) -> None:
+        """One `import_sessions` (parents resolve inside it), then the usage of each session."""
+        result = db.import_sessions(list(self.records.values()))
+        if not result["ok"] or result["imported"] != len(self.records):
+            raise RuntimeError(f"demo import failed: {result}")
+        for sid, usage in self.usage.items():
+            db.update_token_counts(sid, **usage)
 
 
 def _json(value: Any) -> str:
@@ -355,8 +390,18 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+#: How far back the plain sessions start: past prune's default 90 days, so prune, the orders,
+#: the date filters and the statistics all have something to show on a fresh demo.
+SPREAD_DAYS = 120
+
+
 def build_demo(path: str | Path, base: float | None = None, seed: int = 7) -> Path:
-    """Write the demo database at ``path`` (which must not exist) through the store API."""
+    """Write the demo database at ``path`` (which must not exist) through the store API.
+
+    Every date is relative to ``base`` (default: now): sessions spread over the
+    `SPREAD_DAYS` before it, most of them ended, a few left open (one long abandoned, the tip
+    of a compression chain, the two most recent).
+    """
     from hermes_tui.state import SessionDB
 
     path = Path(path)
@@ -365,124 +410,162 @@ def build_demo(path: str | Path, base: float | None = None, seed: int = 7) -> Pa
     base = time.time() if base is None else base
     rng = random.Random(seed)
     topics = _topics()
+    b = _Builder(base, rng)
+    # 1. A plain spread of sessions over four months, every topic a few times.
+    start = base - SPREAD_DAYS * DAY
+    for rep in range(3):
+        for i, topic in enumerate(topics):
+            start += rng.uniform(2.5, 5.5) * DAY
+            title = (
+                topic.title
+                if rep == 0
+                else (f"{topic.title} ({rep + 1})" if rng.random() < 0.6 else None)
+            )
+            abandoned = rep == 0 and i == 2  # never ended: prune lists it as "still open"
+            b.session(topic, start, title=title, end=None if abandoned else "auto")
+            if rep == 2 and i == 3:
+                break
+    # 2. A compression chain of three segments; the tip is live.
+    pg = topics[1]
+    root, t = b.session(pg, base - 5 * DAY, title="Postgres upgrade runbook", end="compression")
+    mid, t = b.session(
+        pg,
+        t + 60,
+        title="Postgres upgrade runbook #2",
+        parent=root,
+        end="compression",
+        turns=[
+            Turn(
+                "Continue: write the cutover checklist.",
+                "Cutover checklist:\n\n- [ ] lag < 1 s\n- [ ] freeze writes\n- [ ] switch DSN\n- [ ] smoke tests",
+            )
+        ],
+    )
+    b.session(
+        pg,
+        t + 60,
+        title="Postgres upgrade runbook #3",
+        parent=mid,
+        end=None,
+        turns=[
+            Turn(
+                "Cutover done. Anything to clean up?",
+                "Drop the subscription on 16 and the publication on 14, then decommission the old primary.",
+            )
+        ],
+    )
+    # 3. A branch of the CI topic, and a delegate sub-agent.
+    ci = topics[0]
+    ci_root, t = b.session(ci, base - 2 * DAY, title="CI flakiness deep dive")
+    b.session(
+        ci,
+        t + 30,
+        title="CI flakiness: try pytest-randomly",
+        parent=ci_root,
+        model_config={"_branched_from": ci_root},
+        turns=[
+            Turn(
+                "Branch: what if we randomise test order instead?",
+                "`pytest-randomly` would surface more order bugs; keep the id ordering fix either way.",
+            )
+        ],
+    )
+    b.session(
+        topics[4],
+        t + 45,
+        parent=ci_root,
+        source="tool",
+        model_config={"_delegate_from": ci_root},
+        end="delegate_complete",
+        turns=[
+            Turn(
+                "Sub-task: list every test that sorts by created_at.",
+                "Found 3: test_refund_idempotency, test_invoice_order, test_audit_trail.",
+                tool="grep",
+                args={"pattern": "ORDER BY created_at", "path": "tests/"},
+                result="tests/test_refunds.py:88\ntests/test_invoices.py:12\ntests/test_audit.py:140",
+            )
+        ],
+    )
+    # 4. A session with a rewind and one with an in-place compaction (shown dimmed on a toggle).
+    rw, rw_t = b.session(topics[9], base - 3 * 3600, title="FTS5 tokenizers (rewound)")
+    b.records[rw]["ended_at"] = rw_t + 60  # after the messages appended past the rewind
+    cp, cp_t = b.session(topics[2], base - 2 * 3600, title="Rust log parser (compacted)")
+    b.records[cp]["ended_at"] = cp_t + 30
+    # 5. The two most recent are live.
+    b.session(topics[6], base - 20 * 60, title="连接池泄漏（进行中）", end=None)
+    b.session(topics[7], base - 70 * 60, end=None)
     with SessionDB(path) as db:
-        b = _Builder(db, base, rng)
-        start = base - 60 * DAY
-        # 1. A plain spread of sessions over two months, every topic a few times.
-        for rep in range(3):
-            for i, topic in enumerate(topics):
-                start += rng.uniform(0.3, 1.6) * DAY
-                title = (
-                    topic.title
-                    if rep == 0
-                    else (f"{topic.title} ({rep + 1})" if rng.random() < 0.6 else None)
-                )
-                b.session(topic, start, title=title)
-                if rep == 2 and i == 3:
-                    break
-        # 2. A compression chain of three segments (with a compaction summary at each hand-off).
-        pg = topics[1]
-        start = base - 5 * DAY
-        root, t, _ = b.session(pg, start, title="Postgres upgrade runbook")
-        db.end_session(root, "compression")
-        mid, t, _ = b.session(
-            pg,
-            t + 60,
-            title="Postgres upgrade runbook #2",
-            parent=root,
-            turns=[
-                Turn(
-                    "Continue: write the cutover checklist.",
-                    "Cutover checklist:\n\n- [ ] lag < 1 s\n- [ ] freeze writes\n- [ ] switch DSN\n- [ ] smoke tests",
-                )
-            ],
-        )
-        db.end_session(mid, "compression")
-        tip, t, _ = b.session(
-            pg,
-            t + 60,
-            title="Postgres upgrade runbook #3",
-            parent=mid,
-            turns=[
-                Turn(
-                    "Cutover done. Anything to clean up?",
-                    "Drop the subscription on 16 and the publication on 14, then decommission the old primary.",
-                )
-            ],
-        )
-        # 3. A branch of the CI topic, and a delegate sub-agent.
-        ci = topics[0]
-        start = base - 2 * DAY
-        ci_root, t, _ = b.session(ci, start, title="CI flakiness deep dive")
-        b.session(
-            ci,
-            t + 30,
-            title="CI flakiness: try pytest-randomly",
-            parent=ci_root,
-            model_config={"_branched_from": ci_root},
-            turns=[
-                Turn(
-                    "Branch: what if we randomise test order instead?",
-                    "`pytest-randomly` would surface more order bugs; keep the id ordering fix either way.",
-                )
-            ],
-        )
-        b.session(
-            topics[4],
-            t + 45,
-            parent=ci_root,
-            source="tool",
-            model_config={"_delegate_from": ci_root},
-            turns=[
-                Turn(
-                    "Sub-task: list every test that sorts by created_at.",
-                    "Found 3: test_refund_idempotency, test_invoice_order, test_audit_trail.",
-                    tool="grep",
-                    args={"pattern": "ORDER BY created_at", "path": "tests/"},
-                    result="tests/test_refunds.py:88\ntests/test_invoices.py:12\ntests/test_audit.py:140",
-                )
-            ],
-        )
-        # 4. A session with a rewind and an in-place compaction (shown dimmed on a toggle).
-        fts = topics[9]
-        rw, t, users = b.session(fts, base - 3 * 3600, title="FTS5 tokenizers (rewound)")
+        b.write(db)
+        users = [m["id"] for m in db.get_messages(rw) if m["role"] == "user"]
         if len(users) > 1:
             db.rewind_to_message(rw, users[1])
-            db.append_message(rw, "user", content="Actually: how do I rebuild the index?", timestamp=t + 10)
+            db.append_message(
+                rw, "user", content="Actually: how do I rebuild the index?", timestamp=rw_t + 10
+            )
             db.append_message(
                 rw,
                 "assistant",
                 content="`INSERT INTO messages_fts(messages_fts) VALUES('rebuild');`",
                 finish_reason="stop",
-                timestamp=t + 20,
+                timestamp=rw_t + 20,
             )
-        cp, t, _ = b.session(topics[2], base - 2 * 3600, title="Rust log parser (compacted)")
         db.archive_and_compact(
             cp,
             [
                 {
                     "role": "user",
                     "content": "[Compaction summary] We wrote a Rust CLI that counts nginx paths.",
-                    "timestamp": t + 5,
+                    "timestamp": cp_t + 5,
                 },
                 {
                     "role": "assistant",
                     "content": "Summary noted. Next: add a `--top N` flag.",
-                    "timestamp": t + 10,
+                    "timestamp": cp_t + 10,
                 },
             ],
         )
-        # 5. The most recent one is live (not ended), others mostly ended.
-        b.session(topics[6], base - 20 * 60, title="连接池泄漏（进行中）")
-        b.session(topics[7], base - 70 * 60)
+        db.set_meta(DEMO_META_VERSION, str(DEMO_VERSION))
+        db.set_meta(DEMO_META_BASE, repr(base))
     return path
 
 
+def demo_version(path: Path) -> int | None:
+    """The demo version recorded in a built demo's `state_meta` (None: not one of ours)."""
+    from hermes_tui.state import SessionDB
+
+    try:
+        with SessionDB(path, read_only=True, migrate=False) as db:
+            value = db.get_meta(DEMO_META_VERSION)
+    except Exception:
+        return None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _discard(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+
 def ensure_demo_db(path: Path | None = None) -> Path:
-    """Build the demo once (atomically: a temp file renamed into place) and return its path."""
+    """Build the demo once (atomically: a temp file renamed into place) and return its path.
+
+    A cached demo of another `DEMO_VERSION` (an older layout of the timeline, e.g. v1's
+    "everything started at build time") is rebuilt; the default location also drops the files
+    of older versions. Dates are relative to the moment of the build.
+    """
     target = Path(path) if path is not None else demo_path()
+    if path is None:
+        for old in target.parent.glob("demo-state-v*.db"):
+            if old != target:
+                _discard(old)
     if target.exists():
-        return target
+        if demo_version(target) == DEMO_VERSION:
+            return target
+        _discard(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp_dir = Path(tempfile.mkdtemp(prefix=".demo-", dir=target.parent))
     tmp = tmp_dir / target.name

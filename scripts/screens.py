@@ -84,6 +84,26 @@ async def s_help(pilot: Pilot[None], db: Path) -> None:
     await pilot.pause()
 
 
+async def s_palette(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+
+
+async def s_prune(pilot: Pilot[None], db: Path) -> None:
+    """The default prune ("older than 90 days") on the demo's four-month timeline."""
+    await settle(pilot)
+    await pilot.press("P")
+    await settle(pilot, rounds=3)
+
+
+async def s_export(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Nightly backup report")
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await pilot.press("e")
+    await settle(pilot)
+
+
 STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("01-session-list", s_list, (120, 40)),
     ("02-search", s_search, (120, 40)),
@@ -93,6 +113,9 @@ STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("06-tool-calls", s_tools, (120, 40)),
     ("07-help", s_help, (120, 40)),
     ("08-narrow-80x24", s_list, (80, 24)),
+    ("09-command-palette", s_palette, (120, 40)),
+    ("10-prune-preview", s_prune, (120, 40)),
+    ("11-export-dialog", s_export, (120, 40)),
 ]
 
 

@@ -1,8 +1,10 @@
 """Registry of session actions bound on the main screen (rename, prune, delete, export, stats).
 
 The actions issue adds entries here instead of editing MainScreen: each `ActionSpec` becomes a
-key binding, listed in the footer/help, whose handler receives the MainScreen (with
-`selected_session_id`, `selected_row`, `db`, and `post_message(SessionsChanged(...))`).
+key binding, listed in the footer/help and offered by the command palette, whose handler
+receives the MainScreen (with `selected_session_id`, `selected_row`, `db`, and
+`post_message(SessionsChanged(...))`). Nothing registers itself on import: the app calls
+`hermes_tui.app.session_actions.register_actions()` before it builds the main screen.
 """
 
 from __future__ import annotations
@@ -17,13 +19,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ActionSpec:
-    """One key-bound action: ``handler(screen)`` runs on the event loop (it starts workers)."""
+    """One key-bound action: ``handler(screen)`` runs on the event loop (it starts workers).
+
+    ``palette`` is the command palette's wording (``description`` when empty) and ``help``
+    its one-line explanation there.
+    """
 
     name: str
     key: str
     description: str
     handler: Callable[[MainScreen], Any]
     show: bool = True
+    palette: str = ""
+    help: str = ""
 
 
 ACTIONS: list[ActionSpec] = []

@@ -9,11 +9,11 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
-import hermes_tui.app.session_actions  # noqa: F401  (registers rename/delete/prune/export/stats)
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
+from hermes_tui.app.session_actions import register_actions
 from hermes_tui.app.styles import stylesheet_paths
 
 if TYPE_CHECKING:
@@ -33,6 +33,8 @@ class HermesApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
+        # Its own action, so the search pane's block on `quit` (a typed letter) never blocks it.
+        Binding("ctrl+q", "force_quit", "Quit", show=False, priority=True),
     ]
 
     def __init__(
@@ -45,6 +47,7 @@ class HermesApp(App[None]):
         path_label: str | None = None,
     ) -> None:
         super().__init__()
+        register_actions()  # before the main screen binds every registered action's key
         self.db_path = Path(db_path)
         self.read_only = read_only
         self.now = now
@@ -73,6 +76,11 @@ class HermesApp(App[None]):
 
     def on_unmount(self) -> None:
         self.collector.stop()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The app's single-letter keys (`q`, `?`) are off while the search pane is shown: a
+        letter typed there is part of a query (Esc closes search first). ctrl+q still quits."""
+        return not (action in {"quit", "help"} and self.screen.has_class("-searching"))
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
@@ -105,9 +113,12 @@ class HermesApp(App[None]):
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
             ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),
-            ("palette", [Binding("ctrl+p", "command_palette", "Command palette: jump to a session, theme…")]),
+            ("palette", [Binding("ctrl+p", "command_palette", "Command palette: every action with its key, jump to a session, theme…")]),
         ]
         self.push_screen(HelpScreen(sections))
+
+    async def action_force_quit(self) -> None:
+        await self.action_quit()
 
     async def action_quit(self) -> None:
         if self.prefetch is not None:

@@ -1,25 +1,62 @@
-"""Command palette provider: jump to a session by title or id (prefix).
+"""Command palette provider: every action of the browser with its key, and jump to a session.
 
-The palette's search runs on the event loop, so each lookup is handed to a thread worker and
+Actions come from the live binding maps and the action registry (`hermes_tui.app.actions`),
+so a key shown here is the key that is bound; choosing one runs it on the main screen exactly
+as the key would (after the palette has closed, so dialogs open over the main screen).
+
+The session lookup runs on the event loop, so each lookup is handed to a thread worker and
 awaited; SQL never runs on the loop. Errors are swallowed into "no hits" (a palette must
 never crash the app).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
 from textual.markup import escape
 
+from hermes_tui.app import actions
 from hermes_tui.app.render import one_line, session_label
+from hermes_tui.app.screens.help import key_label
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
 
 MAX_HITS = 20
+
+
+@dataclass(frozen=True)
+class PaletteAction:
+    """One palette entry: ``action`` runs on the main screen (or the app when ``on_app``)."""
+
+    label: str
+    action: str
+    help: str
+    on_app: bool = False
+
+
+#: The main screen's and app's own actions, in the palette's order (the registered session
+#: actions — rename, delete, prune, export, statistics — are listed before these).
+BUILTIN: tuple[PaletteAction, ...] = (
+    PaletteAction("Search messages", "search", "full-text search; n/N step through the hits"),
+    PaletteAction("Filters: source, model, date, title", "filters", "narrow the session list"),
+    PaletteAction(
+        "Change the order of the list", "cycle_order", "last active, started, messages, tokens, cost"
+    ),
+    PaletteAction("Zoom the focused pane", "zoom", "the list then shows every column; again to undo"),
+    PaletteAction("Chain reader on/off", "chain", "read a compression chain as one transcript"),
+    PaletteAction("Show or hide rewound messages", "toggle_inactive", "rewound and compaction-archived rows"),
+    PaletteAction("Reload from the database", "reload", "re-read the list and the open transcript"),
+    PaletteAction("Help: every key", "help", "all keys, the list marks and the search routes", on_app=True),
+    PaletteAction("Change the theme", "change_theme", "pick a colour theme", on_app=True),
+)
 
 
 def find_sessions(db: Any, query: str) -> list[dict[str, Any]]:
@@ -37,8 +74,19 @@ def find_sessions(db: Any, query: str) -> list[dict[str, Any]]:
     return db.list_rows(ids[: MAX_HITS * 2]) if ids else []
 
 
+def bound_keys(bindings: Iterable[Binding], action: str) -> str:
+    """How the keys bound to ``action`` read (``r``, ``ctrl+r``, ``/``), or "" when unbound."""
+    keys: list[str] = []
+    for binding in bindings:
+        if binding.action == action:
+            for key in key_label(binding.key).split(", "):
+                if key not in keys:
+                    keys.append(key)
+    return ", ".join(keys)
+
+
 class SessionCommands(Provider):
-    """Jump to a session by title or id."""
+    """Every action with its key, and jump to a session by title or id."""
 
     def _main(self) -> MainScreen | None:
         from hermes_tui.app.screens.main import MainScreen
@@ -48,25 +96,64 @@ class SessionCommands(Provider):
                 return screen
         return None
 
+    # ------------------------------------------------------------------ actions
+    def palette_actions(self, main: MainScreen) -> list[tuple[str, str, str, Any]]:
+        """(label, keys, help, callback) for every action, keys read from the live bindings."""
+        screen_bindings = [b for group in main._bindings.key_to_bindings.values() for b in group]
+        app_bindings = [b for group in self.app._bindings.key_to_bindings.values() for b in group]
+        entries: list[tuple[str, str, str, Any]] = []
+        for spec in actions.ACTIONS:
+            keys = bound_keys(screen_bindings, f"run_action({spec.name!r})") or key_label(spec.key)
+            run = partial(main.action_run_action, spec.name)
+            entries.append((spec.palette or spec.description, keys, spec.help, run))
+        for item in BUILTIN:
+            target = self.app if item.on_app else main
+            keys = bound_keys(app_bindings if item.on_app else screen_bindings, item.action)
+            entries.append((item.label, keys, item.help, partial(target.run_action, item.action)))
+        return entries
+
+    @staticmethod
+    def _display(label: Content | str, keys: str) -> Content:
+        """The label, then its key in brackets: ``Delete the selected session(s)  [D]``."""
+        shown = label if isinstance(label, Content) else Content(label)
+        return Content.assemble(shown, "  ", (f"[{keys}]" if keys else "[palette only]", "bold"))
+
     async def discover(self) -> Hits:
-        """With an empty query: the sessions already cached at the top of the list."""
+        """With an empty query: every action, then the sessions cached at the top of the list."""
         main = self._main()
         if main is None:
             return
+        for label, keys, help_text, callback in self.palette_actions(main):
+            yield DiscoveryHit(self._display(label, keys), callback, text=label, help=escape(help_text))
         sessions = main.session_list
         for index in range(min(sessions.total, 10)):
             row = sessions.row_at(index)
             if row:
+                label = f"Open: {session_label(row)[:70]}"
                 yield DiscoveryHit(
-                    Text(f"Open: {session_label(row)[:70]}"),
+                    Text(label),
                     partial(main.open_session, row["id"]),
+                    text=label,
                     help=escape(f"{row['id']} · {one_line(row.get('source'))}"),
                 )
 
     async def search(self, query: str) -> Hits:
         main = self._main()
         query = query.strip()
-        if main is None or main.db is None or len(query) < 2:
+        if main is None:
+            return
+        matcher = self.matcher(query)
+        for label, keys, help_text, callback in self.palette_actions(main):
+            score = matcher.match(label)
+            if score > 0:
+                yield Hit(
+                    score,
+                    self._display(matcher.highlight(label), keys),
+                    callback,
+                    text=label,
+                    help=escape(help_text),
+                )
+        if main.db is None or len(query) < 2:
             return
         worker = main.run_worker(
             partial(find_sessions, main.db, query),
@@ -80,7 +167,6 @@ class SessionCommands(Provider):
             rows = await worker.wait()
         except Exception:
             return
-        matcher = self.matcher(query)
         for row in rows or []:
             label = session_label(row)
             text = f"{label} {row['id']}"
@@ -94,6 +180,7 @@ class SessionCommands(Provider):
                 score,
                 display,
                 partial(main.open_session, row["id"]),
+                text=f"Open: {label[:70]}",
                 help=escape(
                     f"{row['id']} · {one_line(row.get('source'))} · {row.get('message_count') or 0} msgs"
                 ),

@@ -2,17 +2,23 @@
 
 Everything that turns agent-written text into something on screen goes through here, so the
 rule "agent text is never parsed as markup" lives in one place: these return `rich.text.Text`
-built from plain strings and spans.
+built from plain strings and spans. Every helper accepts any stored value (SQLite columns are
+dynamically typed: a timestamp may be text, a BLOB, NULL or ``1e300``) and returns a marker
+instead of raising; the text they return has been through `hermes_tui.safe_text`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
+
+from hermes_tui.safe_text import as_text, inert
+from hermes_tui.safe_text import one_line as one_line
 
 Clock = Callable[[], float]
 
@@ -39,11 +45,56 @@ def system_clock() -> float:
     return time.time()
 
 
-def relative_time(ts: float | None, now: float) -> str:
-    """Short age like ``42s``, ``5m``, ``3h``, ``6d``, ``9w``, or a date past a year."""
-    if ts is None:
+#: Shown where a stored timestamp is not a usable number (text, a BLOB, NaN, out of range).
+INVALID_DATE = "invalid date"
+INVALID_AGE = "invalid"
+#: Shown where a stored count or cost is not a usable number.
+INVALID_NUMBER = "?"
+
+# time.gmtime/strftime handle years 1..9999 on every platform; outside that they raise or print
+# five-digit years, so a timestamp outside this range is reported as invalid.
+_MIN_TS = -62_135_596_800.0  # 0001-01-01T00:00:00Z
+_MAX_TS = 253_402_300_799.0  # 9999-12-31T23:59:59Z
+
+
+def to_number(value: Any) -> float | None:
+    """A finite float from a stored value, or None when it is missing or not a usable number.
+
+    SQLite keeps whatever a writer stored (``'yesterday'``, ``X'00'``, ``1e300``, ``NaN``), so
+    every count, cost and timestamp shown passes through here before any arithmetic.
+    """
+    if value is None or isinstance(value, (bytes, bytearray, memoryview)):
+        return None
+    try:
+        number = float(value.strip() if isinstance(value, str) else value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _epoch(ts: Any) -> float | None:
+    """A Unix timestamp that `time.gmtime` can show, else None."""
+    number = to_number(ts)
+    if number is None or not _MIN_TS <= number <= _MAX_TS:
+        return None
+    return number
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def relative_time(ts: Any, now: float) -> str:
+    """Short age like ``42s``, ``5m``, ``3h``, ``6d``, ``9w``, or a date past a year.
+
+    ``—`` when there is no timestamp, ``invalid`` when the stored value is not a usable one.
+    """
+    if _missing(ts):
         return "—"
-    delta = now - float(ts)
+    epoch = _epoch(ts)
+    if epoch is None:
+        return INVALID_AGE
+    delta = now - epoch
     if delta < 0:
         return "future"
     if delta < 60:
@@ -56,53 +107,82 @@ def relative_time(ts: float | None, now: float) -> str:
         return f"{int(delta // 86400)}d ago"
     if delta < 86400 * 365:
         return f"{int(delta // (86400 * 7))}w ago"
-    return time.strftime("%Y-%m-%d", time.gmtime(float(ts)))
+    return _strftime("%Y-%m-%d", epoch)
 
 
-def clock_time(ts: float | None) -> str:
-    """UTC ``YYYY-MM-DD HH:MM:SS`` (UTC so snapshots do not depend on the machine's zone)."""
-    if ts is None:
+def _strftime(fmt: str, epoch: float) -> str:
+    try:
+        return time.strftime(fmt, time.gmtime(epoch))
+    except (OverflowError, ValueError, OSError):
+        return INVALID_DATE
+
+
+def clock_time(ts: Any) -> str:
+    """UTC ``YYYY-MM-DD HH:MM:SS`` (UTC so snapshots do not depend on the machine's zone);
+    blank without a timestamp, ``invalid date`` for a stored value that is not one."""
+    if _missing(ts):
         return ""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(float(ts)))
+    epoch = _epoch(ts)
+    return INVALID_DATE if epoch is None else _strftime("%Y-%m-%d %H:%M:%S", epoch)
 
 
-def human_count(n: int | float | None) -> str:
-    """``950``, ``12.3k``, ``4.5M``: token and message counts in a narrow column."""
-    if not n:
+def human_count(n: Any) -> str:
+    """``950``, ``12.3k``, ``4.5M``: token and message counts in a narrow column (``?`` when the
+    stored value is not a number)."""
+    if _missing(n) or n == 0:
         return "0"
-    n = float(n)
+    number = to_number(n)
+    if number is None:
+        return INVALID_NUMBER
+    if abs(number) >= 1e15:
+        return f"{number:.1e}"
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            value = n / size
-            return f"{value:.1f}{unit}" if value < 100 else f"{value:.0f}{unit}"
-    return str(int(n))
+        if abs(number) >= size:
+            value = number / size
+            return f"{value:.1f}{unit}" if abs(value) < 100 else f"{value:.0f}{unit}"
+    return str(int(number))
 
 
-def format_cost(row: dict[str, Any]) -> str:
+def plain_count(n: Any) -> str:
+    """``1234``: an integer count as it is (no unit, no separator); anything else through the
+    tolerant `human_count` (``?`` when it is not a number)."""
+    if isinstance(n, int) and not isinstance(n, bool):
+        return str(n)
+    return human_count(n)
+
+
+def usd(value: Any) -> str:
+    """``$1,234.50``; ``?`` for a stored value that is not a number, exponent form when huge."""
+    number = to_number(0 if _missing(value) else value)
+    if number is None:
+        return INVALID_NUMBER
+    if abs(number) >= 1e12:
+        return f"${number:.2e}"
+    return f"${number:,.2f}"
+
+
+def format_cost(row: Any) -> str:
     """Actual cost when the provider reported one, else the estimate; blank when unknown."""
+    if not isinstance(row, dict):
+        return ""
     cost = row.get("actual_cost_usd")
-    if cost is None:
+    if _missing(cost):
         cost = row.get("estimated_cost_usd")
-    if cost is None or cost == 0:
+    if _missing(cost):
         return ""
-    if cost < 0.01:
+    number = to_number(cost)
+    if number is None:
+        return INVALID_NUMBER
+    if number == 0:
+        return ""
+    if 0 < number < 0.01:
         return "<$0.01"
-    return f"${cost:,.2f}"
-
-
-def one_line(text: str | None, width: int | None = None) -> str:
-    """Collapse whitespace (newlines, tabs, control chars) so a value fits one list row."""
-    if not text:
-        return ""
-    cleaned = " ".join("".join(ch if ch.isprintable() else " " for ch in str(text)).split())
-    if width is not None and len(cleaned) > width:
-        return cleaned[: max(0, width - 1)] + "…"
-    return cleaned
+    return usd(number)
 
 
 def session_label(row: dict[str, Any]) -> str:
     """Title, else the first-prompt preview, else the id: what a person recognises a session by."""
-    return one_line(row.get("title")) or one_line(row.get("preview")) or str(row.get("id", ""))
+    return one_line(row.get("title")) or one_line(row.get("preview")) or one_line(row.get("id", ""))
 
 
 def snippet_text(snippet: str | None, style: str = HIGHLIGHT_STYLE) -> Text:
@@ -181,61 +261,98 @@ def highlight_terms(text: Text, terms: Iterable[str], style: str = HIGHLIGHT_STY
 
 
 def truncate_text(
-    text: str, max_chars: int = MAX_RENDER_CHARS, max_lines: int = MAX_RENDER_LINES
+    text: Any, max_chars: int = MAX_RENDER_CHARS, max_lines: int = MAX_RENDER_LINES
 ) -> tuple[str, int]:
     """Cut text before it reaches a renderer; returns (text, characters dropped)."""
+    text = as_text(text)
     dropped = 0
     if len(text) > max_chars:
         dropped = len(text) - max_chars
         text = text[:max_chars]
-    lines = text.split("\n")
-    if len(lines) > max_lines:
-        kept = "\n".join(lines[:max_lines])
-        dropped += len(text) - len(kept)
-        text = kept
+    cut = _nth_newline(text, max_lines)
+    if cut >= 0:
+        dropped += len(text) - cut
+        text = text[:cut]
     return text, dropped
 
 
+def _nth_newline(text: str, n: int) -> int:
+    """Index of the `n`-th newline (1-based), or -1: where a text of more than `n` lines is cut
+    (without splitting the whole text into a list of lines)."""
+    pos = -1
+    for _ in range(max(1, n)):
+        pos = text.find("\n", pos + 1)
+        if pos < 0:
+            return -1
+    return pos
+
+
+#: JSON longer than this is shown as stored: parsing and re-indenting a 5 MB tool output only to
+#: cut it to `MAX_RENDER_CHARS` cost more than everything else in a transcript.
+MAX_PRETTY_JSON_CHARS = 200_000
+
+
 def pretty_json(value: Any) -> str:
-    """Indent JSON (or a JSON string); anything unparsable is returned as its string form."""
+    """Indent JSON (or a JSON string); anything unparsable is returned as its string form.
+
+    The result is *not* sanitized (``json.dumps(ensure_ascii=False)`` writes C1 and bidi controls
+    raw): callers pass it through `inert` after this, never before only.
+    """
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = as_text(value)
     if isinstance(value, str):
+        if len(value) > MAX_PRETTY_JSON_CHARS:
+            return value
         try:
             value = json.loads(value)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             return value
     try:
         return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
+        return as_text(value) if isinstance(value, str) else _safe_str(value)
+
+
+def _safe_str(value: Any) -> str:
+    try:
         return str(value)
+    except Exception:  # a pathological __str__/__repr__ must not take a view down
+        return f"[unprintable {type(value).__name__}]"
 
 
 def content_text(content: Any) -> str:
-    """Message content as display text: strings as-is, multimodal lists as their text parts."""
+    """Message content as inert display text: strings as-is, bytes decoded (a marker when not
+    UTF-8), multimodal lists as their text parts."""
     if content is None:
         return ""
-    if isinstance(content, str):
-        return content
+    if isinstance(content, (str, bytes, bytearray, memoryview)):
+        return inert(content)
     if isinstance(content, list):
         parts = []
         for part in content:
             if isinstance(part, dict):
                 if part.get("type") == "text" or "text" in part:
-                    parts.append(str(part.get("text", "")))
+                    text = part.get("text", "")
+                    parts.append(as_text(text) if isinstance(text, (str, bytes)) else pretty_json(text))
                 else:
-                    parts.append(f"[{part.get('type', 'part')}]")
+                    parts.append(f"[{one_line(part.get('type', 'part'), 40) or 'part'}]")
             else:
-                parts.append(str(part))
-        return "\n".join(parts)
+                parts.append(as_text(part) if isinstance(part, (str, bytes)) else pretty_json(part))
+        return inert("\n".join(parts))
     if isinstance(content, dict):
-        return pretty_json(content)
-    return str(content)
+        return inert(pretty_json(content))
+    return inert(_safe_str(content))
 
 
 def tool_call_parts(call: Any) -> tuple[str, str]:
-    """(name, pretty arguments) of one OpenAI-style tool call; tolerant of odd shapes."""
+    """(one-line name, inert pretty arguments) of one OpenAI-style tool call; tolerant of odd
+    shapes (a non-dict call shows as "tool call" with its value as the arguments)."""
     if not isinstance(call, dict):
-        return "tool call", pretty_json(call)
+        return "tool call", inert(pretty_json(call))
     fn = call.get("function") if isinstance(call.get("function"), dict) else {}
     name = fn.get("name") or call.get("name") or call.get("type") or "tool call"
     args = fn.get("arguments", call.get("arguments", call.get("input", "")))
-    return str(name), pretty_json(args) if args not in (None, "") else ""
+    if not isinstance(name, (str, bytes)):
+        name = pretty_json(name)
+    shown = one_line(name, 200) or "tool call"
+    return shown, inert(pretty_json(args)) if args is not None and args != "" else ""

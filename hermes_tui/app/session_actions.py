@@ -1,8 +1,9 @@
 """Session actions (rename, delete, prune, export, statistics) registered on the main screen.
 
-Importing this module registers one `ActionSpec` per action (`hermes_tui.app.actions`). Each
-handler runs on the event loop and only pushes a dialog; every store call happens in a thread
-worker of that dialog. Writing actions refuse up front on a store opened read-only.
+`register_actions()` (called by the app) registers one `ActionSpec` per action
+(`hermes_tui.app.actions`). Each handler runs on the event loop and only pushes a dialog; every
+store call happens in a thread worker of that dialog. Writing actions refuse up front on a store
+opened read-only, and act on exactly the session the user has selected (`target_session`).
 
 Shared pieces for the dialogs live here too: `ActionDialog` (a modal with a status line) and
 `LockWatch`, which shows "waiting for the write lock… (attempt N)" while a write worker retries
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Checkbox, RadioButton, Static
 
 from hermes_tui.app import actions
 from hermes_tui.app.actions import ActionSpec
@@ -55,6 +57,29 @@ def unique_path(path: Path) -> Path:
         if not candidate.exists():
             return candidate
         n += 1
+
+
+class MarkedCheckbox(Checkbox):
+    """A checkbox whose state reads without colour: ``[x]`` ticked, ``[ ]`` not.
+
+    Textual's toggle draws the same "X" either way and tells the states apart by colour only.
+    """
+
+    MARKS: ClassVar[tuple[str, str]] = ("[ ]", "[x]")
+
+    @property
+    def _button(self) -> Content:
+        return Content.assemble((self.MARKS[bool(self.value)], self.get_visual_style("toggle--button")))
+
+
+class MarkedRadioButton(RadioButton):
+    """A radio button whose state reads without colour: ``(•)`` chosen, ``( )`` not."""
+
+    MARKS: ClassVar[tuple[str, str]] = ("( )", "(•)")
+
+    @property
+    def _button(self) -> Content:
+        return Content.assemble((self.MARKS[bool(self.value)], self.get_visual_style("toggle--button")))
 
 
 class ActionDialog(ModalScreen[R]):
@@ -125,8 +150,22 @@ def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
     return False
 
 
+def target_session(screen: MainScreen) -> str | None:
+    """The one session an action applies to: exactly the row the user has selected.
+
+    With the list focused it is the row under the cursor. The transcript follows the cursor
+    only after a debounce and a load, so `selected_session_id` (transcript first) could still
+    name the previous row: D pressed right after a cursor move deleted the wrong session.
+    From the transcript, lineage or search panes it is the session the transcript shows.
+    """
+    sessions = screen.session_list
+    if screen.focused is sessions:
+        return sessions.selected_id
+    return screen.selected_session_id
+
+
 def _need_session(screen: MainScreen) -> str | None:
-    sid = screen.selected_session_id
+    sid = target_session(screen)
     if sid is None:
         screen.notify("No session is selected.", severity="warning")
     return sid
@@ -207,24 +246,49 @@ def stats(screen: MainScreen) -> None:
 
 
 #: Off until the main-screen snapshots (tests/snapshots/test_snapshots.py) are regenerated with
-#: the longer footer; the keys are listed in help (?) either way.
+#: the longer footer; the keys are listed in help (?) and in the command palette either way.
 SHOW_IN_FOOTER = False
 
 SPECS: tuple[ActionSpec, ...] = (
-    ActionSpec("rename", "r", "Rename", rename, show=SHOW_IN_FOOTER),
-    ActionSpec("delete", "D", "Delete", delete, show=SHOW_IN_FOOTER),
-    ActionSpec("prune", "P", "Prune", prune, show=SHOW_IN_FOOTER),
-    ActionSpec("export", "e", "Export", export, show=SHOW_IN_FOOTER),
-    ActionSpec("stats", "S", "Stats", stats, show=SHOW_IN_FOOTER),
+    ActionSpec(
+        "rename", "r", "Rename", rename, show=SHOW_IN_FOOTER,
+        palette="Rename the selected session", help="set or clear its title (validated as you type)",
+    ),
+    ActionSpec(
+        "delete", "D", "Delete", delete, show=SHOW_IN_FOOTER,
+        palette="Delete the selected session(s)", help="shows what cascades and what is orphaned first",
+    ),
+    ActionSpec(
+        "prune", "P", "Prune", prune, show=SHOW_IN_FOOTER,
+        palette="Prune old ended sessions", help="filters with a live preview before anything is deleted",
+    ),
+    ActionSpec(
+        "export", "e", "Export", export, show=SHOW_IN_FOOTER,
+        palette="Export the selected session",
+        help="JSON, JSONL or Markdown: the session, its lineage or the list",
+    ),
+    ActionSpec(
+        "stats", "S", "Stats", stats, show=SHOW_IN_FOOTER,
+        palette="Statistics", help="usage by model and source, activity, costliest chains, store health",
+    ),
 )
 
-for _spec in SPECS:
-    actions.register(_spec)
+
+def register_actions() -> None:
+    """Register rename/delete/prune/export/stats (idempotent: a spec replaces its namesake).
+
+    Called by the app before the main screen is built, which binds every registered key.
+    """
+    for spec in SPECS:
+        actions.register(spec)
+
 
 __all__ = [
     "ActionDialog",
     "WaitAbandoned",
     "error_text",
     "refuse_if_read_only",
+    "register_actions",
+    "target_session",
     "unique_path",
 ]

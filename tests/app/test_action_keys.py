@@ -24,7 +24,8 @@ def keys_bound_below_screen(widget: Widget) -> set[str]:
         if isinstance(node, MainScreen):
             break
         for key, bindings in node._bindings.key_to_bindings.items():
-            if any(b.key == key for b in bindings):
+            # A pane may re-bind a registry action to show it in its footer: that runs the same action.
+            if any(b.key == key and not b.action.startswith("screen.run_action(") for b in bindings):
                 keys.add(key)
     return keys
 

@@ -197,7 +197,7 @@ async def test_prune_preview_confirm(demo_db: Path) -> None:
         await settle(pilot)
         dialog = app.screen
         assert isinstance(dialog, PruneDialog)
-        dialog.query_one("#prune-days", Input).value = ""  # the demo's started_at is build time
+        dialog.query_one("#prune-days", Input).value = ""  # the runbook chain is only 5 days old
         dialog.query_one("#prune-title", Input).value = "postgres upgrade"
         await settle(pilot, rounds=3)
         plan = dialog.plan

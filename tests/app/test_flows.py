@@ -11,7 +11,7 @@ from textual.widgets import Input, Select
 from hermes_tui.app.screens.help import HelpScreen
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
-from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.search import SearchPane, route_words
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
 from hermes_tui.demo import fingerprint
@@ -86,7 +86,7 @@ async def test_search_open_hit_step_and_back_restores(demo_db: Path) -> None:
             ranked = db.search("postgres", limit=50)
         assert [h["id"] for h in search.hits] == [r["id"] for r in outcome.results]
         status = str(main.query_one("#search-status").render())
-        assert f"route {outcome.route}" in status
+        assert f"{len(outcome.results)} hits" in status and route_words(outcome.route) in status
         main.query_one("#search-sort", Select).value = "rank"  # best match: bm25 order
         await settle(pilot)
         assert search.shown is not None and search.shown.sort == "rank"
@@ -287,7 +287,7 @@ async def test_database_not_found_offers_demo(tmp_path: Path) -> None:
         main = main_of(app)
         assert main.state == "missing"
         assert not missing.exists(), "the app must not create a database it was asked to open"
-        note = str(main.query_one("#transcript").query(".transcript-note").first().render())
+        note = str(main.query_one("#notice").render())
         assert "no session database" in note.lower() and "press d" in note.lower()
         await pilot.press("d")
         await settle(pilot, rounds=8)
@@ -307,7 +307,8 @@ async def test_corrupt_file_is_a_notification_not_a_crash(tmp_path: Path) -> Non
         await settle(pilot)
         main = main_of(app)
         assert main.state == "failed"
-        assert any(n.severity == "error" for n in app._notifications)
+        assert "not an sqlite database" in str(main.query_one("#notice").render()).lower()
+        assert not any(n.severity == "error" for n in app._notifications)  # the screen says it
         await pilot.press("down", "slash", "enter", "c")
         await settle(pilot)
     assert path.read_bytes() == before

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ProgressBar, Static
 
@@ -59,6 +60,11 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
     store's `BATCH_MESSAGES`, or `batch_messages` when set) and Cancel/Esc stops it between two.
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+d", "confirm", "Delete: confirm (once the plan is shown)", show=False, priority=True),
+        Binding("escape", "close", "Delete: cancel, or stop after the current batch", show=False),
+    ]
+
     batch_messages: int | None = None
 
     def __init__(self, main: MainScreen, db: SessionDB, ids: list[str], *, selection: bool = False) -> None:
@@ -78,8 +84,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             yield ProgressBar(id="progress", show_eta=False)
             yield Static(Text(""), id="status")
             with Horizontal(id="buttons"):
-                yield Button("Delete", id="confirm", variant="error", disabled=True)
-                yield Button("Cancel", id="cancel")
+                yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()
@@ -134,7 +140,11 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
     @on(Button.Pressed, "#confirm")
     def _confirm(self, event: Button.Pressed) -> None:
         event.stop()
-        if self.busy or self.plan is None:
+        self.action_confirm()
+
+    def action_confirm(self) -> None:
+        """ctrl+d or the Delete button: delete exactly the sessions the plan shows."""
+        if self.busy or self.plan is None or not self.plan["ids"] or self.has_class("-finished"):
             return
         self.busy = True
         self.cancel_event.clear()
@@ -173,7 +183,7 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         self.add_class("-finished")
         if result is None:
             self.status(Text(f"Delete stopped: {error}. Sessions deleted before the stop stay deleted."))
-            self.query_one("#cancel", Button).label = "Close"
+            self.query_one("#cancel", Button).label = "Close (esc)"
             self.changed(tuple(self.ids))
             return
         word = "cancelled" if result["cancelled"] else "done"

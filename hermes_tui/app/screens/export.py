@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Button, Checkbox, Input, Label, RadioButton, RadioSet, Static
+from textual.widgets import Button, Input, Label, RadioSet, Static
 
-from hermes_tui.app.session_actions import ActionDialog, error_text
+from hermes_tui.app.session_actions import ActionDialog, MarkedCheckbox, MarkedRadioButton, error_text
 from hermes_tui.exporting import markdown_filename, to_json, to_jsonl, to_markdown, write_export
 
 if TYPE_CHECKING:
@@ -21,10 +23,34 @@ if TYPE_CHECKING:
 
 SCOPES = (("session", "this session"), ("lineage", "its lineage"), ("filter", "all sessions in the list"))
 FORMATS = ("json", "jsonl", "md")
+HINT = "Enter or ctrl+s export · Tab next field · arrows/space choose · Esc cancel"
+
+
+class ExportCancelled(Exception):  # noqa: N818 - raised to abandon a write, caught below
+    """Esc during an export: raised between two sessions, so `write_export` removes its temp file."""
+
+
+def cancellable(sessions: Iterable[dict[str, Any]], cancel: threading.Event) -> Iterator[dict[str, Any]]:
+    """``sessions`` one by one, stopping with `ExportCancelled` once ``cancel`` is set."""
+    for session in sessions:
+        if cancel.is_set():
+            raise ExportCancelled
+        yield session
+    if cancel.is_set():
+        raise ExportCancelled
 
 
 class ExportDialog(ActionDialog[Path | None]):
-    """Writes through `hermes_tui.exporting.write_export`; an existing file needs "overwrite"."""
+    """Writes through `hermes_tui.exporting.write_export`; an existing file needs "overwrite".
+
+    Esc while exporting stops between two sessions and leaves no file (the write goes to a
+    temp file that is removed).
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "export", "Export: write the file (Enter in the path too)", show=False, priority=True),
+        Binding("escape", "close", "Export: cancel, or stop a running export (no file left)", show=False),
+    ]
 
     def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
         super().__init__(main, db)
@@ -39,17 +65,18 @@ class ExportDialog(ActionDialog[Path | None]):
             with Horizontal(id="export-form"):
                 with RadioSet(id="export-scope"):
                     for i, (key, label) in enumerate(SCOPES):
-                        yield RadioButton(label, value=i == 0, name=key)
+                        yield MarkedRadioButton(label, value=i == 0, name=key)
                 with RadioSet(id="export-format"):
                     for i, fmt in enumerate(FORMATS):
-                        yield RadioButton(fmt, value=i == 0, name=fmt)
+                        yield MarkedRadioButton(fmt, value=i == 0, name=fmt)
             yield Label("path")
             yield Input(self.default_path(), id="export-path")
-            yield Checkbox("overwrite an existing file", id="export-overwrite", compact=True)
+            yield MarkedCheckbox("overwrite an existing file", id="export-overwrite", compact=True)
             yield Static(Text(""), id="status")
+            yield Static(Text(HINT), id="hint")
             with Horizontal(id="buttons"):
-                yield Button("Export", id="confirm", variant="primary")
-                yield Button("Cancel", id="cancel")
+                yield Button("Export (ctrl+s)", id="confirm", variant="primary")
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
@@ -81,6 +108,10 @@ class ExportDialog(ActionDialog[Path | None]):
     @on(Input.Submitted, "#export-path")
     def _confirm(self, event: Button.Pressed | Input.Submitted) -> None:
         event.stop()
+        self.action_export()
+
+    def action_export(self) -> None:
+        """Enter in the path, ctrl+s anywhere, or the Export button."""
         if self.busy:
             return
         raw = self.query_one("#export-path", Input).value.strip()
@@ -88,8 +119,9 @@ class ExportDialog(ActionDialog[Path | None]):
             self.status("enter a path", style="bold")
             return
         self.busy = True
-        self.status("exporting…")
-        force = self.query_one("#export-overwrite", Checkbox).value
+        self.cancel_event.clear()
+        self.status("exporting… (Esc stops, no file is left)")
+        force = self.query_one("#export-overwrite", MarkedCheckbox).value
         self.export_worker(Path(raw).expanduser(), self.scope, self.fmt, force)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export sessions")
@@ -100,13 +132,14 @@ class ExportDialog(ActionDialog[Path | None]):
                 raise FileExistsError(f"{path.name} exists: tick “overwrite” to replace it")
             if scope == "session":
                 one = db.export_session(self.session_id)
-                sessions: list[dict[str, Any]] | Iterator[dict[str, Any]] = [one] if one else []
+                sessions: Iterable[dict[str, Any]] = [one] if one else []
             elif scope == "lineage":
                 one = db.export_session_lineage(self.session_id)
                 sessions = [one] if one else []
             else:
                 ids = list(db.session_order(self.main.filter, self.main.order).ids)
                 sessions = (s for s in (db.export_session(i) for i in ids) if s)
+            sessions = cancellable(sessions, self.cancel_event)
             if fmt == "json":
                 content: str | Iterator[str] = to_json(sessions)
             elif fmt == "jsonl":
@@ -114,10 +147,18 @@ class ExportDialog(ActionDialog[Path | None]):
             else:
                 content = (to_markdown(s) + "\n" for s in sessions)
             written = write_export(path, content, force=force)
+        except ExportCancelled:
+            self.app.call_from_thread(self._cancelled)
+            return
         except Exception as exc:
             self.app.call_from_thread(self._failed, error_text(exc).replace(str(path.parent), "…"))
             return
         self.app.call_from_thread(self._done, written)
+
+    def _cancelled(self) -> None:
+        self.busy = False
+        self.main.notify("Export cancelled: no file was written.", title="Export", markup=False)
+        self.dismiss(None)
 
     def _failed(self, error: str) -> None:
         self.busy = False

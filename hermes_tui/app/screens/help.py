@@ -1,6 +1,8 @@
-"""HelpScreen: every key binding of the app, the main screen and its panes, in one table.
+"""HelpScreen: every key binding of the app, the main screen, its panes and dialogs, in one table.
 
-Built from the live binding maps (not a hand-written list) so it cannot drift from the code.
+Built from the live binding maps (not a hand-written list) so it cannot drift from the code;
+the dialogs' keys are read from their classes. Under the table: the list marks and, in plain
+words, which index answered a search (the route the search pane shows).
 """
 
 from __future__ import annotations
@@ -22,6 +24,51 @@ LEGEND = (
 )
 
 
+#: What each `SessionDB.search` route means, in the words the search pane should show.
+ROUTE_WORDS: dict[str, str] = {
+    "fts5": "word index",
+    "fts_cjk": "CJK index",
+    "trigram": "substring index",
+    "cjk_side": "CJK side index",
+    "like_scan": "substring scan",
+    "empty": "nothing to search for",
+}
+
+ROUTES_HELP = (
+    "Search routes (named under the search box): word index = whole words and prefixes (word*), "
+    "the fastest; CJK index = Chinese, Japanese and Korean text by character pairs; substring "
+    "index = runs of 3+ characters anywhere, e.g. a word glued to CJK text; CJK side index = "
+    "short CJK queries answered from a separate cache file (your database is not changed); "
+    "substring scan = every message is read (slower on big stores; used while an index is "
+    "missing or still building)."
+)
+
+_KEY_NAMES = {"slash": "/", "question_mark": "?", "asterisk": "*", "escape": "esc"}
+
+
+def key_label(keys: str) -> str:
+    """Textual key names as a person types them: ``slash,question_mark`` → ``/, ?``."""
+    return ", ".join(_KEY_NAMES.get(k.strip(), k.strip()) for k in keys.split(","))
+
+
+def dialog_sections() -> list[tuple[str, list[Binding]]]:
+    """The keys of every action dialog, from their classes' BINDINGS."""
+    from hermes_tui.app.screens.delete import DeleteDialog
+    from hermes_tui.app.screens.export import ExportDialog
+    from hermes_tui.app.screens.prune import PruneDialog
+    from hermes_tui.app.screens.rename import RenameDialog
+
+    return [
+        (name, [b for b in cls.BINDINGS if isinstance(b, Binding)])
+        for name, cls in (
+            ("rename dialog", RenameDialog),
+            ("delete dialog", DeleteDialog),
+            ("prune dialog", PruneDialog),
+            ("export dialog", ExportDialog),
+        )
+    ]
+
+
 def binding_rows(sections: Iterable[tuple[str, Iterable[Binding]]]) -> list[tuple[str, str, str]]:
     """(section, keys, description) for every binding that has a description."""
     rows: list[tuple[str, str, str]] = []
@@ -31,11 +78,7 @@ def binding_rows(sections: Iterable[tuple[str, Iterable[Binding]]]) -> list[tupl
             if not b.description or b.action in seen:
                 continue
             seen.add(b.action)
-            keys = ", ".join(
-                k.replace("slash", "/").replace("question_mark", "?").replace("asterisk", "*")
-                for k in b.key.split(",")
-            )
-            rows.append((section, keys, b.description))
+            rows.append((section, key_label(b.key), b.description))
     return rows
 
 
@@ -48,7 +91,8 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, sections: list[tuple[str, list[Binding]]]) -> None:
         super().__init__()
-        self.sections = sections
+        known = {name for name, _b in sections}
+        self.sections = sections + [s for s in dialog_sections() if s[0] not in known]
 
     def compose(self) -> ComposeResult:
         table = Table(box=None, expand=True, show_header=True, header_style="bold")
@@ -64,6 +108,7 @@ class HelpScreen(ModalScreen[None]):
             body.border_subtitle = "Esc closes"
             yield Static(table, id="help-table")
             yield Static(Text(LEGEND), id="help-legend")
+            yield Static(Text(ROUTES_HELP), id="help-routes")
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

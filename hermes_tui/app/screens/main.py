@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
@@ -31,9 +32,9 @@ from hermes_tui.app.prefetch import open_store
 from hermes_tui.app.render import (
     format_cost,
     human_count,
-    one_line,
     query_terms,
     snippet_terms,
+    to_number,
 )
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
@@ -45,7 +46,8 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptView,
     message_view,
 )
-from hermes_tui.state import SessionDB, SessionFilter
+from hermes_tui.safe_text import cell_width, inert, one_line
+from hermes_tui.state import SessionDB, SessionFilter, StoreError
 
 if TYPE_CHECKING:
     from hermes_tui.app.app import HermesApp
@@ -59,6 +61,54 @@ DATE_PRESETS: tuple[tuple[str, int], ...] = (
     ("last year", 365),
 )
 HIGHLIGHT_DEBOUNCE_S = 0.12
+
+#: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
+#: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
+PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "#sessions": (
+        ("slash", "screen.search", "Search"),
+        ("f", "screen.filters", "Filters"),
+        ("F", "screen.clear_filters", "Clear filters"),
+    ),
+    "#transcript": (
+        ("x", "toggle_folds", "Folds"),
+        ("n", "screen.next_hit", "Next hit"),
+        ("N", "screen.prev_hit", "Prev hit"),
+        ("c", "screen.chain", "Chain"),
+        ("i", "screen.toggle_inactive", "Rewound"),
+        ("slash", "screen.search", "Search"),
+        ("z", "screen.zoom", "Zoom"),
+    ),
+    "#lineage": (
+        ("enter", "jump", "Open session"),
+        ("slash", "screen.search", "Search"),
+        ("z", "screen.zoom", "Zoom"),
+    ),
+    "#search": (("escape", "screen.back", "Back"),),
+}
+#: Registered session actions (`actions.py`) the list pane's footer shows.
+LIST_ACTIONS = ("rename", "delete")
+
+
+def left_cut(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells, cut from the left ("…/hermes/state.db"): the end of a
+    path names the file."""
+    if cell_width(text) <= width:
+        return text
+    out: list[str] = []
+    used = 1
+    for ch in reversed(text):
+        used += cell_width(ch)
+        if used > width:
+            break
+        out.append(ch)
+    return "…" + "".join(reversed(out))
+
+
+def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
+    """Bind ``key`` on ``pane`` ahead of its other bindings for that key, shown in the footer."""
+    bindings = pane._bindings.key_to_bindings
+    bindings[key] = [Binding(key, action, description, priority=priority), *bindings.get(key, [])]
 
 
 def chain_segments(db: SessionDB, session_id: str, lineage: dict[str, Any]) -> list[dict[str, Any]]:
@@ -104,21 +154,27 @@ class MainScreen(Screen[None]):
 
     AUTO_FOCUS = "#sessions"
 
+    #: Every key works from every pane; none shows in the footer from here: each pane shows the
+    #: keys that apply to it (`PANE_KEYS`), so the footer changes with the focus.
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "search", "Search"),
+        # A priority binding: checked when the key arrives, before it is queued at the focused
+        # pane. Otherwise keys typed in the same read as `/` were already queued at the list and
+        # its `q` reached the app (quit) after `/` had moved the focus. Off in text boxes.
+        Binding("slash", "search", "Search", show=False, priority=True),
         Binding("escape", "back", "Back", show=False),
         Binding("n", "next_hit", "Next hit", show=False),
         Binding("N", "prev_hit", "Prev hit", show=False),
-        Binding("c", "chain", "Chain"),
-        Binding("i", "toggle_inactive", "Rewound"),
-        Binding("f", "filters", "Filters"),
-        Binding("o", "cycle_order", "Order"),
-        Binding("z", "zoom", "Zoom"),
+        Binding("c", "chain", "Chain", show=False),
+        Binding("i", "toggle_inactive", "Rewound", show=False),
+        Binding("f", "filters", "Filters", show=False),
+        Binding("F", "clear_filters", "Clear filters", show=False),
+        Binding("o", "cycle_order", "Order", show=False),
+        Binding("z", "zoom", "Zoom", show=False),
         Binding("s", "focus_sessions", "Sessions", show=False),
         Binding("t", "focus_transcript", "Transcript", show=False),
         Binding("l", "focus_lineage", "Lineage", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
-        Binding("d", "open_demo", "Open demo", show=False),
+        Binding("d", "open_demo", "Open demo"),  # shown only when no database is open
     ]
 
     class Opened(Message):
@@ -159,11 +215,12 @@ class MainScreen(Screen[None]):
     class OrderLoaded(Message):
         """Ordered ids for the current filter."""
 
-        def __init__(self, ids: Any, keep: str | None, seconds: float) -> None:
+        def __init__(self, ids: Any, keep: str | None, seconds: float, store_total: int | None = None) -> None:
             super().__init__()
             self.ids = ids
             self.keep = keep
             self.seconds = seconds
+            self.store_total = store_total  # every session of the store (None: not counted)
 
     class SessionLoaded(Message):
         """A transcript and lineage are ready."""
@@ -184,9 +241,12 @@ class MainScreen(Screen[None]):
         self._highlight_timer: Timer | None = None
         self._wanted: str | None = None
         self._came_from_search = False
+        self._last_loaded: LoadedSession | None = None
+        self._filter_days: int | None = None
         self.last_order_seconds = 0.0
         for spec in actions.ACTIONS:
-            self._bindings.bind(spec.key, f"run_action({spec.name!r})", spec.description, show=spec.show)
+            self._bindings.bind(spec.key, f"run_action({spec.name!r})", spec.description, show=False)
+        self.store_total: int | None = None  # sessions in the store, whatever the filter
 
     @property
     def hermes(self) -> HermesApp:
@@ -197,6 +257,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         now = self.hermes.now
         yield Static(Text("hermes-tui · opening…"), id="info")
+        yield Static(Text(""), id="notice")
         with Horizontal(id="body"):
             with Vertical(id="left"):
                 with Horizontal(id="filters"):
@@ -210,9 +271,21 @@ class MainScreen(Screen[None]):
             with Vertical(id="right"):
                 yield Static(Text(""), id="transcript-title")
                 yield TranscriptView(id="transcript")
-        yield Footer()
+        # Compact, palette hint off (it is in help): the list pane's keys and ? / q fit 80 columns.
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        for selector, keys in PANE_KEYS.items():
+            pane = self.query_one(selector)
+            for key, action, description in keys:
+                # A key the screen checks first (priority) must be priority on the pane too, or
+                # the screen's hidden binding replaces the pane's in the footer.
+                priority = any(b.priority for b in self._bindings.key_to_bindings.get(key, []))
+                show_key(pane, key, action, description, priority)
+        for name in LIST_ACTIONS:
+            spec = actions.find(name)
+            if spec is not None:
+                show_key(self.session_list, spec.key, f"screen.run_action({name!r})", spec.description)
         self.query_one("#sessions", SessionList).border_title = "Sessions"
         self.query_one("#lineage", LineageTree).border_title = "Lineage"
         self.query_one("#transcript", TranscriptView).border_title = "Transcript"
@@ -256,6 +329,9 @@ class MainScreen(Screen[None]):
             return
         try:
             db, caps, sources, models = open_store(path, read_only)
+        except StoreError as exc:  # the store's own words: what the file is
+            self.post_message(self.OpenFailed(path, str(exc)))
+            return
         except Exception as exc:
             self.post_message(self.OpenFailed(path, f"{type(exc).__name__}: {exc}"))
             return
@@ -275,53 +351,63 @@ class MainScreen(Screen[None]):
         sessions.row_source = message.db.list_rows
         sessions.empty_text = "No sessions in this database."
         search = self.query_one("#search", SearchPane)
-        search.searcher = self._searcher
-        search.titles = self._titles
         search.set_sources(message.sources)
+        search.connect(self._searcher, self._titles, self._counter)
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
         if message.ids is not None and self.filter == SessionFilter() and self.order == "last_active":
             sessions.seed_page(0, message.first_rows)
-            self.post_message(self.OrderLoaded(message.ids, None, 0.0))
+            self.post_message(self.OrderLoaded(message.ids, None, 0.0, len(message.ids)))
         else:
             self.reload_order()
 
     @on(Missing)
     async def _missing(self, message: Missing) -> None:
-        self.state = "missing"
-        self.add_class("-missing")
-        self.session_list.loading = False
-        self.session_list.empty_text = "No database here."
-        self.session_list.set_order([])
         shown = self.hermes.display_path(message.path)
-        self._info(Text(f"hermes-tui · {shown} · not found"))
-        await self.query_one("#transcript", TranscriptView).clear_transcript(
-            f"There is no session database at {shown}.\n\n"
-            "Press d to open the demo database (built once and cached), "
-            "or start hermes-tui with --db PATH."
+        self._show_notice(
+            "missing",
+            f"{shown} · not found",
+            f"There is no session database at {shown}.",
+            "Nothing was created: hermes-tui never makes a database it was asked to open.",
         )
         self.notify(f"No session database at {shown}. Press d for the demo.", severity="warning")
 
     @on(OpenFailed)
     async def _open_failed(self, message: OpenFailed) -> None:
-        self.state = "failed"
-        self.add_class("-failed")
-        self.session_list.loading = False
-        self.session_list.empty_text = "The database could not be opened."
-        self.session_list.set_order([])
         shown = self.hermes.display_path(message.path)
         error = message.error.replace(str(message.path), shown)
-        self._info(Text(f"hermes-tui · {shown} · cannot open"))
-        await self.query_one("#transcript", TranscriptView).clear_transcript(
-            f"{shown} could not be opened:\n\n{error}\n\n"
-            "The file was not changed. Press d to open the demo database instead."
+        self._show_notice(
+            "failed",
+            f"{shown} · cannot open",
+            f"hermes-tui cannot browse {shown}:\n{error}",
+            "Nothing was changed: the file was only read, never written.",
         )
-        self.notify(error, title="Cannot open database", severity="error", timeout=8)
+
+    def _show_notice(self, state: str, header: str, what: str, safety: str) -> None:
+        """Replace the panes with one clear message: what the file is, that nothing was changed,
+        and how to go on (the demo, another --db). No error toast: the message is the screen."""
+        self.state = state
+        self.remove_class("-searching")
+        self.add_class(f"-{state}")
+        self.session_list.loading = False
+        self.session_list.empty_text = "No database is open."
+        self.session_list.set_order([])
+        self._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
+        text = Text()
+        text.append(inert(what) + "\n\n", style="bold")
+        text.append(safety + "\n\n")
+        text.append("Press d to open the demo database (built once and cached), or start hermes-tui ")
+        text.append("with --db PATH to a Hermes state.db. q quits.")
+        notice = self.query_one("#notice", Static)
+        notice.update(text)
+        notice.border_title = "No database open"
+        self.refresh_bindings()
 
     def action_open_demo(self) -> None:
         """Build (once) and open the demo database; only offered when nothing is open."""
         if self.state not in {"missing", "failed"}:
             return
+        self.remove_class("-missing", "-failed")
         self._info(Text("hermes-tui · building the demo database…"))
         self.session_list.loading = True
         self.build_demo_worker()
@@ -349,17 +435,43 @@ class MainScreen(Screen[None]):
         self.query_one("#info", Static).update(text)
 
     def _update_info(self) -> None:
+        """The header, fitted to its width: read-only/read-write and the session count always
+        show; the path is cut from the left, then schema and FTS layout drop, to make room."""
         caps = self.caps
+        width = max(20, self.query_one("#info", Static).content_region.width or self.size.width - 2)
+        mode = "read-only" if caps.get("read_only") else "read-write"
+        count = ""
+        if self.state == "ready":
+            total = self.session_list.total
+            if self.filter_active and self.store_total is not None:
+                count = f"{total:,} of {self.store_total:,} sessions (filtered)"
+            else:
+                count = f"{total:,} sessions"
+        extras = []
+        if caps.get("schema_version") is not None:
+            extras.append(f"schema v{caps['schema_version']}")
+        if caps.get("fts_layout"):
+            extras.append(f"fts {one_line(caps['fts_layout'])}")
+        path = one_line(self.hermes.display_path(self.hermes.db_path))
+        sep = " · "
+        fixed = cell_width("hermes-tui") + len(sep) + cell_width(mode) + (len(sep) + cell_width(count) if count else 0)
+        room = width - fixed - len(sep)
+        while extras and room - sum(len(sep) + cell_width(e) for e in extras) < min(24, cell_width(path)):
+            extras.pop()  # the path is worth more than the schema details
+        room -= sum(len(sep) + cell_width(e) for e in extras)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("hermes-tui", style="bold")
-        text.append(f" · {self.hermes.display_path(self.hermes.db_path)}")
-        text.append(f" · schema v{caps.get('schema_version', '?')}")
-        text.append(f" · fts {caps.get('fts_layout', '?')}")
-        text.append(" · read-only" if caps.get("read_only") else " · read-write", style="bold")
-        total = self.session_list.total
-        if self.state == "ready":
-            text.append(f" · {total:,} sessions")
+        text.append(sep + left_cut(path, max(4, room)))
+        for extra in extras:
+            text.append(sep + extra)
+        text.append(sep + mode, style="bold")
+        if count:
+            text.append(sep + count)
         self._info(text)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.state == "ready":
+            self.call_after_refresh(self._update_info)
 
     # ------------------------------------------------------------------ list
     def _set_options(self, selector: str, values: list[str]) -> None:
@@ -375,40 +487,56 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
     def load_order_worker(self, flt: SessionFilter, order: str, keep: str | None) -> None:
-        """One indexed query for the ordered ids; rows come later, a page at a time."""
+        """One indexed query for the ordered ids; rows come later, a page at a time. A filtered
+        list also counts the whole store (one COUNT), for "3 of 34"."""
         assert self.db is not None
         started = time.perf_counter()
+        store_total: int | None = None
         try:
             ids = self.db.session_order(flt, order=order).ids
+            store_total = len(ids) if flt == SessionFilter() else self.db.session_count(include_archived=True)
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             ids = []
         if not get_current_worker().is_cancelled:
-            self.post_message(self.OrderLoaded(ids, keep, time.perf_counter() - started))
+            self.post_message(self.OrderLoaded(ids, keep, time.perf_counter() - started, store_total))
 
     @on(OrderLoaded)
     async def _order_loaded(self, message: OrderLoaded) -> None:
         sessions = self.session_list
         sessions.loading = False
         self.last_order_seconds = message.seconds
+        if message.store_total is not None:
+            self.store_total = message.store_total
+        summary = self.filter_summary()
+        if summary:
+            sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
+        else:
+            sessions.empty_text = "This database has no sessions yet."
         sessions.set_order(message.ids, keep=message.keep)
         self._update_list_title()
-        sessions.border_subtitle = self._filter_summary()
+        sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
         self._update_info()
+        self.refresh_bindings()
         if not message.ids:
             self.current_session = None
-            await self.query_one("#transcript", TranscriptView).clear_transcript(
-                "No sessions match the filters."
-                if self._filter_summary()
-                else "This database has no sessions yet."
-            )
+            transcript = self.query_one("#transcript", TranscriptView)
+            await transcript.clear_transcript(sessions.empty_text)
+            transcript.border_subtitle = ""
             self.query_one("#transcript-title", Static).update(Text(""))
             self.query_one("#lineage", LineageTree).show_lineage(None)
 
     def _update_list_title(self) -> None:
-        """``Sessions N`` and, when rows are marked, ``· M selected``."""
+        """``Sessions N``; filtered, ``N of M · filter: …`` (short enough for 80 columns); then
+        ``· K selected``."""
         sessions = self.session_list
         title = f"Sessions {sessions.total:,}"
+        summary = self.filter_summary()
+        if summary:
+            title = f"{sessions.total:,}"
+            if self.store_total is not None:
+                title += f" of {self.store_total:,}"
+            title += f" · filter: {summary}"
         if sessions.selection:
             title += f" · {len(sessions.selection):,} selected"
         sessions.border_title = title
@@ -417,20 +545,24 @@ class MainScreen(Screen[None]):
     def _selection_changed(self, message: SessionList.SelectionChanged) -> None:
         self._update_list_title()
 
-    def _filter_summary(self) -> str:
+    @property
+    def filter_active(self) -> bool:
+        """Some filter narrows the list (the order is not a filter)."""
+        return self.filter != SessionFilter()
+
+    def filter_summary(self) -> str:
+        """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
         parts = []
         f = self.filter
         if f.sources:
-            parts.append("source=" + ",".join(f.sources))
+            parts.append("source=" + ",".join(one_line(v, 24) for v in f.sources))
         if f.models:
-            parts.append("model=" + ",".join(f.models))
+            parts.append("model=" + ",".join(one_line(v, 24) for v in f.models))
         if f.started_after is not None:
-            days = round((self.hermes.now() - f.started_after) / 86400)
-            parts.append(f"≤{days}d")
+            label = {d: name for name, d in DATE_PRESETS}.get(self._filter_days or -1)
+            parts.append(label or "recent")
         if f.text:
-            parts.append(f"“{f.text}”")
-        if self.order != "last_active":
-            parts.append(f"by {self.order}")
+            parts.append(f"title~{one_line(f.text, 30)}")
         return " · ".join(parts)
 
     @on(Select.Changed, "#filters Select")
@@ -441,6 +573,7 @@ class MainScreen(Screen[None]):
         model = self.query_one("#filter-model", Select).value
         days = self.query_one("#filter-date", Select).value
         text = self.query_one("#filter-text", Input).value.strip()
+        self._filter_days = days if isinstance(days, int) else None
         self.filter = replace(
             self.filter,
             sources=(source,) if isinstance(source, str) else (),
@@ -449,6 +582,29 @@ class MainScreen(Screen[None]):
             text=text or None,
         )
         self.reload_order()
+
+    def action_clear_filters(self) -> None:
+        """Drop every filter (source, model, time, title/id text) and list all sessions again."""
+        with self.prevent(Select.Changed, Input.Changed):
+            for selector in ("#filter-source", "#filter-model", "#filter-date"):
+                self.query_one(selector, Select).clear()
+            self.query_one("#filter-text", Input).value = ""
+        self.filter = SessionFilter()
+        self._filter_days = None
+        self.notify("Filters cleared", timeout=2)
+        self.reload_order()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that cannot apply now are hidden from the footer and do nothing."""
+        if action == "search":
+            return not isinstance(self.focused, Input)
+        if action == "open_demo":
+            return self.state in {"missing", "failed"}
+        if action == "clear_filters":
+            return self.filter_active
+        if action in {"next_hit", "prev_hit"}:
+            return self.has_class("-searching") and bool(self.query_one("#search", SearchPane).hits)
+        return True
 
     @on(SessionList.Highlighted)
     def _highlighted(self, message: SessionList.Highlighted) -> None:
@@ -471,11 +627,11 @@ class MainScreen(Screen[None]):
 
     @on(SessionList.PageFailed)
     def _page_failed(self, message: SessionList.PageFailed) -> None:
-        self.notify(message.error, title="Could not load sessions", severity="error")
+        self.notify(one_line(message.error), title="Could not load sessions", severity="error", markup=False)
 
     @on(StoreFailed)
     def _store_failed(self, message: StoreFailed) -> None:
-        self.notify(message.error, title=f"Could not {message.action}", severity="error")
+        self.notify(one_line(message.error), title=f"Could not {message.action}", severity="error", markup=False)
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
@@ -559,6 +715,7 @@ class MainScreen(Screen[None]):
         transcript = self.query_one("#transcript", TranscriptView)
         transcript.loading = False
         self.current_session = loaded.session_id
+        self._last_loaded = loaded
         await transcript.show(loaded.data, target_id=loaded.target_id, terms=loaded.terms)
         transcript.border_title = "Chain" if loaded.data.chain else "Transcript"
         transcript.border_subtitle = self._transcript_subtitle(loaded)
@@ -576,8 +733,13 @@ class MainScreen(Screen[None]):
                 f"{inactive} rewound/compacted ({'shown' if self.has_class('-show-inactive') else 'i'})"
             )
         search = self.query_one("#search", SearchPane)
-        if loaded.target_id is not None and search.hits and search.highlighted is not None:
-            parts.append(f"hit {search.highlighted + 1}/{len(search.hits)}")
+        if (
+            loaded.target_id is not None
+            and self.has_class("-searching")
+            and search.hits
+            and search.highlighted is not None
+        ):
+            parts.append(f"hit {search.highlighted + 1:,}/{search.total_label()}")
         return " · ".join(parts)
 
     def _title_text(self, row: dict[str, Any]) -> Text:
@@ -585,15 +747,15 @@ class MainScreen(Screen[None]):
         title = one_line(row.get("title"))
         text.append(title or one_line(row.get("preview")) or "(untitled)", style="bold")
         text.append(
-            f"\n{row.get('id')} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
+            f"\n{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
         )
-        tokens = (row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)
+        tokens = (to_number(row.get("input_tokens")) or 0) + (to_number(row.get("output_tokens")) or 0)
         text.append(f" · {human_count(row.get('message_count'))} msgs · {human_count(tokens)} tok")
         cost = format_cost(row)
         if cost:
             text.append(f" · {cost}")
         if row.get("end_reason"):
-            text.append(f" · ended: {row['end_reason']}", style="dim")
+            text.append(f" · ended: {one_line(row['end_reason'], 60)}", style="dim")
         return text
 
     @on(LineageTree.Jump)
@@ -629,11 +791,22 @@ class MainScreen(Screen[None]):
         assert self.db is not None
         return {r["id"]: r for r in self.db.list_rows(ids)}
 
+    def _counter(self, query: str, **kwargs: Any) -> tuple[int, bool]:
+        """Every hit of a query, counted up to a cap (worker thread): `(count, exact)`."""
+        assert self.db is not None
+        return self.db.search_count(query, **kwargs)
+
     def action_search(self) -> None:
-        if self.db is None:
+        """Show the search pane with the caret in its box, even while the store still opens.
+
+        Focus is set synchronously: `Widget.focus()` is deferred, so a key typed right after `/`
+        (in the same read) reached the list, then the app, whose `q` quit. A query typed before
+        the open finishes runs once it does (`_opened`).
+        """
+        if self.state not in {"opening", "ready"}:
             return
         self.add_class("-searching")
-        self.query_one("#search", SearchPane).focus_input()
+        self.set_focus(self.query_one("#search-input", Input))
 
     @on(SearchPane.HitChosen)
     def _hit_chosen(self, message: SearchPane.HitChosen) -> None:
@@ -656,6 +829,21 @@ class MainScreen(Screen[None]):
             return
         search.step(delta)
 
+    async def leave_search(self) -> None:
+        """Close the search pane: the transcript drops its hit marker and "hit i/N"."""
+        self.remove_class("-searching")
+        self._came_from_search = False
+        self.refresh_bindings()
+        loaded = self._last_loaded
+        if loaded is None or loaded.target_id is None or loaded.session_id != self.current_session:
+            return
+        plain = replace(loaded, target_id=None, terms=())
+        self._last_loaded = plain
+        transcript = self.query_one("#transcript", TranscriptView)
+        if transcript.data is loaded.data:
+            await transcript.show(loaded.data)
+        transcript.border_subtitle = self._transcript_subtitle(plain)
+
     def action_back(self) -> None:
         """Escape: transcript → search results (state kept) → list; closes filters first."""
         focused = self.focused
@@ -675,9 +863,8 @@ class MainScreen(Screen[None]):
         ):
             search.action_focus_results()
         elif self.has_class("-searching"):
-            self.remove_class("-searching")
-            self._came_from_search = False
             self.session_list.focus()
+            self.call_later(self.leave_search)
         elif self.has_class("-zoom-left") or self.has_class("-zoom-right"):
             self.remove_class("-zoom-left", "-zoom-right")
         else:
@@ -726,8 +913,9 @@ class MainScreen(Screen[None]):
         self.add_class("-zoom-right" if right else "-zoom-left")
 
     def action_focus_sessions(self) -> None:
-        self.remove_class("-searching")
         self.session_list.focus()
+        if self.has_class("-searching"):
+            self.call_later(self.leave_search)
 
     def action_focus_transcript(self) -> None:
         self.query_one("#transcript", TranscriptView).focus()

@@ -6,21 +6,28 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
-from textual.widgets import Button, Checkbox, Input, Label, ProgressBar, Static
+from textual.widgets import Button, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app.render import human_count, one_line
-from hermes_tui.app.session_actions import ActionDialog, WaitAbandoned, error_text, unique_path
+from hermes_tui.app.session_actions import (
+    ActionDialog,
+    MarkedCheckbox,
+    WaitAbandoned,
+    error_text,
+    unique_path,
+)
 from hermes_tui.exporting import to_jsonl, write_export
 
 if TYPE_CHECKING:
@@ -105,12 +112,27 @@ class ExcludedList(ScrollView, can_focus=True):
         return Strip(list(text.render(self.app.console))).crop_extend(0, width, self.rich_style)
 
 
+#: The key line under the form: Enter in a field previews, it never deletes.
+HINT = "Enter preview now · ctrl+d delete the sessions previewed · Esc cancel"
+
+
 class PruneDialog(ActionDialog[dict[str, Any] | None]):
-    """Deletes exactly `plan["ids"] + plan["cascade_ids"]` of the preview the user confirmed."""
+    """Deletes exactly `plan["ids"] + plan["cascade_ids"]` of the preview the user confirmed.
+
+    ctrl+d confirms from any field (a priority binding: an Input's own ctrl+d deletes a
+    character), and only while the preview on screen is the one of the form as it reads now.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "preview", "Prune: preview now (Enter never deletes)", show=False),
+        Binding("ctrl+d", "confirm", "Prune: delete the sessions previewed", show=False, priority=True),
+        Binding("escape", "close", "Prune: cancel, or stop after the current batch", show=False),
+    ]
 
     def __init__(self, main: MainScreen, db: SessionDB) -> None:
         super().__init__(main, db)
         self.plan: dict[str, Any] | None = None
+        self.plan_values: dict[str, str] | None = None
         self._timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -120,16 +142,17 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 for key, label, value in FIELDS:
                     yield Label(label)
                     yield Input(value, id=f"prune-{key}", compact=True, select_on_focus=False)
-            yield Checkbox("export to JSONL (under ~) before deleting", id="prune-export", compact=True)
+            yield MarkedCheckbox("export to JSONL (under ~) before deleting", id="prune-export", compact=True)
             with VerticalScroll(id="dialog-body"):
                 yield Static(Text("computing the preview…"), id="prune-preview")
             yield Static(Text(""), id="prune-excluded-summary", classes="-empty")
             yield ExcludedList(id="prune-excluded")
             yield ProgressBar(id="progress", show_eta=False)
             yield Static(Text(""), id="status")
+            yield Static(Text(HINT), id="hint")
             with Horizontal(id="buttons"):
-                yield Button("Delete", id="confirm", variant="error", disabled=True)
-                yield Button("Cancel", id="cancel")
+                yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#prune-days", Input).focus()
@@ -171,7 +194,25 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         event.stop()
         if self._timer is not None:
             self._timer.stop()
+        if not self.busy:  # the preview on screen no longer matches the form
+            self.query_one("#confirm", Button).disabled = True
         self._timer = self.set_timer(PREVIEW_DEBOUNCE_S, self.refresh_preview)
+
+    @on(Input.Submitted, "#prune-form Input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_preview()
+
+    def action_preview(self) -> None:
+        """Enter (in a field or elsewhere in the dialog) previews at once; it never deletes."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self.refresh_preview()
+
+    def plan_is_current(self) -> bool:
+        """A preview is on screen and it was computed for the form as it reads now."""
+        return self.plan is not None and self.plan_values == self.form_values()
 
     def refresh_preview(self) -> None:
         if self.busy:
@@ -179,6 +220,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         values = self.form_values()
         kw, error = self.filters()
         self.plan = None
+        self.plan_values = None
         self.query_one("#confirm", Button).disabled = True
         if kw is None:
             self.query_one("#prune-preview", Static).update(Text(error or ""))
@@ -213,6 +255,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         if self.form_values() != values:
             return  # the form changed meanwhile; its preview is coming
         self.plan = plan
+        self.plan_values = values
         text = Text()
         text.append(f"{plan['sessions']} session(s)", style="bold")
         text.append(f", {human_count(plan['messages'])} message(s)")
@@ -238,14 +281,25 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     @on(Button.Pressed, "#confirm")
     def _confirm(self, event: Button.Pressed) -> None:
         event.stop()
-        if self.busy or self.plan is None or not self.plan["ids"]:
+        self.action_confirm()
+
+    def action_confirm(self) -> None:
+        """ctrl+d or Delete: run the plan on screen, only if it is the current form's."""
+        if self.busy:
+            return
+        if not self.plan_is_current():
+            self.status("no current preview yet: confirm once it shows (or fix the filters)", style="bold")
+            return
+        assert self.plan is not None
+        if not self.plan["ids"]:
+            self.status("nothing to prune with these filters")
             return
         self.busy = True
         self.cancel_event.clear()
         self.add_class("-running")
         self.query_one("#confirm", Button).disabled = True
         ids = list(self.plan["ids"]) + list(self.plan["cascade_ids"])
-        export = self.query_one("#prune-export", Checkbox).value
+        export = self.query_one("#prune-export", MarkedCheckbox).value
         self.status("deleting…")
         self.prune_worker(ids, export)
 

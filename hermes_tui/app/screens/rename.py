@@ -24,8 +24,9 @@ class RenameDialog(ActionDialog[str | None]):
     """Returns the new title ("" when cleared) after a successful write, else None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Cancel", show=False),
-        Binding("ctrl+s", "suggest", "Suggest", show=False),
+        Binding("enter", "rename", "Rename: save the title", show=False),
+        Binding("ctrl+s", "suggest", "Rename: suggest a numbered title", show=False, priority=True),
+        Binding("escape", "close", "Rename: cancel", show=False),
     ]
 
     def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
@@ -43,9 +44,9 @@ class RenameDialog(ActionDialog[str | None]):
             yield Static(Text(""), id="rename-check")
             yield Static(Text(""), id="status")
             with Horizontal(id="buttons"):
-                yield Button("OK", id="ok", variant="primary")
-                yield Button("Suggest", id="suggest")
-                yield Button("Cancel", id="cancel")
+                yield Button("Rename (enter)", id="ok", variant="primary")
+                yield Button("Suggest (ctrl+s)", id="suggest")
+                yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#rename-input", Input).disabled = True
@@ -153,6 +154,10 @@ class RenameDialog(ActionDialog[str | None]):
     @on(Input.Submitted, "#rename-input")
     def _apply(self, event: Button.Pressed | Input.Submitted) -> None:
         event.stop()
+        self.action_rename()
+
+    def action_rename(self) -> None:
+        """Enter (in the field or anywhere in the dialog) saves the title once it checks out."""
         if self.busy or not self._loaded:
             return
         if self.last_check is not None and not self.last_check.get("ok"):

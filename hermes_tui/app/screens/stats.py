@@ -1,7 +1,13 @@
-"""StatsScreen: usage by source and model, costliest sessions and chains, activity, store health."""
+"""StatsScreen: usage by source and model, costliest sessions and chains, activity, store health.
+
+Every section is read and shown on its own: a query that fails (a row the store cannot
+aggregate) leaves a marker in its section, and the others still show. Stored strings pass
+through `hermes_tui.safe_text`; counts, costs and sizes through the tolerant render helpers.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
@@ -13,7 +19,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
-from hermes_tui.app.render import human_count, one_line
+from hermes_tui.app.render import INVALID_NUMBER, human_count, one_line, plain_count, to_number, usd
 from hermes_tui.app.session_actions import READ_ONLY_MESSAGE, error_text
 
 if TYPE_CHECKING:
@@ -23,36 +29,73 @@ if TYPE_CHECKING:
 BLOCKS = " ▏▎▍▌▋▊▉█"
 
 
-def bar(value: float, peak: float, width: int) -> str:
+def bar(value: Any, peak: Any, width: int) -> str:
     """A horizontal bar of block characters, ``width`` cells for ``peak``."""
-    if peak <= 0 or value <= 0:
+    v, p = to_number(value), to_number(peak)
+    if v is None or p is None or p <= 0 or v <= 0:
         return ""
-    eighths = max(1, round(value / peak * width * 8))
+    eighths = max(1, min(width * 8, round(v / p * width * 8)))
     return "█" * (eighths // 8) + (BLOCKS[eighths % 8] if eighths % 8 else "")
 
 
 def _cost(v: Any) -> str:
-    return f"${float(v or 0):.2f}"
+    """``$1234.50`` (no separators in these narrow columns); ``?`` when not a number."""
+    number = to_number(v or 0)
+    if number is None:
+        return INVALID_NUMBER
+    return usd(number) if abs(number) >= 1e12 else f"${number:.2f}"
 
 
-def _size(n: int) -> str:
+def _count(v: Any) -> str:
+    """``1,234`` for an integer count, the tolerant `human_count` for anything else."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}"
+    return human_count(v)
+
+
+def _size(n: Any) -> str:
+    size = to_number(n or 0)
+    if size is None:
+        return INVALID_NUMBER
     for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
+        if abs(size) < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} B"
+
+
+#: The screen's sections and the query behind each (run in the worker, one failure each).
+SECTIONS: dict[str, Callable[[SessionDB, float], Any]] = {
+    "by_source": lambda db, now: db.sessions_by_source(),
+    "by_model": lambda db, now: db.usage_by_model(),
+    "sessions": lambda db, now: db.costliest_sessions(limit=8),
+    "chains": lambda db, now: db.costliest_chains(limit=5),
+    "activity": lambda db, now: db.activity_by_day(days=30, now=now),
+    "health": lambda db, now: db.store_health(),
+}
 
 
 def load_stats(db: SessionDB, now: float) -> dict[str, Any]:
-    """Every query of the screen (worker thread)."""
-    return {
-        "by_source": db.sessions_by_source(),
-        "by_model": db.usage_by_model(),
-        "sessions": db.costliest_sessions(limit=8),
-        "chains": db.costliest_chains(limit=5),
-        "activity": db.activity_by_day(days=30, now=now),
-        "health": db.store_health(),
-    }
+    """Every query of the screen (worker thread). A section whose query fails is None and its
+    error is in ``errors``, so one unreadable row does not blank the whole screen."""
+    data: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    for key, query in SECTIONS.items():
+        try:
+            data[key] = query(db, now)
+        except Exception as exc:
+            data[key] = None
+            errors[key] = error_text(exc)
+    data["errors"] = errors
+    return data
+
+
+def _unavailable(section: str, errors: dict[str, str]) -> Text:
+    return Text(one_line(f"{section}: not available ({errors.get(section, 'no data')})"), style="italic")
+
+
+def _rows(value: Any) -> list[dict[str, Any]]:
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
 
 
 def _table(*columns: str) -> Table:
@@ -102,77 +145,100 @@ class StatsScreen(Screen[None]):
         self.app.call_from_thread(self._show, data)
 
     def _status(self, text: str) -> None:
-        self.query_one("#status", Static).update(Text(text))
+        self.query_one("#status", Static).update(Text(one_line(text)))
 
     def _show(self, data: dict[str, Any]) -> None:
         self.data = data
+        errors: dict[str, str] = data.get("errors") or {}
         usage = Table.grid(padding=(0, 4))
         src = _table("source", "sessions", "messages", "tokens", "cost")
-        for r in data["by_source"]:
+        for r in _rows(data.get("by_source")):
             src.add_row(
-                Text(one_line(r["source"]) or "—"),
-                f"{r['sessions']:,}",
-                human_count(r["messages"]),
-                human_count(r["tokens"]),
-                _cost(r["cost"]),
+                Text(one_line(r.get("source")) or "—"),
+                _count(r.get("sessions")),
+                human_count(r.get("messages")),
+                human_count(r.get("tokens")),
+                _cost(r.get("cost")),
             )
         mod = _table("model", "sessions", "in", "out", "cost")
-        for r in data["by_model"]:
+        for r in _rows(data.get("by_model")):
             mod.add_row(
-                Text(one_line(r["model"], 28)),
-                f"{r['session_count']:,}",
-                human_count(r["total_input"]),
-                human_count(r["total_output"]),
-                _cost(r["total_cost"]),
+                Text(one_line(r.get("model"), 28)),
+                _count(r.get("session_count")),
+                human_count(r.get("total_input")),
+                human_count(r.get("total_output")),
+                _cost(r.get("total_cost")),
             )
-        usage.add_row(src, mod)
+        usage.add_row(
+            src if data.get("by_source") is not None else _unavailable("by_source", errors),
+            mod if data.get("by_model") is not None else _unavailable("by_model", errors),
+        )
         self.query_one("#stats-usage", Static).update(usage)
 
-        act = data["activity"]
         text = Text()
         text.append("Activity, last 30 days (messages per day)\n", style="bold")
-        peak = max((d["messages"] for d in act), default=0)
-        if not act:
+        if data.get("activity") is None:
+            text.append(_unavailable("activity", errors))
+        act = _rows(data.get("activity"))
+        peak = max((to_number(d.get("messages")) or 0 for d in act), default=0)
+        if not act and data.get("activity") is not None:
             text.append("no activity in the last 30 days")
         for d in act:
-            text.append(f"{d['day']}  ")
-            text.append(f"{bar(d['messages'], peak, 50):<50}", style="bold")
-            text.append(f" {d['messages']:>5} msgs  {d['sessions']:>3} sessions\n")
+            text.append(f"{one_line(d.get('day'), 10):<10}  ")
+            text.append(f"{bar(d.get('messages'), peak, 50):<50}", style="bold")
+            text.append(
+                f" {plain_count(d.get('messages')):>5} msgs  {plain_count(d.get('sessions')):>3} sessions\n"
+            )
         self.query_one("#stats-activity", Static).update(text)
 
         costly = Table.grid(padding=(0, 4))
         ses = _table("costliest sessions", "tokens", "cost")
-        for r in data["sessions"]:
+        for r in _rows(data.get("sessions")):
             ses.add_row(
-                Text(one_line(r["title"], 40) or r["id"]), human_count(r["total_tokens"]), _cost(r["cost"])
+                Text(one_line(r.get("title"), 40) or one_line(r.get("id"), 40)),
+                human_count(r.get("total_tokens")),
+                _cost(r.get("cost")),
             )
         chains = _table("costliest chains", "sessions", "tokens", "cost")
-        for r in data["chains"]:
+        for r in _rows(data.get("chains")):
             chains.add_row(
-                Text(one_line(r["title"], 34) or r["root_id"]),
-                f"{r['sessions']}",
-                human_count(r["tokens"]),
-                _cost(r["cost"]),
+                Text(one_line(r.get("title"), 34) or one_line(r.get("root_id"), 34)),
+                plain_count(r.get("sessions")),
+                human_count(r.get("tokens")),
+                _cost(r.get("cost")),
             )
-        costly.add_row(ses, chains)
+        costly.add_row(
+            ses if data.get("sessions") is not None else _unavailable("sessions", errors),
+            chains if data.get("chains") is not None else _unavailable("chains", errors),
+        )
         self.query_one("#stats-costly", Static).update(costly)
-        self._show_health(data["health"])
+        health = data.get("health")
+        if isinstance(health, dict):
+            self._show_health(health)
+        else:
+            self.query_one("#stats-health", Static).update(_unavailable("health", errors))
+        if errors:
+            self._status(f"some statistics could not be read ({', '.join(errors)})")
 
     def _show_health(self, h: dict[str, Any]) -> None:
+        def field(key: str, default: Any = None) -> str:
+            return one_line(h.get(key, default), 40)
+
         text = Text()
         text.append("Store health\n", style="bold")
-        text.append(f"schema v{h.get('schema_version')} (code v{h.get('code_schema_version')})")
-        text.append(f" · FTS layout {h.get('fts_layout')} · tokenizer {h.get('cjk') or 'unicode61'}")
-        text.append(f" · cjk index {h.get('cjk_index')}\n")
-        rows = h.get("index_rows") or {}
-        text.append(f"messages {h.get('messages', 0):,} (non-tool {h.get('messages_non_tool', 0):,})")
-        for name, n in rows.items():
-            text.append(f" · {name} {'?' if n is None else f'{n:,}'}")
+        text.append(f"schema v{field('schema_version')} (code v{field('code_schema_version')})")
+        text.append(f" · FTS layout {field('fts_layout')} · tokenizer {field('cjk') or 'unicode61'}")
+        text.append(f" · cjk index {field('cjk_index')}\n")
+        rows = h.get("index_rows") if isinstance(h.get("index_rows"), dict) else {}
         text.append(
-            f"\nfile {_size(int(h.get('file_size') or 0))} · WAL {_size(int(h.get('wal_size') or 0))}"
+            f"messages {_count(h.get('messages', 0))} (non-tool {_count(h.get('messages_non_tool', 0))})"
         )
+        for name, n in rows.items():
+            text.append(f" · {one_line(name, 40)} {'?' if n is None else _count(n)}")
+        text.append(f"\nfile {_size(h.get('file_size'))} · WAL {_size(h.get('wal_size'))}")
         writers = h.get("other_writers") or []
-        text.append(f" · other writers: {len(writers)}" if writers else " · no other writers")
+        count = len(writers) if isinstance(writers, (list, tuple)) else 1
+        text.append(f" · other writers: {count}" if writers else " · no other writers")
         self.query_one("#stats-health", Static).update(text)
 
     # ------------------------------------------------------------------ optimize
@@ -201,9 +267,9 @@ class StatsScreen(Screen[None]):
         self.query_one("#optimize", Button).disabled = False
         ok = bool(result.get("ok"))
         reason = result.get("reason")
-        msg = "Storage optimized" if ok else f"Not optimized: {reason}"
+        msg = "Storage optimized" if ok else f"Not optimized: {one_line(reason)}"
         if ok and reason:
-            msg += f" ({reason})"
+            msg += f" ({one_line(reason)})"
         self._status(msg)
         self.notify(msg, title="Optimize storage", severity="information" if ok else "warning", markup=False)
         if ok:

@@ -1,7 +1,9 @@
 """LineageTree: ancestors and descendants of a session, each edge labelled with its kind.
 
 Built from `SessionDB.get_lineage(id)` (one recursive query in a worker). Labels are `Text`
-objects, never markup strings, because titles are user/agent text.
+objects, never markup strings, because titles are user/agent text, and every stored string in
+them is one-lined through `hermes_tui.safe_text`; counts and times are read tolerantly (a text
+``started_at`` or token count shows a marker, it does not break the tree).
 """
 
 from __future__ import annotations
@@ -14,7 +16,15 @@ from textual.message import Message
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from hermes_tui.app.render import EDGE_LABELS, EDGE_MARKS, human_count, one_line
+from hermes_tui.app.render import (
+    EDGE_LABELS,
+    EDGE_MARKS,
+    INVALID_NUMBER,
+    human_count,
+    one_line,
+    plain_count,
+    to_number,
+)
 
 MAX_NODES = 2000
 
@@ -25,22 +35,44 @@ def node_label(node: dict[str, Any]) -> Text:
     The tip star and the selected-node arrow come first so a narrow pane still shows them.
     """
     text = Text(no_wrap=True, overflow="ellipsis")
-    kind = node.get("edge_kind")
+    kind = one_line(node.get("edge_kind"), 40)
     if kind:
         text.append(f"[{EDGE_MARKS.get(kind, '?')}] ", style="bold")
     if node.get("is_tip"):
         text.append("★ ", style="bold")
-    title = one_line(node.get("title")) or str(node.get("id", ""))
+    title = one_line(node.get("title")) or one_line(node.get("id", ""))
     text.append(title, style="bold" if node.get("is_self") else "")
     if node.get("is_self"):
         text.append(" ◀", style="bold")
-    tokens = (node.get("input_tokens") or 0) + (node.get("output_tokens") or 0)
-    text.append(f" · {node.get('message_count') or 0} msgs · {human_count(tokens)} tok", style="dim")
+    text.append(
+        f" · {plain_count(node.get('message_count'))} msgs · {tokens_label(node)} tok",
+        style="dim",
+    )
     if kind:
         text.append(f" · {EDGE_LABELS.get(kind, kind)}", style="italic dim")
     if node.get("is_tip"):
         text.append(" · live tip", style="bold")
     return text
+
+
+def tokens_label(node: dict[str, Any]) -> str:
+    """Input plus output tokens (``12.3k``); ``?`` when a stored count is not a number."""
+    total = 0.0
+    for key in ("input_tokens", "output_tokens"):
+        value = node.get(key)
+        if value is None:
+            continue
+        number = to_number(value)
+        if number is None:
+            return INVALID_NUMBER
+        total += number
+    return human_count(total)
+
+
+def _sort_key(node: dict[str, Any]) -> tuple[float, str]:
+    """Siblings oldest first; a start time that is not a number sorts first, ids break ties
+    (never a comparison between a float and a str)."""
+    return (to_number(node.get("started_at")) or 0.0, str(node.get("id")))
 
 
 class LineageTree(Tree[dict[str, Any]]):
@@ -77,7 +109,7 @@ class LineageTree(Tree[dict[str, Any]]):
             parent = n.get("parent_session_id")
             by_parent.setdefault(parent if parent in ids else None, []).append(n)
         for kids in by_parent.values():
-            kids.sort(key=lambda n: (n.get("started_at") or 0, n["id"]))
+            kids.sort(key=_sort_key)
         self_node: TreeNode[dict[str, Any]] | None = None
         stack: list[tuple[TreeNode[dict[str, Any]], dict[str, Any]]] = []
         for top in by_parent.get(None, []):

@@ -1,8 +1,12 @@
-"""SearchPane: search-as-you-type over `SessionDB.search`, with the answering route shown.
+"""SearchPane: search-as-you-type over `SessionDB.search`, with the total and the route shown.
 
 Typing restarts a short debounce timer; when it fires, an exclusive thread worker runs the
 query (a newer query cancels the older worker). Results carry the query and filters they
 answer, and are dropped unless those still match the pane (stale results never show).
+
+The first page shows at once; a second worker then counts every hit (`search_count`, capped),
+and further pages are fetched as the highlight or the scroll nears the last loaded hit, or as
+`n` walks past it, so every hit can be reached without loading them all up front.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -25,15 +29,17 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app.render import (
     Clock,
-    one_line,
     relative_time,
     session_label,
     snippet_text,
     system_clock,
 )
+from hermes_tui.safe_text import one_line
 
 DEBOUNCE_S = 0.05
-RESULT_LIMIT = 25  # about three screens of hits; building 50 options blocked the loop 25-120 ms
+RESULT_LIMIT = 25  # one page: about three screens of hits; 50 options blocked the loop 25-120 ms
+MORE_AHEAD = 5  # fetch the next page when the highlight comes this close to the last loaded hit
+COUNT_CAP = 10_000  # counting stops here and says "≥10,000" (a count walks every match)
 ROLES = ("user", "assistant", "tool", "system")
 #: Result orders: newest first is the default while typing (bounded work at any store size);
 #: best match scores every hit with bm25 (upstream's default order).
@@ -43,6 +49,23 @@ SORTS = (("newest first", "newest"), ("best match", "rank"), ("oldest first", "o
 Searcher = Callable[..., tuple[list[dict[str, Any]], str]]
 #: ``titles(session_ids) -> {id: row}`` for the title/source/time of each hit
 Titles = Callable[[list[str]], dict[str, dict[str, Any]]]
+#: ``counter(query, source_filter=..., role_filter=..., cap=...) -> (count, exact)``
+Counter = Callable[..., tuple[int, bool]]
+
+#: What each answering route means, in the user's words (the raw names are store internals).
+ROUTE_WORDS = {
+    "fts5": "word index",
+    "fts_cjk": "CJK word index",
+    "trigram": "trigram index",
+    "cjk_side": "CJK side index",
+    "like_scan": "substring scan (no index for this query)",
+    "empty": "nothing to search",
+}
+
+
+def route_words(route: str) -> str:
+    """The route as the status line says it (unknown names are shown as they are)."""
+    return ROUTE_WORDS.get(route, one_line(route) or "—")
 
 
 @dataclass(frozen=True)
@@ -64,13 +87,44 @@ class SearchResults:
     route: str = ""
     seconds: float = 0.0
     error: str | None = None
+    offset: int = 0  # 0: the first page (replaces the list); else a further page (appended)
+
+
+class QueryInput(Input):
+    """The query box; ↓ (shown in the footer) moves to the results."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # Ahead of Input's own hidden ↓ (scroll_down), which would otherwise take its footer slot.
+        keys = self._bindings.key_to_bindings
+        keys["down"] = [Binding("down", "focus_results", "Results"), *keys.get("down", [])]
+
+    def action_focus_results(self) -> None:
+        pane = next((a for a in self.ancestors if isinstance(a, SearchPane)), None)
+        if pane is not None:
+            pane.action_focus_results()
+
+
+class HitList(OptionList):
+    """The hit list; tells the pane when the user scrolled near the end (to load more)."""
+
+    class NearEnd(Message):
+        """The view is within a few lines of the bottom."""
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value > old_value and new_value >= self.max_scroll_y - 3:
+            self.post_message(self.NearEnd())
 
 
 class SearchPane(Vertical):
-    """Input, filters, route line and hit list."""
+    """Input, filters, status line (hits loaded, total, route) and hit list."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("down", "focus_results", "Results", show=False),
+        Binding("down", "focus_results", "Results"),
+        Binding("n", "next_hit", "Next hit"),
+        Binding("N", "prev_hit", "Prev hit"),
+        Binding("o", "cycle_sort", "Order"),
     ]
 
     class HitChosen(Message):
@@ -98,6 +152,15 @@ class SearchPane(Vertical):
             super().__init__()
             self.results = results
 
+    class Counted(Message):
+        """Private: the count worker finished (``count`` None: counting is not available)."""
+
+        def __init__(self, request: SearchRequest, count: int | None, exact: bool) -> None:
+            super().__init__()
+            self.request = request
+            self.count = count
+            self.exact = exact
+
     def __init__(
         self,
         searcher: Searcher | None = None,
@@ -110,20 +173,31 @@ class SearchPane(Vertical):
         super().__init__(id=id, classes=classes)
         self.searcher = searcher
         self.titles = titles
+        self.counter: Counter | None = None
         self.now = now
         self.hits: list[dict[str, Any]] = []
         self.shown: SearchRequest | None = None
+        self.route = ""
+        self.error: str | None = None
+        #: Every hit of `shown` is loaded (the last page came back short).
+        self.exhausted = True
+        #: Hits in total for `shown` (None: not counted yet or not countable) and whether exact.
+        self.total: int | None = None
+        self.total_exact = True
+        self.counting = False
+        self._more_pending = False
+        self._step_after_more: int | None = None
         self._timer: Timer | None = None
         self.searches_run = 0
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search messages…  (Esc closes)", id="search-input")
+        yield QueryInput(placeholder="search messages…  (Esc closes)", id="search-input")
         with Horizontal(id="search-filters"):
             yield Select[str]([], prompt="any source", id="search-source", compact=True)
             yield Select[str]([(r, r) for r in ROLES], prompt="any role", id="search-role", compact=True)
             yield Select[str](SORTS, value="newest", allow_blank=False, id="search-sort", compact=True)
         yield Static(Text(""), id="search-status")
-        yield OptionList(id="search-results")
+        yield HitList(id="search-results")
 
     # ------------------------------------------------------------------ state
     @property
@@ -155,6 +229,41 @@ class SearchPane(Vertical):
         """Put the caret in the query box."""
         self.query_one("#search-input", Input).focus()
 
+    def connect(self, searcher: Searcher, titles: Titles, counter: Counter | None = None) -> None:
+        """Attach a store (it opened); a query typed while it was opening runs now."""
+        self.searcher = searcher
+        self.titles = titles
+        self.counter = counter
+        if self.current_request().query:
+            self._schedule(delay=0)
+
+    @property
+    def input_focused(self) -> bool:
+        """The caret is in the query box (letters type there rather than run keys)."""
+        return self.app.focused is self.query_one("#search-input", Input)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hit and order keys only show (and act) from the result list, where letters are keys."""
+        if action in {"next_hit", "prev_hit"}:
+            return not self.input_focused and bool(self.hits)
+        if action == "cycle_sort":
+            return not self.input_focused
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter typed outside the box (result list) goes into the query, unless a pane or
+        screen key claims it: it never falls through to the app's `q`/`?`."""
+        if not event.is_printable or event.character is None or self.input_focused:
+            return
+        active = self.screen.active_bindings.get(event.key)
+        if active is not None and active.node is not self.app:
+            return
+        event.stop()
+        event.prevent_default()
+        field = self.query_one("#search-input", Input)
+        self.screen.set_focus(field)
+        field.insert_text_at_cursor(event.character)
+
     # ------------------------------------------------------------------ searching
     @on(Input.Changed, "#search-input")
     def _query_changed(self, event: Input.Changed) -> None:
@@ -182,6 +291,10 @@ class SearchPane(Vertical):
     def _fire(self) -> None:
         self._timer = None
         request = self.current_request()
+        self.workers.cancel_group(self, "search-more")
+        self.workers.cancel_group(self, "search-count")
+        self._more_pending = False
+        self._step_after_more = None
         if not request.query:
             self.workers.cancel_group(self, "search")
             self._apply(SearchResults(request))
@@ -190,58 +303,172 @@ class SearchPane(Vertical):
         if self.searcher is not None:
             self.search_worker(request)
 
+    @staticmethod
+    def _filters(request: SearchRequest) -> dict[str, Any]:
+        return {
+            "source_filter": [request.source] if request.source else None,
+            "role_filter": [request.role] if request.role else None,
+        }
+
+    def _page(self, request: SearchRequest, offset: int) -> SearchResults:
+        """One page of hits with their sessions' rows (worker thread)."""
+        assert self.searcher is not None
+        started = time.perf_counter()
+        hits, route = self.searcher(
+            request.query,
+            **self._filters(request),
+            limit=RESULT_LIMIT,
+            offset=offset,
+            sort=None if request.sort == "rank" else request.sort,
+        )
+        if self.titles is not None and hits:
+            rows = self.titles(list(dict.fromkeys(h["session_id"] for h in hits)))
+            for hit in hits:
+                hit["_session"] = rows.get(hit["session_id"], {})
+        return SearchResults(request, hits, route, time.perf_counter() - started, offset=offset)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search messages")
     def search_worker(self, request: SearchRequest) -> None:
         """Run one query off the event loop; a newer query cancels this one."""
-        assert self.searcher is not None
         worker = get_current_worker()
-        started = time.perf_counter()
         try:
-            hits, route = self.searcher(
-                request.query,
-                source_filter=[request.source] if request.source else None,
-                role_filter=[request.role] if request.role else None,
-                limit=RESULT_LIMIT,
-                sort=None if request.sort == "rank" else request.sort,
-            )
-            if worker.is_cancelled:
-                return
-            if self.titles is not None and hits:
-                rows = self.titles(list(dict.fromkeys(h["session_id"] for h in hits)))
-                for hit in hits:
-                    hit["_session"] = rows.get(hit["session_id"], {})
+            results = self._page(request, 0)
         except Exception as exc:  # store errors become a status line, never a crash
             if not worker.is_cancelled:
                 self.post_message(self.Found(SearchResults(request, error=f"{type(exc).__name__}: {exc}")))
             return
         if not worker.is_cancelled:
-            self.post_message(self.Found(SearchResults(request, hits, route, time.perf_counter() - started)))
+            self.post_message(self.Found(results))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-more", description="more hits")
+    def more_worker(self, request: SearchRequest, offset: int) -> None:
+        """The page of hits after the ``offset`` already shown."""
+        worker = get_current_worker()
+        try:
+            results = self._page(request, offset)
+        except Exception as exc:
+            results = SearchResults(request, error=f"{type(exc).__name__}: {exc}", offset=offset)
+        if not worker.is_cancelled:
+            self.post_message(self.Found(results))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="search-count", description="count hits")
+    def count_worker(self, request: SearchRequest) -> None:
+        """Every hit of the query counted (up to `COUNT_CAP`), after its first page showed."""
+        assert self.counter is not None
+        worker = get_current_worker()
+        try:
+            count, exact = self.counter(
+                request.query,
+                **self._filters(request),
+                cap=COUNT_CAP,
+                sort=None if request.sort == "rank" else request.sort,
+            )
+        except Exception:  # noqa: BLE001 - no total is shown; the hits still page
+            count, exact = None, False
+        if not worker.is_cancelled:
+            self.post_message(self.Counted(request, count, exact))
 
     @on(Found)
     def _found(self, message: Found) -> None:
         message.stop()
-        if message.results.request != self.current_request():
+        results = message.results
+        if results.request != self.current_request():
             return  # stale: the query or a filter changed since this worker started
-        self._apply(message.results)
+        if results.offset == 0:
+            self._apply(results)
+        elif results.request == self.shown and results.offset == len(self.hits):
+            self._append(results)
+
+    @on(Counted)
+    def _counted(self, message: Counted) -> None:
+        message.stop()
+        if message.request != self.shown:
+            return
+        self.counting = False
+        if message.count is not None and not self.exhausted:
+            self.total = max(message.count, len(self.hits))
+            self.total_exact = message.exact
+            if message.exact and len(self.hits) >= self.total:
+                self.exhausted = True
+        self._show_status()
 
     def _apply(self, results: SearchResults) -> None:
-        self.hits = results.hits
+        self.hits = list(results.hits)
         self.shown = results.request
+        self.route = results.route
+        self.error = results.error
+        self.exhausted = len(self.hits) < RESULT_LIMIT
+        self.total = len(self.hits) if self.exhausted else None
+        self.total_exact = True
+        self.counting = False
         options = self.query_one("#search-results", OptionList)
         options.clear_options()
         options.add_options([Option(self._hit_prompt(h)) for h in results.hits])
-        if results.error:
-            self._status(Text(f"invalid query: {results.error}", style="bold"))
-        elif not results.request.query:
-            self._status(Text("type to search every message", style="dim"))
-        else:
-            status = Text()
-            status.append(f"{len(results.hits)}{'+' if len(results.hits) >= RESULT_LIMIT else ''} hits")
-            status.append(f" · route {results.route or '—'}", style="bold")
-            self._status(status)
         if results.hits:
             options.highlighted = 0
+        if not self.exhausted and self.counter is not None and results.request.query:
+            self.counting = True
+            self.count_worker(results.request)
+        self._show_status()
+        self.screen.refresh_bindings()
         self.post_message(self.ResultsShown(results.request, len(results.hits), results.route))
+
+    def _append(self, results: SearchResults) -> None:
+        self._more_pending = False
+        if results.error:
+            self._step_after_more = None
+            self.app.notify(results.error, title="Could not load more hits", severity="error")
+            return
+        self.hits.extend(results.hits)
+        if len(results.hits) < RESULT_LIMIT or (
+            self.total is not None and self.total_exact and len(self.hits) >= self.total
+        ):
+            self.exhausted = True
+            self.total, self.total_exact = len(self.hits), True
+        self.query_one("#search-results", OptionList).add_options(
+            [Option(self._hit_prompt(h)) for h in results.hits]
+        )
+        self._show_status()
+        wanted, self._step_after_more = self._step_after_more, None
+        if wanted is not None and self.hits:
+            self.choose(wanted if wanted < len(self.hits) else 0)
+
+    def load_more(self) -> bool:
+        """Fetch the next page of hits unless all are loaded; True if one is on its way."""
+        if self.exhausted or self.shown is None or self.searcher is None or not self.shown.query:
+            return False
+        if not self._more_pending:
+            self._more_pending = True
+            self.more_worker(self.shown, len(self.hits))
+            self._show_status()
+        return True
+
+    def total_label(self) -> str:
+        """How many hits there are, as known now: "1,234", "≥10,000" or "25+"."""
+        if self.total is None:
+            return f"{len(self.hits):,}+"
+        return f"{self.total:,}" if self.total_exact else f"≥{self.total:,}"
+
+    def _show_status(self) -> None:
+        request = self.shown
+        if self.error:
+            self._status(Text(f"invalid query: {one_line(self.error)}", style="bold"))
+            return
+        if request is None or not request.query:
+            self._status(Text("type to search every message", style="dim"))
+            return
+        status = Text(no_wrap=True, overflow="ellipsis")
+        loaded = len(self.hits)
+        if self.exhausted:
+            status.append("no hits" if not loaded else f"{loaded:,} hit{'s' if loaded != 1 else ''}")
+        elif self.counting:
+            status.append(f"{loaded:,} of … hits (counting)")
+        else:
+            status.append(f"{loaded:,} of {self.total_label()} hits")
+        if self._more_pending:
+            status.append(" · loading more…", style="italic")
+        status.append(f" · {route_words(self.route)}", style="bold")
+        self._status(status)
 
     def _status(self, text: Text) -> None:
         self.query_one("#search-status", Static).update(text)
@@ -267,6 +494,30 @@ class SearchPane(Vertical):
     def action_focus_results(self) -> None:
         self.query_one("#search-results", OptionList).focus()
 
+    def action_next_hit(self) -> None:
+        self.step(+1)
+
+    def action_prev_hit(self) -> None:
+        self.step(-1)
+
+    def action_cycle_sort(self) -> None:
+        """Next result order (newest first → best match → oldest first)."""
+        select = self.query_one("#search-sort", Select)
+        values = [v for _label, v in SORTS]
+        current = select.value if select.value in values else values[0]
+        select.value = values[(values.index(current) + 1) % len(values)]  # type: ignore[arg-type]
+
+    @on(OptionList.OptionHighlighted, "#search-results")
+    def _hit_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        if event.option_index >= len(self.hits) - MORE_AHEAD:
+            self.load_more()
+
+    @on(HitList.NearEnd)
+    def _near_end(self, event: HitList.NearEnd) -> None:
+        event.stop()
+        self.load_more()
+
     @on(OptionList.OptionSelected, "#search-results")
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -287,8 +538,23 @@ class SearchPane(Vertical):
         return self.query_one("#search-results", OptionList).highlighted
 
     def step(self, delta: int) -> dict[str, Any] | None:
-        """Move to the next (+1) or previous (-1) hit, wrapping, and choose it."""
+        """Move to the next (+1) or previous (-1) hit and choose it.
+
+        Past the last loaded hit the next page is fetched and its first hit chosen when it
+        arrives (None is returned meanwhile); only once every hit is loaded does `n` wrap to
+        the first. `N` on the first hit wraps to the last only when all are loaded.
+        """
         if not self.hits:
             return None
         current = self.highlighted if self.highlighted is not None else -delta
-        return self.choose((current + delta) % len(self.hits))
+        target = current + delta
+        if target >= len(self.hits):
+            if self.load_more():
+                self._step_after_more = target
+                return None
+            target = 0
+        elif target < 0:
+            if not self.exhausted:
+                return None
+            target = len(self.hits) - 1
+        return self.choose(target)

@@ -88,8 +88,9 @@ class SessionList(ScrollView, can_focus=True):
         Binding("pagedown", "page_down", "Page down", show=False),
         Binding("home", "first", "First", show=False),
         Binding("end", "last", "Last", show=False),
-        Binding("enter", "select", "Open", show=False),
-        Binding("space", "toggle_mark", "Select / unselect and move down", show=False),
+        # Shown in the footer while the list has the focus (the footer follows the focused pane).
+        Binding("enter", "select", "Open"),
+        Binding("space", "toggle_mark", "Select", tooltip="Select / unselect the row and move down"),
         Binding("shift+up", "extend_up", "Extend the selection up", show=False),
         Binding("shift+down", "extend_down", "Extend the selection down", show=False),
         Binding("ctrl+a,asterisk", "mark_all", "Select every session of the current filter", show=False),
@@ -431,9 +432,11 @@ class SessionList(ScrollView, can_focus=True):
             self._ensure_page(page)
         index = top + y - 1
         if not self._ids:
-            if y == 2:
+            # The empty text wraps: it names the filter and the key that clears it.
+            lines = Text(self.empty_text).wrap(self.app.console, max(8, width - 4))
+            if 2 <= y < 2 + len(lines):
                 return self._plain_strip(
-                    Text("  " + self.empty_text), width, base + self._style("session-list--dim")
+                    Text("  ") + lines[y - 2], width, base + self._style("session-list--dim")
                 )
             return Strip.blank(width, base)
         if index >= len(self._ids):

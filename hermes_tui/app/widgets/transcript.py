@@ -5,6 +5,12 @@ truncation, JSON pretty-printing, Markdown parsing and highlighting all happen o
 loop). The view mounts a window of messages around the target, each 1-3 sibling widgets (a
 `MessageBlock`, then `Fold`s), and grows it in chunks when the reader scrolls to an edge, so a
 10,000-message session costs the same to open as a 10-message one.
+
+Every string from the store is made inert (`hermes_tui.safe_text`) while the record is built, and
+every field is read tolerantly: a row with bytes content, a text timestamp or malformed
+``tool_calls`` shows a marker, never an exception. A message's tool calls are prepared and mounted
+`CALLS_SHOWN` at a time (a `MoreCalls` row reveals the next batch), so one message with 5,000
+calls costs what one with 50 does.
 """
 
 from __future__ import annotations
@@ -39,10 +45,12 @@ from hermes_tui.app.render import (
     content_text,
     highlight_terms,
     human_count,
+    plain_count,
     pretty_json,
     tool_call_parts,
     truncate_text,
 )
+from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 
 if TYPE_CHECKING:
     from rich.markdown import Markdown
@@ -53,6 +61,14 @@ if TYPE_CHECKING:
 FIRST_WINDOW = 12
 CHUNK = 20
 BEFORE_TARGET = 4
+#: Tool calls of one message prepared and mounted at first, and revealed per press of the
+#: "more tool calls" row. One message with 5,000 calls took 12.6 s to appear and 300+ MB when
+#: every call became a widget.
+CALLS_SHOWN = 50
+#: Longest tool-call arguments, reasoning and header fields kept for display.
+MAX_CALL_CHARS = 6000
+MAX_CALL_LINES = 200
+MAX_REASONING_CHARS = 8000
 _JSON = JSONHighlighter()
 
 
@@ -68,13 +84,15 @@ class MessageView:
     tool_name: str | None = None
     tool_call_id: str | None = None
     reasoning: str = ""
-    timestamp: float | None = None
-    token_count: int | None = None
+    timestamp: Any = None  # as stored: `clock_time` shows a marker for one that is not a time
+    token_count: Any = None
     finish_reason: str | None = None
     active: bool = True
     compacted: bool = False
     session_id: str = ""
     prepared: Prepared | None = field(default=None, compare=False, repr=False)
+    #: The stored tool calls past the first `CALLS_SHOWN`, prepared only when revealed.
+    more_calls: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -101,41 +119,80 @@ class TranscriptData:
     chain: bool = False
 
 
+def call_list(value: Any) -> list[Any]:
+    """The stored ``tool_calls`` as a list of calls, whatever shape they arrived in.
+
+    The store decodes the JSON; what it could not decode (or a writer stored as something other
+    than a list) becomes one call whose name says so and whose arguments show the value.
+    """
+    if value is None or (isinstance(value, (str, bytes, bytearray, list, tuple, dict)) and not value):
+        return []
+    if isinstance(value, list):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        return [{"name": "tool_calls (not valid JSON)", "arguments": as_text(value)}]
+    return [{"name": f"tool_calls ({type(value).__name__}, not a list)", "arguments": value}]
+
+
+def call_view(call: Any) -> tuple[str, str]:
+    """(name, arguments) of one tool call, inert and cut to `MAX_CALL_CHARS`."""
+    name, args = tool_call_parts(call)
+    args, cut = truncate_text(args, max_chars=MAX_CALL_CHARS, max_lines=MAX_CALL_LINES)
+    if cut:
+        args += f"\n… {cut:,} more characters"
+    return name, args
+
+
+def _message_id(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _field(value: Any, width: int) -> str | None:
+    """A one-line header field (tool name, finish reason), None when empty."""
+    return one_line(value, width) or None
+
+
 def message_view(row: dict[str, Any]) -> MessageView:
     """Turn a `get_messages` dict into a MessageView with its renderables prepared (runs in a
-    worker: may be slow)."""
-    role = str(row.get("role") or "?")
+    worker: may be slow). Every text field is inert; no stored value makes it raise."""
+    role = one_line(row.get("role"), 40) or "?"
     raw = content_text(row.get("content"))
-    if role == "tool":
-        raw = pretty_json(raw) if raw[:1] in "[{" else raw
+    if role == "tool" and raw[:1] in ("[", "{"):
+        raw = inert(pretty_json(raw))
     text, dropped = truncate_text(raw)
-    calls: list[tuple[str, str]] = []
-    for call in row.get("tool_calls") or []:
-        name, args = tool_call_parts(call)
-        args, cut = truncate_text(args, max_chars=6000, max_lines=200)
-        if cut:
-            args += f"\n… {cut:,} more characters"
-        calls.append((name, args))
+    calls = call_list(row.get("tool_calls"))
+    shown = tuple(call_view(call) for call in calls[:CALLS_SHOWN])
     reasoning_raw = row.get("reasoning") or row.get("reasoning_content") or ""
-    reasoning, rcut = truncate_text(str(reasoning_raw), max_chars=8000)
+    if not isinstance(reasoning_raw, (str, bytes, bytearray, memoryview)):
+        reasoning_raw = pretty_json(reasoning_raw)
+    reasoning, rcut = truncate_text(reasoning_raw, max_chars=MAX_REASONING_CHARS, max_lines=MAX_CALL_LINES)
+    reasoning = inert(reasoning)
     if rcut:
         reasoning += f"\n… {rcut:,} more characters"
     active = row.get("active")
     view = MessageView(
-        id=int(row.get("id") or 0),
+        id=_message_id(row.get("id")),
         role=role,
         text=text,
         dropped=dropped,
-        tool_calls=tuple(calls),
-        tool_name=row.get("tool_name"),
-        tool_call_id=row.get("tool_call_id"),
+        tool_calls=shown,
+        tool_name=_field(row.get("tool_name"), 80),
+        tool_call_id=_field(row.get("tool_call_id"), 80),
         reasoning=reasoning,
         timestamp=row.get("timestamp"),
         token_count=row.get("token_count"),
-        finish_reason=row.get("finish_reason"),
+        finish_reason=_field(row.get("finish_reason"), 40),
         active=active is None or bool(active),
         compacted=bool(row.get("compacted")),
-        session_id=str(row.get("session_id") or ""),
+        session_id=one_line(row.get("session_id")),
+        more_calls=tuple(calls[CALLS_SHOWN:]),
     )
     return replace(view, prepared=prepare(view))
 
@@ -222,6 +279,34 @@ def _warm_code_blocks(markdown: Markdown) -> None:
             pass
 
 
+def _inert_markdown(markdown: Markdown) -> None:
+    """Make the parsed tokens inert: Markdown decodes character references, so the inert source
+    ``&#x202E;`` or ``&#13;`` would come back as a bidi override or a carriage return."""
+    stack = list(markdown.parsed)
+    while stack:
+        token = stack.pop()
+        if token.content and not is_inert(token.content):
+            token.content = inert(token.content)
+        if token.attrs:
+            for key, value in list(token.attrs.items()):
+                if isinstance(value, str) and not is_inert(value):
+                    token.attrs[key] = one_line(value)
+        if token.info and not is_inert(token.info):
+            token.info = one_line(token.info)
+        if token.children:
+            stack.extend(token.children)
+
+
+def prepare_calls(calls: Sequence[tuple[str, str]]) -> tuple[tuple[str, Text], ...]:
+    """Highlighted argument Texts of prepared tool calls (JSON colouring, agent text as data)."""
+    out = []
+    for name, args in calls:
+        text = Text(args)
+        _JSON.highlight(text)
+        out.append((name, text))
+    return tuple(out)
+
+
 def prepare(view: MessageView) -> Prepared:
     """Build every renderable of a message that does not depend on it being the search hit.
 
@@ -236,16 +321,12 @@ def prepare(view: MessageView) -> Prepared:
             from rich.markdown import Markdown  # deferred: ~90 ms of imports off the startup path
 
             body = Markdown(_body_source(view))
+            _inert_markdown(body)
             _warm_code_blocks(body)
         else:
             body = Text(_body_source(view))
-    calls = []
-    for name, args in view.tool_calls:
-        text = Text(args)
-        _JSON.highlight(text)
-        calls.append((name, text))
     reasoning = Text(view.reasoning) if view.reasoning else None
-    return Prepared(message_header(view), body, output, tuple(calls), reasoning)
+    return Prepared(message_header(view), body, output, prepare_calls(view.tool_calls), reasoning)
 
 
 def _highlighted(text: Text, terms: Sequence[str]) -> Text:
@@ -470,6 +551,77 @@ class Fold(MessagePart, can_focus=True):
             self.toggle()
 
 
+def more_calls_label(remaining: int) -> str:
+    """The title of the row standing for a message's not-yet-shown tool calls."""
+    noun = "tool call" if remaining == 1 else "tool calls"
+    return f"… and {remaining:,} more {noun} (press x / Enter to show more)"
+
+
+class MoreCalls(Fold):
+    """The tool calls of a message past the ones shown: one line, revealed `CALLS_SHOWN` at a
+    time (Enter, space, x or a click), each batch prepared only when asked for."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space,x", "toggle", "Show more tool calls", show=False),
+    ]
+
+    def __init__(self, calls: Sequence[Any], *, classes: str, call_classes: str) -> None:
+        super().__init__(more_calls_label(len(calls)), Text(), classes=classes)
+        self.calls = tuple(calls)
+        self.call_classes = call_classes
+        self._revealing = False
+        self.add_class("more-calls")
+
+    def _visual_key(self) -> Hashable:
+        return (len(self.calls), self.get_component_rich_style("fold--title"))
+
+    def _height_key(self) -> Hashable:
+        return len(self.calls)
+
+    def _title_text(self) -> Text:
+        return Text(f" {self.fold_title} ", style=self.get_component_rich_style("fold--title"))
+
+    def _renderable(self) -> RenderableType:
+        return self._title_text()  # never a body, even when `x` marked every fold open
+
+    def next_folds(self, open_folds: bool = False) -> list[Fold]:
+        """Fold widgets for the next batch (prepared now: at most `CALLS_SHOWN` calls)."""
+        batch = prepare_calls([call_view(call) for call in self.calls[:CALLS_SHOWN]])
+        self.calls = self.calls[CALLS_SHOWN:]
+        self.fold_title = more_calls_label(len(self.calls))
+        return [
+            Fold(f"→ {name}", args, collapsed=not open_folds, classes=self.call_classes)
+            for name, args in batch
+        ]
+
+    def toggle(self) -> None:
+        """Reveal the next batch before this row (or in its place when it is the last)."""
+        self.call_later(self.reveal)
+
+    async def reveal(self) -> list[Fold]:
+        """Mount the next batch of tool calls before this row; drop the row when none remain."""
+        parent = self.parent
+        if self._revealing or parent is None or not self.calls:
+            return []
+        self._revealing = True
+        try:
+            transcript = parent if isinstance(parent, TranscriptView) else None
+            folds = self.next_folds(open_folds=transcript is not None and transcript._folds_open)
+            await parent.mount_all(folds, before=self)
+            if self.calls:
+                self.refresh(layout=True)
+                self.call_after_refresh(self.scroll_visible, animate=False)
+            else:
+                if self.has_class("-end"):
+                    folds[-1].add_class("-end")
+                if self.has_focus:
+                    folds[0].focus()
+                await self.remove()
+            return folds
+        finally:
+            self._revealing = False
+
+
 def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = False) -> list[MessagePart]:
     """The widgets of one message, in order: header (+ body), reasoning, output, tool calls.
 
@@ -497,6 +649,8 @@ def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = Fa
         parts.append(Fold(f"result ({lines} lines)", output, collapsed=not match, classes=classes))
     for name, args in prepared.calls:
         parts.append(Fold(f"→ {name}", args, classes=f"{classes} -call"))
+    if view.more_calls:
+        parts.append(MoreCalls(view.more_calls, classes=f"{classes} -call", call_classes=f"{classes} -call"))
     parts[-1].add_class("-end")
     return parts
 
@@ -505,11 +659,11 @@ class DividerBlock(Static):
     """The line between two segments of a compression chain."""
 
     def __init__(self, divider: Divider) -> None:
-        kind = divider.edge_kind or "root"
-        label = divider.title or divider.session_id
+        kind = one_line(divider.edge_kind, 20) or "root"
+        label = one_line(divider.title) or one_line(divider.session_id)
         text = Text(
             f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
-            f"{divider.message_count} msgs ──",
+            f"{plain_count(divider.message_count)} msgs ──",
             no_wrap=True,
             overflow="ellipsis",
         )
@@ -560,7 +714,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.start = self.end = 0
         await self.remove_children()
         if note:
-            await self.mount(Static(Text(note), classes="transcript-note"))
+            await self.mount(Static(Text(inert(note)), classes="transcript-note"))
 
     async def show(
         self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()
@@ -687,4 +841,5 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._folds_open = not self._folds_open
         with self.app.batch_update():
             for fold in self.query(Fold):
-                fold.collapsed = not self._folds_open
+                if not isinstance(fold, MoreCalls):
+                    fold.collapsed = not self._folds_open
