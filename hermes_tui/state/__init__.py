@@ -16,7 +16,7 @@ from .errors import (
     StructureLocked,
     TitleError,
 )
-from .federation import FederatedSearch, Federation, MergedOrder, ProfileError, RowKeys, open_stores
+from .federation import FederatedSearch, Federation, MergedOrder, OrderKeys, ProfileError, RowKeys, open_stores
 from .listing import SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .profiles import StoreRef, StoreStatus, discover_stores, open_store, probe_store
@@ -33,6 +33,7 @@ __all__ = [
     "Federation",
     "MergedOrder",
     "ProfileError",
+    "OrderKeys",
     "RowKeys",
     "StoreRef",
     "StoreStatus",

@@ -187,6 +187,8 @@ class _Core:
         self._local = threading.local()
         self._conns_lock = threading.Lock()
         self._conn_list: list[apsw.Connection] = []
+        self._conn_by_thread: dict[int, apsw.Connection] = {}  # for interrupt(thread_id)
+        self._writing: set[int] = set()  # id() of connections inside a write: interrupt() spares them
         self._write_lock = threading.RLock()
         self._write_count = 0
         self._contended = False
@@ -255,6 +257,8 @@ class _Core:
         if conn is None:
             conn = self._new_connection()
             self._local.conn = conn
+            with self._conns_lock:
+                self._conn_by_thread[threading.get_ident()] = conn
         return conn
 
     def refresh_structure(self, conn: apsw.Connection | None = None) -> None:
@@ -324,7 +328,7 @@ class _Core:
             time.sleep(random.uniform(*CONTENDED_YIELD_S))
         for attempt in range(self._WRITE_MAX_RETRIES):
             try:
-                with self._write_lock:
+                with self._write_lock, self._marked_writing(conn):
                     result = _immediate(conn, fn, on_begun=self._note_begin_wait)
             except (apsw.BusyError, apsw.LockedError) as exc:
                 last = exc
@@ -347,6 +351,17 @@ class _Core:
             f"database is locked: another process held the write lock for {waited:.1f} s "
             f"({self._WRITE_MAX_RETRIES} attempts)"
         ) from last
+
+    @contextlib.contextmanager
+    def _marked_writing(self, conn: apsw.Connection) -> Iterator[None]:
+        """While `conn` is inside a write transaction, `interrupt()` leaves it alone."""
+        with self._conns_lock:
+            self._writing.add(id(conn))
+        try:
+            yield
+        finally:
+            with self._conns_lock:
+                self._writing.discard(id(conn))
 
     def _note_begin_wait(self, waited: float) -> None:
         self._contended = waited > CONTENDED_AFTER_S
@@ -385,7 +400,7 @@ class _Core:
                     self._maintainer.run_pending("checkpoint")
                     time.sleep(self._FTS_MERGE_PAUSE_S)
                 try:
-                    with self._write_lock:
+                    with self._write_lock, self._marked_writing(conn):
                         worked = _immediate(conn, step)
                 except (apsw.BusyError, apsw.LockedError):
                     quiet.reset()  # another process is writing: wait for the next quiet moment
@@ -484,13 +499,25 @@ class _Core:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def interrupt(self) -> None:
-        """Abort queries running on any of this store's connections (from any thread)."""
+    def interrupt(self, thread_id: int | None = None) -> int:
+        """Abort the reads running on this store's connections, from any thread: the connection
+        of thread `thread_id` (`threading.get_ident()` of the thread that runs the query), or
+        every connection. A write transaction is never interrupted (it would roll back someone's
+        rename or delete half-way); returns how many connections were interrupted."""
         with self._conns_lock:
-            conns = list(self._conn_list)
-        for conn in conns:
-            with contextlib.suppress(apsw.Error):
-                conn.interrupt()
+            if thread_id is None:
+                conns = list(self._conn_list)
+            else:
+                one = self._conn_by_thread.get(thread_id)
+                conns = [one] if one is not None else []
+            hit = 0
+            for conn in conns:  # under the lock: no write can begin between the check and the interrupt
+                if id(conn) in self._writing:
+                    continue
+                with contextlib.suppress(apsw.Error):
+                    conn.interrupt()  # the one call APSW allows on a connection busy in another thread
+                    hit += 1
+        return hit
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (cheap poll for live refresh)."""
