@@ -58,12 +58,18 @@ from hermes_tui.state import (
     StructureLocked,
     TitleError,
 )
+from hermes_tui.state.federation import Federation, ProfileError, open_stores
 from hermes_tui.state.paths import default_db_path
+from hermes_tui.state.profiles import StoreRef, StoreStatus, discover_stores
 from hermes_tui.state.trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound
 
 DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
+#: Commands that read several profiles' stores at once with --all / --profile NAME (repeatable).
+PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune"})
+#: Commands that change one session: --profile NAME picks their one store; --all is refused.
+ONE_STORE_COMMANDS = frozenset({"rename", "delete"})
 TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
 SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
 CANDIDATES_SHOWN = 8
@@ -80,6 +86,7 @@ EXIT_CODES: dict[str, int] = {
     "not_a_database": 6,
     "ambiguous": 7,
     "invalid": 8,
+    "damaged": 9,
     "interrupted": 130,
 }
 
@@ -89,6 +96,18 @@ session references (ID):
   sessions accept nothing else: a reference matching no session, or several, is an error
   that lists the candidates. `show` also resolves a title the way `hermes --resume` does
   (the newest session of a numbered family "T", "T #2", …) and says which one it chose.
+
+profiles (--all, --profile NAME):
+  list, search, show, stats, export and prune read every discovered store with --all (the
+  default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and profiles/<name>/state.db),
+  or the named ones with --profile NAME (repeatable; on show the option is --all-profiles, as
+  --all there means inactive messages). rename and delete take --profile NAME (one store) and
+  refuse --all. Ids are unique only within a store: a reference matching sessions in several
+  stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE, PROFILE:PREFIX), where an explicit
+  PROFILE: wins over the same text read as a plain reference. With profiles, --json documents
+  are objects whose records carry a "profile" field, plus an "errors" list; a store that cannot
+  be read prints one `warning:` line (stderr) and the others still answer. --db PATH is one store
+  and cannot be combined with them.
 
 exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   0    ok
@@ -104,6 +123,8 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   7    ambiguous session reference (kind: ambiguous)
   8    invalid value: a title too long or held by another session (kind: invalid)
        (trash restore exits 0 when sessions conflict: each is reported, nothing live is overwritten)
+  9    repair: the store is damaged (--check), or it could not be repaired (it was left exactly
+       as it was) (kind: damaged; with --json the diagnosis/repair report is printed instead)
   130  interrupted (kind: interrupted)
 """
 
@@ -190,6 +211,13 @@ def _add_globals(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="open the database read-only; write commands are refused")
 
 
+def _add_profile_opts(p: argparse.ArgumentParser, all_flags: Sequence[str] = ("--all", "--all-profiles")) -> None:
+    p.add_argument("--profile", action="append", default=[], metavar="NAME",
+                   help="use this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)")
+    p.add_argument(*all_flags, dest="all_profiles", action="store_true",
+                   help="every discovered profile's store (the default one and profiles/*/state.db)")
+
+
 def _add_list_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
@@ -237,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     p = cmd("list", "List sessions, most recently active first.")
+    _add_profile_opts(p)
     _add_list_filters(p)
     p.add_argument("--limit", type=non_negative_int, default=50, help="at most N rows (0 = all; default 50)")
 
@@ -246,8 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="include rewound/archived (inactive) messages")
     p.add_argument("--full", action="store_true",
                    help=f"print every message in full (default: the first {SHOW_TEXT_LIMIT:,} characters)")
+    _add_profile_opts(p, ("--all-profiles",))
 
     p = cmd("search", "Full-text search over messages.")
+    _add_profile_opts(p)
     p.add_argument("query", metavar="QUERY")
     p.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     p.add_argument("--role", action="append", default=[], help="only this role (repeatable)")
@@ -258,8 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session", metavar="ID", help="session id, unique id prefix, or exact title")
     p.add_argument("title", metavar="TITLE", nargs="*", help="the new title (several words are joined)")
     p.add_argument("--clear", action="store_true", help="remove the title (instead of giving one)")
+    _add_profile_opts(p)
 
     p = cmd("prune", "Delete ended sessions matching filters (bare prune: older than 90 days).")
+    _add_profile_opts(p)
     p.add_argument("--older-than", type=parse_duration, metavar="AGE", help="started more than AGE ago (5h, 2d, 1w, or days)")
     p.add_argument("--newer-than", type=parse_duration, metavar="AGE", help="started less than AGE ago")
     p.add_argument("--before", type=parse_iso, metavar="DATE", help="started before DATE (ISO, UTC)")
@@ -281,12 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmd("delete", "Delete sessions (their delegate subagents cascade; other children are orphaned).")
     p.add_argument("sessions", metavar="ID", nargs="+", help="session id, unique id prefix, or exact title")
+    _add_profile_opts(p)
     _confirm_opts(p)
     _trash_opts(p)
 
     p = cmd("export", "Export sessions as JSON, JSONL or Markdown.")
     p.add_argument("sessions", metavar="ID", nargs="*", help="sessions to export (none: every session matching the filters)")
     p.add_argument("--format", choices=("json", "jsonl", "md"), default="jsonl")
+    _add_profile_opts(p)
     p.add_argument("--lineage", action="store_true", help="export each id's whole compression lineage as one")
     _add_list_filters(p)
     p.add_argument("--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)")
@@ -298,6 +333,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = cmd("stats", "Totals, usage by source and model, costliest sessions and chains, activity, health.")
     p.add_argument("--days", type=non_negative_int, default=30, help="days of activity to chart (default 30)")
     p.add_argument("--top", type=non_negative_int, default=10, help="rows in the costliest lists")
+    _add_profile_opts(p)
+
+    p = cmd("repair", "Check a damaged store (--check) or back it up and repair it, keeping every session.")
+    p.add_argument("--check", action="store_true",
+                   help="only diagnose (read-only): exit 0 when healthy, 9 when damaged")
+    p.add_argument("--backup-dir", type=Path, metavar="DIR",
+                   help="where the backup goes (default: beside the store)")
+    p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
     p = cmd("tail", cli_live.TAIL_HELP)
     cli_live.add_tail_args(p)
@@ -530,13 +573,13 @@ def _list_filter(args: argparse.Namespace) -> SessionFilter:
     )
 
 
-def _confirm(args: argparse.Namespace, question: str) -> bool:
+def _confirm(args: argparse.Namespace, question: str, verb: str = "delete") -> bool:
     """True to go ahead. `--yes` skips the question; without a terminal we refuse."""
     if args.yes:
         return True
     stdin = sys.stdin
     if stdin is None or not stdin.isatty():
-        raise CliError("refusing to delete without confirmation: stdin is not a terminal (pass --yes)", "refused")
+        raise CliError(f"refusing to {verb} without confirmation: stdin is not a terminal (pass --yes)", "refused")
     sys.stderr.write(f"{inert(question, newlines=False)} [y/N] ")
     sys.stderr.flush()
     answer = stdin.readline().strip().lower()
@@ -577,8 +620,16 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
     if not rows:
         _out("No sessions match.")
         return 0
+    _out(_list_table(rows, with_profile=False))
+    more = len(order) - len(rows)
+    _out(f"\n{len(rows)} of {len(order)} sessions" + (f" ({more} more: raise --limit)" if more > 0 else ""))
+    return 0
+
+
+def _list_table(rows: Sequence[dict[str, Any]], with_profile: bool) -> str:
     table = [
         (
+            *((r.get("profile"),) if with_profile else ()),
             r["id"],
             r.get("title") or r.get("preview") or "",
             r.get("source") or "-",
@@ -590,11 +641,11 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
         )
         for r in rows
     ]
-    _out(_table(("ID", "TITLE / PREVIEW", "SOURCE", "MODEL", "MSGS", "TOKENS", "COST", "LAST ACTIVE"), table,
-                right=(4, 5, 6), limits={1: 40, 2: 16, 3: 24}))
-    more = len(order) - len(rows)
-    _out(f"\n{len(rows)} of {len(order)} sessions" + (f" ({more} more: raise --limit)" if more > 0 else ""))
-    return 0
+    shift = 1 if with_profile else 0
+    headers = ("ID", "TITLE / PREVIEW", "SOURCE", "MODEL", "MSGS", "TOKENS", "COST", "LAST ACTIVE")
+    return _table((("PROFILE",) if with_profile else ()) + headers, table,
+                  right=tuple(i + shift for i in (4, 5, 6)),
+                  limits=({0: 24} if with_profile else {}) | {i + shift: w for i, w in ((1, 40), (2, 16), (3, 24))})
 
 
 def _tool_calls(value: Any) -> list[Any]:
@@ -646,8 +697,10 @@ _HOW = {
 }
 
 
-def cmd_show(db: SessionDB, args: argparse.Namespace) -> int:
-    target = _resolve_target(db, args.session, family=True)
+def cmd_show(db: SessionDB, args: argparse.Namespace, target: Target | None = None,
+             profile: str | None = None) -> int:
+    """`show`; with profiles, `target` was resolved across the stores and `profile` owns it."""
+    target = target or _resolve_target(db, args.session, family=True)
     sid = target.id
     session = db.get_session(sid)
     if session is None:
@@ -658,10 +711,11 @@ def cmd_show(db: SessionDB, args: argparse.Namespace) -> int:
     lineage = db.get_lineage(sid)
     messages = db.get_messages(sid, include_inactive=args.all)
     if args.json:
-        _emit_json({"session": session, "lineage": lineage, "messages": messages})
+        _emit_json({**({"profile": profile} if profile is not None else {}),
+                    "session": session, "lineage": lineage, "messages": messages})
         return 0
     fields = [
-        ("id", session["id"]), ("title", session.get("title")), ("source", session.get("source")),
+        ("profile", profile), ("id", session["id"]), ("title", session.get("title")), ("source", session.get("source")),
         ("model", session.get("model")), ("started", iso(session.get("started_at"))),
         ("ended", iso(session.get("ended_at"))), ("end reason", session.get("end_reason")),
         ("parent", session.get("parent_session_id")), ("messages", session.get("message_count")),
@@ -743,7 +797,7 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
     db.set_session_title(sid, title)
     new = db.get_session_title(sid)
     if args.json:
-        _emit_json({"id": sid, "title": new, "transfer_from": check.get("transfer_from")})
+        _emit_json({**_profile_field(args), "id": sid, "title": new, "transfer_from": check.get("transfer_from")})
         return 0
     if new is None:
         _out(f"Cleared the title of {_ident({'id': sid, 'title': target.title})}.")
@@ -807,6 +861,14 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
             _out(f"  = {_s(e['id'])}: {_s(e['reason'])}")
 
 
+def _profile_path(profile: str) -> Path:
+    """The store file of a discovered profile (for restore hints)."""
+    for ref in discover_stores(probe=False):
+        if ref.profile == profile:
+            return ref.path
+    return Path(profile)
+
+
 def _export_sessions_jsonl(db: SessionDB, ids: Sequence[str], path: Path, force: bool) -> int:
     exported = [s for s in (db.export_session(i) for i in ids) if s]
     write_export(path, to_jsonl(exported), force=force)
@@ -831,9 +893,12 @@ def _plan_for_one(db: SessionDB, plan: dict[str, Any], sid: str | None) -> dict[
     }
 
 
-def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
+def _prune_plan(db: SessionDB, args: argparse.Namespace,
+                target: Target | None = None) -> tuple[dict[str, Any], list[str], bool]:
+    """The reviewed prune plan of one store: (plan, ids to delete incl. delegate children, any filter)."""
     older, source, filters, any_filter = _prune_filters(args)
-    target = _resolve_target(db, args.title) if args.title else None
+    if target is None and args.title:
+        target = _resolve_target(db, args.title)
     if target is not None and target.title:
         # Narrows the scan; the plan is then cut to exactly this session (the LIKE also
         # matches "T #2", "my T", …).
@@ -844,6 +909,11 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
         keeps = not args.title_contains or args.title_contains.lower() in (target.title or "").lower()
         plan = _plan_for_one(db, plan, target.id if keeps else None)
     to_delete = list(plan["ids"]) + [c for c in plan["cascade_ids"] if c not in set(plan["ids"])]
+    return plan, to_delete, any_filter
+
+
+def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
+    plan, to_delete, any_filter = _prune_plan(db, args)
     if not args.json:
         _print_plan(plan, implicit=not any_filter)
     if args.dry_run or not plan["ids"]:
@@ -891,6 +961,8 @@ def _remove(db: SessionDB, args: argparse.Namespace, ids: Sequence[str], *, what
 
 def _restore_hint(args: argparse.Namespace, entry: str) -> str:
     db = f" --db {shlex.quote(str(args.db))}" if args.db else ""
+    if getattr(args, "hint_profile", None):
+        db = f" --db {shlex.quote(str(_profile_path(args.hint_profile)))}"
     return f"hermes-tui sessions{db} trash restore {entry}"
 
 
@@ -957,7 +1029,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
                 _out(f"  ~ {_s(o['id'])}  [{_s(o.get('edge_kind'))}] child of {_s(o.get('parent_session_id'))}")
     if args.dry_run:
         if args.json:
-            _emit_json({"plan": plan, "result": None, "dry_run": True})
+            _emit_json({**_profile_field(args), "plan": plan, "result": None, "dry_run": True})
         else:
             _out("Dry run: nothing was deleted.")
         return 0
@@ -969,7 +1041,8 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     reviewed = ids + [c for c in plan["cascade_ids"] if c not in set(ids)]
     result = _remove(db, args, reviewed, what="delete", require_ended=False)
     if args.json:
-        _emit_json({"plan": plan, "result": result, "dry_run": False, "trash_entry": result.get("trash_entry")})
+        _emit_json({**_profile_field(args), "plan": plan, "result": result, "dry_run": False,
+                    "trash_entry": result.get("trash_entry")})
     else:
         _print_result(result, args)
     return 0
@@ -998,13 +1071,19 @@ def _export_items(db: SessionDB, args: argparse.Namespace) -> Iterator[dict[str,
 
 
 def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
+    if args.format == "md" and (not args.output or args.output == "-"):
+        raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
+    # Resolve every id before writing anything, so a typo leaves no half export.
+    return _write_items(args, list(_export_items(db, args)))
+
+
+def _write_items(args: argparse.Namespace, items: list[dict[str, Any]]) -> int:
+    """Write the gathered export `items` as `--format` asks (each with `profile` in profile mode)."""
     out = args.output
     if args.format == "md":
         if not out or out == "-":
             raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
-        return _export_md(db, args, Path(out).expanduser())
-    # Resolve every id before writing anything, so a typo leaves no half export.
-    items = list(_export_items(db, args))
+        return _export_md(args, Path(out).expanduser(), items)
     chunks: Any = to_json(items) if args.format == "json" else to_jsonl(items)
     if not out or out == "-":
         if isinstance(chunks, str):
@@ -1022,10 +1101,9 @@ def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_md(db: SessionDB, args: argparse.Namespace, target: Path) -> int:
+def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any]]) -> int:
     """One session → the file `target`; several (or `target` an existing folder) → one file each
     in that folder plus `manifest.jsonl`."""
-    items = list(_export_items(db, args))
     if target.is_dir():
         return _export_md_dir(args, target, items)
     if len(items) == 1:
@@ -1045,7 +1123,7 @@ def _export_md(db: SessionDB, args: argparse.Namespace, target: Path) -> int:
 
 
 def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[str, Any]]) -> int:
-    bodies = [(markdown_filename(item), item, to_markdown(item)) for item in items]
+    bodies = [(_md_name(item), item, to_markdown(item)) for item in items]
     manifest_path = directory / "manifest.jsonl"
     if not args.force:
         clashes = [directory / name for name, _i, _b in bodies if (directory / name).exists()]
@@ -1060,6 +1138,7 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
     for name, item, body in bodies:
         write_export(directory / name, body, force=args.force)
         manifest.append({
+            **({"profile": item["profile"]} if "profile" in item else {}),
             "file": name, "id": item.get("id"), "title": item.get("title"),
             "lineage_session_ids": item.get("lineage_session_ids") or [item.get("id")],
             "messages": len(item.get("messages") or []), "bytes": len(body.encode("utf-8")),
@@ -1074,14 +1153,22 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
     return 0
 
 
+def _md_name(item: dict[str, Any]) -> str:
+    """The Markdown file name; in profile mode prefixed by the profile (ids repeat across stores)."""
+    name = markdown_filename(item)
+    if "profile" not in item:
+        return name
+    return re.sub(r"[^\w.-]+", "_", str(item["profile"])).strip("_.") + "-" + name
+
+
 def _bar(value: int, top: int, width: int = 40) -> str:
     if top <= 0 or value <= 0:
         return ""
     return "█" * max(1, round(width * value / top))
 
 
-def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
-    data = {
+def _stats_data(db: SessionDB, args: argparse.Namespace) -> dict[str, Any]:
+    return {
         "totals": db.totals(),
         "sessions_by_source": db.sessions_by_source(),
         "usage_by_model": db.usage_by_model(),
@@ -1090,9 +1177,18 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
         "activity_by_day": db.activity_by_day(days=args.days),
         "store_health": db.store_health(),
     }
+
+
+def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
+    data = _stats_data(db, args)
     if args.json:
         _emit_json(data)
         return 0
+    _print_stats(data, args)
+    return 0
+
+
+def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     t = data["totals"]
     _out(f"Sessions: {t.get('sessions') or 0}   messages: {t.get('messages') or 0}   tokens: "
          f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: {_fmt_cost(t.get('cost'))}")
@@ -1130,6 +1226,68 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"  messages {h.get('messages')} ({h.get('messages_non_tool')} non-tool); index rows: {idx}")
     _out(f"  file {h.get('file_size', 0):,} bytes, WAL {h.get('wal_size', 0):,} bytes;"
          f" other writers: {len(h.get('other_writers') or [])}")
+
+
+# ---------------------------------------------------------------- repair
+def _print_diagnosis(report: dict[str, Any]) -> None:
+    n_s, n_m = report.get("sessions"), report.get("messages")
+    counts = f" ({n_s} sessions, {n_m} messages)" if n_s is not None else ""
+    if report.get("healthy"):
+        _out(f"{_s(report['path'])}: healthy{counts}.")
+        return
+    _out(f"{_s(report['path'])}: damaged{counts}.")
+    if report.get("error"):
+        _out(f"  ! {_s(report['error'])}")
+    for problem in report.get("problems") or []:
+        _out(f"  - {_s(problem)}")
+    _out("  repairable by `sessions repair`: " + ("yes" if report.get("repairable") else "no"))
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    """`repair`: never opens the store with SessionDB (a damaged store may not open at all);
+    `diagnose` reads it read-only and `repair` backs it up before changing anything."""
+    path = _db_path(args)
+    _precheck(path)
+    if args.check:
+        report = _state.diagnose(path)
+        if args.json:
+            _emit_json(report)
+        else:
+            _print_diagnosis(report)
+        return 0 if report.get("healthy") else EXIT_CODES["damaged"]
+    if args.read_only:
+        raise CliError("'repair' writes to the database, but --read-only was given; nothing was changed",
+                       "read_only")
+    report = _state.diagnose(path)
+    if report.get("healthy"):
+        if args.json:
+            _emit_json({"repaired": True, "strategy": "already_healthy", "backup_path": None, "error": None,
+                        "actions": [], "sessions": report["sessions"], "messages": report["messages"],
+                        "before": report, "after": None})
+        else:
+            _print_diagnosis(report)
+            _out("Nothing to repair.")
+        return 0
+    if not args.json:
+        _print_diagnosis(report)
+    if not report.get("repairable"):
+        reason = "; ".join(report.get("problems") or [])[:300] or report.get("error") or "unknown damage"
+        raise CliError(f"{path} cannot be repaired automatically ({reason}); it was left exactly as it was",
+                       "damaged")
+    if not _confirm(args, f"Repair {path}? It is backed up first.", verb="repair"):
+        raise CliError("not confirmed: nothing was changed", "refused")
+    result = _state.repair(path, backup_dir=args.backup_dir)
+    if args.json:
+        _emit_json(result)
+        return 0 if result.get("repaired") else EXIT_CODES["damaged"]
+    if not result.get("repaired"):
+        raise CliError(result.get("error") or "the repair failed; the file was left as it was", "damaged")
+    for action in result.get("actions") or []:
+        _out(f"  * {_s(action)}")
+    if result.get("backup_path"):
+        _out(f"backup: {_s(result['backup_path'])}")
+    _out(f"Repaired ({_s(result.get('strategy'))}): kept {result.get('sessions')} sessions,"
+         f" {result.get('messages')} messages.")
     return 0
 
 
@@ -1258,6 +1416,370 @@ def cmd_trash_empty(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- profiles (--all, --profile)
+def _profile_field(args: argparse.Namespace) -> dict[str, Any]:
+    """`{"profile": NAME}` for a one-store command run with --profile NAME, else nothing."""
+    name = getattr(args, "store_profile", None)
+    return {"profile": name} if name is not None else {}
+
+
+def _uses_profiles(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "profile", None)) or bool(getattr(args, "all_profiles", False))
+
+
+_STATUS_KIND = {
+    StoreStatus.MISSING: "not_found", StoreStatus.LOCKED: "locked", StoreStatus.NOT_A_DATABASE: "not_a_database",
+    StoreStatus.NOT_HERMES: "not_a_database", StoreStatus.UNREADABLE: "error",
+}
+
+
+def _select_refs(args: argparse.Namespace) -> list[StoreRef]:
+    """The discovered stores `--all` / `--profile NAME…` select (probed read-only: statuses set)."""
+    if args.db is not None:
+        raise UsageError("--db PATH is one store: it cannot be combined with --profile or --all")
+    if args.all_profiles and args.profile:
+        raise UsageError("give either --all or --profile NAME, not both")
+    refs = discover_stores()
+    if args.all_profiles:
+        return refs
+    by_name = {r.profile: r for r in refs}
+    chosen: list[StoreRef] = []
+    for name in dict.fromkeys(args.profile):
+        if name not in by_name:
+            known = ", ".join(one_line(r.profile) for r in refs) or "none"
+            raise CliError(f"no profile {one_line(name)!r} (profiles: {known})", "not_found")
+        chosen.append(by_name[name])
+    return chosen
+
+
+def _store_problem(ref: StoreRef) -> dict[str, Any]:
+    return {"profile": ref.profile, "status": str(ref.status), "reason": ref.reason, "path": str(ref.path),
+            "kind": _STATUS_KIND.get(ref.status, "error")}
+
+
+def _op_problem(err: ProfileError) -> dict[str, Any]:
+    return {"profile": err.profile, "status": "failed", "reason": f"{err.kind}: {err.message}", "path": None,
+            "kind": "error"}
+
+
+class _Profiles:
+    """The stores a profile-mode command reads: open ones in a `Federation`, failures as problems
+    (each printed once as a `warning:` line, or listed in the JSON `errors`)."""
+
+    def __init__(self, args: argparse.Namespace, write: bool) -> None:
+        self.args = args
+        refs = _select_refs(args)
+        self.problems: list[dict[str, Any]] = [_store_problem(r) for r in refs if not r.usable]
+        self.fed: Federation = open_stores([r for r in refs if r.usable], read_only=not write)
+        self.problems += [_store_problem(r) for r in self.fed.refs if r.profile not in self.fed.dbs]
+        for problem in self.problems:
+            self._warn(problem)
+        if not self.fed.profiles:
+            self.fed.close()
+            first = self.problems[0] if self.problems else None
+            raise CliError("no store could be read" + (f": {first['profile']}: {first['status']} — {first['reason']}"
+                                                       if first else ""),
+                           first["kind"] if first else "not_found")
+
+    @property
+    def several(self) -> bool:
+        return len(self.fed.profiles) > 1
+
+    def _warn(self, problem: dict[str, Any]) -> None:
+        if not self.args.json:
+            _err(f"warning: {problem['profile']}: {problem['status']} — {problem['reason']}")
+
+    def failed(self, errors: dict[str, ProfileError] | Sequence[ProfileError]) -> None:
+        """Record (and warn about) stores that failed during the command."""
+        seen = {p["profile"] for p in self.problems}
+        for err in errors.values() if isinstance(errors, dict) else errors:
+            if err.profile not in seen:
+                seen.add(err.profile)
+                problem = _op_problem(err)
+                self.problems.append(problem)
+                self._warn(problem)
+
+    def close(self) -> None:
+        self.fed.close()
+
+
+def _split_matches(profiles: Sequence[str], ref: str) -> list[tuple[str, str, bool]]:
+    """(profile, reference, explicit) readings of `ref`: the plain reference in every store, and
+    `PROFILE:REST` in that profile's store when `ref` starts with a profile's name and a colon."""
+    readings = [(p, ref, False) for p in profiles]
+    for p in profiles:
+        if ref.startswith(p + ":") and ref[len(p) + 1:].strip():
+            readings.append((p, ref[len(p) + 1:], True))
+    return readings
+
+
+def _resolve_across(ctx: _Profiles, ref: str, *, family: bool = False) -> tuple[str, Target]:
+    """The one session `ref` names in the open stores: exact references in each store, and an
+    explicit `PROFILE:` prefix wins; a reference matching in several stores is ambiguous."""
+    if not ref or not ref.strip():
+        raise UsageError("empty session reference")
+    found: dict[tuple[str, str], tuple[Target, bool]] = {}
+    failures: list[ProfileError] = []
+    for profile, reading, explicit in _split_matches(ctx.fed.profiles, ref):
+        try:
+            target = ctx.fed.call(profile, _resolve_target, reading, family=family)
+        except CliError as exc:
+            if exc.kind == "ambiguous":
+                raise CliError(f"in profile {profile}: {exc}", "ambiguous") from None
+            continue
+        except StoreError as exc:
+            failures.append(ProfileError.of(profile, exc))
+            continue
+        key = (profile, target.id)
+        found[key] = (target, explicit or found.get(key, (target, False))[1])
+    ctx.failed(failures)
+    if any(explicit for _t, explicit in found.values()):
+        found = {k: v for k, v in found.items() if v[1]}
+    if len(found) == 1:
+        ((profile, _sid), (target, _e)), = found.items()
+        return profile, target
+    where = ", ".join(ctx.fed.profiles)
+    if not found:
+        raise CliError(f"no session is {ref!r} in profiles {where} (not an id, a unique id prefix, or an exact"
+                       " title; PROFILE:ID picks a profile)", "not_found")
+    shown = "; ".join(f"{p}:{_ident({'id': t.id, 'title': t.title})}" for (p, _i), (t, _e) in list(found.items())[:8])
+    raise CliError(f"{ref!r} is ambiguous: it matches sessions in several profiles: {shown}"
+                   " (write PROFILE:ID)", "ambiguous")
+
+
+def _errors_json(ctx: _Profiles) -> list[dict[str, Any]]:
+    return list(ctx.problems)
+
+
+def pcmd_list(ctx: _Profiles, args: argparse.Namespace) -> int:
+    merged = ctx.fed.session_order(_list_filter(args), order=args.order)
+    n = len(merged) if not args.limit else min(args.limit, len(merged))
+    rows = merged.page(0, n)
+    ctx.failed(merged.errors)
+    if args.json:
+        _emit_json({"sessions": rows, "total": len(merged), "counts": merged.counts, "errors": _errors_json(ctx)})
+        return 0
+    if not rows:
+        _out("No sessions match.")
+        return 0
+    _out(_list_table(rows, with_profile=ctx.several))
+    more = len(merged) - len(rows)
+    per = ", ".join(f"{one_line(p)} {c}" for p, c in merged.counts.items())
+    _out(f"\n{len(rows)} of {len(merged)} sessions ({per})" + (f"; {more} more: raise --limit" if more > 0 else ""))
+    return 0
+
+
+def pcmd_search(ctx: _Profiles, args: argparse.Namespace) -> int:
+    found = ctx.fed.search(args.query, sort=args.sort, source_filter=list(args.source) or None,
+                           role_filter=list(args.role) or None)
+    hits = found.page(0, args.limit or 20)
+    ctx.failed(found.errors)
+    if args.json:
+        _emit_json({"query": args.query, "routes": found.routes, "results": hits, "errors": _errors_json(ctx)})
+        return 0
+    routes = ", ".join(f"{one_line(p)} {one_line(r)}" for p, r in found.routes.items())
+    _out(f"routes: {routes}  ({len(hits)} hit{'s' if len(hits) != 1 else ''})")
+    for hit in hits:
+        _out("")
+        _out(f"#{_s(hit.get('id'))}  {_s(hit.get('profile'))}:{_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
+             f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]")
+        _out("  " + _s(hit.get("snippet"), 400))
+    return 0
+
+
+def pcmd_show(ctx: _Profiles, args: argparse.Namespace) -> int:
+    profile, target = _resolve_across(ctx, args.session, family=True)
+    return ctx.fed.call(profile, cmd_show, args, target, profile)
+
+
+def _sum_totals(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total: dict[str, Any] = {}
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+def pcmd_stats(ctx: _Profiles, args: argparse.Namespace) -> int:
+    got = ctx.fed.map(_stats_data, None, args)
+    ctx.failed(got.errors)
+    per = {p: got.values[p] for p in ctx.fed.profiles if p in got.values}
+    total = _sum_totals([d["totals"] for d in per.values()])
+    if args.json:
+        _emit_json({"profiles": per, "total": total, "errors": _errors_json(ctx)})
+        return 0
+    rows = [(p, t.get("sessions") or 0, t.get("messages") or 0, t.get("input_tokens") or 0,
+             t.get("output_tokens") or 0, _fmt_cost(t.get("cost"))) for p, t in ((p, d["totals"]) for p, d in per.items())]
+    rows.append(("TOTAL", total.get("sessions") or 0, total.get("messages") or 0, total.get("input_tokens") or 0,
+                 total.get("output_tokens") or 0, _fmt_cost(total.get("cost"))))
+    _out(_table(("PROFILE", "SESSIONS", "MESSAGES", "INPUT", "OUTPUT", "COST"), rows, right=(1, 2, 3, 4, 5),
+                limits={0: 32}))
+    for p, data in per.items():
+        _out(f"\n== {one_line(p)} ==")
+        _print_stats(data, args)
+    return 0
+
+
+def _export_one(db: SessionDB, sid: str, lineage: bool) -> dict[str, Any] | None:
+    return db.export_session_lineage(sid) if lineage else db.export_session(sid)
+
+
+def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
+    if args.format == "md" and (not args.output or args.output == "-"):
+        raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
+    if args.sessions:  # every reference resolved before anything is written
+        pairs = list(dict.fromkeys((p, t.id) for p, t in (_resolve_across(ctx, r) for r in args.sessions)))
+    else:
+        merged = ctx.fed.session_order(_list_filter(args), order=args.order)
+        pairs = merged.pairs(0, args.limit or len(merged))
+        ctx.failed(merged.errors)
+    items: list[dict[str, Any]] = []
+    done: set[tuple[str, tuple[str, ...]]] = set()
+    for profile, sid in pairs:
+        try:
+            item = ctx.fed.call(profile, _export_one, sid, args.lineage)
+        except StoreError as exc:
+            ctx.failed([ProfileError.of(profile, exc)])
+            continue
+        if not item:
+            continue
+        if args.lineage:
+            key = (profile, tuple(item.get("lineage_session_ids") or [sid]))
+            if key in done:
+                continue
+            done.add(key)
+        items.append({"profile": profile, **item})
+    return _write_items(args, items)
+
+
+def _prune_profile_question(plans: dict[str, tuple[dict[str, Any], list[str]]]) -> str:
+    total = sum(len(ids) for _plan, ids in plans.values())
+    per = ", ".join(f"{p} {len(ids)}" for p, (_plan, ids) in plans.items() if ids)
+    return f"Delete {total} sessions in {sum(1 for _p, ids in plans.values() if ids)} profiles ({per})?"
+
+
+def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
+    profiles = ctx.fed.profiles
+    target: Target | None = None
+    if args.title:
+        owner, target = _resolve_across(ctx, args.title)
+        profiles = [owner]
+    plans: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    any_filter = True
+    for p in profiles:
+        try:
+            plan, ids, any_filter = ctx.fed.call(p, _prune_plan, args, target)
+        except StoreError as exc:
+            ctx.failed([ProfileError.of(p, exc)])
+            continue
+        plans[p] = (plan, ids)
+    if not args.json:
+        if not any_filter:
+            _out(f"No filters: pruning ended sessions older than {DEFAULT_PRUNE_DAYS} days.")
+        for p, (plan, _ids) in plans.items():
+            _out(f"== {one_line(p)} ==")
+            _print_plan(plan, implicit=False)
+    doomed = sum(len(plan["ids"]) for plan, _ids in plans.values())
+    if args.dry_run or not doomed:
+        if args.json:
+            _emit_json({"profiles": {p: {"plan": plan, "result": None} for p, (plan, _i) in plans.items()},
+                        "dry_run": bool(args.dry_run), "errors": _errors_json(ctx)})
+        else:
+            _out("Nothing to prune." if not doomed else "Dry run: nothing was deleted.")
+        return 0
+    if args.export_before is not None and args.export_before.exists() and not args.force:
+        raise CliError(f"refusing to overwrite existing file {args.export_before} (use --force to replace it)",
+                       "refused")
+    if not _confirm(args, _prune_profile_question(plans)):
+        raise CliError("not confirmed: nothing was deleted", "refused")
+    exported = None
+    if args.export_before is not None:
+        items = [{"profile": p, **item} for p, (_plan, ids) in plans.items() for item in
+                 ctx.fed.call(p, lambda db, ids=ids: [x for x in (db.export_session(i) for i in ids) if x])]
+        write_export(args.export_before, to_jsonl(items), force=args.force)
+        exported = len(items)
+        if not args.json:
+            _out(f"Exported {exported} sessions to {args.export_before}.")
+    results: dict[str, dict[str, Any]] = {}
+    failed: list[ProfileError] = []
+    for p, (_plan, ids) in plans.items():  # each store in its own batches, through its trash
+        if not ids:
+            continue
+        try:
+            results[p] = ctx.fed.call(p, _remove, args, ids, what="prune", require_ended=True)
+        except StoreError as exc:
+            failed.append(ProfileError.of(p, exc))
+            continue
+        if not args.json:
+            _out(f"== {one_line(p)} ==")
+            _print_result(results[p], _hint_args(args, p))
+    ctx.failed(failed)
+    if args.json:
+        _emit_json({"profiles": {p: {"plan": plan, "result": results.get(p),
+                                     "trash_entry": (results.get(p) or {}).get("trash_entry")}
+                                 for p, (plan, _i) in plans.items()},
+                    "exported": exported, "dry_run": False, "errors": _errors_json(ctx)})
+    if failed:
+        raise CliError(f"prune failed in {', '.join(f.profile for f in failed)}: {failed[0].message}"
+                       " (the other profiles were pruned)", "error")
+    return 0
+
+
+def _hint_args(args: argparse.Namespace, profile: str) -> argparse.Namespace:
+    """`args` for `_print_result`'s restore hint of one profile's store (`--profile NAME`)."""
+    return argparse.Namespace(**{**vars(args), "db": None, "hint_profile": profile})
+
+
+PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
+    "list": pcmd_list, "search": pcmd_search, "show": pcmd_show, "stats": pcmd_stats, "export": pcmd_export,
+    "prune": pcmd_prune,
+}
+
+
+def _run_profiles(args: argparse.Namespace) -> int:
+    write = args.command in WRITE_COMMANDS
+    if write and args.read_only:
+        raise CliError(f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
+                       "read_only")
+    ctx = _Profiles(args, write=write)
+    try:
+        return int(PROFILE_HANDLERS[args.command](ctx, args) or 0)
+    finally:
+        ctx.close()
+
+
+def _one_store_profile(args: argparse.Namespace) -> None:
+    """rename/delete with --profile NAME: that store becomes `--db`, and `NAME:REF` references
+    lose their prefix. --all is refused: these change sessions of one store."""
+    if args.all_profiles:
+        raise UsageError(f"'{args.command}' changes sessions of one store: give --profile NAME, not --all")
+    if len(set(args.profile)) > 1:
+        raise UsageError(f"'{args.command}' changes sessions of one store: give one --profile NAME")
+    (ref,) = _select_refs(argparse.Namespace(**{**vars(args), "profile": args.profile[:1]}))
+    if not ref.usable:
+        raise CliError(f"{ref.profile}: {ref.status} — {ref.reason}", _STATUS_KIND.get(ref.status, "error"))
+    args.db = ref.path
+    args.store_profile = ref.profile
+    prefix = ref.profile + ":"
+    if args.command == "rename":
+        args.session = _strip_profile(args.session, prefix, ref.path)
+    else:
+        args.sessions = [_strip_profile(r, prefix, ref.path) for r in args.sessions]
+
+
+def _strip_profile(ref: str, prefix: str, path: Path) -> str:
+    """`PROFILE:REF` → `REF`, unless the whole text is itself a reference in that store."""
+    if not ref.startswith(prefix) or not ref[len(prefix):].strip():
+        return ref
+    with SessionDB(path, read_only=True) as db:
+        try:
+            _resolve_target(db, ref)
+            return ref
+        except CliError:
+            return ref[len(prefix):]
+
+
 TRASH_COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "list": cmd_trash_list, "show": cmd_trash_show, "restore": cmd_trash_restore, "empty": cmd_trash_empty,
 }
@@ -1352,6 +1874,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(exc.kind, str(exc), wants_json)
     db: SessionDB | None = None
     try:
+        if args.command == "repair":
+            return cmd_repair(args)
+        if args.command in PROFILE_COMMANDS and _uses_profiles(args):
+            return _run_profiles(args)
+        if args.command in ONE_STORE_COMMANDS and _uses_profiles(args):
+            _one_store_profile(args)
         db = _open(args, write=_writes(args))
         return int(COMMANDS[args.command](db, args) or 0)
     except BrokenPipeError:  # `| head`

@@ -11,8 +11,10 @@ recorded as a `ProfileError` for that profile and never fails the whole list or 
 orders are taken as they are (so each store's rows keep their relative order, even while an
 agent writes to it) and interleaved by the order's key, descending, unknown (NULL) keys last,
 ties by profile name and then the store's own order (id descending). The ids of every store are
-loaded (as `session_order` does for one store), but the keys only block by block, as the merge
-reaches them, through a swappable `KeySource` — see `RowKeys`.
+loaded (as `session_order` does for one store) and, by default, their order keys with them
+(`session_order(with_keys=True)`, the same statement: `OrderKeys`). The merge reads keys through
+a swappable `KeySource`; `RowKeys` instead reads them block by block from list rows, as the merge
+reaches them (cheaper to start, but a deep jump in a 100k-session list reads every row before it).
 
 **The federated search** runs `search()` on every store in parallel and merges the pages:
 newest (oldest) first exactly by timestamp, ties by profile then the store's own order (id).
@@ -197,7 +199,10 @@ Key = float | int | None
 
 class KeySource(Protocol):
     """Where the merge gets a store's order keys: `keys(db, order, start, stop)` returns the keys
-    of `order.ids[start:stop]`, aligned, with exactly the value `session_order` sorted by."""
+    of `order.ids[start:stop]`, aligned, with exactly the value `session_order` sorted by.
+    `with_keys`: whether the stores' orders should be taken with `session_order(with_keys=True)`."""
+
+    with_keys: bool
 
     def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]: ...
 
@@ -233,12 +238,13 @@ def row_key(order: str, row: dict[str, Any]) -> Key:
 class RowKeys:
     """Keys through the public `list_rows` (one query per block of ids).
 
-    `session_order` returns ids only, so this reads a block's list rows to learn their keys: a
-    few ms per 256 rows, paid only for the part of the list the merge reaches. A store method
-    returning the keys with the ids would make it one query per store; swap it in as another
-    `KeySource`. An id deleted since the order was taken keeps its predecessor's key (its row is
-    skipped when the page is read), so the store's run stays in order.
+    Reads a block's list rows to learn their keys: a few ms per 256 rows, paid only for the part
+    of the list the merge reaches (a deep jump pays for every row before it: seconds at 100k).
+    `OrderKeys` is the default. An id deleted since the order was taken keeps its predecessor's
+    key (its row is skipped when the page is read), so the store's run stays in order.
     """
+
+    with_keys = False
 
     def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]:
         ids = order.ids[start:stop]
@@ -249,6 +255,22 @@ class RowKeys:
             prev = by_id.get(i, prev)
             out.append(prev)
         return out
+
+
+class OrderKeys:
+    """Keys taken with the ids (`session_order(with_keys=True)`: one statement per store, the
+    very values it sorted by), so reaching any position of the merged list costs only the merge
+    itself. An order taken without keys (another caller's) falls back to `RowKeys`."""
+
+    with_keys = True
+
+    def __init__(self) -> None:
+        self._fallback = RowKeys()
+
+    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]:
+        if order.keys is None:
+            return self._fallback.keys(db, order, start, stop)
+        return order.keys[start:stop]
 
 
 def desc_key(value: Any) -> tuple[int, Any]:
@@ -382,9 +404,10 @@ class MergedOrder:
         self.fed = fed
         self.filter = filter or SessionFilter()
         self.order = order
-        self.key_source: KeySource = keys or RowKeys()
+        self.key_source: KeySource = keys or OrderKeys()
         self.block = max(1, int(block))
-        got = fed.map(SessionDB.session_order, profiles, self.filter, order)
+        got = fed.map(SessionDB.session_order, profiles, self.filter, order,
+                      with_keys=bool(getattr(self.key_source, "with_keys", False)))
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]
         self._runs = [_OrderRun(self, p, got.values[p]) for p in names]

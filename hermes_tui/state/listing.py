@@ -114,6 +114,9 @@ class SessionOrder:
     filter: SessionFilter
     order: str
     ids: list[str] = field(repr=False)
+    #: With `session_order(with_keys=True)`: the value each id was sorted by (aligned with `ids`;
+    #: None = unknown, sorted last), so a merge of several stores needs no second query.
+    keys: list[float | int | None] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -304,8 +307,15 @@ class ListingMixin(_Core):
         return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
 
     # ------------------------------------------------------------ browser paging
-    def session_order(self, filter: SessionFilter | None = None, order: str = "last_active") -> SessionOrder:
-        """Ids matching `filter`, ordered for display (ties broken by id, so the order is total)."""
+    def session_order(
+        self, filter: SessionFilter | None = None, order: str = "last_active", with_keys: bool = False
+    ) -> SessionOrder:
+        """Ids matching `filter`, ordered for display (ties broken by id, so the order is total).
+
+        `with_keys` also returns each id's order key (`SessionOrder.keys`), computed by the same
+        expression in the same statement, so the keys are exactly what was sorted by (a
+        federation's merge reads them instead of re-reading rows block by block).
+        """
         flt = filter or SessionFilter()
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
@@ -313,7 +323,7 @@ class ListingMixin(_Core):
         if order == "last_active":
             # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
             # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
-            sql = f"SELECT s.id FROM sessions s{where} ORDER BY {_LAST_ACTIVE_SQL} DESC, s.id DESC"
+            key = _LAST_ACTIVE_SQL
         else:
             key = {
                 "started": ts_sql("s.started_at"),  # unknown starts last, not text first
@@ -323,11 +333,18 @@ class ListingMixin(_Core):
                 "cost": f"CASE WHEN typeof(s.actual_cost_usd) IN ('integer', 'real') THEN s.actual_cost_usd "
                 f"ELSE {num_sql('s.estimated_cost_usd')} END",
             }[order]
-            sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
         # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
         # steps that each re-take the GIL (which the UI thread holds while it starts: 2x slower).
-        packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
-        return SessionOrder(flt, order, json.loads(packed))
+        if not with_keys:
+            sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
+            packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
+            return SessionOrder(flt, order, json.loads(packed))
+        # The keys ride along as a second array of the same ordered rows (SQLite's JSON writes a
+        # REAL with enough digits to read back the same double, so ties stay ties).
+        sql = f"SELECT s.id AS id, {key} AS k FROM sessions s{where} ORDER BY k DESC, s.id DESC"
+        rows = self._tuples(f"SELECT json_group_array(id), json_group_array(k) FROM ({sql})", params)
+        ids_json, keys_json = rows[0] if rows else ("[]", "[]")
+        return SessionOrder(flt, order, json.loads(ids_json or "[]"), keys=json.loads(keys_json or "[]"))
 
     def _row_select(self) -> str:
         cols = [f"s.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _ROW_COLUMNS]

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB, SessionFilter
-from hermes_tui.state.federation import MergedOrder, open_stores
+from hermes_tui.state.federation import MergedOrder, OrderKeys, RowKeys, open_stores
 from hermes_tui.state.listing import ORDERS
 from hermes_tui.state.profiles import StoreRef
 from hermes_tui.state.text import TS_MAX
@@ -105,9 +105,9 @@ def test_merged_order_equals_sorting_the_union(stores: list[list[tuple[Any, ...]
         refs = [StoreRef(name, Path(tmp) / f"{name}.db") for name in names]
         with open_stores(refs, read_only=True) as fed:
             assert fed.profiles == names
-            for order in ORDERS:
+            for order, source in [(o, k) for o in ORDERS for k in (OrderKeys(), RowKeys())]:
                 expected = sorted_union(written, order)
-                merged = MergedOrder(fed, order=order, block=block)
+                merged = MergedOrder(fed, order=order, block=block, keys=source)
                 assert len(merged) == len(expected)
                 assert merged.counts == {n: len(written[n]) for n in names}
                 # Read in pages of varying sizes (the merge advances lazily, a block of keys at a time).
@@ -125,6 +125,11 @@ def test_merged_order_equals_sorting_the_union(stores: list[list[tuple[Any, ...]
                 for name in names:
                     own = fed.call(name, SessionDB.session_order, None, order).ids
                     assert [sid for p, sid in expected if p == name] == own
+                    # The keys taken with the ids are the documented values, aligned, same ids.
+                    keyed = fed.call(name, SessionDB.session_order, None, order, with_keys=True)
+                    assert keyed.ids == own
+                    by_id = {s["id"]: s for s in written[name]}
+                    assert keyed.keys == [truth_key(order, by_id[i]) for i in own], order
 
 
 @pytest.fixture
@@ -169,9 +174,15 @@ def test_profile_filter_and_session_filter(three) -> None:
 
 def test_a_failing_store_does_not_fail_the_list(three) -> None:
     fed, written = three
-    merged = fed.session_order(order="started", block=1)
+    merged = fed.session_order(order="started", block=1, keys=RowKeys())
+    keyed = fed.session_order(order="started", block=1)  # OrderKeys: every key read with the ids
     assert len(merged) == 6
     fed.dbs["work"].close()  # the store goes away after its order was taken: its key reads fail
+    # With the keys in hand the merge still places work's sessions; reading their rows fails.
+    assert keyed.pairs(0, 10) == sorted_union(written, "started")
+    assert [(r["profile"], r["id"]) for r in keyed.page(0, 10)] == sorted_union(
+        {k: written[k] for k in ("home", "play")}, "started")
+    assert "closed" in keyed.errors["work"].message
     others = sorted_union({k: written[k] for k in ("home", "play")}, "started")
     assert merged.pairs(0, 10) == others
     assert merged.errors["work"].kind == "StoreError" and "closed" in merged.errors["work"].message
