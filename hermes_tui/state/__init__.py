@@ -16,7 +16,15 @@ from .errors import (
     StructureLocked,
     TitleError,
 )
-from .federation import FederatedSearch, Federation, MergedOrder, OrderKeys, ProfileError, RowKeys, open_stores
+from .federation import (
+    FederatedSearch,
+    Federation,
+    MergedOrder,
+    OrderKeys,
+    ProfileError,
+    RowKeys,
+    open_stores,
+)
 from .listing import SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .profiles import StoreRef, StoreStatus, discover_stores, open_store, probe_store
