@@ -1,0 +1,156 @@
+"""Plan choice in `search()` is exact: the cheap plans for small stores and rare words give the same
+ids in the same order as the general plan, on small and larger stores (issue #21)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import ids
+
+from hermes_tui.state import SessionDB
+
+WORDS = ("error", "docker", "container", "deploy", "deployment", "cache", "timeout", "config", "zeppelin",
+         "service", "kubernetes", "alpha", "queue", "worker")
+GLUED = ("修改zeppelin服务端", "请检查youer配置", "部署quasar完成")  # Latin glued to CJK: v23's retries
+SOURCES = ("cli", "telegram", "discord", "slack")
+QUERIES = ("error", "zeppelin", "youer", "quasar", "docker container", "deploy*", "docker OR kubernetes",
+           "error NOT timeout", '"docker container"', "xylophonist", "zeppelin alpha", "部署", "修改")
+FILTERS: tuple[dict, ...] = ({}, {"source_filter": ["telegram"]}, {"source_filter": ["slack"]},
+                             {"exclude_sources": ["cli"]}, {"role_filter": ["user"]})
+
+
+def _store(path: Path, n_messages: int, seed: int) -> SessionDB:
+    """A seeded store of `n_messages` (rare and glued words at fixed rates, four sources)."""
+    rng = random.Random(seed)
+    sessions, made, ts = [], 0, 1_700_000_000.0
+    while made < n_messages:
+        k = min(rng.randint(5, 60), n_messages - made)
+        msgs = []
+        for _ in range(k):
+            words = rng.choices(WORDS[:8] + WORDS[9:], k=rng.randint(3, 12))
+            if rng.random() < 0.004:
+                words.append("zeppelin")
+            if rng.random() < 0.003:
+                words.append(rng.choice(GLUED))
+            ts += rng.choice((0.0, 1.0, 7.5))  # equal timestamps too: the tie-breaker matters
+            msgs.append({"role": rng.choice(("user", "assistant", "tool")), "content": " ".join(words),
+                         "timestamp": ts})
+        sessions.append({"id": f"s{len(sessions)}", "source": rng.choice(SOURCES), "messages": msgs})
+        made += k
+    db = SessionDB(db_path=path)
+    for i in range(0, len(sessions), 100):
+        res = db.import_sessions(sessions[i:i + 100])
+        assert res.get("ok", True) and not res.get("errors"), res
+    return db
+
+
+def _answers(db: SessionDB) -> dict[tuple, tuple[list[int], str]]:
+    out = {}
+    for q in QUERIES:
+        for kw in FILTERS:
+            for sort in (None, "newest", "oldest"):
+                for limit, offset in ((20, 0), (5, 3)):
+                    res = db.search(q, sort=sort, limit=limit, offset=offset, **kw)
+                    out[(q, tuple(sorted((k, tuple(v)) for k, v in kw.items())), sort, limit, offset)] = (
+                        ids(res.results), res.route)
+    return out
+
+
+def _general_plan(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan before issue #21's shortcuts: both probes evaluated, no glued-id proof."""
+    cls = type(db)
+
+    def probe_first(self, q, tri):
+        found = self._probe([("messages_fts", q), *([tri] if tri else [])])
+        return None if found is None else (found[0], found[1] if tri else None)
+
+    monkeypatch.setattr(cls, "_probe_first", probe_first)
+    monkeypatch.setattr(cls, "_glued_ids", lambda self, tri, q: None)
+
+
+@pytest.mark.parametrize(("n_messages", "seed"), [(400, 1), (4000, 2)])
+def test_the_cheap_plans_answer_exactly_as_the_general_plan(tmp_path, monkeypatch, n_messages, seed):
+    db = _store(tmp_path / "s.db", n_messages, seed)
+    try:
+        if db.capabilities()["cjk_index"] != "ready":
+            pytest.skip("needs the cjk_unicode61 index")
+        fast = _answers(db)
+        with monkeypatch.context() as m:
+            _general_plan(db, m)
+            general = _answers(db)
+        assert fast == general
+        # the store exercises every branch: retries that answer, and rare words the filters empty
+        assert any(route in ("fts_cjk", "trigram") and got for got, route in fast.values())
+        assert fast[("zeppelin", (("source_filter", ("slack",)),), None, 20, 0)] is not None
+    finally:
+        db.close()
+
+
+def _match_statements(db: SessionDB, fn) -> list[str]:
+    seen: list[str] = []
+    conn = db._conn()
+
+    def tracer(_cursor, sql, _values):
+        if " MATCH " in sql:
+            seen.append(sql)
+        return True
+
+    conn.exec_trace = tracer
+    try:
+        fn()
+    finally:
+        conn.exec_trace = None
+    return seen
+
+
+@pytest.mark.parametrize("sort", [None, "newest"])
+def test_a_word_the_filters_empty_runs_no_retry_when_no_row_has_it_glued(db, sort):
+    """A rare word whose every hit is in another source: no row holds it next to CJK, so neither
+    v23 retry can answer and none runs (they ranked and checked every trigram hit to find nothing)."""
+    if db.capabilities()["cjk_index"] != "ready":
+        pytest.skip("needs the cjk_unicode61 index")
+    db.create_session("c", "cli")
+    db.create_session("t", "telegram")
+    db.append_message("c", "user", "the zeppelin landed")
+    db.append_message("t", "user", "nothing to see")
+    assert db.search_messages("zeppelin", source_filter=["telegram"], sort=sort) == []
+    seen = _match_statements(db, lambda: db.search_messages("zeppelin", source_filter=["telegram"], sort=sort))
+    assert not any("messages_fts_cjk" in sql for sql in seen), seen
+    assert sum("messages_fts_trigram" in sql for sql in seen) <= 1, seen  # the probe's, never opened
+    # a glued row in the filtered source, written later (any commit drops the cached proof): found
+    hit = db.append_message("t", "user", "请修改zeppelin服务端")
+    out = db.search("zeppelin", source_filter=["telegram"], sort=sort)
+    assert (ids(out.results), out.route) == ([hit], "fts_cjk")
+    # and another connection's commit is seen too
+    other = SessionDB(db.db_path)
+    later = other.append_message("t", "user", "部署zeppelin完成")
+    other.close()
+    assert set(ids(db.search_messages("zeppelin", source_filter=["telegram"], sort=sort))) == {hit, later}
+
+
+def test_a_word_with_hits_does_not_open_the_trigram_index(db):
+    """The trigram probe rides in the primary probe's statement but is evaluated only when the
+    primary index has no row (`CASE`): its doclists cost 130 µs for a rare word at 10k."""
+    if db.capabilities()["cjk_index"] != "ready":
+        pytest.skip("needs the cjk_unicode61 index")
+    db.create_session("c", "cli")
+    db.append_message("c", "user", "the zeppelin landed")
+    assert db._probe_first("zeppelin", ("messages_fts_trigram", '"zeppelin"')) == (True, None)
+    assert db._probe_first("zeppeli", ("messages_fts_trigram", '"zeppeli"')) == (False, True)
+    assert db._probe_first("xylophonist", ("messages_fts_trigram", '"xylophonist"')) == (False, False)
+    assert db._probe_first("docker OR OR nginx", ("messages_fts_trigram", '"x"')) is None
+
+
+def test_too_many_candidates_leave_the_glued_proof_unknown(db, monkeypatch):
+    if db.capabilities()["cjk_index"] != "ready":
+        pytest.skip("needs the cjk_unicode61 index")
+    db.create_session("c", "cli")
+    for i in range(5):
+        db.append_message("c", "user", f"zeppelin {i}")
+    tri = ("messages_fts_trigram", '"zeppelin"')
+    assert db._glued_ids(tri, "zeppelin") == frozenset()
+    monkeypatch.setattr(type(db), "GLUED_SCAN_MAX", 4)
+    db.append_message("c", "user", "修改zeppelin服务端")  # a commit: the cached answer is dropped
+    assert db._glued_ids(tri, "zeppelin") is None
