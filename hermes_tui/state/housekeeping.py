@@ -37,6 +37,16 @@ PRUNE_FILTERS = frozenset({
 })
 
 
+def _marker_time(value: Any) -> float | None:
+    """The auto-maintenance marker as a time; a corrupt value counts as no prior run (else every
+    later call would fail on it and maintenance would never run again)."""
+    try:
+        when = float(value)
+    except (TypeError, ValueError):
+        return None
+    return when if when == when and when not in (float("inf"), float("-inf")) else None
+
+
 def prune_filter_where(source: str | None = None, *, require_ended: bool = True, **f: Any) -> tuple[str, list[Any]]:
     """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told."""
     unknown = set(f) - PRUNE_FILTERS
@@ -473,8 +483,8 @@ class HousekeepingMixin(_Core):
         """Prune at most once per interval; VACUUM only when something was pruned; never raises."""
         out: dict[str, Any] = {"skipped": False, "pruned": 0, "vacuumed": False}
         try:
-            last = self.get_meta("last_auto_prune")  # type: ignore[attr-defined]
-            if last is not None and time.time() - float(last) < min_interval_hours * 3600:
+            last = _marker_time(self.get_meta("last_auto_prune"))  # type: ignore[attr-defined]
+            if last is not None and time.time() - last < min_interval_hours * 3600:
                 return {**out, "skipped": True}
             out["pruned"] = self.prune_sessions(older_than_days=retention_days)
             if vacuum and out["pruned"]:

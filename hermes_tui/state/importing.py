@@ -18,7 +18,21 @@ from .core import _Core
 from .errors import InvalidArgument
 from .text import parse_timestamp
 
-IMPORT_MAX_SESSIONS = 10_000
+# 0.19.0's limits (`SessionDB._IMPORT_MAX_*`): an import is history, never an unbounded write.
+IMPORT_MAX_SESSIONS = 500
+IMPORT_MAX_MESSAGES_PER_SESSION = 10_000
+IMPORT_MAX_TOTAL_MESSAGES = 50_000
+IMPORT_MAX_SESSION_BYTES = 5 * 1024 * 1024
+IMPORT_MAX_TOTAL_BYTES = 25 * 1024 * 1024
+_SESSION_TEXT_FIELDS = (
+    "source", "user_id", "model", "system_prompt", "end_reason", "cwd", "git_branch", "git_repo_root",
+    "billing_provider", "billing_base_url", "billing_mode", "cost_status", "cost_source", "pricing_version",
+    "title",
+)
+_MESSAGE_TEXT_FIELDS = (
+    "tool_call_id", "tool_name", "effect_disposition", "finish_reason", "reasoning", "reasoning_content",
+    "platform_message_id", "message_id",
+)
 _SESSION_FIELDS = (
     "source", "user_id", "model", "system_prompt", "end_reason", "cwd", "git_branch", "git_repo_root",
     "billing_provider", "billing_base_url", "billing_mode", "cost_status", "cost_source", "pricing_version",
@@ -34,22 +48,7 @@ class ImportMixin(_Core):
             raise InvalidArgument("sessions must be a list")
         if len(sessions) > IMPORT_MAX_SESSIONS:
             raise InvalidArgument(f"sessions must contain at most {IMPORT_MAX_SESSIONS} entries")
-        errors: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        valid: list[dict[str, Any]] = []
-        for index, raw in enumerate(sessions):
-            sid = str(raw.get("id") or "").strip() if isinstance(raw, dict) else ""
-            if not isinstance(raw, dict):
-                errors.append({"index": index, "session_id": "", "error": "session must be an object"})
-            elif not sid:
-                errors.append({"index": index, "session_id": "", "error": "session id is required"})
-            elif sid in seen:
-                errors.append({"index": index, "session_id": sid, "error": "duplicate session id"})
-            elif not isinstance(raw.get("messages") or [], list):
-                errors.append({"index": index, "session_id": sid, "error": "messages must be a list"})
-            else:
-                seen.add(sid)
-                valid.append(raw)
+        valid, errors = validate_import(sessions)
         if errors:
             return {"ok": False, "imported": 0, "skipped": 0, "detached": 0, "imported_ids": [],
                     "skipped_ids": [], "errors": errors}
@@ -67,11 +66,8 @@ class ImportMixin(_Core):
                 vals: dict[str, Any] = {"id": sid}
                 for f in _SESSION_FIELDS:
                     if f in raw and self.has_column("sessions", f):
-                        v = raw[f]
-                        if f == "model_config" and v is not None and not isinstance(v, str):
-                            v = json.dumps(v)
-                        vals[f] = v
-                vals.setdefault("source", "import")
+                        vals[f] = raw[f]  # model_config is already JSON text (validate_import)
+                vals["source"] = vals.get("source") or "import"  # as 0.19.0: missing or empty
                 vals["started_at"] = parse_timestamp(vals.get("started_at"), now)
                 cols = list(vals)
                 conn.execute(
@@ -127,3 +123,121 @@ def _closes_cycle(conn: apsw.Connection, child: str, parent: str, by_child: dict
         row = conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (current,)).fetchall()
         current = row[0][0] if row else None
     return False
+
+
+def _import_error(index: int, session_id: str, error: str) -> dict[str, Any]:
+    """0.19.0's per-item error: `session_id` only when the item had one."""
+    item: dict[str, Any] = {"index": index, "error": error}
+    if session_id:
+        item["session_id"] = session_id
+    return item
+
+
+def _text_or_none(value: Any, field: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"{field} must be a string")
+
+
+def _json_object_or_none(value: Any, field: str) -> str | None:
+    """A JSON object (given as text or as a dict) as JSON text; anything else is an error."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{field} must be valid JSON") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError(f"{field} must be a JSON object")
+        return value
+    if not isinstance(value, dict):
+        raise ValueError(f"{field} must be a JSON object")
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{field} must be JSON serializable") from exc
+
+
+def _int_or_none(value: Any, field: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ValueError(f"{field} must be an integer") from exc
+
+
+def validate_import(sessions: list[Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """0.19.0's checks, in its order and with its messages: (normalised sessions, errors).
+
+    Every item is checked (all errors are reported at once) and nothing is written when any item
+    fails: an object with an id, unique in the payload, messages a list of objects within the
+    per-session and total limits, JSON-serialisable within the size limits, `model_config` a JSON
+    object, text fields strings, every role a non-empty string, `token_count` an integer.
+    """
+    normalized: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    total_messages = total_bytes = 0
+    for index, raw in enumerate(sessions):
+        if not isinstance(raw, dict):
+            errors.append(_import_error(index, "", "session must be an object"))
+            continue
+        sid = str(raw.get("id") or "").strip()
+        if not sid:
+            errors.append(_import_error(index, "", "session id is required"))
+            continue
+        if sid in seen:
+            errors.append(_import_error(index, sid, "duplicate session id"))
+            continue
+        messages = raw.get("messages") or []
+        if not isinstance(messages, list):
+            errors.append(_import_error(index, sid, "messages must be a list"))
+            continue
+        if len(messages) > IMPORT_MAX_MESSAGES_PER_SESSION:
+            errors.append(_import_error(index, sid, "messages exceeds the per-session import limit"))
+            continue
+        if any(not isinstance(m, dict) for m in messages):
+            errors.append(_import_error(index, sid, "messages must contain only objects"))
+            continue
+        try:
+            size = len(json.dumps(raw, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+        except (TypeError, ValueError):
+            errors.append(_import_error(index, sid, "session must be JSON serializable"))
+            continue
+        if size > IMPORT_MAX_SESSION_BYTES:
+            errors.append(_import_error(index, sid, "session exceeds the import size limit"))
+            continue
+        total_bytes += size
+        if total_bytes > IMPORT_MAX_TOTAL_BYTES:
+            errors.append(_import_error(index, sid, "import exceeds the total size limit"))
+            continue
+        try:
+            clean = dict(raw)
+            clean["id"] = sid
+            clean["model_config"] = _json_object_or_none(clean.get("model_config"), "model_config")
+            clean["parent_session_id"] = _text_or_none(clean.get("parent_session_id"), "parent_session_id")
+            for name in _SESSION_TEXT_FIELDS:
+                clean[name] = _text_or_none(clean.get(name), name)
+            clean_messages = []
+            for position, message in enumerate(messages):
+                msg = dict(message)
+                role = msg.get("role")
+                if not isinstance(role, str) or not role:
+                    raise ValueError(f"messages[{position}].role must be a non-empty string")
+                for name in _MESSAGE_TEXT_FIELDS:
+                    msg[name] = _text_or_none(msg.get(name), name)
+                msg["token_count"] = _int_or_none(msg.get("token_count"), "token_count")
+                clean_messages.append(msg)
+            clean["messages"] = clean_messages
+        except ValueError as exc:
+            errors.append(_import_error(index, sid, str(exc)))
+            continue
+        total_messages += len(clean_messages)
+        if total_messages > IMPORT_MAX_TOTAL_MESSAGES:
+            errors.append(_import_error(index, sid, "messages exceeds the total import limit"))
+            continue
+        seen.add(sid)
+        normalized.append(clean)
+    return normalized, errors

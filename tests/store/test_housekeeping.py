@@ -222,3 +222,14 @@ def test_plan_delete_one_scan_walk_matches_the_chunked_one(db, monkeypatch):
     small = db.plan_delete(seeds)
     monkeypatch.setattr(housekeeping, "DELEGATE_SCAN_SEEDS", 0)
     assert db.plan_delete(seeds) == small
+
+
+def test_corrupt_auto_prune_marker_counts_as_no_prior_run(tmp_path) -> None:
+    from hermes_tui.state import SessionDB
+
+    with SessionDB(tmp_path / "state.db") as db:
+        db.set_meta("last_auto_prune", "not a time")
+        first = db.maybe_auto_prune_and_vacuum()
+        assert "error" not in first and not first["skipped"], first
+        assert float(db.get_meta("last_auto_prune")) > 0  # repaired by the run
+        assert db.maybe_auto_prune_and_vacuum()["skipped"]
