@@ -27,11 +27,12 @@ from .federation import (
 )
 from .listing import SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
-from .profiles import StoreRef, StoreStatus, discover_stores, open_store, probe_store
+from .paths import default_db_path
+from .profiles import StoreRef, StoreStatus, discover_stores, hermes_root, open_store, probe_store
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
 from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
-from .trash import TrashEntryNotFound, TrashError
+from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
 
 __all__ = [
     "Changes",
@@ -45,7 +46,9 @@ __all__ = [
     "RowKeys",
     "StoreRef",
     "StoreStatus",
+    "default_db_path",
     "discover_stores",
+    "hermes_root",
     "open_store",
     "open_stores",
     "probe_store",
@@ -72,6 +75,8 @@ __all__ = [
     "is_malformed_db_error",
     "repair",
     "repair_state_db_schema",
+    "TRASH_MAX_BYTES",
+    "TRASH_RETENTION_S",
     "TrashEntryNotFound",
     "TrashError",
 ]

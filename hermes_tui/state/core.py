@@ -15,9 +15,11 @@ import contextlib
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 import apsw
 
@@ -34,9 +36,15 @@ from .connection import (
 from .errors import LockTimeout, NotAHermesStore, ReadOnlyError, StoreError
 from .fts_schema import FtsLayout, detect_layout
 from .paths import default_db_path
+from .schema_init import initialize, refuse_non_hermes_unopened
 from .text import read_rows, read_tuples
 
+if TYPE_CHECKING:
+    from .side_index import SideIndex
+
 T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
 
 MIN_SQLITE = (3, 51, 3)
 CONTENDED_AFTER_S = 0.001  # a BEGIN IMMEDIATE slower than this waited for another writer
@@ -97,7 +105,8 @@ class _Maintainer:
                     return
                 with self._lock:
                     job = next((j for j in self._jobs if j in self._pending), None)
-                    self._pending.discard(job)  # type: ignore[arg-type]
+                    if job is not None:
+                        self._pending.discard(job)
                 if job is None:
                     break
                 self._run(job)
@@ -146,7 +155,8 @@ class _QuietWatch:
         self._changed_at = time.monotonic()
 
     def _read(self) -> int:
-        return int(self._conn.execute("PRAGMA data_version").fetchall()[0][0])
+        rows: list[tuple[Any, ...]] = self._conn.execute("PRAGMA data_version").fetchall()
+        return int(rows[0][0])
 
     def now(self) -> bool:
         version = self._read()
@@ -158,8 +168,57 @@ class _QuietWatch:
         self._changed_at = time.monotonic()
 
 
+class BoundedCache(Generic[K, V]):
+    """A dict of at most `maxsize` entries that drops the least recently used one when full
+    (rather than emptying itself); the store's memo caches are these, declared in `_Core`."""
+
+    def __init__(self, maxsize: int):
+        self.maxsize = maxsize
+        self._data: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()  # the store is used from worker threads
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            value = self._data.get(key)
+            if value is not None:
+                self._data.move_to_end(key)
+            return value
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+class _ThreadState(threading.local):
+    """What the store keeps per thread, declared (class attributes are each thread's defaults)."""
+
+    conn: apsw.Connection | None = None
+    side_pending: list[int] | None = None  # message ids a write deleted/rewrote (search's side index)
+    side_defer: bool = False  # inside `_side_batch()`: the side index is cleaned when it ends
+
+
+#: A write guard: a context entered around every write (`_execute_write`), after the read-only check.
+WriteGuard = Callable[[], AbstractContextManager[object]]
+
+
 class _Core:
-    """Connections, reads, writes, lifecycle. The mixins build the API on top of this."""
+    """Connections, reads, writes, lifecycle. The mixins build the API on top of this.
+
+    The mixins depend on this class only: helpers they share live here, the methods they call on
+    each other are declared below (`if TYPE_CHECKING`, implemented by exactly one mixin), and the
+    ways they hook into the core are explicit lists filled by `_install_hooks()` (write guards,
+    steps after opening, steps before each upkeep round) rather than overrides calling `super()`.
+    """
 
     _WRITE_MAX_RETRIES = S._WRITE_MAX_RETRIES
     _WRITE_RETRY_MIN_S = S._WRITE_RETRY_MIN_S
@@ -184,7 +243,7 @@ class _Core:
         # Add the Hermes tables to another application's SQLite file (refused unless asked).
         self.adopt_foreign = bool(adopt_foreign)
         self.lock_wait_hook: Callable[[int, float], None] | None = None
-        self._local = threading.local()
+        self._local = _ThreadState()
         self._conns_lock = threading.Lock()
         self._conn_list: list[apsw.Connection] = []
         self._conn_by_thread: dict[int, apsw.Connection] = {}  # for interrupt(thread_id)
@@ -202,7 +261,25 @@ class _Core:
         self._trigram_ok = False
         self._fts5_ok = False
         self._created_file = False
+        # Search's memo caches (see `SearchMixin`): bounded, and declared here rather than
+        # appearing in `self.__dict__` on first use.
+        self._source_shares_cache: tuple[float, dict[str, float] | None] | None = None
+        self._blockmax_cache: tuple[int, list[float], list[float]] | None = None
+        self._prefix_cache: BoundedCache[tuple[int, str], tuple[Any, list[str]]] = BoundedCache(256)
+        self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(256)
+        self._side_index: SideIndex | None = None
+        # The mixins' hooks into the core, filled once by `_install_hooks()`.
+        self._write_guards: list[WriteGuard] = []
+        self._open_hooks: list[Callable[[], None]] = []
+        self._upkeep_pre_steps: list[Callable[[], None]] = []
+        self._install_hooks()
         self._open()
+        for hook in self._open_hooks:
+            hook()
+
+    def _install_hooks(self) -> None:
+        """Register the mixins' hooks (`SessionDB` does, naming each method it installs)."""
+        raise NotImplementedError("the composed store (SessionDB) installs its mixins' hooks")
 
     # ------------------------------------------------------------------ opening
     def _open(self) -> None:
@@ -213,8 +290,6 @@ class _Core:
         `read_only=True`) leaves whatever it was pointed at byte-identical. Every failure closes
         what was opened and is a `StoreError` with one line.
         """
-        from .schema_init import initialize, refuse_non_hermes_unopened  # local: it imports this module
-
         path = self.db_path
         try:
             size = sqlite_file_size(path)
@@ -253,7 +328,7 @@ class _Core:
         """This thread's connection (APSW forbids concurrent use of one connection)."""
         if self._closed:
             raise StoreError("the store is closed")
-        conn = getattr(self._local, "conn", None)
+        conn = self._local.conn
         if conn is None:
             conn = self._new_connection()
             self._local.conn = conn
@@ -279,7 +354,7 @@ class _Core:
         self._columns = cols
         self._schema_version = None
         if "schema_version" in master:
-            row = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchall()
+            row: list[tuple[Any, ...]] = conn.execute("SELECT version FROM schema_version LIMIT 1").fetchall()
             self._schema_version = int(row[0][0]) if row else None
 
     def has_column(self, table: str, column: str) -> bool:
@@ -315,8 +390,15 @@ class _Core:
             raise ReadOnlyError("this store was opened read-only; writes are refused")
 
     def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T:
-        """Run `fn(conn)` in one short `BEGIN IMMEDIATE` transaction with jittered retries."""
+        """Run `fn(conn)` in one short `BEGIN IMMEDIATE` transaction with jittered retries,
+        inside every registered write guard (e.g. the side index's cleanup)."""
         self._require_writable()
+        with contextlib.ExitStack() as guards:
+            for guard in self._write_guards:
+                guards.enter_context(guard())
+            return self._write_with_retries(fn)
+
+    def _write_with_retries(self, fn: Callable[[apsw.Connection], T]) -> T:
         conn = self._conn()
         started = time.monotonic()
         last: BaseException | None = None
@@ -386,8 +468,11 @@ class _Core:
         bounds the segments) instead of adding lock holds to every write. Each step holds the
         in-process write lock (our writers queue behind one step, ~10 ms) and never waits for
         another process's lock: busy means someone is writing, so the step waits for the next
-        quiet moment. Checkpoints requested meanwhile still run; `close()` ends a round.
+        quiet moment. Checkpoints requested meanwhile still run; `close()` ends a round. The
+        registered pre-steps run first (finishing an interrupted storage conversion).
         """
+        for step in self._upkeep_pre_steps:
+            step()
         conn = self._conn()
         conn.set_busy_timeout(0)
         quiet = _QuietWatch(conn, self._FTS_IDLE_S)
@@ -491,9 +576,9 @@ class _Core:
             with contextlib.suppress(apsw.Error):
                 conn.close()
         self._closed = True
-        self._local = threading.local()
+        self._local = _ThreadState()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -547,6 +632,58 @@ class _Core:
             "migrate": self.migrate,
         }
 
+    if TYPE_CHECKING:
+        # The methods one mixin calls on another, declared for the type checker (each is
+        # implemented by exactly one mixin of `SessionDB`; tests/store/test_structure.py checks).
+        # sessions.py
+        def get_session(self, session_id: str) -> dict[str, Any] | None: ...
+
+        # messages.py
+        def get_messages(
+            self, session_id: str, include_inactive: bool = False, limit: int | None = None, offset: int = 0
+        ) -> list[dict[str, Any]]: ...
+        def message_count(self, session_id: str | None = None) -> int: ...
+        def _session_lineage_root_to_tip(self, session_id: str) -> list[str]: ...
+        def _message_values(self, session_id: str, msg: dict[str, Any], ts: float) -> dict[str, Any]: ...
+        def _insert_message(self, conn: apsw.Connection, values: dict[str, Any]) -> int: ...
+        @staticmethod
+        def _tool_call_delta(tool_calls: Any) -> int: ...
+
+        # titles.py
+        def set_session_archived(self, session_id: str, archived: bool) -> bool: ...
+
+        # listing.py
+        def list_rows(self, ids: Sequence[str]) -> list[dict[str, Any]]: ...
+        def search_sessions(
+            self, source: str | None = None, limit: int = 20, offset: int = 0
+        ) -> list[dict[str, Any]]: ...
+
+        # lineage.py
+        def get_compression_tip(self, session_id: str) -> str | None: ...
+
+        # housekeeping.py
+        def export_session(self, session_id: str) -> dict[str, Any] | None: ...
+        def delegate_children(self, session_ids: Sequence[str]) -> list[str]: ...
+        def delete_sessions_batched(
+            self,
+            session_ids: Sequence[str],
+            *,
+            cascade_delegates: bool = ...,
+            require_ended: bool = ...,
+            batch_messages: int = ...,
+            progress: Callable[[int, int], None] | None = ...,
+            cancel: threading.Event | None = ...,
+            sessions_dir: Path | None = ...,
+        ) -> dict[str, Any]: ...
+
+        # search.py
+        def _side_batch(self) -> AbstractContextManager[None]: ...
+
+        # maintenance.py
+        def get_meta(self, key: str) -> str | None: ...
+        def set_meta(self, key: str, value: str) -> None: ...
+        def vacuum(self) -> int: ...
+
 
 def _immediate(
     conn: apsw.Connection, fn: Callable[[apsw.Connection], T], on_begun: Callable[[float], None] | None = None
@@ -591,6 +728,15 @@ def _install_tokenizer(conn: apsw.Connection) -> str | None:
         except apsw.Error:
             return None
     return impl
+
+
+def statement(sql: str, params: Sequence[Any] = ()) -> Callable[[apsw.Connection], None]:
+    """A write of one statement, for `_execute_write` (a typed stand-in for a lambda)."""
+
+    def run(conn: apsw.Connection) -> None:
+        conn.execute(sql, params)
+
+    return run
 
 
 def chunks(seq: Sequence[T], size: int) -> Iterator[Sequence[T]]:

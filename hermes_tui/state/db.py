@@ -36,3 +36,9 @@ class SessionDB(
 
     `SessionDB(db_path=None, read_only=False, migrate=True)`; see docs/store-api.md.
     """
+
+    def _install_hooks(self) -> None:
+        """Every way a mixin hooks into the core, in one place (called by `_Core.__init__`)."""
+        self._write_guards.append(self._side_write_guard)  # search: deleted text leaves the side index
+        self._open_hooks.append(self._resume_conversion)  # maintenance: resume a storage conversion
+        self._upkeep_pre_steps.append(self._finish_conversion)  # maintenance: ... and finish it

@@ -1,6 +1,6 @@
 """Turning what a person typed into a safe FTS5 query, and telling CJK queries apart.
 
-`sanitize_fts5_query` is 0.19.0's `_sanitize_fts5_query`, step for step (spec §6.2): the
+`sanitize_fts5_query` is hermes-agent 0.19.0's `_sanitize_fts5_query`, step for step: the
 differential tests compare our results with upstream's on the same input, so the same input
 must become the same MATCH string.
 """

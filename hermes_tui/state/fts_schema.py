@@ -1,6 +1,6 @@
 """FTS objects of both layouts, and how to tell which one a database has.
 
-Two layouts exist in the wild (spec §4): the legacy *inline* tables of v11–v22 (what
+Two layouts exist in the wild: the legacy *inline* tables of v11–v22 (what
 hermes-agent 0.19.0 creates; each FTS table keeps its own copy of the text) and the v23
 *external-content* tables that read text from `messages` through views. A database must only
 ever receive the DDL of its own layout: running v23 DDL on a legacy file leaves a mixed, broken

@@ -17,6 +17,8 @@ commands, so other writers of the file (whose write path never issues one) are u
 
 from __future__ import annotations
 
+from typing import Any
+
 import apsw
 
 #: Pages one `'merge'` step writes (~0.06 ms a page here: ~8 ms of write lock per step).
@@ -54,7 +56,7 @@ def structure(conn: apsw.Connection, table: str) -> list[tuple[int, list[int]]]:
     page (V2: five more varints). Raises ValueError if the record does not decode to exactly
     its own length, so a format change cannot pass unnoticed.
     """
-    rows = conn.execute(f'SELECT block FROM "{table}_data" WHERE id = 10').fetchall()
+    rows: list[tuple[Any, ...]] = conn.execute(f'SELECT block FROM "{table}_data" WHERE id = 10').fetchall()
     if not rows or not rows[0][0]:
         return []
     data = bytes(rows[0][0])

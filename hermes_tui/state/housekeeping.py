@@ -9,6 +9,7 @@ most one batch.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -334,13 +335,13 @@ class HousekeepingMixin(_Core):
         if progress:
             progress(0, total)
         # The CJK side index forgets the deleted text once, after the last batch (`_side_batch`).
-        with self._side_batch():  # type: ignore[attr-defined]
+        with self._side_batch():
             for batch in batches:
                 if cancel is not None and cancel.is_set():
                     cancelled = True
                     break
                 t0 = time.monotonic()
-                got = self._execute_write(lambda c, b=batch: self._delete_ids_in(c, b, guard))
+                got = self._execute_write(functools.partial(self._delete_ids_in, ids=batch, guard=guard))
                 held = time.monotonic() - t0
                 longest = max(longest, held)
                 deleted += got
@@ -393,7 +394,7 @@ class HousekeepingMixin(_Core):
         filters.setdefault("archived", False)
         rows = self.list_prune_candidates(older_than_days, source, **filters)
         for row in rows:
-            self.set_session_archived(row["id"], True)  # type: ignore[attr-defined]
+            self.set_session_archived(row["id"], True)
         return len(rows)
 
     def plan_prune(
@@ -444,7 +445,7 @@ class HousekeepingMixin(_Core):
                 candidates.append(r)
         ids = [c["id"] for c in candidates]
         cascade_all = collect_delegate_children(self._conn(), ids) if ids else []
-        rows_all = self.list_rows(cascade_all) if cascade_all else []  # type: ignore[attr-defined]
+        rows_all = self.list_rows(cascade_all) if cascade_all else []
         # An open delegate child is kept (require_ended) and would be orphaned: say so up front.
         cascade_rows = [r for r in rows_all if r["ended_at"] is not None]
         cascade_open = [r for r in rows_all if r["ended_at"] is None]
@@ -452,7 +453,7 @@ class HousekeepingMixin(_Core):
         messages = sum(int(c["message_count"] or 0) for c in candidates) + sum(
             int(c["message_count"] or 0) for c in cascade_rows
         )
-        total_msgs = max(1, self.message_count())  # type: ignore[attr-defined]
+        total_msgs = max(1, self.message_count())
         file_size = self.db_path.stat().st_size if self.db_path.exists() else 0
         return {
             "ids": ids,
@@ -483,31 +484,31 @@ class HousekeepingMixin(_Core):
         """Prune at most once per interval; VACUUM only when something was pruned; never raises."""
         out: dict[str, Any] = {"skipped": False, "pruned": 0, "vacuumed": False}
         try:
-            last = _marker_time(self.get_meta("last_auto_prune"))  # type: ignore[attr-defined]
+            last = _marker_time(self.get_meta("last_auto_prune"))
             if last is not None and time.time() - last < min_interval_hours * 3600:
                 return {**out, "skipped": True}
             out["pruned"] = self.prune_sessions(older_than_days=retention_days)
             if vacuum and out["pruned"]:
-                self.vacuum()  # type: ignore[attr-defined]
+                self.vacuum()
                 out["vacuumed"] = True
-            self.set_meta("last_auto_prune", str(time.time()))  # type: ignore[attr-defined]
+            self.set_meta("last_auto_prune", str(time.time()))
         except Exception as exc:  # documented contract: never raises
             out["error"] = str(exc)
         return out
 
     # ------------------------------------------------------------ export
     def export_session(self, session_id: str) -> dict[str, Any] | None:
-        session = self.get_session(session_id)  # type: ignore[attr-defined]
+        session = self.get_session(session_id)
         if not session:
             return None
-        return {**session, "messages": self.get_messages(session_id)}  # type: ignore[attr-defined]
+        return {**session, "messages": self.get_messages(session_id)}
 
     def export_all(self, source: str | None = None) -> list[dict[str, Any]]:
         return [
-            {**s, "messages": self.get_messages(s["id"])}  # type: ignore[attr-defined]
-            for s in self.search_sessions(source=source, limit=100000)  # type: ignore[attr-defined]
+            {**s, "messages": self.get_messages(s["id"])}
+            for s in self.search_sessions(source=source, limit=100000)
         ]
 
     def require(self, session_id: str) -> None:
-        if self.get_session(session_id) is None:  # type: ignore[attr-defined]
+        if self.get_session(session_id) is None:
             raise SessionNotFound(f"no session with id {session_id!r}")

@@ -78,14 +78,14 @@ class ImportMixin(_Core):
                 last_ts = vals["started_at"]
                 for msg in raw.get("messages") or []:
                     ts = parse_timestamp(msg.get("timestamp"), last_ts)
-                    mv = self._message_values(sid, msg, ts)  # type: ignore[attr-defined]
+                    mv = self._message_values(sid, msg, ts)
                     if "active" in msg and msg["active"] is not None:
                         mv["active"] = int(msg["active"])
                     if msg.get("compacted"):
                         mv["compacted"] = 1
-                    self._insert_message(conn, mv)  # type: ignore[attr-defined]
+                    self._insert_message(conn, mv)
                     n_msgs += 1
-                    n_tools += self._tool_call_delta(msg.get("tool_calls"))  # type: ignore[attr-defined]
+                    n_tools += self._tool_call_delta(msg.get("tool_calls"))
                     last_ts = ts
                 conn.execute("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
                              (n_msgs, n_tools, sid))
@@ -120,7 +120,8 @@ def _closes_cycle(conn: apsw.Connection, child: str, parent: str, by_child: dict
         if current in by_child:
             current = by_child[current]
             continue
-        row = conn.execute("SELECT parent_session_id FROM sessions WHERE id = ?", (current,)).fetchall()
+        row: list[tuple[Any, ...]] = conn.execute(
+            "SELECT parent_session_id FROM sessions WHERE id = ?", (current,)).fetchall()
         current = row[0][0] if row else None
     return False
 

@@ -1,6 +1,6 @@
 """Lineage through `parent_session_id`: edge kinds, ancestors/descendants, compression chains.
 
-`parent_session_id` means four things (spec §9): compression continuation, branch, delegate
+`parent_session_id` means four things: compression continuation, branch, delegate
 subagent, or an untagged child. Every edge is classified by the one CASE expression in
 `sql_fragments.edge_kind_case`, so the list, the tree and deletes agree.
 """
@@ -128,13 +128,13 @@ class LineageMixin(_Core):
 
     def get_compression_lineage(self, session_id: str) -> list[str]:
         """Compression ancestors through the tip, chronological (0.19.0 semantics)."""
-        session = self.get_session(session_id)  # type: ignore[attr-defined]
+        session = self.get_session(session_id)
         if not session or _is_branch(session):
             return [session_id] if session else []
         root = session
         seen_up = {root["id"]}
         while root.get("parent_session_id") and not _is_branch(root):
-            parent = self.get_session(root["parent_session_id"])  # type: ignore[attr-defined]
+            parent = self.get_session(root["parent_session_id"])
             if not parent or parent.get("end_reason") != "compression" or parent["id"] in seen_up:
                 break
             root = parent
@@ -156,12 +156,12 @@ class LineageMixin(_Core):
         return lineage if session_id in lineage else [session_id]
 
     def get_conversation_root(self, session_id: str) -> str:
-        chain = self._session_lineage_root_to_tip(session_id)  # type: ignore[attr-defined]
+        chain = self._session_lineage_root_to_tip(session_id)
         return chain[0] if chain and chain[0] else session_id
 
     def export_session_lineage(self, session_id: str) -> dict[str, Any] | None:
         """A compression lineage as one logical session: segments, ids and all messages."""
-        segments = [s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s]  # type: ignore[attr-defined]
+        segments = [s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s]
         if not segments:
             return None
         base = dict(segments[-1])

@@ -251,8 +251,8 @@ class ListingMixin(_Core):
     def _project_tip(self, row: dict[str, Any], compact: bool) -> dict[str, Any]:
         if row.get("end_reason") != "compression":
             return row
-        tip = self.get_compression_tip(row["id"])  # type: ignore[attr-defined]
-        if tip == row["id"]:
+        tip = self.get_compression_tip(row["id"])
+        if tip is None or tip == row["id"]:  # no tip: `_rich_row` would find no row either
             return row
         tip_row = self._rich_row(tip, compact)
         if not tip_row:

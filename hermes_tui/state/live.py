@@ -117,7 +117,8 @@ class Changes:
 
 def _version(conn: apsw.Connection) -> tuple[int, int]:
     """data_version moves on other connections' commits, total_changes on this one's."""
-    return int(conn.execute("PRAGMA data_version").fetchall()[0][0]), conn.total_changes()
+    rows: list[tuple[Any, ...]] = conn.execute("PRAGMA data_version").fetchall()
+    return int(rows[0][0]), conn.total_changes()
 
 
 def _float(value: Any) -> float | None:
@@ -227,7 +228,7 @@ class LiveMixin(_Core):
         deleted = [sid for sid in interesting if states.get(sid) is None
                    and (sid in tracked or (sid in care and sid not in cur.missing) or sid in gone)]
         ch.deleted = list(dict.fromkeys(deleted))
-        reactivated_probe: list[str] = []
+        reactivated_probe: list[tuple[str, _Tracked]] = []
         for sid in interesting:
             st = states.get(sid)
             if st is None:
@@ -244,18 +245,17 @@ class LiveMixin(_Core):
             if sid in ch.messages and sid not in new_set:
                 known = prev.last_ts if prev is not None else None
                 if known is None:
-                    reactivated_probe.append(sid)
+                    reactivated_probe.append((sid, st))
                 elif st.ended_at is not None or (first_ts.get(sid) or 0) - known >= idle_after_s:
                     ch.reactivated.append(sid)
             lts = last_ts.get(sid, prev.last_ts if prev is not None else None)
             tracked[sid] = dataclasses.replace(st, last_ts=lts)
-        for sid in reactivated_probe:
+        for sid, st in reactivated_probe:
             before = read_tuples(
                 conn,
                 "SELECT timestamp FROM messages WHERE session_id = ? AND id <= ? ORDER BY id DESC LIMIT 1",
                 (sid, cur.message_hw),
             )
-            st = states[sid]
             prev_ts = _float(before[0][0]) if before else _float(self._session_started(conn, sid))
             if st.ended_at is not None or prev_ts is None or (first_ts.get(sid) or 0) - prev_ts >= idle_after_s:
                 ch.reactivated.append(sid)
@@ -284,7 +284,7 @@ class LiveMixin(_Core):
             if st is None or st.end_reason != "compression":
                 pending.discard(sid)
                 continue
-            tip = self.get_compression_tip(sid)  # type: ignore[attr-defined]
+            tip = self.get_compression_tip(sid)
             if tip and tip != sid:
                 ch.continued[sid] = tip
                 pending.discard(sid)

@@ -17,7 +17,7 @@ import apsw
 
 from . import fts_schema as F
 from .connection import store_error
-from .core import _Core
+from .core import _Core, statement
 from .errors import StoreError, StructureLocked
 
 CHUNK_IDS = 500
@@ -68,8 +68,9 @@ def other_openers(path: Path) -> list[dict[str, Any]]:
 
 class MaintenanceMixin(_Core):
     # ------------------------------------------------------------ resuming a conversion
-    def _open(self) -> None:
-        """Open, then resume an interrupted `optimize_fts_storage()` in the background.
+    def _resume_conversion(self) -> None:
+        """After opening (a `_Core._open_hooks` step): resume an interrupted
+        `optimize_fts_storage()` in the background.
 
         Until it finishes, search reads the ids it has not indexed yet with LIKE (`search.py`,
         `_unindexed_range`), so nothing is missed meanwhile. Only a writable `migrate=True` open
@@ -77,7 +78,6 @@ class MaintenanceMixin(_Core):
         `migrate=False` (the browser) never makes; there the stats screen's "Optimize storage"
         resumes it (`optimize_fts_storage()` continues where it stopped).
         """
-        super()._open()
         if self.conversion_pending() and self.migrate and not self.read_only:
             self._maintainer.request("fts_merge")
 
@@ -86,13 +86,12 @@ class MaintenanceMixin(_Core):
         lay = self.layout
         return lay.kind == "v23" and (lay.base_building or bool(lay.trash_tables))
 
-    def _fts_merge_round(self) -> None:
-        """The upkeep thread's round: first finish an interrupted conversion (chunk by chunk,
-        stopping at `close()`), then the bounded merges."""
+    def _finish_conversion(self) -> None:
+        """Before each upkeep round's bounded merges (a `_Core._upkeep_pre_steps` step): finish
+        an interrupted conversion (chunk by chunk, stopping at `close()`)."""
         if self.conversion_pending() and self.migrate and not self.read_only:
             with contextlib.suppress(Exception):
                 self.optimize_fts_storage()
-        super()._fts_merge_round()
 
     # ------------------------------------------------------------ meta
     def get_meta(self, key: str) -> str | None:
@@ -111,13 +110,13 @@ class MaintenanceMixin(_Core):
         """Merge every FTS index into one segment (an explicit, slow, whole-index action)."""
         tables = self._fts_tables()
         for t in tables:
-            self._execute_write(lambda c, t=t: c.execute(f"INSERT INTO {t}({t}) VALUES('optimize')"))
+            self._execute_write(statement(f"INSERT INTO {t}({t}) VALUES('optimize')"))
         return len(tables)
 
     def merge_fts(self, pages: int = 200) -> int:
         """Bounded incremental merge (`'merge'`, N pages per index): the cheap upkeep step."""
         for t in self._fts_tables():
-            self._execute_write(lambda c, t=t: c.execute(f"INSERT INTO {t}({t}, rank) VALUES('merge', ?)", (pages,)))
+            self._execute_write(statement(f"INSERT INTO {t}({t}, rank) VALUES('merge', ?)", (pages,)))
         return len(self._fts_tables())
 
     def fts_upkeep(self, max_steps: int | None = None) -> int:
@@ -150,7 +149,7 @@ class MaintenanceMixin(_Core):
                 done += 1
         elif lay.kind == "v23":
             for t in self._fts_tables():
-                self._execute_write(lambda c, t=t: c.execute(f"INSERT INTO {t}({t}) VALUES('rebuild')"))
+                self._execute_write(statement(f"INSERT INTO {t}({t}) VALUES('rebuild')"))
                 done += 1
 
             def clear(c: apsw.Connection) -> None:
@@ -175,7 +174,7 @@ class MaintenanceMixin(_Core):
                 out[t] = "skipped (read-only)"
                 continue
             try:
-                self._execute_write(lambda c, t=t: c.execute(f"INSERT INTO {t}({t}) VALUES('integrity-check')"))
+                self._execute_write(statement(f"INSERT INTO {t}({t}) VALUES('integrity-check')"))
                 out[t] = "ok"
             except (apsw.Error, StoreError) as exc:  # the write path translates SQLite's errors
                 out[t] = str(exc)
@@ -250,7 +249,7 @@ class MaintenanceMixin(_Core):
         # The virtual tables sort before their shadows; dropping one drops its shadows.
         for trash in self.layout.trash_tables:
             with contextlib.suppress(apsw.SQLError):
-                self._execute_write(lambda c, t=trash: c.execute(f'DROP TABLE IF EXISTS "{t}"'))
+                self._execute_write(statement(f'DROP TABLE IF EXISTS "{trash}"'))
         self.refresh_structure()
         if self.layout.trash_tables:
             return {"ok": False, "reason": "teardown_incomplete"}
@@ -342,7 +341,7 @@ class MaintenanceMixin(_Core):
     # ------------------------------------------------------------ health
     def store_health(self) -> dict[str, Any]:
         """What the statistics screen's health pane shows. Read-only and cheap."""
-        caps = self.capabilities()  # type: ignore[attr-defined]
+        caps = self.capabilities()
         counts: dict[str, int | None] = {}
         for t in ("messages_fts", "messages_fts_trigram", "messages_fts_cjk"):
             if f"{t}_docsize" in self._columns:

@@ -39,6 +39,8 @@ import apsw
 
 from . import fts_schema as F
 from .connection import busy_handler, sqlite_file_size
+from .core import _Core
+from .core import _install_tokenizer as install_tokenizer
 from .errors import StoreError
 
 __all__ = ["diagnose", "is_fts_corruption_error", "is_malformed_db_error", "repair", "repair_state_db_schema"]
@@ -140,16 +142,20 @@ def _message(exc: BaseException) -> str:
 
 def _install_tokenizer(conn: apsw.Connection) -> bool:
     """Register the cjk tokenizer, without which a cjk index can be neither checked nor written."""
-    from .core import _install_tokenizer as install  # local: core imports the whole store
-
     try:
-        return install(conn) is not None
+        return install_tokenizer(conn) is not None
     except apsw.Error:
         return False
 
 
+def _count(conn: apsw.Connection, sql: str) -> int:
+    """The one integer `sql` returns (a count or a pragma's number)."""
+    rows: list[tuple[Any, ...]] = conn.execute(sql).fetchall()
+    return int(rows[0][0])
+
+
 def _duplicates(conn: apsw.Connection) -> list[dict[str, Any]]:
-    rows = conn.execute(
+    rows: list[tuple[Any, ...]] = conn.execute(
         "SELECT type, name, COUNT(*), group_concat(rowid) FROM sqlite_master "
         "GROUP BY type, name HAVING COUNT(*) > 1 ORDER BY name"
     ).fetchall()
@@ -182,8 +188,8 @@ def _ok(result: list[str]) -> bool:
 
 
 def _counts(conn: apsw.Connection) -> tuple[int, int]:
-    sessions = int(conn.execute("SELECT count(*) FROM sessions").fetchall()[0][0])
-    messages = int(conn.execute("SELECT count(*) FROM messages").fetchall()[0][0])
+    sessions = _count(conn, "SELECT count(*) FROM sessions")
+    messages = _count(conn, "SELECT count(*) FROM messages")
     return sessions, messages
 
 
@@ -436,7 +442,7 @@ def _dedup_schema(conn: apsw.Connection, actions: list[str]) -> None:
 def _schema_changed(conn: apsw.Connection) -> None:
     """After editing `sqlite_master` by hand: bump the schema cookie (so every other connection
     re-reads the schema, as after any DDL) and make this connection re-read it too."""
-    version = int(conn.execute("PRAGMA schema_version").fetchall()[0][0])
+    version = _count(conn, "PRAGMA schema_version")
     conn.execute(f"PRAGMA schema_version={version + 1}")
     conn.execute("PRAGMA writable_schema=RESET")
 
@@ -664,11 +670,9 @@ def repair_state_db_schema(db_path: str | os.PathLike[str], *, backup: bool = Tr
     return repair(db_path, backup=backup)
 
 
-class RepairMixin:
+class RepairMixin(_Core):
     """`SessionDB.diagnose()`: the browser, holding a store open read-only, asks what is wrong
     with its file (a broken FTS index leaves the tables readable)."""
-
-    db_path: Path
 
     def diagnose(self, *, full: bool = True) -> dict[str, Any]:
         """`diagnose(self.db_path)`: read-only, on a connection of its own."""

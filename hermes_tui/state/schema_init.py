@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
@@ -213,7 +213,7 @@ def apply(db: _Core, c: apsw.Connection) -> None:
         _drop_all_fts(c)
     _ensure_fts(db, c, upgrading_from=version if not fresh else None)
 
-    row = c.execute("SELECT version FROM schema_version LIMIT 1").fetchall()
+    row: list[tuple[Any, ...]] = c.execute("SELECT version FROM schema_version LIMIT 1").fetchall()
     if not row:
         c.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
     elif int(row[0][0]) < SCHEMA_VERSION:

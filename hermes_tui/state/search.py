@@ -1,10 +1,13 @@
-"""`search_messages`: sanitise, route to the right index, snippet, add context (spec §6, v23).
+"""`search_messages`: sanitise, route to the right index, snippet, add context (v23 layout).
 
 Routes, in order: `fts5` (the unicode61 index) for ordinary queries; for CJK queries `fts_cjk`
 (bigram index, when it is built and the query has no lone CJK character), then `trigram`
 (every CJK token ≥ 3 characters), then `like_scan`. Unlike upstream, the LIKE route evaluates
 AND/OR/NOT exactly, honours the visibility filter, and its snippets carry the same `>>>`/`<<<`
 markers as FTS5's (computed here). No query raises: the worst case is `[]`.
+
+Routes are `Route` values (their `name` is the public `SearchOutcome.route`) and orders are
+`SortOrder` values; SQL text is built from them, never compared.
 
 Orders: newest first walks the index by rowid and stops early (`_newest_ids`); rank order is
 bm25 over every match for Latin queries (upstream's order, kept exactly), and over the newest
@@ -14,13 +17,14 @@ bm25 over every match for Latin queries (upstream's order, kept exactly), and ov
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 import json
 import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
@@ -40,7 +44,9 @@ from .fts_query import (
 )
 from .text import content_text, read_rows
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from .side_index import SideIndex
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 SNIPPET_TOKENS = 40
@@ -72,10 +78,62 @@ def _as_bound(value: Any) -> float:
     return float("inf")
 
 
+class SortOrder(enum.Enum):
+    """The result orders `search(sort=…)` offers; any other `sort` value means rank order."""
+
+    RANK = "rank"
+    NEWEST = "newest"
+    OLDEST = "oldest"
+
+    @classmethod
+    def parse(cls, sort: str | None) -> SortOrder:
+        key = sort.strip().lower() if isinstance(sort, str) else ""
+        return cls.NEWEST if key == "newest" else cls.OLDEST if key == "oldest" else cls.RANK
+
+    @property
+    def fts_sql(self) -> str:
+        """The `ORDER BY` of an FTS route in this order (upstream's, `rank` breaking time ties)."""
+        if self is SortOrder.NEWEST:
+            return "ORDER BY m.timestamp DESC, rank"
+        if self is SortOrder.OLDEST:
+            return "ORDER BY m.timestamp ASC, rank"
+        return "ORDER BY rank"
+
+
+#: Newest first with ties by id (`_newest_ids`'s choice), and the LIKE/side routes' orders.
+NEWEST_BY_ID_SQL = "ORDER BY m.timestamp DESC, m.id DESC"
+OLDEST_BY_ID_SQL = "ORDER BY m.timestamp ASC, m.id ASC"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A way `search()` answers: `name` is the public `SearchOutcome.route`; `table` the FTS5
+    index it reads (None: it reads no index of the store); `windowed_rank`: rank order scores only
+    the newest `RANK_WINDOW` matches (CJK indexes, see `_ranked_recent`)."""
+
+    name: str
+    table: str | None = None
+    windowed_rank: bool = False
+
+    @property
+    def index(self) -> str:
+        assert self.table is not None, f"route {self.name} reads no FTS index"
+        return self.table
+
+
+FTS5 = Route("fts5", "messages_fts")
+FTS_CJK = Route("fts_cjk", "messages_fts_cjk", windowed_rank=True)
+TRIGRAM = Route("trigram", "messages_fts_trigram", windowed_rank=True)
+CJK_SIDE = Route("cjk_side")
+LIKE_SCAN = Route("like_scan")
+INTERRUPTED = Route("interrupted")
+EMPTY = Route("empty")
+
+
 @dataclass
 class SearchOutcome:
     results: list[dict[str, Any]] = field(default_factory=list)
-    route: str = "empty"
+    route: str = EMPTY.name
     query: str = ""
 
 
@@ -212,7 +270,7 @@ class SearchMixin(_Core):
 
     def _source_shares(self) -> dict[str, float] | None:
         """Each source's share of `sessions.message_count` (None: the counts are not kept)."""
-        cached = self.__dict__.get("_source_shares_cache")
+        cached = self._source_shares_cache
         now = time.monotonic()
         if cached is not None and now - cached[0] < self.SHARE_TTL_S:
             return cached[1]
@@ -225,12 +283,14 @@ class SearchMixin(_Core):
         self._source_shares_cache = (now, shares)
         return shares
 
-    def _fts_route(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int,
-                   probed: bool = False, share: float = 1.0) -> list[dict[str, Any]]:
+    def _fts_route(self, route: Route, match: str, filters: tuple[list[str], list[Any]], order: SortOrder, limit: int,
+                   offset: int, probed: bool = False, share: float = 1.0) -> list[dict[str, Any]]:
         """One index's answer; `probed`: `_probe` already found a row for `match` here; `share`:
         about how many messages pass the filters (`_filter_share`), a hint for `_ranked`."""
-        if order.startswith("ORDER BY m.timestamp DESC") and limit >= 0:
-            if table == "messages_fts":
+        table = route.index
+        order_sql = order.fts_sql
+        if order is SortOrder.NEWEST and limit >= 0:
+            if route is FTS5:
                 match = expand_prefixes(match, self._prefix_terms) or match
             ids = self._newest_ids(table, match, filters, limit + offset)
             if not ids:
@@ -242,16 +302,16 @@ class SearchMixin(_Core):
             # Ties on the timestamp go by id, as `_newest_ids` chose them. Upstream's `rank`
             # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
             # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
-            order = "ORDER BY m.timestamp DESC, m.id DESC"
+            order_sql = NEWEST_BY_ID_SQL
         elif not probed and not self._any_match(table, match):
             # A ranked statement prepares FTS5's sorter even for zero rows (124 µs against 35 µs
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
-        elif order == "ORDER BY rank" and limit >= 0:
-            if table in self._WINDOWED_RANK:
+        elif order is SortOrder.RANK and limit >= 0:
+            if route.windowed_rank:
                 return self._ranked_recent(table, match, filters, limit, offset, share)
             return self._ranked(table, match, filters, limit, offset, share)
-        return self._fts_query(table, match, filters, order, limit, offset)
+        return self._fts_query(table, match, filters, order_sql, limit, offset)
 
     def _any_match(self, table: str, match: str) -> bool:
         """Does the index have any row for `match` (filters aside)? One doclist seek, no scoring."""
@@ -260,7 +320,6 @@ class SearchMixin(_Core):
     # Ranked CJK queries (bigram and trigram indexes) score at most this many of the most
     # recently written matches; Latin queries on the unicode61 index are always ranked whole.
     RANK_WINDOW = 1024
-    _WINDOWED_RANK = frozenset({"messages_fts_cjk", "messages_fts_trigram"})
 
     def _ranked_recent(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
                        share: float = 1.0) -> list[dict[str, Any]]:
@@ -276,7 +335,7 @@ class SearchMixin(_Core):
         window = max(self.RANK_WINDOW, 4 * (limit + offset))
         conn = self._conn()
         while True:
-            floor = conn.execute(
+            floor: list[tuple[Any, ...]] = conn.execute(
                 f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
                 (match, window - 1),
             ).fetchall()
@@ -338,6 +397,7 @@ class SearchMixin(_Core):
                     return self._ranked_joined(table, match, filters, limit, offset, floor)
                 # Widen to what the pass rate so far says is needed, at least 8x.
                 k = min(self.RANK_TOP_MAX, max(8 * k, 2 * need * k // max(len(kept), 1)))
+        raise AssertionError("unreachable: the loop returns")  # apsw's `with conn` may swallow, says its stub
 
     def _ranked_joined(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
                        floor: int | None) -> list[dict[str, Any]]:
@@ -358,9 +418,11 @@ class SearchMixin(_Core):
         by_id = {r["id"]: r for r in read_rows(self._conn(), sql, (match, json.dumps(ids)))}
         return [by_id[i] for i in ids if i in by_id]
 
-    def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order: str, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order_sql: str, limit: int,
+                   offset: int) -> list[dict[str, Any]]:
         where, params = filters
-        sql = f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
+        sql = (f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where)
+               + f" {order_sql} LIMIT ? OFFSET ?")
         return read_rows(self._conn(), sql, [match, *params, limit, offset])
 
     @staticmethod
@@ -409,19 +471,19 @@ class SearchMixin(_Core):
         lo, hi = int(meta.get(REBUILD_PROGRESS) or 0), int(meta[REBUILD_HIGH_WATER])
         return (lo, hi) if hi > lo else None
 
-    def _with_gap(self, table: str, match: str, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]],
-                  sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _with_gap(self, route: Route, match: str, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]],
+                  sort: SortOrder, limit: int, offset: int) -> list[dict[str, Any]]:
         """An index's matches merged with LIKE matches among the ids it does not hold yet.
 
-        Newest first (or oldest with `sort="oldest"`); rank order is not comparable across the
+        Newest first (or oldest with `SortOrder.OLDEST`); rank order is not comparable across the
         two, so it is newest first too until the conversion ends. LIKE is a substring match: the
         unconverted part may find more than the index would, never less.
         """
-        asc = sort == "oldest"
-        order = "ORDER BY m.timestamp ASC, rank" if asc else "ORDER BY m.timestamp DESC, rank"
+        asc = sort is SortOrder.OLDEST
+        order = SortOrder.OLDEST if asc else SortOrder.NEWEST
         want = limit + offset if limit >= 0 else -1
         try:
-            hits = self._fts_route(table, match, filters, order, want, 0) if self._any_match(table, match) else []
+            hits = self._fts_route(route, match, filters, order, want, 0) if self._any_match(route.index, match) else []
         except apsw.SQLError:
             hits = []
         where, params = filters
@@ -441,7 +503,7 @@ class SearchMixin(_Core):
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, m.tool_calls AS _tc, "
             "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id "
             f"WHERE {like}" + "".join(" AND " + w for w in where)
-            + (" ORDER BY m.timestamp ASC, m.id ASC" if asc else " ORDER BY m.timestamp DESC, m.id DESC")
+            + " " + (OLDEST_BY_ID_SQL if asc else NEWEST_BY_ID_SQL)
             + " LIMIT ? OFFSET ?"
         )
         return with_marked_snippets(read_rows(self._conn(), sql, [*params, *fparams, limit, offset]), terms)
@@ -469,18 +531,14 @@ class SearchMixin(_Core):
         q = bound_query(sanitize_fts5_query(query))
         if not q:
             return SearchOutcome()
-        sort_norm = sort.strip().lower() if isinstance(sort, str) else None
-        order = {
-            "newest": "ORDER BY m.timestamp DESC, rank",
-            "oldest": "ORDER BY m.timestamp ASC, rank",
-        }.get(sort_norm or "", "ORDER BY rank")
+        order = SortOrder.parse(sort)
 
         def scope() -> tuple[tuple[list[str], list[Any]], float]:
             """The filters' SQL and share, built once a route needs them (no-hit queries do not)."""
-            share = self._filter_share(source_filter, exclude_sources, role_filter) if order == "ORDER BY rank" else 1.0
+            share = self._filter_share(source_filter, exclude_sources, role_filter) if order is SortOrder.RANK else 1.0
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
-        tool_role = bool(role_filter) and "tool" in role_filter
+        tool_role = "tool" in (role_filter or ())
         cjk_ready = self._cjk_ready()
         out = SearchOutcome(query=q, route="")
         try:
@@ -488,40 +546,40 @@ class SearchMixin(_Core):
                 filters, share = scope()
                 raw = q.strip('"').strip()
                 gap = self._unindexed_range()
-                for table, name in self._cjk_routes(raw, order == "ORDER BY rank", tool_role, cjk_ready):
+                for route in self._cjk_routes(raw, order is SortOrder.RANK, tool_role, cjk_ready):
                     try:
-                        if gap and table == "messages_fts_trigram":
-                            out.results = self._with_gap(table, quote_tokens(raw), raw, gap, filters, sort_norm,
+                        if gap and route is TRIGRAM:
+                            out.results = self._with_gap(route, quote_tokens(raw), raw, gap, filters, order,
                                                          limit, offset)
                         else:
-                            out.results = self._fts_route(table, quote_tokens(raw), filters, order, limit, offset,
+                            out.results = self._fts_route(route, quote_tokens(raw), filters, order, limit, offset,
                                                           share=share)
-                        out.route = name
+                        out.route = route.name
                         break
                     except apsw.SQLError:
                         out.route = ""
                 if not out.route and self._side_eligible(raw, tool_role) and self._side_ready():
                     try:
-                        out.results = self._side_route(raw, filters, sort_norm, limit, offset)
-                        out.route = "cjk_side"
+                        out.results = self._side_route(raw, filters, order, limit, offset)
+                        out.route = CJK_SIDE.name
                     except apsw.SQLError:
                         out.route = ""
                 if not out.route:
                     out.results = self._like_route(raw, filters, limit, offset)
-                    out.route = "like_scan"
+                    out.route = LIKE_SCAN.name
             else:
-                out.route = "fts5"
+                out.route = FTS5.name
                 retry = not tool_role and limit != 0
                 tri = self._word_on_trigram(q, cjk_ready) if retry else None
                 found = self._probe_first(q, tri)
                 if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
-                    return SearchOutcome(query=q, route="fts5")
+                    return SearchOutcome(query=q, route=FTS5.name)
                 gap = self._unindexed_range()
                 if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
-                    out.results = self._with_gap("messages_fts", q, q, gap, scope()[0], sort_norm, limit, offset)
+                    out.results = self._with_gap(FTS5, q, q, gap, scope()[0], order, limit, offset)
                 elif found[0]:
                     filters, share = scope()
-                    out.results = self._fts_route("messages_fts", q, filters, order, limit, offset, probed=True, share=share)
+                    out.results = self._fts_route(FTS5, q, filters, order, limit, offset, probed=True, share=share)
                 if not out.results and retry and not (tri and (found[1] is False
                                                             or self._glued_ids(tri, q) == frozenset())):
                     live, probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
@@ -529,7 +587,7 @@ class SearchMixin(_Core):
                         filters, share = scope()
                         self._latin_fallback(out, q, filters, order, limit, offset, live, probed, share)
         except apsw.InterruptError:
-            return SearchOutcome(query=q, route="interrupted")
+            return SearchOutcome(query=q, route=INTERRUPTED.name)
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
         for r in out.results:
             r["context"] = contexts.get(r["id"], [])
@@ -540,18 +598,18 @@ class SearchMixin(_Core):
         lay = self.layout
         return lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
 
-    def _cjk_routes(self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool) -> list[tuple[str, str]]:
-        """(index, route name) to try, in order, for a CJK query (the first that runs answers)."""
+    def _cjk_routes(self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool) -> list[Route]:
+        """The index routes to try, in order, for a CJK query (the first that runs answers)."""
         lay = self.layout
         tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
         tri_ok = lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
-        routes: list[tuple[str, str]] = []
+        routes: list[Route] = []
         if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
-            routes.append(("messages_fts_cjk", "fts_cjk"))
+            routes.append(FTS_CJK)
         if tri_ok and not (tool_role and lay.kind == "v23"):
             # Ranking scores every match: one trigram doclist per 3 characters is cheaper
             # than the bigram phrase's position lists, and it is upstream's own route.
-            routes.insert(0 if ranked else len(routes), ("messages_fts_trigram", "trigram"))
+            routes.insert(0 if ranked else len(routes), TRIGRAM)
         return routes
 
     @staticmethod
@@ -583,21 +641,20 @@ class SearchMixin(_Core):
         if not q:
             return 0, True
         cap = max(int(cap), 0)
-        sort_norm = sort.strip().lower() if isinstance(sort, str) else None
-        ranked = sort_norm not in ("newest", "oldest")
+        ranked = SortOrder.parse(sort) is SortOrder.RANK
         filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
-        tool_role = bool(role_filter) and "tool" in role_filter
+        tool_role = "tool" in (role_filter or ())
         cjk_ready = self._cjk_ready()
         try:
             if contains_cjk(q):
                 raw = q.strip('"').strip()
                 gap = self._unindexed_range()
-                for table, _name in self._cjk_routes(raw, ranked, tool_role, cjk_ready):
+                for route in self._cjk_routes(raw, ranked, tool_role, cjk_ready):
                     try:
-                        n = self._count_fts(table, quote_tokens(raw), filters, cap)
+                        counted = self._count_fts(route.index, quote_tokens(raw), filters, cap)
                     except apsw.SQLError:
                         continue
-                    return self._count_gap(raw, gap, filters, cap, n) if gap and table == "messages_fts_trigram" else n
+                    return self._count_gap(raw, gap, filters, cap, counted) if gap and route is TRIGRAM else counted
                 if self._side_eligible(raw, tool_role) and self._side_ready():
                     try:
                         self._attach_side()
@@ -610,23 +667,23 @@ class SearchMixin(_Core):
                 sql, params, _terms = like
                 return self._count_sql("FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params,
                                        filters, cap)
-            found = self._probe([("messages_fts", q)])
+            found = self._probe([(FTS5.index, q)])
             if found is None:  # FTS5 rejects the query: search() answers `[]`
                 return 0, True
             gap = self._unindexed_range()
             if gap:
-                n = self._count_fts("messages_fts", q, filters, cap) if found[0] else (0, True)
-                return self._count_gap(q, gap, filters, cap, n)
+                indexed = self._count_fts(FTS5.index, q, filters, cap) if found[0] else (0, True)
+                return self._count_gap(q, gap, filters, cap, indexed)
             if found[0]:
-                n, exact = self._count_fts("messages_fts", q, filters, cap)
+                n, exact = self._count_fts(FTS5.index, q, filters, cap)
                 if n or not exact:
                     return n, exact
             if tool_role:
                 return 0, True
             live, _probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
-            for table, quoted, _name in live:
+            for route, quoted in live:
                 try:
-                    n, exact = self._count_glued(table, quoted, _latin_terms(q), filters, cap)
+                    n, exact = self._count_glued(route.index, quoted, _latin_terms(q), filters, cap)
                 except apsw.SQLError:
                     continue
                 if n or not exact:
@@ -691,7 +748,7 @@ class SearchMixin(_Core):
         """Prefix maxima of `timestamp` per block of message ids: an upper bound for "any row with
         a smaller id". Built once from the covering (session_id, timestamp) index, then extended
         for new ids; deletes only lower the true maxima, so a cached bound stays valid."""
-        cache = getattr(self, "_blockmax_cache", None)
+        cache = self._blockmax_cache
         top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
         if cache is not None and cache[0] >= top:
             return cache[1]
@@ -725,7 +782,7 @@ class SearchMixin(_Core):
             # Listing the terms counts their documents (~12 ms for `deploy*` at 1M), so a list is
             # kept until any connection commits (data_version: others; total_changes: this one).
             version = (conn.execute("PRAGMA data_version").fetchall()[0][0], conn.total_changes())
-            cache: dict[tuple[int, str], tuple[Any, list[str]]] = self.__dict__.setdefault("_prefix_cache", {})
+            cache = self._prefix_cache
             key = (id(conn), prefix)  # per connection: each sees its own data_version
             hit = cache.get(key)
             if hit is not None and hit[0] == version:
@@ -739,9 +796,7 @@ class SearchMixin(_Core):
                     "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND term < ? LIMIT ?",
                     (prefix, prefix + "\U0010ffff", self._PREFIX_MAX_TERMS + 1),
                 )]
-                if len(cache) > 256:
-                    cache.clear()
-                cache[key] = (version, terms)
+                cache.put(key, (version, terms))
         except apsw.Error:
             return None
         return terms if 0 < len(terms) <= self._PREFIX_MAX_TERMS else None
@@ -762,7 +817,7 @@ class SearchMixin(_Core):
         conn = self._conn()
         while True:
             cond = "" if cursor is None else f" AND {table}.rowid < {int(cursor)}"
-            rows = conn.execute(
+            rows: list[tuple[Any, ...]] = conn.execute(
                 f"SELECT m.id, m.timestamp FROM {table} JOIN messages m ON m.id = {table}.rowid "
                 f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{cond}"
                 + "".join(" AND " + w for w in where) + f" ORDER BY {table}.rowid DESC LIMIT {batch}",
@@ -786,17 +841,16 @@ class SearchMixin(_Core):
         return [mid for _ts, mid in top]
 
     # ------------------------------------------------------------ side index
-    def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T:
-        """The write path, keeping the side index private: messages this write deletes or
-        rewrites (seen by TEMP triggers on this connection) leave the side file before the
-        call returns, or, inside `_side_batch()`, when the batch ends."""
-        if self.read_only:
-            return super()._execute_write(fn)
+    @contextlib.contextmanager
+    def _side_write_guard(self) -> Iterator[None]:
+        """A write guard (`_Core._write_guards`) keeping the side index private: messages a write
+        deletes or rewrites (seen by TEMP triggers on this connection) leave the side file before
+        the write returns, or, inside `_side_batch()`, when the batch ends."""
         pending = self._watch_messages()
         try:
-            return super()._execute_write(fn)
+            yield
         finally:
-            if pending and not getattr(self._local, "side_defer", False):
+            if pending and not self._local.side_defer:
                 self._side_forget(pending)
 
     def _watch_messages(self) -> list[int]:
@@ -805,14 +859,17 @@ class SearchMixin(_Core):
         TEMP triggers live in this connection only (the file is untouched, other writers never
         see them) and call back into Python just for deletes and text updates, never appends.
         """
-        pending: list[int] | None = getattr(self._local, "side_pending", None)
+        pending = self._local.side_pending
         if pending is not None:
             return pending
         if "messages" not in self._columns:
             return []
         pending = []
         conn = self._conn()
-        conn.create_scalar_function("hermes_side_note", lambda mid: pending.append(mid), 1)
+        def note(*mid: Any) -> None:  # registered with one argument: the message id
+            pending.append(mid[0])
+
+        conn.create_scalar_function("hermes_side_note", note, 1)
         conn.execute(
             "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_delete AFTER DELETE ON main.messages "
             "BEGIN SELECT hermes_side_note(old.id); END;"
@@ -831,7 +888,7 @@ class SearchMixin(_Core):
     @contextlib.contextmanager
     def _side_batch(self) -> Iterator[None]:
         """Writes inside leave the side index once, at the end (a batched delete rewrites it once)."""
-        if getattr(self._local, "side_defer", False) or self.read_only:
+        if self._local.side_defer or self.read_only:
             yield
             return
         self._local.side_defer = True
@@ -839,12 +896,12 @@ class SearchMixin(_Core):
             yield
         finally:
             self._local.side_defer = False
-            pending = getattr(self._local, "side_pending", None)
+            pending = self._local.side_pending
             if pending:
                 self._side_forget(pending)
 
-    def _side(self):
-        side = getattr(self, "_side_index", None)
+    def _side(self) -> SideIndex:
+        side = self._side_index
         if side is None:
             from .side_index import SideIndex
 
@@ -877,12 +934,13 @@ class SearchMixin(_Core):
             conn.execute("ATTACH DATABASE ? AS cjk_side", (self._side().uri(),))
         return conn
 
-    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: str | None, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: SortOrder, limit: int,
+                    offset: int) -> list[dict[str, Any]]:
         conn = self._attach_side()
         where, params = filters
         match = quote_tokens(raw)
-        order = "ORDER BY m.timestamp ASC, m.id ASC" if sort == "oldest" else "ORDER BY m.timestamp DESC, m.id DESC"
-        if sort != "oldest" and limit >= 0:
+        order = OLDEST_BY_ID_SQL if sort is SortOrder.OLDEST else NEWEST_BY_ID_SQL
+        if sort is not SortOrder.OLDEST and limit >= 0:
             # Newest first (the LIKE route's only order, so also "rank"): bounded rowid walk,
             # instead of reading every matching message to sort it (a common character: 190 ms).
             ids = self._newest_ids("side_fts", match, filters, limit + offset)
@@ -897,17 +955,17 @@ class SearchMixin(_Core):
         )
         return with_marked_snippets(read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms)
 
-    def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[str, str, str]]:
-        """(table, quoted match, route name) of v23's retries for a zero-result Latin query."""
+    def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[Route, str]]:
+        """(route, quoted match) of v23's retries for a zero-result Latin query."""
         terms = _latin_terms(q)
         if not terms:
             return []
         quoted = quote_tokens(q.strip('"').strip())
-        routes = []
+        routes: list[tuple[Route, str]] = []
         if cjk_ready:
-            routes.append(("messages_fts_cjk", quoted, "fts_cjk"))
+            routes.append((FTS_CJK, quoted))
         if self.layout.has_trigram and all(len(t) >= 3 for t in terms):
-            routes.append(("messages_fts_trigram", quoted, "trigram"))
+            routes.append((TRIGRAM, quoted))
         return routes
 
     def _probe(self, pairs: list[tuple[str, str]]) -> list[bool] | None:
@@ -932,7 +990,7 @@ class SearchMixin(_Core):
         word in a 10k store, whose answer then did not need it).
         """
         if tri is None:
-            found = self._probe([("messages_fts", q)])
+            found = self._probe([(FTS5.index, q)])
             return None if found is None else (found[0], None)
         try:
             row = self._conn().execute(_first_probe_sql(tri[0]), (q, tri[1])).fetchall()[0]
@@ -954,21 +1012,19 @@ class SearchMixin(_Core):
         """
         conn = self._conn()
         version = (conn.execute("PRAGMA data_version").fetchall()[0][0], conn.total_changes())
-        cache: dict[tuple[int, str], tuple[Any, frozenset[int] | None]] = self.__dict__.setdefault("_glued_cache", {})
+        cache = self._glued_cache
         key = (id(conn), q)
         hit = cache.get(key)
         if hit is not None and hit[0] == version:
             return hit[1]
         table, match = tri
         terms = _latin_terms(q)
-        rows = conn.execute(
+        rows: list[tuple[Any, ...]] = conn.execute(
             f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
             f"WHERE {table} MATCH ? LIMIT ?", (match, self.GLUED_SCAN_MAX + 1)).fetchall()
         ids = (None if len(rows) > self.GLUED_SCAN_MAX
                else frozenset(int(i) for i, c, t, tc in rows if _glued_text(c, t, tc, terms)))
-        if len(cache) > 256:
-            cache.clear()
-        cache[key] = (version, ids)
+        cache.put(key, (version, ids))
         return ids
 
     def _word_on_trigram(self, q: str, cjk_ready: bool) -> tuple[str, str] | None:
@@ -983,47 +1039,47 @@ class SearchMixin(_Core):
         if not (_PLAIN_WORD.fullmatch(q.strip('"').strip()) and lay.kind == "v23" and not lay.base_building
                 and lay.trigram_triggers_complete):
             return None
-        by_name = {name: (table, match) for table, match, name in self._latin_fallback_routes(q, cjk_ready)}
-        return by_name["trigram"] if {"fts_cjk", "trigram"} <= by_name.keys() else None
+        by_route = dict(self._latin_fallback_routes(q, cjk_ready))
+        return (TRIGRAM.index, by_route[TRIGRAM]) if {FTS_CJK, TRIGRAM} <= by_route.keys() else None
 
-    def _live_fallbacks(self, routes: list[tuple[str, str, str]]) -> tuple[list[tuple[str, str, str]], bool]:
+    def _live_fallbacks(self, routes: list[tuple[Route, str]]) -> tuple[list[tuple[Route, str]], bool]:
         """The retry routes that have any row for their match, and whether they were probed.
 
         A retry of several words first probes their longest alone (each index, one statement).
         """
         # An AND of quoted tokens needs each of them: its longest token alone (likely the rarest)
         # is one doclist instead of all of them (12 against 30-36 µs at 1M for 3 words).
-        tokens = [match.split(" ") for _t, match, _n in routes]
+        tokens = [match.split(" ") for _r, match in routes]
         if all(len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens):
-            found = self._probe([(table, max(ts, key=len)) for (table, _m, _n), ts in zip(routes, tokens, strict=True)])
+            found = self._probe([(r.index, max(ts, key=len)) for (r, _m), ts in zip(routes, tokens, strict=True)])
             if found is not None:
                 routes = [r for r, hit in zip(routes, found, strict=True) if hit]
                 if not routes:
                     return [], True
-        found = self._probe([(table, match) for table, match, _n in routes])
+        found = self._probe([(r.index, match) for r, match in routes])
         if found is None:
             return routes, False
         return [r for r, hit in zip(routes, found, strict=True) if hit], True
 
-    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: str, limit: int, offset: int,
-                        routes: list[tuple[str, str, str]], probed: bool, share: float = 1.0) -> None:
+    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: SortOrder, limit: int, offset: int,
+                        routes: list[tuple[Route, str]], probed: bool, share: float = 1.0) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
 
         Only rows where a term really touches a CJK character are kept: without that check the
         trigram retry would turn every plain word into a substring match (`deploy` → `deployment`).
         """
         terms = _latin_terms(q)
-        for table, quoted, name in routes:
+        for route, quoted in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
-                res = self._fts_route(table, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0,
+                res = self._fts_route(route, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0,
                                       probed=probed, share=share)
             except apsw.SQLError:
                 continue
             res = [r for r in res if self._glued_to_cjk(r["id"], terms)]
             res = res[offset : offset + limit] if limit >= 0 else res[offset:]
             if res:
-                out.results, out.route = res, name
+                out.results, out.route = res, route.name
                 return
 
     def _glued_to_cjk(self, message_id: int, terms: list[str]) -> bool:

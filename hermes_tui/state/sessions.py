@@ -187,6 +187,7 @@ class SessionsMixin(_Core):
         deltas = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
         sets: list[str] = []
         params: list[Any] = []
+        val: Any  # the loops below bind counters, then text columns
         for col, val in zip(counters, deltas, strict=True):
             if self.has_column("sessions", col):
                 sets.append(f"{col} = ?" if absolute else f"{col} = COALESCE({col}, 0) + ?")

@@ -58,7 +58,8 @@ class TitlesMixin(_Core):
 
     def _title_conflict(self, conn: apsw.Connection, session_id: str, title: str) -> tuple[str | None, bool]:
         """(holder id, whether the holder is a compression ancestor that would hand it over)."""
-        row = conn.execute("SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchall()
+        row: list[tuple[Any, ...]] = conn.execute(
+            "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchall()
         if not row:
             return None, False
         holder = row[0][0]
