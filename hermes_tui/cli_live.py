@@ -28,8 +28,7 @@ from typing import Any
 
 from hermes_tui.exporting import content_text, json_text
 from hermes_tui.safe_text import as_text, inert, one_line
-from hermes_tui.state import Changes, ChangeWatcher, SessionDB, SessionNotFound, StoreError
-from hermes_tui.state.paths import default_db_path
+from hermes_tui.state import Changes, ChangeWatcher, SessionDB, SessionNotFound, StoreError, default_db_path
 
 TAIL_HELP = "Print a session's messages; with --follow, new ones as they are committed."
 WATCH_HELP = "Stream new sessions and messages across the whole store as they are committed."

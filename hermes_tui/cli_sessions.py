@@ -46,22 +46,28 @@ from hermes_tui.exporting import (
 )
 from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
 from hermes_tui.state import (
+    TRASH_MAX_BYTES,
+    TRASH_RETENTION_S,
+    Federation,
     IntegrityError,
     InvalidArgument,
     LockTimeout,
     NotADatabaseError,
+    ProfileError,
     ReadOnlyError,
     SessionDB,
     SessionFilter,
     SessionNotFound,
     StoreError,
+    StoreRef,
+    StoreStatus,
     StructureLocked,
     TitleError,
+    TrashEntryNotFound,
+    default_db_path,
+    discover_stores,
+    open_stores,
 )
-from hermes_tui.state.federation import Federation, ProfileError, open_stores
-from hermes_tui.state.paths import default_db_path
-from hermes_tui.state.profiles import StoreRef, StoreStatus, discover_stores
-from hermes_tui.state.trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound
 
 DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
