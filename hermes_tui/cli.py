@@ -1,26 +1,37 @@
-"""Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME]``.
+"""Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
+[--resume-tui]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]``.
 
 ``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
-maintained separately); everything else opens the browser.
+maintained separately); everything else opens the browser. When the browser exits to resume a
+session (key R), the command runs here, after Textual has restored the terminal: this process
+becomes Hermes (`os.execvp`).
+
+``pick`` is the shell's picker (like fzf): the UI draws on the terminal (Textual's driver writes
+to stderr; ``/dev/tty`` is put in place of a redirected stdin or stderr) and only the result goes
+to stdout, so ``hermes --resume "$(hermes-tui pick)"`` works. Exit status 0 with the result,
+1 with nothing printed when cancelled.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from hermes_tui.state.paths import default_db_path
 
+RESUME_HELP = (
+    "resume command template (default: $HERMES_TUI_RESUME, else 'hermes {profile_args} --resume {id} {tui}'); "
+    "{id} the session (a compressed chain's live tip), {profile} the profile name, {profile_args} "
+    "'-p NAME' for a named profile's store, {tui} '--tui' with --resume-tui. Split like a shell "
+    "line, run without a shell"
+)
 
-def build_parser() -> argparse.ArgumentParser:
-    """The browser's options (the `sessions` subcommands have their own parser)."""
-    parser = argparse.ArgumentParser(
-        prog="hermes-tui",
-        description="Browse a Hermes Agent session store (state.db). Browsing never writes.",
-        epilog="Headless commands: hermes-tui sessions --help",
-    )
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    """Options the browser and the picker share."""
     parser.add_argument(
         "--db",
         metavar="PATH",
@@ -28,11 +39,54 @@ def build_parser() -> argparse.ArgumentParser:
         help="state.db to open (default: $HERMES_HOME/state.db or ~/.hermes/state.db)",
     )
     parser.add_argument("--read-only", action="store_true", help="open the file read-only (mode=ro)")
-    parser.add_argument("--demo", action="store_true", help="open a demo database (built once and cached)")
     parser.add_argument(
         "--theme", metavar="NAME", default=None, help="Textual theme (e.g. textual-dark, nord, gruvbox)"
     )
+    parser.add_argument("--resume-cmd", metavar="TEMPLATE", default=None, help=RESUME_HELP)
+    parser.add_argument("--resume-tui", action="store_true", help="resume in Hermes' TUI (adds --tui)")
+
+
+def build_pick_parser() -> argparse.ArgumentParser:
+    """`hermes-tui pick`: choose a session in the browser, print it for the shell."""
+    parser = argparse.ArgumentParser(
+        prog="hermes-tui pick",
+        description="Pick a session (search focused, Enter chooses, Esc cancels) and print its id "
+        "or its resume command on stdout. Exit status 1 when nothing was picked.",
+        epilog='Example: hermes --resume "$(hermes-tui pick)"',
+    )
+    parser.add_argument("--query", "-q", metavar="Q", default="", help="search query to start with")
+    parser.add_argument("--source", metavar="S", default=None, help="only sessions from this source")
+    parser.add_argument(
+        "--format", choices=("id", "resume"), default="id",
+        help="print the session id (default) or the whole resume command",
+    )
+    _add_common(parser)
     return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The browser's options (the `sessions` subcommands have their own parser)."""
+    parser = argparse.ArgumentParser(
+        prog="hermes-tui",
+        description="Browse a Hermes Agent session store (state.db). Browsing never writes.",
+        epilog="Headless commands: hermes-tui sessions --help · picker for the shell: hermes-tui pick --help",
+    )
+    parser.add_argument("--demo", action="store_true", help="open a demo database (built once and cached)")
+    _add_common(parser)
+    return parser
+
+
+def run_resume(argv: tuple[str, ...]) -> int:
+    """Become the resume command (the terminal is already restored); 127 when it cannot start."""
+    from hermes_tui.app.handoff import command_text
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(argv[0], list(argv))
+    except OSError as exc:
+        print(f"hermes-tui: could not run {command_text(argv)}: {exc}", file=sys.stderr)
+    return 127
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,10 +96,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hermes_tui import cli_sessions  # type: ignore[attr-defined]
 
         return int(cli_sessions.main(args_list[1:]) or 0)
-    args = build_parser().parse_args(args_list)
-    from hermes_tui.app.app import DEFAULT_THEME, HermesApp
+    picking = bool(args_list) and args_list[0] == "pick"
+    args = build_pick_parser().parse_args(args_list[1:]) if picking else build_parser().parse_args(args_list)
+    from hermes_tui.app.app import DEFAULT_THEME, HermesApp, PickOptions
+    from hermes_tui.app.handoff import Handoff, ResumeSettings, TemplateError, validate_template
 
-    if args.demo:
+    resume = ResumeSettings.from_env(args.resume_cmd, args.resume_tui)
+    try:
+        validate_template(resume.template)
+    except TemplateError as exc:
+        print(f"hermes-tui: {exc}", file=sys.stderr)
+        return 2
+    pick = PickOptions(args.query, args.source, args.format) if picking else None
+    if getattr(args, "demo", False):
         from hermes_tui.demo import demo_path, ensure_demo_db
 
         if not demo_path().exists():
@@ -59,15 +122,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"No session database at {path}; the browser offers the demo (or use --demo).",
                 file=sys.stderr,
             )
-    app = HermesApp(path, read_only=args.read_only, theme=args.theme or DEFAULT_THEME)
+    app = HermesApp(path, read_only=args.read_only, theme=args.theme or DEFAULT_THEME, resume=resume, pick=pick)
     if args.theme and args.theme not in app.available_themes:
         print(
             f"Unknown theme {args.theme!r}; choose one of: {', '.join(sorted(app.available_themes))}",
             file=sys.stderr,
         )
         return 2
-    app.run()
-    return 0
+    if picking:
+        from hermes_tui.app.handoff import reattach_terminal
+
+        reattach_terminal()
+    result = app.run()
+    if isinstance(result, Handoff) and result.kind == "resume":
+        return run_resume(result.argv)
+    if isinstance(result, Handoff) and result.kind == "pick":
+        sys.stdout.write(result.output + "\n")
+        sys.stdout.flush()
+        return 0
+    return 1 if picking else int(app.return_code or 0)
 
 
 if __name__ == "__main__":

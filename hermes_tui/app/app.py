@@ -1,9 +1,15 @@
-"""HermesApp: stylesheets, theme, app-level bindings and the command palette provider."""
+"""HermesApp: stylesheets, theme, app-level bindings and the command palette provider.
+
+It also hands over to the shell: `resume_session` exits with a `Handoff` whose command
+`hermes_tui.cli` runs once the terminal is restored, and in picker mode (`hermes-tui pick`)
+Enter exits with the chosen session and Esc / ctrl+c exit with status 1 and no result.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual import events
 from textual.app import App
@@ -11,6 +17,16 @@ from textual.binding import Binding, BindingType
 
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
+from hermes_tui.app.handoff import (
+    Handoff,
+    ResumeSettings,
+    TemplateError,
+    command_text,
+    profile_for_store,
+    program_available,
+    resume_argv,
+)
+from hermes_tui.app.handoff_actions import compression_tip, register_handoff_actions
 from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
 from hermes_tui.app.session_actions import register_actions
@@ -24,7 +40,16 @@ if TYPE_CHECKING:
 DEFAULT_THEME = "textual-dark"
 
 
-class HermesApp(App[None]):
+@dataclass(frozen=True)
+class PickOptions:
+    """`hermes-tui pick`: the search query to start with, a source filter, and what to print."""
+
+    query: str = ""
+    source: str | None = None
+    output: Literal["id", "resume"] = "id"
+
+
+class HermesApp(App[Handoff]):
     """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
@@ -45,9 +70,19 @@ class HermesApp(App[None]):
         now: Clock = system_clock,
         theme: str = DEFAULT_THEME,
         path_label: str | None = None,
+        resume: ResumeSettings | None = None,
+        pick: PickOptions | None = None,
     ) -> None:
         super().__init__()
         register_actions()  # before the main screen binds every registered action's key
+        register_handoff_actions()
+        self.resume_settings = resume or ResumeSettings()
+        self.pick = pick
+        if pick is not None:
+            # Priority: checked before the panes' own Enter/Esc, and only while `check_action`
+            # says the main screen is at its top level (dialogs and the transcript keep theirs).
+            self._bindings.bind("enter", "pick_choose", "Pick", show=False, priority=True)
+            self._bindings.bind("escape,ctrl+c", "pick_cancel", "Cancel", show=False, priority=True)
         self.db_path = Path(db_path)
         self.read_only = read_only
         self.now = now
@@ -74,12 +109,51 @@ class HermesApp(App[None]):
         self.set_timer(1.0, self.collector.start)
         self.set_interval(POLL_S, self.collector.poll)
 
+    def on_ready(self) -> None:
+        """Picker mode starts in the search box with the query typed in."""
+        if self.pick is None:
+            return
+        from textual.widgets import Input
+
+        from hermes_tui.app.screens.main import MainScreen
+
+        screen = self.screen
+        if isinstance(screen, MainScreen):
+            screen.action_search()
+            if self.pick.query:
+                field = screen.query_one("#search-input", Input)
+                field.value = self.pick.query
+                field.cursor_position = len(field.value)
+
+    def on_main_screen_opened(self, message: object) -> None:
+        """Picker mode's ``--source``: once the store is open (the main screen has filled both
+        source menus), restrict the list and the search to it."""
+        from textual.widgets import Select
+        from textual.widgets.select import InvalidSelectValueError
+
+        from hermes_tui.app.screens.main import MainScreen
+
+        source = self.pick.source if self.pick is not None else None
+        screen = self.screen
+        if not source or not isinstance(screen, MainScreen):
+            return
+        for selector in ("#filter-source", "#search-source"):
+            try:
+                screen.query_one(selector, Select).value = source
+            except InvalidSelectValueError:  # not among the store's sources
+                self.notify(f"No session has the source {source!r}.", severity="warning", markup=False)
+                return
+
     def on_unmount(self) -> None:
         self.collector.stop()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The app's single-letter keys (`q`, `?`) are off while the search pane is shown: a
         letter typed there is part of a query (Esc closes search first). ctrl+q still quits."""
+        if action == "pick_cancel":
+            return self._pick_top_level()
+        if action == "pick_choose":
+            return self._pick_top_level() and self._picked_id() is not None
         return not (action in {"quit", "help"} and self.screen.has_class("-searching"))
 
     async def on_event(self, event: events.Event) -> None:
@@ -120,9 +194,116 @@ class HermesApp(App[None]):
     async def action_force_quit(self) -> None:
         await self.action_quit()
 
-    async def action_quit(self) -> None:
+    def _close_store(self) -> None:
         if self.prefetch is not None:
             self.prefetch.discard()
         if self.db is not None:
             self.db.close()
-        self.exit()
+
+    async def action_quit(self) -> None:
+        self._close_store()
+        self.exit(return_code=1 if self.pick is not None else 0)
+
+    # ------------------------------------------------------------------ handing over
+    def resume_command(self, session_id: str) -> list[str]:
+        """The resume command for ``session_id`` (already the tip); `TemplateError` if unusable."""
+        return resume_argv(session_id, profile=profile_for_store(self.db_path), settings=self.resume_settings)
+
+    def resume_command_text(self, session_id: str) -> str:
+        """The resume command as one shell-quoted line."""
+        return command_text(self.resume_command(session_id))
+
+    def resume_session(self, session_id: str) -> None:
+        """Exit to run Hermes on ``session_id`` (a chain's tip); when the program is not on
+        PATH, show the exact command and copy it instead (nothing is run)."""
+        try:
+            argv = self.resume_command(session_id)
+        except TemplateError as exc:
+            self.notify(str(exc), title="Resume template", severity="error", markup=False)
+            return
+        text = command_text(argv)
+        if not program_available(argv):
+            self.copy_to_clipboard(text)
+            self.notify(
+                f"{argv[0]} is not on PATH. Copied the command to the clipboard:\n{text}",
+                title="Resume", severity="warning", timeout=12, markup=False,
+            )
+            return
+        self.hand_off(Handoff("resume", session_id, tuple(argv)))
+
+    def hand_off(self, result: Handoff) -> None:
+        """Close the store and exit with ``result`` for `hermes_tui.cli.main` to act on."""
+        self._close_store()
+        self.exit(result)
+
+    # ------------------------------------------------------------------ picker mode
+    def _pick_top_level(self) -> bool:
+        """Picker keys apply on the main screen itself: the search box or results, or the list
+        (not in a dialog, the filters, the transcript or lineage, where Enter/Esc keep theirs)."""
+        from hermes_tui.app.screens.main import MainScreen
+        from hermes_tui.app.widgets.search import SearchPane
+        from hermes_tui.app.widgets.session_list import SessionList
+
+        screen = self.screen
+        if self.pick is None or not isinstance(screen, MainScreen) or screen.has_class("-filters"):
+            return False
+        focused = screen.focused
+        if focused is None or isinstance(focused, SessionList):
+            return True
+        return any(isinstance(node, SearchPane) for node in focused.ancestors)
+
+    def _picked_id(self) -> str | None:
+        """The session Enter picks: the highlighted hit (the first when the caret is in the box)
+        while searching, else the list row under the cursor."""
+        from hermes_tui.app.screens.main import MainScreen
+        from hermes_tui.app.widgets.search import SearchPane
+        from hermes_tui.app.widgets.session_list import SessionList
+
+        screen = self.screen
+        if not isinstance(screen, MainScreen):
+            return None
+        focused = screen.focused
+        if isinstance(focused, SessionList):
+            return focused.selected_id
+        if focused is not None and screen.has_class("-searching"):
+            search = screen.query_one("#search", SearchPane)
+            if not search.hits:
+                return None
+            index = search.highlighted if search.highlighted is not None else 0
+            hit = search.hits[min(index, len(search.hits) - 1)]
+            return str(hit.get("session_id")) if hit.get("session_id") is not None else None
+        return None
+
+    def action_pick_choose(self) -> None:
+        """Enter in picker mode: exit with the chosen id (or its resume command)."""
+        sid = self._picked_id()
+        if sid is None or self.pick is None or self.db is None:
+            return
+        if self.pick.output == "id":
+            self.hand_off(Handoff("pick", sid, output=sid))
+            return
+        db = self.db
+
+        def work() -> None:
+            try:
+                tip = compression_tip(db, sid)
+            except Exception as exc:
+                self.call_from_thread(self.notify, str(exc), title="Could not pick", severity="error",
+                                      markup=False)
+                return
+            self.call_from_thread(self._picked_resume, sid, tip)
+
+        self.run_worker(work, thread=True, group="pick", exit_on_error=False, description="pick")
+
+    def _picked_resume(self, sid: str, tip: str) -> None:
+        try:
+            argv = self.resume_command(tip)
+        except TemplateError as exc:
+            self.notify(str(exc), title="Resume template", severity="error", markup=False)
+            return
+        self.hand_off(Handoff("pick", sid, tuple(argv), output=command_text(argv)))
+
+    async def action_pick_cancel(self) -> None:
+        """Esc / ctrl+c in picker mode: nothing chosen, exit status 1."""
+        self._close_store()
+        self.exit(return_code=1)

@@ -1,0 +1,234 @@
+"""Handing a session back to work: the resume command, the pager, the editor, clipboard text.
+
+Nothing here touches Textual widgets or the store: the actions (`handoff_actions.py`) fetch
+what they need in workers and call these helpers, and `hermes_tui.cli` runs the resume command
+after the app has restored the terminal.
+
+The resume command is a template (``--resume-cmd`` or ``$HERMES_TUI_RESUME``; default
+`DEFAULT_RESUME_TEMPLATE`) split with `shlex` *before* substitution, so a session id or profile
+name can never add words or shell syntax: the result is an argv, run without a shell. Its
+placeholders: ``{id}`` (the session to resume: a compressed chain's live tip), ``{profile}``
+(the named profile, or empty), and two that stand alone as a word and expand to zero or more
+words: ``{profile_args}`` (``-p NAME`` for a named profile's store, nothing for the default one)
+and ``{tui}`` (``--tui`` when ``--resume-tui`` was given).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+from hermes_tui.state.profiles import hermes_root
+
+DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume {id} {tui}"
+RESUME_ENV = "HERMES_TUI_RESUME"
+#: Tried in order when $PAGER is unset or names no program (`less` without -R: the Markdown is
+#: inert text, with no colours to pass through).
+PAGER_FALLBACKS: tuple[str, ...] = ("less", "more")
+EDITOR_FALLBACKS: tuple[str, ...] = ("vi", "nano")
+
+_INLINE = re.compile(r"\{([A-Za-z_]*)\}")
+_WORD_PLACEHOLDERS = frozenset({"{profile_args}", "{tui}"})
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]{0,3}\1[`~]*[ \t]*$", re.M | re.S)
+
+
+class TemplateError(ValueError):
+    """The resume template cannot be used (unbalanced quotes, unknown placeholder, no {id})."""
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """What the app returns to `hermes_tui.cli.main` when it exits to hand over.
+
+    ``kind`` "resume": run ``argv`` once the terminal is restored. "pick": print ``output``
+    (an id or a whole resume command) on stdout and exit 0.
+    """
+
+    kind: Literal["resume", "pick"]
+    session_id: str
+    argv: tuple[str, ...] = ()
+    output: str = ""
+
+
+@dataclass(frozen=True)
+class ResumeSettings:
+    """How to build the resume command: the template and whether Hermes should open its TUI."""
+
+    template: str = DEFAULT_RESUME_TEMPLATE
+    tui: bool = False
+
+    @classmethod
+    def from_env(cls, template: str | None = None, tui: bool = False,
+                 env: Mapping[str, str] | None = None) -> ResumeSettings:
+        """An explicit template first, then ``$HERMES_TUI_RESUME``, then the default."""
+        env = os.environ if env is None else env
+        chosen = template or env.get(RESUME_ENV, "").strip() or DEFAULT_RESUME_TEMPLATE
+        return cls(template=chosen, tui=tui)
+
+
+def profile_for_store(db_path: Path, home: str | os.PathLike[str] | None = None) -> str | None:
+    """The named profile whose store ``db_path`` is (``<root>/profiles/<name>/state.db``), else None.
+
+    `hermes -p NAME` looks the profile up under the same root, so only that layout counts: the
+    default store and a file anywhere else resume without ``-p``.
+    """
+    try:
+        path = Path(db_path).expanduser().resolve()
+        profiles = (hermes_root(home) / "profiles").resolve()
+    except (OSError, RuntimeError):
+        return None
+    if path.name != "state.db" or path.parent.parent != profiles:
+        return None
+    return path.parent.name
+
+
+def validate_template(template: str) -> list[str]:
+    """The template's words; raises `TemplateError` when it cannot produce a command."""
+    try:
+        words = shlex.split(template)
+    except ValueError as exc:
+        raise TemplateError(f"resume template {template!r}: {exc}") from None
+    if not words or words[0] in _WORD_PLACEHOLDERS:
+        raise TemplateError(f"resume template {template!r} names no program")
+    found = False
+    for word in words:
+        if word in _WORD_PLACEHOLDERS:
+            continue
+        for name in _INLINE.findall(word):
+            if name not in {"id", "profile"}:
+                raise TemplateError(
+                    f"resume template {template!r}: unknown placeholder {{{name}}} "
+                    "(use {id}, {profile}, {profile_args}, {tui})"
+                )
+            found = found or name == "id"
+    if not found:
+        raise TemplateError(f"resume template {template!r} has no {{id}}")
+    return words
+
+
+def resume_argv(session_id: str, *, profile: str | None = None,
+                settings: ResumeSettings = ResumeSettings()) -> list[str]:
+    """The command that resumes ``session_id``, as an argv (never passed through a shell)."""
+    argv: list[str] = []
+    values = {"id": session_id, "profile": profile or ""}
+    for word in validate_template(settings.template):
+        if word == "{profile_args}":
+            argv += ["-p", profile] if profile else []
+        elif word == "{tui}":
+            argv += ["--tui"] if settings.tui else []
+        else:
+            argv.append(_INLINE.sub(lambda m: values[m.group(1)], word))
+    return argv
+
+
+def command_text(argv: Sequence[str]) -> str:
+    """``argv`` as one line a POSIX shell runs unchanged (each word quoted as needed)."""
+    return shlex.join(argv)
+
+
+def program_available(argv: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
+    """Whether ``argv[0]`` resolves to an executable (on ``$PATH`` or as a path)."""
+    path = (os.environ if env is None else env).get("PATH")
+    return bool(argv) and shutil.which(argv[0], path=path) is not None
+
+
+def _program(candidates: Sequence[str], env: Mapping[str, str]) -> list[str] | None:
+    for candidate in candidates:
+        try:
+            argv = shlex.split(candidate)
+        except ValueError:
+            continue
+        if argv and program_available(argv, env):
+            return argv
+    return None
+
+
+def pager_argv(env: Mapping[str, str] | None = None) -> list[str] | None:
+    """``$PAGER`` (split like a shell would), else `less`, else `more`; None when none exists."""
+    env = os.environ if env is None else env
+    configured = env.get("PAGER", "").strip()
+    return _program(([configured] if configured else []) + list(PAGER_FALLBACKS), env)
+
+
+def editor_argv(env: Mapping[str, str] | None = None) -> list[str] | None:
+    """``$VISUAL``, else ``$EDITOR``, else `vi`, else `nano`; None when none exists."""
+    env = os.environ if env is None else env
+    configured = [v.strip() for v in (env.get("VISUAL", ""), env.get("EDITOR", "")) if v.strip()]
+    return _program(configured + list(EDITOR_FALLBACKS), env)
+
+
+def clipboard_text(text: str) -> str:
+    """Store text as it goes to the clipboard: unchanged but for NULs (OSC 52 is base64, so
+    escape bytes cannot reach the terminal, but a NUL cuts the paste short in most programs)."""
+    return text.replace("\x00", "")
+
+
+def first_code_block(text: str) -> str | None:
+    """The body of the first fenced code block (``` or ~~~) in Markdown ``text``, or None."""
+    match = _FENCE.search(text)
+    return match.group(2).rstrip("\n") if match else None
+
+
+def count_label(text: str) -> str:
+    """"1,234 characters" (the toast after a copy)."""
+    n = len(text)
+    return f"{n:,} character" + ("" if n == 1 else "s")
+
+
+def _terminal_out() -> IO[str] | None:
+    """Where a pager or editor should write: the terminal. In `pick` stdout is a pipe read by
+    the shell, so a child writing there would end up in the picked value; stderr is the UI's
+    terminal then (Textual's driver draws on it)."""
+    if sys.stdout is not None and sys.stdout.isatty():
+        return None
+    err = sys.__stderr__
+    return err if err is not None and err.isatty() else None
+
+
+def run_pager(argv: Sequence[str], text: str) -> int:
+    """Show ``text`` in the pager (on its stdin); returns the pager's exit status."""
+    out = _terminal_out()
+    done = subprocess.run(list(argv), input=text.encode("utf-8", "replace"), stdout=out, check=False)
+    return done.returncode
+
+
+def run_editor(argv: Sequence[str], text: str, filename: str) -> int:
+    """Open a read-only private copy of ``text`` (0400 in a 0700 folder) in the editor, and
+    remove it afterwards whatever the editor did (an editor may chmod and save: nothing is
+    read back, and the file goes either way)."""
+    folder = Path(tempfile.mkdtemp(prefix="hermes-tui-"))
+    path = folder / (Path(filename).name or "session.md")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as handle:
+            handle.write(text)
+        os.chmod(path, 0o400)
+        out = _terminal_out()
+        return subprocess.run([*argv, str(path)], stdout=out, check=False).returncode
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def reattach_terminal() -> None:
+    """For `pick`: when stdin or stderr is not a terminal (``… | hermes-tui pick 2>log``), put
+    ``/dev/tty`` in its place, as fzf does, so the UI reads keys from and draws on the terminal
+    while stdout stays the pipe the result goes to. Does nothing without a controlling tty."""
+    try:
+        tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return
+    try:
+        for fd in (0, 2):
+            if not os.isatty(fd):
+                os.dup2(tty, fd)
+    finally:
+        os.close(tty)

@@ -1,0 +1,258 @@
+"""Back-to-work actions on the main screen: resume in Hermes (R), copy (y …), pager (v), editor (E).
+
+`register_handoff_actions()` (called by the app next to `register_actions()`) registers one
+`ActionSpec` each, so they are bound on the main screen, listed in help and offered by the
+palette. Every store read runs in a thread worker; the event loop only builds commands, copies
+and runs the pager or editor with the app suspended (`App.suspend`, Textual's way to hand the
+terminal to a child program and take it back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from textual.app import SuspendNotSupported
+
+from hermes_tui.app import actions
+from hermes_tui.app.actions import ActionSpec
+from hermes_tui.app.handoff import (
+    TemplateError,
+    clipboard_text,
+    count_label,
+    editor_argv,
+    first_code_block,
+    pager_argv,
+    run_editor,
+    run_pager,
+)
+from hermes_tui.app.session_actions import error_text, target_session
+from hermes_tui.exporting import content_text, markdown_filename, to_markdown
+from hermes_tui.safe_text import one_line
+
+if TYPE_CHECKING:
+    from hermes_tui.app.app import HermesApp
+    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.widgets.transcript import MessageView
+    from hermes_tui.state import SessionDB
+
+
+def _need_session(screen: MainScreen) -> str | None:
+    sid = target_session(screen)
+    if sid is None:
+        screen.notify("No session is selected.", severity="warning")
+    return sid
+
+
+def _in_worker(screen: MainScreen, what: str, fetch: Callable[[SessionDB], Any],
+               done: Callable[[Any], None]) -> None:
+    """Run ``fetch(db)`` in a thread worker, then ``done(result)`` on the loop; errors are toasts."""
+    db = screen.db
+    app = screen.app
+    if db is None:
+        return
+
+    def work() -> None:
+        try:
+            result = fetch(db)
+        except Exception as exc:
+            app.call_from_thread(app.notify, error_text(exc), title=f"Could not {what}", severity="error",
+                                 markup=False)
+            return
+        app.call_from_thread(done, result)
+
+    app.run_worker(work, thread=True, group="handoff", exit_on_error=False, description=what)
+
+
+def compression_tip(db: SessionDB, session_id: str) -> str:
+    """The live tip of ``session_id``'s compression chain (itself when it is not compressed)."""
+    return db.get_compression_tip(session_id) or session_id
+
+
+# ---------------------------------------------------------------------- resume
+def resume(screen: MainScreen) -> None:
+    """Leave the browser and resume the session (its live tip) in Hermes."""
+    sid = _need_session(screen)
+    if sid is None:
+        return
+    app: HermesApp = screen.hermes
+    _in_worker(screen, "resume", lambda db: compression_tip(db, sid), app.resume_session)
+
+
+# ---------------------------------------------------------------------- the focused message
+def focused_message(screen: MainScreen) -> MessageView | None:
+    """The transcript message the user is on: the one holding the focused fold, else the search
+    hit when it is in view, else the first message in view."""
+    from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+
+    transcript = screen.query_one("#transcript", TranscriptView)
+    focused = screen.focused
+    if focused is not None and focused is not transcript and transcript in focused.ancestors:
+        current: MessageView | None = None
+        for child in transcript.children:
+            if isinstance(child, MessageBlock):
+                current = child.view
+            if child is focused:
+                return current
+    top, bottom = transcript.scroll_y, transcript.scroll_y + transcript.scrollable_content_region.height
+    blocks = [c for c in transcript.children if isinstance(c, MessageBlock)]
+    visible = [b for b in blocks if b.virtual_region.bottom > top and b.virtual_region.y < bottom]
+    for block in visible:
+        if block.view.id == transcript.target_id:
+            return block.view
+    return visible[0].view if visible else (blocks[0].view if blocks else None)
+
+
+def _message_text(db: SessionDB, view: MessageView) -> str:
+    """The stored content of one message (raw, as the agent wrote it)."""
+    for row in db.get_messages(view.session_id, include_inactive=True):
+        if row.get("id") == view.id:
+            return content_text(row.get("content"))
+    raise LookupError(f"message {view.id} is no longer in session {view.session_id}")
+
+
+def _session_markdown(db: SessionDB, session_id: str) -> tuple[str, str]:
+    """``(markdown, filename)`` of a session, through `exporting` (already inert)."""
+    exported = db.export_session(session_id)
+    if not exported:
+        raise LookupError(f"session {session_id} not found")
+    return to_markdown(exported), markdown_filename(exported)
+
+
+# ---------------------------------------------------------------------- copy
+def copy(screen: MainScreen) -> None:
+    """`y`, then what: i id · r resume command · m message · c code block · t transcript."""
+    from hermes_tui.app.screens.copy_menu import CopyMenu
+
+    def chosen(key: str | None) -> None:
+        if key is not None:
+            copy_choice(screen, key)
+
+    screen.app.push_screen(CopyMenu(), chosen)
+
+
+def _copied(screen: MainScreen, what: str, text: str) -> None:
+    text = clipboard_text(text)
+    screen.app.copy_to_clipboard(text)
+    screen.notify(f"Copied {what}: {count_label(text)}", title="Copied", timeout=3, markup=False)
+
+
+def copy_choice(screen: MainScreen, key: str) -> None:
+    """Copy what ``key`` names (see `CopyMenu`)."""
+    app: HermesApp = screen.hermes
+    if key in {"m", "c"}:
+        view = focused_message(screen)
+        if view is None:
+            screen.notify("No message is shown: open a session first.", severity="warning")
+            return
+
+        def message_done(text: str) -> None:
+            block = first_code_block(text) if key == "c" else text
+            if not text:
+                screen.notify(f"Message {view.id} has no text.", severity="warning")
+            elif block is None:
+                screen.notify(f"Message {view.id} has no code block.", severity="warning")
+            else:
+                _copied(screen, f"message {view.id}" if key == "m" else f"the code block of message {view.id}",
+                        block)
+
+        _in_worker(screen, "copy the message", lambda db: _message_text(db, view), message_done)
+        return
+    sid = _need_session(screen)
+    if sid is None:
+        return
+    if key == "i":
+        _copied(screen, f"the session id {one_line(sid, 40)}", sid)
+    elif key == "r":
+        def resume_done(tip: str) -> None:
+            try:
+                command = app.resume_command_text(tip)
+            except TemplateError as exc:
+                screen.notify(str(exc), title="Resume template", severity="error", markup=False)
+                return
+            _copied(screen, "the resume command", command)
+
+        _in_worker(screen, "copy the resume command", lambda db: compression_tip(db, sid), resume_done)
+    elif key == "t":
+        _in_worker(screen, "copy the transcript", lambda db: _session_markdown(db, sid)[0],
+                   lambda md: _copied(screen, "the transcript as Markdown", md))
+
+
+# ---------------------------------------------------------------------- pager and editor
+def _run_suspended(screen: MainScreen, run: Callable[[], int]) -> int:
+    """Run a terminal program with the app suspended (restored afterwards). Where Textual cannot
+    suspend (headless tests, a pipe) there is nothing to hand over, so it simply runs."""
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(screen.app.suspend())
+        except SuspendNotSupported:
+            pass
+        return run()
+
+
+def pager(screen: MainScreen) -> None:
+    """`v`: the session as Markdown in ``$PAGER`` (else less, else more)."""
+    sid = _need_session(screen)
+    if sid is None:
+        return
+    argv = pager_argv()
+    if argv is None:
+        screen.notify("No pager found: set $PAGER (less and more are not installed).", severity="warning")
+        return
+
+    def done(result: tuple[str, str]) -> None:
+        try:
+            _run_suspended(screen, lambda: run_pager(argv, result[0]))
+        except OSError as exc:
+            screen.notify(error_text(exc), title="Could not run the pager", severity="error", markup=False)
+
+    _in_worker(screen, "show the session", lambda db: _session_markdown(db, sid), done)
+
+
+def editor(screen: MainScreen) -> None:
+    """`E`: a read-only temporary copy of the session as Markdown in ``$VISUAL``/``$EDITOR``."""
+    sid = _need_session(screen)
+    if sid is None:
+        return
+    argv = editor_argv()
+    if argv is None:
+        screen.notify("No editor found: set $EDITOR (vi and nano are not installed).", severity="warning")
+        return
+
+    def done(result: tuple[str, str]) -> None:
+        try:
+            _run_suspended(screen, lambda: run_editor(argv, result[0], result[1]))
+        except OSError as exc:
+            screen.notify(error_text(exc), title="Could not run the editor", severity="error", markup=False)
+
+    _in_worker(screen, "open the session", lambda db: _session_markdown(db, sid), done)
+
+
+SPECS: tuple[ActionSpec, ...] = (
+    ActionSpec(
+        "resume", "R", "Resume", resume, show=False,
+        palette="Resume the selected session in Hermes",
+        help="leaves the browser and runs hermes --resume on the chain's live tip",
+    ),
+    ActionSpec(
+        "copy", "y", "Copy", copy, show=False,
+        palette="Copy to the clipboard…",
+        help="then i id · r resume command · m message · c code block · t transcript (Markdown)",
+    ),
+    ActionSpec(
+        "pager", "v", "Pager", pager, show=False,
+        palette="Read the session in the pager", help="the session as Markdown in $PAGER",
+    ),
+    ActionSpec(
+        "editor", "E", "Editor", editor, show=False,
+        palette="Open the session in the editor",
+        help="a read-only temporary Markdown copy in $EDITOR, removed afterwards",
+    ),
+)
+
+
+def register_handoff_actions() -> None:
+    """Register resume/copy/pager/editor (idempotent: a spec replaces its namesake)."""
+    for spec in SPECS:
+        actions.register(spec)

@@ -1,0 +1,334 @@
+"""Back to work: resume in Hermes (R), copy (y …), pager (v), editor (E) — Pilot tests with fake
+programs on PATH that record what they were given, and the pure helpers of `handoff.py`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+from textual.worker import WorkerCancelled, WorkerFailed
+
+from hermes_tui.app.handoff import (
+    Handoff,
+    ResumeSettings,
+    TemplateError,
+    clipboard_text,
+    editor_argv,
+    first_code_block,
+    pager_argv,
+    profile_for_store,
+    resume_argv,
+)
+from hermes_tui.app.screens.copy_menu import CopyMenu
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.widgets.transcript import Fold, TranscriptView
+from hermes_tui.exporting import content_text, to_markdown
+from hermes_tui.state import SessionDB
+
+from ._support import make_app
+
+
+async def settle(pilot, rounds: int = 2) -> None:  # type: ignore[no-untyped-def]
+    """Timers fire, then every worker finishes but the live follower's, which polls until exit."""
+    for _ in range(rounds):
+        await pilot.pause(0.13)
+        for _again in range(2):
+            for worker in [w for w in pilot.app.workers if w.group != "live"]:
+                with contextlib.suppress(WorkerCancelled, WorkerFailed):
+                    await worker.wait()
+            await pilot.pause()
+
+CHAIN_ROOT_TITLE = "Postgres upgrade runbook"
+CODE_TITLE = "Fix flaky CI on the payments service"
+
+
+def session_facts(path: Path, title: str) -> tuple[str, str]:
+    """``(id, compression tip)`` of the session called ``title``."""
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        row = db.get_session_by_title(title)
+        assert row is not None
+        return str(row["id"]), str(db.get_compression_tip(row["id"]) or row["id"])
+
+
+def fake_program(folder: Path, name: str, record: Path, *, stdin: bool = False, stat_file: bool = False) -> Path:
+    """A shell script recording its arguments one per line (and its stdin, or the mode and text of
+    the file it was given) under ``record``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["#!/bin/sh", f'printf "%s\\n" "$@" > "{record}.argv"']
+    if stdin:
+        lines.append(f'/bin/cat > "{record}.stdin"')
+    if stat_file:
+        lines += [
+            'for last; do :; done',
+            f'/usr/bin/stat -c %a "$last" > "{record}.mode"',
+            f'/bin/cat "$last" > "{record}.text"',
+            f'printf "%s" "$last" > "{record}.path"',
+        ]
+    script = folder / name
+    script.write_text("\n".join(lines) + "\n")
+    script.chmod(0o755)
+    return script
+
+
+def recorded_argv(record: Path) -> list[str]:
+    return Path(f"{record}.argv").read_text().splitlines()
+
+
+async def open_on(pilot, sid: str, focus_list: bool = True) -> MainScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    main = pilot.app.screen
+    assert isinstance(main, MainScreen)
+    main.open_session(sid)
+    await settle(pilot)
+    if focus_list:
+        main.session_list.focus()
+    await pilot.pause()
+    return main
+
+
+def toasts(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(n.message) for n in app._notifications]
+
+
+# ---------------------------------------------------------------------- resume
+async def test_resume_exits_with_the_tip_command(demo_db: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """R on a compressed root resumes its live tip; the command runs the real `hermes` on PATH."""
+    root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
+    assert root != tip
+    record = tmp_path / "hermes-called"
+    fake_program(tmp_path / "bin", "hermes", record)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, root)
+        assert main.session_list.selected_id == root
+        await pilot.press("R")
+        await settle(pilot)
+    assert app.return_value == Handoff("resume", tip, ("hermes", "--resume", tip))
+    subprocess.run(app.return_value.argv, check=True, env={"PATH": str(tmp_path / "bin")})
+    assert recorded_argv(record) == ["--resume", tip]
+
+
+async def test_resume_from_a_profile_store_passes_the_profile(demo_db: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Path(os.environ["HERMES_HOME"]) / "profiles" / "work" / "state.db"
+    store.parent.mkdir(parents=True)
+    shutil.copy(demo_db, store)
+    sid, tip = session_facts(store, CODE_TITLE)
+    fake_program(tmp_path / "bin", "hermes", tmp_path / "rec")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    app = make_app(store, resume=ResumeSettings(tui=True))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("R")
+        await settle(pilot)
+    assert app.return_value is not None
+    assert app.return_value.argv == ("hermes", "-p", "work", "--resume", tip, "--tui")
+
+
+async def test_resume_without_hermes_shows_and_copies_the_command(demo_db: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, root)
+        await pilot.press("R")
+        await settle(pilot)
+        assert app.is_running and isinstance(app.screen, MainScreen)
+        assert app.clipboard == f"hermes --resume {tip}"
+        assert any(f"hermes --resume {tip}" in t and "not on PATH" in t for t in toasts(app))
+    assert app.return_value is None
+
+
+async def test_resume_template_from_the_environment(demo_db: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    sid, tip = session_facts(demo_db, CODE_TITLE)
+    fake_program(tmp_path / "bin", "agent", tmp_path / "rec")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("HERMES_TUI_RESUME", "agent chat --session={id} {profile_args}")
+    app = make_app(demo_db, resume=ResumeSettings.from_env())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("R")
+        await settle(pilot)
+    assert app.return_value is not None
+    assert app.return_value.argv == ("agent", "chat", f"--session={tip}")
+
+
+def test_resume_argv_is_never_reparsed_by_a_shell() -> None:
+    """An id or profile with spaces, quotes or `;` stays one word; placeholders are validated."""
+    odd = "a b';rm -rf ~ $(x)"
+    argv = resume_argv(odd, profile="my profile", settings=ResumeSettings(tui=True))
+    assert argv == ["hermes", "-p", "my profile", "--resume", odd, "--tui"]
+    assert resume_argv("x", settings=ResumeSettings("h --resume '{id}'")) == ["h", "--resume", "x"]
+    for bad in ("hermes --resume {nope}", "hermes --continue", "hermes 'unbalanced {id}", "{tui} {id}"):
+        with pytest.raises(TemplateError):
+            resume_argv("x", settings=ResumeSettings(bad))
+    assert ResumeSettings.from_env(env={"HERMES_TUI_RESUME": "h {id}"}).template == "h {id}"
+    assert ResumeSettings.from_env("x {id}", env={"HERMES_TUI_RESUME": "h {id}"}).template == "x {id}"
+
+
+def test_profile_only_for_a_named_profile_store(tmp_path: Path) -> None:
+    root = tmp_path / ".hermes"
+    assert profile_for_store(root / "profiles" / "work" / "state.db", home=root) == "work"
+    assert profile_for_store(root / "state.db", home=root) is None
+    assert profile_for_store(tmp_path / "profiles" / "x" / "state.db", home=root) is None
+    assert profile_for_store(root / "profiles" / "work" / "other.db", home=root) is None
+    # $HERMES_HOME pointing at a profile's own folder still names the root above it.
+    assert profile_for_store(root / "profiles" / "work" / "state.db", home=root / "profiles" / "work") == "work"
+
+
+# ---------------------------------------------------------------------- copy
+async def press_copy(pilot, key: str) -> None:  # type: ignore[no-untyped-def]
+    await pilot.press("y")
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, CopyMenu)
+    await pilot.press(key)
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, MainScreen)
+
+
+async def test_copy_id_resume_command_and_transcript(demo_db: Path) -> None:
+    root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        exported = db.export_session(root)
+    assert exported is not None
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, root)
+        await press_copy(pilot, "i")
+        assert app.clipboard == root
+        assert any(f"{len(root)} characters" in t for t in toasts(app))
+        await press_copy(pilot, "r")
+        assert app.clipboard == f"hermes --resume {tip}"
+        await press_copy(pilot, "t")
+        assert app.clipboard == to_markdown(exported)
+        assert any(f"the transcript as Markdown: {len(app.clipboard):,} characters" in t for t in toasts(app))
+        await pilot.press("y", "escape")
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen) and app.clipboard == to_markdown(exported)
+
+
+async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path) -> None:
+    """On a search hit, m copies the hit message's stored text and c its first code block; at the
+    top of the transcript (the user's question, no code) c says there is no code block."""
+    sid, _tip = session_facts(demo_db, CODE_TITLE)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        rows = db.get_messages(sid, include_inactive=True)
+    assistant = next(r for r in rows if r["role"] == "assistant" and "```" in content_text(r["content"]))
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, sid, focus_list=False)
+        transcript = main.query_one("#transcript", TranscriptView)
+        transcript.focus()
+        transcript.scroll_home(animate=False)
+        await settle(pilot)
+        await press_copy(pilot, "c")  # the first message in view: the user's question
+        assert app.clipboard is None or "```" not in app.clipboard
+        assert any("has no code block" in t for t in toasts(app))
+        main.open_session(sid, int(assistant["id"]))  # as a search hit does: the hit is in view
+        await settle(pilot)
+        assert main.focused is transcript and transcript.target_id == assistant["id"]
+        await press_copy(pilot, "m")
+        assert app.clipboard == content_text(assistant["content"])
+        await press_copy(pilot, "c")
+        assert app.clipboard == (
+            'rows = db.execute(\n    "SELECT * FROM refunds WHERE order_id = ? ORDER BY id", (order_id,)\n)'
+        )
+        # A focused fold (the first assistant turn's reasoning) names its own message: that one
+        # made only a tool call, so there is nothing to copy, which the toast says.
+        first_turn = next(r for r in rows if r["role"] == "assistant")
+        assert not content_text(first_turn["content"])
+        transcript.scroll_home(animate=False)
+        await settle(pilot)
+        transcript.query(Fold).first().focus()
+        await settle(pilot)
+        await press_copy(pilot, "m")
+        assert any(f"Message {first_turn['id']} has no text" in t for t in toasts(app))
+
+
+def test_clipboard_text_and_code_blocks() -> None:
+    assert clipboard_text("a\x00b\x1b[31mc") == "ab\x1b[31mc"  # NULs out; OSC 52 is base64
+    assert first_code_block("x\n```sh\nls -l\n```\n```py\n2\n```") == "ls -l"
+    assert first_code_block("~~~\na\n~~~") == "a"
+    assert first_code_block("no `code` here") is None
+
+
+# ---------------------------------------------------------------------- pager and editor
+async def test_pager_gets_the_session_markdown(demo_db: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    sid, _tip = session_facts(demo_db, CODE_TITLE)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        exported = db.export_session(sid)
+    assert exported is not None
+    record = tmp_path / "pager"
+    fake_program(tmp_path / "bin", "mypager", record, stdin=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("PAGER", "mypager --flag")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("v")
+        await settle(pilot)
+        assert app.is_running
+    assert recorded_argv(record) == ["--flag"]
+    assert Path(f"{record}.stdin").read_text() == to_markdown(exported)
+
+
+async def test_editor_gets_a_private_read_only_copy_removed_afterwards(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sid, _tip = session_facts(demo_db, CODE_TITLE)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        exported = db.export_session(sid)
+    assert exported is not None
+    record = tmp_path / "editor"
+    fake_program(tmp_path / "bin", "myeditor", record, stat_file=True)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}")
+    monkeypatch.setenv("VISUAL", "myeditor -R")
+    monkeypatch.setenv("EDITOR", "not-there")
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("E")
+        await settle(pilot)
+    argv = recorded_argv(record)
+    assert argv[0] == "-R" and len(argv) == 2 and argv[1].endswith(".md")
+    assert Path(f"{record}.mode").read_text().strip() == "400"
+    assert Path(f"{record}.text").read_text() == to_markdown(exported)
+    assert not Path(argv[1]).exists() and not Path(argv[1]).parent.exists()
+
+
+async def test_no_pager_or_editor_is_a_clear_toast(demo_db: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    sid, _tip = session_facts(demo_db, CODE_TITLE)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setenv("PAGER", "less")
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        await pilot.press("v", "E")
+        await settle(pilot)
+        assert any("No pager found" in t for t in toasts(app))
+        assert any("No editor found" in t for t in toasts(app))
+
+
+def test_program_fallbacks(tmp_path: Path) -> None:
+    for name in ("less", "nano"):
+        fake_program(tmp_path, name, tmp_path / name)
+    env = {"PATH": str(tmp_path), "PAGER": "gone -x", "EDITOR": ""}
+    assert pager_argv(env) == ["less"]
+    assert editor_argv(env) == ["nano"]
+    assert pager_argv({"PATH": str(tmp_path), "PAGER": "less -S"}) == ["less", "-S"]
+    assert os.stat(tmp_path / "less").st_mode & stat.S_IXUSR
