@@ -1,4 +1,4 @@
-"""Session actions (rename, delete, prune, export, statistics) registered on the main screen.
+"""Session actions (rename, delete, prune, undo, trash, export, statistics) on the main screen.
 
 `register_actions()` (called by the app) registers one `ActionSpec` per action
 (`hermes_tui.app.actions`). Each handler runs on the event loop and only pushes a dialog; every
@@ -8,16 +8,21 @@ opened read-only, and act on exactly the session the user has selected (`target_
 Shared pieces for the dialogs live here too: `ActionDialog` (a modal with a status line) and
 `LockWatch`, which shows "waiting for the write lock… (attempt N)" while a write worker retries
 and lets the user abandon the wait.
+
+Delete and prune move what they remove to the store's trash (`SessionDB.trash_sessions`); each
+entry they write is remembered per app (`remember_trash_entry`), and `u` restores the last one.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
+from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.screen import ModalScreen
@@ -26,6 +31,7 @@ from textual.widgets import Checkbox, RadioButton, Static
 from hermes_tui.app import actions
 from hermes_tui.app.actions import ActionSpec
 from hermes_tui.app.messages import SessionsChanged
+from hermes_tui.safe_text import inert
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,6 +42,45 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 READ_ONLY_MESSAGE = "This database was opened read-only: {what} refused, nothing was written."
+
+#: Trash entries written by this app's deletes and prunes, oldest first (`u` takes the last).
+_UNDO: weakref.WeakKeyDictionary[App[Any], list[str]] = weakref.WeakKeyDictionary()
+#: Apps with a restore running (a second `u` meanwhile would restore the entry before it).
+_UNDOING: weakref.WeakSet[App[Any]] = weakref.WeakSet()
+
+
+def remember_trash_entry(app: App[Any], entry_id: str | None) -> None:
+    """A delete or prune wrote `entry_id`: `u` will restore it (the newest first)."""
+    if entry_id:
+        _UNDO.setdefault(app, []).append(entry_id)
+
+
+def undo_entries(app: App[Any]) -> list[str]:
+    """The entries `u` can still restore in this app, oldest first (the list itself)."""
+    return _UNDO.setdefault(app, [])
+
+
+def plural(n: int, word: str) -> str:
+    """``1 session``, ``12 sessions``."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def restore_summary(result: dict[str, Any]) -> tuple[str, list[str]]:
+    """What a `restore_trash` result says: one line, then one line per session that did not
+    come back as it was (conflicts, cleared titles, roots). Ids are the store's; titles are not
+    shown here, so nothing needs sanitizing beyond the caller's `Text`."""
+    line = f"Restored {plural(result['restored'], 'session')} ({plural(result['messages'], 'message')})"
+    if result["conflicts"]:
+        line += f", {plural(result['conflicts'], 'conflict')}: kept out, live data untouched"
+    details: list[str] = []
+    for item in result.get("sessions") or []:
+        if item["status"] == "conflict":
+            details.append(f"{item['id']}: conflict: {item.get('reason') or ''}")
+        elif item["status"] == "present":
+            details.append(f"{item['id']}: {item.get('reason') or 'already present'}")
+        for note in item.get("notes") or []:
+            details.append(f"{item['id']}: {note}")
+    return line, details
 
 
 class WaitAbandoned(BaseException):  # noqa: N818 - a control-flow signal, not an error
@@ -226,6 +271,62 @@ def prune(screen: MainScreen) -> None:
     screen.app.push_screen(PruneDialog(screen, screen.db))
 
 
+def undo(screen: MainScreen) -> None:
+    """`u`: restore the last trash entry this app's delete or prune wrote, in a worker."""
+    if refuse_if_read_only(screen, "undo"):
+        return
+    db = screen.db
+    if db is None:
+        return
+    pending = undo_entries(screen.app)
+    if screen.app in _UNDOING:
+        screen.notify("An undo is already running.", severity="warning")
+        return
+    if not pending:
+        screen.notify("Nothing to undo here. T lists the trash.", title="Undo", severity="warning")
+        return
+    entry = pending.pop()
+    _UNDOING.add(screen.app)
+    screen.notify(f"Restoring trash entry {entry}…", title="Undo", timeout=2, markup=False)
+    app = screen.app
+
+    def run() -> None:
+        try:
+            result = db.restore_trash(entry)
+        except Exception as exc:
+            app.call_from_thread(undone, None, error_text(exc))
+            return
+        app.call_from_thread(undone, result, None)
+
+    def undone(result: dict[str, Any] | None, error: str | None) -> None:
+        _UNDOING.discard(app)
+        if result is None:
+            pending.append(entry)  # nothing came back: u can try again
+            screen.notify(
+                inert(f"Undo failed: {error}"), title="Undo", severity="error", markup=False, timeout=8
+            )
+            return
+        line, details = restore_summary(result)
+        shown = details[:5] + ([f"… and {len(details) - 5} more (T shows them)"] if len(details) > 5 else [])
+        body = "\n".join([line + ".", *shown])
+        screen.post_message(SessionsChanged(tuple(r["id"] for r in result["sessions"])))
+        screen.notify(
+            inert(body), title="Undone", severity="warning" if result["conflicts"] else "information",
+            markup=False, timeout=8 if details else 5,
+        )
+
+    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: restore")
+
+
+def trash(screen: MainScreen) -> None:
+    """`T`: the trash screen (listing reads files only; restore and empty refuse read-only)."""
+    if screen.db is None:
+        return
+    from hermes_tui.app.screens.trash import TrashScreen
+
+    screen.app.push_screen(TrashScreen(screen, screen.db))
+
+
 def export(screen: MainScreen) -> None:
     """Export only reads the store (it writes a file), so it also works read-only."""
     sid = _need_session(screen)
@@ -263,6 +364,14 @@ SPECS: tuple[ActionSpec, ...] = (
         palette="Prune old ended sessions", help="filters with a live preview before anything is deleted",
     ),
     ActionSpec(
+        "undo", "u", "Undo", undo, show=SHOW_IN_FOOTER,
+        palette="Undo the last delete or prune", help="restores its sessions from the trash",
+    ),
+    ActionSpec(
+        "trash", "T", "Trash", trash, show=SHOW_IN_FOOTER,
+        palette="Trash", help="deleted and pruned sessions: restore them, or empty the trash",
+    ),
+    ActionSpec(
         "export", "e", "Export", export, show=SHOW_IN_FOOTER,
         palette="Export the selected session",
         help="JSON, JSONL or Markdown: the session, its lineage or the list",
@@ -275,7 +384,7 @@ SPECS: tuple[ActionSpec, ...] = (
 
 
 def register_actions() -> None:
-    """Register rename/delete/prune/export/stats (idempotent: a spec replaces its namesake).
+    """Register rename/delete/prune/undo/trash/export/stats (idempotent: a spec replaces its namesake).
 
     Called by the app before the main screen is built, which binds every registered key.
     """
@@ -287,8 +396,12 @@ __all__ = [
     "ActionDialog",
     "WaitAbandoned",
     "error_text",
+    "plural",
     "refuse_if_read_only",
     "register_actions",
+    "remember_trash_entry",
+    "restore_summary",
     "target_session",
+    "undo_entries",
     "unique_path",
 ]

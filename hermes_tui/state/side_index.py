@@ -179,6 +179,49 @@ class SideIndex:
             finally:
                 conn.close()
 
+    def reindex(self, ids: Iterable[int], source: apsw.Connection) -> int:
+        """Index the store's current text of existing messages `ids`, whatever the high water.
+
+        `sync` only walks ids above its high-water mark, so rows put back under their old ids
+        (a trash restore) would never be indexed. Ids that no longer exist or hold no CJK are
+        dropped from the file. Nothing happens (and no file is created) when there is no side
+        file yet: its first sync indexes every id. Returns how many ids were (re)indexed.
+        """
+        wanted = sorted({int(i) for i in ids})
+        if not wanted or not self.path.exists():
+            return 0
+        indexed = 0
+        with self._lock:
+            conn = self._open()
+            try:
+                for start in range(0, len(wanted), BATCH):
+                    part = wanted[start : start + BATCH]
+                    current = {mid: (c, t, tc) for mid, c, t, tc in source.execute(
+                        "SELECT id, content, tool_name, tool_calls FROM messages "
+                        "WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(part),),
+                    )}
+                    held = set(_held(conn, part))
+                    dropped = False
+                    with conn:
+                        for mid in part:
+                            text = side_text(*current[mid]) if mid in current else None
+                            if text is not None:
+                                conn.execute("INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
+                                indexed += 1
+                            elif mid in held:
+                                conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
+                                dropped = True
+                    # Deleted while we wrote (another process, between our read and our write).
+                    gone = {m for m in part if m in current} - _existing(source, [m for m in part if m in current])
+                    if gone:
+                        self._drop(conn, gone)
+                    elif dropped:
+                        self._scrub(conn)
+            finally:
+                conn.close()
+        return indexed
+
     def purge(self, ids: list[int]) -> None:
         """Drop ids that no longer exist in the store (and their text from the file)."""
         if not ids or not self.path.exists():

@@ -288,13 +288,15 @@ class TrashMixin(_Core):
         require_ended: bool = False,
         progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
+        batch_messages: int | None = None,
     ) -> dict[str, Any]:
         """(+) Write a trash entry of `session_ids` (and, with `cascade_delegates`, their delegate
         children), fsync it, then delete them with `delete_sessions_batched`.
 
         Returns the delete's result plus `trash_entry` (None when nothing existed) and
         `trash_path`. The entry restores exactly what was deleted: ids skipped (reopened,
-        `require_ended`) or left by `cancel` are recorded as not deleted.
+        `require_ended`) or left by `cancel` are recorded as not deleted. `batch_messages` sizes
+        the delete's batches (the store's default when None).
         """
         self._require_writable()
         if what not in ("delete", "prune"):
@@ -331,7 +333,8 @@ class TrashMixin(_Core):
             _fsync_dir(entry)
             _fsync_dir(root)
             self._step("entry-written")
-            result = self._guarded_delete(conn, ids, rows_path, fks, require_ended, progress, cancel)
+            result = self._guarded_delete(conn, ids, rows_path, fks, require_ended, progress, cancel,
+                                          batch_messages)
         finally:
             self._guard_teardown(conn)
         if not result["deleted_ids"]:
@@ -350,8 +353,10 @@ class TrashMixin(_Core):
     def _guarded_delete(
         self, conn: apsw.Connection, ids: list[str], rows_path: Path, fks: dict[str, str],
         require_ended: bool, progress: Callable[[int, int], None] | None, cancel: threading.Event | None,
+        batch_messages: int | None = None,
     ) -> dict[str, Any]:
         """Delete `ids` in batches; a batch the guard aborts is re-snapshotted and retried."""
+        sizing = {} if batch_messages is None else {"batch_messages": batch_messages}
         deleted: list[str] = []
         batches = 0
         longest = 0.0
@@ -366,7 +371,8 @@ class TrashMixin(_Core):
         for attempt in range(GUARD_RETRIES + 1):
             try:
                 res = self.delete_sessions_batched(  # type: ignore[attr-defined]
-                    todo, cascade_delegates=False, require_ended=require_ended, progress=prog, cancel=cancel
+                    todo, cascade_delegates=False, require_ended=require_ended, progress=prog, cancel=cancel,
+                    **sizing,
                 )
             except StoreError as exc:
                 if GUARD_MARK not in str(exc) or attempt == GUARD_RETRIES:
@@ -668,11 +674,28 @@ class TrashMixin(_Core):
         m["restore_results"] = ordered
         _replace_private(path / "manifest.json", json.dumps(m, indent=1))
         self._step("restore-marked")
+        self._side_reindex([mm["id"] for s in restored for mm in snap.messages.get(s, ())])
         return {
             "entry": entry_id, "restored": len(restored), "conflicts": len(conflicts),
             "messages": sum(len(snap.messages.get(s, ())) for s in restored), "sessions": ordered,
             "orphans": orphan_notes, "status": m["status"],
         }
+
+    def _side_reindex(self, message_ids: list[int]) -> None:
+        """Put restored messages into the CJK side index, when this store has one.
+
+        They come back under their old ids, below the side index's high-water mark, so its
+        incremental sync would never see them and 1–2 character CJK searches would miss them.
+        The side file is a cache outside the store: a failure here leaves the restore done
+        (the next `forget`/rebuild of that file is the fallback), so it is not raised.
+        """
+        side = getattr(self, "_side", None)
+        if not message_ids or side is None:
+            return
+        index = side()
+        if index.path.exists():
+            with contextlib.suppress(apsw.Error, OSError):
+                index.reindex(message_ids, self._conn())
 
     @staticmethod
     def _is_restored_copy(conn: apsw.Connection, sid: str, snap: _Snapshot) -> bool:

@@ -207,7 +207,7 @@ async def test_delete_acts_on_the_selection(demo_db: Path) -> None:
         assert not sessions.selection
         assert str(sessions.border_title) == f"Sessions {len(ids) - plan['sessions']}"
         notes = [n.message for n in app._notifications]
-        assert any(f"Delete done: {plan['sessions']} of {plan['sessions']}" in m for m in notes), notes
+        assert any(f"Deleted {plan['sessions']} session" in m for m in notes), notes
     assert not any(exists(demo_db, sid) for sid in chosen)
     assert exists(demo_db, ids[3]) and exists(demo_db, ids[7])
 

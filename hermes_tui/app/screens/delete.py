@@ -1,4 +1,5 @@
-"""DeleteDialog: what a delete removes, what cascades and what is orphaned, then a batched delete."""
+"""DeleteDialog: what a delete removes, what cascades and what is orphaned, then a batched delete
+that first moves everything it removes to the trash (`u` undoes it)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ProgressBar, Static
 
 from hermes_tui.app.render import one_line
-from hermes_tui.app.session_actions import ActionDialog, WaitAbandoned, error_text
+from hermes_tui.app.session_actions import (
+    ActionDialog,
+    WaitAbandoned,
+    error_text,
+    plural,
+    remember_trash_entry,
+)
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -48,16 +55,34 @@ def delete_plan(db: SessionDB, ids: list[str]) -> dict[str, Any]:
     }
 
 
+def deleted_message(result: dict[str, Any]) -> str:
+    """The toast after a delete: ``Deleted 12 sessions — u to undo`` (cancelled or partial: how many
+    of how many). Only counts: nothing from the store is in it."""
+    deleted, requested = result["deleted"], result["requested"]
+    undo = " — u to undo" if result.get("trash_entry") else ""
+    if not result["cancelled"] and not result["skipped"]:
+        return f"Deleted {plural(deleted, 'session')}{undo}"
+    word = "cancelled" if result["cancelled"] else "done"
+    msg = f"Delete {word}: {deleted:,} of {requested:,} session(s) deleted"
+    if result["skipped"]:
+        msg += f", {result['skipped']:,} skipped (already gone)"
+    elif result["cancelled"]:
+        msg += f", {requested - deleted:,} kept"
+    return msg + undo
+
+
 def _more(text: Text, shown: int, total: int) -> None:
     if total > shown:
         text.append(f"  … and {total - shown:,} more\n", style="dim")
 
 
 class DeleteDialog(ActionDialog[dict[str, Any] | None]):
-    """Confirm, then `delete_sessions_batched(ids + cascade, cascade_delegates=False)`.
+    """Confirm, then `trash_sessions(ids + cascade, cascade_delegates=False)`.
 
-    Works on one session or on the list's selection; the delete runs in short batches (the
-    store's `BATCH_MESSAGES`, or `batch_messages` when set) and Cancel/Esc stops it between two.
+    Works on one session or on the list's selection; everything removed is written to a trash
+    entry first, then the delete runs in short batches (the store's `BATCH_MESSAGES`, or
+    `batch_messages` when set) and Cancel/Esc stops it between two. There is no permanent delete
+    here: the CLI's `--no-trash` is the one way to skip the trash.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -131,8 +156,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
                 text.append("\n")
             _more(text, min(len(orphans), SHOWN_ROWS), len(orphans))
         text.append(
-            f"\n{plan['sessions']:,} session(s) and {plan['messages']:,} message(s) will be deleted. "
-            "This cannot be undone."
+            f"\n{plan['sessions']:,} session(s) and {plan['messages']:,} message(s) will be deleted: "
+            "moved to the trash, u undoes it, T lists the trash."
         )
         self.query_one("#delete-plan", Static).update(text)
         self.query_one("#confirm", Button).disabled = not plan["ids"]
@@ -158,11 +183,15 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         def progress(done: int, total: int) -> None:
             self.app.call_from_thread(self._progress, done, total)
 
-        extra = {} if self.batch_messages is None else {"batch_messages": self.batch_messages}
         try:
             with self.lock_watch():
-                result = self.db.delete_sessions_batched(
-                    ids, cascade_delegates=False, progress=progress, cancel=self.cancel_event, **extra
+                result = self.db.trash_sessions(
+                    ids,
+                    what="delete",
+                    cascade_delegates=False,
+                    progress=progress,
+                    cancel=self.cancel_event,
+                    batch_messages=self.batch_messages,
                 )
         except WaitAbandoned:
             self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock")
@@ -182,18 +211,15 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         self.remove_class("-running")
         self.add_class("-finished")
         if result is None:
-            self.status(Text(f"Delete stopped: {error}. Sessions deleted before the stop stay deleted."))
+            self.status(Text(
+                f"Delete stopped: {error}. Sessions deleted before the stop are in the trash (T restores them)."
+            ))
             self.query_one("#cancel", Button).label = "Close (esc)"
             self.changed(tuple(self.ids))
             return
-        word = "cancelled" if result["cancelled"] else "done"
-        msg = f"Delete {word}: {result['deleted']:,} of {result['requested']:,} session(s) deleted"
-        if result["skipped"]:
-            msg += f", {result['skipped']:,} skipped (already gone)"
-        elif result["cancelled"]:
-            msg += f", {result['requested'] - result['deleted']:,} kept"
+        remember_trash_entry(self.app, result.get("trash_entry"))
         self.changed(tuple(result["deleted_ids"]))
-        self.main.notify(msg + ".", title="Deleted", markup=False)
+        self.main.notify(deleted_message(result), title="Deleted", markup=False)
         self.dismiss(result)
 
     @on(Button.Pressed, "#cancel")

@@ -1,4 +1,5 @@
-"""PruneDialog: filters, a debounced live `plan_prune` preview, then a batched, cancellable delete."""
+"""PruneDialog: filters, a debounced live `plan_prune` preview, then a batched, cancellable delete
+that moves what it removes to the trash first (`u` undoes it)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from hermes_tui.app.session_actions import (
     MarkedCheckbox,
     WaitAbandoned,
     error_text,
+    plural,
+    remember_trash_entry,
     unique_path,
 )
 from hermes_tui.exporting import to_jsonl, write_export
@@ -114,6 +117,20 @@ class ExcludedList(ScrollView, can_focus=True):
 
 #: The key line under the form: Enter in a field previews, it never deletes.
 HINT = "Enter preview now · ctrl+d delete the sessions previewed · Esc cancel"
+
+
+def pruned_message(result: dict[str, Any]) -> str:
+    """The toast after a prune: ``Pruned 12 sessions — u to undo`` (cancelled, or sessions kept
+    because they were reopened since the preview: how many of how many)."""
+    deleted, requested = result["deleted"], result["requested"]
+    undo = " — u to undo" if result.get("trash_entry") else ""
+    if not result["cancelled"] and not result["skipped"]:
+        return f"Pruned {plural(deleted, 'session')}{undo}."
+    word = "cancelled" if result["cancelled"] else "done"
+    msg = f"Prune {word}: {deleted} of {requested} session(s) deleted"
+    if result["skipped"]:
+        msg += f", {result['skipped']} kept (reopened since the preview)"
+    return msg + undo + "."
 
 
 class PruneDialog(ActionDialog[dict[str, Any] | None]):
@@ -273,6 +290,8 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 text.append(f"\n  {row['id']}")
         if plan["cascade_open"]:
             text.append(f"\nOpen delegate children kept (orphaned): {len(plan['cascade_open'])}")
+        if plan["ids"]:
+            text.append("\nThey go to the trash: u undoes the prune, T lists the trash.", style="italic")
         self.query_one("#prune-preview", Static).update(text)
         self._show_excluded(plan["excluded"])
         self.query_one("#confirm", Button).disabled = not plan["ids"]
@@ -323,8 +342,9 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
 
         try:
             with self.lock_watch():
-                result = self.db.delete_sessions_batched(
+                result = self.db.trash_sessions(
                     ids,
+                    what="prune",
                     cascade_delegates=False,
                     require_ended=True,
                     progress=progress,
@@ -346,16 +366,13 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.remove_class("-running")
         where = f" Exported to {self.main.hermes.display_path(exported)}." if exported else ""
         if result is None:
-            self.status(Text(f"Prune stopped: {error}.{where}"))
+            self.status(Text(f"Prune stopped: {error}. What was deleted before the stop is in the trash (T).{where}"))
             self.changed()
             self.refresh_preview()
             return
-        word = "cancelled" if result["cancelled"] else "done"
-        msg = f"Prune {word}: {result['deleted']} of {result['requested']} session(s) deleted"
-        if result["skipped"]:
-            msg += f", {result['skipped']} kept (reopened since the preview)"
+        remember_trash_entry(self.app, result.get("trash_entry"))
         self.changed(tuple(result["deleted_ids"]))
-        self.main.notify(msg + "." + where, title="Pruned", markup=False)
+        self.main.notify(pruned_message(result) + where, title="Pruned", markup=False)
         self.dismiss(result)
 
     @on(Button.Pressed, "#cancel")
