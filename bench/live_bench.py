@@ -134,8 +134,12 @@ def phase(base: Path, workdir: Path, args: argparse.Namespace, follow: bool) -> 
         follower = None
         if follow:
             follower = subprocess.Popen(
-                [sys.executable, "-c", FOLLOWER, str(db), SESSION, str(args.hz)], cwd=ROOT,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                [sys.executable, "-c", FOLLOWER, str(db), SESSION, str(args.hz)],
+                cwd=ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             assert follower.stdout is not None and follower.stdin is not None
             assert follower.stdout.readline().strip() == "ready"
         # the appender's own interval is the pause after each append: aim at `rate` appends/s
@@ -148,10 +152,13 @@ def phase(base: Path, workdir: Path, args: argparse.Namespace, follow: bool) -> 
         wal_end = wal_size(db)
         result = peer.stop_appender(wait=False)
         out: dict[str, Any] = {
-            "appended": len(result["appended"]), "errors": len(result["errors"]),
+            "appended": len(result["appended"]),
+            "errors": len(result["errors"]),
             "error_samples": result["errors"][:3],
-            "p50_ms": pct(result["latencies"], 50) * 1e3, "p99_ms": pct(result["latencies"], 99) * 1e3,
-            "max_ms": max(result["latencies"]) * 1e3, "wal_max_bytes": max(wal_max, wal_end),
+            "p50_ms": pct(result["latencies"], 50) * 1e3,
+            "p99_ms": pct(result["latencies"], 99) * 1e3,
+            "max_ms": max(result["latencies"]) * 1e3,
+            "wal_max_bytes": max(wal_max, wal_end),
             "wal_end_bytes": wal_end,
         }
         if follower is not None:
@@ -165,11 +172,17 @@ def phase(base: Path, workdir: Path, args: argparse.Namespace, follow: bool) -> 
             res = json.loads(follower.stdout.readline())
             follower.wait(timeout=30)
             lat = res["latencies"]
-            out.update({
-                "seen": len(lat), "seen_p50_ms": pct(lat, 50) * 1e3, "seen_p95_ms": pct(lat, 95) * 1e3,
-                "seen_max_ms": max(lat) * 1e3 if lat else float("nan"), "polls": res["polls"],
-                "idle_cpu_pct": 100 * res["idle_cpu_s"] / res["idle_wall_s"], "idle_polls": res["idle_polls"],
-            })
+            out.update(
+                {
+                    "seen": len(lat),
+                    "seen_p50_ms": pct(lat, 50) * 1e3,
+                    "seen_p95_ms": pct(lat, 95) * 1e3,
+                    "seen_max_ms": max(lat) * 1e3 if lat else float("nan"),
+                    "polls": res["polls"],
+                    "idle_cpu_pct": 100 * res["idle_cpu_s"] / res["idle_wall_s"],
+                    "idle_polls": res["idle_polls"],
+                }
+            )
     return out
 
 
@@ -197,17 +210,25 @@ def main() -> int:
         ("-wal max bytes", alone["wal_max_bytes"], follow["wal_max_bytes"]),
         ("-wal end bytes", alone["wal_end_bytes"], follow["wal_end_bytes"]),
     ]
-    print(f"\n{args.messages:,} messages, {args.phase_s:g} s per phase, {args.rate:g} msg/s, follower {args.hz:g} Hz\n")
+    print(
+        f"\n{args.messages:,} messages, {args.phase_s:g} s per phase, {args.rate:g} msg/s, follower {args.hz:g} Hz\n"
+    )
     print("| metric | alone | with follower | ratio |\n|---|---|---|---|")
     for name, a, b in rows:
         ratio = f"{b / a:.2f}" if isinstance(a, (int, float)) and a else "-"
         print(f"| {name} | {a:,.2f} | {b:,.2f} | {ratio} |")
-    print(f"\nfollower: saw {follow['seen']} messages, commit → seen p50 {follow['seen_p50_ms']:.0f} ms, "
-          f"p95 {follow['seen_p95_ms']:.0f} ms, max {follow['seen_max_ms']:.0f} ms; "
-          f"idle CPU {follow['idle_cpu_pct']:.3f}% of a core ({follow['idle_polls']} polls in {args.idle_s:g} s)")
+    print(
+        f"\nfollower: saw {follow['seen']} messages, commit → seen p50 {follow['seen_p50_ms']:.0f} ms, "
+        f"p95 {follow['seen_p95_ms']:.0f} ms, max {follow['seen_max_ms']:.0f} ms; "
+        f"idle CPU {follow['idle_cpu_pct']:.3f}% of a core ({follow['idle_polls']} polls in {args.idle_s:g} s)"
+    )
     if args.json:
-        args.json.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                         "alone": alone, "follow": follow}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {"args": {k: str(v) for k, v in vars(args).items()}, "alone": alone, "follow": follow},
+                indent=2,
+            )
+        )
     return 0
 
 

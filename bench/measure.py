@@ -35,5 +35,9 @@ def search_cases() -> list[tuple[str, str, dict[str, Any]]]:
 
 def search_summary(ms: list[float], case: dict[str, Any]) -> dict[str, Any]:
     """The report entry of one search case: percentiles of `ms` plus its counts and ids."""
-    return {"p50_ms": pct(ms, 50), "p95_ms": pct(ms, 95), "reps": len(ms),
-            **{k: case[k] for k in ("n", "n_limit500", "ids20")}}
+    return {
+        "p50_ms": pct(ms, 50),
+        "p95_ms": pct(ms, 95),
+        "reps": len(ms),
+        **{k: case[k] for k in ("n", "n_limit500", "ids20")},
+    }

@@ -57,7 +57,9 @@ def build_pick_parser() -> argparse.ArgumentParser:
     parser.add_argument("--query", "-q", metavar="Q", default="", help="search query to start with")
     parser.add_argument("--source", metavar="S", default=None, help="only sessions from this source")
     parser.add_argument(
-        "--format", choices=("id", "resume"), default="id",
+        "--format",
+        choices=("id", "resume"),
+        default="id",
         help="print the session id (default) or the whole resume command",
     )
     _add_common(parser)
@@ -122,7 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"No session database at {path}; the browser offers the demo (or use --demo).",
                 file=sys.stderr,
             )
-    app = HermesApp(path, read_only=args.read_only, theme=args.theme or DEFAULT_THEME, resume=resume, pick=pick)
+    app = HermesApp(
+        path, read_only=args.read_only, theme=args.theme or DEFAULT_THEME, resume=resume, pick=pick
+    )
     if args.theme and args.theme not in app.available_themes:
         print(
             f"Unknown theme {args.theme!r}; choose one of: {', '.join(sorted(app.available_themes))}",

@@ -52,13 +52,23 @@ def _interval(text: str) -> float:
 def add_tail_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("session", metavar="ID", help="session id or unique id prefix")
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new messages until Ctrl-C")
-    p.add_argument("--interval", type=_interval, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
-                   help=f"poll interval while following (default {DEFAULT_INTERVAL_S})")
+    p.add_argument(
+        "--interval",
+        type=_interval,
+        default=DEFAULT_INTERVAL_S,
+        metavar="SECONDS",
+        help=f"poll interval while following (default {DEFAULT_INTERVAL_S})",
+    )
 
 
 def add_watch_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--interval", type=_interval, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
-                   help=f"poll interval (default {DEFAULT_INTERVAL_S})")
+    p.add_argument(
+        "--interval",
+        type=_interval,
+        default=DEFAULT_INTERVAL_S,
+        metavar="SECONDS",
+        help=f"poll interval (default {DEFAULT_INTERVAL_S})",
+    )
 
 
 # ---------------------------------------------------------------- output
@@ -94,7 +104,9 @@ def _message_lines(msg: dict[str, Any]) -> list[str]:
         fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
         name = fn.get("name") or (call.get("name") if isinstance(call, dict) else None) or "tool"
         args = fn.get("arguments", call.get("arguments") if isinstance(call, dict) else as_text(call))
-        lines.append(f"  → tool call {one_line(name, 80)}({one_line(args if isinstance(args, str) else json_text(args), 200)})")
+        lines.append(
+            f"  → tool call {one_line(name, 80)}({one_line(args if isinstance(args, str) else json_text(args), 200)})"
+        )
     return lines
 
 
@@ -113,17 +125,26 @@ class _Tail:
     def drain(self) -> None:
         """Every message of the current session after the last one printed."""
         while True:
-            page = self.db.get_messages_page(self.sid, after_id=self.last_id, limit=PAGE, include_inactive=False)
+            page = self.db.get_messages_page(
+                self.sid, after_id=self.last_id, limit=PAGE, include_inactive=False
+            )
             for msg in page:
-                _emit(self.args, {"type": "message", "session_id": self.sid, "message": msg}, _message_lines(msg))
+                _emit(
+                    self.args,
+                    {"type": "message", "session_id": self.sid, "message": msg},
+                    _message_lines(msg),
+                )
                 self.last_id = max(self.last_id, int(msg["id"]))
             if len(page) < PAGE:
                 return
 
     def continue_in(self, tip: str, watcher: ChangeWatcher | None) -> None:
         self.drain()  # whatever the old session got before it ended
-        _emit(self.args, {"type": "continued", "from": self.sid, "to": tip, "reason": "compression"},
-              f"→ continued in {one_line(tip)} (compression)")
+        _emit(
+            self.args,
+            {"type": "continued", "from": self.sid, "to": tip, "reason": "compression"},
+            f"→ continued in {one_line(tip)} (compression)",
+        )
         self.sid, self.last_id = tip, 0
         if watcher is not None:
             watcher.care([tip])
@@ -144,7 +165,9 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
         raise SessionNotFound(f"no session with id or unique id prefix {one_line(args.session, 80)!r}")
     tail = _Tail(db, args, sid)
     try:
-        watcher = db.change_watcher([sid]) if args.follow else None  # before the history: nothing falls between
+        watcher = (
+            db.change_watcher([sid]) if args.follow else None
+        )  # before the history: nothing falls between
         tail.drain()
         if watcher is None:
             return 0
@@ -153,8 +176,11 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
         while True:
             ch = watcher.poll()
             if tail.sid in ch.deleted:
-                _emit(args, {"type": "deleted", "session_id": tail.sid},
-                      f"× session {one_line(tail.sid)} was deleted")
+                _emit(
+                    args,
+                    {"type": "deleted", "session_id": tail.sid},
+                    f"× session {one_line(tail.sid)} was deleted",
+                )
                 return EXIT_DELETED
             if tail.sid in ch.messages or ch.reset or ch.more:
                 tail.drain()
@@ -175,37 +201,58 @@ def _watch_events(db: SessionDB, args: argparse.Namespace, ch: Changes) -> None:
         extra = ""
         if row.get("parent_session_id"):
             extra = f" (child of {one_line(row['parent_session_id'])}, {one_line(row.get('edge_kind'))})"
-        _emit(args, {"type": "session", "session": row},
-              f"+ session {_session_label(row)} [{one_line(row.get('source'), 30)}]{extra}")
+        _emit(
+            args,
+            {"type": "session", "session": row},
+            f"+ session {_session_label(row)} [{one_line(row.get('source'), 30)}]{extra}",
+        )
     for sid, ids in ch.messages.items():
         wanted = set(ids)
         after = min(ids) - 1
         while wanted:
-            page = db.get_messages_page(sid, after_id=after, limit=min(PAGE, len(wanted)), include_inactive=True)
+            page = db.get_messages_page(
+                sid, after_id=after, limit=min(PAGE, len(wanted)), include_inactive=True
+            )
             for msg in page:
                 if msg["id"] in wanted:
                     wanted.discard(msg["id"])
                     text = content_text(msg.get("content")) or (
-                        f"→ tool call {one_line(msg.get('tool_calls'), 100)}" if msg.get("tool_calls") else "")
-                    _emit(args, {"type": "message", "session_id": sid, "message": msg},
-                          f"{one_line(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: {one_line(text, 160)}")
+                        f"→ tool call {one_line(msg.get('tool_calls'), 100)}" if msg.get("tool_calls") else ""
+                    )
+                    _emit(
+                        args,
+                        {"type": "message", "session_id": sid, "message": msg},
+                        f"{one_line(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: {one_line(text, 160)}",
+                    )
             if not page:
                 break
             after = int(page[-1]["id"])
     for sid, title in ch.titles.items():
-        _emit(args, {"type": "title", "session_id": sid, "title": title},
-              f"~ session {one_line(sid)} titled “{one_line(title, 60)}”")
+        _emit(
+            args,
+            {"type": "title", "session_id": sid, "title": title},
+            f"~ session {one_line(sid)} titled “{one_line(title, 60)}”",
+        )
     for sid, reason in ch.ended.items():
-        _emit(args, {"type": "ended", "session_id": sid, "end_reason": reason},
-              f"- session {one_line(sid)} ended ({one_line(reason, 40) or 'no reason'})")
+        _emit(
+            args,
+            {"type": "ended", "session_id": sid, "end_reason": reason},
+            f"- session {one_line(sid)} ended ({one_line(reason, 40) or 'no reason'})",
+        )
     for sid, tip in ch.continued.items():
-        _emit(args, {"type": "continued", "from": sid, "to": tip, "reason": "compression"},
-              f"→ {one_line(sid)} continued in {one_line(tip)} (compression)")
+        _emit(
+            args,
+            {"type": "continued", "from": sid, "to": tip, "reason": "compression"},
+            f"→ {one_line(sid)} continued in {one_line(tip)} (compression)",
+        )
     for sid in ch.deleted:
         _emit(args, {"type": "deleted", "session_id": sid}, f"× session {one_line(sid)} was deleted")
     if ch.sessions_removed:
-        _emit(args, {"type": "removed", "count": ch.sessions_removed},
-              f"× {ch.sessions_removed} other session(s) deleted")
+        _emit(
+            args,
+            {"type": "removed", "count": ch.sessions_removed},
+            f"× {ch.sessions_removed} other session(s) deleted",
+        )
 
 
 def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
@@ -215,8 +262,11 @@ def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
         if args.json:
             _emit(args, start, "")
         else:
-            print(f"watching {inert(str(db.db_path))} for new sessions and messages (Ctrl-C to stop)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"watching {inert(str(db.db_path))} for new sessions and messages (Ctrl-C to stop)",
+                file=sys.stderr,
+                flush=True,
+            )
         while True:
             ch = watcher.poll()
             if ch:
@@ -230,7 +280,9 @@ def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- standalone
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m hermes_tui.cli_live", description="Follow a Hermes store.")
+    parser = argparse.ArgumentParser(
+        prog="python -m hermes_tui.cli_live", description="Follow a Hermes store."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_, add in (("tail", TAIL_HELP, add_tail_args), ("watch", WATCH_HELP, add_watch_args)):
         p = sub.add_parser(name, help=help_, description=help_)
@@ -255,8 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except StoreError as exc:
         code = EXIT_DELETED if isinstance(exc, SessionNotFound) else 1
         if args.json:
-            sys.stdout.write(json_text({"error": one_line(str(exc)), "kind": "not_found" if code == 3 else "error"})
-                             + "\n")
+            sys.stdout.write(
+                json_text({"error": one_line(str(exc)), "kind": "not_found" if code == 3 else "error"}) + "\n"
+            )
         else:
             print("error: " + one_line(str(exc)), file=sys.stderr)
         return code

@@ -84,10 +84,14 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400, "": 86400}
 
 #: Exit code of each error kind (the `kind` of a `--json` error object). Documented in --help.
 EXIT_CODES: dict[str, int] = {
-    "error": 1, "io": 1, "disk_full": 1, "internal": 1,
+    "error": 1,
+    "io": 1,
+    "disk_full": 1,
+    "internal": 1,
     "usage": 2,
     "not_found": 3,
-    "read_only": 4, "refused": 4,
+    "read_only": 4,
+    "refused": 4,
     "locked": 5,
     "not_a_database": 6,
     "ambiguous": 7,
@@ -155,7 +159,9 @@ def parse_duration(text: str) -> float:
     """`5h`, `2d`, `1w`, `30m`, `90s` or bare days (`30`) → seconds."""
     m = _DURATION_RE.match(text or "")
     if not m:
-        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (use e.g. 12h, 7d, 2w or a number of days)")
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r} (use e.g. 12h, 7d, 2w or a number of days)"
+        )
     return float(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
@@ -165,7 +171,9 @@ def parse_iso(text: str) -> float:
     try:
         dt = datetime.fromisoformat(raw.replace("Z", "+00:00") if raw.endswith("Z") else raw)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid date {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+        raise argparse.ArgumentTypeError(
+            f"invalid date {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)"
+        ) from None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
@@ -209,27 +217,57 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_globals(p: argparse.ArgumentParser, suppress: bool) -> None:
     d = argparse.SUPPRESS
-    p.add_argument("--db", type=Path, metavar="PATH", default=d if suppress else None,
-                   help="state.db to use (default: $HERMES_HOME/state.db or ~/.hermes/state.db)")
-    p.add_argument("--json", action="store_true", default=d if suppress else False,
-                   help="machine output: one JSON document on stdout")
-    p.add_argument("--read-only", action="store_true", default=d if suppress else False,
-                   help="open the database read-only; write commands are refused")
+    p.add_argument(
+        "--db",
+        type=Path,
+        metavar="PATH",
+        default=d if suppress else None,
+        help="state.db to use (default: $HERMES_HOME/state.db or ~/.hermes/state.db)",
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        default=d if suppress else False,
+        help="machine output: one JSON document on stdout",
+    )
+    p.add_argument(
+        "--read-only",
+        action="store_true",
+        default=d if suppress else False,
+        help="open the database read-only; write commands are refused",
+    )
 
 
-def _add_profile_opts(p: argparse.ArgumentParser, all_flags: Sequence[str] = ("--all", "--all-profiles")) -> None:
-    p.add_argument("--profile", action="append", default=[], metavar="NAME",
-                   help="use this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)")
-    p.add_argument(*all_flags, dest="all_profiles", action="store_true",
-                   help="every discovered profile's store (the default one and profiles/*/state.db)")
+def _add_profile_opts(
+    p: argparse.ArgumentParser, all_flags: Sequence[str] = ("--all", "--all-profiles")
+) -> None:
+    p.add_argument(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="use this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)",
+    )
+    p.add_argument(
+        *all_flags,
+        dest="all_profiles",
+        action="store_true",
+        help="every discovered profile's store (the default one and profiles/*/state.db)",
+    )
 
 
 def _add_list_filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", action="append", default=[], help="only this source (repeatable)")
     p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
-    p.add_argument("--after", type=parse_when, metavar="WHEN",
-                   help="started at/after (ISO date, UTC, or a duration ago like 7d/12h)")
-    p.add_argument("--before", type=parse_when, metavar="WHEN", help="started before (ISO date or duration ago)")
+    p.add_argument(
+        "--after",
+        type=parse_when,
+        metavar="WHEN",
+        help="started at/after (ISO date, UTC, or a duration ago like 7d/12h)",
+    )
+    p.add_argument(
+        "--before", type=parse_when, metavar="WHEN", help="started before (ISO date or duration ago)"
+    )
     p.add_argument("--order", choices=ORDERS, default="last_active")
 
 
@@ -244,23 +282,40 @@ def parse_megabytes(text: str) -> int:
 
 
 def _retention_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--trash-keep", type=parse_duration, metavar="AGE", default=TRASH_RETENTION_S,
-                   help=f"trash retention: entries older than AGE go when a new one is written"
-                        f" (default {int(TRASH_RETENTION_S // 86400)}d)")
-    p.add_argument("--trash-max-mb", type=parse_megabytes, metavar="MB", default=TRASH_MAX_BYTES,
-                   help=f"then the oldest entries go while the trash is larger than MB"
-                        f" (default {TRASH_MAX_BYTES // (1024 * 1024)})")
+    p.add_argument(
+        "--trash-keep",
+        type=parse_duration,
+        metavar="AGE",
+        default=TRASH_RETENTION_S,
+        help=f"trash retention: entries older than AGE go when a new one is written"
+        f" (default {int(TRASH_RETENTION_S // 86400)}d)",
+    )
+    p.add_argument(
+        "--trash-max-mb",
+        type=parse_megabytes,
+        metavar="MB",
+        default=TRASH_MAX_BYTES,
+        help=f"then the oldest entries go while the trash is larger than MB"
+        f" (default {TRASH_MAX_BYTES // (1024 * 1024)})",
+    )
 
 
 def _trash_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--no-trash", action="store_true",
-                   help="delete for good: write no trash entry (the default keeps one to restore)")
+    p.add_argument(
+        "--no-trash",
+        action="store_true",
+        help="delete for good: write no trash entry (the default keeps one to restore)",
+    )
     _retention_opts(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="hermes-tui sessions", description="Headless session commands (the browser's twin).",
-                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="hermes-tui sessions",
+        description="Headless session commands (the browser's twin).",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _add_globals(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
@@ -276,11 +331,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=non_negative_int, default=50, help="at most N rows (0 = all; default 50)")
 
     p = cmd("show", "Show one session: metadata, lineage and messages.")
-    p.add_argument("session", metavar="ID",
-                   help="session id, unique id prefix, or title (a numbered family's newest, like --resume)")
+    p.add_argument(
+        "session",
+        metavar="ID",
+        help="session id, unique id prefix, or title (a numbered family's newest, like --resume)",
+    )
     p.add_argument("--all", action="store_true", help="include rewound/archived (inactive) messages")
-    p.add_argument("--full", action="store_true",
-                   help=f"print every message in full (default: the first {SHOW_TEXT_LIMIT:,} characters)")
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help=f"print every message in full (default: the first {SHOW_TEXT_LIMIT:,} characters)",
+    )
     _add_profile_opts(p, ("--all-profiles",))
 
     p = cmd("search", "Full-text search over messages.")
@@ -299,21 +360,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmd("prune", "Delete ended sessions matching filters (bare prune: older than 90 days).")
     _add_profile_opts(p)
-    p.add_argument("--older-than", type=parse_duration, metavar="AGE", help="started more than AGE ago (5h, 2d, 1w, or days)")
+    p.add_argument(
+        "--older-than",
+        type=parse_duration,
+        metavar="AGE",
+        help="started more than AGE ago (5h, 2d, 1w, or days)",
+    )
     p.add_argument("--newer-than", type=parse_duration, metavar="AGE", help="started less than AGE ago")
     p.add_argument("--before", type=parse_iso, metavar="DATE", help="started before DATE (ISO, UTC)")
     p.add_argument("--after", type=parse_iso, metavar="DATE", help="started at/after DATE (ISO, UTC)")
     p.add_argument("--source")
-    p.add_argument("--title", metavar="ID", help="only this session: its id, a unique id prefix, or its exact title")
+    p.add_argument(
+        "--title", metavar="ID", help="only this session: its id, a unique id prefix, or its exact title"
+    )
     p.add_argument("--title-contains", metavar="TEXT", help="title contains TEXT (case-insensitive)")
     p.add_argument("--end-reason")
     p.add_argument("--model", help="model contains (case-insensitive)")
-    for name, typ in (("messages", non_negative_int), ("tokens", non_negative_int), ("cost", non_negative_float),
-                      ("tool-calls", non_negative_int)):
+    for name, typ in (
+        ("messages", non_negative_int),
+        ("tokens", non_negative_int),
+        ("cost", non_negative_float),
+        ("tool-calls", non_negative_int),
+    ):
         p.add_argument(f"--min-{name}", type=typ)
         p.add_argument(f"--max-{name}", type=typ)
     p.add_argument("--include-archived", action="store_true", help="archived sessions are candidates too")
-    p.add_argument("--export-before", type=Path, metavar="PATH", help="write a JSONL export of the sessions first")
+    p.add_argument(
+        "--export-before", type=Path, metavar="PATH", help="write a JSONL export of the sessions first"
+    )
     p.add_argument("--force", action="store_true", help="let --export-before replace an existing file")
     _confirm_opts(p)
     _trash_opts(p)
@@ -325,15 +399,26 @@ def build_parser() -> argparse.ArgumentParser:
     _trash_opts(p)
 
     p = cmd("export", "Export sessions as JSON, JSONL or Markdown.")
-    p.add_argument("sessions", metavar="ID", nargs="*", help="sessions to export (none: every session matching the filters)")
+    p.add_argument(
+        "sessions",
+        metavar="ID",
+        nargs="*",
+        help="sessions to export (none: every session matching the filters)",
+    )
     p.add_argument("--format", choices=("json", "jsonl", "md"), default="jsonl")
     _add_profile_opts(p)
     p.add_argument("--lineage", action="store_true", help="export each id's whole compression lineage as one")
     _add_list_filters(p)
-    p.add_argument("--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)")
-    p.add_argument("-o", "--output", metavar="PATH",
-                   help="file ('-' = stdout, the default for json/jsonl); md: a file for one session, a"
-                        " directory (with manifest.jsonl) for several or when PATH is a directory")
+    p.add_argument(
+        "--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)"
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="file ('-' = stdout, the default for json/jsonl); md: a file for one session, a"
+        " directory (with manifest.jsonl) for several or when PATH is a directory",
+    )
     p.add_argument("--force", action="store_true", help="replace existing files")
 
     p = cmd("stats", "Totals, usage by source and model, costliest sessions and chains, activity, health.")
@@ -342,10 +427,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_opts(p)
 
     p = cmd("repair", "Check a damaged store (--check) or back it up and repair it, keeping every session.")
-    p.add_argument("--check", action="store_true",
-                   help="only diagnose (read-only): exit 0 when healthy, 9 when damaged")
-    p.add_argument("--backup-dir", type=Path, metavar="DIR",
-                   help="where the backup goes (default: beside the store)")
+    p.add_argument(
+        "--check", action="store_true", help="only diagnose (read-only): exit 0 when healthy, 9 when damaged"
+    )
+    p.add_argument(
+        "--backup-dir", type=Path, metavar="DIR", help="where the backup goes (default: beside the store)"
+    )
     p.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
 
     p = cmd("tail", cli_live.TAIL_HELP)
@@ -369,8 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("entry", metavar="ENTRY", help="entry id or a unique prefix of one")
     tp = tcmd("empty", "Remove entries for good (all, or --older-than AGE, or --retention).")
     tp.add_argument("--older-than", type=parse_duration, metavar="AGE", help="only entries older than AGE")
-    tp.add_argument("--retention", action="store_true",
-                    help="apply the retention only (--trash-keep, --trash-max-mb)")
+    tp.add_argument(
+        "--retention", action="store_true", help="apply the retention only (--trash-keep, --trash-max-mb)"
+    )
     _retention_opts(tp)
     tp.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
     return parser
@@ -430,8 +518,12 @@ def _cell(value: Any, limit: int | None = None) -> str:
     return text
 
 
-def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = (),
-           limits: dict[int, int] | None = None) -> str:
+def _table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    right: Sequence[int] = (),
+    limits: dict[int, int] | None = None,
+) -> str:
     """Columns aligned by terminal cells, not characters, so CJK titles line up."""
     limits = limits or {}
     cells = [[_cell(c, limits.get(i)) for i, c in enumerate(r)] for r in rows]
@@ -477,16 +569,20 @@ def _precheck(path: Path) -> None:
 
 def _require_store(db: SessionDB, path: Path) -> None:
     if not db.columns("sessions") or not db.columns("messages"):
-        raise CliError(f"{path} is an SQLite database but not a Hermes session store (no sessions/messages"
-                       " tables)", "not_a_database")
+        raise CliError(
+            f"{path} is an SQLite database but not a Hermes session store (no sessions/messages tables)",
+            "not_a_database",
+        )
 
 
 def _open(args: argparse.Namespace, write: bool) -> SessionDB:
     path = _db_path(args)
     _precheck(path)
     if write and args.read_only:
-        raise CliError(f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
-                       "read_only")
+        raise CliError(
+            f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
+            "read_only",
+        )
     db = SessionDB(path, read_only=True)
     try:
         _require_store(db, path)
@@ -551,7 +647,9 @@ def _resolve_target(db: SessionDB, ref: str, *, family: bool = False) -> Target:
     if titled is not None:
         found[titled["id"]] = "title"
     if family_id:
-        found = {k: v for k, v in found.items() if v == "prefix"}  # the family's newest replaces the exact title
+        found = {
+            k: v for k, v in found.items() if v == "prefix"
+        }  # the family's newest replaces the exact title
         found.setdefault(family_id, "family")
     if len(found) == 1:
         ((sid, how),) = found.items()
@@ -559,11 +657,16 @@ def _resolve_target(db: SessionDB, ref: str, *, family: bool = False) -> Target:
         return Target(sid, (row or {}).get("title"), how)
     if found:
         rows = db.list_rows(list(found)[:CANDIDATES_SHOWN])
-        raise CliError(f"{ref!r} is ambiguous: it matches {len(found)} sessions: {_listing(rows)}"
-                       + (" …" if len(found) > CANDIDATES_SHOWN else ""), "ambiguous")
+        raise CliError(
+            f"{ref!r} is ambiguous: it matches {len(found)} sessions: {_listing(rows)}"
+            + (" …" if len(found) > CANDIDATES_SHOWN else ""),
+            "ambiguous",
+        )
     near = _candidates(db, ref)
     hint = f"; sessions whose id or title contains it: {_listing(near)}" if near else ""
-    raise CliError(f"no session is {ref!r} (not an id, a unique id prefix, or an exact title){hint}", "not_found")
+    raise CliError(
+        f"no session is {ref!r} (not an id, a unique id prefix, or an exact title){hint}", "not_found"
+    )
 
 
 def _resolve(db: SessionDB, ref: str) -> str:
@@ -585,7 +688,9 @@ def _confirm(args: argparse.Namespace, question: str, verb: str = "delete") -> b
         return True
     stdin = sys.stdin
     if stdin is None or not stdin.isatty():
-        raise CliError(f"refusing to {verb} without confirmation: stdin is not a terminal (pass --yes)", "refused")
+        raise CliError(
+            f"refusing to {verb} without confirmation: stdin is not a terminal (pass --yes)", "refused"
+        )
     sys.stderr.write(f"{inert(question, newlines=False)} [y/N] ")
     sys.stderr.flush()
     answer = stdin.readline().strip().lower()
@@ -649,9 +754,12 @@ def _list_table(rows: Sequence[dict[str, Any]], with_profile: bool) -> str:
     ]
     shift = 1 if with_profile else 0
     headers = ("ID", "TITLE / PREVIEW", "SOURCE", "MODEL", "MSGS", "TOKENS", "COST", "LAST ACTIVE")
-    return _table((("PROFILE",) if with_profile else ()) + headers, table,
-                  right=tuple(i + shift for i in (4, 5, 6)),
-                  limits=({0: 24} if with_profile else {}) | {i + shift: w for i, w in ((1, 40), (2, 16), (3, 24))})
+    return _table(
+        (("PROFILE",) if with_profile else ()) + headers,
+        table,
+        right=tuple(i + shift for i in (4, 5, 6)),
+        limits=({0: 24} if with_profile else {}) | {i + shift: w for i, w in ((1, 40), (2, 16), (3, 24))},
+    )
 
 
 def _tool_calls(value: Any) -> list[Any]:
@@ -703,8 +811,9 @@ _HOW = {
 }
 
 
-def cmd_show(db: SessionDB, args: argparse.Namespace, target: Target | None = None,
-             profile: str | None = None) -> int:
+def cmd_show(
+    db: SessionDB, args: argparse.Namespace, target: Target | None = None, profile: str | None = None
+) -> int:
     """`show`; with profiles, `target` was resolved across the stores and `profile` owns it."""
     target = target or _resolve_target(db, args.session, family=True)
     sid = target.id
@@ -717,17 +826,30 @@ def cmd_show(db: SessionDB, args: argparse.Namespace, target: Target | None = No
     lineage = db.get_lineage(sid)
     messages = db.get_messages(sid, include_inactive=args.all)
     if args.json:
-        _emit_json({**({"profile": profile} if profile is not None else {}),
-                    "session": session, "lineage": lineage, "messages": messages})
+        _emit_json(
+            {
+                **({"profile": profile} if profile is not None else {}),
+                "session": session,
+                "lineage": lineage,
+                "messages": messages,
+            }
+        )
         return 0
     fields = [
-        ("profile", profile), ("id", session["id"]), ("title", session.get("title")), ("source", session.get("source")),
-        ("model", session.get("model")), ("started", iso(session.get("started_at"))),
-        ("ended", iso(session.get("ended_at"))), ("end reason", session.get("end_reason")),
-        ("parent", session.get("parent_session_id")), ("messages", session.get("message_count")),
+        ("profile", profile),
+        ("id", session["id"]),
+        ("title", session.get("title")),
+        ("source", session.get("source")),
+        ("model", session.get("model")),
+        ("started", iso(session.get("started_at"))),
+        ("ended", iso(session.get("ended_at"))),
+        ("end reason", session.get("end_reason")),
+        ("parent", session.get("parent_session_id")),
+        ("messages", session.get("message_count")),
         ("tool calls", session.get("tool_call_count")),
         ("tokens", f"{session.get('input_tokens') or 0} in / {session.get('output_tokens') or 0} out"),
-        ("cost", _fmt_cost(_cost(session))), ("cwd", session.get("cwd")),
+        ("cost", _fmt_cost(_cost(session))),
+        ("cwd", session.get("cwd")),
     ]
     for k, v in fields:
         if v not in (None, ""):
@@ -743,8 +865,10 @@ def cmd_show(db: SessionDB, args: argparse.Namespace, target: Target | None = No
                 marks.append("tip")
             kind = _s(node.get("edge_kind")) or "root"
             label = _s(node["id"]) + (f" “{_s(node['title'], 60)}”" if node.get("title") else "")
-            _out(f"  {'  ' * int(node.get('depth') or 0)}{'* ' if node.get('is_self') else '- '}{label} [{kind}]"
-                 f" {node.get('message_count') or 0} msgs" + (f" ({', '.join(marks)})" if marks else ""))
+            _out(
+                f"  {'  ' * int(node.get('depth') or 0)}{'* ' if node.get('is_self') else '- '}{label} [{kind}]"
+                f" {node.get('message_count') or 0} msgs" + (f" ({', '.join(marks)})" if marks else "")
+            )
     _out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
     for msg in messages:
         _out("")
@@ -767,8 +891,10 @@ def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"route: {outcome.route}  ({len(outcome.results)} hit{'s' if len(outcome.results) != 1 else ''})")
     for hit in outcome.results:
         _out("")
-        _out(f"#{_s(hit.get('id'))}  {_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
-             f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]")
+        _out(
+            f"#{_s(hit.get('id'))}  {_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
+            f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]"
+        )
         _out("  " + _s(hit.get("snippet"), 400))
     return 0
 
@@ -797,13 +923,17 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
         msg = check.get("error") or "invalid title"
         if check.get("holder"):
             holder = db.get_session(check["holder"]) or {"id": check["holder"]}
-            msg += (f" (held by {_ident(holder)}: {_s(holder.get('source')) or '?'},"
-                    f" started {_s(iso(holder.get('started_at')))})")
+            msg += (
+                f" (held by {_ident(holder)}: {_s(holder.get('source')) or '?'},"
+                f" started {_s(iso(holder.get('started_at')))})"
+            )
         raise CliError(msg, "invalid")
     db.set_session_title(sid, title)
     new = db.get_session_title(sid)
     if args.json:
-        _emit_json({**_profile_field(args), "id": sid, "title": new, "transfer_from": check.get("transfer_from")})
+        _emit_json(
+            {**_profile_field(args), "id": sid, "title": new, "transfer_from": check.get("transfer_from")}
+        )
         return 0
     if new is None:
         _out(f"Cleared the title of {_ident({'id': sid, 'title': target.title})}.")
@@ -831,11 +961,23 @@ def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, 
         after.append(args.after)
     if after:
         f["started_after"] = max(after)
-    for key, attr in (("title_like", "title_contains"), ("end_reason", "end_reason"), ("model_like", "model")):
+    for key, attr in (
+        ("title_like", "title_contains"),
+        ("end_reason", "end_reason"),
+        ("model_like", "model"),
+    ):
         if getattr(args, attr):
             f[key] = getattr(args, attr)
-    for key in ("min_messages", "max_messages", "min_tokens", "max_tokens", "min_cost", "max_cost",
-                "min_tool_calls", "max_tool_calls"):
+    for key in (
+        "min_messages",
+        "max_messages",
+        "min_tokens",
+        "max_tokens",
+        "min_cost",
+        "max_cost",
+        "min_tool_calls",
+        "max_tool_calls",
+    ):
         if getattr(args, key) is not None:
             f[key] = getattr(args, key)
     any_filter = bool(f) or bool(args.source) or bool(args.title)
@@ -847,20 +989,26 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
     if implicit:
         _out(f"No filters: pruning ended sessions older than {DEFAULT_PRUNE_DAYS} days.")
     n = plan["sessions"]
-    _out(f"{n} session{'s' if n != 1 else ''}, {plan['messages']} messages would be deleted"
-         f" (about {plan['bytes_estimate']:,} bytes of the file).")
+    _out(
+        f"{n} session{'s' if n != 1 else ''}, {plan['messages']} messages would be deleted"
+        f" (about {plan['bytes_estimate']:,} bytes of the file)."
+    )
     if n:
         _out(f"oldest: {iso(plan['oldest'])}   newest: {iso(plan['newest'])}")
         for c in plan["candidates"][:50]:
-            _out(f"  - {_s(c['id'])}  {_s(c.get('source'), 40) or '-'}  {_short_time(c.get('started_at'))}"
-                 f"  {c.get('message_count') or 0} msgs  {_cell(c.get('title'), 40)}")
+            _out(
+                f"  - {_s(c['id'])}  {_s(c.get('source'), 40) or '-'}  {_short_time(c.get('started_at'))}"
+                f"  {c.get('message_count') or 0} msgs  {_cell(c.get('title'), 40)}"
+            )
         if n > 50:
             _out(f"  … and {n - 50} more")
     if plan["cascade_ids"]:
         _out(f"Delegate subagent sessions that go with them ({len(plan['cascade_ids'])}):")
         for c in plan["cascade"]:
-            _out(f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
-                 f" {c.get('message_count') or 0} msgs)")
+            _out(
+                f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
+                f" {c.get('message_count') or 0} msgs)"
+            )
     if plan["excluded"]:
         _out(f"Kept back ({len(plan['excluded'])}):")
         for e in plan["excluded"][:50]:
@@ -890,17 +1038,24 @@ def _plan_for_one(db: SessionDB, plan: dict[str, Any], sid: str | None) -> dict[
     messages = sum(int(c.get("message_count") or 0) for c in candidates + cascade)
     estimate = int(plan["bytes_estimate"] * messages / plan["messages"]) if plan["messages"] else 0
     return {
-        **plan, "ids": [c["id"] for c in candidates], "sessions": len(candidates), "messages": messages,
+        **plan,
+        "ids": [c["id"] for c in candidates],
+        "sessions": len(candidates),
+        "messages": messages,
         "oldest": candidates[0]["started_at"] if candidates else None,
-        "newest": candidates[-1]["started_at"] if candidates else None, "bytes_estimate": estimate,
-        "cascade_ids": [r["id"] for r in cascade], "cascade": cascade,
-        "cascade_open": [r for r in rows if r.get("ended_at") is None], "candidates": candidates,
+        "newest": candidates[-1]["started_at"] if candidates else None,
+        "bytes_estimate": estimate,
+        "cascade_ids": [r["id"] for r in cascade],
+        "cascade": cascade,
+        "cascade_open": [r for r in rows if r.get("ended_at") is None],
+        "candidates": candidates,
         "excluded": [e for e in plan["excluded"] if e["id"] == sid],
     }
 
 
-def _prune_plan(db: SessionDB, args: argparse.Namespace,
-                target: Target | None = None) -> tuple[dict[str, Any], list[str], bool]:
+def _prune_plan(
+    db: SessionDB, args: argparse.Namespace, target: Target | None = None
+) -> tuple[dict[str, Any], list[str], bool]:
     """The reviewed prune plan of one store: (plan, ids to delete incl. delegate children, any filter)."""
     older, source, filters, any_filter = _prune_filters(args)
     if target is None and args.title:
@@ -909,7 +1064,9 @@ def _prune_plan(db: SessionDB, args: argparse.Namespace,
         # Narrows the scan; the plan is then cut to exactly this session (the LIKE also
         # matches "T #2", "my T", …).
         filters["title_like"] = target.title
-    plan = db.plan_prune(older_than_days=older, source=source, include_archived=args.include_archived, **filters)
+    plan = db.plan_prune(
+        older_than_days=older, source=source, include_archived=args.include_archived, **filters
+    )
     if target is not None:
         # --title-contains still applies: a target whose title lacks the text is not a candidate.
         keeps = not args.title_contains or args.title_contains.lower() in (target.title or "").lower()
@@ -931,8 +1088,9 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
             _out("Dry run: nothing was deleted.")
         return 0
     if args.export_before is not None and args.export_before.exists() and not args.force:
-        raise CliError(f"refusing to overwrite existing file {args.export_before} (use --force to replace it)",
-                       "refused")
+        raise CliError(
+            f"refusing to overwrite existing file {args.export_before} (use --force to replace it)", "refused"
+        )
     if not _confirm(args, _delete_question(plan["candidates"], len(to_delete) - len(plan["ids"]))):
         raise CliError("not confirmed: nothing was deleted", "refused")
     exported = None
@@ -944,25 +1102,35 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
     # (cascade_delegates=False, so a subagent created after the review is not swept along).
     result = _remove(db, args, to_delete, what="prune", require_ended=True)
     if args.json:
-        _emit_json({"plan": plan, "result": result, "exported": exported, "dry_run": False,
-                    "trash_entry": result.get("trash_entry")})
+        _emit_json(
+            {
+                "plan": plan,
+                "result": result,
+                "exported": exported,
+                "dry_run": False,
+                "trash_entry": result.get("trash_entry"),
+            }
+        )
     else:
         _print_result(result, args)
     return 0
 
 
-def _remove(db: SessionDB, args: argparse.Namespace, ids: Sequence[str], *, what: str,
-            require_ended: bool) -> dict[str, Any]:
+def _remove(
+    db: SessionDB, args: argparse.Namespace, ids: Sequence[str], *, what: str, require_ended: bool
+) -> dict[str, Any]:
     """Delete exactly `ids` (no cascade: the caller reviewed them), through the trash unless --no-trash."""
     progress = _progress_printer(not args.json and sys.stderr.isatty())
     if args.no_trash:
-        result = db.delete_sessions_batched(ids, cascade_delegates=False, require_ended=require_ended,
-                                            progress=progress)
+        result = db.delete_sessions_batched(
+            ids, cascade_delegates=False, require_ended=require_ended, progress=progress
+        )
         return {**result, "trash_entry": None}
     db.trash_retention_s = args.trash_keep
     db.trash_max_bytes = args.trash_max_mb
-    return db.trash_sessions(ids, what=what, cascade_delegates=False, require_ended=require_ended,
-                             progress=progress)
+    return db.trash_sessions(
+        ids, what=what, cascade_delegates=False, require_ended=require_ended, progress=progress
+    )
 
 
 def _restore_hint(args: argparse.Namespace, entry: str) -> str:
@@ -1011,28 +1179,42 @@ def _delete_plan(db: SessionDB, ids: Sequence[str]) -> dict[str, Any]:
     messages = sum(int(t.get("message_count") or 0) for t in targets if t) + sum(
         int(c.get("message_count") or 0) for c in cascade
     )
-    return {"ids": list(ids), "sessions": [t for t in targets if t], "cascade": cascade,
-            "cascade_ids": [c["id"] for c in cascade], "orphaned": orphaned,
-            "orphaned_ids": [o["id"] for o in orphaned], "messages": messages}
+    return {
+        "ids": list(ids),
+        "sessions": [t for t in targets if t],
+        "cascade": cascade,
+        "cascade_ids": [c["id"] for c in cascade],
+        "orphaned": orphaned,
+        "orphaned_ids": [o["id"] for o in orphaned],
+        "messages": messages,
+    }
 
 
 def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     ids = list(dict.fromkeys(_resolve(db, ref) for ref in args.sessions))
     plan = _delete_plan(db, ids)
     if not args.json:
-        _out(f"{len(ids)} session{'s' if len(ids) != 1 else ''} ({plan['messages']} messages incl. cascades):")
+        _out(
+            f"{len(ids)} session{'s' if len(ids) != 1 else ''} ({plan['messages']} messages incl. cascades):"
+        )
         for row in plan["sessions"]:
-            _out(f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  {row.get('message_count') or 0} msgs"
-                 f"  {_cell(row.get('title'), 40)}")
+            _out(
+                f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  {row.get('message_count') or 0} msgs"
+                f"  {_cell(row.get('title'), 40)}"
+            )
         if plan["cascade"]:
             _out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")
             for c in plan["cascade"]:
-                _out(f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
-                     f" {c.get('message_count') or 0} msgs)")
+                _out(
+                    f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
+                    f" {c.get('message_count') or 0} msgs)"
+                )
         if plan["orphaned"]:
             _out(f"Children kept as roots (orphaned) ({len(plan['orphaned'])}):")
             for o in plan["orphaned"]:
-                _out(f"  ~ {_s(o['id'])}  [{_s(o.get('edge_kind'))}] child of {_s(o.get('parent_session_id'))}")
+                _out(
+                    f"  ~ {_s(o['id'])}  [{_s(o.get('edge_kind'))}] child of {_s(o.get('parent_session_id'))}"
+                )
     if args.dry_run:
         if args.json:
             _emit_json({**_profile_field(args), "plan": plan, "result": None, "dry_run": True})
@@ -1047,8 +1229,15 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     reviewed = ids + [c for c in plan["cascade_ids"] if c not in set(ids)]
     result = _remove(db, args, reviewed, what="delete", require_ended=False)
     if args.json:
-        _emit_json({**_profile_field(args), "plan": plan, "result": result, "dry_run": False,
-                    "trash_entry": result.get("trash_entry")})
+        _emit_json(
+            {
+                **_profile_field(args),
+                "plan": plan,
+                "result": result,
+                "dry_run": False,
+                "trash_entry": result.get("trash_entry"),
+            }
+        )
     else:
         _print_result(result, args)
     return 0
@@ -1116,13 +1305,23 @@ def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any
         body = to_markdown(items[0])
         path = write_export(target, body, force=args.force)
         if args.json:
-            _emit_json({"format": "md", "path": str(path), "sessions": 1, "id": items[0].get("id"),
-                        "bytes": len(body.encode("utf-8")), "sha256": sha256_text(body)})
+            _emit_json(
+                {
+                    "format": "md",
+                    "path": str(path),
+                    "sessions": 1,
+                    "id": items[0].get("id"),
+                    "bytes": len(body.encode("utf-8")),
+                    "sha256": sha256_text(body),
+                }
+            )
         else:
             _out(f"Exported {_ident(items[0])} to {path}.")
         return 0
     if target.exists():
-        raise CliError(f"{target} exists and is not a directory ({len(items)} sessions need a directory)", "refused")
+        raise CliError(
+            f"{target} exists and is not a directory ({len(items)} sessions need a directory)", "refused"
+        )
     if not items:
         raise CliError("no sessions match: nothing was written", "not_found")
     return _export_md_dir(args, target, items)
@@ -1136,24 +1335,39 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
         if manifest_path.exists():
             clashes.append(manifest_path)
         if clashes:
-            raise CliError(f"refusing to overwrite existing file {clashes[0]}"
-                           + (f" and {len(clashes) - 1} more" if len(clashes) > 1 else "") + " (use --force)",
-                           "refused")
+            raise CliError(
+                f"refusing to overwrite existing file {clashes[0]}"
+                + (f" and {len(clashes) - 1} more" if len(clashes) > 1 else "")
+                + " (use --force)",
+                "refused",
+            )
     make_private_dirs(directory)
     manifest = []
     for name, item, body in bodies:
         write_export(directory / name, body, force=args.force)
-        manifest.append({
-            **({"profile": item["profile"]} if "profile" in item else {}),
-            "file": name, "id": item.get("id"), "title": item.get("title"),
-            "lineage_session_ids": item.get("lineage_session_ids") or [item.get("id")],
-            "messages": len(item.get("messages") or []), "bytes": len(body.encode("utf-8")),
-            "sha256": sha256_text(body),
-        })
+        manifest.append(
+            {
+                **({"profile": item["profile"]} if "profile" in item else {}),
+                "file": name,
+                "id": item.get("id"),
+                "title": item.get("title"),
+                "lineage_session_ids": item.get("lineage_session_ids") or [item.get("id")],
+                "messages": len(item.get("messages") or []),
+                "bytes": len(body.encode("utf-8")),
+                "sha256": sha256_text(body),
+            }
+        )
     write_export(manifest_path, (json_text(m) + "\n" for m in manifest), force=args.force)
     if args.json:
-        _emit_json({"format": "md", "directory": str(directory), "sessions": len(manifest),
-                    "manifest": str(manifest_path), "files": manifest})
+        _emit_json(
+            {
+                "format": "md",
+                "directory": str(directory),
+                "sessions": len(manifest),
+                "manifest": str(manifest_path),
+                "files": manifest,
+            }
+        )
     else:
         _out(f"Exported {len(manifest)} sessions to {directory} (manifest: {manifest_path.name}).")
     return 0
@@ -1196,42 +1410,102 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
 
 def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     t = data["totals"]
-    _out(f"Sessions: {t.get('sessions') or 0}   messages: {t.get('messages') or 0}   tokens: "
-         f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: {_fmt_cost(t.get('cost'))}")
+    _out(
+        f"Sessions: {t.get('sessions') or 0}   messages: {t.get('messages') or 0}   tokens: "
+        f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: {_fmt_cost(t.get('cost'))}"
+    )
     _out("\nBy source:")
-    _out(_table(("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-                [(r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, _fmt_cost(r["cost"]))
-                 for r in data["sessions_by_source"]], right=(1, 2, 3, 4), limits={0: 40}))
+    _out(
+        _table(
+            ("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
+            [
+                (r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, _fmt_cost(r["cost"]))
+                for r in data["sessions_by_source"]
+            ],
+            right=(1, 2, 3, 4),
+            limits={0: 40},
+        )
+    )
     _out("\nBy model:")
-    _out(_table(("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
-                [(r["model"], r["session_count"], r["total_input"] or 0, r["total_output"] or 0,
-                  _fmt_cost(r["total_cost"])) for r in data["usage_by_model"]], right=(1, 2, 3, 4),
-                limits={0: 40}))
+    _out(
+        _table(
+            ("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
+            [
+                (
+                    r["model"],
+                    r["session_count"],
+                    r["total_input"] or 0,
+                    r["total_output"] or 0,
+                    _fmt_cost(r["total_cost"]),
+                )
+                for r in data["usage_by_model"]
+            ],
+            right=(1, 2, 3, 4),
+            limits={0: 40},
+        )
+    )
     _out("\nCostliest sessions:")
-    _out(_table(("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
-                [(r["id"], r.get("title") or "", r.get("source") or "-", r.get("total_tokens") or 0,
-                  _fmt_cost(r["cost"])) for r in data["costliest_sessions"]], right=(3, 4), limits={1: 40, 2: 16}))
+    _out(
+        _table(
+            ("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
+            [
+                (
+                    r["id"],
+                    r.get("title") or "",
+                    r.get("source") or "-",
+                    r.get("total_tokens") or 0,
+                    _fmt_cost(r["cost"]),
+                )
+                for r in data["costliest_sessions"]
+            ],
+            right=(3, 4),
+            limits={1: 40, 2: 16},
+        )
+    )
     if data["costliest_chains"]:
         _out("\nCostliest chains (root and descendants):")
-        _out(_table(("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-                    [(r["root_id"], r.get("title") or "", r["sessions"], r["messages"] or 0,
-                      r["tokens"] or 0, _fmt_cost(r["cost"])) for r in data["costliest_chains"]], right=(2, 3, 4, 5),
-                    limits={1: 40}))
+        _out(
+            _table(
+                ("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
+                [
+                    (
+                        r["root_id"],
+                        r.get("title") or "",
+                        r["sessions"],
+                        r["messages"] or 0,
+                        r["tokens"] or 0,
+                        _fmt_cost(r["cost"]),
+                    )
+                    for r in data["costliest_chains"]
+                ],
+                right=(2, 3, 4, 5),
+                limits={1: 40},
+            )
+        )
     act = data["activity_by_day"]
     _out(f"\nActivity, last {args.days} days (messages per UTC day):")
     if not act:
         _out("  (none)")
     top = max((a["messages"] for a in act), default=0)
     for a in act:
-        _out(f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, {a['sessions']} sessions")
+        _out(
+            f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, {a['sessions']} sessions"
+        )
     h = data["store_health"]
     _out("\nStore health:")
-    idx = ", ".join(f"{_s(k)}={'?' if v is None else _s(v)}" for k, v in (h.get("index_rows") or {}).items()) or "none"
-    _out(f"  schema v{h.get('schema_version')} (code v{h.get('code_schema_version')}), FTS layout {h.get('fts_layout')},"
-         f" trigram {'yes' if h.get('trigram') else 'no'}, CJK {h.get('cjk') or 'no'} ({h.get('cjk_index')})")
+    idx = (
+        ", ".join(f"{_s(k)}={'?' if v is None else _s(v)}" for k, v in (h.get("index_rows") or {}).items())
+        or "none"
+    )
+    _out(
+        f"  schema v{h.get('schema_version')} (code v{h.get('code_schema_version')}), FTS layout {h.get('fts_layout')},"
+        f" trigram {'yes' if h.get('trigram') else 'no'}, CJK {h.get('cjk') or 'no'} ({h.get('cjk_index')})"
+    )
     _out(f"  messages {h.get('messages')} ({h.get('messages_non_tool')} non-tool); index rows: {idx}")
-    _out(f"  file {h.get('file_size', 0):,} bytes, WAL {h.get('wal_size', 0):,} bytes;"
-         f" other writers: {len(h.get('other_writers') or [])}")
+    _out(
+        f"  file {h.get('file_size', 0):,} bytes, WAL {h.get('wal_size', 0):,} bytes;"
+        f" other writers: {len(h.get('other_writers') or [])}"
+    )
 
 
 # ---------------------------------------------------------------- repair
@@ -1262,14 +1536,25 @@ def cmd_repair(args: argparse.Namespace) -> int:
             _print_diagnosis(report)
         return 0 if report.get("healthy") else EXIT_CODES["damaged"]
     if args.read_only:
-        raise CliError("'repair' writes to the database, but --read-only was given; nothing was changed",
-                       "read_only")
+        raise CliError(
+            "'repair' writes to the database, but --read-only was given; nothing was changed", "read_only"
+        )
     report = _state.diagnose(path)
     if report.get("healthy"):
         if args.json:
-            _emit_json({"repaired": True, "strategy": "already_healthy", "backup_path": None, "error": None,
-                        "actions": [], "sessions": report["sessions"], "messages": report["messages"],
-                        "before": report, "after": None})
+            _emit_json(
+                {
+                    "repaired": True,
+                    "strategy": "already_healthy",
+                    "backup_path": None,
+                    "error": None,
+                    "actions": [],
+                    "sessions": report["sessions"],
+                    "messages": report["messages"],
+                    "before": report,
+                    "after": None,
+                }
+            )
         else:
             _print_diagnosis(report)
             _out("Nothing to repair.")
@@ -1278,8 +1563,9 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _print_diagnosis(report)
     if not report.get("repairable"):
         reason = "; ".join(report.get("problems") or [])[:300] or report.get("error") or "unknown damage"
-        raise CliError(f"{path} cannot be repaired automatically ({reason}); it was left exactly as it was",
-                       "damaged")
+        raise CliError(
+            f"{path} cannot be repaired automatically ({reason}); it was left exactly as it was", "damaged"
+        )
     if not _confirm(args, f"Repair {path}? It is backed up first.", verb="repair"):
         raise CliError("not confirmed: nothing was changed", "refused")
     result = _state.repair(path, backup_dir=args.backup_dir)
@@ -1292,8 +1578,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _out(f"  * {_s(action)}")
     if result.get("backup_path"):
         _out(f"backup: {_s(result['backup_path'])}")
-    _out(f"Repaired ({_s(result.get('strategy'))}): kept {result.get('sessions')} sessions,"
-         f" {result.get('messages')} messages.")
+    _out(
+        f"Repaired ({_s(result.get('strategy'))}): kept {result.get('sessions')} sessions,"
+        f" {result.get('messages')} messages."
+    )
     return 0
 
 
@@ -1308,8 +1596,11 @@ def _entry_ref(db: SessionDB, ref: str) -> dict[str, Any]:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise CliError(f"no trash entry {one_line(ref)!r} for {_db_path_shown(db)}"
-                       f" (see: hermes-tui sessions trash list)", "not_found")
+        raise CliError(
+            f"no trash entry {one_line(ref)!r} for {_db_path_shown(db)}"
+            f" (see: hermes-tui sessions trash list)",
+            "not_found",
+        )
     shown = ", ".join(e["id"] for e in found[:CANDIDATES_SHOWN])
     more = f" and {len(found) - CANDIDATES_SHOWN} more" if len(found) > CANDIDATES_SHOWN else ""
     raise CliError(f"{one_line(ref)!r} matches {len(found)} trash entries: {shown}{more}", "ambiguous")
@@ -1340,10 +1631,27 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
     if not entries:
         _out("The trash is empty.")
         return 0
-    rows = [[e["id"], _short_time(e["created_at"]), e["what"] or "-", e["sessions"], e["messages"],
-             _size(e["bytes"]), e["status"], ", ".join(one_line(t) for t in e["titles"] if t)] for e in entries]
-    _out(_table(["ENTRY", "WHEN", "WHAT", "SESSIONS", "MESSAGES", "SIZE", "STATUS", "TITLES"], rows,
-                right=(3, 4, 5), limits={7: 50}))
+    rows = [
+        [
+            e["id"],
+            _short_time(e["created_at"]),
+            e["what"] or "-",
+            e["sessions"],
+            e["messages"],
+            _size(e["bytes"]),
+            e["status"],
+            ", ".join(one_line(t) for t in e["titles"] if t),
+        ]
+        for e in entries
+    ]
+    _out(
+        _table(
+            ["ENTRY", "WHEN", "WHAT", "SESSIONS", "MESSAGES", "SIZE", "STATUS", "TITLES"],
+            rows,
+            right=(3, 4, 5),
+            limits={7: 50},
+        )
+    )
     return 0
 
 
@@ -1358,7 +1666,9 @@ def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"when:     {iso(entry.get('created_at'))}")
     _out(f"what:     {_s(entry.get('what'))}   status: {_s(entry.get('status'))}")
     counts = entry.get("counts") or {}
-    _out(f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {_size(entry.get('bytes'))}")
+    _out(
+        f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {_size(entry.get('bytes'))}"
+    )
     _out(f"store:    {_s(entry.get('store'))}")
     _out(f"sessions ({len(entry.get('sessions') or [])}):")
     for srow in entry.get("sessions") or []:
@@ -1376,8 +1686,10 @@ def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
     if args.json:
         _emit_json(result)
         return 0
-    _out(f"Restored {result['restored']} session{'s' if result['restored'] != 1 else ''}"
-         f" ({result['messages']} messages) from {result['entry']}.")
+    _out(
+        f"Restored {result['restored']} session{'s' if result['restored'] != 1 else ''}"
+        f" ({result['messages']} messages) from {result['entry']}."
+    )
     for r in result["sessions"]:
         if r["status"] == "conflict":
             _out(f"  ! {_s(r['id'])}: not restored: {_s(r.get('reason'))}")
@@ -1387,10 +1699,14 @@ def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
             _out(f"  ~ {_s(r['id'])}: {_s(note)}")
     for o in result.get("orphans") or []:
         if o["status"] != "relinked":
-            _out(f"  ~ {_s(o['id'])}: parent link to {_s(o['parent_session_id'])} not restored: {_s(o.get('reason'))}")
+            _out(
+                f"  ~ {_s(o['id'])}: parent link to {_s(o['parent_session_id'])} not restored: {_s(o.get('reason'))}"
+            )
     if result["conflicts"]:
-        _out(f"{result['conflicts']} session{'s' if result['conflicts'] != 1 else ''} not restored (conflicts above);"
-             " nothing live was overwritten.")
+        _out(
+            f"{result['conflicts']} session{'s' if result['conflicts'] != 1 else ''} not restored (conflicts above);"
+            " nothing live was overwritten."
+        )
     return 0
 
 
@@ -1404,8 +1720,9 @@ def cmd_trash_empty(db: SessionDB, args: argparse.Namespace) -> int:
     else:
         entries = db.list_trash()
         now = time.time()
-        doomed = [e for e in entries
-                  if args.older_than is None or now - (e["created_at"] or now) >= args.older_than]
+        doomed = [
+            e for e in entries if args.older_than is None or now - (e["created_at"] or now) >= args.older_than
+        ]
         if not doomed:
             result = {"removed": [], "bytes": 0}
         else:
@@ -1434,8 +1751,11 @@ def _uses_profiles(args: argparse.Namespace) -> bool:
 
 
 _STATUS_KIND = {
-    StoreStatus.MISSING: "not_found", StoreStatus.LOCKED: "locked", StoreStatus.NOT_A_DATABASE: "not_a_database",
-    StoreStatus.NOT_HERMES: "not_a_database", StoreStatus.UNREADABLE: "error",
+    StoreStatus.MISSING: "not_found",
+    StoreStatus.LOCKED: "locked",
+    StoreStatus.NOT_A_DATABASE: "not_a_database",
+    StoreStatus.NOT_HERMES: "not_a_database",
+    StoreStatus.UNREADABLE: "error",
 }
 
 
@@ -1459,13 +1779,23 @@ def _select_refs(args: argparse.Namespace) -> list[StoreRef]:
 
 
 def _store_problem(ref: StoreRef) -> dict[str, Any]:
-    return {"profile": ref.profile, "status": str(ref.status), "reason": ref.reason, "path": str(ref.path),
-            "kind": _STATUS_KIND.get(ref.status, "error")}
+    return {
+        "profile": ref.profile,
+        "status": str(ref.status),
+        "reason": ref.reason,
+        "path": str(ref.path),
+        "kind": _STATUS_KIND.get(ref.status, "error"),
+    }
 
 
 def _op_problem(err: ProfileError) -> dict[str, Any]:
-    return {"profile": err.profile, "status": "failed", "reason": f"{err.kind}: {err.message}", "path": None,
-            "kind": "error"}
+    return {
+        "profile": err.profile,
+        "status": "failed",
+        "reason": f"{err.kind}: {err.message}",
+        "path": None,
+        "kind": "error",
+    }
 
 
 class _Profiles:
@@ -1483,9 +1813,11 @@ class _Profiles:
         if not self.fed.profiles:
             self.fed.close()
             first = self.problems[0] if self.problems else None
-            raise CliError("no store could be read" + (f": {first['profile']}: {first['status']} — {first['reason']}"
-                                                       if first else ""),
-                           first["kind"] if first else "not_found")
+            raise CliError(
+                "no store could be read"
+                + (f": {first['profile']}: {first['status']} — {first['reason']}" if first else ""),
+                first["kind"] if first else "not_found",
+            )
 
     @property
     def several(self) -> bool:
@@ -1514,8 +1846,8 @@ def _split_matches(profiles: Sequence[str], ref: str) -> list[tuple[str, str, bo
     `PROFILE:REST` in that profile's store when `ref` starts with a profile's name and a colon."""
     readings = [(p, ref, False) for p in profiles]
     for p in profiles:
-        if ref.startswith(p + ":") and ref[len(p) + 1:].strip():
-            readings.append((p, ref[len(p) + 1:], True))
+        if ref.startswith(p + ":") and ref[len(p) + 1 :].strip():
+            readings.append((p, ref[len(p) + 1 :], True))
     return readings
 
 
@@ -1542,15 +1874,22 @@ def _resolve_across(ctx: _Profiles, ref: str, *, family: bool = False) -> tuple[
     if any(explicit for _t, explicit in found.values()):
         found = {k: v for k, v in found.items() if v[1]}
     if len(found) == 1:
-        ((profile, _sid), (target, _e)), = found.items()
+        (((profile, _sid), (target, _e)),) = found.items()
         return profile, target
     where = ", ".join(ctx.fed.profiles)
     if not found:
-        raise CliError(f"no session is {ref!r} in profiles {where} (not an id, a unique id prefix, or an exact"
-                       " title; PROFILE:ID picks a profile)", "not_found")
-    shown = "; ".join(f"{p}:{_ident({'id': t.id, 'title': t.title})}" for (p, _i), (t, _e) in list(found.items())[:8])
-    raise CliError(f"{ref!r} is ambiguous: it matches sessions in several profiles: {shown}"
-                   " (write PROFILE:ID)", "ambiguous")
+        raise CliError(
+            f"no session is {ref!r} in profiles {where} (not an id, a unique id prefix, or an exact"
+            " title; PROFILE:ID picks a profile)",
+            "not_found",
+        )
+    shown = "; ".join(
+        f"{p}:{_ident({'id': t.id, 'title': t.title})}" for (p, _i), (t, _e) in list(found.items())[:8]
+    )
+    raise CliError(
+        f"{ref!r} is ambiguous: it matches sessions in several profiles: {shown} (write PROFILE:ID)",
+        "ambiguous",
+    )
 
 
 def _errors_json(ctx: _Profiles) -> list[dict[str, Any]]:
@@ -1563,7 +1902,9 @@ def pcmd_list(ctx: _Profiles, args: argparse.Namespace) -> int:
     rows = merged.page(0, n)
     ctx.failed(merged.errors)
     if args.json:
-        _emit_json({"sessions": rows, "total": len(merged), "counts": merged.counts, "errors": _errors_json(ctx)})
+        _emit_json(
+            {"sessions": rows, "total": len(merged), "counts": merged.counts, "errors": _errors_json(ctx)}
+        )
         return 0
     if not rows:
         _out("No sessions match.")
@@ -1571,24 +1912,35 @@ def pcmd_list(ctx: _Profiles, args: argparse.Namespace) -> int:
     _out(_list_table(rows, with_profile=ctx.several))
     more = len(merged) - len(rows)
     per = ", ".join(f"{one_line(p)} {c}" for p, c in merged.counts.items())
-    _out(f"\n{len(rows)} of {len(merged)} sessions ({per})" + (f"; {more} more: raise --limit" if more > 0 else ""))
+    _out(
+        f"\n{len(rows)} of {len(merged)} sessions ({per})"
+        + (f"; {more} more: raise --limit" if more > 0 else "")
+    )
     return 0
 
 
 def pcmd_search(ctx: _Profiles, args: argparse.Namespace) -> int:
-    found = ctx.fed.search(args.query, sort=args.sort, source_filter=list(args.source) or None,
-                           role_filter=list(args.role) or None)
+    found = ctx.fed.search(
+        args.query,
+        sort=args.sort,
+        source_filter=list(args.source) or None,
+        role_filter=list(args.role) or None,
+    )
     hits = found.page(0, args.limit or 20)
     ctx.failed(found.errors)
     if args.json:
-        _emit_json({"query": args.query, "routes": found.routes, "results": hits, "errors": _errors_json(ctx)})
+        _emit_json(
+            {"query": args.query, "routes": found.routes, "results": hits, "errors": _errors_json(ctx)}
+        )
         return 0
     routes = ", ".join(f"{one_line(p)} {one_line(r)}" for p, r in found.routes.items())
     _out(f"routes: {routes}  ({len(hits)} hit{'s' if len(hits) != 1 else ''})")
     for hit in hits:
         _out("")
-        _out(f"#{_s(hit.get('id'))}  {_s(hit.get('profile'))}:{_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
-             f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]")
+        _out(
+            f"#{_s(hit.get('id'))}  {_s(hit.get('profile'))}:{_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
+            f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]"
+        )
         _out("  " + _s(hit.get("snippet"), 400))
     return 0
 
@@ -1615,12 +1967,35 @@ def pcmd_stats(ctx: _Profiles, args: argparse.Namespace) -> int:
     if args.json:
         _emit_json({"profiles": per, "total": total, "errors": _errors_json(ctx)})
         return 0
-    rows = [(p, t.get("sessions") or 0, t.get("messages") or 0, t.get("input_tokens") or 0,
-             t.get("output_tokens") or 0, _fmt_cost(t.get("cost"))) for p, t in ((p, d["totals"]) for p, d in per.items())]
-    rows.append(("TOTAL", total.get("sessions") or 0, total.get("messages") or 0, total.get("input_tokens") or 0,
-                 total.get("output_tokens") or 0, _fmt_cost(total.get("cost"))))
-    _out(_table(("PROFILE", "SESSIONS", "MESSAGES", "INPUT", "OUTPUT", "COST"), rows, right=(1, 2, 3, 4, 5),
-                limits={0: 32}))
+    rows = [
+        (
+            p,
+            t.get("sessions") or 0,
+            t.get("messages") or 0,
+            t.get("input_tokens") or 0,
+            t.get("output_tokens") or 0,
+            _fmt_cost(t.get("cost")),
+        )
+        for p, t in ((p, d["totals"]) for p, d in per.items())
+    ]
+    rows.append(
+        (
+            "TOTAL",
+            total.get("sessions") or 0,
+            total.get("messages") or 0,
+            total.get("input_tokens") or 0,
+            total.get("output_tokens") or 0,
+            _fmt_cost(total.get("cost")),
+        )
+    )
+    _out(
+        _table(
+            ("PROFILE", "SESSIONS", "MESSAGES", "INPUT", "OUTPUT", "COST"),
+            rows,
+            right=(1, 2, 3, 4, 5),
+            limits={0: 32},
+        )
+    )
     for p, data in per.items():
         _out(f"\n== {one_line(p)} ==")
         _print_stats(data, args)
@@ -1689,20 +2064,31 @@ def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
     doomed = sum(len(plan["ids"]) for plan, _ids in plans.values())
     if args.dry_run or not doomed:
         if args.json:
-            _emit_json({"profiles": {p: {"plan": plan, "result": None} for p, (plan, _i) in plans.items()},
-                        "dry_run": bool(args.dry_run), "errors": _errors_json(ctx)})
+            _emit_json(
+                {
+                    "profiles": {p: {"plan": plan, "result": None} for p, (plan, _i) in plans.items()},
+                    "dry_run": bool(args.dry_run),
+                    "errors": _errors_json(ctx),
+                }
+            )
         else:
             _out("Nothing to prune." if not doomed else "Dry run: nothing was deleted.")
         return 0
     if args.export_before is not None and args.export_before.exists() and not args.force:
-        raise CliError(f"refusing to overwrite existing file {args.export_before} (use --force to replace it)",
-                       "refused")
+        raise CliError(
+            f"refusing to overwrite existing file {args.export_before} (use --force to replace it)", "refused"
+        )
     if not _confirm(args, _prune_profile_question(plans)):
         raise CliError("not confirmed: nothing was deleted", "refused")
     exported = None
     if args.export_before is not None:
-        items = [{"profile": p, **item} for p, (_plan, ids) in plans.items() for item in
-                 ctx.fed.call(p, lambda db, ids=ids: [x for x in (db.export_session(i) for i in ids) if x])]
+        items = [
+            {"profile": p, **item}
+            for p, (_plan, ids) in plans.items()
+            for item in ctx.fed.call(
+                p, lambda db, ids=ids: [x for x in (db.export_session(i) for i in ids) if x]
+            )
+        ]
         write_export(args.export_before, to_jsonl(items), force=args.force)
         exported = len(items)
         if not args.json:
@@ -1722,13 +2108,27 @@ def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
             _print_result(results[p], _hint_args(args, p))
     ctx.failed(failed)
     if args.json:
-        _emit_json({"profiles": {p: {"plan": plan, "result": results.get(p),
-                                     "trash_entry": (results.get(p) or {}).get("trash_entry")}
-                                 for p, (plan, _i) in plans.items()},
-                    "exported": exported, "dry_run": False, "errors": _errors_json(ctx)})
+        _emit_json(
+            {
+                "profiles": {
+                    p: {
+                        "plan": plan,
+                        "result": results.get(p),
+                        "trash_entry": (results.get(p) or {}).get("trash_entry"),
+                    }
+                    for p, (plan, _i) in plans.items()
+                },
+                "exported": exported,
+                "dry_run": False,
+                "errors": _errors_json(ctx),
+            }
+        )
     if failed:
-        raise CliError(f"prune failed in {', '.join(f.profile for f in failed)}: {failed[0].message}"
-                       " (the other profiles were pruned)", "error")
+        raise CliError(
+            f"prune failed in {', '.join(f.profile for f in failed)}: {failed[0].message}"
+            " (the other profiles were pruned)",
+            "error",
+        )
     return 0
 
 
@@ -1738,7 +2138,11 @@ def _hint_args(args: argparse.Namespace, profile: str) -> argparse.Namespace:
 
 
 PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
-    "list": pcmd_list, "search": pcmd_search, "show": pcmd_show, "stats": pcmd_stats, "export": pcmd_export,
+    "list": pcmd_list,
+    "search": pcmd_search,
+    "show": pcmd_show,
+    "stats": pcmd_stats,
+    "export": pcmd_export,
     "prune": pcmd_prune,
 }
 
@@ -1746,8 +2150,10 @@ PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
 def _run_profiles(args: argparse.Namespace) -> int:
     write = args.command in WRITE_COMMANDS
     if write and args.read_only:
-        raise CliError(f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
-                       "read_only")
+        raise CliError(
+            f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
+            "read_only",
+        )
     ctx = _Profiles(args, write=write)
     try:
         return int(PROFILE_HANDLERS[args.command](ctx, args) or 0)
@@ -1776,24 +2182,35 @@ def _one_store_profile(args: argparse.Namespace) -> None:
 
 def _strip_profile(ref: str, prefix: str, path: Path) -> str:
     """`PROFILE:REF` → `REF`, unless the whole text is itself a reference in that store."""
-    if not ref.startswith(prefix) or not ref[len(prefix):].strip():
+    if not ref.startswith(prefix) or not ref[len(prefix) :].strip():
         return ref
     with SessionDB(path, read_only=True) as db:
         try:
             _resolve_target(db, ref)
             return ref
         except CliError:
-            return ref[len(prefix):]
+            return ref[len(prefix) :]
 
 
 TRASH_COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
-    "list": cmd_trash_list, "show": cmd_trash_show, "restore": cmd_trash_restore, "empty": cmd_trash_empty,
+    "list": cmd_trash_list,
+    "show": cmd_trash_show,
+    "restore": cmd_trash_restore,
+    "empty": cmd_trash_empty,
 }
 
 COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
-    "list": cmd_list, "show": cmd_show, "search": cmd_search, "rename": cmd_rename, "prune": cmd_prune,
-    "delete": cmd_delete, "export": cmd_export, "stats": cmd_stats, "trash": cmd_trash,
-    "tail": cli_live.cmd_tail, "watch": cli_live.cmd_watch,  # reads only: opened read-only
+    "list": cmd_list,
+    "show": cmd_show,
+    "search": cmd_search,
+    "rename": cmd_rename,
+    "prune": cmd_prune,
+    "delete": cmd_delete,
+    "export": cmd_export,
+    "stats": cmd_stats,
+    "trash": cmd_trash,
+    "tail": cli_live.cmd_tail,
+    "watch": cli_live.cmd_watch,  # reads only: opened read-only
 }
 
 
@@ -1838,8 +2255,11 @@ def _classify(exc: BaseException) -> tuple[str, str]:
         return _store_error_kind(exc), str(exc)
     if isinstance(exc, OSError):
         kind = _os_error_kind(exc)
-        text = str(exc) if kind == "refused" else (exc.strerror or str(exc)) + (
-            f": {exc.filename}" if exc.filename else "")
+        text = (
+            str(exc)
+            if kind == "refused"
+            else (exc.strerror or str(exc)) + (f": {exc.filename}" if exc.filename else "")
+        )
         return kind, text
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted", "interrupted"
@@ -1870,7 +2290,9 @@ def _writes(args: argparse.Namespace) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `sessions` subcommand; returns the exit code (never raises SystemExit)."""
     argv_list = [str(a) for a in (sys.argv[1:] if argv is None else argv)]
-    wants_json = "--json" in argv_list[: argv_list.index("--")] if "--" in argv_list else "--json" in argv_list
+    wants_json = (
+        "--json" in argv_list[: argv_list.index("--")] if "--" in argv_list else "--json" in argv_list
+    )
     parser = build_parser()
     try:
         args = parser.parse_args(argv_list)

@@ -310,40 +310,48 @@ class _Builder:
                         "function": {"name": turn.tool, "arguments": _json(turn.args)},
                     }
                 ]
-                messages.append({
-                    "role": "assistant",
-                    "content": "",
-                    "tool_calls": calls,
-                    "reasoning": turn.reasoning or None,
-                    "finish_reason": "tool_calls",
-                    "token_count": rng.randint(40, 160),
-                    "timestamp": t,
-                })
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": "",
+                        "tool_calls": calls,
+                        "reasoning": turn.reasoning or None,
+                        "finish_reason": "tool_calls",
+                        "token_count": rng.randint(40, 160),
+                        "timestamp": t,
+                    }
+                )
                 t += rng.uniform(1, 30)
-                messages.append({
-                    "role": "tool",
-                    "content": turn.result,
-                    "tool_name": turn.tool,
-                    "tool_call_id": call_id,
-                    "timestamp": t,
-                })
+                messages.append(
+                    {
+                        "role": "tool",
+                        "content": turn.result,
+                        "tool_name": turn.tool,
+                        "tool_call_id": call_id,
+                        "timestamp": t,
+                    }
+                )
                 t += rng.uniform(2, 20)
-                messages.append({
-                    "role": "assistant",
-                    "content": turn.answer,
-                    "finish_reason": "stop",
-                    "token_count": len(turn.answer) // 3,
-                    "timestamp": t,
-                })
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": turn.answer,
+                        "finish_reason": "stop",
+                        "token_count": len(turn.answer) // 3,
+                        "timestamp": t,
+                    }
+                )
             else:
-                messages.append({
-                    "role": "assistant",
-                    "content": turn.answer,
-                    "reasoning": turn.reasoning or None,
-                    "finish_reason": "stop",
-                    "token_count": len(turn.answer) // 3,
-                    "timestamp": t,
-                })
+                messages.append(
+                    {
+                        "role": "assistant",
+                        "content": turn.answer,
+                        "reasoning": turn.reasoning or None,
+                        "finish_reason": "stop",
+                        "token_count": len(turn.answer) // 3,
+                        "timestamp": t,
+                    }
+                )
             tokens_in += rng.randint(1500, 9000)
             tokens_out += rng.randint(200, 1800)
         record: dict[str, Any] = {
@@ -417,9 +425,7 @@ def build_demo(path: str | Path, base: float | None = None, seed: int = 7) -> Pa
         for i, topic in enumerate(topics):
             start += rng.uniform(2.5, 5.5) * DAY
             title = (
-                topic.title
-                if rep == 0
-                else (f"{topic.title} ({rep + 1})" if rng.random() < 0.6 else None)
+                topic.title if rep == 0 else (f"{topic.title} ({rep + 1})" if rng.random() < 0.6 else None)
             )
             abandoned = rep == 0 and i == 2  # never ended: prune lists it as "still open"
             b.session(topic, start, title=title, end=None if abandoned else "auto")

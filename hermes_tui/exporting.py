@@ -61,9 +61,7 @@ def _json_default(value: Any) -> Any:
 # CSI to many terminals — bidi controls, the JS line separators) or cannot encode (lone
 # surrogates). They can only occur inside JSON strings, so a \uXXXX escape keeps the document
 # valid and the value identical.
-_JSON_UNSAFE_RE = re.compile(
-    "[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI_CONTROLS)) + "]"
-)
+_JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
 
 def _json_escape(match: re.Match[str]) -> str:
@@ -241,8 +239,15 @@ def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
     parts = [title, ""]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:
-        parts += ["<details>", "<summary>Reasoning</summary>", "", _details_safe(inert(reasoning)).strip(), "",
-                  "</details>", ""]
+        parts += [
+            "<details>",
+            "<summary>Reasoning</summary>",
+            "",
+            _details_safe(inert(reasoning)).strip(),
+            "",
+            "</details>",
+            "",
+        ]
     text = content_text(msg.get("content"))
     if role == "tool":
         shown, cut = _truncate(text, limit)

@@ -187,7 +187,16 @@ class HermesApp(App[Handoff]):
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
             ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),
-            ("palette", [Binding("ctrl+p", "command_palette", "Command palette: every action with its key, jump to a session, theme…")]),
+            (
+                "palette",
+                [
+                    Binding(
+                        "ctrl+p",
+                        "command_palette",
+                        "Command palette: every action with its key, jump to a session, theme…",
+                    )
+                ],
+            ),
         ]
         self.push_screen(HelpScreen(sections))
 
@@ -226,7 +235,10 @@ class HermesApp(App[Handoff]):
             self.copy_to_clipboard(text)
             self.notify(
                 f"{argv[0]} is not on PATH. Copied the command to the clipboard:\n{text}",
-                title="Resume", severity="warning", timeout=12, markup=False,
+                title="Resume",
+                severity="warning",
+                timeout=12,
+                markup=False,
             )
             return
         self.hand_off(Handoff("resume", session_id, tuple(argv)))
@@ -288,8 +300,9 @@ class HermesApp(App[Handoff]):
             try:
                 tip = compression_tip(db, sid)
             except Exception as exc:
-                self.call_from_thread(self.notify, str(exc), title="Could not pick", severity="error",
-                                      markup=False)
+                self.call_from_thread(
+                    self.notify, str(exc), title="Could not pick", severity="error", markup=False
+                )
                 return
             self.call_from_thread(self._picked_resume, sid, tip)
 

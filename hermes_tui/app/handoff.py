@@ -67,8 +67,9 @@ class ResumeSettings:
     tui: bool = False
 
     @classmethod
-    def from_env(cls, template: str | None = None, tui: bool = False,
-                 env: Mapping[str, str] | None = None) -> ResumeSettings:
+    def from_env(
+        cls, template: str | None = None, tui: bool = False, env: Mapping[str, str] | None = None
+    ) -> ResumeSettings:
         """An explicit template first, then ``$HERMES_TUI_RESUME``, then the default."""
         env = os.environ if env is None else env
         chosen = template or env.get(RESUME_ENV, "").strip() or DEFAULT_RESUME_TEMPLATE
@@ -115,8 +116,9 @@ def validate_template(template: str) -> list[str]:
     return words
 
 
-def resume_argv(session_id: str, *, profile: str | None = None,
-                settings: ResumeSettings = ResumeSettings()) -> list[str]:
+def resume_argv(
+    session_id: str, *, profile: str | None = None, settings: ResumeSettings = ResumeSettings()
+) -> list[str]:
     """The command that resumes ``session_id``, as an argv (never passed through a shell)."""
     argv: list[str] = []
     values = {"id": session_id, "profile": profile or ""}
@@ -179,7 +181,7 @@ def first_code_block(text: str) -> str | None:
 
 
 def count_label(text: str) -> str:
-    """"1,234 characters" (the toast after a copy)."""
+    """ "1,234 characters" (the toast after a copy)."""
     n = len(text)
     return f"{n:,} character" + ("" if n == 1 else "s")
 

@@ -45,8 +45,9 @@ def _need_session(screen: MainScreen) -> str | None:
     return sid
 
 
-def _in_worker(screen: MainScreen, what: str, fetch: Callable[[SessionDB], Any],
-               done: Callable[[Any], None]) -> None:
+def _in_worker(
+    screen: MainScreen, what: str, fetch: Callable[[SessionDB], Any], done: Callable[[Any], None]
+) -> None:
     """Run ``fetch(db)`` in a thread worker, then ``done(result)`` on the loop; errors are toasts."""
     db = screen.db
     app = screen.app
@@ -57,8 +58,9 @@ def _in_worker(screen: MainScreen, what: str, fetch: Callable[[SessionDB], Any],
         try:
             result = fetch(db)
         except Exception as exc:
-            app.call_from_thread(app.notify, error_text(exc), title=f"Could not {what}", severity="error",
-                                 markup=False)
+            app.call_from_thread(
+                app.notify, error_text(exc), title=f"Could not {what}", severity="error", markup=False
+            )
             return
         app.call_from_thread(done, result)
 
@@ -154,8 +156,11 @@ def copy_choice(screen: MainScreen, key: str) -> None:
             elif block is None:
                 screen.notify(f"Message {view.id} has no code block.", severity="warning")
             else:
-                _copied(screen, f"message {view.id}" if key == "m" else f"the code block of message {view.id}",
-                        block)
+                _copied(
+                    screen,
+                    f"message {view.id}" if key == "m" else f"the code block of message {view.id}",
+                    block,
+                )
 
         _in_worker(screen, "copy the message", lambda db: _message_text(db, view), message_done)
         return
@@ -165,6 +170,7 @@ def copy_choice(screen: MainScreen, key: str) -> None:
     if key == "i":
         _copied(screen, f"the session id {one_line(sid, 40)}", sid)
     elif key == "r":
+
         def resume_done(tip: str) -> None:
             try:
                 command = app.resume_command_text(tip)
@@ -175,8 +181,12 @@ def copy_choice(screen: MainScreen, key: str) -> None:
 
         _in_worker(screen, "copy the resume command", lambda db: compression_tip(db, sid), resume_done)
     elif key == "t":
-        _in_worker(screen, "copy the transcript", lambda db: _session_markdown(db, sid)[0],
-                   lambda md: _copied(screen, "the transcript as Markdown", md))
+        _in_worker(
+            screen,
+            "copy the transcript",
+            lambda db: _session_markdown(db, sid)[0],
+            lambda md: _copied(screen, "the transcript as Markdown", md),
+        )
 
 
 # ---------------------------------------------------------------------- pager and editor
@@ -231,21 +241,38 @@ def editor(screen: MainScreen) -> None:
 
 SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
-        "resume", "R", "Resume", resume, show=False,
+        "resume",
+        "R",
+        "Resume",
+        resume,
+        show=False,
         palette="Resume the selected session in Hermes",
         help="leaves the browser and runs hermes --resume on the chain's live tip",
     ),
     ActionSpec(
-        "copy", "y", "Copy", copy, show=False,
+        "copy",
+        "y",
+        "Copy",
+        copy,
+        show=False,
         palette="Copy to the clipboard…",
         help="then i id · r resume command · m message · c code block · t transcript (Markdown)",
     ),
     ActionSpec(
-        "pager", "v", "Pager", pager, show=False,
-        palette="Read the session in the pager", help="the session as Markdown in $PAGER",
+        "pager",
+        "v",
+        "Pager",
+        pager,
+        show=False,
+        palette="Read the session in the pager",
+        help="the session as Markdown in $PAGER",
     ),
     ActionSpec(
-        "editor", "E", "Editor", editor, show=False,
+        "editor",
+        "E",
+        "Editor",
+        editor,
+        show=False,
         palette="Open the session in the editor",
         help="a read-only temporary Markdown copy in $EDITOR, removed afterwards",
     ),

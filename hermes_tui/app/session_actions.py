@@ -311,8 +311,11 @@ def undo(screen: MainScreen) -> None:
         body = "\n".join([line + ".", *shown])
         screen.post_message(SessionsChanged(tuple(r["id"] for r in result["sessions"])))
         screen.notify(
-            inert(body), title="Undone", severity="warning" if result["conflicts"] else "information",
-            markup=False, timeout=8 if details else 5,
+            inert(body),
+            title="Undone",
+            severity="warning" if result["conflicts"] else "information",
+            markup=False,
+            timeout=8 if details else 5,
         )
 
     screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: restore")
@@ -352,33 +355,67 @@ SHOW_IN_FOOTER = False
 
 SPECS: tuple[ActionSpec, ...] = (
     ActionSpec(
-        "rename", "r", "Rename", rename, show=SHOW_IN_FOOTER,
-        palette="Rename the selected session", help="set or clear its title (validated as you type)",
+        "rename",
+        "r",
+        "Rename",
+        rename,
+        show=SHOW_IN_FOOTER,
+        palette="Rename the selected session",
+        help="set or clear its title (validated as you type)",
     ),
     ActionSpec(
-        "delete", "D", "Delete", delete, show=SHOW_IN_FOOTER,
-        palette="Delete the selected session(s)", help="shows what cascades and what is orphaned first",
+        "delete",
+        "D",
+        "Delete",
+        delete,
+        show=SHOW_IN_FOOTER,
+        palette="Delete the selected session(s)",
+        help="shows what cascades and what is orphaned first",
     ),
     ActionSpec(
-        "prune", "P", "Prune", prune, show=SHOW_IN_FOOTER,
-        palette="Prune old ended sessions", help="filters with a live preview before anything is deleted",
+        "prune",
+        "P",
+        "Prune",
+        prune,
+        show=SHOW_IN_FOOTER,
+        palette="Prune old ended sessions",
+        help="filters with a live preview before anything is deleted",
     ),
     ActionSpec(
-        "undo", "u", "Undo", undo, show=SHOW_IN_FOOTER,
-        palette="Undo the last delete or prune", help="restores its sessions from the trash",
+        "undo",
+        "u",
+        "Undo",
+        undo,
+        show=SHOW_IN_FOOTER,
+        palette="Undo the last delete or prune",
+        help="restores its sessions from the trash",
     ),
     ActionSpec(
-        "trash", "T", "Trash", trash, show=SHOW_IN_FOOTER,
-        palette="Trash", help="deleted and pruned sessions: restore them, or empty the trash",
+        "trash",
+        "T",
+        "Trash",
+        trash,
+        show=SHOW_IN_FOOTER,
+        palette="Trash",
+        help="deleted and pruned sessions: restore them, or empty the trash",
     ),
     ActionSpec(
-        "export", "e", "Export", export, show=SHOW_IN_FOOTER,
+        "export",
+        "e",
+        "Export",
+        export,
+        show=SHOW_IN_FOOTER,
         palette="Export the selected session",
         help="JSON, JSONL or Markdown: the session, its lineage or the list",
     ),
     ActionSpec(
-        "stats", "S", "Stats", stats, show=SHOW_IN_FOOTER,
-        palette="Statistics", help="usage by model and source, activity, costliest chains, store health",
+        "stats",
+        "S",
+        "Stats",
+        stats,
+        show=SHOW_IN_FOOTER,
+        palette="Statistics",
+        help="usage by model and source, activity, costliest chains, store health",
     ),
 )
 

@@ -129,7 +129,9 @@ def sqlite_file_size(path: Path) -> int | None:
     if stat.S_ISDIR(st.st_mode):
         raise NotADatabaseError(f"{path} is a directory, not an SQLite database")
     if not stat.S_ISREG(st.st_mode):
-        raise NotADatabaseError(f"{path} is not a regular file (a device, socket or pipe), not an SQLite database")
+        raise NotADatabaseError(
+            f"{path} is not a regular file (a device, socket or pipe), not an SQLite database"
+        )
     if not os.access(path, os.R_OK):
         raise ReadOnlyError(f"cannot read {path}: permission denied")
     return st.st_size

@@ -252,7 +252,9 @@ class _Core:
         self._write_count = 0
         self._contended = False
         self._fts_merge_steps = 0  # merge steps that did work (tests and diagnostics)
-        self._maintainer = _Maintainer({"checkpoint": self._passive_checkpoint, "fts_merge": self._fts_merge_round})
+        self._maintainer = _Maintainer(
+            {"checkpoint": self._passive_checkpoint, "fts_merge": self._fts_merge_round}
+        )
         self._closed = False
         self._cjk_impl: str | None = None
         self._columns: dict[str, frozenset[str]] = {}
@@ -266,7 +268,9 @@ class _Core:
         self._source_shares_cache: tuple[float, dict[str, float] | None] | None = None
         self._blockmax_cache: tuple[int, list[float], list[float]] | None = None
         self._prefix_cache: BoundedCache[tuple[int, str], tuple[Any, list[str]]] = BoundedCache(256)
-        self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(256)
+        self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(
+            256
+        )
         self._side_index: SideIndex | None = None
         # The mixins' hooks into the core, filled once by `_install_hooks()`.
         self._write_guards: list[WriteGuard] = []
@@ -340,8 +344,7 @@ class _Core:
         """Re-read columns, layout and version (after DDL, ours or another process's)."""
         conn = conn or self._conn()
         master = {
-            name: (typ, sql)
-            for typ, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
+            name: (typ, sql) for typ, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master")
         }
         meta: dict[str, str] = {}
         if "state_meta" in master:

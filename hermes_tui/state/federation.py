@@ -131,7 +131,9 @@ class Federation:
         """`fn(db, *args, **kwargs)` on `profile`'s thread, waited for (exceptions propagate)."""
         return self.submit(profile, fn, *args, **kwargs).result()
 
-    def map(self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any) -> Outcome:
+    def map(
+        self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any
+    ) -> Outcome:
         """`fn(db, ...)` on every store (or `profiles`) in parallel. An exception of one store is
         its `ProfileError`; the others' values are kept."""
         names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
@@ -181,8 +183,9 @@ class Federation:
         """The merged session list of the open stores (or only `profiles`), see `MergedOrder`."""
         return MergedOrder(self, filter, order, profiles, keys, block)
 
-    def search(self, query: str, sort: str | None = "newest", profiles: Iterable[str] | None = None,
-               **kwargs: Any) -> FederatedSearch:
+    def search(
+        self, query: str, sort: str | None = "newest", profiles: Iterable[str] | None = None, **kwargs: Any
+    ) -> FederatedSearch:
         """A federated search (see `FederatedSearch`); `kwargs` go to each store's `search()`."""
         return FederatedSearch(self, query, sort=sort, profiles=profiles, **kwargs)
 
@@ -230,8 +233,11 @@ def row_key(order: str, row: dict[str, Any]) -> Key:
         return total
     if order == "cost":
         actual = row.get("actual_cost_usd")
-        return actual if isinstance(actual, (int, float)) and not isinstance(actual, bool) else _num(
-            row.get("estimated_cost_usd"))
+        return (
+            actual
+            if isinstance(actual, (int, float)) and not isinstance(actual, bool)
+            else _num(row.get("estimated_cost_usd"))
+        )
     raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
 
 
@@ -276,8 +282,10 @@ class OrderKeys:
 def desc_key(value: Any) -> tuple[int, Any]:
     """Sort key for "largest first, unknown last" (SQLite's `ORDER BY x DESC` with NULLs);
     a non-number (never produced by the stores' cleaned values) sorts with the unknown ones."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
-        isinstance(value, float) and math.isnan(value)
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not (isinstance(value, float) and math.isnan(value))
     ):
         return (0, -value)
     return (1, 0)
@@ -285,8 +293,10 @@ def desc_key(value: Any) -> tuple[int, Any]:
 
 def asc_key(value: Any) -> tuple[int, Any]:
     """Sort key for "smallest first, unknown last"."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not (
-        isinstance(value, float) and math.isnan(value)
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and not (isinstance(value, float) and math.isnan(value))
     ):
         return (0, value)
     return (1, 0)
@@ -406,8 +416,13 @@ class MergedOrder:
         self.order = order
         self.key_source: KeySource = keys or OrderKeys()
         self.block = max(1, int(block))
-        got = fed.map(SessionDB.session_order, profiles, self.filter, order,
-                      with_keys=bool(getattr(self.key_source, "with_keys", False)))
+        got = fed.map(
+            SessionDB.session_order,
+            profiles,
+            self.filter,
+            order,
+            with_keys=bool(getattr(self.key_source, "with_keys", False)),
+        )
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]
         self._runs = [_OrderRun(self, p, got.values[p]) for p in names]
@@ -436,7 +451,8 @@ class MergedOrder:
             want = min(len(run.order), math.ceil(target * len(run.order) / self._len * 1.25) + self.block)
             if want > len(run.keys) and not run.failed:
                 jobs[run.profile] = self.fed.submit(
-                    run.profile, self.key_source.keys, run.order, len(run.keys), want)
+                    run.profile, self.key_source.keys, run.order, len(run.keys), want
+                )
         for run in self._runs:
             fut = jobs.get(run.profile)
             if fut is None:
@@ -455,7 +471,7 @@ class MergedOrder:
             self._merge.ensure(offset + n)
         return [
             (self._runs[run].profile, self._runs[run].order.ids[pos])
-            for run, pos in self._merge.merged[offset:offset + n]
+            for run, pos in self._merge.merged[offset : offset + n]
         ]
 
     def all_pairs(self) -> list[tuple[str, str]]:
@@ -558,8 +574,15 @@ class FederatedSearch:
     `offset + limit` hits (fewer once it has them); earlier pages are kept. Not thread-safe.
     """
 
-    def __init__(self, fed: Federation, query: str, *, sort: str | None = "newest",
-                 profiles: Iterable[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        fed: Federation,
+        query: str,
+        *,
+        sort: str | None = "newest",
+        profiles: Iterable[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
         sort_norm = (sort or "rank").strip().lower()
         if sort_norm not in SORTS:
             raise ValueError(f"unknown sort {sort!r}; expected one of {', '.join(SORTS)}")
@@ -574,8 +597,13 @@ class FederatedSearch:
         self._merge = _LazyMerge(self._runs)
 
     def _search(self, db: SessionDB, offset: int, limit: int) -> Any:
-        return db.search(self.query, limit=limit, offset=offset,
-                         sort=None if self.sort == "rank" else self.sort, **self.kwargs)
+        return db.search(
+            self.query,
+            limit=limit,
+            offset=offset,
+            sort=None if self.sort == "rank" else self.sort,
+            **self.kwargs,
+        )
 
     @property
     def profiles(self) -> list[str]:
@@ -590,8 +618,10 @@ class FederatedSearch:
         """Every store's hits up to `need` (those it has not read yet), in parallel, one
         `search()` each: whatever the merge reaches, no store can supply more than `need`."""
         short = [r for r in self._runs if not r.done and len(r.results) < need]
-        futures = {r.profile: self.fed.submit(r.profile, self._search, len(r.results), need - len(r.results))
-                   for r in short}
+        futures = {
+            r.profile: self.fed.submit(r.profile, self._search, len(r.results), need - len(r.results))
+            for r in short
+        }
         for run in short:
             try:
                 run.take(futures[run.profile].result(), need - len(run.results))
@@ -607,14 +637,17 @@ class FederatedSearch:
         self._merge.ensure(offset + limit)
         return [
             {**self._runs[run].results[pos], "profile": self._runs[run].profile}
-            for run, pos in self._merge.merged[offset:offset + limit]
+            for run, pos in self._merge.merged[offset : offset + limit]
         ]
 
     def counts(self, cap: int = 10_000) -> dict[str, tuple[int, bool]]:
         """Hits per profile, `(n, exact)` as `search_count` gives them (in parallel); a store
         that fails is left out and its error recorded."""
-        kw = {k: v for k, v in self.kwargs.items()
-              if k in ("source_filter", "exclude_sources", "role_filter", "include_inactive")}
+        kw = {
+            k: v
+            for k, v in self.kwargs.items()
+            if k in ("source_filter", "exclude_sources", "role_filter", "include_inactive")
+        }
         sort = None if self.sort == "rank" else self.sort
         out = self.fed.map(SessionDB.search_count, self.profiles, self.query, cap=cap, sort=sort, **kw)
         self.errors.update(out.errors)

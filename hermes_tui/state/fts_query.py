@@ -24,7 +24,7 @@ MAX_QUERY_TERMS = 64
 DEDUPE_ALWAYS_ABOVE = 8
 
 
-_STRIP = re.compile(r'[+{}():\"^]')
+_STRIP = re.compile(r"[+{}():\"^]")
 _STARS = re.compile(r"\*+")
 _LEADING_STAR = re.compile(r"(?:^|(?<=\s))\*")  # 0.19.0: `(^|\s)\*` -> `\1`
 _LEADING_OP = re.compile(r"(?i)^(AND|OR|NOT)\b\s*")

@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 BASE_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
-TRIGRAM_TRIGGERS = ("messages_fts_trigram_insert", "messages_fts_trigram_delete", "messages_fts_trigram_update")
+TRIGRAM_TRIGGERS = (
+    "messages_fts_trigram_insert",
+    "messages_fts_trigram_delete",
+    "messages_fts_trigram_update",
+)
 CJK_TRIGGERS = ("messages_fts_cjk_insert", "messages_fts_cjk_delete", "messages_fts_cjk_update")
 
 # state_meta keys (v23)
@@ -27,7 +31,9 @@ CJK_STALE = "fts_cjk_stale"
 # ---------------------------------------------------------------------------
 # Legacy inline layout (0.19.0's DDL, verbatim: its writers must keep working on it).
 # ---------------------------------------------------------------------------
-_LEGACY_CONCAT = "COALESCE(new.content, '') || ' ' || COALESCE(new.tool_name, '') || ' ' || COALESCE(new.tool_calls, '')"
+_LEGACY_CONCAT = (
+    "COALESCE(new.content, '') || ' ' || COALESCE(new.tool_name, '') || ' ' || COALESCE(new.tool_calls, '')"
+)
 
 
 def _legacy_ddl(table: str, tokenize: str) -> str:
@@ -92,7 +98,9 @@ def _v23_ddl(table: str, source: str, tokenize: str | None, skip_tool: bool, hig
         )
     changed = (
         "(old.content IS NOT new.content OR old.tool_name IS NOT new.tool_name "
-        "OR old.tool_calls IS NOT new.tool_calls" + (" OR old.role IS NOT new.role" if skip_tool else "") + ")"
+        "OR old.tool_calls IS NOT new.tool_calls"
+        + (" OR old.role IS NOT new.role" if skip_tool else "")
+        + ")"
     )
     of_cols = "content, tool_name, tool_calls" + (", role" if skip_tool else "")
     del_where = " WHERE old.role <> 'tool'" if skip_tool else ""

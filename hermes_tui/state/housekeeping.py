@@ -31,11 +31,30 @@ BATCH_SESSIONS = 50
 YIELD_MIN_S = 0.005
 RECENT_ACTIVITY_S = 600  # a session with a message in the last 10 minutes is treated as live
 
-PRUNE_FILTERS = frozenset({
-    "started_before", "started_after", "title_like", "end_reason", "cwd_prefix", "min_messages",
-    "max_messages", "archived", "model_like", "provider", "user_id", "chat_id", "chat_type", "branch_like",
-    "min_tokens", "max_tokens", "min_cost", "max_cost", "min_tool_calls", "max_tool_calls",
-})
+PRUNE_FILTERS = frozenset(
+    {
+        "started_before",
+        "started_after",
+        "title_like",
+        "end_reason",
+        "cwd_prefix",
+        "min_messages",
+        "max_messages",
+        "archived",
+        "model_like",
+        "provider",
+        "user_id",
+        "chat_id",
+        "chat_type",
+        "branch_like",
+        "min_tokens",
+        "max_tokens",
+        "min_cost",
+        "max_cost",
+        "min_tool_calls",
+        "max_tool_calls",
+    }
+)
 
 
 def _marker_time(value: Any) -> float | None:
@@ -48,7 +67,9 @@ def _marker_time(value: Any) -> float | None:
     return when if when == when and when not in (float("inf"), float("-inf")) else None
 
 
-def prune_filter_where(source: str | None = None, *, require_ended: bool = True, **f: Any) -> tuple[str, list[Any]]:
+def prune_filter_where(
+    source: str | None = None, *, require_ended: bool = True, **f: Any
+) -> tuple[str, list[Any]]:
     """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told."""
     unknown = set(f) - PRUNE_FILTERS
     if unknown:
@@ -89,8 +110,11 @@ def prune_filter_where(source: str | None = None, *, require_ended: bool = True,
     tokens = "(COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0))"
     cost = "COALESCE(s.actual_cost_usd, s.estimated_cost_usd, 0)"
     for key, expr, op in (
-        ("min_tokens", tokens, ">="), ("max_tokens", tokens, "<="), ("min_cost", cost, ">="),
-        ("max_cost", cost, "<="), ("min_tool_calls", "COALESCE(s.tool_call_count, 0)", ">="),
+        ("min_tokens", tokens, ">="),
+        ("max_tokens", tokens, "<="),
+        ("min_cost", cost, ">="),
+        ("max_cost", cost, "<="),
+        ("min_tool_calls", "COALESCE(s.tool_call_count, 0)", ">="),
         ("max_tool_calls", "COALESCE(s.tool_call_count, 0)", "<="),
     ):
         if f.get(key) is not None:
@@ -154,7 +178,9 @@ def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) 
     df = Q.delegate_from("sessions")
     by_marker: dict[str, list[str]] = {}
     by_parent: dict[str, list[str]] = {}
-    for sid, marker, parent in conn.execute(f"SELECT id, {df}, parent_session_id FROM sessions WHERE {df} IS NOT NULL"):
+    for sid, marker, parent in conn.execute(
+        f"SELECT id, {df}, parent_session_id FROM sessions WHERE {df} IS NOT NULL"
+    ):
         if isinstance(marker, str):
             by_marker.setdefault(marker, []).append(sid)
         if parent:
@@ -175,13 +201,18 @@ def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) 
 
 class HousekeepingMixin(_Core):
     # ------------------------------------------------------------ delete
-    def _delete_ids_in(self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()) -> list[str]:
+    def _delete_ids_in(
+        self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()
+    ) -> list[str]:
         """Delete `ids` (re-checked against `guard`) inside the caller's transaction."""
         if not ids:
             return []
         ph = placeholders(ids)
         where = f"id IN ({ph})" + (f" AND id IN (SELECT s.id FROM sessions s WHERE {guard})" if guard else "")
-        live = [r[0] for r in conn.execute(f"SELECT id FROM sessions WHERE {where}", list(ids) + list(guard_params))]
+        live = [
+            r[0]
+            for r in conn.execute(f"SELECT id FROM sessions WHERE {where}", list(ids) + list(guard_params))
+        ]
         if not live:
             return []
         ph = placeholders(live)
@@ -212,9 +243,12 @@ class HousekeepingMixin(_Core):
             found: dict[str, int] = {}
             for i in range(0, len(ids), 400):
                 part = list(ids[i : i + 400])
-                found.update(conn.execute(
-                    f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})", part
-                ))
+                found.update(
+                    conn.execute(
+                        f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})",
+                        part,
+                    )
+                )
             return found
 
         present = counts(wanted)
@@ -306,15 +340,27 @@ class HousekeepingMixin(_Core):
         if cascade_delegates and ids:
             extra = collect_delegate_children(self._conn(), ids)
             ids += [e for e in extra if e not in set(ids)]
-        counts = dict(self._tuples(
-            f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(ids)})", ids
-        )) if ids and len(ids) <= 30000 else {}
+        counts = (
+            dict(
+                self._tuples(
+                    f"SELECT id, COALESCE(message_count, 0) FROM sessions WHERE id IN ({placeholders(ids)})",
+                    ids,
+                )
+            )
+            if ids and len(ids) <= 30000
+            else {}
+        )
         if len(ids) > 30000:
             for i in range(0, len(ids), 30000):
                 part = ids[i : i + 30000]
-                counts.update(dict(self._tuples(
-                    f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})", part
-                )))
+                counts.update(
+                    dict(
+                        self._tuples(
+                            f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})",
+                            part,
+                        )
+                    )
+                )
         todo = [i for i in ids if i in counts]
         batches: list[list[str]] = []
         cur: list[str] = []
@@ -369,7 +415,9 @@ class HousekeepingMixin(_Core):
             f["started_before"] = time.time() - older_than_days * 86400
         return f
 
-    def list_prune_candidates(self, older_than_days: float | None = None, source: str | None = None, **filters: Any) -> list[dict[str, Any]]:
+    def list_prune_candidates(
+        self, older_than_days: float | None = None, source: str | None = None, **filters: Any
+    ) -> list[dict[str, Any]]:
         where, params = prune_filter_where(source, **self._prune_kwargs(older_than_days, filters))
         return self._rows(
             "SELECT s.id, s.source, s.title, s.model, s.started_at, s.ended_at, s.message_count, s.archived "
@@ -390,7 +438,9 @@ class HousekeepingMixin(_Core):
             ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
         )["deleted"]
 
-    def archive_sessions(self, older_than_days: float | None = None, source: str | None = None, **filters: Any) -> int:
+    def archive_sessions(
+        self, older_than_days: float | None = None, source: str | None = None, **filters: Any
+    ) -> int:
         filters.setdefault("archived", False)
         rows = self.list_prune_candidates(older_than_days, source, **filters)
         for row in rows:
@@ -470,17 +520,27 @@ class HousekeepingMixin(_Core):
         }
 
     def count_empty_sessions(self) -> int:
-        return int(self._scalar(
-            "SELECT COUNT(*) FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0", default=0
-        ))
+        return int(
+            self._scalar(
+                "SELECT COUNT(*) FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0",
+                default=0,
+            )
+        )
 
     def delete_empty_sessions(self, sessions_dir: Path | None = None) -> int:
-        ids = [r[0] for r in self._tuples(
-            "SELECT id FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0"
-        )]
-        return self.delete_sessions_batched(ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir)["deleted"]
+        ids = [
+            r[0]
+            for r in self._tuples(
+                "SELECT id FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0"
+            )
+        ]
+        return self.delete_sessions_batched(
+            ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
+        )["deleted"]
 
-    def maybe_auto_prune_and_vacuum(self, retention_days: float = 90, min_interval_hours: float = 24, vacuum: bool = True) -> dict[str, Any]:
+    def maybe_auto_prune_and_vacuum(
+        self, retention_days: float = 90, min_interval_hours: float = 24, vacuum: bool = True
+    ) -> dict[str, Any]:
         """Prune at most once per interval; VACUUM only when something was pruned; never raises."""
         out: dict[str, Any] = {"skipped": False, "pruned": 0, "vacuumed": False}
         try:

@@ -25,20 +25,61 @@ IMPORT_MAX_TOTAL_MESSAGES = 50_000
 IMPORT_MAX_SESSION_BYTES = 5 * 1024 * 1024
 IMPORT_MAX_TOTAL_BYTES = 25 * 1024 * 1024
 _SESSION_TEXT_FIELDS = (
-    "source", "user_id", "model", "system_prompt", "end_reason", "cwd", "git_branch", "git_repo_root",
-    "billing_provider", "billing_base_url", "billing_mode", "cost_status", "cost_source", "pricing_version",
+    "source",
+    "user_id",
+    "model",
+    "system_prompt",
+    "end_reason",
+    "cwd",
+    "git_branch",
+    "git_repo_root",
+    "billing_provider",
+    "billing_base_url",
+    "billing_mode",
+    "cost_status",
+    "cost_source",
+    "pricing_version",
     "title",
 )
 _MESSAGE_TEXT_FIELDS = (
-    "tool_call_id", "tool_name", "effect_disposition", "finish_reason", "reasoning", "reasoning_content",
-    "platform_message_id", "message_id",
+    "tool_call_id",
+    "tool_name",
+    "effect_disposition",
+    "finish_reason",
+    "reasoning",
+    "reasoning_content",
+    "platform_message_id",
+    "message_id",
 )
 _SESSION_FIELDS = (
-    "source", "user_id", "model", "system_prompt", "end_reason", "cwd", "git_branch", "git_repo_root",
-    "billing_provider", "billing_base_url", "billing_mode", "cost_status", "cost_source", "pricing_version",
-    "title", "started_at", "ended_at", "input_tokens", "output_tokens", "cache_read_tokens",
-    "cache_write_tokens", "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "api_call_count",
-    "archived", "profile_name", "model_config",
+    "source",
+    "user_id",
+    "model",
+    "system_prompt",
+    "end_reason",
+    "cwd",
+    "git_branch",
+    "git_repo_root",
+    "billing_provider",
+    "billing_base_url",
+    "billing_mode",
+    "cost_status",
+    "cost_source",
+    "pricing_version",
+    "title",
+    "started_at",
+    "ended_at",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "api_call_count",
+    "archived",
+    "profile_name",
+    "model_config",
 )
 
 
@@ -50,8 +91,15 @@ class ImportMixin(_Core):
             raise InvalidArgument(f"sessions must contain at most {IMPORT_MAX_SESSIONS} entries")
         valid, errors = validate_import(sessions)
         if errors:
-            return {"ok": False, "imported": 0, "skipped": 0, "detached": 0, "imported_ids": [],
-                    "skipped_ids": [], "errors": errors}
+            return {
+                "ok": False,
+                "imported": 0,
+                "skipped": 0,
+                "detached": 0,
+                "imported_ids": [],
+                "skipped_ids": [],
+                "errors": errors,
+            }
 
         def do(conn: apsw.Connection) -> dict[str, Any]:
             imported: list[str] = []
@@ -87,8 +135,10 @@ class ImportMixin(_Core):
                     n_msgs += 1
                     n_tools += self._tool_call_delta(msg.get("tool_calls"))
                     last_ts = ts
-                conn.execute("UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
-                             (n_msgs, n_tools, sid))
+                conn.execute(
+                    "UPDATE sessions SET message_count = ?, tool_call_count = ? WHERE id = ?",
+                    (n_msgs, n_tools, sid),
+                )
                 parent = str(raw.get("parent_session_id") or "").strip()
                 if parent:
                     parents.append((sid, parent))
@@ -102,8 +152,15 @@ class ImportMixin(_Core):
                 else:
                     by_child.pop(sid, None)
                     detached += 1
-            return {"ok": True, "imported": len(imported), "skipped": len(skipped), "detached": detached,
-                    "imported_ids": imported, "skipped_ids": skipped, "errors": []}
+            return {
+                "ok": True,
+                "imported": len(imported),
+                "skipped": len(skipped),
+                "detached": detached,
+                "imported_ids": imported,
+                "skipped_ids": skipped,
+                "errors": [],
+            }
 
         result = self._execute_write(do)
         self.request_fts_upkeep()  # one bulk transaction leaves segments of many writes' worth
@@ -121,7 +178,8 @@ def _closes_cycle(conn: apsw.Connection, child: str, parent: str, by_child: dict
             current = by_child[current]
             continue
         row: list[tuple[Any, ...]] = conn.execute(
-            "SELECT parent_session_id FROM sessions WHERE id = ?", (current,)).fetchall()
+            "SELECT parent_session_id FROM sessions WHERE id = ?", (current,)
+        ).fetchall()
         current = row[0][0] if row else None
     return False
 

@@ -17,8 +17,18 @@ from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
 from .text import clean_row, read_rows, read_tuples
 
 _NODE_COLS = (
-    "id", "title", "parent_session_id", "source", "model", "message_count", "input_tokens", "output_tokens",
-    "estimated_cost_usd", "started_at", "ended_at", "end_reason",
+    "id",
+    "title",
+    "parent_session_id",
+    "source",
+    "model",
+    "message_count",
+    "input_tokens",
+    "output_tokens",
+    "estimated_cost_usd",
+    "started_at",
+    "ended_at",
+    "end_reason",
 )
 MAX_DEPTH = 100
 
@@ -47,7 +57,9 @@ class LineageMixin(_Core):
     def edge_kind(self, session_id: str) -> str | None:
         """Kind of the edge to the parent: compression / branch / delegate / other, None for roots."""
         rows = read_rows(
-            self._conn(), f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?", (session_id,)
+            self._conn(),
+            f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?",
+            (session_id,),
         )
         if not rows:
             raise SessionNotFound(f"no session with id {session_id!r}")
@@ -62,7 +74,7 @@ class LineageMixin(_Core):
                     UNION
                     SELECT s.parent_session_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.id
                     WHERE s.parent_session_id IS NOT NULL AND up.depth < {MAX_DEPTH})
-                SELECT {self._node_select('s')}, MIN(up.depth) AS up_depth FROM up JOIN sessions s ON s.id = up.id
+                SELECT {self._node_select("s")}, MIN(up.depth) AS up_depth FROM up JOIN sessions s ON s.id = up.id
                 GROUP BY s.id ORDER BY up_depth DESC""",
             (session_id,),
         )
@@ -79,7 +91,7 @@ class LineageMixin(_Core):
                     UNION
                     SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id
                     WHERE down.depth < {MAX_DEPTH})
-                SELECT {self._node_select('s')}, MIN(down.depth) AS depth FROM down JOIN sessions s ON s.id = down.id
+                SELECT {self._node_select("s")}, MIN(down.depth) AS depth FROM down JOIN sessions s ON s.id = down.id
                 WHERE down.depth > 0 GROUP BY s.id ORDER BY depth, s.started_at, s.id""",
             (session_id,),
         )
@@ -109,8 +121,8 @@ class LineageMixin(_Core):
                 f"""SELECT child.id FROM sessions parent
                     JOIN sessions child ON child.parent_session_id = parent.id
                     WHERE parent.id = ? AND parent.end_reason = 'compression'
-                      AND {Q.BRANCHED_FROM.format(a='child')} IS NULL
-                      AND {Q.DELEGATE_FROM.format(a='child')} IS NULL
+                      AND {Q.BRANCHED_FROM.format(a="child")} IS NULL
+                      AND {Q.DELEGATE_FROM.format(a="child")} IS NULL
                       AND COALESCE(child.source, '') != 'tool'
                     ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
                                   WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
@@ -143,10 +155,13 @@ class LineageMixin(_Core):
         seen = {root["id"]}
         current = root
         while current.get("end_reason") == "compression":
-            children = _clean(read_rows(
-                self._conn(), "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at ASC",
-                (current["id"],),
-            ))
+            children = _clean(
+                read_rows(
+                    self._conn(),
+                    "SELECT * FROM sessions WHERE parent_session_id = ? ORDER BY started_at ASC",
+                    (current["id"],),
+                )
+            )
             nxt = next((c for c in children if not _is_branch(c)), None)
             if not nxt or nxt["id"] in seen:
                 break
@@ -161,7 +176,9 @@ class LineageMixin(_Core):
 
     def export_session_lineage(self, session_id: str) -> dict[str, Any] | None:
         """A compression lineage as one logical session: segments, ids and all messages."""
-        segments = [s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s]
+        segments = [
+            s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s
+        ]
         if not segments:
             return None
         base = dict(segments[-1])

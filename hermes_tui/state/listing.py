@@ -41,9 +41,25 @@ ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 
 # Columns a list row carries; absent ones (old schemas opened with migrate=False) read as NULL.
 _ROW_COLUMNS = (
-    "id", "title", "source", "model", "message_count", "tool_call_count", "input_tokens", "output_tokens",
-    "cache_read_tokens", "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "started_at", "ended_at",
-    "end_reason", "parent_session_id", "archived", "billing_provider", "cwd",
+    "id",
+    "title",
+    "source",
+    "model",
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "parent_session_id",
+    "archived",
+    "billing_provider",
+    "cwd",
 )
 
 
@@ -182,7 +198,12 @@ class ListingMixin(_Core):
     ) -> list[dict[str, Any]]:
         """Sessions with `preview` and `last_active`, as 0.19.0 lists them (tips projected)."""
         where, params = self._base_filters(
-            source, exclude_sources, cwd_prefix, min_message_count, include_archived, archived_only,
+            source,
+            exclude_sources,
+            cwd_prefix,
+            min_message_count,
+            include_archived,
+            archived_only,
             not include_children,
         )
         where_sql = ("WHERE " + " AND ".join(where)) if where else ""
@@ -220,16 +241,16 @@ class ListingMixin(_Core):
                     JOIN sessions parent ON parent.id = c.cur_id
                     JOIN sessions child ON child.parent_session_id = c.cur_id
                     WHERE parent.end_reason = 'compression'
-                      AND {Q.BRANCHED_FROM.format(a='child')} IS NULL
-                      AND {Q.DELEGATE_FROM.format(a='child')} IS NULL
+                      AND {Q.BRANCHED_FROM.format(a="child")} IS NULL
+                      AND {Q.DELEGATE_FROM.format(a="child")} IS NULL
                       AND COALESCE(child.source, '') != 'tool'),
                 chain_max AS (
                     SELECT root_id, MAX(COALESCE(
                         (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id AND m.timestamp {_TS_RANGE}),
-                        (SELECT {ts_sql('ss.started_at')} FROM sessions ss WHERE ss.id = cur_id))) AS eff
+                        (SELECT {ts_sql("ss.started_at")} FROM sessions ss WHERE ss.id = cur_id))) AS eff
                     FROM chain GROUP BY root_id)
                 SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active,
-                       COALESCE(cm.eff, {ts_sql('s.started_at')}) AS _eff
+                       COALESCE(cm.eff, {ts_sql("s.started_at")}) AS _eff
                 FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id
                 {outer_sql}
                 ORDER BY _eff DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"""
@@ -258,8 +279,21 @@ class ListingMixin(_Core):
         if not tip_row:
             return row
         merged = dict(row)
-        for key in ("id", "ended_at", "end_reason", "message_count", "tool_call_count", "title", "last_active",
-                    "preview", "model", "system_prompt", "cwd", "git_branch", "git_repo_root"):
+        for key in (
+            "id",
+            "ended_at",
+            "end_reason",
+            "message_count",
+            "tool_call_count",
+            "title",
+            "last_active",
+            "preview",
+            "model",
+            "system_prompt",
+            "cwd",
+            "git_branch",
+            "git_repo_root",
+        ):
             if key in tip_row:
                 merged[key] = tip_row[key]
         merged["_lineage_root_id"] = row["id"]
@@ -286,12 +320,20 @@ class ListingMixin(_Core):
         exclude_sources: Sequence[str] | None = None,
     ) -> int:
         where, params = self._base_filters(
-            source, exclude_sources, cwd_prefix, min_message_count, include_archived, archived_only, exclude_children
+            source,
+            exclude_sources,
+            cwd_prefix,
+            min_message_count,
+            include_archived,
+            archived_only,
+            exclude_children,
         )
         where_sql = (" WHERE " + " AND ".join(where)) if where else ""
         return int(self._scalar(f"SELECT COUNT(*) FROM sessions s{where_sql}", params, 0))
 
-    def search_sessions(self, source: str | None = None, limit: int = 20, offset: int = 0) -> list[dict[str, Any]]:
+    def search_sessions(
+        self, source: str | None = None, limit: int = 20, offset: int = 0
+    ) -> list[dict[str, Any]]:
         """`sessions.*` + `last_active`, most recently used first (what `export_all` walks)."""
         where = "WHERE s.source = ? " if source else ""
         params: list[Any] = [source] if source else []
@@ -371,7 +413,10 @@ class ListingMixin(_Core):
         select = self._row_select()
         for part in chunks(list(ids), 500):
             for row in read_rows(
-                self._conn(), f"SELECT {select} FROM sessions s WHERE s.id IN ({placeholders(part)})", part, decode=False
+                self._conn(),
+                f"SELECT {select} FROM sessions s WHERE s.id IN ({placeholders(part)})",
+                part,
+                decode=False,
             ):
                 found[row["id"]] = _finish_preview(row)
         return [found[i] for i in ids if i in found]
@@ -382,7 +427,9 @@ class ListingMixin(_Core):
         """Pure keyset page by `started_at DESC, id DESC`; returns (rows, key of the next page)."""
         where, params = (filter or SessionFilter()).where(self)
         if after is not None:
-            where = (where + " AND" if where else " WHERE") + " (s.started_at < ? OR (s.started_at = ? AND s.id < ?))"
+            where = (
+                where + " AND" if where else " WHERE"
+            ) + " (s.started_at < ? OR (s.started_at = ? AND s.id < ?))"
             params += [after[0], after[0], after[1]]
         rows = [
             _finish_preview(r)
@@ -409,5 +456,5 @@ class ListingMixin(_Core):
         return read_tuples(
             self._conn(),
             f"SELECT {column}, COUNT(*) FROM sessions WHERE {column} IS NOT NULL GROUP BY {column} "
-            "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column)
+            "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column),
         )

@@ -106,8 +106,20 @@ class Changes:
 
     def __bool__(self) -> bool:
         return any(
-            (self.new_sessions, self.messages, self.reactivated, self.ended, self.reopened, self.titles,
-             self.deleted, self.children, self.continued, self.sessions_removed, self.reset, self.more)
+            (
+                self.new_sessions,
+                self.messages,
+                self.reactivated,
+                self.ended,
+                self.reopened,
+                self.titles,
+                self.deleted,
+                self.children,
+                self.continued,
+                self.sessions_removed,
+                self.reset,
+                self.more,
+            )
         )
 
     @property
@@ -165,20 +177,26 @@ class LiveMixin(_Core):
         version = _version(conn)
         care = list(dict.fromkeys(care_about or ()))
         fresh_care = [sid for sid in care if sid not in cursor.tracked and sid not in cursor.missing]
-        if (cursor.conn_id == id(conn) and version == cursor.version and not cursor.more
-                and not fresh_care):
+        if cursor.conn_id == id(conn) and version == cursor.version and not cursor.more and not fresh_care:
             return Changes(), cursor
         with _read_txn(conn):
             return self._poll(conn, cursor, version, care, max_messages, count_every_s, idle_after_s)
 
     def _poll(
-        self, conn: apsw.Connection, cur: LiveCursor, version: tuple[int, int], care: list[str],
-        max_messages: int, count_every_s: float, idle_after_s: float,
+        self,
+        conn: apsw.Connection,
+        cur: LiveCursor,
+        version: tuple[int, int],
+        care: list[str],
+        max_messages: int,
+        count_every_s: float,
+        idle_after_s: float,
     ) -> tuple[Changes, LiveCursor]:
         ch = Changes()
         # 1. new messages, by id
         rows = read_tuples(
-            conn, "SELECT id, session_id, timestamp FROM messages WHERE id > ? ORDER BY id LIMIT ?",
+            conn,
+            "SELECT id, session_id, timestamp FROM messages WHERE id > ? ORDER BY id LIMIT ?",
             (cur.message_hw, max_messages + 1),
         )
         ch.more = len(rows) > max_messages
@@ -204,8 +222,12 @@ class LiveMixin(_Core):
         moved = [sid for sid in gone if sid in set(now_window.values())]
         gone = [sid for sid in gone if sid not in now_window.values()]
         if gone:  # renumbered (VACUUM) rather than deleted?
-            still = {sid for (sid,) in read_tuples(
-                conn, f"SELECT id FROM sessions WHERE id IN ({placeholders(gone)})", gone)}
+            still = {
+                sid
+                for (sid,) in read_tuples(
+                    conn, f"SELECT id FROM sessions WHERE id IN ({placeholders(gone)})", gone
+                )
+            }
             moved += [sid for sid in gone if sid in still]
             gone = [sid for sid in gone if sid not in still]
         if moved:
@@ -217,16 +239,22 @@ class LiveMixin(_Core):
             ch.new_sessions = self._session_rows(conn, new_ids)
             ch.children = [
                 {"id": r["id"], "parent_session_id": r["parent_session_id"], "edge_kind": r["edge_kind"]}
-                for r in ch.new_sessions if r["parent_session_id"]
+                for r in ch.new_sessions
+                if r["parent_session_id"]
             ]
         new_set = {r["id"] for r in ch.new_sessions}
         # 3. tracked sessions: ends, titles, deletions
         tracked = dict(cur.tracked)
-        interesting = list(dict.fromkeys(
-            [*care, *tracked, *ch.messages, *new_set, *cur.pending_tips, *(gone)]))
+        interesting = list(
+            dict.fromkeys([*care, *tracked, *ch.messages, *new_set, *cur.pending_tips, *(gone)])
+        )
         states = self._session_states(conn, interesting)
-        deleted = [sid for sid in interesting if states.get(sid) is None
-                   and (sid in tracked or (sid in care and sid not in cur.missing) or sid in gone)]
+        deleted = [
+            sid
+            for sid in interesting
+            if states.get(sid) is None
+            and (sid in tracked or (sid in care and sid not in cur.missing) or sid in gone)
+        ]
         ch.deleted = list(dict.fromkeys(deleted))
         reactivated_probe: list[tuple[str, _Tracked]] = []
         for sid in interesting:
@@ -257,7 +285,11 @@ class LiveMixin(_Core):
                 (sid, cur.message_hw),
             )
             prev_ts = _float(before[0][0]) if before else _float(self._session_started(conn, sid))
-            if st.ended_at is not None or prev_ts is None or (first_ts.get(sid) or 0) - prev_ts >= idle_after_s:
+            if (
+                st.ended_at is not None
+                or prev_ts is None
+                or (first_ts.get(sid) or 0) - prev_ts >= idle_after_s
+            ):
                 ch.reactivated.append(sid)
         # 4. count fingerprint for deletions outside what is tracked
         known_gone = set(gone) | {sid for sid in ch.deleted if sid in cur.tracked}
@@ -291,17 +323,27 @@ class LiveMixin(_Core):
         # keep the tracked set bounded: cared-about ids first, then the most recently active
         if len(tracked) > TRACK_MAX + len(care):
             keep = set(care) | pending
-            rest = sorted((s for s in tracked if s not in keep),
-                          key=lambda s: tracked[s].last_ts or 0.0, reverse=True)
+            rest = sorted(
+                (s for s in tracked if s not in keep), key=lambda s: tracked[s].last_ts or 0.0, reverse=True
+            )
             keep |= set(rest[:TRACK_MAX])
             tracked = {s: t for s, t in tracked.items() if s in keep}
         new_cursor = LiveCursor(
-            id(conn), version, hw, new_window, count, counted_at, tracked, frozenset(pending), ch.more,
+            id(conn),
+            version,
+            hw,
+            new_window,
+            count,
+            counted_at,
+            tracked,
+            frozenset(pending),
+            ch.more,
             frozenset(sid for sid in care if states.get(sid) is None),
         )
         if ch.reset:
-            new_cursor = dataclasses.replace(new_cursor, session_count=int(
-                read_tuples(conn, "SELECT count(*) FROM sessions")[0][0]))
+            new_cursor = dataclasses.replace(
+                new_cursor, session_count=int(read_tuples(conn, "SELECT count(*) FROM sessions")[0][0])
+            )
         return ch, new_cursor
 
     def _window(self, conn: apsw.Connection, low: int) -> tuple[tuple[int, str], ...]:
@@ -330,12 +372,20 @@ class LiveMixin(_Core):
             rows = read_tuples(
                 conn,
                 f"""SELECT s.rowid, s.id, s.parent_session_id, s.source, s.title, s.started_at, s.ended_at,
-                           {Q.edge_kind_case('s')} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
+                           {Q.edge_kind_case("s")} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
                 list(part),
             )
             out += [
-                {"id": sid, "parent_session_id": parent, "source": source, "title": title,
-                 "started_at": _float(started), "ended_at": _float(ended), "edge_kind": kind, "_rowid": rowid}
+                {
+                    "id": sid,
+                    "parent_session_id": parent,
+                    "source": source,
+                    "title": title,
+                    "started_at": _float(started),
+                    "ended_at": _float(ended),
+                    "edge_kind": kind,
+                    "_rowid": rowid,
+                }
                 for rowid, sid, parent, source, title, started, ended, kind in rows
             ]
         out.sort(key=lambda r: r.pop("_rowid"))
@@ -366,8 +416,9 @@ class LiveMixin(_Core):
                         f" AND role IN ('user', 'assistant', 'tool'){active} ORDER BY id DESC LIMIT 1",
                         (sid,),
                     )
-                    out[sid] = _status(last[0] if last else None, _float(started), _float(ended), now,
-                                       idle_after_s)
+                    out[sid] = _status(
+                        last[0] if last else None, _float(started), _float(ended), now, idle_after_s
+                    )
         return out
 
     def active_sessions(
@@ -399,9 +450,14 @@ class LiveMixin(_Core):
             open_ids: set[str] = set()
             ids = list(last)
             for part in chunks(ids, 500):
-                open_ids |= {sid for (sid,) in read_tuples(
-                    conn, f"SELECT id FROM sessions WHERE id IN ({placeholders(part)}) AND ended_at IS NULL",
-                    list(part))}
+                open_ids |= {
+                    sid
+                    for (sid,) in read_tuples(
+                        conn,
+                        f"SELECT id FROM sessions WHERE id IN ({placeholders(part)}) AND ended_at IS NULL",
+                        list(part),
+                    )
+                }
         return sorted(open_ids, key=lambda s: (-last[s], s))[:limit]
 
 

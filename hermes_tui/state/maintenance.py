@@ -100,10 +100,12 @@ class MaintenanceMixin(_Core):
         return self._scalar("SELECT value FROM state_meta WHERE key = ?", (key,))
 
     def set_meta(self, key: str, value: str) -> None:
-        self._execute_write(lambda c: c.execute(
-            "INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        ))
+        self._execute_write(
+            lambda c: c.execute(
+                "INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )
 
     # ------------------------------------------------------------ FTS
     def optimize_fts(self) -> int:
@@ -141,6 +143,7 @@ class MaintenanceMixin(_Core):
         done = 0
         if lay.kind == "legacy":
             for t in ("messages_fts", "messages_fts_trigram") if lay.has_trigram else ("messages_fts",):
+
                 def do(c: apsw.Connection, t: str = t) -> None:
                     c.execute(f"DELETE FROM {t}")
                     c.execute(f"INSERT INTO {t}(rowid, content) {F.LEGACY_CONCAT_SELECT}")
@@ -203,7 +206,11 @@ class MaintenanceMixin(_Core):
 
     # ------------------------------------------------------------ legacy → v23
     def optimize_fts_storage(
-        self, *, with_cjk: bool = False, pause_factor: float = 1.0, vacuum: bool = False,
+        self,
+        *,
+        with_cjk: bool = False,
+        pause_factor: float = 1.0,
+        vacuum: bool = False,
         max_chunks: int | None = None,
     ) -> dict[str, Any]:
         """Convert a legacy inline-FTS database to the v23 external-content layout, resumably.
@@ -229,6 +236,7 @@ class MaintenanceMixin(_Core):
             return {"ok": False, "reason": "fts5_unavailable"}
         with_cjk = with_cjk and bool(self._cjk_impl)
         if with_cjk and not self.layout.has_cjk:
+
             def add_cjk(c: apsw.Connection) -> None:
                 c.execute(F.V23_CJK_SQL)
                 high = c.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchall()[0][0]
@@ -237,14 +245,21 @@ class MaintenanceMixin(_Core):
 
             self._execute_write(add_cjk)
             self.refresh_structure()
-        done = self._backfill(F.REBUILD_HIGH_WATER, F.REBUILD_PROGRESS,
-                              (("messages_fts", ""), ("messages_fts_trigram", " AND role <> 'tool'")),
-                              pause_factor, max_chunks)
+        done = self._backfill(
+            F.REBUILD_HIGH_WATER,
+            F.REBUILD_PROGRESS,
+            (("messages_fts", ""), ("messages_fts_trigram", " AND role <> 'tool'")),
+            pause_factor,
+            max_chunks,
+        )
         if not done:
             return {"ok": False, "reason": "backfill_incomplete"}
         cjk_tables = (("messages_fts_cjk", " AND role <> 'tool'"),)
-        if (self.layout.has_cjk and not self.layout.cjk_stale
-                and not self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, cjk_tables, pause_factor, max_chunks)):
+        if (
+            self.layout.has_cjk
+            and not self.layout.cjk_stale
+            and not self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, cjk_tables, pause_factor, max_chunks)
+        ):
             return {"ok": False, "reason": "backfill_incomplete"}
         # The virtual tables sort before their shadows; dropping one drops its shadows.
         for trash in self.layout.trash_tables:
@@ -255,7 +270,9 @@ class MaintenanceMixin(_Core):
             return {"ok": False, "reason": "teardown_incomplete"}
 
         def settle(c: apsw.Connection) -> None:
-            c.execute("INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, '1')", (F.FTS_STORAGE_VERSION_KEY,))
+            c.execute(
+                "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, '1')", (F.FTS_STORAGE_VERSION_KEY,)
+            )
             c.execute("DELETE FROM state_meta WHERE key = ?", (F.FTS_OPTIMIZE_AVAILABLE_KEY,))
             c.execute("UPDATE schema_version SET version = 23 WHERE version < 23")
 
@@ -284,7 +301,11 @@ class MaintenanceMixin(_Core):
         c.execute(F.V23_TRIGRAM_SQL)
 
     def _backfill(
-        self, high_key: str, prog_key: str, tables: tuple[tuple[str, str], ...], pause_factor: float,
+        self,
+        high_key: str,
+        prog_key: str,
+        tables: tuple[tuple[str, str], ...],
+        pause_factor: float,
         max_chunks: int | None,
     ) -> bool:
         """Index ids in (progress, high-water] chunk by chunk; True once the markers are gone."""
@@ -296,6 +317,7 @@ class MaintenanceMixin(_Core):
             prog = int(self.get_meta(prog_key) or 0)
             high_i = int(high)
             if prog >= high_i:
+
                 def finish(c: apsw.Connection, high_i: int = high_i) -> None:
                     for table, role in tables:
                         # Rows written around the switch: index any that the gate and backfill both missed.
@@ -335,8 +357,13 @@ class MaintenanceMixin(_Core):
         """Finish a pending cjk backfill (v23 databases that gained the index after the fact)."""
         if not (self.layout.has_cjk and self.layout.cjk_building) or self.read_only:
             return not self.layout.cjk_building
-        return self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, (("messages_fts_cjk", " AND role <> 'tool'"),),
-                              pause_factor, max_chunks)
+        return self._backfill(
+            F.CJK_HIGH_WATER,
+            F.CJK_PROGRESS,
+            (("messages_fts_cjk", " AND role <> 'tool'"),),
+            pause_factor,
+            max_chunks,
+        )
 
     # ------------------------------------------------------------ health
     def store_health(self) -> dict[str, Any]:

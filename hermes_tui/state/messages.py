@@ -120,12 +120,22 @@ class MessagesMixin(_Core):
         values = self._message_values(
             session_id,
             {
-                "role": role, "content": content, "tool_name": tool_name, "tool_calls": tool_calls,
-                "tool_call_id": tool_call_id, "token_count": token_count, "finish_reason": finish_reason,
-                "reasoning": reasoning, "reasoning_content": reasoning_content,
-                "reasoning_details": reasoning_details, "codex_reasoning_items": codex_reasoning_items,
-                "codex_message_items": codex_message_items, "platform_message_id": platform_message_id,
-                "observed": observed, "effect_disposition": effect_disposition, "api_content": api_content,
+                "role": role,
+                "content": content,
+                "tool_name": tool_name,
+                "tool_calls": tool_calls,
+                "tool_call_id": tool_call_id,
+                "token_count": token_count,
+                "finish_reason": finish_reason,
+                "reasoning": reasoning,
+                "reasoning_content": reasoning_content,
+                "reasoning_details": reasoning_details,
+                "codex_reasoning_items": codex_reasoning_items,
+                "codex_message_items": codex_message_items,
+                "platform_message_id": platform_message_id,
+                "observed": observed,
+                "effect_disposition": effect_disposition,
+                "api_content": api_content,
             },
             parse_timestamp(timestamp, time.time()),
         )
@@ -149,7 +159,9 @@ class MessagesMixin(_Core):
         prepared = []
         for msg in messages:
             ts = parse_timestamp(msg.get("timestamp"), now)
-            prepared.append((self._message_values(session_id, msg, ts), self._tool_call_delta(msg.get("tool_calls"))))
+            prepared.append(
+                (self._message_values(session_id, msg, ts), self._tool_call_delta(msg.get("tool_calls")))
+            )
 
         def do(conn: apsw.Connection) -> list[int]:
             self._require_session_in(conn, session_id)
@@ -163,7 +175,9 @@ class MessagesMixin(_Core):
 
         return self._execute_write(do)
 
-    def _insert_batch(self, conn: apsw.Connection, session_id: str, messages: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    def _insert_batch(
+        self, conn: apsw.Connection, session_id: str, messages: Sequence[dict[str, Any]]
+    ) -> tuple[int, int]:
         """Batch insert for rewrites: rows without a timestamp get strictly increasing ones."""
         now_ts = time.time()
         inserted = tools = 0
@@ -171,8 +185,13 @@ class MessagesMixin(_Core):
             ts = parse_timestamp(msg.get("timestamp"), now_ts)
             m = dict(msg)
             if m.get("role") != "assistant":
-                for key in ("reasoning", "reasoning_content", "reasoning_details", "codex_reasoning_items",
-                            "codex_message_items"):
+                for key in (
+                    "reasoning",
+                    "reasoning_content",
+                    "reasoning_details",
+                    "codex_reasoning_items",
+                    "codex_message_items",
+                ):
                     m[key] = None
             m["platform_message_id"] = msg.get("platform_message_id") or msg.get("message_id")
             self._insert_message(conn, self._message_values(session_id, m, ts))
@@ -236,9 +255,13 @@ class MessagesMixin(_Core):
         """
         ids = self._session_lineage_root_to_tip(session_id) if include_ancestors else [session_id]
         active = "" if include_inactive else " AND active = 1"
-        cols = ", ".join(c.strip() for c in _CONVERSATION_COLUMNS.split(",") if self.has_column("messages", c.strip()))
+        cols = ", ".join(
+            c.strip() for c in _CONVERSATION_COLUMNS.split(",") if self.has_column("messages", c.strip())
+        )
         rows = read_rows(
-            self._conn(), f"SELECT {cols} FROM messages WHERE session_id IN ({placeholders(ids)}){active} ORDER BY id", ids
+            self._conn(),
+            f"SELECT {cols} FROM messages WHERE session_id IN ({placeholders(ids)}){active} ORDER BY id",
+            ids,
         )
         out: list[dict[str, Any]] = []
         for row in rows:
@@ -277,12 +300,16 @@ class MessagesMixin(_Core):
         return int(self._scalar("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,), 0))
 
     def has_platform_message_id(self, session_id: str, platform_message_id: str) -> bool:
-        return bool(self._scalar(
-            "SELECT 1 FROM messages WHERE session_id = ? AND platform_message_id = ? LIMIT 1",
-            (session_id, platform_message_id),
-        ))
+        return bool(
+            self._scalar(
+                "SELECT 1 FROM messages WHERE session_id = ? AND platform_message_id = ? LIMIT 1",
+                (session_id, platform_message_id),
+            )
+        )
 
-    def list_recent_user_messages(self, session_id: str, limit: int = 20, include_inactive: bool = False) -> list[dict[str, Any]]:
+    def list_recent_user_messages(
+        self, session_id: str, limit: int = 20, include_inactive: bool = False
+    ) -> list[dict[str, Any]]:
         active = "" if include_inactive else " AND active = 1"
         out = []
         for mid, ts, content in read_tuples(
@@ -300,7 +327,9 @@ class MessagesMixin(_Core):
     def rewind_to_message(self, session_id: str, target_message_id: int) -> dict[str, Any]:
         """Soft-delete (active=0) the target user message and everything after it."""
         found = read_rows(
-            self._conn(), "SELECT * FROM messages WHERE id = ? AND session_id = ?", (target_message_id, session_id)
+            self._conn(),
+            "SELECT * FROM messages WHERE id = ? AND session_id = ?",
+            (target_message_id, session_id),
         )
         target = found[0] if found else None
         if target is None:
@@ -337,14 +366,17 @@ class MessagesMixin(_Core):
         return self._execute_write(do)
 
     def has_archived_messages(self, session_id: str) -> bool:
-        return bool(self._scalar("SELECT 1 FROM messages WHERE session_id = ? AND active = 0 LIMIT 1", (session_id,)))
+        return bool(
+            self._scalar("SELECT 1 FROM messages WHERE session_id = ? AND active = 0 LIMIT 1", (session_id,))
+        )
 
     def archive_and_compact(self, session_id: str, compacted_messages: Sequence[dict[str, Any]]) -> int:
         """Archive the live rows (active=0, compacted=1) and insert the compacted set."""
 
         def do(conn: apsw.Connection) -> int:
             conn.execute(
-                "UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1", (session_id,)
+                "UPDATE messages SET active = 0, compacted = 1 WHERE session_id = ? AND active = 1",
+                (session_id,),
             )
             inserted, tools = self._insert_batch(conn, session_id, compacted_messages)
             conn.execute(
@@ -355,7 +387,9 @@ class MessagesMixin(_Core):
 
         return self._execute_write(do)
 
-    def replace_messages(self, session_id: str, messages: Sequence[dict[str, Any]], active_only: bool = False) -> None:
+    def replace_messages(
+        self, session_id: str, messages: Sequence[dict[str, Any]], active_only: bool = False
+    ) -> None:
         clause = " AND active = 1" if active_only else ""
 
         def do(conn: apsw.Connection) -> None:
@@ -373,7 +407,9 @@ class MessagesMixin(_Core):
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
                 raise SessionNotFound(f"no session with id {session_id!r}")
             conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            conn.execute("UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?", (session_id,))
+            conn.execute(
+                "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?", (session_id,)
+            )
 
         self._execute_write(do)
 

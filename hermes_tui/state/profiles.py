@@ -127,8 +127,14 @@ def discover_stores(
         # $HERMES_HOME outside what was listed (a profile folder not created yet, a hidden one):
         # it is still the store a plain `hermes` uses, so it comes first.
         in_profiles = base.parent.name == "profiles"
-        candidates.insert(0, (base.name if in_profiles else DEFAULT_PROFILE, base / "state.db",
-                              "profile" if in_profiles else "default"))
+        candidates.insert(
+            0,
+            (
+                base.name if in_profiles else DEFAULT_PROFILE,
+                base / "state.db",
+                "profile" if in_profiles else "default",
+            ),
+        )
 
     refs: list[StoreRef] = []
     seen: set[str] = set()
@@ -170,7 +176,9 @@ def file_status(path: Path) -> tuple[StoreStatus, str] | None:
     if stat.S_ISDIR(st.st_mode):
         return StoreStatus.UNREADABLE, f"{path} is a folder, not a database file"
     if not stat.S_ISREG(st.st_mode):
-        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        kind = (
+            "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+        )
         return StoreStatus.UNREADABLE, f"{path} is {kind}, not a database file"
     if not os.access(path, os.R_OK):
         return StoreStatus.UNREADABLE, f"cannot read {path}: permission denied"

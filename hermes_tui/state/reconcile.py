@@ -19,7 +19,12 @@ def declared_columns() -> dict[str, dict[str, str]]:
     mem = apsw.Connection(":memory:")
     try:
         mem.execute(SCHEMA_SQL)
-        tables = [r[0] for r in mem.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+        tables = [
+            r[0]
+            for r in mem.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
         out: dict[str, dict[str, str]] = {}
         for table in tables:
             cols: dict[str, str] = {}

@@ -346,7 +346,9 @@ def make_backup(path: Path, backup_dir: Path | None = None) -> Path:
     _private_new(part)
     try:
         try:
-            src = apsw.Connection(_uri(path, "?mode=ro"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+            src = apsw.Connection(
+                _uri(path, "?mode=ro"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+            )
             try:
                 src.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
                 src.execute("PRAGMA writable_schema=ON")
@@ -435,7 +437,9 @@ def _dedup_schema(conn: apsw.Connection, actions: list[str]) -> None:
             "DELETE FROM sqlite_master WHERE type IS ? AND name IS ? AND rowid <> ?",
             (dup["type"], dup["name"], keep),
         )
-        actions.append(f"removed {dup['count'] - 1} duplicate sqlite_master row(s) for {dup['type']} {dup['name']}")
+        actions.append(
+            f"removed {dup['count'] - 1} duplicate sqlite_master row(s) for {dup['type']} {dup['name']}"
+        )
     _schema_changed(conn)
 
 
@@ -515,7 +519,9 @@ def _write_probe(conn: apsw.Connection) -> str | None:
     sid = f"_hermes_repair_probe_{time.time_ns()}"
     conn.execute("SAVEPOINT hermes_repair_write_probe")
     try:
-        conn.execute("INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)", (sid, "_probe", time.time()))
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)", (sid, "_probe", time.time())
+        )
         conn.execute(
             "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
             (sid, "user", "_fts_health_probe", time.time()),
@@ -584,9 +590,7 @@ def repair(
         return report
     if not before["repairable"]:
         reason = "; ".join(before["problems"][:3]) or "unknown damage"
-        report["error"] = (
-            f"{path} cannot be repaired automatically ({reason}); it was left exactly as it was"
-        )
+        report["error"] = f"{path} cannot be repaired automatically ({reason}); it was left exactly as it was"
         return report
     try:
         conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)

@@ -195,8 +195,7 @@ PLATFORM_MSG_INDEX_SQL = (
 )
 
 TITLE_INDEX_SQL = (
-    "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique "
-    "ON sessions(title) WHERE title IS NOT NULL"
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL"
 )
 
 # Tables of the design document's overview; a database missing any of them needs DDL.

@@ -75,9 +75,14 @@ def is_empty_database(conn: apsw.Connection) -> bool:
 
 
 def _tables_shown(conn: apsw.Connection, limit: int = 5) -> str:
-    names = [r[0] for r in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY name LIMIT ?", (limit + 1,))]
+    names = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name LIMIT ?",
+            (limit + 1,),
+        )
+    ]
     shown = ", ".join(names[:limit]) + (", …" if len(names) > limit else "")
     return shown or "no tables"
 
@@ -147,9 +152,10 @@ def plan(db: _Core, conn: apsw.Connection) -> list[str]:
         reasons.append("missing indexes")
     if db._schema_version is None or db._schema_version < SCHEMA_VERSION:
         reasons.append(f"schema_version {db._schema_version}")
-    if db.has_column("messages", "active") and conn.execute(
-        "SELECT 1 FROM messages WHERE active IS NULL LIMIT 1"
-    ).fetchall():
+    if (
+        db.has_column("messages", "active")
+        and conn.execute("SELECT 1 FROM messages WHERE active IS NULL LIMIT 1").fetchall()
+    ):
         reasons.append("NULL active rows")
     lay = db.layout
     if lay.kind == "none":
@@ -172,8 +178,11 @@ def _cjk_triggers_complete(lay: F.FtsLayout) -> bool:
 
 
 def _set_meta(c: apsw.Connection, key: str, value: str) -> None:
-    c.execute("INSERT INTO state_meta(key, value) VALUES (?, ?) "
-              "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+    c.execute(
+        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
 
 
 def _del_meta(c: apsw.Connection, *keys: str) -> None:
@@ -254,10 +263,18 @@ def _ensure_fts(db: _Core, c: apsw.Connection, upgrading_from: int | None) -> No
         if with_cjk:
             c.execute(F.V23_CJK_SQL)
         if _has_messages(c):
-            for table in ("messages_fts", "messages_fts_trigram") + (("messages_fts_cjk",) if with_cjk else ()):
+            for table in ("messages_fts", "messages_fts_trigram") + (
+                ("messages_fts_cjk",) if with_cjk else ()
+            ):
                 c.execute(f"INSERT INTO {table}({table}) VALUES('rebuild')")
-        _del_meta(c, F.REBUILD_HIGH_WATER, F.REBUILD_PROGRESS, F.CJK_HIGH_WATER, F.CJK_PROGRESS,
-                  F.FTS_OPTIMIZE_AVAILABLE_KEY)
+        _del_meta(
+            c,
+            F.REBUILD_HIGH_WATER,
+            F.REBUILD_PROGRESS,
+            F.CJK_HIGH_WATER,
+            F.CJK_PROGRESS,
+            F.FTS_OPTIMIZE_AVAILABLE_KEY,
+        )
         _set_meta(c, F.FTS_STORAGE_VERSION_KEY, "1")
         return
     if lay.kind == "legacy":

@@ -51,7 +51,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 SNIPPET_TOKENS = 40
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
-_RESULT_KEYS = ("id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model", "session_started")
+_RESULT_KEYS = (
+    "id",
+    "session_id",
+    "role",
+    "snippet",
+    "timestamp",
+    "tool_name",
+    "source",
+    "model",
+    "session_started",
+)
 
 
 def _store_errors(method: F) -> F:
@@ -177,8 +187,10 @@ def _rowids_in(table: str, ids: list[int]) -> str:
     The `+` keeps the list a filter on that scan, checked before any join (`m.id IN` joined
     every match in the range first: 234 against 34 ms).
     """
-    return (f"{table}.rowid BETWEEN {int(min(ids))} AND {int(max(ids))} "
-            f"AND +{table}.rowid IN (SELECT value FROM json_each(?))")
+    return (
+        f"{table}.rowid BETWEEN {int(min(ids))} AND {int(max(ids))} "
+        f"AND +{table}.rowid IN (SELECT value FROM json_each(?))"
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -194,14 +206,18 @@ def _result_select(table: str) -> str:
 @functools.lru_cache(maxsize=32)
 def _probe_sql(tables: tuple[str, ...]) -> str:
     """One `EXISTS` per index, parameters in order (built once per index list)."""
-    return "SELECT " + ", ".join(f"EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 1})" for i, t in enumerate(tables))
+    return "SELECT " + ", ".join(
+        f"EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 1})" for i, t in enumerate(tables)
+    )
 
 
 @functools.lru_cache(maxsize=4)
 def _first_probe_sql(retry_table: str) -> str:
     """1: the primary index has a row; else 2: `retry_table` has one; else 0 (`CASE` is lazy)."""
-    return ("SELECT CASE WHEN EXISTS(SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1) THEN 1 "
-            f"WHEN EXISTS(SELECT 1 FROM {retry_table} WHERE {retry_table} MATCH ?2) THEN 2 ELSE 0 END")
+    return (
+        "SELECT CASE WHEN EXISTS(SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1) THEN 1 "
+        f"WHEN EXISTS(SELECT 1 FROM {retry_table} WHERE {retry_table} MATCH ?2) THEN 2 ELSE 0 END"
+    )
 
 
 def _glued_text(content: Any, tool_name: str | None, tool_calls: str | None, terms: list[str]) -> bool:
@@ -251,8 +267,12 @@ class SearchMixin(_Core):
 
     SHARE_TTL_S = 60.0
 
-    def _filter_share(self, source_filter: list[str] | None, exclude_sources: list[str] | None,
-                      role_filter: list[str] | None) -> float:
+    def _filter_share(
+        self,
+        source_filter: list[str] | None,
+        exclude_sources: list[str] | None,
+        role_filter: list[str] | None,
+    ) -> float:
         """About what share of all messages the filters keep. It only sizes `_ranked`'s first
         top-K list: a wrong guess costs a wider retry, never a wrong row. Source shares come from
         `sessions.message_count` (re-read at most once a minute); a role filter guesses 1/3 a role."""
@@ -276,15 +296,26 @@ class SearchMixin(_Core):
             return cached[1]
         shares: dict[str, float] | None = None
         if self.has_column("sessions", "message_count"):
-            counts = {src: max(int(n or 0), 0) for src, n in self._tuples(
-                "SELECT source, SUM(message_count) FROM sessions GROUP BY source")}
+            counts = {
+                src: max(int(n or 0), 0)
+                for src, n in self._tuples("SELECT source, SUM(message_count) FROM sessions GROUP BY source")
+            }
             total = sum(counts.values())
             shares = {src: n / total for src, n in counts.items()} if total else None
         self._source_shares_cache = (now, shares)
         return shares
 
-    def _fts_route(self, route: Route, match: str, filters: tuple[list[str], list[Any]], order: SortOrder, limit: int,
-                   offset: int, probed: bool = False, share: float = 1.0) -> list[dict[str, Any]]:
+    def _fts_route(
+        self,
+        route: Route,
+        match: str,
+        filters: tuple[list[str], list[Any]],
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        probed: bool = False,
+        share: float = 1.0,
+    ) -> list[dict[str, Any]]:
         """One index's answer; `probed`: `_probe` already found a row for `match` here; `share`:
         about how many messages pass the filters (`_filter_share`), a hint for `_ranked`."""
         table = route.index
@@ -315,14 +346,23 @@ class SearchMixin(_Core):
 
     def _any_match(self, table: str, match: str) -> bool:
         """Does the index have any row for `match` (filters aside)? One doclist seek, no scoring."""
-        return bool(self._conn().execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchall())
+        return bool(
+            self._conn().execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchall()
+        )
 
     # Ranked CJK queries (bigram and trigram indexes) score at most this many of the most
     # recently written matches; Latin queries on the unicode61 index are always ranked whole.
     RANK_WINDOW = 1024
 
-    def _ranked_recent(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
-                       share: float = 1.0) -> list[dict[str, Any]]:
+    def _ranked_recent(
+        self,
+        table: str,
+        match: str,
+        filters: tuple[list[str], list[Any]],
+        limit: int,
+        offset: int,
+        share: float = 1.0,
+    ) -> list[dict[str, Any]]:
         """bm25 order over the newest `RANK_WINDOW` matches of a CJK query (widened as needed).
 
         A common 1–2 character CJK term matches a third of all CJK messages, and bm25 must score
@@ -350,8 +390,16 @@ class SearchMixin(_Core):
     # look that selective) joining every match and scoring only the rows that pass is cheaper.
     RANK_TOP_MAX = 65536
 
-    def _ranked(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
-                share: float = 1.0, floor: int | None = None) -> list[dict[str, Any]]:
+    def _ranked(
+        self,
+        table: str,
+        match: str,
+        filters: tuple[list[str], list[Any]],
+        limit: int,
+        offset: int,
+        share: float = 1.0,
+        floor: int | None = None,
+    ) -> list[dict[str, Any]]:
         """Upstream's `ORDER BY rank … LIMIT … OFFSET` over the filtered matches, exactly, for less.
 
         FTS5's own rank order runs a nested statement that scores every match twice (the sort key
@@ -371,7 +419,8 @@ class SearchMixin(_Core):
         lo = f" AND rowid >= {int(floor)}" if floor is not None else ""
         check = (
             "SELECT m.id FROM json_each(?) j CROSS JOIN messages m ON m.id = j.value "
-            "CROSS JOIN sessions s ON s.id = m.session_id" + (" WHERE " + " AND ".join(where) if where else "")
+            "CROSS JOIN sessions s ON s.id = m.session_id"
+            + (" WHERE " + " AND ".join(where) if where else "")
         )
         expect = need / share if share > 0 else float("inf")  # ids to read for `need` to pass
         if 4 * expect > self.RANK_TOP_MAX:
@@ -382,11 +431,16 @@ class SearchMixin(_Core):
         step = int(1.25 * expect) + 8
         with conn:  # one read snapshot for the ids, the filter and the page
             while True:
-                ids = [r[0] for r in conn.execute(
-                    f"SELECT rowid FROM {table} WHERE {table} MATCH ?{lo} ORDER BY +rank LIMIT ?", (match, k))]
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{lo} ORDER BY +rank LIMIT ?",
+                        (match, k),
+                    )
+                ]
                 # A wider list starts with the narrower one (same order), so checking resumes.
                 while len(kept) < need and checked < len(ids):
-                    chunk = ids[checked:checked + step]
+                    chunk = ids[checked : checked + step]
                     ok = {r[0] for r in conn.execute(check, [json.dumps(chunk), *params])}
                     kept += [i for i in chunk if i in ok]
                     checked += len(chunk)
@@ -399,8 +453,15 @@ class SearchMixin(_Core):
                 k = min(self.RANK_TOP_MAX, max(8 * k, 2 * need * k // max(len(kept), 1)))
         raise AssertionError("unreachable: the loop returns")  # apsw's `with conn` may swallow, says its stub
 
-    def _ranked_joined(self, table: str, match: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
-                       floor: int | None) -> list[dict[str, Any]]:
+    def _ranked_joined(
+        self,
+        table: str,
+        match: str,
+        filters: tuple[list[str], list[Any]],
+        limit: int,
+        offset: int,
+        floor: int | None,
+    ) -> list[dict[str, Any]]:
         """`_ranked` for filters that keep almost nothing: every match joined, only rows that pass
         scored (`+rank` again, so the same order)."""
         where, params = filters
@@ -413,16 +474,28 @@ class SearchMixin(_Core):
         prefix query (whose every cursor first merges all the prefix's doclists), one rowid range."""
         if not ids:
             return []
-        where = _rowids_in(table, ids) if "*" in match else f"{table}.rowid IN (SELECT value FROM json_each(?))"
+        where = (
+            _rowids_in(table, ids) if "*" in match else f"{table}.rowid IN (SELECT value FROM json_each(?))"
+        )
         sql = f"{_result_select(table)} WHERE {table} MATCH ? AND {where}"
         by_id = {r["id"]: r for r in read_rows(self._conn(), sql, (match, json.dumps(ids)))}
         return [by_id[i] for i in ids if i in by_id]
 
-    def _fts_query(self, table: str, match: str, filters: tuple[list[str], list[Any]], order_sql: str, limit: int,
-                   offset: int) -> list[dict[str, Any]]:
+    def _fts_query(
+        self,
+        table: str,
+        match: str,
+        filters: tuple[list[str], list[Any]],
+        order_sql: str,
+        limit: int,
+        offset: int,
+    ) -> list[dict[str, Any]]:
         where, params = filters
-        sql = (f"{_result_select(table)} WHERE {table} MATCH ?" + "".join(" AND " + w for w in where)
-               + f" {order_sql} LIMIT ? OFFSET ?")
+        sql = (
+            f"{_result_select(table)} WHERE {table} MATCH ?"
+            + "".join(" AND " + w for w in where)
+            + f" {order_sql} LIMIT ? OFFSET ?"
+        )
         return read_rows(self._conn(), sql, [match, *params, limit, offset])
 
     @staticmethod
@@ -464,15 +537,28 @@ class SearchMixin(_Core):
             return None
         from .fts_schema import REBUILD_HIGH_WATER, REBUILD_PROGRESS
 
-        meta = dict(self._tuples("SELECT key, value FROM state_meta WHERE key IN (?, ?)",
-                                 (REBUILD_HIGH_WATER, REBUILD_PROGRESS)))
+        meta = dict(
+            self._tuples(
+                "SELECT key, value FROM state_meta WHERE key IN (?, ?)",
+                (REBUILD_HIGH_WATER, REBUILD_PROGRESS),
+            )
+        )
         if REBUILD_HIGH_WATER not in meta:
             return None
         lo, hi = int(meta.get(REBUILD_PROGRESS) or 0), int(meta[REBUILD_HIGH_WATER])
         return (lo, hi) if hi > lo else None
 
-    def _with_gap(self, route: Route, match: str, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]],
-                  sort: SortOrder, limit: int, offset: int) -> list[dict[str, Any]]:
+    def _with_gap(
+        self,
+        route: Route,
+        match: str,
+        raw: str,
+        gap: tuple[int, int],
+        filters: tuple[list[str], list[Any]],
+        sort: SortOrder,
+        limit: int,
+        offset: int,
+    ) -> list[dict[str, Any]]:
         """An index's matches merged with LIKE matches among the ids it does not hold yet.
 
         Newest first (or oldest with `SortOrder.OLDEST`); rank order is not comparable across the
@@ -483,7 +569,11 @@ class SearchMixin(_Core):
         order = SortOrder.OLDEST if asc else SortOrder.NEWEST
         want = limit + offset if limit >= 0 else -1
         try:
-            hits = self._fts_route(route, match, filters, order, want, 0) if self._any_match(route.index, match) else []
+            hits = (
+                self._fts_route(route, match, filters, order, want, 0)
+                if self._any_match(route.index, match)
+                else []
+            )
         except apsw.SQLError:
             hits = []
         where, params = filters
@@ -492,8 +582,9 @@ class SearchMixin(_Core):
         merged = sorted(hits + more, key=lambda r: (_as_bound(r["timestamp"]), int(r["id"])), reverse=not asc)
         return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
 
-    def _like_route(self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int,
-                    asc: bool = False) -> list[dict[str, Any]]:
+    def _like_route(
+        self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int, asc: bool = False
+    ) -> list[dict[str, Any]]:
         cond = self._like_where(raw)
         if cond is None:
             return []
@@ -502,8 +593,10 @@ class SearchMixin(_Core):
         sql = (
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, m.tool_calls AS _tc, "
             "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id "
-            f"WHERE {like}" + "".join(" AND " + w for w in where)
-            + " " + (OLDEST_BY_ID_SQL if asc else NEWEST_BY_ID_SQL)
+            f"WHERE {like}"
+            + "".join(" AND " + w for w in where)
+            + " "
+            + (OLDEST_BY_ID_SQL if asc else NEWEST_BY_ID_SQL)
             + " LIMIT ? OFFSET ?"
         )
         return with_marked_snippets(read_rows(self._conn(), sql, [*params, *fparams, limit, offset]), terms)
@@ -535,7 +628,11 @@ class SearchMixin(_Core):
 
         def scope() -> tuple[tuple[list[str], list[Any]], float]:
             """The filters' SQL and share, built once a route needs them (no-hit queries do not)."""
-            share = self._filter_share(source_filter, exclude_sources, role_filter) if order is SortOrder.RANK else 1.0
+            share = (
+                self._filter_share(source_filter, exclude_sources, role_filter)
+                if order is SortOrder.RANK
+                else 1.0
+            )
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
         tool_role = "tool" in (role_filter or ())
@@ -549,11 +646,13 @@ class SearchMixin(_Core):
                 for route in self._cjk_routes(raw, order is SortOrder.RANK, tool_role, cjk_ready):
                     try:
                         if gap and route is TRIGRAM:
-                            out.results = self._with_gap(route, quote_tokens(raw), raw, gap, filters, order,
-                                                         limit, offset)
+                            out.results = self._with_gap(
+                                route, quote_tokens(raw), raw, gap, filters, order, limit, offset
+                            )
                         else:
-                            out.results = self._fts_route(route, quote_tokens(raw), filters, order, limit, offset,
-                                                          share=share)
+                            out.results = self._fts_route(
+                                route, quote_tokens(raw), filters, order, limit, offset, share=share
+                            )
                         out.route = route.name
                         break
                     except apsw.SQLError:
@@ -579,9 +678,14 @@ class SearchMixin(_Core):
                     out.results = self._with_gap(FTS5, q, q, gap, scope()[0], order, limit, offset)
                 elif found[0]:
                     filters, share = scope()
-                    out.results = self._fts_route(FTS5, q, filters, order, limit, offset, probed=True, share=share)
-                if not out.results and retry and not (tri and (found[1] is False
-                                                            or self._glued_ids(tri, q) == frozenset())):
+                    out.results = self._fts_route(
+                        FTS5, q, filters, order, limit, offset, probed=True, share=share
+                    )
+                if (
+                    not out.results
+                    and retry
+                    and not (tri and (found[1] is False or self._glued_ids(tri, q) == frozenset()))
+                ):
                     live, probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
                     if live:
                         filters, share = scope()
@@ -615,7 +719,9 @@ class SearchMixin(_Core):
     @staticmethod
     def _side_eligible(raw: str, tool_role: bool) -> bool:
         """Only CJK-bearing rows are in the side index: every OR branch must need a CJK term."""
-        return not tool_role and all(any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups)
+        return not tool_role and all(
+            any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups
+        )
 
     # ------------------------------------------------------------ counting
     @_store_errors
@@ -654,19 +760,26 @@ class SearchMixin(_Core):
                         counted = self._count_fts(route.index, quote_tokens(raw), filters, cap)
                     except apsw.SQLError:
                         continue
-                    return self._count_gap(raw, gap, filters, cap, counted) if gap and route is TRIGRAM else counted
+                    return (
+                        self._count_gap(raw, gap, filters, cap, counted)
+                        if gap and route is TRIGRAM
+                        else counted
+                    )
                 if self._side_eligible(raw, tool_role) and self._side_ready():
                     try:
                         self._attach_side()
-                        return self._count_fts("cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f")
+                        return self._count_fts(
+                            "cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f"
+                        )
                     except apsw.SQLError:
                         pass
                 like = self._like_where(raw)
                 if like is None:
                     return 0, True
                 sql, params, _terms = like
-                return self._count_sql("FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params,
-                                       filters, cap)
+                return self._count_sql(
+                    "FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params, filters, cap
+                )
             found = self._probe([(FTS5.index, q)])
             if found is None:  # FTS5 rejects the query: search() answers `[]`
                 return 0, True
@@ -692,8 +805,14 @@ class SearchMixin(_Core):
         except apsw.InterruptError:
             return 0, False
 
-    def _count_gap(self, raw: str, gap: tuple[int, int], filters: tuple[list[str], list[Any]], cap: int,
-                   indexed: tuple[int, bool]) -> tuple[int, bool]:
+    def _count_gap(
+        self,
+        raw: str,
+        gap: tuple[int, int],
+        filters: tuple[list[str], list[Any]],
+        cap: int,
+        indexed: tuple[int, bool],
+    ) -> tuple[int, bool]:
         """`indexed` plus the LIKE matches among the ids an interrupted conversion left out."""
         like = self._like_where(raw)
         if like is None or not indexed[1]:
@@ -701,38 +820,52 @@ class SearchMixin(_Core):
         sql, params, _terms = like
         where, fparams = filters
         gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], fparams)
-        n, exact = self._count_sql("FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params,
-                                   gap_filters, cap - indexed[0])
+        n, exact = self._count_sql(
+            "FROM messages m JOIN sessions s ON s.id = m.session_id",
+            sql,
+            params,
+            gap_filters,
+            cap - indexed[0],
+        )
         return (indexed[0] + n, exact)
 
-    def _count_sql(self, source: str, cond: str, params: list[Any], filters: tuple[list[str], list[Any]],
-                   cap: int) -> tuple[int, bool]:
+    def _count_sql(
+        self, source: str, cond: str, params: list[Any], filters: tuple[list[str], list[Any]], cap: int
+    ) -> tuple[int, bool]:
         where, fparams = filters
-        sql = (f"SELECT COUNT(*) FROM (SELECT 1 {source} WHERE {cond}" + "".join(" AND " + w for w in where)
-               + " LIMIT ?)")
+        sql = (
+            f"SELECT COUNT(*) FROM (SELECT 1 {source} WHERE {cond}"
+            + "".join(" AND " + w for w in where)
+            + " LIMIT ?)"
+        )
         n = int(self._scalar(sql, [*params, *fparams, cap + 1], default=0))
         return (n, True) if n <= cap else (cap, False)
 
-    def _count_fts(self, table: str, match: str, filters: tuple[list[str], list[Any]], cap: int,
-                   alias: str | None = None) -> tuple[int, bool]:
+    def _count_fts(
+        self, table: str, match: str, filters: tuple[list[str], list[Any]], cap: int, alias: str | None = None
+    ) -> tuple[int, bool]:
         """Filtered matches of one index, at most `cap` + 1 of them joined (no scoring)."""
         name = alias or table
-        source = (f"FROM {table}{' ' + alias if alias else ''} JOIN messages m ON m.id = {name}.rowid "
-                  "JOIN sessions s ON s.id = m.session_id")
+        source = (
+            f"FROM {table}{' ' + alias if alias else ''} JOIN messages m ON m.id = {name}.rowid "
+            "JOIN sessions s ON s.id = m.session_id"
+        )
         col = table.rsplit(".", 1)[-1]
         return self._count_sql(source, f"{name}.{col} MATCH ?", [match], filters, cap)
 
     # A retry's matches are checked for a term glued to CJK one by one: at most this many per cap.
     GLUED_SCAN_FACTOR = 8
 
-    def _count_glued(self, table: str, match: str, terms: list[str], filters: tuple[list[str], list[Any]],
-                     cap: int) -> tuple[int, bool]:
+    def _count_glued(
+        self, table: str, match: str, terms: list[str], filters: tuple[list[str], list[Any]], cap: int
+    ) -> tuple[int, bool]:
         """The v23 retry's count: filtered matches whose term touches a CJK character."""
         where, params = filters
         scan = self.GLUED_SCAN_FACTOR * cap + 64
         rows = self._tuples(
             f"SELECT m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
-            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?" + "".join(" AND " + w for w in where)
+            f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
+            + "".join(" AND " + w for w in where)
             + f" ORDER BY {table}.rowid DESC LIMIT ?",
             [match, *params, scan + 1],
         )
@@ -792,10 +925,13 @@ class SearchMixin(_Core):
                     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.hermes_vocab_messages_fts "
                     "USING fts5vocab(main, 'messages_fts', 'row')"
                 )
-                terms = [t for (t,) in conn.execute(
-                    "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND term < ? LIMIT ?",
-                    (prefix, prefix + "\U0010ffff", self._PREFIX_MAX_TERMS + 1),
-                )]
+                terms = [
+                    t
+                    for (t,) in conn.execute(
+                        "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND term < ? LIMIT ?",
+                        (prefix, prefix + "\U0010ffff", self._PREFIX_MAX_TERMS + 1),
+                    )
+                ]
                 cache.put(key, (version, terms))
         except apsw.Error:
             return None
@@ -820,7 +956,8 @@ class SearchMixin(_Core):
             rows: list[tuple[Any, ...]] = conn.execute(
                 f"SELECT m.id, m.timestamp FROM {table} JOIN messages m ON m.id = {table}.rowid "
                 f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{cond}"
-                + "".join(" AND " + w for w in where) + f" ORDER BY {table}.rowid DESC LIMIT {batch}",
+                + "".join(" AND " + w for w in where)
+                + f" ORDER BY {table}.rowid DESC LIMIT {batch}",
                 [match, *params],
             ).fetchall()
             for mid, ts in rows:
@@ -866,6 +1003,7 @@ class SearchMixin(_Core):
             return []
         pending = []
         conn = self._conn()
+
         def note(*mid: Any) -> None:  # registered with one argument: the message id
             pending.append(mid[0])
 
@@ -934,8 +1072,9 @@ class SearchMixin(_Core):
             conn.execute("ATTACH DATABASE ? AS cjk_side", (self._side().uri(),))
         return conn
 
-    def _side_route(self, raw: str, filters: tuple[list[str], list[Any]], sort: SortOrder, limit: int,
-                    offset: int) -> list[dict[str, Any]]:
+    def _side_route(
+        self, raw: str, filters: tuple[list[str], list[Any]], sort: SortOrder, limit: int, offset: int
+    ) -> list[dict[str, Any]]:
         conn = self._attach_side()
         where, params = filters
         match = quote_tokens(raw)
@@ -953,7 +1092,9 @@ class SearchMixin(_Core):
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
         )
-        return with_marked_snippets(read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms)
+        return with_marked_snippets(
+            read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms
+        )
 
     def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[Route, str]]:
         """(route, quoted match) of v23's retries for a zero-result Latin query."""
@@ -976,7 +1117,11 @@ class SearchMixin(_Core):
         it has no row, and never the same index twice (the ranked route trusts this probe).
         """
         try:
-            row = self._conn().execute(_probe_sql(tuple(t for t, _m in pairs)), [m for _t, m in pairs]).fetchall()[0]
+            row = (
+                self._conn()
+                .execute(_probe_sql(tuple(t for t, _m in pairs)), [m for _t, m in pairs])
+                .fetchall()[0]
+            )
         except apsw.SQLError:
             return None
         return [bool(v) for v in row]
@@ -1021,9 +1166,14 @@ class SearchMixin(_Core):
         terms = _latin_terms(q)
         rows: list[tuple[Any, ...]] = conn.execute(
             f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
-            f"WHERE {table} MATCH ? LIMIT ?", (match, self.GLUED_SCAN_MAX + 1)).fetchall()
-        ids = (None if len(rows) > self.GLUED_SCAN_MAX
-               else frozenset(int(i) for i, c, t, tc in rows if _glued_text(c, t, tc, terms)))
+            f"WHERE {table} MATCH ? LIMIT ?",
+            (match, self.GLUED_SCAN_MAX + 1),
+        ).fetchall()
+        ids = (
+            None
+            if len(rows) > self.GLUED_SCAN_MAX
+            else frozenset(int(i) for i, c, t, tc in rows if _glued_text(c, t, tc, terms))
+        )
         cache.put(key, (version, ids))
         return ids
 
@@ -1036,8 +1186,12 @@ class SearchMixin(_Core):
         when the primary index has no row (`_probe_first`): one statement less for a no-hit word.
         """
         lay = self.layout
-        if not (_PLAIN_WORD.fullmatch(q.strip('"').strip()) and lay.kind == "v23" and not lay.base_building
-                and lay.trigram_triggers_complete):
+        if not (
+            _PLAIN_WORD.fullmatch(q.strip('"').strip())
+            and lay.kind == "v23"
+            and not lay.base_building
+            and lay.trigram_triggers_complete
+        ):
             return None
         by_route = dict(self._latin_fallback_routes(q, cjk_ready))
         return (TRIGRAM.index, by_route[TRIGRAM]) if {FTS_CJK, TRIGRAM} <= by_route.keys() else None
@@ -1051,7 +1205,9 @@ class SearchMixin(_Core):
         # is one doclist instead of all of them (12 against 30-36 µs at 1M for 3 words).
         tokens = [match.split(" ") for _r, match in routes]
         if all(len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens):
-            found = self._probe([(r.index, max(ts, key=len)) for (r, _m), ts in zip(routes, tokens, strict=True)])
+            found = self._probe(
+                [(r.index, max(ts, key=len)) for (r, _m), ts in zip(routes, tokens, strict=True)]
+            )
             if found is not None:
                 routes = [r for r, hit in zip(routes, found, strict=True) if hit]
                 if not routes:
@@ -1061,8 +1217,18 @@ class SearchMixin(_Core):
             return routes, False
         return [r for r, hit in zip(routes, found, strict=True) if hit], True
 
-    def _latin_fallback(self, out: SearchOutcome, q: str, filters: Any, order: SortOrder, limit: int, offset: int,
-                        routes: list[tuple[Route, str]], probed: bool, share: float = 1.0) -> None:
+    def _latin_fallback(
+        self,
+        out: SearchOutcome,
+        q: str,
+        filters: Any,
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        routes: list[tuple[Route, str]],
+        probed: bool,
+        share: float = 1.0,
+    ) -> None:
         """v23: a Latin term glued to CJK (`修改youer服务端`) is one unicode61 token; retry quoted.
 
         Only rows where a term really touches a CJK character are kept: without that check the
@@ -1072,8 +1238,16 @@ class SearchMixin(_Core):
         for route, quoted in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
-                res = self._fts_route(route, quoted, filters, order, (limit + offset) * 4 + 20 if limit >= 0 else -1, 0,
-                                      probed=probed, share=share)
+                res = self._fts_route(
+                    route,
+                    quoted,
+                    filters,
+                    order,
+                    (limit + offset) * 4 + 20 if limit >= 0 else -1,
+                    0,
+                    probed=probed,
+                    share=share,
+                )
             except apsw.SQLError:
                 continue
             res = [r for r in res if self._glued_to_cjk(r["id"], terms)]
@@ -1086,12 +1260,21 @@ class SearchMixin(_Core):
         row = self._tuples("SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (message_id,))
         return bool(row) and _glued_text(row[0][0], row[0][1], row[0][2], terms)
 
-    def search_messages(self, query: str, source_filter: list[str] | None = None, exclude_sources: list[str] | None = None,
-                        role_filter: list[str] | None = None, limit: int = 20, offset: int = 0, sort: str | None = None,
-                        include_inactive: bool = False) -> list[dict[str, Any]]:
+    def search_messages(
+        self,
+        query: str,
+        source_filter: list[str] | None = None,
+        exclude_sources: list[str] | None = None,
+        role_filter: list[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        sort: str | None = None,
+        include_inactive: bool = False,
+    ) -> list[dict[str, Any]]:
         try:
-            return self.search(query, source_filter, exclude_sources, role_filter, limit, offset, sort,
-                               include_inactive).results
+            return self.search(
+                query, source_filter, exclude_sources, role_filter, limit, offset, sort, include_inactive
+            ).results
         except QueryTooComplex:  # upstream's contract: a query never raises, the worst case is []
             return []
 

@@ -19,8 +19,18 @@ from .text import clean_row, read_rows
 
 #: Session columns read as numbers (text or bytes in them read as None), and as dates.
 SESSION_NUMBERS = (
-    "message_count", "tool_call_count", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens",
-    "reasoning_tokens", "estimated_cost_usd", "actual_cost_usd", "api_call_count", "archived", "pinned",
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "api_call_count",
+    "archived",
+    "pinned",
     "rewind_count",
 )
 SESSION_TIMESTAMPS = ("started_at", "ended_at", "last_active")
@@ -59,14 +69,11 @@ class SessionsMixin(_Core):
     def _upsert_session_sql(self, values: dict[str, Any]) -> tuple[str, list[Any]]:
         cols = [c for c in values if self.has_column("sessions", c)]
         fill = [c for c in _FILL_ON_CONFLICT if c in cols]
-        sql = (
-            f"INSERT INTO sessions ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-            + (
-                " ON CONFLICT(id) DO UPDATE SET "
-                + ", ".join(f"{c} = COALESCE(sessions.{c}, excluded.{c})" for c in fill)
-                if fill
-                else " ON CONFLICT(id) DO NOTHING"
-            )
+        sql = f"INSERT INTO sessions ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})" + (
+            " ON CONFLICT(id) DO UPDATE SET "
+            + ", ".join(f"{c} = COALESCE(sessions.{c}, excluded.{c})" for c in fill)
+            if fill
+            else " ON CONFLICT(id) DO NOTHING"
         )
         return sql, [values[c] for c in cols]
 
@@ -111,7 +118,9 @@ class SessionsMixin(_Core):
         self._execute_write(do)
         return session_id
 
-    def ensure_session(self, session_id: str, source: str = "unknown", model: str | None = None, **kwargs: Any) -> str:
+    def ensure_session(
+        self, session_id: str, source: str = "unknown", model: str | None = None, **kwargs: Any
+    ) -> str:
         return self.create_session(session_id, source, model=model, **kwargs)
 
     def end_session(self, session_id: str, end_reason: str) -> None:
@@ -125,7 +134,9 @@ class SessionsMixin(_Core):
 
     def reopen_session(self, session_id: str) -> None:
         self._execute_write(
-            lambda c: c.execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?", (session_id,))
+            lambda c: c.execute(
+                "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?", (session_id,)
+            )
         )
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
@@ -174,16 +185,33 @@ class SessionsMixin(_Core):
     ) -> None:
         """Add per-call deltas (or set totals with `absolute=True`) in one transaction."""
         has_usage = bool(
-            input_tokens or output_tokens or cache_read_tokens or cache_write_tokens or reasoning_tokens
-            or api_call_count or estimated_cost_usd or actual_cost_usd
+            input_tokens
+            or output_tokens
+            or cache_read_tokens
+            or cache_write_tokens
+            or reasoning_tokens
+            or api_call_count
+            or estimated_cost_usd
+            or actual_cost_usd
         )
         record_usage = (not absolute) and bool(
-            input_tokens or output_tokens or cache_read_tokens or cache_write_tokens or reasoning_tokens
-            or api_call_count or estimated_cost_usd
+            input_tokens
+            or output_tokens
+            or cache_read_tokens
+            or cache_write_tokens
+            or reasoning_tokens
+            or api_call_count
+            or estimated_cost_usd
         )
         values = self._session_values(session_id, "unknown", {"model": model})
         upsert_sql, upsert_params = self._upsert_session_sql(values)
-        counters = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+        counters = (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "reasoning_tokens",
+        )
         deltas = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
         sets: list[str] = []
         params: list[Any] = []
@@ -194,17 +222,23 @@ class SessionsMixin(_Core):
                 params.append(val or 0)
         if self.has_column("sessions", "estimated_cost_usd"):
             sets.append(
-                "estimated_cost_usd = COALESCE(?, 0)" if absolute
+                "estimated_cost_usd = COALESCE(?, 0)"
+                if absolute
                 else "estimated_cost_usd = COALESCE(estimated_cost_usd, 0) + COALESCE(?, 0)"
             )
             params.append(estimated_cost_usd)
         if self.has_column("sessions", "actual_cost_usd"):
             sets.append(
                 "actual_cost_usd = CASE WHEN ? IS NULL THEN actual_cost_usd ELSE "
-                + ("?" if absolute else "COALESCE(actual_cost_usd, 0) + ?") + " END"
+                + ("?" if absolute else "COALESCE(actual_cost_usd, 0) + ?")
+                + " END"
             )
             params += [actual_cost_usd, actual_cost_usd]
-        for col, val in (("cost_status", cost_status), ("cost_source", cost_source), ("pricing_version", pricing_version)):
+        for col, val in (
+            ("cost_status", cost_status),
+            ("cost_source", cost_source),
+            ("pricing_version", pricing_version),
+        ):
             if self.has_column("sessions", col):
                 sets.append(f"{col} = COALESCE(?, {col})")
                 params.append(val)
@@ -218,11 +252,15 @@ class SessionsMixin(_Core):
                 sets.append(f"{col} = COALESCE({col}, ?)")
                 params.append(val if has_usage else None)
         if self.has_column("sessions", "api_call_count"):
-            sets.append("api_call_count = ?" if absolute else "api_call_count = COALESCE(api_call_count, 0) + ?")
+            sets.append(
+                "api_call_count = ?" if absolute else "api_call_count = COALESCE(api_call_count, 0) + ?"
+            )
             params.append(api_call_count or 0)
         update_sql = f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?"
         params.append(session_id)
-        has_route_cols = self.has_column("sessions", "billing_provider") and self.has_column("sessions", "api_call_count")
+        has_route_cols = self.has_column("sessions", "billing_provider") and self.has_column(
+            "sessions", "api_call_count"
+        )
 
         def do(conn: apsw.Connection) -> None:
             conn.execute(upsert_sql, upsert_params)
@@ -232,7 +270,10 @@ class SessionsMixin(_Core):
                 ).fetchall()
                 ex_model, ex_provider, ex_calls = row[0] if row else (None, None, 0)
                 if (
-                    int(ex_calls or 0) == 0 and has_usage and model and billing_provider
+                    int(ex_calls or 0) == 0
+                    and has_usage
+                    and model
+                    and billing_provider
                     and (ex_model != model or ex_provider != billing_provider)
                 ):
                     conn.execute(
@@ -243,8 +284,18 @@ class SessionsMixin(_Core):
             conn.execute(update_sql, params)
             if record_usage and "session_model_usage" in self._columns:
                 self._record_model_usage(
-                    conn, session_id, model, billing_provider, billing_base_url, billing_mode,
-                    deltas, estimated_cost_usd, actual_cost_usd, cost_status, cost_source, api_call_count,
+                    conn,
+                    session_id,
+                    model,
+                    billing_provider,
+                    billing_base_url,
+                    billing_mode,
+                    deltas,
+                    estimated_cost_usd,
+                    actual_cost_usd,
+                    cost_status,
+                    cost_source,
+                    api_call_count,
                 )
 
         self._execute_write(do)
@@ -311,6 +362,8 @@ class SessionsMixin(_Core):
         if "session_model_usage" not in self._columns:
             return []
         rows = read_rows(
-            self._conn(), "SELECT * FROM session_model_usage WHERE session_id = ? ORDER BY last_seen DESC", (session_id,)
+            self._conn(),
+            "SELECT * FROM session_model_usage WHERE session_id = ? ORDER BY last_seen DESC",
+            (session_id,),
         )
         return rows

@@ -136,10 +136,15 @@ class SideIndex:
                         for mid, content, tool_name, tool_calls in rows:
                             text = side_text(content, tool_name, tool_calls)
                             if text is not None:
-                                conn.execute("INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
+                                conn.execute(
+                                    "INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text)
+                                )
                                 written.append(mid)
                         hw = rows[-1][0]
-                        conn.execute("INSERT OR REPLACE INTO side_meta(key, value) VALUES ('high_water', ?)", (str(hw),))
+                        conn.execute(
+                            "INSERT OR REPLACE INTO side_meta(key, value) VALUES ('high_water', ?)",
+                            (str(hw),),
+                        )
                     gone = set(written) - _existing(source, written)
                     if gone:
                         self._drop(conn, gone)
@@ -164,10 +169,13 @@ class SideIndex:
                 held = _held(conn, wanted)
                 if not held:
                     return False
-                current = {mid: (c, t, tc) for mid, c, t, tc in source.execute(
-                    "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                    (json.dumps(sorted(held)),),
-                )}
+                current = {
+                    mid: (c, t, tc)
+                    for mid, c, t, tc in source.execute(
+                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                        (json.dumps(sorted(held)),),
+                    )
+                }
                 with conn:
                     for mid in held:
                         conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
@@ -196,24 +204,31 @@ class SideIndex:
             try:
                 for start in range(0, len(wanted), BATCH):
                     part = wanted[start : start + BATCH]
-                    current = {mid: (c, t, tc) for mid, c, t, tc in source.execute(
-                        "SELECT id, content, tool_name, tool_calls FROM messages "
-                        "WHERE id IN (SELECT value FROM json_each(?))",
-                        (json.dumps(part),),
-                    )}
+                    current = {
+                        mid: (c, t, tc)
+                        for mid, c, t, tc in source.execute(
+                            "SELECT id, content, tool_name, tool_calls FROM messages "
+                            "WHERE id IN (SELECT value FROM json_each(?))",
+                            (json.dumps(part),),
+                        )
+                    }
                     held = set(_held(conn, part))
                     dropped = False
                     with conn:
                         for mid in part:
                             text = side_text(*current[mid]) if mid in current else None
                             if text is not None:
-                                conn.execute("INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
+                                conn.execute(
+                                    "INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text)
+                                )
                                 indexed += 1
                             elif mid in held:
                                 conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
                                 dropped = True
                     # Deleted while we wrote (another process, between our read and our write).
-                    gone = {m for m in part if m in current} - _existing(source, [m for m in part if m in current])
+                    gone = {m for m in part if m in current} - _existing(
+                        source, [m for m in part if m in current]
+                    )
                     if gone:
                         self._drop(conn, gone)
                     elif dropped:
@@ -287,12 +302,20 @@ def _existing(source: apsw.Connection, ids: list[int]) -> set[int]:
     """The ids of `ids` that `messages` still has (one fresh read)."""
     if not ids:
         return set()
-    return {r[0] for r in source.execute(
-        "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),))}
+    return {
+        r[0]
+        for r in source.execute(
+            "SELECT id FROM messages WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+        )
+    }
 
 
 def _held(conn: apsw.Connection, ids: list[int]) -> list[int]:
     """The ids of `ids` the side index holds (contentless_delete keeps a docsize row per id)."""
-    return [r[0] for r in conn.execute(
-        "SELECT id FROM side_fts_docsize WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
-        (json.dumps(ids),))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM side_fts_docsize WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(ids),),
+        )
+    ]

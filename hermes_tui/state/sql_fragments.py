@@ -7,8 +7,12 @@ from __future__ import annotations
 
 # json_valid first: an empty or malformed model_config (any writer may store one) must read as
 # "no marker", not fail the whole listing with "malformed JSON".
-BRANCHED_FROM = "json_extract(CASE WHEN json_valid({a}.model_config) THEN {a}.model_config END, '$._branched_from')"
-DELEGATE_FROM = "json_extract(CASE WHEN json_valid({a}.model_config) THEN {a}.model_config END, '$._delegate_from')"
+BRANCHED_FROM = (
+    "json_extract(CASE WHEN json_valid({a}.model_config) THEN {a}.model_config END, '$._branched_from')"
+)
+DELEGATE_FROM = (
+    "json_extract(CASE WHEN json_valid({a}.model_config) THEN {a}.model_config END, '$._delegate_from')"
+)
 
 _BRANCH_CHILD = (
     BRANCHED_FROM + " IS NOT NULL"

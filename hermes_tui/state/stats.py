@@ -29,8 +29,20 @@ def _tokens(alias: str = "") -> str:
 
 
 _NUMBERS = (
-    "session_count", "total_input", "total_output", "total_cost", "total_tokens", "estimated_cost_usd", "cost",
-    "sessions", "messages", "tokens", "api_calls", "input_tokens", "output_tokens", "cache_read_tokens",
+    "session_count",
+    "total_input",
+    "total_output",
+    "total_cost",
+    "total_tokens",
+    "estimated_cost_usd",
+    "cost",
+    "sessions",
+    "messages",
+    "tokens",
+    "api_calls",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
 )
 
 
@@ -86,14 +98,20 @@ class StatsMixin(_Core):
         where_s = "WHERE started_at >= ?" if since is not None else ""
         where_m = "WHERE timestamp >= ?" if since is not None else ""
         p: tuple[Any, ...] = (since,) if since is not None else ()
-        sess = dict(read_tuples(
-            self._conn(),
-            f"SELECT date({ts_sql('started_at')}, 'unixepoch') AS d, COUNT(*) FROM sessions {where_s} GROUP BY d", p,
-        ))
-        msgs = dict(read_tuples(
-            self._conn(),
-            f"SELECT date({ts_sql('timestamp')}, 'unixepoch') AS d, COUNT(*) FROM messages {where_m} GROUP BY d", p,
-        ))
+        sess = dict(
+            read_tuples(
+                self._conn(),
+                f"SELECT date({ts_sql('started_at')}, 'unixepoch') AS d, COUNT(*) FROM sessions {where_s} GROUP BY d",
+                p,
+            )
+        )
+        msgs = dict(
+            read_tuples(
+                self._conn(),
+                f"SELECT date({ts_sql('timestamp')}, 'unixepoch') AS d, COUNT(*) FROM messages {where_m} GROUP BY d",
+                p,
+            )
+        )
         return [
             {"day": d, "sessions": sess.get(d, 0), "messages": msgs.get(d, 0)}
             for d in sorted(k for k in set(sess) | set(msgs) if isinstance(k, str))
@@ -107,9 +125,9 @@ class StatsMixin(_Core):
                    UNION ALL
                    SELECT t.root, s.id FROM sessions s JOIN tree t ON s.parent_session_id = t.id)
                SELECT t.root AS root_id, r.title AS title, COUNT(*) AS sessions,
-                      CAST(TOTAL({num_sql('s.message_count')}) AS INTEGER) AS messages,
-                      CAST(TOTAL({_tokens('s')}) AS INTEGER) AS tokens,
-                      TOTAL({_cost('s')}) AS cost
+                      CAST(TOTAL({num_sql("s.message_count")}) AS INTEGER) AS messages,
+                      CAST(TOTAL({_tokens("s")}) AS INTEGER) AS tokens,
+                      TOTAL({_cost("s")}) AS cost
                FROM tree t JOIN sessions s ON s.id = t.id JOIN sessions r ON r.id = t.root
                GROUP BY t.root HAVING COUNT(*) > 1 ORDER BY cost DESC, tokens DESC LIMIT ?""",
             (limit,),

@@ -208,7 +208,9 @@ def clean_row(
     return row
 
 
-def _fetch(conn: apsw.Connection, sql: str, params: Sequence[Any] | dict[str, Any]) -> tuple[list[str], list[Any]]:
+def _fetch(
+    conn: apsw.Connection, sql: str, params: Sequence[Any] | dict[str, Any]
+) -> tuple[list[str], list[Any]]:
     cursor = conn.execute(sql, params)
     cols: list[str] = []
     rows = []

@@ -59,7 +59,8 @@ class TitlesMixin(_Core):
     def _title_conflict(self, conn: apsw.Connection, session_id: str, title: str) -> tuple[str | None, bool]:
         """(holder id, whether the holder is a compression ancestor that would hand it over)."""
         row: list[tuple[Any, ...]] = conn.execute(
-            "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)).fetchall()
+            "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)
+        ).fetchall()
         if not row:
             return None, False
         holder = row[0][0]
@@ -94,7 +95,13 @@ class TitlesMixin(_Core):
 
     def check_title(self, session_id: str, title: str | None) -> dict[str, Any]:
         """(+) Dry run of a rename, for live validation in a dialog. Never writes."""
-        result: dict[str, Any] = {"ok": True, "title": None, "error": None, "holder": None, "transfer_from": None}
+        result: dict[str, Any] = {
+            "ok": True,
+            "title": None,
+            "error": None,
+            "holder": None,
+            "transfer_from": None,
+        }
         if self.get_session(session_id) is None:
             raise SessionNotFound(f"no session with id {session_id!r}")
         try:
@@ -107,7 +114,9 @@ class TitlesMixin(_Core):
             if holder is not None and transfer:
                 result["transfer_from"] = holder
             elif holder is not None:
-                result.update(ok=False, holder=holder, error=f"Title '{clean}' is already in use by session {holder}")
+                result.update(
+                    ok=False, holder=holder, error=f"Title '{clean}' is already in use by session {holder}"
+                )
         return result
 
     def get_session_title(self, session_id: str) -> str | None:

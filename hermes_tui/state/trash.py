@@ -257,7 +257,9 @@ class TrashMixin(_Core):
         try:
             _private_dirs(root, data_dir())
         except OSError as exc:
-            raise TrashError(f"cannot create a trash folder beside {self.db_path} or at {root}: {exc}") from exc
+            raise TrashError(
+                f"cannot create a trash folder beside {self.db_path} or at {root}: {exc}"
+            ) from exc
         return root
 
     def _step(self, name: str) -> None:
@@ -307,8 +309,17 @@ class TrashMixin(_Core):
             wanted += [c for c in self.delegate_children(wanted) if c not in seen]  # type: ignore[attr-defined]
         conn = self._conn()
         fks = self._cascade_tables()
-        empty = {"requested": len(wanted), "deleted": 0, "deleted_ids": [], "skipped": 0, "cancelled": False,
-                 "batches": 0, "longest_batch_s": 0.0, "trash_entry": None, "trash_path": None}
+        empty = {
+            "requested": len(wanted),
+            "deleted": 0,
+            "deleted_ids": [],
+            "skipped": 0,
+            "cancelled": False,
+            "batches": 0,
+            "longest_batch_s": 0.0,
+            "trash_entry": None,
+            "trash_path": None,
+        }
         self._guard_setup(conn, fks)
         try:
             ids = self._snapshot_into_temp(conn, wanted, fks)
@@ -323,18 +334,27 @@ class TrashMixin(_Core):
             counts = self._dump_temp(conn, rows_path, fks, create=True)
             titles = dict(self._tuples("SELECT id, title FROM temp.hermes_trash_s"))  # non-UTF-8 safe
             manifest: dict[str, Any] = {
-                "format": FORMAT, "id": entry_id, "created_at": now, "what": what,
-                "store": str(self.db_path.resolve()), "store_name": self.db_path.name,
-                "status": "pending", "sessions": [{"id": i, "title": titles.get(i)} for i in ids],
-                "counts": counts, "bytes": rows_path.stat().st_size, "cascade_tables": fks,
-                "requested_ids": wanted, "deleted_ids": None,
+                "format": FORMAT,
+                "id": entry_id,
+                "created_at": now,
+                "what": what,
+                "store": str(self.db_path.resolve()),
+                "store_name": self.db_path.name,
+                "status": "pending",
+                "sessions": [{"id": i, "title": titles.get(i)} for i in ids],
+                "counts": counts,
+                "bytes": rows_path.stat().st_size,
+                "cascade_tables": fks,
+                "requested_ids": wanted,
+                "deleted_ids": None,
             }
             _write_private(entry / "manifest.json", json.dumps(manifest, indent=1))
             _fsync_dir(entry)
             _fsync_dir(root)
             self._step("entry-written")
-            result = self._guarded_delete(conn, ids, rows_path, fks, require_ended, progress, cancel,
-                                          batch_messages)
+            result = self._guarded_delete(
+                conn, ids, rows_path, fks, require_ended, progress, cancel, batch_messages
+            )
         finally:
             self._guard_teardown(conn)
         if not result["deleted_ids"]:
@@ -351,8 +371,14 @@ class TrashMixin(_Core):
         return {**result, "trash_entry": entry_id, "trash_path": str(entry), "retention": retention}
 
     def _guarded_delete(
-        self, conn: apsw.Connection, ids: list[str], rows_path: Path, fks: dict[str, str],
-        require_ended: bool, progress: Callable[[int, int], None] | None, cancel: threading.Event | None,
+        self,
+        conn: apsw.Connection,
+        ids: list[str],
+        rows_path: Path,
+        fks: dict[str, str],
+        require_ended: bool,
+        progress: Callable[[int, int], None] | None,
+        cancel: threading.Event | None,
         batch_messages: int | None = None,
     ) -> dict[str, Any]:
         """Delete `ids` in batches; a batch the guard aborts is re-snapshotted and retried."""
@@ -371,7 +397,11 @@ class TrashMixin(_Core):
         for attempt in range(GUARD_RETRIES + 1):
             try:
                 res = self.delete_sessions_batched(  # type: ignore[attr-defined]
-                    todo, cascade_delegates=False, require_ended=require_ended, progress=prog, cancel=cancel,
+                    todo,
+                    cascade_delegates=False,
+                    require_ended=require_ended,
+                    progress=prog,
+                    cancel=cancel,
                     **sizing,
                 )
             except StoreError as exc:
@@ -389,22 +419,36 @@ class TrashMixin(_Core):
             break
         deleted_set = set(deleted)
         return {
-            "requested": len(ids), "deleted": len(deleted), "deleted_ids": [i for i in ids if i in deleted_set],
-            "skipped": 0 if cancelled else len(ids) - len(deleted), "cancelled": cancelled,
-            "batches": batches, "longest_batch_s": longest,
+            "requested": len(ids),
+            "deleted": len(deleted),
+            "deleted_ids": [i for i in ids if i in deleted_set],
+            "skipped": 0 if cancelled else len(ids) - len(deleted),
+            "cancelled": cancelled,
+            "batches": batches,
+            "longest_batch_s": longest,
         }
 
     def _absent(self, conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
         present: set[str] = set()
         for i in range(0, len(ids), 400):
             part = list(ids[i : i + 400])
-            present.update(r[0] for r in conn.execute(f"SELECT id FROM sessions WHERE id IN ({placeholders(part)})", part))
+            present.update(
+                r[0]
+                for r in conn.execute(f"SELECT id FROM sessions WHERE id IN ({placeholders(part)})", part)
+            )
         return set(ids) - present
 
-    def _resnapshot(self, conn: apsw.Connection, ids: list[str], rows_path: Path, fks: dict[str, str]) -> None:
+    def _resnapshot(
+        self, conn: apsw.Connection, ids: list[str], rows_path: Path, fks: dict[str, str]
+    ) -> None:
         """Sessions that changed under the delete: forget their old rows, snapshot them again."""
         conn.execute("DELETE FROM temp.hermes_trash_ids")
-        for t in ("hermes_trash_s", "hermes_trash_m", "hermes_trash_o", *(f"hermes_trash_c_{n}" for n in fks)):
+        for t in (
+            "hermes_trash_s",
+            "hermes_trash_m",
+            "hermes_trash_o",
+            *(f"hermes_trash_c_{n}" for n in fks),
+        ):
             conn.execute(f"DELETE FROM temp.{t}")
         self._snapshot_into_temp(conn, ids, fks)
         with open(rows_path, "a", encoding="utf-8") as fh:
@@ -421,7 +465,9 @@ class TrashMixin(_Core):
         conn.execute("CREATE TEMP TABLE hermes_trash_ids (id TEXT PRIMARY KEY)")
         conn.execute("CREATE TEMP TABLE hermes_trash_s AS SELECT * FROM main.sessions WHERE 0")
         conn.execute("CREATE TEMP TABLE hermes_trash_m AS SELECT * FROM main.messages WHERE 0")
-        conn.execute("CREATE TEMP TABLE hermes_trash_o AS SELECT id, parent_session_id FROM main.sessions WHERE 0")
+        conn.execute(
+            "CREATE TEMP TABLE hermes_trash_o AS SELECT id, parent_session_id FROM main.sessions WHERE 0"
+        )
         conn.execute("CREATE INDEX temp.hermes_trash_s_id ON hermes_trash_s(id)")
         conn.execute("CREATE INDEX temp.hermes_trash_m_id ON hermes_trash_m(id)")
         conn.execute("CREATE INDEX temp.hermes_trash_o_id ON hermes_trash_o(id)")
@@ -429,15 +475,17 @@ class TrashMixin(_Core):
 
         def same(table: str, cols: Sequence[str], key: str, skip: Sequence[str] = ()) -> str:
             cond = " AND ".join(f'e."{c}" IS old."{c}"' for c in cols if c not in skip)
-            return f"NOT EXISTS (SELECT 1 FROM temp.{table} e WHERE e.\"{key}\" IS old.\"{key}\" AND {cond})"
+            return f'NOT EXISTS (SELECT 1 FROM temp.{table} e WHERE e."{key}" IS old."{key}" AND {cond})'
 
         s_cols = [r[1] for r in conn.execute('PRAGMA main.table_info("sessions")')]
         m_cols = [r[1] for r in conn.execute('PRAGMA main.table_info("messages")')]
         ours = "(SELECT id FROM temp.hermes_trash_ids)"
         # The delete clears parent_session_id of children in the set before deleting them in a
         # later batch: the snapshot keeps the original link, so that column may differ (to NULL).
-        parent_ok = "(old.parent_session_id IS NULL OR old.parent_session_id IS " \
-                    "(SELECT e.parent_session_id FROM temp.hermes_trash_s e WHERE e.id = old.id))"
+        parent_ok = (
+            "(old.parent_session_id IS NULL OR old.parent_session_id IS "
+            "(SELECT e.parent_session_id FROM temp.hermes_trash_s e WHERE e.id = old.id))"
+        )
         conn.execute(
             "CREATE TEMP TRIGGER hermes_trash_guard_s BEFORE DELETE ON main.sessions "
             f"WHEN old.id IN {ours} AND ({same('hermes_trash_s', s_cols, 'id', ['parent_session_id'])} "
@@ -466,23 +514,31 @@ class TrashMixin(_Core):
             )
 
     def _guard_teardown(self, conn: apsw.Connection) -> None:
-        found = list(conn.execute(
-            "SELECT type, name FROM sqlite_temp_master WHERE type IN ('trigger', 'table') "
-            "AND name LIKE 'hermes\\_trash\\_%' ESCAPE '\\' ORDER BY type = 'table'"
-        ))
+        found = list(
+            conn.execute(
+                "SELECT type, name FROM sqlite_temp_master WHERE type IN ('trigger', 'table') "
+                "AND name LIKE 'hermes\\_trash\\_%' ESCAPE '\\' ORDER BY type = 'table'"
+            )
+        )
         for kind, name in found:  # triggers first, then the tables they read
             conn.execute(f'DROP {kind.upper()} IF EXISTS temp."{name}"')
 
-    def _snapshot_into_temp(self, conn: apsw.Connection, wanted: Sequence[str], fks: dict[str, str]) -> list[str]:
+    def _snapshot_into_temp(
+        self, conn: apsw.Connection, wanted: Sequence[str], fks: dict[str, str]
+    ) -> list[str]:
         """Copy the rows of `wanted` (those that exist) into the TEMP tables, in one read snapshot."""
         conn.execute("BEGIN")
         try:
             for i in range(0, len(wanted), 400):
                 part = list(wanted[i : i + 400])
                 ph = placeholders(part)
-                conn.execute(f"INSERT OR IGNORE INTO temp.hermes_trash_ids SELECT id FROM main.sessions WHERE id IN ({ph})",
-                             part)
-                conn.execute(f"INSERT INTO temp.hermes_trash_s SELECT * FROM main.sessions WHERE id IN ({ph})", part)
+                conn.execute(
+                    f"INSERT OR IGNORE INTO temp.hermes_trash_ids SELECT id FROM main.sessions WHERE id IN ({ph})",
+                    part,
+                )
+                conn.execute(
+                    f"INSERT INTO temp.hermes_trash_s SELECT * FROM main.sessions WHERE id IN ({ph})", part
+                )
                 conn.execute(
                     f"INSERT INTO temp.hermes_trash_m SELECT * FROM main.messages WHERE session_id IN ({ph}) ORDER BY id",
                     part,
@@ -505,11 +561,17 @@ class TrashMixin(_Core):
         present = {r[0] for r in conn.execute("SELECT id FROM temp.hermes_trash_ids")}
         return [i for i in wanted if i in present]
 
-    def _dump_temp(self, conn: apsw.Connection, path: Path, fks: dict[str, str], *, create: bool) -> dict[str, int]:
+    def _dump_temp(
+        self, conn: apsw.Connection, path: Path, fks: dict[str, str], *, create: bool
+    ) -> dict[str, int]:
         """Append the TEMP snapshot to `path` as JSONL, fsynced; returns row counts per table."""
         counts: dict[str, int] = {}
-        sources = [("sessions", "hermes_trash_s", None), ("messages", "hermes_trash_m", None),
-                   *((t, f"hermes_trash_c_{t}", col) for t, col in fks.items()), (_ORPHANS, "hermes_trash_o", None)]
+        sources = [
+            ("sessions", "hermes_trash_s", None),
+            ("messages", "hermes_trash_m", None),
+            *((t, f"hermes_trash_c_{t}", col) for t, col in fks.items()),
+            (_ORPHANS, "hermes_trash_o", None),
+        ]
         flags = os.O_WRONLY | (os.O_CREAT | os.O_EXCL if create else os.O_APPEND)
         fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -518,11 +580,19 @@ class TrashMixin(_Core):
                 cols = [r[1] for r in conn.execute(f'PRAGMA temp.table_info("{temp}")')]
                 # TEXT is fetched as bytes: APSW cannot decode TEXT that is not UTF-8, and such a
                 # value must come back as the same TEXT bytes.
-                sel = ", ".join(f"""typeof("{c}"), CASE typeof("{c}") WHEN 'text' THEN CAST("{c}" AS BLOB) """
-                                f"""ELSE "{c}" END""" for c in cols)
+                sel = ", ".join(
+                    f"""typeof("{c}"), CASE typeof("{c}") WHEN 'text' THEN CAST("{c}" AS BLOB) """
+                    f"""ELSE "{c}" END"""
+                    for c in cols
+                )
                 for raw in conn.execute(f'SELECT {sel} FROM temp."{temp}"'):
-                    values = [_text(raw[i + 1]) if raw[i] == "text" else raw[i + 1] for i in range(0, len(raw), 2)]
-                    rec: dict[str, Any] = {"t": table, "r": {c: encode_value(v) for c, v in zip(cols, values, strict=True)}}
+                    values = [
+                        _text(raw[i + 1]) if raw[i] == "text" else raw[i + 1] for i in range(0, len(raw), 2)
+                    ]
+                    rec: dict[str, Any] = {
+                        "t": table,
+                        "r": {c: encode_value(v) for c, v in zip(cols, values, strict=True)},
+                    }
                     if col is not None:
                         rec["fk"] = col
                     fh.write(_line(rec))
@@ -571,20 +641,38 @@ class TrashMixin(_Core):
                 created: float | None = None
                 with contextlib.suppress(OSError):
                     created = path.stat().st_mtime
-                out.append({"id": name, "created_at": created, "what": None, "status": "incomplete",
-                            "sessions": 0, "messages": 0, "bytes": size, "titles": [], "path": str(path)})
+                out.append(
+                    {
+                        "id": name,
+                        "created_at": created,
+                        "what": None,
+                        "status": "incomplete",
+                        "sessions": 0,
+                        "messages": 0,
+                        "bytes": size,
+                        "titles": [],
+                        "path": str(path),
+                    }
+                )
                 continue
             deleted = m.get("deleted_ids")
             sessions = m.get("sessions") or []
             n = len(deleted) if isinstance(deleted, list) else len(sessions)
             status = m.get("status")
-            out.append({
-                "id": name, "created_at": m.get("created_at"), "what": m.get("what"),
-                "status": "interrupted" if status == "pending" else status, "sessions": n,
-                "messages": (m.get("counts") or {}).get("messages", 0), "bytes": size,
-                "titles": [s.get("title") for s in sessions[:5]], "path": str(path),
-                "restored_at": m.get("restored_at"),
-            })
+            out.append(
+                {
+                    "id": name,
+                    "created_at": m.get("created_at"),
+                    "what": m.get("what"),
+                    "status": "interrupted" if status == "pending" else status,
+                    "sessions": n,
+                    "messages": (m.get("counts") or {}).get("messages", 0),
+                    "bytes": size,
+                    "titles": [s.get("title") for s in sessions[:5]],
+                    "path": str(path),
+                    "restored_at": m.get("restored_at"),
+                }
+            )
         out.sort(key=lambda e: (e["created_at"] or 0, e["id"]), reverse=True)
         return out
 
@@ -593,7 +681,9 @@ class TrashMixin(_Core):
         path = self._entry_dir(entry_id)
         m = self._manifest(path)
         if m is None:
-            raise TrashError(f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it")
+            raise TrashError(
+                f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
+            )
         if m.get("status") == "pending":
             m = {**m, "status": "interrupted"}
         return {**m, "path": str(path), "bytes": _dir_bytes(path)}
@@ -612,7 +702,9 @@ class TrashMixin(_Core):
         path = self._entry_dir(entry_id)
         m = self._manifest(path)
         if m is None:
-            raise TrashError(f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it")
+            raise TrashError(
+                f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
+            )
         fks = {str(k): str(v) for k, v in (m.get("cascade_tables") or {}).items()}
         snap = read_rows(path / "rows.jsonl", fks)
         deleted = m.get("deleted_ids")
@@ -632,9 +724,17 @@ class TrashMixin(_Core):
                 results[sid] = {"id": sid, "status": "present", "reason": "already restored from this entry"}
             elif sid in present and interrupted:
                 # The interrupted delete had not reached it: it was never deleted.
-                results[sid] = {"id": sid, "status": "present", "reason": "never deleted (the delete was interrupted)"}
+                results[sid] = {
+                    "id": sid,
+                    "status": "present",
+                    "reason": "never deleted (the delete was interrupted)",
+                }
             elif sid in present:
-                results[sid] = {"id": sid, "status": "conflict", "reason": "a session with this id exists again"}
+                results[sid] = {
+                    "id": sid,
+                    "status": "conflict",
+                    "reason": "a session with this id exists again",
+                }
             else:
                 todo.append(sid)
         todo = _parents_first(todo, snap.sessions)
@@ -676,9 +776,13 @@ class TrashMixin(_Core):
         self._step("restore-marked")
         self._side_reindex([mm["id"] for s in restored for mm in snap.messages.get(s, ())])
         return {
-            "entry": entry_id, "restored": len(restored), "conflicts": len(conflicts),
-            "messages": sum(len(snap.messages.get(s, ())) for s in restored), "sessions": ordered,
-            "orphans": orphan_notes, "status": m["status"],
+            "entry": entry_id,
+            "restored": len(restored),
+            "conflicts": len(conflicts),
+            "messages": sum(len(snap.messages.get(s, ())) for s in restored),
+            "sessions": ordered,
+            "orphans": orphan_notes,
+            "status": m["status"],
         }
 
     def _side_reindex(self, message_ids: list[int]) -> None:
@@ -703,11 +807,17 @@ class TrashMixin(_Core):
         row = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (sid,)).fetchall()
         if not row or row[0][0] != snap.sessions[sid].get("started_at"):
             return False
-        live = [r[0] for r in conn.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,))]
+        live = [
+            r[0] for r in conn.execute("SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,))
+        ]
         return live == sorted(mm["id"] for mm in snap.messages.get(sid, []))
 
     def _restore_batch(
-        self, conn: apsw.Connection, batch: Sequence[str], snap: _Snapshot, fks: dict[str, str],
+        self,
+        conn: apsw.Connection,
+        batch: Sequence[str],
+        snap: _Snapshot,
+        fks: dict[str, str],
         orphan_notes: list[dict[str, Any]],
     ) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -724,11 +834,17 @@ class TrashMixin(_Core):
             taken: list[int] = []
             for i in range(0, len(mids), 400):
                 part = mids[i : i + 400]
-                taken += [r[0] for r in conn.execute(f"SELECT id FROM messages WHERE id IN ({placeholders(part)})", part)]
+                taken += [
+                    r[0]
+                    for r in conn.execute(f"SELECT id FROM messages WHERE id IN ({placeholders(part)})", part)
+                ]
             if taken:
-                out[sid] = {"id": sid, "status": "conflict",
-                            "reason": f"message id {min(taken)} is taken by another session"
-                                      + (f" (and {len(taken) - 1} more)" if len(taken) > 1 else "")}
+                out[sid] = {
+                    "id": sid,
+                    "status": "conflict",
+                    "reason": f"message id {min(taken)} is taken by another session"
+                    + (f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""),
+                }
                 continue
             title = row.get("title")
             if title is not None:
@@ -737,7 +853,10 @@ class TrashMixin(_Core):
                     row["title"] = None
                     notes.append(f"title now held by session {holder[0][0]}: restored without a title")
             parent = row.get("parent_session_id")
-            if parent is not None and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchall():
+            if (
+                parent is not None
+                and not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (parent,)).fetchall()
+            ):
                 row["parent_session_id"] = None
                 notes.append(f"parent session {parent} is gone: restored as a root")
             conn.execute("SAVEPOINT hermes_trash_restore")
@@ -756,13 +875,21 @@ class TrashMixin(_Core):
                 continue
             conn.execute("RELEASE hermes_trash_restore")
             for child in [o for o in snap.orphans.values() if o["parent_session_id"] == sid]:
-                conn.execute("UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL",
-                             (sid, child["id"]))
+                conn.execute(
+                    "UPDATE sessions SET parent_session_id = ? WHERE id = ? AND parent_session_id IS NULL",
+                    (sid, child["id"]),
+                )
                 if conn.changes():
                     orphan_notes.append({"id": child["id"], "parent_session_id": sid, "status": "relinked"})
                 else:
-                    orphan_notes.append({"id": child["id"], "parent_session_id": sid, "status": "kept",
-                                         "reason": "gone or has another parent now"})
+                    orphan_notes.append(
+                        {
+                            "id": child["id"],
+                            "parent_session_id": sid,
+                            "status": "kept",
+                            "reason": "gone or has another parent now",
+                        }
+                    )
             out[sid] = {"id": sid, "status": "restored", "messages": len(msgs), "notes": notes}
         return out
 
@@ -770,7 +897,9 @@ class TrashMixin(_Core):
         return [r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
 
     # ------------------------------------------------------------ emptying
-    def empty_trash(self, older_than_s: float | None = None, *, entry_id: str | None = None) -> dict[str, Any]:
+    def empty_trash(
+        self, older_than_s: float | None = None, *, entry_id: str | None = None
+    ) -> dict[str, Any]:
         """(+) Remove entries for good: all, those older than `older_than_s`, or one `entry_id`.
         Returns `{"removed": [ids], "bytes": freed}`."""
         now = time.time()

@@ -43,6 +43,7 @@ async def settle(pilot, rounds: int = 2) -> None:  # type: ignore[no-untyped-def
                     await worker.wait()
             await pilot.pause()
 
+
 CHAIN_ROOT_TITLE = "Postgres upgrade runbook"
 CODE_TITLE = "Fix flaky CI on the payments service"
 
@@ -55,7 +56,9 @@ def session_facts(path: Path, title: str) -> tuple[str, str]:
         return str(row["id"]), str(db.get_compression_tip(row["id"]) or row["id"])
 
 
-def fake_program(folder: Path, name: str, record: Path, *, stdin: bool = False, stat_file: bool = False) -> Path:
+def fake_program(
+    folder: Path, name: str, record: Path, *, stdin: bool = False, stat_file: bool = False
+) -> Path:
     """A shell script recording its arguments one per line (and its stdin, or the mode and text of
     the file it was given) under ``record``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -64,7 +67,7 @@ def fake_program(folder: Path, name: str, record: Path, *, stdin: bool = False, 
         lines.append(f'/bin/cat > "{record}.stdin"')
     if stat_file:
         lines += [
-            'for last; do :; done',
+            "for last; do :; done",
             f'/usr/bin/stat -c %a "$last" > "{record}.mode"',
             f'/bin/cat "$last" > "{record}.text"',
             f'printf "%s" "$last" > "{record}.path"',
@@ -96,8 +99,9 @@ def toasts(app) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 # ---------------------------------------------------------------------- resume
-async def test_resume_exits_with_the_tip_command(demo_db: Path, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resume_exits_with_the_tip_command(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """R on a compressed root resumes its live tip; the command runs the real `hermes` on PATH."""
     root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
     assert root != tip
@@ -115,8 +119,9 @@ async def test_resume_exits_with_the_tip_command(demo_db: Path, tmp_path: Path,
     assert recorded_argv(record) == ["--resume", tip]
 
 
-async def test_resume_from_a_profile_store_passes_the_profile(demo_db: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resume_from_a_profile_store_passes_the_profile(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = Path(os.environ["HERMES_HOME"]) / "profiles" / "work" / "state.db"
     store.parent.mkdir(parents=True)
     shutil.copy(demo_db, store)
@@ -132,8 +137,9 @@ async def test_resume_from_a_profile_store_passes_the_profile(demo_db: Path, tmp
     assert app.return_value.argv == ("hermes", "-p", "work", "--resume", tip, "--tui")
 
 
-async def test_resume_without_hermes_shows_and_copies_the_command(demo_db: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resume_without_hermes_shows_and_copies_the_command(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -148,8 +154,9 @@ async def test_resume_without_hermes_shows_and_copies_the_command(demo_db: Path,
     assert app.return_value is None
 
 
-async def test_resume_template_from_the_environment(demo_db: Path, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_resume_template_from_the_environment(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, tip = session_facts(demo_db, CODE_TITLE)
     fake_program(tmp_path / "bin", "agent", tmp_path / "rec")
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
@@ -183,7 +190,9 @@ def test_profile_only_for_a_named_profile_store(tmp_path: Path) -> None:
     assert profile_for_store(tmp_path / "profiles" / "x" / "state.db", home=root) is None
     assert profile_for_store(root / "profiles" / "work" / "other.db", home=root) is None
     # $HERMES_HOME pointing at a profile's own folder still names the root above it.
-    assert profile_for_store(root / "profiles" / "work" / "state.db", home=root / "profiles" / "work") == "work"
+    assert (
+        profile_for_store(root / "profiles" / "work" / "state.db", home=root / "profiles" / "work") == "work"
+    )
 
 
 # ---------------------------------------------------------------------- copy
@@ -263,8 +272,9 @@ def test_clipboard_text_and_code_blocks() -> None:
 
 
 # ---------------------------------------------------------------------- pager and editor
-async def test_pager_gets_the_session_markdown(demo_db: Path, tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_pager_gets_the_session_markdown(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, _tip = session_facts(demo_db, CODE_TITLE)
     with SessionDB(demo_db, read_only=True, migrate=False) as db:
         exported = db.export_session(sid)
@@ -307,8 +317,9 @@ async def test_editor_gets_a_private_read_only_copy_removed_afterwards(
     assert not Path(argv[1]).exists() and not Path(argv[1]).parent.exists()
 
 
-async def test_no_pager_or_editor_is_a_clear_toast(demo_db: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_no_pager_or_editor_is_a_clear_toast(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, _tip = session_facts(demo_db, CODE_TITLE)
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))

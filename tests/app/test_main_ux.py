@@ -43,7 +43,9 @@ def slow_open(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
 
 
 # ---------------------------------------------------------------------------------------- startup
-async def test_slash_then_q_while_opening_types_into_search(demo_db: Path, slow_open: threading.Event) -> None:
+async def test_slash_then_q_while_opening_types_into_search(
+    demo_db: Path, slow_open: threading.Event
+) -> None:
     """`/` then `q` before the store has opened: the search box shows and gets the `q`; the app
     does not quit. Once the open finishes, the typed query runs."""
     app = make_app(demo_db)

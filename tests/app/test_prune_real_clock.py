@@ -25,19 +25,33 @@ def _aged_store(path: Path) -> tuple[list[str], list[str]]:
     sessions = []
     for i in range(3):
         start = now - 120 * DAY + i * 60
-        sessions.append({
-            "id": f"old-{i}", "source": "cli", "title": f"old work {i}", "started_at": start,
-            "ended_at": start + 600, "end_reason": "user_exit",
-            "messages": [{"role": "user", "content": f"old question {i}", "timestamp": start + 1},
-                         {"role": "assistant", "content": "old answer", "timestamp": start + 2}],
-        })
+        sessions.append(
+            {
+                "id": f"old-{i}",
+                "source": "cli",
+                "title": f"old work {i}",
+                "started_at": start,
+                "ended_at": start + 600,
+                "end_reason": "user_exit",
+                "messages": [
+                    {"role": "user", "content": f"old question {i}", "timestamp": start + 1},
+                    {"role": "assistant", "content": "old answer", "timestamp": start + 2},
+                ],
+            }
+        )
     for i in range(2):
         start = now - 2 * DAY + i * 60
-        sessions.append({
-            "id": f"new-{i}", "source": "cli", "title": f"new work {i}", "started_at": start,
-            "ended_at": start + 600, "end_reason": "user_exit",
-            "messages": [{"role": "user", "content": "recent", "timestamp": start + 1}],
-        })
+        sessions.append(
+            {
+                "id": f"new-{i}",
+                "source": "cli",
+                "title": f"new work {i}",
+                "started_at": start,
+                "ended_at": start + 600,
+                "end_reason": "user_exit",
+                "messages": [{"role": "user", "content": "recent", "timestamp": start + 1}],
+            }
+        )
     with SessionDB(path) as db:
         assert db.import_sessions(sessions)["ok"]
     return [f"old-{i}" for i in range(3)], [f"new-{i}" for i in range(2)]

@@ -26,8 +26,11 @@ TIMEOUT = 20.0
 class Follower:
     def __init__(self, *args: str):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hermes_tui.cli_live", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, encoding="utf-8",
+            [sys.executable, "-m", "hermes_tui.cli_live", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -85,7 +88,10 @@ def test_tail_follow_json_through_compression_and_deletion(store):
     f = Follower("tail", "live-1", "--follow", "--json", "--db", str(path), "--interval", "0.05")
     try:
         history = [f.next_json(), f.next_json()]
-        assert [e["message"]["content"] for e in history] == ["first \x1b]0;pwned\x07 question", "first answer"]
+        assert [e["message"]["content"] for e in history] == [
+            "first \x1b]0;pwned\x07 question",
+            "first answer",
+        ]
         ids = [db.append_message("live-1", "user", f"live {i}") for i in range(5)]
         got = [f.next_json() for _ in ids]
         assert [e["message"]["id"] for e in got] == ids and {e["session_id"] for e in got} == {"live-1"}
@@ -127,12 +133,20 @@ def test_tail_text_is_inert_and_ctrl_c_exits_130(store):
 
 def test_tail_without_follow_prints_and_exits(store):
     path, _db = store
-    proc = subprocess.run([sys.executable, "-m", "hermes_tui.cli_live", "tail", "live-1", "--json", "--db", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "hermes_tui.cli_live", "tail", "live-1", "--json", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0
     assert [json.loads(x)["message"]["id"] for x in proc.stdout.splitlines()] == [1, 2]
-    missing = subprocess.run([sys.executable, "-m", "hermes_tui.cli_live", "tail", "nope", "--db", str(path)],
-                             capture_output=True, text=True, timeout=60)
+    missing = subprocess.run(
+        [sys.executable, "-m", "hermes_tui.cli_live", "tail", "nope", "--db", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 3 and missing.stderr.startswith("error: no session")
 
 
@@ -163,7 +177,10 @@ def test_watch_streams_sessions_messages_and_ends(store):
         assert [e["message"]["id"] for e in events if e["type"] == "message"] == ids
         db.end_session("w-new", "user_exit")
         assert f.until(lambda e: e["type"] == "ended")[-1] == {
-            "type": "ended", "session_id": "w-new", "end_reason": "user_exit"}
+            "type": "ended",
+            "session_id": "w-new",
+            "end_reason": "user_exit",
+        }
         f.proc.send_signal(signal.SIGINT)
         assert f.proc.wait(timeout=TIMEOUT) == 130
     finally:

@@ -72,9 +72,14 @@ def test_list_all_merges_with_profile_column_and_warns_per_broken_store(home, ca
     assert code == 0 and err == ""
     assert all(r["profile"] in ("default", "work") for r in doc["sessions"])
     assert {(r["profile"], r["id"]) for r in doc["sessions"]} == (
-        {("default", i) for i in ids(home / "state.db")} | {("work", i) for i in ids(home / "profiles/work/state.db")})
+        {("default", i) for i in ids(home / "state.db")}
+        | {("work", i) for i in ids(home / "profiles/work/state.db")}
+    )
     assert doc["counts"] == {"default": 8, "work": 9} and doc["total"] == 17
-    assert {e["profile"]: e["status"] for e in doc["errors"]} == {"empty": "missing", "broken": "not a database"}
+    assert {e["profile"]: e["status"] for e in doc["errors"]} == {
+        "empty": "missing",
+        "broken": "not a database",
+    }
 
 
 def test_profile_selects_stores_and_unknown_is_an_error(home, capsys) -> None:
@@ -93,7 +98,9 @@ def test_profile_selects_stores_and_unknown_is_an_error(home, capsys) -> None:
 
 def test_show_needs_profile_prefix_when_ids_repeat(home, capsys) -> None:
     code, _out, err = run(capsys, "show", "cli-docker", "--all-profiles")
-    assert code == 7 and "several profiles" in err and "default:cli-docker" in err and "work:cli-docker" in err
+    assert (
+        code == 7 and "several profiles" in err and "default:cli-docker" in err and "work:cli-docker" in err
+    )
     code, out, err = run(capsys, "show", "work:cli-docker", "--all-profiles", "--json")
     doc = json.loads(out)
     assert code == 0, err
@@ -128,8 +135,18 @@ def test_export_all_records_and_md_names_carry_profile(home, tmp_path, capsys) -
     code, out, _ = run(capsys, "export", "--all", "--format", "jsonl")
     records = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(records) == 17 and {r["profile"] for r in records} == {"default", "work"}
-    code, out, err = run(capsys, "export", "default:cli-docker", "work:cli-docker", "--all", "--format", "md",
-                         "-o", tmp_path / "md", "--json")
+    code, out, err = run(
+        capsys,
+        "export",
+        "default:cli-docker",
+        "work:cli-docker",
+        "--all",
+        "--format",
+        "md",
+        "-o",
+        tmp_path / "md",
+        "--json",
+    )
     assert code == 0, err
     names = sorted(p.name for p in (tmp_path / "md").iterdir())
     assert len(names) == 3 and names[0].startswith("default-") and names[2].startswith("work-")
@@ -160,8 +177,12 @@ def test_delete_and_rename_take_one_profile_and_refuse_all(home, capsys) -> None
     assert code == 2 and "--profile NAME, not --all" in err
     code, out, err = run(capsys, "rename", "work:cli-docker", "Docker at work", "--profile", "work", "--json")
     assert code == 0, err
-    assert json.loads(out) == {"profile": "work", "id": "cli-docker", "title": "Docker at work",
-                               "transfer_from": None}
+    assert json.loads(out) == {
+        "profile": "work",
+        "id": "cli-docker",
+        "title": "Docker at work",
+        "transfer_from": None,
+    }
     with SessionDB(home / "state.db", read_only=True) as db:
         assert db.get_session_title("cli-docker") == "Docker fix"  # the other store is untouched
     code, out, err = run(capsys, "delete", "tg-solo", "--profile", "work", "--yes", "--json")
@@ -197,6 +218,8 @@ def test_profile_written_by_hermes_agent_0_19_0(home, capsys) -> None:
         assert doc["counts"]["agent"] == 1
         code, out, _ = run(capsys, "search", "zebrafish", "--all", "--json")
         assert {(h["profile"], h["session_id"]) for h in json.loads(out)["results"]} == {
-            ("agent", "agent-1"), ("work", "work-only")}
+            ("agent", "agent-1"),
+            ("work", "work-only"),
+        }
         code, out, _ = run(capsys, "show", "From the agent", "--all-profiles", "--json")
         assert code == 0 and json.loads(out)["profile"] == "agent"

@@ -85,7 +85,11 @@ def test_check_damaged_exits_9_and_changes_nothing(store, capsys) -> None:
     before = digest(store)
     code, out, _ = run(capsys, "repair", "--check", "--db", store)
     assert code == cli_sessions.EXIT_CODES["damaged"] == 9
-    assert "damaged" in out and "sqlite_master holds 2 rows" in out and "repairable by `sessions repair`: yes" in out
+    assert (
+        "damaged" in out
+        and "sqlite_master holds 2 rows" in out
+        and "repairable by `sessions repair`: yes" in out
+    )
     code, out, _ = run(capsys, "repair", "--check", "--db", store, "--json")
     report = json.loads(out)
     assert code == 9 and report["healthy"] is False and report["repairable"] is True
@@ -110,8 +114,9 @@ def test_repair_declined_on_a_terminal(store, capsys, monkeypatch) -> None:
     assert digest(store) == before
 
 
-@pytest.mark.parametrize("kind,table,strategy", [("dup", "messages_fts", "dedup_schema"),
-                                                  ("fts", "messages_fts", "rebuild_fts")])
+@pytest.mark.parametrize(
+    "kind,table,strategy", [("dup", "messages_fts", "dedup_schema"), ("fts", "messages_fts", "rebuild_fts")]
+)
 def test_repair_backs_up_and_keeps_every_row(store, tmp_path, capsys, kind, table, strategy) -> None:
     expected = counts(store)
     damage(store, kind, table)

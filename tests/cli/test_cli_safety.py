@@ -32,7 +32,9 @@ UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(sorted(BIDI_CONTROL
 
 def assert_inert(text: str, where: str = "") -> None:
     m = UNSAFE.search(text)
-    assert m is None, f"{where}: raw {m.group(0)!r} at {m.start()}: {text[max(0, m.start() - 40):m.start() + 40]!r}"
+    assert m is None, (
+        f"{where}: raw {m.group(0)!r} at {m.start()}: {text[max(0, m.start() - 40) : m.start() + 40]!r}"
+    )
 
 
 def run(capsys, *argv):
@@ -57,8 +59,13 @@ def no_tty(monkeypatch):
 
 
 # ---------------------------------------------------------------- inert output
-TOOL_CALLS = [{"id": "c1", "type": "function",
-               "function": {"name": "term" + OSC52 + "inal", "arguments": json.dumps({"cmd": "ls " + PAYLOAD})}}]
+TOOL_CALLS = [
+    {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "term" + OSC52 + "inal", "arguments": json.dumps({"cmd": "ls " + PAYLOAD})},
+    }
+]
 
 
 @pytest.fixture
@@ -69,21 +76,39 @@ def hostile_db(tmp_path) -> Path:
         db.create_session("evil-1", "cli" + C1, model="gpt" + OSC0, cwd="/tmp/" + CLEAR)
         db.set_session_title("evil-1", "Title " + OSC52 + BIDI)
         db.append_message("evil-1", "user", "zebra question " + PAYLOAD, timestamp=1_700_000_000)
-        db.append_message("evil-1", "assistant", "zebra answer " + OSC8, tool_calls=TOOL_CALLS,
-                          reasoning="think " + OSC0, timestamp=1_700_000_001)
-        db.append_message("evil-1", "tool", "zebra tool out " + PAYLOAD, tool_name="tool" + CLEAR,
-                          tool_call_id="c1", timestamp=1_700_000_002)
-        db.update_token_counts("evil-1", input_tokens=10, output_tokens=5, estimated_cost_usd=0.01,
-                               model="gpt" + OSC0)
+        db.append_message(
+            "evil-1",
+            "assistant",
+            "zebra answer " + OSC8,
+            tool_calls=TOOL_CALLS,
+            reasoning="think " + OSC0,
+            timestamp=1_700_000_001,
+        )
+        db.append_message(
+            "evil-1",
+            "tool",
+            "zebra tool out " + PAYLOAD,
+            tool_name="tool" + CLEAR,
+            tool_call_id="c1",
+            timestamp=1_700_000_002,
+        )
+        db.update_token_counts(
+            "evil-1", input_tokens=10, output_tokens=5, estimated_cost_usd=0.01, model="gpt" + OSC0
+        )
         db.end_session("evil-1", "user_exit" + OSC52)
         db.create_session("evil-2", "telegram" + BIDI, model="m" + C1)
         db.set_session_title("evil-2", "second " + OSC8)
         db.append_message("evil-2", "user", "zebra again " + C1, timestamp=1_700_000_010)
         db.end_session("evil-2", "done")
-        db._execute_write(lambda c: c.execute("UPDATE sessions SET started_at = 1700000000, ended_at = 1700000100"))
+        db._execute_write(
+            lambda c: c.execute("UPDATE sessions SET started_at = 1700000000, ended_at = 1700000100")
+        )
         # set_session_title sanitizes; another writer (or an old file) may not have
-        db._execute_write(lambda c: c.execute("UPDATE sessions SET title = ? WHERE id = 'evil-1'",
-                                              ("Title " + OSC52 + BIDI,)))
+        db._execute_write(
+            lambda c: c.execute(
+                "UPDATE sessions SET title = ? WHERE id = 'evil-1'", ("Title " + OSC52 + BIDI,)
+            )
+        )
     finally:
         db.close()
     return path
@@ -92,12 +117,23 @@ def hostile_db(tmp_path) -> Path:
 def test_every_command_output_is_inert(hostile_db, capsys, tmp_path, monkeypatch):
     db = hostile_db
     commands = [
-        ["list"], ["list", "--json"], ["show", "evil-1"], ["show", "evil-1", "--json"], ["show", "evil-2"],
-        ["search", "zebra"], ["search", "zebra", "--json"], ["stats"], ["stats", "--json"],
-        ["export", "evil-1"], ["export", "--format", "json", "evil-1", "evil-2"],
-        ["delete", "evil-1", "--dry-run"], ["delete", "evil-1", "--dry-run", "--json"],
-        ["prune", "--older-than", "1d", "--dry-run"], ["prune", "--older-than", "1d", "--dry-run", "--json"],
-        ["show", "no-such" + OSC52], ["rename", "evil-2", "dup" + OSC52 + "x" * 120],
+        ["list"],
+        ["list", "--json"],
+        ["show", "evil-1"],
+        ["show", "evil-1", "--json"],
+        ["show", "evil-2"],
+        ["search", "zebra"],
+        ["search", "zebra", "--json"],
+        ["stats"],
+        ["stats", "--json"],
+        ["export", "evil-1"],
+        ["export", "--format", "json", "evil-1", "evil-2"],
+        ["delete", "evil-1", "--dry-run"],
+        ["delete", "evil-1", "--dry-run", "--json"],
+        ["prune", "--older-than", "1d", "--dry-run"],
+        ["prune", "--older-than", "1d", "--dry-run", "--json"],
+        ["show", "no-such" + OSC52],
+        ["rename", "evil-2", "dup" + OSC52 + "x" * 120],
     ]
     for argv in commands:
         _code, out, err = run(capsys, *argv, "--db", db)
@@ -122,8 +158,9 @@ def test_every_command_output_is_inert(hostile_db, capsys, tmp_path, monkeypatch
     code, out, err = run(capsys, "delete", "evil-1", "--yes", "--db", db)
     assert code == 0
     assert_inert(out + err, "delete")
-    code, out, err = run(capsys, "prune", "--older-than", "1d", "--yes", "--export-before", tmp_path / "p.jsonl",
-                         "--db", db)
+    code, out, err = run(
+        capsys, "prune", "--older-than", "1d", "--yes", "--export-before", tmp_path / "p.jsonl", "--db", db
+    )
     assert code == 0 and ids_in(db) == set()
     assert_inert(out + err, "prune")
     assert_inert((tmp_path / "p.jsonl").read_text(), "prune export")
@@ -144,14 +181,23 @@ def test_export_files_are_inert(hostile_db, capsys, tmp_path):
         titles = {d["id"]: d["title"] for d in docs}
         assert titles["evil-1"] == "Title " + OSC52 + BIDI  # escaped, not altered
     outdir = tmp_path / "md"
-    assert run(capsys, "export", "evil-1", "evil-2", "--format", "md", "-o", outdir, "--db", hostile_db)[0] == 0
+    assert (
+        run(capsys, "export", "evil-1", "evil-2", "--format", "md", "-o", outdir, "--db", hostile_db)[0] == 0
+    )
     for f in outdir.iterdir():
         assert_inert(f.read_text(), f.name)
 
 
 def test_message_formatting_tolerates_bytes_and_huge_content():
-    lines = cli_sessions._message_lines({"id": 1, "role": b"user", "content": b"\xff\xfeabc\x1b[2J",
-                                          "tool_calls": "not a list \x1b]0;x\x07", "timestamp": "garbage\x9b"})
+    lines = cli_sessions._message_lines(
+        {
+            "id": 1,
+            "role": b"user",
+            "content": b"\xff\xfeabc\x1b[2J",
+            "tool_calls": "not a list \x1b]0;x\x07",
+            "timestamp": "garbage\x9b",
+        }
+    )
     text = "\n".join(lines)
     assert "[binary: " in text and "→ tool call" in text
     assert_inert(text)
@@ -161,7 +207,9 @@ def test_message_formatting_tolerates_bytes_and_huge_content():
     assert "5,000 more characters" in lines[-1]
     full = cli_sessions._message_lines({"id": 2, "role": "assistant", "content": huge}, full=True)
     assert "y" * len(huge) in full[1]
-    md_bytes = cli_sessions.to_markdown({"id": "b", "messages": [{"role": "user", "content": b"caf\xc3\xa9 \x1b"}]})
+    md_bytes = cli_sessions.to_markdown(
+        {"id": "b", "messages": [{"role": "user", "content": b"caf\xc3\xa9 \x1b"}]}
+    )
     assert "café ␛" in md_bytes
 
 
@@ -257,7 +305,10 @@ def test_confirmation_names_id_and_title(proj_db, capsys, monkeypatch):
 def test_show_says_which_session_a_family_title_chose(proj_db, capsys):
     code, out, err = run(capsys, "show", "proj", "--db", proj_db)
     assert code == 0 and "bbb-222" in out
-    assert err.startswith("note: showing bbb-222 “proj #2”") and "newest session of the 'proj' title family" in err
+    assert (
+        err.startswith("note: showing bbb-222 “proj #2”")
+        and "newest session of the 'proj' title family" in err
+    )
     code, out, err = run(capsys, "show", "aaa-111", "--json", "--db", proj_db)
     assert code == 0 and err == "" and json.loads(out)["session"]["id"] == "aaa-111"
     code, out, err = run(capsys, "show", "aaa", "--db", proj_db)
@@ -280,9 +331,16 @@ def test_rename_needs_title_or_clear(proj_db, capsys):
 # ---------------------------------------------------------------- errors and exit codes
 def _make_foreign_sqlite(path: Path) -> None:
     # stdlib sqlite3 only in a subprocess (never with APSW on one file in one process)
-    subprocess.run([sys.executable, "-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]);"
-                    " c.execute('create table notes(x)'); c.execute('insert into notes values (1)'); c.commit()",
-                    str(path)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]);"
+            " c.execute('create table notes(x)'); c.execute('insert into notes values (1)'); c.commit()",
+            str(path),
+        ],
+        check=True,
+    )
 
 
 def _snapshot(path: Path) -> tuple:
@@ -300,8 +358,14 @@ def test_not_a_store_untouched_one_line(tmp_path, capsys, kind):
     else:
         _make_foreign_sqlite(path)
     before = _snapshot(path)
-    for argv in (["list"], ["show", "a"], ["stats"], ["rename", "a", "b"], ["delete", "a", "--yes"],
-                 ["prune", "--yes", "--older-than", "0"]):
+    for argv in (
+        ["list"],
+        ["show", "a"],
+        ["stats"],
+        ["rename", "a", "b"],
+        ["delete", "a", "--yes"],
+        ["prune", "--yes", "--older-than", "0"],
+    ):
         code, out, err = run(capsys, *argv, "--db", path)
         assert code == 6 and out == "" and err.startswith("error: ") and err.count("\n") == 1, (argv, err)
         code, out, err = run(capsys, *argv, "--db", path, "--json")
@@ -314,13 +378,23 @@ def test_directory_and_missing(tmp_path, capsys):
     assert code == 6 and err.count("\n") == 1 and "directory" in err
     missing = tmp_path / "nope" / "state.db"
     code, out, err = run(capsys, "delete", "x", "--yes", "--db", missing, "--json")
-    assert code == 3 and err == "" and json.loads(out) == {"error": f"no database at {missing}", "kind": "not_found"}
+    assert (
+        code == 3
+        and err == ""
+        and json.loads(out) == {"error": f"no database at {missing}", "kind": "not_found"}
+    )
     assert not missing.parent.exists()
 
 
 def test_usage_errors_are_one_line_or_json(proj_db, capsys):
     code, out, err = run(capsys, "list", "--order", "bogus", "--db", proj_db)
-    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("error: ") and "invalid choice" in err
+    assert (
+        code == 2
+        and out == ""
+        and err.count("\n") == 1
+        and err.startswith("error: ")
+        and "invalid choice" in err
+    )
     code, out, err = run(capsys, "list", "--order", "bogus", "--json", "--db", proj_db)
     assert code == 2 and err == "" and json.loads(out)["kind"] == "usage"
 
@@ -332,14 +406,17 @@ def test_help_documents_exit_codes(capsys):
         assert kind in out and re.search(rf"^  {exit_code}\s", out, re.M), kind
 
 
-@pytest.mark.parametrize(("exc", "kind", "code"), [
-    (StoreError("database or disk is full"), "disk_full", 1),
-    (StoreError("something odd"), "error", 1),
-    (LockTimeout("write lock held by another process"), "locked", 5),
-    (ReadOnlyError("attempt to write a readonly database"), "read_only", 4),
-    (OSError(28, "No space left on device"), "disk_full", 1),
-    (RuntimeError("boom"), "internal", 1),
-])
+@pytest.mark.parametrize(
+    ("exc", "kind", "code"),
+    [
+        (StoreError("database or disk is full"), "disk_full", 1),
+        (StoreError("something odd"), "error", 1),
+        (LockTimeout("write lock held by another process"), "locked", 5),
+        (ReadOnlyError("attempt to write a readonly database"), "read_only", 4),
+        (OSError(28, "No space left on device"), "disk_full", 1),
+        (RuntimeError("boom"), "internal", 1),
+    ],
+)
 def test_store_and_unexpected_errors(proj_db, capsys, monkeypatch, exc, kind, code):
     def fail(self, *a, **k):
         raise exc
@@ -389,13 +466,17 @@ def _export_md_checks(proj_db, capsys, tmp_path):
     assert code == 4 and "overwrite" in err
     # several sessions: a directory (missing parents too), 0700, files 0600
     deep = tmp_path / "a" / "b"
-    code, _out, _err = run(capsys, "export", "aaa-111", "bbb-222", "--format", "md", "-o", deep, "--db", proj_db)
+    code, _out, _err = run(
+        capsys, "export", "aaa-111", "bbb-222", "--format", "md", "-o", deep, "--db", proj_db
+    )
     assert code == 0
     assert _mode(tmp_path / "a") == 0o700 and _mode(deep) == 0o700
     assert {p.name for p in deep.iterdir()} == {"aaa-111.md", "bbb-222.md", "manifest.jsonl"}
     assert all(_mode(p) == 0o600 for p in deep.iterdir())
     # one session into an existing directory: a file in it
-    code, _out, _err = run(capsys, "export", "bbb-333", "--format", "md", "-o", deep, "--db", proj_db, "--force")
+    code, _out, _err = run(
+        capsys, "export", "bbb-333", "--format", "md", "-o", deep, "--db", proj_db, "--force"
+    )
     assert code == 0 and (deep / "bbb-333.md").is_file()
     for fmt in ("json", "jsonl"):
         target = tmp_path / "new" / f"x.{fmt}"

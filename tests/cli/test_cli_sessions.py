@@ -107,7 +107,9 @@ def test_list_json_filters_order_limit(db_path, capsys):
     assert [r["id"] for r in json.loads(out)] == ["old-one"]
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--after", "1d", "--model", "claude-y")
     assert {r["id"] for r in json.loads(out)} == {"comp-root", "comp-tip"}
-    _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--after", "2000-01-01", "--before", "2001-01-01")
+    _, out, _ = run(
+        capsys, "list", "--db", db_path, "--json", "--after", "2000-01-01", "--before", "2001-01-01"
+    )
     assert json.loads(out) == []
 
 
@@ -139,7 +141,9 @@ def test_show_json(db_path, capsys):
     assert len(json.loads(out)["messages"]) == 5
     _, out, _ = run(capsys, "show", "tg-sub", "--db", db_path, "--json")
     lin = json.loads(out)["lineage"]
-    assert lin["root"] == "tg-parent" and {n["id"]: n["edge_kind"] for n in lin["nodes"]}["tg-sub"] == "delegate"
+    assert (
+        lin["root"] == "tg-parent" and {n["id"]: n["edge_kind"] for n in lin["nodes"]}["tg-sub"] == "delegate"
+    )
 
 
 # ---------------------------------------------------------------- search
@@ -154,11 +158,15 @@ def test_search_json_filters(db_path, capsys):
     doc = json.loads(out)
     assert code == 0 and doc["route"] == "fts5"
     assert [r["session_id"] for r in doc["results"]][0] == "comp-tip"
-    _, out, _ = run(capsys, "search", "docker", "--db", db_path, "--json", "--role", "assistant", "--role", "tool")
+    _, out, _ = run(
+        capsys, "search", "docker", "--db", db_path, "--json", "--role", "assistant", "--role", "tool"
+    )
     assert {r["role"] for r in json.loads(out)["results"]} <= {"assistant", "tool"}
     _, out, _ = run(capsys, "search", "plan", "--db", db_path, "--json", "--source", "cli")
     assert json.loads(out)["results"] == []
-    _, out, _ = run(capsys, "search", "plan", "--db", db_path, "--json", "--source", "telegram", "--limit", "1")
+    _, out, _ = run(
+        capsys, "search", "plan", "--db", db_path, "--json", "--source", "telegram", "--limit", "1"
+    )
     assert len(json.loads(out)["results"]) == 1
 
 
@@ -221,14 +229,26 @@ def test_any_filter_drops_the_90_day_cutoff(db_path, capsys):
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--end-reason", "user_exit", "--db", db_path)
     ids = set(json.loads(out)["plan"]["ids"])
     assert {"cli-docker", "comp-tip", "tg-parent", "tg-solo", "old-one"} == ids
-    _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--min-cost", "0.1", "--max-tokens", "6999",
-                    "--db", db_path)
+    _, out, _ = run(
+        capsys, "prune", "--dry-run", "--json", "--min-cost", "0.1", "--max-tokens", "6999", "--db", db_path
+    )
     assert json.loads(out)["plan"]["ids"] == ["comp-tip"]
-    _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--title-contains", "chat", "--min-messages", "2",
-                    "--db", db_path)
+    _, out, _ = run(
+        capsys,
+        "prune",
+        "--dry-run",
+        "--json",
+        "--title-contains",
+        "chat",
+        "--min-messages",
+        "2",
+        "--db",
+        db_path,
+    )
     assert json.loads(out)["plan"]["ids"] == ["comp-root"]
-    _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--newer-than", "1d", "--min-tool-calls", "1",
-                    "--db", db_path)
+    _, out, _ = run(
+        capsys, "prune", "--dry-run", "--json", "--newer-than", "1d", "--min-tool-calls", "1", "--db", db_path
+    )
     assert json.loads(out)["plan"]["ids"] == ["cli-docker"]
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--before", "2001-01-01", "--db", db_path)
     assert json.loads(out)["plan"]["ids"] == []
@@ -271,14 +291,17 @@ def test_prune_read_only_refuses(db_path, capsys, session_ids):
 
 def test_prune_export_before(db_path, capsys, tmp_path, session_ids):
     dump = tmp_path / "pruned.jsonl"
-    code, _out, _ = run(capsys, "prune", "--source", "telegram", "--yes", "--export-before", dump, "--db", db_path)
+    code, _out, _ = run(
+        capsys, "prune", "--source", "telegram", "--yes", "--export-before", dump, "--db", db_path
+    )
     assert code == 0
     exported = [json.loads(ln) for ln in dump.read_text().splitlines()]
     assert {e["id"] for e in exported} == {"tg-parent", "tg-sub", "tg-solo"}
     assert any(e["messages"] for e in exported)
     # second run: the file exists → refused before anything is deleted
-    code, _out, err = run(capsys, "prune", "--yes", "--min-messages", "0", "--export-before", dump,
-                          "--db", db_path)
+    code, _out, err = run(
+        capsys, "prune", "--yes", "--min-messages", "0", "--export-before", dump, "--db", db_path
+    )
     assert code == 4 and "overwrite" in err
     assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub", "tg-solo"}
 
@@ -320,13 +343,17 @@ def test_export_jsonl_stdout_default(db_path, capsys):
 
 def test_export_json_file_and_overwrite(db_path, capsys, tmp_path):
     target = tmp_path / "out.json"
-    code, out, _ = run(capsys, "export", "--format", "json", "--source", "telegram", "-o", target, "--db", db_path)
+    code, out, _ = run(
+        capsys, "export", "--format", "json", "--source", "telegram", "-o", target, "--db", db_path
+    )
     assert code == 0 and target.exists()
     assert {s["id"] for s in json.loads(target.read_text())} == {"tg-parent", "tg-sub", "tg-solo"}
     before = target.read_text()
     code, _out, err = run(capsys, "export", "--format", "json", "cli-docker", "-o", target, "--db", db_path)
     assert code == 4 and "overwrite" in err and target.read_text() == before
-    code, _out, _ = run(capsys, "export", "--format", "json", "cli-docker", "-o", target, "--force", "--db", db_path)
+    code, _out, _ = run(
+        capsys, "export", "--format", "json", "cli-docker", "-o", target, "--force", "--db", db_path
+    )
     assert code == 0 and [s["id"] for s in json.loads(target.read_text())] == ["cli-docker"]
 
 
@@ -348,8 +375,20 @@ def test_export_unknown_id_writes_nothing(db_path, capsys, tmp_path):
 
 def test_export_markdown_dir_and_manifest(db_path, capsys, tmp_path):
     outdir = tmp_path / "md"
-    code, out, _ = run(capsys, "export", "--format", "md", "cli-docker", "tg-parent", "comp-tip", "--lineage",
-                       "-o", outdir, "--db", db_path)
+    code, out, _ = run(
+        capsys,
+        "export",
+        "--format",
+        "md",
+        "cli-docker",
+        "tg-parent",
+        "comp-tip",
+        "--lineage",
+        "-o",
+        outdir,
+        "--db",
+        db_path,
+    )
     assert code == 0
     manifest = [json.loads(ln) for ln in (outdir / "manifest.jsonl").read_text().splitlines()]
     assert [m["id"] for m in manifest] == ["cli-docker", "tg-parent", "comp-tip"]
@@ -357,16 +396,20 @@ def test_export_markdown_dir_and_manifest(db_path, capsys, tmp_path):
         body = (outdir / m["file"]).read_bytes()
         assert hashlib.sha256(body).hexdigest() == m["sha256"] and len(body) == m["bytes"]
     docker = (outdir / "cli-docker.md").read_text()
-    assert docker.startswith("---\nid: \"cli-docker\"\ntitle: \"Docker fix\"")
+    assert docker.startswith('---\nid: "cli-docker"\ntitle: "Docker fix"')
     assert "```json" in docker and '"cmd": "docker ps"' in docker
     assert "<details>" in docker and "The user wants docker help." in docker
     assert "Plan my week please" in (outdir / "tg-parent.md").read_text()
     assert "comp-root" in (outdir / "comp-tip.md").read_text()
     code, _o, err = run(capsys, "export", "--format", "md", "cli-docker", "-o", outdir, "--db", db_path)
     assert code == 4 and "overwrite" in err
-    code, _o, _e = run(capsys, "export", "--format", "md", "cli-docker", "-o", outdir, "--force", "--db", db_path)
+    code, _o, _e = run(
+        capsys, "export", "--format", "md", "cli-docker", "-o", outdir, "--force", "--db", db_path
+    )
     assert code == 0
-    assert [json.loads(ln)["id"] for ln in (outdir / "manifest.jsonl").read_text().splitlines()] == ["cli-docker"]
+    assert [json.loads(ln)["id"] for ln in (outdir / "manifest.jsonl").read_text().splitlines()] == [
+        "cli-docker"
+    ]
 
 
 def test_export_md_needs_directory(db_path, capsys):
@@ -379,8 +422,15 @@ def test_stats_json_keys(db_path, capsys):
     code, out, _ = run(capsys, "stats", "--db", db_path, "--json")
     doc = json.loads(out)
     assert code == 0
-    assert set(doc) == {"totals", "sessions_by_source", "usage_by_model", "costliest_sessions",
-                        "costliest_chains", "activity_by_day", "store_health"}
+    assert set(doc) == {
+        "totals",
+        "sessions_by_source",
+        "usage_by_model",
+        "costliest_sessions",
+        "costliest_chains",
+        "activity_by_day",
+        "store_health",
+    }
     assert doc["totals"]["sessions"] == 8
     assert {r["source"] for r in doc["sessions_by_source"]} == {"cli", "telegram"}
     assert doc["costliest_sessions"][0]["id"] == "comp-root"
@@ -391,8 +441,15 @@ def test_stats_json_keys(db_path, capsys):
 def test_stats_plain(db_path, capsys):
     code, out, _ = run(capsys, "stats", "--db", db_path)
     assert code == 0
-    for part in ("By source:", "By model:", "Costliest sessions:", "Costliest chains", "Activity", "█",
-                 "Store health:"):
+    for part in (
+        "By source:",
+        "By model:",
+        "Costliest sessions:",
+        "Costliest chains",
+        "Activity",
+        "█",
+        "Store health:",
+    ):
         assert part in out
 
 
@@ -410,12 +467,20 @@ def test_console_script_end_to_end(db_path):
         script = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "hermes-tui"
     if not script.exists():
         pytest.skip("hermes-tui console script is not installed")
-    proc = subprocess.run([str(script), "sessions", "list", "--json", "--db", str(db_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(script), "sessions", "list", "--json", "--db", str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert {r["id"] for r in json.loads(proc.stdout)} == ids_in(db_path)
-    proc = subprocess.run([str(script), "sessions", "show", "nope", "--db", str(db_path)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(script), "sessions", "show", "nope", "--db", str(db_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 3 and proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1
 
 

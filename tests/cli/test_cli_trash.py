@@ -22,8 +22,10 @@ def run(capsys, *argv):
 def dump(db_path: Path) -> dict[str, list]:
     with SessionDB(db_path, read_only=True) as db:
         c = db._conn()
-        return {t: sorted(c.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
-                for t in ("sessions", "messages", "session_model_usage")}
+        return {
+            t: sorted(c.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            for t in ("sessions", "messages", "session_model_usage")
+        }
 
 
 class _Tty(io.StringIO):
@@ -127,7 +129,9 @@ def test_trash_empty_asks_and_older_than(db_path, capsys, monkeypatch):
 
 def test_trash_empty_retention_flags(db_path, capsys):
     _, out, _ = run(capsys, "delete", "tg-solo", "--yes", "--db", db_path)
-    code, out, _ = run(capsys, "trash", "empty", "--retention", "--trash-max-mb", "0", "--json", "--db", db_path)
+    code, out, _ = run(
+        capsys, "trash", "empty", "--retention", "--trash-max-mb", "0", "--json", "--db", db_path
+    )
     assert code == 0 and len(json.loads(out)["removed"]) == 1
     assert run(capsys, "trash", "empty", "--retention", "--older-than", "1d", "--db", db_path)[0] == 2
 

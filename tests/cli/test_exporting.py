@@ -13,17 +13,54 @@ import pytest
 from hermes_tui.exporting import TOOL_RESULT_LIMIT, json_text, to_json, to_jsonl, to_markdown, write_export
 
 SESSION = {
-    "id": "s1", "title": 'He said "hi"', "source": "cli", "model": "m", "input_tokens": 10, "output_tokens": 5,
-    "estimated_cost_usd": 0.5, "actual_cost_usd": None, "started_at": 1700000000, "ended_at": 1700000100,
-    "parent_session_id": "p0", "messages": [
-        {"id": 1, "session_id": "s1", "role": "user", "timestamp": 1700000001, "active": 1,
-         "content": [{"type": "text", "text": "look at this"}, {"type": "image_url", "image_url": {"url": "u"}}]},
-        {"id": 2, "session_id": "s1", "role": "assistant", "timestamp": 1700000002, "active": 1,
-         "content": "ok ```not a fence```", "reasoning": "think </details> hard",
-         "tool_calls": [{"id": "c1", "type": "function",
-                         "function": {"name": "terminal", "arguments": "{\"cmd\": \"ls\"}"}}]},
-        {"id": 3, "session_id": "s1", "role": "tool", "tool_name": "terminal", "timestamp": 1700000003,
-         "active": 1, "content": "```" + "x" * (TOOL_RESULT_LIMIT + 500)},
+    "id": "s1",
+    "title": 'He said "hi"',
+    "source": "cli",
+    "model": "m",
+    "input_tokens": 10,
+    "output_tokens": 5,
+    "estimated_cost_usd": 0.5,
+    "actual_cost_usd": None,
+    "started_at": 1700000000,
+    "ended_at": 1700000100,
+    "parent_session_id": "p0",
+    "messages": [
+        {
+            "id": 1,
+            "session_id": "s1",
+            "role": "user",
+            "timestamp": 1700000001,
+            "active": 1,
+            "content": [
+                {"type": "text", "text": "look at this"},
+                {"type": "image_url", "image_url": {"url": "u"}},
+            ],
+        },
+        {
+            "id": 2,
+            "session_id": "s1",
+            "role": "assistant",
+            "timestamp": 1700000002,
+            "active": 1,
+            "content": "ok ```not a fence```",
+            "reasoning": "think </details> hard",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": '{"cmd": "ls"}'},
+                }
+            ],
+        },
+        {
+            "id": 3,
+            "session_id": "s1",
+            "role": "tool",
+            "tool_name": "terminal",
+            "timestamp": 1700000003,
+            "active": 1,
+            "content": "```" + "x" * (TOOL_RESULT_LIMIT + 500),
+        },
     ],
 }
 
@@ -82,10 +119,16 @@ def test_json_text_escapes_what_terminals_obey_and_round_trips():
 
 
 def test_markdown_is_inert_and_code_spans_hold_backticks():
-    md = to_markdown({"id": "x\x1b[2J", "title": "T\x1b]0;pwn\x07", "messages": [
-        {"role": "tool", "tool_name": "a`b\x9b", "content": "out\x1b[31m\r\nnext", "timestamp": 1},
-        {"role": "assistant", "content": "hi \u202e", "reasoning": "r\x1b", "timestamp": "bad\x9b"},
-    ]})
+    md = to_markdown(
+        {
+            "id": "x\x1b[2J",
+            "title": "T\x1b]0;pwn\x07",
+            "messages": [
+                {"role": "tool", "tool_name": "a`b\x9b", "content": "out\x1b[31m\r\nnext", "timestamp": 1},
+                {"role": "assistant", "content": "hi \u202e", "reasoning": "r\x1b", "timestamp": "bad\x9b"},
+            ],
+        }
+    )
     assert not any(c in md for c in ("\x1b", "\x9b", "\u202e", "\x07", "\r"))
     assert "# T␛]0;pwn␇" in md and "``a`b⟨U+009B⟩``" in md and "out␛[31m\nnext" in md
 

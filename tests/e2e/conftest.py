@@ -148,8 +148,12 @@ def write_sessions(db: PeerDB, specs: list[SessionSpec]) -> None:
             db.call("end_session", spec.id, "user_exit")
         if base is not None:
             end = base + 2 + len(spec.messages)
-            db.sql("UPDATE sessions SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL "
-                   "ELSE ? END WHERE id = ?", [base, end, spec.id], write=True)
+            db.sql(
+                "UPDATE sessions SET started_at = ?, ended_at = CASE WHEN ended_at IS NULL THEN NULL "
+                "ELSE ? END WHERE id = ?",
+                [base, end, spec.id],
+                write=True,
+            )
 
 
 @pytest.fixture

@@ -68,8 +68,11 @@ def hermes_tui_script() -> Path | None:
 
 def terminal_env(home: Path, hermes_home: Path | None = None) -> dict[str, str]:
     """A clean environment: fixed TERM and locale, HOME/XDG_CACHE_HOME/HERMES_HOME in ``home``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TEXTUAL", "HERMES", "XDG_", "COLUMNS",
-                                                                     "LINES", "NO_COLOR", "FORCE_COLOR"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("TEXTUAL", "HERMES", "XDG_", "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR"))
+    }
     env.update(
         TERM="xterm-256color",
         COLORTERM="truecolor",
@@ -99,8 +102,13 @@ class Terminal:
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
         self.child = pexpect.spawn(
-            str(argv[0]), [str(a) for a in argv[1:]], env=dict(env), dimensions=(rows, cols),
-            cwd=None if cwd is None else str(cwd), encoding=None, echo=False,
+            str(argv[0]),
+            [str(a) for a in argv[1:]],
+            env=dict(env),
+            dimensions=(rows, cols),
+            cwd=None if cwd is None else str(cwd),
+            encoding=None,
+            echo=False,
         )
         self.exitstatus: int | None = None
 
@@ -134,8 +142,9 @@ class Terminal:
             if not data:
                 return
 
-    def wait_until(self, predicate: Callable[[], bool], timeout: float = DEFAULT_TIMEOUT,
-                   what: str = "condition") -> None:
+    def wait_until(
+        self, predicate: Callable[[], bool], timeout: float = DEFAULT_TIMEOUT, what: str = "condition"
+    ) -> None:
         """Pump output until ``predicate()`` holds on a complete frame; on timeout fail with the screen."""
         deadline = time.monotonic() + timeout
         alive = True
@@ -148,8 +157,10 @@ class Terminal:
                 break
             alive = self.pump(0.05)
         state = "running" if alive else f"exited ({self.child.exitstatus}, signal {self.child.signalstatus})"
-        raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; child {state}; "
-                             f"screen:\n{self.screen_text()}")
+        raise AssertionError(
+            f"timed out after {timeout:.0f} s waiting for {what}; child {state}; "
+            f"screen:\n{self.screen_text()}"
+        )
 
     def wait_for(self, text: str | re.Pattern[str], timeout: float = DEFAULT_TIMEOUT) -> None:
         """Wait until ``text`` (a string or a compiled regex) is on the screen."""
@@ -174,8 +185,12 @@ class Terminal:
 
     def fingerprint(self) -> int:
         """A hash of every cell with its colours and attributes: changes with focus moves too."""
-        return hash(tuple(tuple(row[x] for x in range(self.cols)) for row in
-                          (self.screen.buffer[y] for y in range(self.rows))))
+        return hash(
+            tuple(
+                tuple(row[x] for x in range(self.cols))
+                for row in (self.screen.buffer[y] for y in range(self.rows))
+            )
+        )
 
     def find(self, text: str, *, last: bool = False) -> tuple[int, int] | None:
         """(row, column) of the first (or last) occurrence of ``text`` on the screen."""
@@ -210,7 +225,7 @@ class Terminal:
         around it that the whole screen would also show)."""
         top, bottom, left, right = self.box(inside)
         rows = self.screen.display
-        return "\n".join(rows[y][left + 1:right].rstrip() for y in range(top + 1, bottom))
+        return "\n".join(rows[y][left + 1 : right].rstrip() for y in range(top + 1, bottom))
 
     def chars(self, y: int, x: int, n: int) -> list[pyte.screens.Char]:
         """The pyte cells (character plus attributes) of row ``y`` from column ``x``."""

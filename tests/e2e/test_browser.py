@@ -23,12 +23,19 @@ def five_sessions(db: PeerDB, *, filler: int = 2, hit_in: str | None = None, hit
     """``sess-<name>`` titled ``<Name> project``; newest first in the list: echo … alpha."""
     specs = []
     for n, name in enumerate(NAMES):
-        messages = [("user" if i % 2 == 0 else "assistant", f"{name} message {i} lorem ipsum")
-                    for i in range(filler)]
+        messages = [
+            ("user" if i % 2 == 0 else "assistant", f"{name} message {i} lorem ipsum") for i in range(filler)
+        ]
         if name == hit_in:
             messages[hit_at] = ("assistant", f"{name} message {hit_at} mentions zebrafish once")
-        specs.append(SessionSpec(id=f"sess-{name}", title=f"{name.capitalize()} project", messages=messages,
-                                 offset_s=3600 - 60 * n))
+        specs.append(
+            SessionSpec(
+                id=f"sess-{name}",
+                title=f"{name.capitalize()} project",
+                messages=messages,
+                offset_s=3600 - 60 * n,
+            )
+        )
     write_sessions(db, specs)
     db.close()
 
@@ -72,7 +79,9 @@ def test_open_lists_titles_written_by_the_peer(peer_db: Callable[..., PeerDB], t
     assert t.wait_exit() == 0
 
 
-def test_q_is_typed_while_searching_and_ctrl_q_quits(peer_db: Callable[..., PeerDB], term, db_path: Path) -> None:
+def test_q_is_typed_while_searching_and_ctrl_q_quits(
+    peer_db: Callable[..., PeerDB], term, db_path: Path
+) -> None:
     five_sessions(peer_db())
     t = term("--db", db_path)
     wait_ready(t, 5)
@@ -154,7 +163,9 @@ def test_rename_is_read_back_by_the_peer(peer_db: Callable[..., PeerDB], term, d
     t.wait_for("will be saved as: Renamed in a real terminal")
     t.press("enter")
     t.wait_gone("Rename session sess-charlie")
-    t.wait_until(lambda: list_row(t, "Renamed in a real terminal") is not None, what="the new title in the list")
+    t.wait_until(
+        lambda: list_row(t, "Renamed in a real terminal") is not None, what="the new title in the list"
+    )
     t.press("q")
     assert t.wait_exit() == 0
     db = peer_db()
@@ -162,8 +173,9 @@ def test_rename_is_read_back_by_the_peer(peer_db: Callable[..., PeerDB], term, d
     assert db.call("get_session_title", "sess-bravo") == "Bravo project"
 
 
-def test_multi_select_delete_removes_exactly_the_marked(peer_db: Callable[..., PeerDB], term,
-                                                      db_path: Path) -> None:
+def test_multi_select_delete_removes_exactly_the_marked(
+    peer_db: Callable[..., PeerDB], term, db_path: Path
+) -> None:
     five_sessions(peer_db())
     t = term("--db", db_path)
     wait_ready(t, 5)
@@ -211,12 +223,24 @@ def test_prune_defaults_delete_exactly_the_old_sessions_and_the_owner_keeps_writ
     peer_db: Callable[..., PeerDB], term, db_path: Path
 ) -> None:
     owner = peer_db()  # hermes-agent keeps the store open the whole time, as a live agent does
-    old = [SessionSpec(id=f"old-{c}", title=f"Old work {c}", age_days=120,
-                       messages=[("user", f"ancient question {c}"), ("assistant", "ancient answer")])
-           for c in "abc"]
-    recent = [SessionSpec(id=f"new-{c}", title=f"New work {c}", offset_s=600,
-                          messages=[("user", f"fresh question {c}")]) for c in "ab"]
-    still_open = SessionSpec(id="new-open", title="Open work", ended=False, messages=[("user", "in progress")])
+    old = [
+        SessionSpec(
+            id=f"old-{c}",
+            title=f"Old work {c}",
+            age_days=120,
+            messages=[("user", f"ancient question {c}"), ("assistant", "ancient answer")],
+        )
+        for c in "abc"
+    ]
+    recent = [
+        SessionSpec(
+            id=f"new-{c}", title=f"New work {c}", offset_s=600, messages=[("user", f"fresh question {c}")]
+        )
+        for c in "ab"
+    ]
+    still_open = SessionSpec(
+        id="new-open", title="Open work", ended=False, messages=[("user", "in progress")]
+    )
     write_sessions(owner, old + recent + [still_open])
     t = term("--db", db_path)
     wait_ready(t, 6)
@@ -256,16 +280,21 @@ def test_read_only_refuses_writes_and_leaves_the_file_identical(
     wait_ready(t, 5)
     assert "read-only" in t.screen_text()
     open_row(t, TITLES, "Delta project", "sess-delta")
-    for key, what, dialog in (("r", "rename", "Rename session"), ("D", "delete", "will be deleted"),
-                              ("P", "prune", "Prune ended sessions")):
+    for key, what, dialog in (
+        ("r", "rename", "Rename session"),
+        ("D", "delete", "will be deleted"),
+        ("P", "prune", "Prune ended sessions"),
+    ):
         t.press(key)
         t.wait_for(re.compile(rf"{what}\s+refused"))
         assert dialog not in t.screen_text()
     t.press("space")  # a selection does not get a delete through either
     t.wait_for("1 selected")
     t.press("D")
-    t.wait_until(lambda: len(re.findall(r"delete\s+refused", t.screen_text())) >= 2 or t.has("will be deleted"),
-                 what="a second refusal")
+    t.wait_until(
+        lambda: len(re.findall(r"delete\s+refused", t.screen_text())) >= 2 or t.has("will be deleted"),
+        what="a second refusal",
+    )
     assert "will be deleted" not in t.screen_text()
     t.press("q")
     assert t.wait_exit() == 0
@@ -283,12 +312,16 @@ def _bad_file(kind: str, path: Path) -> None:
 
 
 #: What a clear screen about the file says (any of these), and what it must never show.
-CLEAR = re.compile(r"(?i)could not be opened|cannot open|not an? (sqlite|hermes|session)|empty|is a directory")
+CLEAR = re.compile(
+    r"(?i)could not be opened|cannot open|not an? (sqlite|hermes|session)|empty|is a directory"
+)
 RAW_ERRORS = re.compile(r"Traceback|no such table|File \"|vNone|SQLError")
 
 
 @pytest.mark.parametrize("kind", ["zero-byte", "text", "directory"])
-def test_a_file_that_is_not_a_store_gets_a_clear_screen_and_is_untouched(term, tmp_path: Path, kind: str) -> None:
+def test_a_file_that_is_not_a_store_gets_a_clear_screen_and_is_untouched(
+    term, tmp_path: Path, kind: str
+) -> None:
     folder = tmp_path / "data"
     folder.mkdir()
     path = folder / "state.db"
@@ -296,8 +329,10 @@ def test_a_file_that_is_not_a_store_gets_a_clear_screen_and_is_untouched(term, t
     stat = path.stat()
     content = None if kind == "directory" else path.read_bytes()
     t = term("--db", path)
-    t.wait_until(lambda: bool(CLEAR.search(t.screen_text()) or RAW_ERRORS.search(t.screen_text())),
-                 what="a message about the file")
+    t.wait_until(
+        lambda: bool(CLEAR.search(t.screen_text()) or RAW_ERRORS.search(t.screen_text())),
+        what="a message about the file",
+    )
     screen = t.screen_text()
     assert CLEAR.search(screen) and "state.db" in screen, screen
     assert not RAW_ERRORS.search(screen), screen

@@ -17,19 +17,32 @@ from .conftest import PeerDB, SessionSpec, write_sessions
 from .terminal import Terminal, terminal_env
 
 #: OSC 52 (set the clipboard), CSI 2J (clear the screen), an OSC 8 link and OSC 0 (window title).
-HOSTILE = ("payload begins \x1b]52;c;aGVsbG8=\x07 clipboard \x1b[2J cleared "
-           "\x1b]8;;http://evil.example/\x1b\\click here\x1b]8;;\x1b\\ and \x1b]0;pwned title\x07 ends")
+HOSTILE = (
+    "payload begins \x1b]52;c;aGVsbG8=\x07 clipboard \x1b[2J cleared "
+    "\x1b]8;;http://evil.example/\x1b\\click here\x1b]8;;\x1b\\ and \x1b]0;pwned title\x07 ends"
+)
 OSC = re.compile(rb"\x1b\](\d+);")
 
 
 def hostile_store(db: PeerDB) -> None:
-    write_sessions(db, [
-        SessionSpec(id="sess-plain", title="Plain project", offset_s=120,
-                    messages=[("user", "an ordinary question"), ("assistant", "an ordinary answer")]),
-        # untitled: the list shows its first prompt, which is the hostile text
-        SessionSpec(id="sess-hostile", title=None, offset_s=60,
-                    messages=[("user", HOSTILE), ("assistant", "I will not run that")]),
-    ])
+    write_sessions(
+        db,
+        [
+            SessionSpec(
+                id="sess-plain",
+                title="Plain project",
+                offset_s=120,
+                messages=[("user", "an ordinary question"), ("assistant", "an ordinary answer")],
+            ),
+            # untitled: the list shows its first prompt, which is the hostile text
+            SessionSpec(
+                id="sess-hostile",
+                title=None,
+                offset_s=60,
+                messages=[("user", HOSTILE), ("assistant", "I will not run that")],
+            ),
+        ],
+    )
     db.close()
 
 
@@ -61,14 +74,20 @@ def osc_codes(raw: bytes) -> set[bytes]:
     return set(OSC.findall(raw))
 
 
-def test_browser_never_emits_sequences_from_content(peer_db: Callable[..., PeerDB], term, db_path: Path,
-                                                   tmp_path: Path) -> None:
+def test_browser_never_emits_sequences_from_content(
+    peer_db: Callable[..., PeerDB], term, db_path: Path, tmp_path: Path
+) -> None:
     # Baseline: what Textual itself emits on an ordinary store, through the same steps.
     plain_path = tmp_path / "plain" / "state.db"
     plain_path.parent.mkdir()
     plain = peer_db(plain_path)
-    write_sessions(plain, [SessionSpec(id="sess-a", title="A", messages=[("user", "ordinary payload")]),
-                           SessionSpec(id="sess-b", title="B", messages=[("user", "other words")])])
+    write_sessions(
+        plain,
+        [
+            SessionSpec(id="sess-a", title="A", messages=[("user", "ordinary payload")]),
+            SessionSpec(id="sess-b", title="B", messages=[("user", "other words")]),
+        ],
+    )
     plain.close()
     base = run_browser(term, plain_path, "payload")
     leave(base)
@@ -100,12 +119,18 @@ def test_browser_never_emits_sequences_from_content(peer_db: Callable[..., PeerD
 
 def headless(hermes_tui_bin: Path, home: Path, *args: str | Path) -> subprocess.CompletedProcess[bytes]:
     """``hermes-tui sessions ...`` with stdout a pipe (no pty), bytes kept as they are."""
-    return subprocess.run([str(hermes_tui_bin), "sessions", *map(str, args)], capture_output=True,
-                          env=terminal_env(home), timeout=60, check=False)
+    return subprocess.run(
+        [str(hermes_tui_bin), "sessions", *map(str, args)],
+        capture_output=True,
+        env=terminal_env(home),
+        timeout=60,
+        check=False,
+    )
 
 
-def test_headless_show_and_search_never_print_content_escapes(peer_db: Callable[..., PeerDB], hermes_tui_bin: Path,
-                                                              home: Path, db_path: Path) -> None:
+def test_headless_show_and_search_never_print_content_escapes(
+    peer_db: Callable[..., PeerDB], hermes_tui_bin: Path, home: Path, db_path: Path
+) -> None:
     hostile_store(peer_db())
     for args in (("show", "--db", db_path, "sess-hostile"), ("search", "--db", db_path, "payload")):
         proc = headless(hermes_tui_bin, home, *args)
@@ -116,16 +141,22 @@ def test_headless_show_and_search_never_print_content_escapes(peer_db: Callable[
         assert "␛]52" in out and "payload" in out, out
 
 
-def test_headless_delete_by_title_never_takes_a_lookalike(peer_db: Callable[..., PeerDB], hermes_tui_bin: Path,
-                                                         home: Path, db_path: Path) -> None:
+def test_headless_delete_by_title_never_takes_a_lookalike(
+    peer_db: Callable[..., PeerDB], hermes_tui_bin: Path, home: Path, db_path: Path
+) -> None:
     """``proj`` and an unrelated ``proj #2`` (newer): deleting ``proj`` by title removes exactly ``proj``
     or refuses and names the candidates — never ``proj #2`` (upstream's title lookup prefers the
     newest ``#N`` variant)."""
     db = peer_db()
-    write_sessions(db, [
-        SessionSpec(id="sess-proj", title="proj", offset_s=300, messages=[("user", "the original")]),
-        SessionSpec(id="sess-other", title="proj #2", offset_s=60, messages=[("user", "an unrelated one")]),
-    ])
+    write_sessions(
+        db,
+        [
+            SessionSpec(id="sess-proj", title="proj", offset_s=300, messages=[("user", "the original")]),
+            SessionSpec(
+                id="sess-other", title="proj #2", offset_s=60, messages=[("user", "an unrelated one")]
+            ),
+        ],
+    )
     db.close()
     assert db.call("get_session", "sess-other")["parent_session_id"] is None  # unrelated, not a lineage
     db.close()

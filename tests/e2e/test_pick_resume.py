@@ -18,10 +18,15 @@ from .terminal import Terminal, terminal_env
 
 def write_chain(db: PeerDB) -> None:
     """Two plain sessions and a compression chain root → tip, all through 0.19.0's API."""
-    write_sessions(db, [
-        SessionSpec("sess-alpha", "Alpha project", [("user", "alpha talks about zebrafish")], offset_s=300),
-        SessionSpec("sess-bravo", "Bravo project", [("user", "bravo message")], offset_s=200),
-    ])
+    write_sessions(
+        db,
+        [
+            SessionSpec(
+                "sess-alpha", "Alpha project", [("user", "alpha talks about zebrafish")], offset_s=300
+            ),
+            SessionSpec("sess-bravo", "Bravo project", [("user", "bravo message")], offset_s=200),
+        ],
+    )
     db.call("create_session", "chain-root", "cli", model="m")
     db.call("append_message", "chain-root", "user", content="long compressed chat")
     db.call("end_session", "chain-root", "compression")
@@ -45,8 +50,10 @@ def test_pick_prints_exactly_the_id_with_stdout_captured(
 ) -> None:
     write_chain(peer_db())
     out = tmp_path / "picked"
-    script = (f'out=$({shlex.quote(str(hermes_tui_bin))} pick --query zebrafish --db {shlex.quote(str(db_path))});'
-              f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; exit $rc')
+    script = (
+        f"out=$({shlex.quote(str(hermes_tui_bin))} pick --query zebrafish --db {shlex.quote(str(db_path))});"
+        f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; exit $rc'
+    )
     t = Terminal(["/bin/sh", "-c", script], terminal_env(home), cwd=tmp_path)
     try:
         t.wait_for("alpha talks about")  # the UI is drawn on the terminal, the hit listed
@@ -62,8 +69,10 @@ def test_pick_escape_prints_nothing_and_exits_1(
 ) -> None:
     write_chain(peer_db())
     out = tmp_path / "picked"
-    script = (f'out=$({shlex.quote(str(hermes_tui_bin))} pick --db {shlex.quote(str(db_path))});'
-              f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; exit $rc')
+    script = (
+        f"out=$({shlex.quote(str(hermes_tui_bin))} pick --db {shlex.quote(str(db_path))});"
+        f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; exit $rc'
+    )
     t = Terminal(["/bin/sh", "-c", script], terminal_env(home), cwd=tmp_path)
     try:
         t.wait_for("search messages…")  # picker mode opens in search, drawn on the terminal

@@ -16,8 +16,7 @@ pytest.importorskip("pyte", reason="e2e tests need the dev extras (pexpect, pyte
 from .conftest import PeerDB
 from .test_browser import five_sessions, wait_ready
 
-ROWS = ("SELECT id, title, started_at, ended_at, message_count, parent_session_id FROM sessions "
-        "ORDER BY id")
+ROWS = "SELECT id, title, started_at, ended_at, message_count, parent_session_id FROM sessions ORDER BY id"
 MESSAGES = "SELECT id, session_id, role, content, timestamp FROM messages ORDER BY id"
 
 
@@ -40,7 +39,10 @@ def test_delete_then_u_brings_the_sessions_back(peer_db: Callable[..., PeerDB], 
     t.wait_for("Deleted 2 sessions — u to undo")
     during = peer_db()
     assert [r[0] for r in during.sql("SELECT id FROM sessions ORDER BY id")] == [
-        "sess-alpha", "sess-bravo", "sess-charlie"]
+        "sess-alpha",
+        "sess-bravo",
+        "sess-charlie",
+    ]
     during.close()
     t.press("u")
     t.wait_for(re.compile(r"Sessions 5\b"))

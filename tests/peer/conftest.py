@@ -32,8 +32,7 @@ def peer_factory(peer_venv_python: Path, tmp_path: Path) -> Iterator[Callable[..
     peers: list[Peer] = []
 
     def make(db_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Peer:
-        p = Peer(db_path if db_path is not None else tmp_path / "state.db",
-                 python=peer_venv_python, **kwargs)
+        p = Peer(db_path if db_path is not None else tmp_path / "state.db", python=peer_venv_python, **kwargs)
         peers.append(p)
         return p
 

@@ -62,8 +62,9 @@ def _verify(python: Path) -> bool:
         return False
     with tempfile.TemporaryDirectory(prefix="hermes-peer-home-") as home:
         env = {**os.environ, "HERMES_HOME": home}  # hermes_state reads it at import time
-        proc = subprocess.run([str(python), "-c", _VERIFY], capture_output=True, text=True,
-                              timeout=120, env=env)
+        proc = subprocess.run(
+            [str(python), "-c", _VERIFY], capture_output=True, text=True, timeout=120, env=env
+        )
     return proc.returncode == 0
 
 
@@ -99,9 +100,18 @@ def peer_python() -> Path:
                 base = Path(getattr(sys, "_base_executable", sys.executable))
                 subprocess.run([str(base), "-m", "venv", str(tmp)], check=True, capture_output=True)
                 pip = subprocess.run(
-                    [str(_venv_python(tmp)), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                     "--no-deps", f"{PEER_PACKAGE}=={PEER_VERSION}"],
-                    capture_output=True, text=True,
+                    [
+                        str(_venv_python(tmp)),
+                        "-m",
+                        "pip",
+                        "install",
+                        "-q",
+                        "--disable-pip-version-check",
+                        "--no-deps",
+                        f"{PEER_PACKAGE}=={PEER_VERSION}",
+                    ],
+                    capture_output=True,
+                    text=True,
                 )
                 if pip.returncode != 0:
                     raise PeerUnavailable(f"pip install {PEER_PACKAGE}=={PEER_VERSION} failed:\n{pip.stderr}")
@@ -120,6 +130,7 @@ def peer_python() -> Path:
 
 
 # --- JSON transport -------------------------------------------------------------------------
+
 
 def encode_args(value: Any) -> Any:
     """Tag values JSON cannot carry faithfully (tuples, bytes, paths) for the driver to rebuild."""
@@ -148,7 +159,7 @@ def decode_result(value: Any) -> Any:
 
 
 # The driver runs inside the peer interpreter; it only needs the stdlib and hermes_state.
-DRIVER = r'''
+DRIVER = r"""
 import base64, json, os, sys, threading, time, traceback
 proto = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
 os.dup2(2, 1)  # anything hermes_state prints goes to stderr, never into the protocol
@@ -270,7 +281,7 @@ for db in dbs.values():
         db.close()
     except Exception:
         pass
-'''
+"""
 
 
 class Peer:
@@ -280,8 +291,14 @@ class Peer:
     cadence, connection) alive across calls, as it is in a real Hermes process.
     """
 
-    def __init__(self, db_path: str | os.PathLike[str] | None, *, hermes_home: str | None = None,
-                 python: Path | None = None, **open_kwargs: Any) -> None:
+    def __init__(
+        self,
+        db_path: str | os.PathLike[str] | None,
+        *,
+        hermes_home: str | None = None,
+        python: Path | None = None,
+        **open_kwargs: Any,
+    ) -> None:
         self.db_path = Path(db_path) if db_path is not None else None
         env = dict(os.environ)
         self._home_tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -292,8 +309,13 @@ class Peer:
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the Peer
         self._proc = subprocess.Popen(
             [str(python or peer_python()), "-c", DRIVER],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            text=True, encoding="utf-8", env=env, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            bufsize=1,
         )
         self._lock = threading.Lock()
         self.handle: int | None = None
@@ -325,7 +347,9 @@ class Peer:
     # API
     def open_db(self, db_path: str | os.PathLike[str], **kwargs: Any) -> int:
         """Open another ``SessionDB`` in the same process (e.g. a second connection)."""
-        return int(self._request({"op": "open", "db_path": os.fspath(db_path), "kwargs": encode_args(kwargs)}))
+        return int(
+            self._request({"op": "open", "db_path": os.fspath(db_path), "kwargs": encode_args(kwargs)})
+        )
 
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call ``SessionDB.<method>(*args, **kwargs)`` on the default database."""
@@ -335,8 +359,15 @@ class Peer:
 
     def call_on(self, handle: int, method: str, *args: Any, **kwargs: Any) -> Any:
         """Call a method on a database opened with :meth:`open_db`."""
-        return self._request({"op": "call", "handle": handle, "method": method,
-                              "args": encode_args(list(args)), "kwargs": encode_args(kwargs)})
+        return self._request(
+            {
+                "op": "call",
+                "handle": handle,
+                "method": method,
+                "args": encode_args(list(args)),
+                "kwargs": encode_args(kwargs),
+            }
+        )
 
     def close_db(self, handle: int) -> None:
         """Close one ``SessionDB`` (runs upstream's TRUNCATE checkpoint)."""
@@ -344,8 +375,9 @@ class Peer:
 
     def exec(self, code: str) -> Any:
         """Run code in the peer; it sees ``hermes_state``, ``SessionDB``, ``db_path``, sets ``result``."""
-        return self._request({"op": "exec", "code": code,
-                              "db_path": os.fspath(self.db_path) if self.db_path else None})
+        return self._request(
+            {"op": "exec", "code": code, "db_path": os.fspath(self.db_path) if self.db_path else None}
+        )
 
     def ping(self) -> dict[str, Any]:
         """The peer's module file and schema version: proves which code answers."""
@@ -355,8 +387,15 @@ class Peer:
         """Start a background thread in the peer (own connection) appending ``n`` messages."""
         if self.db_path is None:
             raise PeerError("ValueError", "this Peer was started without a db_path")
-        self._request({"op": "appender_start", "db_path": os.fspath(self.db_path),
-                       "session_id": session_id, "n": n, "interval_s": interval_s})
+        self._request(
+            {
+                "op": "appender_start",
+                "db_path": os.fspath(self.db_path),
+                "session_id": session_id,
+                "n": n,
+                "interval_s": interval_s,
+            }
+        )
 
     def stop_appender(self, wait: bool = True, timeout: float | None = None) -> dict[str, Any]:
         """Stop (or, with ``wait``, let finish) the appender: ``{"appended", "errors", "latencies"}``."""

@@ -19,21 +19,105 @@ from hermes_tui.state import SessionDB
 
 pytestmark = pytest.mark.peer
 
-WORDS = ["docker", "deploy", "deployment", "deployed", "kubernetes", "python", "java", "rust", "error", "timeout", "cache", "build", "test", "database", "migration", "index", "query", "search", "snippet", "config", "server", "client", "request", "response", "token", "model", "agent", "session", "title", "branch", "commit", "merge", "rebase", "lint", "format"]
-SPECIAL = [
-    "chat-send", "my-app.config.ts", "P2.2", "snake_case_name", "TODO: fix", "fix-it", "e.g.", "100%",
-    "user@example.com", "C++", "foo(bar)", "a+b", "{x}", "c^2", "***", "*foo", "deploy**", "NOT", "AND OR",
-    '"unclosed phrase', '""', "#hashtag", "it's", "-foo", "[x]", "<tag>", "a|b", "what?", "back\\slash",
-    "path/to/file.py", "v1.2.3-beta", "über-cool", 'deploy "fails (unbalanced', 'AND OR "" *** :: (',
+WORDS = [
+    "docker",
+    "deploy",
+    "deployment",
+    "deployed",
+    "kubernetes",
+    "python",
+    "java",
+    "rust",
+    "error",
+    "timeout",
+    "cache",
+    "build",
+    "test",
+    "database",
+    "migration",
+    "index",
+    "query",
+    "search",
+    "snippet",
+    "config",
+    "server",
+    "client",
+    "request",
+    "response",
+    "token",
+    "model",
+    "agent",
+    "session",
+    "title",
+    "branch",
+    "commit",
+    "merge",
+    "rebase",
+    "lint",
+    "format",
 ]
-CJK_QUERIES = ["日本語", "日本", "東京", "検索", "テキ", "大别山", "项目", "桂林漓江", "일본", "웅기가", "东京 OR 日本"]
+SPECIAL = [
+    "chat-send",
+    "my-app.config.ts",
+    "P2.2",
+    "snake_case_name",
+    "TODO: fix",
+    "fix-it",
+    "e.g.",
+    "100%",
+    "user@example.com",
+    "C++",
+    "foo(bar)",
+    "a+b",
+    "{x}",
+    "c^2",
+    "***",
+    "*foo",
+    "deploy**",
+    "NOT",
+    "AND OR",
+    '"unclosed phrase',
+    '""',
+    "#hashtag",
+    "it's",
+    "-foo",
+    "[x]",
+    "<tag>",
+    "a|b",
+    "what?",
+    "back\\slash",
+    "path/to/file.py",
+    "v1.2.3-beta",
+    "über-cool",
+    'deploy "fails (unbalanced',
+    'AND OR "" *** :: (',
+]
+CJK_QUERIES = [
+    "日本語",
+    "日本",
+    "東京",
+    "検索",
+    "テキ",
+    "大别山",
+    "项目",
+    "桂林漓江",
+    "일본",
+    "웅기가",
+    "东京 OR 日本",
+]
 
 
 def _build_peer_corpus(peer, seed: int = 7) -> dict[str, list[int]]:
     rng = random.Random(seed)
     ids: dict[str, list[int]] = {}
     base = 1_700_000_000.0
-    cjk = ["日本語のテキストを検索したい", "東京タワーは東京にあります。", "웅기가말했다 일본 구글", "大别山项目 广西桂林漓江", "修改youer服务端"]
+    cjk = [
+        "日本語のテキストを検索したい",
+        "東京タワーは東京にあります。",
+        "웅기가말했다 일본 구글",
+        "大别山项目 广西桂林漓江",
+        "修改youer服务端",
+    ]
     for s in range(12):
         sid = f"sess{s:02d}"
         peer.call("create_session", sid, ["cli", "telegram", "discord"][s % 3], model=f"m{s % 4}")
@@ -50,11 +134,24 @@ def _build_peer_corpus(peer, seed: int = 7) -> dict[str, list[int]]:
             if role == "tool":
                 kw["tool_name"] = rng.choice(["terminal", "read_file", "web_search"])
             if role == "assistant" and rng.random() < 0.3:
-                kw["tool_calls"] = [{"id": f"call_{s}_{i}", "type": "function",
-                                     "function": {"name": "terminal", "arguments": '{"cmd": "docker ps"}'}}]
+                kw["tool_calls"] = [
+                    {
+                        "id": f"call_{s}_{i}",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": '{"cmd": "docker ps"}'},
+                    }
+                ]
             ids[sid].append(peer.call("append_message", sid, role, content=text, **kw))
-        peer.call("update_token_counts", sid, input_tokens=100 * s, output_tokens=10 * s, model=f"m{s % 4}",
-                  estimated_cost_usd=0.01 * s, billing_provider="openrouter", api_call_count=1)
+        peer.call(
+            "update_token_counts",
+            sid,
+            input_tokens=100 * s,
+            output_tokens=10 * s,
+            model=f"m{s % 4}",
+            estimated_cost_usd=0.01 * s,
+            billing_provider="openrouter",
+            api_call_count=1,
+        )
         if s % 2 == 0:
             peer.call("set_session_title", sid, f"Session number {s}")
         if s < 8:
@@ -62,7 +159,9 @@ def _build_peer_corpus(peer, seed: int = 7) -> dict[str, list[int]]:
     # a compression chain and a delegate child
     peer.call("create_session", "cont", "cli", parent_session_id="sess01")
     peer.call("append_message", "cont", "user", content="continuation about docker caching")
-    peer.call("create_session", "sub", "cli", parent_session_id="sess02", model_config={"_delegate_from": "sess02"})
+    peer.call(
+        "create_session", "sub", "cli", parent_session_id="sess02", model_config={"_delegate_from": "sess02"}
+    )
     peer.call("append_message", "sub", "tool", content="delegate output kubernetes", tool_name="terminal")
     return ids
 
@@ -126,8 +225,12 @@ def test_peer_keeps_writing_after_our_changes(peer_db, peer_factory) -> None:
     db = SessionDB(path, migrate=False)
     assert db.set_session_title("sess01", "Renamed by hermes-tui")
     assert db.delete_session("sess03")
-    pruned_ids = [r["id"] for r in db.list_prune_candidates(started_before=time.time() + 10, source="discord")]
-    assert db.prune_sessions(older_than_days=None, started_before=time.time() + 10, source="discord") == len(pruned_ids)
+    pruned_ids = [
+        r["id"] for r in db.list_prune_candidates(started_before=time.time() + 10, source="discord")
+    ]
+    assert db.prune_sessions(older_than_days=None, started_before=time.time() + 10, source="discord") == len(
+        pruned_ids
+    )
     mine = db.append_message("sess09", "user", content="zebrafish appended by hermes-tui")
     assert db.fts_integrity_check() == {"messages_fts": "ok", "messages_fts_trigram": "ok"}
     db.close()
@@ -186,20 +289,46 @@ def test_differential_rank_with_filters_pages_and_ties(peer_factory, tmp_path: P
     filters and deep pages: our ids equal the peer's, in order, on a database it wrote."""
     path = tmp_path / "ties.db"
     peer = peer_factory(path)
-    texts = ["docker build failed", "docker build failed again and again", "deploy the docker image",
-             "error in docker build", "deployment error timeout", "docker docker docker"]
+    texts = [
+        "docker build failed",
+        "docker build failed again and again",
+        "deploy the docker image",
+        "error in docker build",
+        "deployment error timeout",
+        "docker docker docker",
+    ]
     sources = ["cli", "cli", "cli", "cli", "telegram", "telegram", "discord", "slack"]
     for i, src in enumerate(sources):
         peer.call("create_session", f"t{i}", src)
     for i in range(300):
         role = ("user", "assistant", "tool")[i % 3]
-        peer.call("append_message", f"t{(i * 5) % len(sources)}", role, content=texts[(i * 7) % len(texts)],
-                  timestamp=1_700_000_000.0 + i, **({"tool_name": "terminal"} if role == "tool" else {}))
+        peer.call(
+            "append_message",
+            f"t{(i * 5) % len(sources)}",
+            role,
+            content=texts[(i * 7) % len(texts)],
+            timestamp=1_700_000_000.0 + i,
+            **({"tool_name": "terminal"} if role == "tool" else {}),
+        )
     db = SessionDB(path, migrate=False)
     mismatches = []
-    for q in ("docker", "docker build", "docker OR error", "docker NOT again", "deploy*", '"build failed"', "error"):
-        for f in ({}, {"source_filter": ["slack"]}, {"source_filter": ["telegram", "discord"]},
-                  {"exclude_sources": ["cli"]}, {"role_filter": ["tool"]}, {"source_filter": ["cli"], "role_filter": ["user"]}):
+    for q in (
+        "docker",
+        "docker build",
+        "docker OR error",
+        "docker NOT again",
+        "deploy*",
+        '"build failed"',
+        "error",
+    ):
+        for f in (
+            {},
+            {"source_filter": ["slack"]},
+            {"source_filter": ["telegram", "discord"]},
+            {"exclude_sources": ["cli"]},
+            {"role_filter": ["tool"]},
+            {"source_filter": ["cli"], "role_filter": ["user"]},
+        ):
             for limit, offset in ((20, 0), (7, 13), (50, 40), (1, 0), (500, 0)):
                 theirs = [h["id"] for h in peer.call("search_messages", q, limit=limit, offset=offset, **f)]
                 ours = [h["id"] for h in db.search(q, limit=limit, offset=offset, context=False, **f).results]
@@ -233,7 +362,9 @@ def test_concurrent_peer_appender_while_we_rename_and_prune(peer_db, peer_factor
     reviewed = plan["ids"]
     for i in range(20):
         db.set_session_title("sess04", f"rename {i}")
-    result = db.delete_sessions_batched(reviewed, cascade_delegates=False, require_ended=True, batch_messages=20)
+    result = db.delete_sessions_batched(
+        reviewed, cascade_delegates=False, require_ended=True, batch_messages=20
+    )
     report = peer.stop_appender(wait=True, timeout=60)
     assert report["errors"] == []
     assert len(report["appended"]) == 300
@@ -283,9 +414,14 @@ def _like_ids(path: Path, term: str) -> list[int]:
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         pat = f"%{term}%"
-        return [r[0] for r in conn.execute(
-            "SELECT id FROM messages WHERE content LIKE ? OR tool_name LIKE ? OR tool_calls LIKE ? "
-            "ORDER BY timestamp DESC, id DESC", (pat, pat, pat))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM messages WHERE content LIKE ? OR tool_name LIKE ? OR tool_calls LIKE ? "
+                "ORDER BY timestamp DESC, id DESC",
+                (pat, pat, pat),
+            )
+        ]
     finally:
         conn.close()
 
@@ -332,8 +468,40 @@ def test_side_index_answers_short_cjk_on_a_peer_database_and_follows_its_writes(
 def _sanitizer_inputs(n: int = 3000) -> list[str]:
     """Random mixes of the characters and words the sanitizer treats specially (seeded)."""
     rng = random.Random(20261203)
-    atoms = ['"', '"', "*", "**", "(", ")", ":", "^", "+", "{", "}", "-", ".", "_", " ", "  ", "\t", "AND", "OR",
-             "NOT", "and", "or", "not", "a", "foo", "deploy", "P2", "é", "日本", "修改youer服务端", "🙂", "\x00Q0\x00"]
+    atoms = [
+        '"',
+        '"',
+        "*",
+        "**",
+        "(",
+        ")",
+        ":",
+        "^",
+        "+",
+        "{",
+        "}",
+        "-",
+        ".",
+        "_",
+        " ",
+        "  ",
+        "\t",
+        "AND",
+        "OR",
+        "NOT",
+        "and",
+        "or",
+        "not",
+        "a",
+        "foo",
+        "deploy",
+        "P2",
+        "é",
+        "日本",
+        "修改youer服务端",
+        "🙂",
+        "\x00Q0\x00",
+    ]
     out = SPECIAL + [w for w in WORDS[:5]]
     while len(out) < n:
         out.append("".join(rng.choice(atoms) for _ in range(rng.randint(1, 14))))

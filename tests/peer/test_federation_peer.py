@@ -41,7 +41,9 @@ def test_three_profiles_one_written_live_by_hermes_agent(peer_factory, tmp_path:
 
     refs = discover_stores(home=root)
     assert [(r.profile, r.status, r.schema_version) for r in refs] == [
-        ("default", StoreStatus.OK, 23), ("agent", StoreStatus.OK, 22), ("work", StoreStatus.OK, 23),
+        ("default", StoreStatus.OK, 23),
+        ("agent", StoreStatus.OK, 22),
+        ("work", StoreStatus.OK, 23),
     ]
 
     peer.run_appender("shared-id", 400, interval_s=0.002)
@@ -62,7 +64,9 @@ def test_three_profiles_one_written_live_by_hermes_agent(peer_factory, tmp_path:
                 assert exact
                 seen_counts.append(n)
                 time.sleep(0.02)
-            assert seen_counts == sorted(seen_counts) and seen_counts[0] < seen_counts[-1]  # read while written
+            assert (
+                seen_counts == sorted(seen_counts) and seen_counts[0] < seen_counts[-1]
+            )  # read while written
             result = peer.stop_appender(wait=True, timeout=60)
             assert not result["errors"]
             appended = len(result["appended"])
@@ -70,14 +74,19 @@ def test_three_profiles_one_written_live_by_hermes_agent(peer_factory, tmp_path:
             # Quiet now: the federated search equals each store's own search merged by timestamp.
             search = fed.search("deploy", sort="newest")
             got = [(h["profile"], h["id"]) for h in search.page(0, 100)]
-            per = {p: fed.call(p, SessionDB.search, "deploy", limit=100, sort="newest", context=False).results
-                   for p in fed.profiles}
+            per = {
+                p: fed.call(p, SessionDB.search, "deploy", limit=100, sort="newest", context=False).results
+                for p in fed.profiles
+            }
             tagged = [(-r["timestamp"], p, pos, r["id"]) for p, rs in per.items() for pos, r in enumerate(rs)]
             assert got == [(p, i) for _t, p, _pos, i in sorted(tagged)]
             assert search.counts() == {"default": (6, True), "agent": (3, True), "work": (7, True)}
             assert {p for p, _ in got} == {"default", "agent", "work"}
-            assert fed.search("appender").counts() == {"default": (0, True), "agent": (appended, True),
-                                                       "work": (0, True)}
+            assert fed.search("appender").counts() == {
+                "default": (0, True),
+                "agent": (appended, True),
+                "work": (0, True),
+            }
             # The agent's session is the most recently active of all three stores.
             assert fed.session_order(order="last_active").pairs(0, 1) == [("agent", "shared-id")]
             both = [r for r in fed.session_order().page(0, 20) if r["id"] == "shared-id"]

@@ -23,7 +23,9 @@ def test_peer_written_hostile_rows_read_back(peer_factory, tmp_path: Path) -> No
     path = tmp_path / "state.db"
     peer = peer_factory(path)
     peer.call("create_session", "bytes", "cli", model="m\x1b[2J")
-    peer.call("append_message", "bytes", "user", "caf\u00e9 \u65e5\u672c\n".encode() * 30, timestamp=1700000000)
+    peer.call(
+        "append_message", "bytes", "user", "caf\u00e9 \u65e5\u672c\n".encode() * 30, timestamp=1700000000
+    )
     peer.call("append_message", "bytes", "assistant", b"\xff\xfe\x00 not utf-8", timestamp=1700000001)
     peer.call("create_session", "future", "cli")
     peer.call("append_message", "future", "user", b"\xffA", timestamp=1e300)

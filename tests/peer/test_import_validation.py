@@ -62,7 +62,9 @@ def test_errors_equal_upstream_and_nothing_is_written(peer_factory, tmp_path: Pa
                 assert got["errors"] == expected["errors"], (got["errors"], expected["errors"])
             else:
                 assert got["ok"] is False
-                assert got["errors"] == [{"index": 0, "session_id": "nj", "error": "session must be JSON serializable"}]
+                assert got["errors"] == [
+                    {"index": 0, "session_id": "nj", "error": "session must be JSON serializable"}
+                ]
             if not got["ok"]:
                 assert got["imported"] == 0
         sessions = {s["id"] for s in ours.list_sessions_rich(limit=100)}
@@ -74,5 +76,8 @@ def test_errors_equal_upstream_and_nothing_is_written(peer_factory, tmp_path: Pa
 
 def test_limits_are_upstreams() -> None:
     assert (imp.IMPORT_MAX_SESSIONS, imp.IMPORT_MAX_MESSAGES_PER_SESSION, imp.IMPORT_MAX_TOTAL_MESSAGES) == (
-        500, 10_000, 50_000)
+        500,
+        10_000,
+        50_000,
+    )
     assert (imp.IMPORT_MAX_SESSION_BYTES, imp.IMPORT_MAX_TOTAL_BYTES) == (5 * 1024 * 1024, 25 * 1024 * 1024)

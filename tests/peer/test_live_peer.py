@@ -56,11 +56,14 @@ def test_peer_writer_every_message_once_sessions_compression_deletion_checkpoint
         peer.call("create_session", "agent-2", "cli", parent_session_id="agent-1")
         peer.call("append_message", "agent-2", "user", content="summary")
         peer.call("delete_session", "doomed")
-        seen, cur = _poll_until(reader, cur, care, lambda s: any(c.continued for c in s) and any(c.deleted for c in s))
+        seen, cur = _poll_until(
+            reader, cur, care, lambda s: any(c.continued for c in s) and any(c.deleted for c in s)
+        )
         new = [r["id"] for c in seen for r in c.new_sessions]
         assert new == ["other", "agent-2"]
         assert [c for ch in seen for c in ch.children] == [
-            {"id": "agent-2", "parent_session_id": "agent-1", "edge_kind": "compression"}]
+            {"id": "agent-2", "parent_session_id": "agent-1", "edge_kind": "compression"}
+        ]
         assert {k: v for ch in seen for k, v in ch.continued.items()} == {"agent-1": "agent-2"}
         assert {k: v for ch in seen for k, v in ch.ended.items()} == {"agent-1": "compression"}
         assert [d for ch in seen for d in ch.deleted] == ["doomed"]

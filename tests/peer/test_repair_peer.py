@@ -38,7 +38,9 @@ def _damage(path: Path, kind: str, table: str) -> None:
 def _fts_sql(path: Path) -> dict[str, str]:
     c = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return dict(c.execute("SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'").fetchall())
+        return dict(
+            c.execute("SELECT name, sql FROM sqlite_master WHERE name LIKE 'messages_fts%'").fetchall()
+        )
     finally:
         c.close()
 

@@ -23,24 +23,41 @@ def _corpus(peer) -> None:
         sid = f"p{s}"
         peer.call("create_session", sid, "cli" if s % 2 else "telegram", model="m-peer")
         peer.call("append_message", sid, "user", content=f"peer question {s} about quokka 日本語")
-        peer.call("append_message", sid, "assistant", content=f"peer answer {s}", tool_calls=[
-            {"id": f"c{s}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}])
+        peer.call(
+            "append_message",
+            sid,
+            "assistant",
+            content=f"peer answer {s}",
+            tool_calls=[
+                {"id": f"c{s}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+            ],
+        )
         peer.call("append_message", sid, "tool", content="tool output wombat", tool_name="terminal")
-        peer.call("update_token_counts", sid, input_tokens=100 + s, output_tokens=50, model="m-peer",
-                  estimated_cost_usd=0.1 * s + 1 / 3)
+        peer.call(
+            "update_token_counts",
+            sid,
+            input_tokens=100 + s,
+            output_tokens=50,
+            model="m-peer",
+            estimated_cost_usd=0.1 * s + 1 / 3,
+        )
         peer.call("set_session_title", sid, f"Peer session {s}")
         if s != 5:
             peer.call("end_session", sid, "user_exit")
     peer.call("create_session", "p0-cont", "cli", parent_session_id="p0")  # a child the delete orphans
     peer.call("append_message", "p0-cont", "user", content="continuation")
-    peer.call("create_session", "p1-sub", "cli", parent_session_id="p1", model_config={"_delegate_from": "p1"})
+    peer.call(
+        "create_session", "p1-sub", "cli", parent_session_id="p1", model_config={"_delegate_from": "p1"}
+    )
     peer.call("append_message", "p1-sub", "tool", content="delegate output", tool_name="terminal")
 
 
 def _fts_integrity(path: Path) -> None:
     conn = apsw.Connection(str(path))
     try:
-        for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND sql LIKE '%fts5%'"):
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND sql LIKE '%fts5%'"
+        ):
             conn.execute(f"INSERT INTO {name}({name}) VALUES('integrity-check')")
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     finally:
@@ -61,13 +78,16 @@ def test_trash_round_trip_on_a_peer_file_and_the_owner_keeps_writing(tmp_path: P
         assert set(deleted["deleted_ids"]) == {"p0", "p1", "p1-sub"}
         pruned = db.trash_sessions(["p2", "p3", "p5"], what="prune", require_ended=True)
         assert pruned["deleted_ids"] == ["p2", "p3"]  # p5 is still open
-        assert db.search_messages("quokka") and not {r["session_id"] for r in db.search_messages("quokka")} & {
-            "p0", "p1", "p2", "p3"}
+        assert db.search_messages("quokka") and not {
+            r["session_id"] for r in db.search_messages("quokka")
+        } & {"p0", "p1", "p2", "p3"}
         for entry in (pruned["trash_entry"], deleted["trash_entry"]):
             assert db.restore_trash(entry)["conflicts"] == 0
         assert table_dump(db) == before
         fts_check(db)
-        assert {r["session_id"] for r in db.search_messages("quokka", limit=50)} == {f"p{i}" for i in range(6)}
+        assert {r["session_id"] for r in db.search_messages("quokka", limit=50)} == {
+            f"p{i}" for i in range(6)
+        }
         assert db.capabilities()["fts_layout"] == "legacy"  # structure untouched
     finally:
         db.close()

@@ -11,7 +11,11 @@ from hermes_tui.state import SessionDB
 F_BASE_TS = 1700000000
 
 TOOL_CALLS_F = [
-    {"id": "call_1", "type": "function", "function": {"name": "terminal", "arguments": json.dumps({"cmd": "docker ps"})}}
+    {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "terminal", "arguments": json.dumps({"cmd": "docker ps"})},
+    }
 ]
 
 # (session, role, content, extra kwargs) for message ids 1..12

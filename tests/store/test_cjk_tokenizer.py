@@ -421,8 +421,15 @@ def test_tokenize_rejects_unknown_impl() -> None:
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40)
-       | st.text(alphabet=st.sampled_from("a 漢字かなカナ한글\u3000\u30ff\u3400\u4dbf\U00020000\U0002a6df\U0002a6e0\ud7af\ud7b0"), max_size=20))
+@given(
+    st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=40)
+    | st.text(
+        alphabet=st.sampled_from(
+            "a 漢字かなカナ한글\u3000\u30ff\u3400\u4dbf\U00020000\U0002a6df\U0002a6e0\ud7af\ud7b0"
+        ),
+        max_size=20,
+    )
+)
 def test_routing_helpers_agree_with_the_codepoint_ranges(text):
     """The regex class behind `contains_cjk`/`count_cjk`/`has_lone_cjk_run` is the spec's ranges."""
     from hermes_tui.state import fts_query as fq

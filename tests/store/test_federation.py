@@ -61,7 +61,9 @@ def sorted_union(stores: dict[str, list[dict[str, Any]]], order: str) -> list[tu
     """Every (profile, id) sorted by key descending (unknown last), then profile, then id descending."""
     union = [(p, s) for p, sessions in stores.items() for s in sessions]
     union.sort(key=lambda ps: ps[1]["id"], reverse=True)
-    union.sort(key=lambda ps: ((1, 0) if truth_key(order, ps[1]) is None else (0, -truth_key(order, ps[1])), ps[0]))
+    union.sort(
+        key=lambda ps: ((1, 0) if truth_key(order, ps[1]) is None else (0, -truth_key(order, ps[1])), ps[0])
+    )
     return [(p, s["id"]) for p, s in union]
 
 
@@ -80,28 +82,51 @@ def write_store(path: Path, sessions: list[tuple[Any, ...]]) -> list[dict[str, A
                 (sid, start, mc, tin, tout, est, act),
             )
             for ts in msg_ts:
-                conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'hi', ?)",
-                             (sid, ts))
-    cols = ("id", "started_at", "message_count", "input_tokens", "output_tokens", "estimated_cost_usd",
-            "actual_cost_usd")
-    out = [dict(zip(cols, row, strict=True)) for row in conn.execute(f"SELECT {', '.join(cols)} FROM sessions")]
+                conn.execute(
+                    "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', 'hi', ?)",
+                    (sid, ts),
+                )
+    cols = (
+        "id",
+        "started_at",
+        "message_count",
+        "input_tokens",
+        "output_tokens",
+        "estimated_cost_usd",
+        "actual_cost_usd",
+    )
+    out = [
+        dict(zip(cols, row, strict=True)) for row in conn.execute(f"SELECT {', '.join(cols)} FROM sessions")
+    ]
     for s in out:
-        s["msg_ts"] = [r[0] for r in conn.execute("SELECT timestamp FROM messages WHERE session_id = ?", (s["id"],))]
+        s["msg_ts"] = [
+            r[0] for r in conn.execute("SELECT timestamp FROM messages WHERE session_id = ?", (s["id"],))
+        ]
     store.close()
     return out
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(stores=st.lists(_STORE, min_size=1, max_size=3), block=st.integers(1, 4),
-       cuts=st.lists(st.integers(1, 6), min_size=1, max_size=6))
+@given(
+    stores=st.lists(_STORE, min_size=1, max_size=3),
+    block=st.integers(1, 4),
+    cuts=st.lists(st.integers(1, 6), min_size=1, max_size=6),
+)
 # Token sums past 2**63 are REAL in SQLite (equal here), though the exact integers differ.
-@example(stores=[[(1.0, 0, 2**62 + 1, 2**62 + 1, None, None, [])], [(1.0, 0, 2**62, 2**62, None, None, [])]],
-         block=1, cuts=[1])
-def test_merged_order_equals_sorting_the_union(stores: list[list[tuple[Any, ...]]], block: int,
-                                               cuts: list[int]) -> None:
+@example(
+    stores=[[(1.0, 0, 2**62 + 1, 2**62 + 1, None, None, [])], [(1.0, 0, 2**62, 2**62, None, None, [])]],
+    block=1,
+    cuts=[1],
+)
+def test_merged_order_equals_sorting_the_union(
+    stores: list[list[tuple[Any, ...]]], block: int, cuts: list[int]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         names = ["work", "alpha", "zeta"][: len(stores)]
-        written = {name: write_store(Path(tmp) / f"{name}.db", sessions) for name, sessions in zip(names, stores, strict=False)}
+        written = {
+            name: write_store(Path(tmp) / f"{name}.db", sessions)
+            for name, sessions in zip(names, stores, strict=False)
+        }
         refs = [StoreRef(name, Path(tmp) / f"{name}.db") for name in names]
         with open_stores(refs, read_only=True) as fed:
             assert fed.profiles == names
@@ -137,8 +162,11 @@ def three(tmp_path: Path):
     """Three stores (two share ids) opened together."""
     data = {
         "home": [(100.0, 3, 10, 5, None, 0.25, [150.0]), (200.0, 1, 0, 0, 0.1, None, [])],
-        "work": [(150.0, 2, 1, 1, None, None, [400.0, 120.0]), (200.0, 9, 5, 5, 2.0, None, [250.0]),
-                 (50.0, 0, 0, 0, None, None, [])],
+        "work": [
+            (150.0, 2, 1, 1, None, None, [400.0, 120.0]),
+            (200.0, 9, 5, 5, 2.0, None, [250.0]),
+            (50.0, 0, 0, 0, None, None, []),
+        ],
         "play": [(200.0, 4, 2, 2, None, 1.0, [])],
     }
     written = {name: write_store(tmp_path / f"{name}.db", rows) for name, rows in data.items()}
@@ -181,7 +209,8 @@ def test_a_failing_store_does_not_fail_the_list(three) -> None:
     # With the keys in hand the merge still places work's sessions; reading their rows fails.
     assert keyed.pairs(0, 10) == sorted_union(written, "started")
     assert [(r["profile"], r["id"]) for r in keyed.page(0, 10)] == sorted_union(
-        {k: written[k] for k in ("home", "play")}, "started")
+        {k: written[k] for k in ("home", "play")}, "started"
+    )
     assert "closed" in keyed.errors["work"].message
     others = sorted_union({k: written[k] for k in ("home", "play")}, "started")
     assert merged.pairs(0, 10) == others
@@ -223,9 +252,20 @@ def _search_store(path: Path, hits: list[tuple[float, str]]) -> None:
 @pytest.fixture
 def searchable(tmp_path: Path):
     stores = {
-        "home": [(100.0, "docker build"), (300.0, "docker docker docker"), (300.0, "docker run"), (50.0, "cat")],
-        "work": [(300.0, "docker compose up"), (200.0, "docker"), (400.0, "kubernetes and docker"),
-                 (100.0, "docker docker swarm"), (250.0, "docker"), (250.0, "docker images")],
+        "home": [
+            (100.0, "docker build"),
+            (300.0, "docker docker docker"),
+            (300.0, "docker run"),
+            (50.0, "cat"),
+        ],
+        "work": [
+            (300.0, "docker compose up"),
+            (200.0, "docker"),
+            (400.0, "kubernetes and docker"),
+            (100.0, "docker docker swarm"),
+            (250.0, "docker"),
+            (250.0, "docker images"),
+        ],
         "play": [(300.0, "docker"), (10.0, "nothing here")],
     }
     for name, hits in stores.items():
@@ -236,8 +276,10 @@ def searchable(tmp_path: Path):
 
 
 def _per_store(fed, sort: str | None) -> dict[str, list[dict[str, Any]]]:
-    return {p: fed.call(p, SessionDB.search, "docker", limit=1000, sort=sort, context=False).results
-            for p in fed.profiles}
+    return {
+        p: fed.call(p, SessionDB.search, "docker", limit=1000, sort=sort, context=False).results
+        for p in fed.profiles
+    }
 
 
 def _expected(per: dict[str, list[dict[str, Any]]], sort: str) -> list[tuple[str, int]]:

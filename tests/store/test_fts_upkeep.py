@@ -274,7 +274,9 @@ def test_a_small_tail_on_a_large_segment_is_left_to_level_merges(tmp_path, monke
     path = tmp_path / "state.db"
     db = SessionDB(path)
     db.create_session("u", "cli")
-    db.append_messages("u", [{"role": "user", "content": f"{WORDS[i % 12]} bulk n{i} 部署{i}"} for i in range(8000)])
+    db.append_messages(
+        "u", [{"role": "user", "content": f"{WORDS[i % 12]} bulk n{i} 部署{i}"} for i in range(8000)]
+    )
     db.optimize_fts()
     _fill(db, 3, sid="v")  # three small segments on top of one large one
     pages = _pages(path)

@@ -40,10 +40,30 @@ class NonUtf8:
         return f"NonUtf8({self.raw!r})"
 
 
-BAD_JSON = ["{bad", "[1,", "\x00json:{oops", "null", "123", '"str"', "[]", '{"_branched_from": 5}',
-            '{"_delegate_from": "x"}', '{"_branched_from": {"a": [1]}}']
-TEXTS = ["", "plain", "\x1b]52;c;SGVsbG8=\x07\x1b[2J", "\u202eevil", "a\r\nb\x00c", "日本語", "\x00json:[{bad",
-         "\x00json:" + json.dumps([{"type": "text", "text": "multi"}]), "yesterday", "2025-01-01"]
+BAD_JSON = [
+    "{bad",
+    "[1,",
+    "\x00json:{oops",
+    "null",
+    "123",
+    '"str"',
+    "[]",
+    '{"_branched_from": 5}',
+    '{"_delegate_from": "x"}',
+    '{"_branched_from": {"a": [1]}}',
+]
+TEXTS = [
+    "",
+    "plain",
+    "\x1b]52;c;SGVsbG8=\x07\x1b[2J",
+    "\u202eevil",
+    "a\r\nb\x00c",
+    "日本語",
+    "\x00json:[{bad",
+    "\x00json:" + json.dumps([{"type": "text", "text": "multi"}]),
+    "yesterday",
+    "2025-01-01",
+]
 NUMBERS = [0, -5, 1e300, -1e300, float("inf"), float("-inf"), 2**63 - 1, -(2**63), 1.5, 1700000000]
 BYTES = [b"", b"\xff\x00\xfe", b"ok bytes", "café".encode()]
 NON_UTF8 = [NonUtf8(b"\xffA"), NonUtf8(b"abc\xc3"), NonUtf8(b"\x80" * 70)]
@@ -132,8 +152,11 @@ def read_everything(db: SessionDB) -> None:
     """Every read method the app and the CLI call; asserts only the contract's shapes."""
     ids: list[str] = []
     for order in ORDERS:
-        for flt in (SessionFilter(), SessionFilter(include_children=False, text="a"),
-                    SessionFilter(started_after=0, started_before=2e9)):
+        for flt in (
+            SessionFilter(),
+            SessionFilter(include_children=False, text="a"),
+            SessionFilter(started_after=0, started_before=2e9),
+        ):
             ids = db.session_order(flt, order=order).ids
     ids = db.session_order().ids
     assert sorted(ids) == sorted(IDS)
@@ -143,8 +166,12 @@ def read_everything(db: SessionDB) -> None:
         for key in ("started_at", "ended_at", "last_active"):
             check_ts(row[key])
     rows, _ = db.list_sessions_page(SessionFilter(), limit=3)
-    for kw in ({}, {"include_children": True}, {"order_by_last_active": True, "search_query": "a-b", "id_query": "s"},
-               {"compact_rows": True, "include_archived": True}):
+    for kw in (
+        {},
+        {"include_children": True},
+        {"order_by_last_active": True, "search_query": "a-b", "id_query": "s"},
+        {"compact_rows": True, "include_archived": True},
+    ):
         for row in db.list_sessions_rich(**kw):
             check_text(row["preview"])
             check_ts(row["last_active"])
@@ -190,25 +217,84 @@ def read_everything(db: SessionDB) -> None:
     db.plan_delete(ids)
 
 
-MODEL_CONFIGS = [None, "{}", "[]", "123", "null", '{"_branched_from": 5}', '{"_delegate_from": "x"}', "{bad", ""]
-row_values = st.dictionaries(st.sampled_from(
-    ["title", "source", "model", "system_prompt", "started_at", "ended_at", "end_reason",
-     "message_count", "tool_call_count", "input_tokens", "output_tokens", "estimated_cost_usd", "actual_cost_usd",
-     "parent_session_id", "archived", "pinned", "cwd", "billing_provider", "user_id", "cache_read_tokens"]
-), st.one_of(hostile, st.sampled_from(IDS)), max_size=12).flatmap(
-    lambda d: st.sampled_from(MODEL_CONFIGS).map(lambda mc: {**d, "model_config": mc})
+MODEL_CONFIGS = [
+    None,
+    "{}",
+    "[]",
+    "123",
+    "null",
+    '{"_branched_from": 5}',
+    '{"_delegate_from": "x"}',
+    "{bad",
+    "",
+]
+row_values = st.dictionaries(
+    st.sampled_from(
+        [
+            "title",
+            "source",
+            "model",
+            "system_prompt",
+            "started_at",
+            "ended_at",
+            "end_reason",
+            "message_count",
+            "tool_call_count",
+            "input_tokens",
+            "output_tokens",
+            "estimated_cost_usd",
+            "actual_cost_usd",
+            "parent_session_id",
+            "archived",
+            "pinned",
+            "cwd",
+            "billing_provider",
+            "user_id",
+            "cache_read_tokens",
+        ]
+    ),
+    st.one_of(hostile, st.sampled_from(IDS)),
+    max_size=12,
+).flatmap(lambda d: st.sampled_from(MODEL_CONFIGS).map(lambda mc: {**d, "model_config": mc}))
+msg_values = st.dictionaries(
+    st.sampled_from(
+        [
+            "role",
+            "content",
+            "tool_calls",
+            "tool_name",
+            "timestamp",
+            "reasoning",
+            "reasoning_content",
+            "reasoning_details",
+            "codex_reasoning_items",
+            "display_metadata",
+            "display_kind",
+            "active",
+            "api_content",
+            "finish_reason",
+            "token_count",
+            "tool_call_id",
+            "platform_message_id",
+            "observed",
+        ]
+    ),
+    hostile,
+    max_size=10,
 )
-msg_values = st.dictionaries(st.sampled_from(
-    ["role", "content", "tool_calls", "tool_name", "timestamp", "reasoning", "reasoning_content",
-     "reasoning_details", "codex_reasoning_items", "display_metadata", "display_kind", "active", "api_content",
-     "finish_reason", "token_count", "tool_call_id", "platform_message_id", "observed"]
-), hostile, max_size=10)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, report_multiple_bugs=False,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+)
 @given(sessions=st.lists(row_values, min_size=1, max_size=4), messages=st.lists(msg_values, max_size=8))
-def test_fuzz_hostile_rows_never_break_a_read(sessions: list[dict[str, Any]], messages: list[dict[str, Any]]) -> None:
+def test_fuzz_hostile_rows_never_break_a_read(
+    sessions: list[dict[str, Any]], messages: list[dict[str, Any]]
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.db"
         write_hostile(path, sessions, messages)
@@ -220,6 +306,7 @@ def test_fuzz_hostile_rows_never_break_a_read(sessions: list[dict[str, Any]], me
 
 
 # ---------------------------------------------------------------- targeted regressions
+
 
 @pytest.fixture
 def raw(db_path: Path):
@@ -240,13 +327,19 @@ def test_non_utf8_text_reads_as_marked_text(raw) -> None:
     """TEXT that is not UTF-8 (raw SQL) in titles, sources, roles and content: every read
     returns str with the `[binary: N bytes]` marker instead of raising UnicodeDecodeError."""
     path, write = raw
-    write("INSERT INTO sessions (id, source, model, title, started_at) "
-          "VALUES ('s1', CAST(x'ff41' AS TEXT), CAST(x'fe' AS TEXT), CAST(x'ff7469746c65' AS TEXT), 1700000000)")
+    write(
+        "INSERT INTO sessions (id, source, model, title, started_at) "
+        "VALUES ('s1', CAST(x'ff41' AS TEXT), CAST(x'fe' AS TEXT), CAST(x'ff7469746c65' AS TEXT), 1700000000)"
+    )
     write("INSERT INTO sessions (id, source, started_at) VALUES ('s2', 'cli', 1700000001)")
-    write("INSERT INTO messages (session_id, role, content, timestamp) "
-          "VALUES ('s2', 'user', CAST(x'ff41' AS TEXT), 1700000002)")
-    write("INSERT INTO messages (session_id, role, content, timestamp) "
-          "VALUES ('s1', CAST(x'ff' AS TEXT), 'hi', 1700000003)")
+    write(
+        "INSERT INTO messages (session_id, role, content, timestamp) "
+        "VALUES ('s2', 'user', CAST(x'ff41' AS TEXT), 1700000002)"
+    )
+    write(
+        "INSERT INTO messages (session_id, role, content, timestamp) "
+        "VALUES ('s1', CAST(x'ff' AS TEXT), 'hi', 1700000003)"
+    )
     with SessionDB(db_path=path, migrate=False) as db:
         rows = {r["id"]: r for r in db.list_rows(db.session_order().ids)}
         assert rows["s1"]["title"].startswith("[binary: 6 bytes]")
@@ -268,10 +361,14 @@ def test_bytes_content_previews_and_exports_as_text(db: SessionDB) -> None:
     db.create_session("s1", "cli")
     db.create_session("s2", "cli")
     conn = db._conn()
-    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', ?, 1)",
-                 ("line one\nline two é".encode() + "é".encode() * 40,))
-    conn.execute("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s2', 'user', ?, 1)",
-                 (b"\xff\xfe\x00raw",))
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s1', 'user', ?, 1)",
+        ("line one\nline two é".encode() + "é".encode() * 40,),
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('s2', 'user', ?, 1)",
+        (b"\xff\xfe\x00raw",),
+    )
     rows = {r["id"]: r for r in db.list_rows(["s1", "s2"])}
     assert rows["s1"]["preview"].startswith("line one line two é")
     assert "[binary" not in rows["s1"]["preview"] and isinstance(rows["s1"]["preview"], str)
@@ -287,7 +384,9 @@ def test_unusable_timestamps_read_as_unknown(raw) -> None:
     write("INSERT INTO sessions (id, source, started_at) VALUES ('good', 'cli', 1700000000)")
     write("INSERT INTO sessions (id, source, started_at) VALUES ('text', 'cli', 'yesterday')")
     write("INSERT INTO sessions (id, source, started_at, ended_at) VALUES ('huge', 'cli', 1e300, -5)")
-    write("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('good', 'user', 'a', '2025-01-01')")
+    write(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('good', 'user', 'a', '2025-01-01')"
+    )
     write("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('text', 'user', 'b', 'later')")
     write("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('huge', 'user', 'c', 9e99)")
     with SessionDB(db_path=path, migrate=False) as db:
@@ -307,8 +406,10 @@ def test_sums_past_int64_do_not_overflow(raw) -> None:
     """SUM raises "integer overflow" past 2**63; the statistics screen must still open."""
     path, write = raw
     for sid in ("a", "b"):
-        write("INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens, message_count) "
-              f"VALUES ('{sid}', 'cli', 'm', 1700000000, {2**63 - 1}, 'lots', {2**63 - 1})")
+        write(
+            "INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens, message_count) "
+            f"VALUES ('{sid}', 'cli', 'm', 1700000000, {2**63 - 1}, 'lots', {2**63 - 1})"
+        )
     with SessionDB(db_path=path, migrate=False) as db:
         assert db.usage_by_model()[0]["total_input"] >= 2**62
         assert db.totals()["sessions"] == 2
@@ -341,10 +442,15 @@ def test_huge_content_preview_is_cut_in_sql(db: SessionDB) -> None:
     """A 10 MB first prompt: the list row's preview is 63 characters from SQLite, not 10 MB."""
     db.create_session("s1", "cli")
     db.append_message("s1", "user", "x" * 10_000_000)
-    rows = db._conn().execute(
-        "SELECT length(p) FROM (SELECT " + __import__("hermes_tui.state.listing", fromlist=["_PREVIEW_SQL"])._PREVIEW_SQL
-        + " AS p FROM sessions s)"
-    ).fetchall()
+    rows = (
+        db._conn()
+        .execute(
+            "SELECT length(p) FROM (SELECT "
+            + __import__("hermes_tui.state.listing", fromlist=["_PREVIEW_SQL"])._PREVIEW_SQL
+            + " AS p FROM sessions s)"
+        )
+        .fetchall()
+    )
     assert rows == [(63,)]
     assert db.list_rows(["s1"])[0]["preview"] == "x" * 60 + "..."
 
@@ -353,8 +459,10 @@ def test_huge_content_preview_is_cut_in_sql(db: SessionDB) -> None:
 def test_malformed_model_config_lists(raw) -> None:
     path, write = raw
     write("INSERT INTO sessions (id, source, started_at, model_config) VALUES ('p', 'cli', 1, '')")
-    write("INSERT INTO sessions (id, source, started_at, model_config, parent_session_id) "
-          "VALUES ('c', 'cli', 2, '{bad', 'p')")
+    write(
+        "INSERT INTO sessions (id, source, started_at, model_config, parent_session_id) "
+        "VALUES ('c', 'cli', 2, '{bad', 'p')"
+    )
     with SessionDB(db_path=path, migrate=False) as db:
         assert db.list_rows(["c"])[0]["edge_kind"] == "other"
         assert len(db.session_order(SessionFilter(include_children=False))) == 1
@@ -363,10 +471,14 @@ def test_malformed_model_config_lists(raw) -> None:
 
 def test_search_and_prune_survive_hostile_rows(raw) -> None:
     path, write = raw
-    write("INSERT INTO sessions (id, source, started_at, ended_at, title) "
-          "VALUES ('s1', 'cli', 1, 2, CAST(x'ff41' AS TEXT))")
-    write("INSERT INTO messages (session_id, role, content, timestamp) "
-          "VALUES ('s1', 'user', CAST(x'6869ff20706c61696e' AS TEXT), 'yesterday')")
+    write(
+        "INSERT INTO sessions (id, source, started_at, ended_at, title) "
+        "VALUES ('s1', 'cli', 1, 2, CAST(x'ff41' AS TEXT))"
+    )
+    write(
+        "INSERT INTO messages (session_id, role, content, timestamp) "
+        "VALUES ('s1', 'user', CAST(x'6869ff20706c61696e' AS TEXT), 'yesterday')"
+    )
     with SessionDB(db_path=path, migrate=False) as db:
         for sort in (None, "newest", "oldest"):
             db.search("plain", sort=sort)

@@ -12,8 +12,12 @@ DAY = 86400
 
 
 def set_times(db, sid, started, ended=None):
-    db._execute_write(lambda c: c.execute(
-        "UPDATE sessions SET started_at = ?, ended_at = COALESCE(?, ended_at) WHERE id = ?", (started, ended, sid)))
+    db._execute_write(
+        lambda c: c.execute(
+            "UPDATE sessions SET started_at = ?, ended_at = COALESCE(?, ended_at) WHERE id = ?",
+            (started, ended, sid),
+        )
+    )
 
 
 def assert_fts_ok(db):
@@ -63,7 +67,8 @@ def old(db):
 def test_t70_prune(old):
     db = old
     assert [r["id"] for r in db.list_prune_candidates(90)] == ["old1", "old2"] or {
-        r["id"] for r in db.list_prune_candidates(90)} == {"old1", "old2"}
+        r["id"] for r in db.list_prune_candidates(90)
+    } == {"old1", "old2"}
     assert db.prune_sessions(90) == 2
     assert db.get_session("live") is not None
     kid = db.get_session("kid")
@@ -114,7 +119,9 @@ def test_delete_sessions_batched(db):
     assert out["cancelled"] is True and out["deleted"] == 0
     assert count(db, "sessions") == 6 and count(db, "messages") == 18
     calls = []
-    out = db.delete_sessions_batched(ids + ["ghost"], batch_messages=5, progress=lambda d, t: calls.append((d, t)))
+    out = db.delete_sessions_batched(
+        ids + ["ghost"], batch_messages=5, progress=lambda d, t: calls.append((d, t))
+    )
     assert out["deleted"] == 6 and out["batches"] >= 3
     assert calls[0] == (0, 6) and calls[-1] == (6, 6)
     assert len(calls) == out["batches"] + 1
@@ -148,8 +155,10 @@ def test_fts_integrity_after_every_mutation(fixture_f):
     assert_fts_ok(db)
     db.archive_and_compact("s2", [{"role": "user", "content": "compact 日本語"}])
     assert_fts_ok(db)
-    db.replace_messages("s1", [{"role": "user", "content": "replaced"}, {"role": "tool", "content": "t",
-                                                                        "tool_name": "terminal"}])
+    db.replace_messages(
+        "s1",
+        [{"role": "user", "content": "replaced"}, {"role": "tool", "content": "t", "tool_name": "terminal"}],
+    )
     assert_fts_ok(db)
     assert [r["id"] for r in db.search_messages("replaced")]
     db.end_session("s1", "done")
@@ -192,15 +201,23 @@ def test_plan_delete_counts_cascade_and_orphans(db):
     assert db.get_session("br")["parent_session_id"] is None
     assert db.get_session("kid")["parent_session_id"] is None
     assert db.plan_delete([]) == {
-        "ids": [], "missing": 0, "cascade_ids": [], "sessions": 0, "messages": 0, "orphans": []
+        "ids": [],
+        "missing": 0,
+        "cascade_ids": [],
+        "sessions": 0,
+        "messages": 0,
+        "orphans": [],
     }
 
 
 def test_plan_delete_many_ids_in_chunks(db):
     ids = [f"m{i:04d}" for i in range(1000)]
-    db._execute_write(lambda c: c.executemany(
-        "INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, 'cli', ?, 1)",
-        [(sid, 1.0 + i) for i, sid in enumerate(ids)]))
+    db._execute_write(
+        lambda c: c.executemany(
+            "INSERT INTO sessions (id, source, started_at, message_count) VALUES (?, 'cli', ?, 1)",
+            [(sid, 1.0 + i) for i, sid in enumerate(ids)],
+        )
+    )
     plan = db.plan_delete(list(reversed(ids)))
     assert plan["ids"] == list(reversed(ids)) and plan["messages"] == 1000 and not plan["orphans"]
 
@@ -216,9 +233,11 @@ def test_plan_delete_one_scan_walk_matches_the_chunked_one(db, monkeypatch):
     db.create_session("other", "cli")
     seeds = ["root", "other"]
     conn = db._conn()
-    assert housekeeping.delegate_closure_one_scan(conn, seeds) == housekeeping.collect_delegate_children(
-        conn, seeds
-    ) == ["loose", "sub", "subsub"]
+    assert (
+        housekeeping.delegate_closure_one_scan(conn, seeds)
+        == housekeeping.collect_delegate_children(conn, seeds)
+        == ["loose", "sub", "subsub"]
+    )
     small = db.plan_delete(seeds)
     monkeypatch.setattr(housekeeping, "DELEGATE_SCAN_SEEDS", 0)
     assert db.plan_delete(seeds) == small

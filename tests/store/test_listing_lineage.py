@@ -96,7 +96,9 @@ def test_last_active_order_follows_short_and_long_sessions(tree):
     db = tree
     expected = ["empty", "other", "br", "sub", "cont", "root"]
     assert db.session_order().ids == expected
-    db.append_messages("sub", [{"role": "user", "content": f"m{i}", "timestamp": 1021.0 + i / 100} for i in range(60)])
+    db.append_messages(
+        "sub", [{"role": "user", "content": f"m{i}", "timestamp": 1021.0 + i / 100} for i in range(60)]
+    )
     assert db.message_count() > 8 * db.session_count()
     expected = ["empty", "other", "br", "sub", "cont", "root"]  # sub: 1021.59 < br 1035
     assert db.session_order().ids == expected

@@ -174,8 +174,9 @@ def test_compression_child_and_continuation(pair):
     ch, cur = reader.changes_since(cur, ["s0"])
     assert ch.ended == {"s0": "compression"} and not ch.continued
     writer.create_session("s0-tip", "cli", parent_session_id="s0")
-    writer.create_session("s0-branch", "cli", parent_session_id="s0",
-                          model_config=json.dumps({"_branched_from": "s0"}))
+    writer.create_session(
+        "s0-branch", "cli", parent_session_id="s0", model_config=json.dumps({"_branched_from": "s0"})
+    )
     ch, cur = reader.changes_since(cur, ["s0"])
     assert ch.continued == {"s0": "s0-tip"}
     assert {c["id"]: c["edge_kind"] for c in ch.children} == {"s0-tip": "compression", "s0-branch": "branch"}
@@ -249,18 +250,41 @@ def test_live_status_rules(tmp_path):
     db.append_message("rewound", "assistant", "answer", timestamp=now - 4)
     mid = db.append_message("rewound", "user", "undone", timestamp=now - 3)
     db.rewind_to_message("rewound", mid)
-    ids = ["work-user", "work-tool", "work-result", "wait", "stale-work", "idle", "fresh", "gone", "rewound",
-           "nope"]
+    ids = [
+        "work-user",
+        "work-tool",
+        "work-result",
+        "wait",
+        "stale-work",
+        "idle",
+        "fresh",
+        "gone",
+        "rewound",
+        "nope",
+    ]
     st = db.live_status(ids, now)
     assert {k: v["state"] for k, v in st.items()} == {
-        "work-user": "working", "work-tool": "working", "work-result": "working", "wait": "waiting",
-        "stale-work": "idle", "idle": "idle", "fresh": "waiting", "gone": "ended", "rewound": "waiting",
+        "work-user": "working",
+        "work-tool": "working",
+        "work-result": "working",
+        "wait": "waiting",
+        "stale-work": "idle",
+        "idle": "idle",
+        "fresh": "waiting",
+        "gone": "ended",
+        "rewound": "waiting",
     }
     assert st["wait"]["idle_s"] == pytest.approx(20) and st["wait"]["last_role"] == "assistant"
     assert st["fresh"]["idle_s"] < 5 and st["fresh"]["last_message_id"] is None
     assert db.live_status(["wait"], now, idle_after_s=10)["wait"]["state"] == "idle"
     assert db.active_sessions(now + 1, within_s=60) == [
-        "fresh", "rewound", "work-user", "work-result", "work-tool", "wait"]
+        "fresh",
+        "rewound",
+        "work-user",
+        "work-result",
+        "work-tool",
+        "wait",
+    ]
     assert db.active_sessions(now + 1, within_s=6) == ["fresh", "rewound", "work-user"]
     db.close()
 
@@ -292,7 +316,9 @@ def test_subprocess_writer_seen_exactly_once(tmp_path):
     reader = SessionDB(path, read_only=True)
     cur = reader.change_cursor(care_about=["doomed"])
     n = 200
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(n)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), str(n)], stdout=subprocess.PIPE, text=True
+    )
     got: list[int] = []
     sessions: list[str] = []
     deleted: list[str] = []

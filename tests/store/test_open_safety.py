@@ -29,9 +29,11 @@ from hermes_tui.state import (
 )
 from hermes_tui.state import core as core_module
 
-BROWSE_MODES = [pytest.param({"migrate": False}, id="migrate_false"),
-                pytest.param({"read_only": True}, id="read_only"),
-                pytest.param({"read_only": True, "migrate": False}, id="read_only_migrate_false")]
+BROWSE_MODES = [
+    pytest.param({"migrate": False}, id="migrate_false"),
+    pytest.param({"read_only": True}, id="read_only"),
+    pytest.param({"read_only": True, "migrate": False}, id="read_only_migrate_false"),
+]
 
 
 def folder_state(folder: Path) -> dict[str, tuple[int, int, str]]:
@@ -116,13 +118,17 @@ def test_a_directory_is_refused_and_nothing_created_beside_it(tmp_path: Path, kw
 
 @pytest.mark.parametrize("journal", ["delete", "wal"])
 @pytest.mark.parametrize("kw", BROWSE_MODES)
-def test_browsing_refuses_a_foreign_sqlite_file_and_leaves_it_alone(tmp_path: Path, kw: dict, journal: str) -> None:
+def test_browsing_refuses_a_foreign_sqlite_file_and_leaves_it_alone(
+    tmp_path: Path, kw: dict, journal: str
+) -> None:
     p = tmp_path / "other.db"
     make_foreign(p, journal)
     before = folder_state(tmp_path)
     with pytest.raises(NotAHermesStore) as ei:
         SessionDB(p, **kw)
-    assert one_line(ei.value) == f"{p} is an SQLite database but not a Hermes session store (no sessions table)"
+    assert (
+        one_line(ei.value) == f"{p} is an SQLite database but not a Hermes session store (no sessions table)"
+    )
     assert isinstance(ei.value, NotADatabaseError)  # callers catching the broader error keep working
     assert folder_state(tmp_path) == before
     assert journal_mode(p) == journal
@@ -240,7 +246,9 @@ def test_migrate_true_refuses_a_foreign_database_and_writes_nothing(tmp_path: Pa
     with pytest.raises(NotAHermesStore) as ei:
         SessionDB(p)
     msg = one_line(ei.value)
-    assert "another application (notes)" in msg and "nothing was written" in msg and "adopt_foreign=True" in msg
+    assert (
+        "another application (notes)" in msg and "nothing was written" in msg and "adopt_foreign=True" in msg
+    )
     assert folder_state(tmp_path) == before
     assert journal_mode(p) == journal
 
@@ -324,7 +332,9 @@ def test_disk_full_in_the_write_path_is_a_store_error_and_rolls_back(tmp_path: P
         assert d.message_count("s0") == 2
 
 
-def test_disk_full_while_initialising_is_a_store_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_disk_full_while_initialising_is_a_store_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_open = core_module.open_connection
 
     def tiny_disk(path: Path, *, read_only: bool) -> apsw.Connection:
@@ -405,8 +415,11 @@ def test_a_constraint_failure_stays_an_integrity_error(tmp_path: Path) -> None:
 
     with SessionDB(tmp_path / "state.db") as d:
         with pytest.raises(IntegrityError) as ei:
-            d._execute_write(lambda c: c.execute("INSERT INTO messages (session_id, role, timestamp) "
-                                                 "VALUES ('nobody', 'user', 1)"))
+            d._execute_write(
+                lambda c: c.execute(
+                    "INSERT INTO messages (session_id, role, timestamp) VALUES ('nobody', 'user', 1)"
+                )
+            )
         assert "FOREIGN KEY" in one_line(ei.value)
 
 

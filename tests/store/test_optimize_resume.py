@@ -46,11 +46,17 @@ def _legacy_store(path) -> None:
     with SessionDB(db_path=path) as db:
         for s in range(13):
             db.create_session(f"s{s}", "cli" if s % 2 else "telegram")
-            db.append_messages(f"s{s}", [
-                {"role": "user" if i % 2 else "assistant", "content": f"uniq{s * 200 + i}x common words here",
-                 "timestamp": 1_700_000_000 + s * 200 + i}
-                for i in range(N_MESSAGES // 13)
-            ])
+            db.append_messages(
+                f"s{s}",
+                [
+                    {
+                        "role": "user" if i % 2 else "assistant",
+                        "content": f"uniq{s * 200 + i}x common words here",
+                        "timestamp": 1_700_000_000 + s * 200 + i,
+                    }
+                    for i in range(N_MESSAGES // 13)
+                ],
+            )
     conn = apsw.Connection(str(path))
     install_cjk_tokenizer(conn)
     with conn:
@@ -70,8 +76,9 @@ def _legacy_store(path) -> None:
 
 
 def _killed_conversion(path, kill_at: int) -> None:
-    proc = subprocess.run([sys.executable, "-c", KILLER, str(path), str(kill_at)], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLER, str(path), str(kill_at)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == -9, proc.stdout + proc.stderr
 
 

@@ -48,13 +48,21 @@ def test_default_profiles_and_extra_paths(tmp_path: Path) -> None:
     extra = make_store(tmp_path / "elsewhere" / "state.db")
     refs = discover_stores([extra, tmp_path / "nope.db"], home=home)
     assert [(r.profile, r.origin) for r in refs] == [
-        ("default", "default"), ("agent-2", "profile"), ("fresh", "profile"), ("work", "profile"),
-        (str(extra), "path"), (str(tmp_path / "nope.db"), "path"),
+        ("default", "default"),
+        ("agent-2", "profile"),
+        ("fresh", "profile"),
+        ("work", "profile"),
+        (str(extra), "path"),
+        (str(tmp_path / "nope.db"), "path"),
     ]
     assert [r.current for r in refs] == [True, False, False, False, False, False]
     assert statuses(refs) == {
-        "default": StoreStatus.OK, "agent-2": StoreStatus.OK, "fresh": StoreStatus.MISSING, "work": StoreStatus.OK,
-        str(extra): StoreStatus.OK, str(tmp_path / "nope.db"): StoreStatus.MISSING,
+        "default": StoreStatus.OK,
+        "agent-2": StoreStatus.OK,
+        "fresh": StoreStatus.MISSING,
+        "work": StoreStatus.OK,
+        str(extra): StoreStatus.OK,
+        str(tmp_path / "nope.db"): StoreStatus.MISSING,
     }
     assert refs[0].schema_version == 23 and refs[0].usable and not refs[2].usable
     assert "does not exist" in refs[2].reason
@@ -82,7 +90,9 @@ def test_hermes_home_inside_profiles_is_the_current_profile(tmp_path: Path, monk
     monkeypatch.setenv("HERMES_HOME", str(root / "profiles" / "new"))
     refs = discover_stores(probe=False)
     assert [(r.profile, r.current, r.status) for r in refs] == [
-        ("new", True, StoreStatus.MISSING), ("default", False, StoreStatus.OK), ("work", False, StoreStatus.OK),
+        ("new", True, StoreStatus.MISSING),
+        ("default", False, StoreStatus.OK),
+        ("work", False, StoreStatus.OK),
     ]
 
 
@@ -103,7 +113,9 @@ def _text_file(p: Path) -> Path:
 
 def _foreign(p: Path) -> Path:
     conn = apsw.Connection(str(p))
-    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x')")
+    conn.execute(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('x')"
+    )
     conn.close()
     return p
 
@@ -160,8 +172,12 @@ def test_a_store_locked_by_another_process(tmp_path: Path) -> None:
     """stdlib sqlite3 in a subprocess (never in this process) holds an exclusive lock."""
     locked = make_store(tmp_path / "locked" / "state.db")
     good = make_store(tmp_path / "good" / "state.db")
-    proc = subprocess.Popen([sys.executable, "-c", _HOLD_LOCK, str(locked)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOCK, str(locked)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
         probed = probe_store(StoreRef("locked", locked))

@@ -111,7 +111,9 @@ def test_duplicate_schema_row_is_browsable_read_only_and_diagnosed_without_writi
     assert digest(store) == before
     assert report["readable"] and not report["healthy"] and report["repairable"]
     assert "already exists" in report["schema_error"]
-    assert [(d["type"], d["name"], d["count"]) for d in report["duplicates"]] == [("table", "messages_fts", 2)]
+    assert [(d["type"], d["name"], d["count"]) for d in report["duplicates"]] == [
+        ("table", "messages_fts", 2)
+    ]
     assert (report["sessions"], report["messages"]) == (3, 63)
     assert report["fts_layout"] == "v23"
     assert any("sqlite_master holds 2 rows" in p for p in report["problems"])
@@ -129,7 +131,10 @@ def test_repair_removes_duplicate_schema_rows_after_a_private_backup(store: Path
     assert stat.S_IMODE(os.stat(backup).st_mode) == 0o600
     assert not Path(str(backup) + ".part").exists()
     # The backup is the damaged original: both duplicates are still in it.
-    assert [d["name"] for d in diagnose(backup)["duplicates"]] == ["messages_fts", "messages_fts_trigram_insert"]
+    assert [d["name"] for d in diagnose(backup)["duplicates"]] == [
+        "messages_fts",
+        "messages_fts_trigram_insert",
+    ]
     assert diagnose(store)["healthy"]
     check_sound(store, 3, 63)
 
@@ -169,8 +174,10 @@ def test_rebuild_mid_build_finishes_the_gated_group(store: Path, tmp_path: Path)
     """A v23 file whose base/trigram rebuild gates are set (a conversion in progress): the broken
     index's whole gate group is rebuilt and the markers cleared, so no row is indexed twice."""
     c = apsw.Connection(str(store))
-    c.execute("INSERT OR REPLACE INTO state_meta(key, value) VALUES('fts_rebuild_high_water', '40'),"
-              "('fts_rebuild_progress', '20')")
+    c.execute(
+        "INSERT OR REPLACE INTO state_meta(key, value) VALUES('fts_rebuild_high_water', '40'),"
+        "('fts_rebuild_progress', '20')"
+    )
     c.close()
     damage(store, "fts", "messages_fts_trigram")
     report = repair(store, backup_dir=tmp_path / "b")

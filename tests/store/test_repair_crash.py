@@ -55,7 +55,8 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for s in range(SESSIONS):
             db.create_session(f"s{s}", "cli")
             db.append_messages(
-                f"s{s}", [{"role": "user", "content": f"docker note {s}-{i} 東京"} for i in range(PER_SESSION)]
+                f"s{s}",
+                [{"role": "user", "content": f"docker note {s}-{i} 東京"} for i in range(PER_SESSION)],
             )
     for side in ("-wal", "-shm"):
         Path(str(path) + side).unlink(missing_ok=True)
@@ -64,8 +65,11 @@ def damaged(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(path: Path, backups: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", REPAIR, str(path), str(backups)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", REPAIR, str(path), str(backups)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _started(proc: subprocess.Popen[bytes]) -> None:

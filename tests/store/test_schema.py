@@ -12,8 +12,16 @@ from conftest import ids
 from hermes_tui.state import SCHEMA_VERSION, SessionDB
 
 OBJECTS = {
-    "sessions", "messages", "session_model_usage", "messages_fts", "messages_fts_trigram", "state_meta",
-    "gateway_routing", "compression_locks", "async_delegations", "schema_version",
+    "sessions",
+    "messages",
+    "session_model_usage",
+    "messages_fts",
+    "messages_fts_trigram",
+    "state_meta",
+    "gateway_routing",
+    "compression_locks",
+    "async_delegations",
+    "schema_version",
 }
 
 V1_SQL = """
@@ -115,8 +123,11 @@ def test_migrate_false_on_v1_leaves_structure(tmp_path):
     before = master(p)
     d = SessionDB(db_path=p, migrate=False)
     try:
-        assert [m["content"] for m in d.get_messages("old")] == ["legacy zebra question", "legacy answer",
-                                                                 "tool output"]
+        assert [m["content"] for m in d.get_messages("old")] == [
+            "legacy zebra question",
+            "legacy answer",
+            "tool output",
+        ]
         mid = d.append_message("old", "user", "fresh zebra words")
         assert mid == 4
         assert 1 in ids(d.search_messages("zebra"))
@@ -137,17 +148,34 @@ def test_migrate_true_on_v1(tmp_path):
     d = SessionDB(db_path=p)
     try:
         assert d._scalar("SELECT version FROM schema_version") == 23
-        for col in ("title", "cache_read_tokens", "billing_provider", "api_call_count", "archived",
-                    "rewind_count", "pinned"):
+        for col in (
+            "title",
+            "cache_read_tokens",
+            "billing_provider",
+            "api_call_count",
+            "archived",
+            "rewind_count",
+            "pinned",
+        ):
             assert d.has_column("sessions", col), col
-        for col in ("finish_reason", "reasoning", "reasoning_content", "codex_message_items", "active",
-                    "compacted", "api_content", "observed", "display_kind"):
+        for col in (
+            "finish_reason",
+            "reasoning",
+            "reasoning_content",
+            "codex_message_items",
+            "active",
+            "compacted",
+            "api_content",
+            "observed",
+            "display_kind",
+        ):
             assert d.has_column("messages", col), col
         assert d._scalar("SELECT COUNT(*) FROM messages WHERE active = 1") == 3
         usage = d.get_model_usage("old")
         assert len(usage) == 1 and usage[0]["input_tokens"] == 10 and usage[0]["output_tokens"] == 20
-        assert d._scalar("SELECT json_extract(model_config, '$._delegate_from') FROM sessions WHERE id='old'") == (
-            "__orphaned__")
+        assert d._scalar(
+            "SELECT json_extract(model_config, '$._delegate_from') FROM sessions WHERE id='old'"
+        ) == ("__orphaned__")
         assert ids(d.search_messages("zebra")) == [1]
         assert 3 in ids(d.search_messages("legacyterm"))
         mid = d.append_message("old", "user", "post migration zebra")
@@ -190,10 +218,14 @@ def test_newer_schema_left_alone(db, db_path):
 def test_duplicate_titles_healed(tmp_path):
     p = tmp_path / "state.db"
     c = apsw.Connection(str(p))
-    c.execute(V1_SQL.replace("INSERT INTO schema_version VALUES (1);", "INSERT INTO schema_version VALUES (3);"))
+    c.execute(
+        V1_SQL.replace("INSERT INTO schema_version VALUES (1);", "INSERT INTO schema_version VALUES (3);")
+    )
     c.execute("ALTER TABLE sessions ADD COLUMN title TEXT")
-    c.execute("INSERT INTO sessions (id, source, started_at, title) VALUES ('a', 'cli', 1, 'Dup'), "
-              "('b', 'cli', 2, 'Dup'), ('c', 'cli', 3, 'Other')")
+    c.execute(
+        "INSERT INTO sessions (id, source, started_at, title) VALUES ('a', 'cli', 1, 'Dup'), "
+        "('b', 'cli', 2, 'Dup'), ('c', 'cli', 3, 'Other')"
+    )
     c.execute("UPDATE sessions SET title = 'Dup' WHERE id = 'old'")
     c.close()
     d = SessionDB(db_path=p)

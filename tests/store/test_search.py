@@ -18,28 +18,64 @@ san = SessionDB._sanitize_fts5_query
     ("raw", "expected"),
     [
         # T01
-        ("chat-send", '"chat-send"'), ("my-app.config.ts", '"my-app.config.ts"'), ("P2.2", '"P2.2"'),
-        ("snake_case_name", '"snake_case_name"'), ("a_b", '"a_b"'), ("1-2", '"1-2"'),
+        ("chat-send", '"chat-send"'),
+        ("my-app.config.ts", '"my-app.config.ts"'),
+        ("P2.2", '"P2.2"'),
+        ("snake_case_name", '"snake_case_name"'),
+        ("a_b", '"a_b"'),
+        ("1-2", '"1-2"'),
         ("v1.2.3-beta", '"v1.2.3-beta"'),
         # T02
-        ("hello AND", "hello"), ("OR world", "world"), ("NOT a", "a"), ("AND hello OR", "hello"),
-        ("and", ""), ("NOT", ""), ("AND OR", "OR"),
+        ("hello AND", "hello"),
+        ("OR world", "world"),
+        ("NOT a", "a"),
+        ("AND hello OR", "hello"),
+        ("and", ""),
+        ("NOT", ""),
+        ("AND OR", "OR"),
         # T03
-        ('"exact phrase"', '"exact phrase"'), ('"unclosed phrase', "unclosed phrase"), ('"', ""),
-        ('""', '""'), ('foo"bar"baz', 'foo"bar"baz'), ('hello "world" foo-bar', 'hello "world" "foo-bar"'),
+        ('"exact phrase"', '"exact phrase"'),
+        ('"unclosed phrase', "unclosed phrase"),
+        ('"', ""),
+        ('""', '""'),
+        ('foo"bar"baz', 'foo"bar"baz'),
+        ('hello "world" foo-bar', 'hello "world" "foo-bar"'),
         # T04
-        ("TODO: fix", "TODO  fix"), ("a:b:c", "a b c"), ("foo(bar)", "foo bar"), ("a+b", "a b"),
-        ("{x}", "x"), ("c^2", "c 2"), ("C++", "C"), ("NEAR(a b)", "NEAR a b"),
+        ("TODO: fix", "TODO  fix"),
+        ("a:b:c", "a b c"),
+        ("foo(bar)", "foo bar"),
+        ("a+b", "a b"),
+        ("{x}", "x"),
+        ("c^2", "c 2"),
+        ("C++", "C"),
+        ("NEAR(a b)", "NEAR a b"),
         # T05
-        ("***", ""), ("*foo", "foo"), ("deploy**", "deploy*"), ("x*y", "x*y"),
+        ("***", ""),
+        ("*foo", "foo"),
+        ("deploy**", "deploy*"),
+        ("x*y", "x*y"),
         # T06
-        ("#hashtag", "#hashtag"), ("price $5", "price $5"), ("100%", "100%"), ("it's", "it's"),
-        ("-foo", "-foo"), ("foo-", "foo-"), ("_private", "_private"), ("a,b", "a,b"), ("[x]", "[x]"),
-        ("<tag>", "<tag>"), ("a|b", "a|b"), ("what?", "what?"), ("back\\slash", "back\\slash"),
-        ("user@example.com", 'user@"example.com"'), ("path/to/file.py", 'path/to/"file.py"'),
+        ("#hashtag", "#hashtag"),
+        ("price $5", "price $5"),
+        ("100%", "100%"),
+        ("it's", "it's"),
+        ("-foo", "-foo"),
+        ("foo-", "foo-"),
+        ("_private", "_private"),
+        ("a,b", "a,b"),
+        ("[x]", "[x]"),
+        ("<tag>", "<tag>"),
+        ("a|b", "a|b"),
+        ("what?", "what?"),
+        ("back\\slash", "back\\slash"),
+        ("user@example.com", 'user@"example.com"'),
+        ("path/to/file.py", 'path/to/"file.py"'),
         ("e.g.", '"e.g".'),
         # T07
-        ("über-cool", '"über-cool"'), ("日本-語", '"日本-語"'), ("日本語", "日本語"), ("é-à", '"é-à"'),
+        ("über-cool", '"über-cool"'),
+        ("日本-語", '"日本-語"'),
+        ("日本語", "日本語"),
+        ("é-à", '"é-à"'),
     ],
 )
 def test_sanitizer(raw, expected):
@@ -111,8 +147,24 @@ def test_t26_phrase(fixture_f):
 
 @pytest.mark.parametrize(
     "q",
-    ["", "   ", "***", "NOT", "AND OR", "user@example.com", "100%", "e.g.", '""', '" "', "#hashtag",
-     "it's", "-foo", "C++", "compose.", "deployment?"],
+    [
+        "",
+        "   ",
+        "***",
+        "NOT",
+        "AND OR",
+        "user@example.com",
+        "100%",
+        "e.g.",
+        '""',
+        '" "',
+        "#hashtag",
+        "it's",
+        "-foo",
+        "C++",
+        "compose.",
+        "deployment?",
+    ],
 )
 def test_t27_empty(fixture_f, q):
     assert fixture_f.search_messages(q) == []
@@ -141,8 +193,18 @@ def test_t30_filters(fixture_f):
 
 def test_t31_shape_and_context(fixture_f):
     res = fixture_f.search_messages("docker")
-    assert set(res[0]) == {"id", "session_id", "role", "snippet", "timestamp", "tool_name", "source", "model",
-                           "session_started", "context"}
+    assert set(res[0]) == {
+        "id",
+        "session_id",
+        "role",
+        "snippet",
+        "timestamp",
+        "tool_name",
+        "source",
+        "model",
+        "session_started",
+        "context",
+    }
     assert res[0]["source"] == "cli" and res[0]["model"] == "m-cli" and res[0]["session_id"] == "s1"
     assert [c["role"] for c in res[0]["context"]] == ["user", "assistant"]
     assert [c["role"] for c in res[1]["context"]] == ["user", "assistant", "tool"]
@@ -255,21 +317,49 @@ def test_newest_first_prefix_expansion_matches_the_prefix_query(db):
     from hermes_tui.state.fts_query import expand_prefixes
 
     db.create_session("p", "cli")
-    words = ["deploy", "deployed", "Deployment", "deploying now", "redeploy", "dep", "x deploy y",
-             "error deploys", "error", "deployé", "y"]
+    words = [
+        "deploy",
+        "deployed",
+        "Deployment",
+        "deploying now",
+        "redeploy",
+        "dep",
+        "x deploy y",
+        "error deploys",
+        "error",
+        "deployé",
+        "y",
+    ]
     for i, w in enumerate(words * 3):
         db.append_message("p", "user", f"{w} {i % 4}", timestamp=1000.0 + (i * 7919) % 97)
     conn = db._conn()
-    for q in ["deploy*", "Deploy*", "error deploy*", "deploy* error", "y OR deploy*", "deploy* NOT error",
-              '"x deploy" deploy*', "dep*", "zzz*", "deploy* 1"]:
+    for q in [
+        "deploy*",
+        "Deploy*",
+        "error deploy*",
+        "deploy* error",
+        "y OR deploy*",
+        "deploy* NOT error",
+        '"x deploy" deploy*',
+        "dep*",
+        "zzz*",
+        "deploy* 1",
+    ]:
         by_rank = {r["id"] for r in db.search_messages(q, limit=500)}
-        expected = [mid for (mid,) in conn.execute(
-            "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? "
-            "ORDER BY m.timestamp DESC, m.id DESC", (q,))]
+        expected = [
+            mid
+            for (mid,) in conn.execute(
+                "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? "
+                "ORDER BY m.timestamp DESC, m.id DESC",
+                (q,),
+            )
+        ]
         got = db.search(q, sort="newest", limit=500)
         assert got.route == "fts5"
         assert {r["id"] for r in got.results} == by_rank == set(expected), q
-        assert [r["timestamp"] for r in got.results] == sorted((r["timestamp"] for r in got.results), reverse=True)
+        assert [r["timestamp"] for r in got.results] == sorted(
+            (r["timestamp"] for r in got.results), reverse=True
+        )
         top = db.search(q, sort="newest", limit=5).results
         assert [r["timestamp"] for r in top] == [r["timestamp"] for r in got.results[:5]], q
     assert expand_prefixes("deploy*", db._prefix_terms) == (
@@ -390,7 +480,9 @@ def test_a_retry_of_several_words_probes_their_longest_first(fixture_f, sort):
     """`docker zzzunbalanced`: the longest token has no row in either retry index, so the full
     AND (one doclist per word, per trigram) is never opened."""
     values: list = []
-    seen = _match_statements(fixture_f, lambda: fixture_f.search_messages("docker zzzunbalanced", sort=sort), values)
+    seen = _match_statements(
+        fixture_f, lambda: fixture_f.search_messages("docker zzzunbalanced", sort=sort), values
+    )
     assert [sql.count("EXISTS") for sql in seen] == [1, 2], seen
     assert list(values[1]) == ['"zzzunbalanced"', '"zzzunbalanced"']
 
@@ -414,7 +506,9 @@ def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_
         # rank: the probe, the best ids (bm25), their snippets; newest: the probe, the newest ids, their snippets
         assert len(seen) == 3 and seen[0].count("EXISTS") == 1 + extra, seen
         if sort is None:
-            assert "ORDER BY +rank LIMIT" in seen[1] and "snippet(" not in seen[1] and "snippet(" in seen[2], seen
+            assert (
+                "ORDER BY +rank LIMIT" in seen[1] and "snippet(" not in seen[1] and "snippet(" in seen[2]
+            ), seen
         assert not any(sql.rstrip().endswith("LIMIT 1") for sql in seen), seen
         assert _opens(seen, "messages_fts") == len(seen) and _opens(seen, "messages_fts_cjk") == 0
         assert _opens(seen, "messages_fts_trigram") == extra
@@ -440,8 +534,10 @@ def test_the_trigram_shortcut_keeps_every_glued_hit(db, sort):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.text(alphabet=st.sampled_from(list('"*():^+{}-._ \tabcANDORNOTé日本youer🙂')), max_size=30)
-       | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30))
+@given(
+    st.text(alphabet=st.sampled_from(list('"*():^+{}-._ \tabcANDORNOTé日本youer🙂')), max_size=30)
+    | st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)
+)
 def test_no_query_raises_and_quotes_stay_balanced(fixture_f, raw):
     """Whatever is typed: a string with balanced quotes, and a search that answers (possibly
     `[]`) instead of raising, on every route."""
@@ -454,25 +550,40 @@ def test_no_query_raises_and_quotes_stay_balanced(fixture_f, raw):
 def _tie_heavy_store(db) -> None:
     """400 messages from six templates (so most bm25 scores tie), four sources of unequal size,
     three roles, and a rewound (inactive) tail in one session."""
-    templates = ["docker build failed", "docker build failed again and again", "deploy the docker image",
-                 "error in docker build", "deployment error timeout", "docker docker docker"]
+    templates = [
+        "docker build failed",
+        "docker build failed again and again",
+        "deploy the docker image",
+        "error in docker build",
+        "deployment error timeout",
+        "docker docker docker",
+    ]
     sources = ["cli"] * 6 + ["telegram"] * 3 + ["discord", "slack"]
     for s_i, src in enumerate(sources):
         db.create_session(f"t{s_i}", src)
     for i in range(400):
         sid = f"t{(i * 7) % len(sources)}"
-        db.append_message(sid, ("user", "assistant", "tool")[i % 3], templates[(i * 5) % len(templates)],
-                          timestamp=1000.0 + i, **({"tool_name": "terminal"} if i % 3 == 2 else {}))
+        db.append_message(
+            sid,
+            ("user", "assistant", "tool")[i % 3],
+            templates[(i * 5) % len(templates)],
+            timestamp=1000.0 + i,
+            **({"tool_name": "terminal"} if i % 3 == 2 else {}),
+        )
     db.rewind_to_message("t2", [r["id"] for r in db.get_messages("t2")][-10])
 
 
 def _fts5_rank_oracle(db, q, limit, offset, **filters):
     """FTS5's own rank order over the same filters: the one joined statement upstream runs."""
-    where, params = db._search_filters(filters.get("source_filter"), filters.get("exclude_sources"),
-                                       filters.get("role_filter"), False)
-    sql = ("SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
-           "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ?"
-           + "".join(" AND " + w for w in where) + " ORDER BY rank LIMIT ? OFFSET ?")
+    where, params = db._search_filters(
+        filters.get("source_filter"), filters.get("exclude_sources"), filters.get("role_filter"), False
+    )
+    sql = (
+        "SELECT m.id FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid "
+        "JOIN sessions s ON s.id = m.session_id WHERE messages_fts MATCH ?"
+        + "".join(" AND " + w for w in where)
+        + " ORDER BY rank LIMIT ? OFFSET ?"
+    )
     return [r[0] for r in db._conn().execute(sql, [db._sanitize_fts5_query(q), *params, limit, offset])]
 
 
@@ -487,9 +598,15 @@ def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db
         monkeypatch.setattr(type(db), "RANK_TOP_MAX", 40)
     if mode == "widened-to-the-cap":  # the first list fits under the cap, widening reaches it
         monkeypatch.setattr(type(db), "RANK_TOP_MAX", 160)
-    filters = [{}, {"source_filter": ["slack"]}, {"source_filter": ["discord", "slack"]}, {"source_filter": ["nowhere"]},
-               {"exclude_sources": ["cli"]}, {"role_filter": ["tool"]},
-               {"source_filter": ["telegram"], "role_filter": ["user", "assistant"]}]
+    filters = [
+        {},
+        {"source_filter": ["slack"]},
+        {"source_filter": ["discord", "slack"]},
+        {"source_filter": ["nowhere"]},
+        {"exclude_sources": ["cli"]},
+        {"role_filter": ["tool"]},
+        {"source_filter": ["telegram"], "role_filter": ["user", "assistant"]},
+    ]
     widened: list = []
     fallback = 0
     for q in ("docker", "docker build", "docker OR error", "docker NOT again", "deploy*", '"build failed"'):
@@ -504,8 +621,12 @@ def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db
                     widened.append((q, f, limit, offset))
                 fallback += any("ORDER BY +rank LIMIT ? OFFSET ?" in x for x in seen)
     # as-is: only the 30 cases of a source without messages go to the joined statement
-    assert {"as-is": fallback == 30 and len(widened) < 30, "share-guess-too-high": fallback == 0 and len(widened) >= 30,
-            "top-k-cap-tiny": fallback > 30, "widened-to-the-cap": fallback > 0 and len(widened) > 0}[mode]
+    assert {
+        "as-is": fallback == 30 and len(widened) < 30,
+        "share-guess-too-high": fallback == 0 and len(widened) >= 30,
+        "top-k-cap-tiny": fallback > 30,
+        "widened-to-the-cap": fallback > 0 and len(widened) > 0,
+    }[mode]
 
 
 def test_ranked_pages_carry_fts5s_snippets(db):
@@ -513,7 +634,9 @@ def test_ranked_pages_carry_fts5s_snippets(db):
     _tie_heavy_store(db)
     for q in ("docker build", "deploy*", '"build failed"'):
         got = {r["id"]: r["snippet"] for r in db.search(q, limit=30, context=False).results}
-        sql = ("SELECT rowid, snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts "
-               "WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200")
+        sql = (
+            "SELECT rowid, snippet(messages_fts, -1, '>>>', '<<<', '...', 40) FROM messages_fts "
+            "WHERE messages_fts MATCH ? ORDER BY rank LIMIT 200"
+        )
         want = dict(db._conn().execute(sql, (db._sanitize_fts5_query(q),)).fetchall())
         assert got and all(want[i] == snip and ">>>" in snip for i, snip in got.items()), q

@@ -8,19 +8,40 @@ import pytest
 
 from hermes_tui.state.fts_query import MAX_QUERY_TERMS, QueryTooComplex, bound_query
 
-WORDS = ["the", "deploy", "config", "docker", "server", "error", "python", "java", "build", "test", "fix", "run",
-         "log", "user", "agent"]
+WORDS = [
+    "the",
+    "deploy",
+    "config",
+    "docker",
+    "server",
+    "error",
+    "python",
+    "java",
+    "build",
+    "test",
+    "fix",
+    "run",
+    "log",
+    "user",
+    "agent",
+]
 
 
 def _populate(db, sessions: int = 30, per: int = 100) -> None:
     rnd = random.Random(3)
     for s in range(sessions):
         db.create_session(f"s{s}", "cli" if s % 2 else "telegram")
-        db.append_messages(f"s{s}", [
-            {"role": ("user", "assistant")[i % 2], "content": " ".join(rnd.choice(WORDS) for _ in range(20)),
-             "timestamp": 1_700_000_000 + s * 1000 + i}
-            for i in range(per)
-        ])
+        db.append_messages(
+            f"s{s}",
+            [
+                {
+                    "role": ("user", "assistant")[i % 2],
+                    "content": " ".join(rnd.choice(WORDS) for _ in range(20)),
+                    "timestamp": 1_700_000_000 + s * 1000 + i,
+                }
+                for i in range(per)
+            ],
+        )
 
 
 class _MatchTrace:

@@ -11,14 +11,46 @@ from conftest import ids
 
 from hermes_tui.state import SessionDB
 
-WORDS = ("error", "docker", "container", "deploy", "deployment", "cache", "timeout", "config", "zeppelin",
-         "service", "kubernetes", "alpha", "queue", "worker")
+WORDS = (
+    "error",
+    "docker",
+    "container",
+    "deploy",
+    "deployment",
+    "cache",
+    "timeout",
+    "config",
+    "zeppelin",
+    "service",
+    "kubernetes",
+    "alpha",
+    "queue",
+    "worker",
+)
 GLUED = ("修改zeppelin服务端", "请检查youer配置", "部署quasar完成")  # Latin glued to CJK: v23's retries
 SOURCES = ("cli", "telegram", "discord", "slack")
-QUERIES = ("error", "zeppelin", "youer", "quasar", "docker container", "deploy*", "docker OR kubernetes",
-           "error NOT timeout", '"docker container"', "xylophonist", "zeppelin alpha", "部署", "修改")
-FILTERS: tuple[dict, ...] = ({}, {"source_filter": ["telegram"]}, {"source_filter": ["slack"]},
-                             {"exclude_sources": ["cli"]}, {"role_filter": ["user"]})
+QUERIES = (
+    "error",
+    "zeppelin",
+    "youer",
+    "quasar",
+    "docker container",
+    "deploy*",
+    "docker OR kubernetes",
+    "error NOT timeout",
+    '"docker container"',
+    "xylophonist",
+    "zeppelin alpha",
+    "部署",
+    "修改",
+)
+FILTERS: tuple[dict, ...] = (
+    {},
+    {"source_filter": ["telegram"]},
+    {"source_filter": ["slack"]},
+    {"exclude_sources": ["cli"]},
+    {"role_filter": ["user"]},
+)
 
 
 def _store(path: Path, n_messages: int, seed: int) -> SessionDB:
@@ -35,13 +67,18 @@ def _store(path: Path, n_messages: int, seed: int) -> SessionDB:
             if rng.random() < 0.003:
                 words.append(rng.choice(GLUED))
             ts += rng.choice((0.0, 1.0, 7.5))  # equal timestamps too: the tie-breaker matters
-            msgs.append({"role": rng.choice(("user", "assistant", "tool")), "content": " ".join(words),
-                         "timestamp": ts})
+            msgs.append(
+                {
+                    "role": rng.choice(("user", "assistant", "tool")),
+                    "content": " ".join(words),
+                    "timestamp": ts,
+                }
+            )
         sessions.append({"id": f"s{len(sessions)}", "source": rng.choice(SOURCES), "messages": msgs})
         made += k
     db = SessionDB(db_path=path)
     for i in range(0, len(sessions), 100):
-        res = db.import_sessions(sessions[i:i + 100])
+        res = db.import_sessions(sessions[i : i + 100])
         assert res.get("ok", True) and not res.get("errors"), res
     return db
 
@@ -54,7 +91,9 @@ def _answers(db: SessionDB) -> dict[tuple, tuple[list[int], str]]:
                 for limit, offset in ((20, 0), (5, 3)):
                     res = db.search(q, sort=sort, limit=limit, offset=offset, **kw)
                     out[(q, tuple(sorted((k, tuple(v)) for k, v in kw.items())), sort, limit, offset)] = (
-                        ids(res.results), res.route)
+                        ids(res.results),
+                        res.route,
+                    )
     return out
 
 
@@ -116,7 +155,9 @@ def test_a_word_the_filters_empty_runs_no_retry_when_no_row_has_it_glued(db, sor
     db.append_message("c", "user", "the zeppelin landed")
     db.append_message("t", "user", "nothing to see")
     assert db.search_messages("zeppelin", source_filter=["telegram"], sort=sort) == []
-    seen = _match_statements(db, lambda: db.search_messages("zeppelin", source_filter=["telegram"], sort=sort))
+    seen = _match_statements(
+        db, lambda: db.search_messages("zeppelin", source_filter=["telegram"], sort=sort)
+    )
     assert not any("messages_fts_cjk" in sql for sql in seen), seen
     assert sum("messages_fts_trigram" in sql for sql in seen) <= 1, seen  # the probe's, never opened
     # a glued row in the filtered source, written later (any commit drops the cached proof): found

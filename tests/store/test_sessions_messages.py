@@ -17,8 +17,12 @@ TC2 = [
 
 
 def test_t60_create_session(db):
-    assert db.create_session("p", "cli", model="m1", model_config={"temp": 0.5}, system_prompt="SP",
-                             user_id="u1", cwd="/w") == "p"
+    assert (
+        db.create_session(
+            "p", "cli", model="m1", model_config={"temp": 0.5}, system_prompt="SP", user_id="u1", cwd="/w"
+        )
+        == "p"
+    )
     row = db.get_session("p")
     assert row["model_config"] == '{"temp": 0.5}'
     assert row["message_count"] == 0 and row["tool_call_count"] == 0
@@ -34,13 +38,28 @@ def test_t60_create_session(db):
 def p(db):
     db.create_session("p", "cli", model="m1")
     db.append_message("p", "user", "hello")
-    db.append_message("p", "assistant", "calling", tool_calls=TC2, reasoning="think", reasoning_content="rc",
-                      reasoning_details=[{"type": "summary", "text": "x"}], finish_reason="tool_calls")
+    db.append_message(
+        "p",
+        "assistant",
+        "calling",
+        tool_calls=TC2,
+        reasoning="think",
+        reasoning_content="rc",
+        reasoning_details=[{"type": "summary", "text": "x"}],
+        finish_reason="tool_calls",
+    )
     db.append_message("p", "tool", "out1", tool_call_id="c1", tool_name="terminal")
     db.append_message("p", "tool", "out2", tool_call_id="c2", tool_name="read")
     db.append_message("p", "assistant", [{"type": "text", "text": "multi"}])
-    db.append_message("p", "assistant", "  padded answer  ", platform_message_id="pm1", observed=True,
-                      api_content="API BYTES ", finish_reason="stop")
+    db.append_message(
+        "p",
+        "assistant",
+        "  padded answer  ",
+        platform_message_id="pm1",
+        observed=True,
+        api_content="API BYTES ",
+        finish_reason="stop",
+    )
     return db
 
 
@@ -63,8 +82,14 @@ def test_t62_conversation(p):
     last = conv[5]
     ts = last.pop("timestamp")
     assert isinstance(ts, float)
-    assert last == {"role": "assistant", "content": "padded answer", "api_content": "API BYTES ",
-                    "message_id": "pm1", "observed": True, "finish_reason": "stop"}
+    assert last == {
+        "role": "assistant",
+        "content": "padded answer",
+        "api_content": "API BYTES ",
+        "message_id": "pm1",
+        "observed": True,
+        "finish_reason": "stop",
+    }
     assert conv[2]["tool_call_id"] == "c1" and conv[2]["tool_name"] == "terminal"
     assert conv[1]["tool_calls"] == TC2
     assert conv[1]["reasoning"] == "think" and conv[1]["reasoning_content"] == "rc"
@@ -85,8 +110,15 @@ def test_t63_end_reopen(db):
 
 def test_t64_token_counts(db):
     db.create_session("p", "cli")
-    db.update_token_counts("p", input_tokens=100, output_tokens=50, model="m9", estimated_cost_usd=0.01,
-                           billing_provider="openrouter", api_call_count=1)
+    db.update_token_counts(
+        "p",
+        input_tokens=100,
+        output_tokens=50,
+        model="m9",
+        estimated_cost_usd=0.01,
+        billing_provider="openrouter",
+        api_call_count=1,
+    )
     db.update_token_counts("p", input_tokens=10, output_tokens=5, api_call_count=1)
     row = db.get_session("p")
     assert (row["input_tokens"], row["output_tokens"], row["api_call_count"]) == (110, 55, 2)
@@ -95,12 +127,23 @@ def test_t64_token_counts(db):
     usage = db.get_model_usage("p")
     assert len(usage) == 1
     u = usage[0]
-    assert (u["session_id"], u["model"], u["billing_provider"], u["task"], u["api_call_count"],
-            u["input_tokens"], u["output_tokens"]) == ("p", "m9", "openrouter", "", 2, 110, 55)
+    assert (
+        u["session_id"],
+        u["model"],
+        u["billing_provider"],
+        u["task"],
+        u["api_call_count"],
+        u["input_tokens"],
+        u["output_tokens"],
+    ) == ("p", "m9", "openrouter", "", 2, 110, 55)
     db.update_token_counts("p", absolute=True, input_tokens=1000, output_tokens=1)
     row = db.get_session("p")
     assert (row["input_tokens"], row["output_tokens"], row["estimated_cost_usd"], row["api_call_count"]) == (
-        1000, 1, 0.0, 0)
+        1000,
+        1,
+        0.0,
+        0,
+    )
     db.update_token_counts("ghost", input_tokens=1)
     assert db.get_session("ghost")["source"] == "unknown"
 
@@ -163,8 +206,11 @@ def test_t67_conversation_sanitization(db):
     db.append_message("s", "assistant", "Updated the skills.")
     db.append_message("s", "user", "last")
     conv = db.get_messages_as_conversation("s")
-    assert [(c["role"], c["content"]) for c in conv] == [("user", "Hello there"), ("assistant", "Sure"),
-                                                          ("user", "last")]
+    assert [(c["role"], c["content"]) for c in conv] == [
+        ("user", "Hello there"),
+        ("assistant", "Sure"),
+        ("user", "last"),
+    ]
 
 
 def test_resolve_session_id(db):
@@ -198,8 +244,13 @@ def test_archive_and_replace(db):
     db.create_session("s", "cli")
     for i in range(3):
         db.append_message("s", "user", f"m{i}", timestamp=100 + i)
-    assert db.archive_and_compact("s", [{"role": "user", "content": "sum"},
-                                        {"role": "assistant", "content": "ok", "tool_calls": TC2}]) == 2
+    assert (
+        db.archive_and_compact(
+            "s",
+            [{"role": "user", "content": "sum"}, {"role": "assistant", "content": "ok", "tool_calls": TC2}],
+        )
+        == 2
+    )
     live = db.get_messages("s")
     assert [m["content"] for m in live] == ["sum", "ok"]
     assert live[1]["timestamp"] > live[0]["timestamp"]

@@ -130,7 +130,9 @@ def test_rewritten_text_is_replaced(cache, db_path):
         _populate(db)
         db.build_cjk_side_index()
         mid = db._tuples("SELECT id FROM messages WHERE content = ?", (SECRET,))[0][0]
-        db._execute_write(lambda c: c.execute("UPDATE messages SET content = '新的 内容' WHERE id = ?", (mid,)))
+        db._execute_write(
+            lambda c: c.execute("UPDATE messages SET content = '新的 内容' WHERE id = ?", (mid,))
+        )
         assert b"hunter2" not in _side_bytes(db)
         assert mid in {r["id"] for r in db.search("新", limit=50).results}
 

@@ -43,10 +43,19 @@ def _init_attributes(cls: type) -> set[str]:
     for node in ast.walk(_class_node(cls)):
         if isinstance(node, ast.FunctionDef) and node.name == "__init__":
             for sub in ast.walk(node):
-                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(
-                    sub, ast.AnnAssign) else []
+                targets = (
+                    sub.targets
+                    if isinstance(sub, ast.Assign)
+                    else [sub.target]
+                    if isinstance(sub, ast.AnnAssign)
+                    else []
+                )
                 for t in targets:
-                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and isinstance(t.value, ast.Name)
+                        and t.value.id == "self"
+                    ):
                         names.add(t.attr)
     return names
 
@@ -68,11 +77,15 @@ def test_mixin_uses_only_itself_and_the_core(mixin: type) -> None:
     node = _class_node(mixin)
     for sub in ast.walk(node):  # attributes the mixin assigns on self are its own state
         if isinstance(sub, ast.Assign):
-            own |= {t.attr for t in sub.targets if isinstance(t, ast.Attribute)
-                    and isinstance(t.value, ast.Name) and t.value.id == "self"}
+            own |= {
+                t.attr
+                for t in sub.targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+            }
     allowed |= own
     used = {
-        sub.attr for sub in ast.walk(node)
+        sub.attr
+        for sub in ast.walk(node)
         if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id == "self"
     }
     assert sorted(used - allowed) == []
@@ -84,7 +97,8 @@ def test_mixin_never_overrides_the_core(mixin: type) -> None:
     overrides = sorted(name for name in vars(mixin) if name in vars(_Core) and not name.startswith("__"))
     assert overrides == []
     calls_super = [
-        sub.lineno for sub in ast.walk(_class_node(mixin))
+        sub.lineno
+        for sub in ast.walk(_class_node(mixin))
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "super"
     ]
     assert calls_super == []
@@ -173,11 +187,20 @@ def test_search_routing_compares_no_sql_text() -> None:
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
-            texts = [c for c in (node.left, *node.comparators) if isinstance(c, ast.Constant) and isinstance(
-                c.value, str) and (c.value.startswith("ORDER BY") or c.value.startswith("messages_fts"))]
+            texts = [
+                c
+                for c in (node.left, *node.comparators)
+                if isinstance(c, ast.Constant)
+                and isinstance(c.value, str)
+                and (c.value.startswith("ORDER BY") or c.value.startswith("messages_fts"))
+            ]
             if texts:
                 bad.append(ast.unparse(node))
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith"
-                and any(isinstance(a, ast.Constant) and str(a.value).startswith("ORDER BY") for a in node.args)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "startswith"
+            and any(isinstance(a, ast.Constant) and str(a.value).startswith("ORDER BY") for a in node.args)
+        ):
             bad.append(ast.unparse(node))
     assert bad == []

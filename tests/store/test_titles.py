@@ -13,9 +13,17 @@ sanitize = SessionDB.sanitize_title
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("  Fix  Docker\tBuild\n ", "Fix Docker Build"), ("a\x00b\x07c", "abc"), ("zero\u200bwidth", "zerowidth"),
-        ("Tab\x0bvt", "Tabvt"), ("\u3000全角スペース\u3000", "全角スペース"), ("nbsp\u00a0here", "nbsp here"),
-        ("line\u2028sep", "linesep"), ("", None), ("   ", None), (None, None), ("x" * 100, "x" * 100),
+        ("  Fix  Docker\tBuild\n ", "Fix Docker Build"),
+        ("a\x00b\x07c", "abc"),
+        ("zero\u200bwidth", "zerowidth"),
+        ("Tab\x0bvt", "Tabvt"),
+        ("\u3000全角スペース\u3000", "全角スペース"),
+        ("nbsp\u00a0here", "nbsp here"),
+        ("line\u2028sep", "linesep"),
+        ("", None),
+        ("   ", None),
+        (None, None),
+        ("x" * 100, "x" * 100),
         (" " + "x" * 100 + " ", "x" * 100),
     ],
 )
@@ -34,8 +42,11 @@ def test_t50_too_long():
 def abc(db):
     for sid in "abcdef":
         db.create_session(sid, "cli")
-        db._execute_write(lambda c, sid=sid: c.execute(
-            "UPDATE sessions SET started_at = ? WHERE id = ?", (1000 + ord(sid), sid)))
+        db._execute_write(
+            lambda c, sid=sid: c.execute(
+                "UPDATE sessions SET started_at = ? WHERE id = ?", (1000 + ord(sid), sid)
+            )
+        )
     return db
 
 

@@ -19,8 +19,16 @@ from hermes_tui.state import SessionDB, TrashEntryNotFound
 from hermes_tui.state import trash as T
 
 # Tables compared before/after; FTS shadow tables are checked by integrity-check and search.
-COMPARED = ("sessions", "messages", "session_model_usage", "sqlite_sequence", "gateway_routing",
-            "compression_locks", "async_delegations", "schema_version")
+COMPARED = (
+    "sessions",
+    "messages",
+    "session_model_usage",
+    "sqlite_sequence",
+    "gateway_routing",
+    "compression_locks",
+    "async_delegations",
+    "schema_version",
+)
 
 
 def table_dump(db: SessionDB) -> dict[str, list[tuple[Any, ...]]]:
@@ -32,9 +40,14 @@ def table_dump(db: SessionDB) -> dict[str, list[tuple[Any, ...]]]:
     for t in COMPARED:
         if t in names:
             cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{t}")')]
-            sel = ", ".join(f'typeof("{c}"), CASE typeof("{c}") WHEN \'text\' THEN CAST("{c}" AS BLOB) ELSE "{c}" END'
-                            for c in cols)
-            rows = [tuple(repr(v) if isinstance(v, float) else v for v in r) for r in conn.execute(f'SELECT {sel} FROM "{t}"')]
+            sel = ", ".join(
+                f'typeof("{c}"), CASE typeof("{c}") WHEN \'text\' THEN CAST("{c}" AS BLOB) ELSE "{c}" END'
+                for c in cols
+            )
+            rows = [
+                tuple(repr(v) if isinstance(v, float) else v for v in r)
+                for r in conn.execute(f'SELECT {sel} FROM "{t}"')
+            ]
             out[t] = sorted(rows, key=repr)
     return out
 
@@ -42,7 +55,9 @@ def table_dump(db: SessionDB) -> dict[str, list[tuple[Any, ...]]]:
 def fts_check(db: SessionDB) -> None:
     """FTS5 integrity-check of every index; external-content ones against their content (rank 1)."""
     conn = db._conn()
-    for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%fts5%'"):
+    for name, sql in conn.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '%fts5%'"
+    ):
         arg = ", 1" if "content=" in sql.replace(" ", "") else ""
         col = f"{name}, rank" if arg else name
         conn.execute(f"INSERT INTO {name}({col}) VALUES('integrity-check'{arg})")
@@ -54,10 +69,20 @@ def build(db: SessionDB, n: int = 4, *, ended: bool = True) -> list[str]:
         sid = f"s{i}"
         db.create_session(sid, "cli" if i % 2 else "telegram", model=f"m{i % 2}")
         for j in range(3):
-            db.append_message(sid, "user" if j % 2 == 0 else "assistant", f"zebra{i} word{j} 日本語{i}",
-                              timestamp=1700000000.123456789 + i * 10 + j)
-        db.update_token_counts(sid, input_tokens=10 + i, output_tokens=5, model=f"m{i % 2}",
-                               estimated_cost_usd=0.1 + i / 3, actual_cost_usd=1 / 7)
+            db.append_message(
+                sid,
+                "user" if j % 2 == 0 else "assistant",
+                f"zebra{i} word{j} 日本語{i}",
+                timestamp=1700000000.123456789 + i * 10 + j,
+            )
+        db.update_token_counts(
+            sid,
+            input_tokens=10 + i,
+            output_tokens=5,
+            model=f"m{i % 2}",
+            estimated_cost_usd=0.1 + i / 3,
+            actual_cost_usd=1 / 7,
+        )
         db.set_session_title(sid, f"Title {i}")
         if ended:
             db.end_session(sid, "done")
@@ -77,8 +102,17 @@ def tdb(db):
 
 
 # ---------------------------------------------------------------- values
-@given(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=False), st.binary(),
-                 st.text(), st.sampled_from([math.inf, -math.inf]), st.binary().map(T.RawText)))
+@given(
+    st.one_of(
+        st.none(),
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(allow_nan=False),
+        st.binary(),
+        st.text(),
+        st.sampled_from([math.inf, -math.inf]),
+        st.binary().map(T.RawText),
+    )
+)
 def test_values_round_trip_exactly(value):
     back = T.decode_value(json.loads(json.dumps(T.encode_value(value), allow_nan=False)))
     assert type(back) is type(value)
@@ -116,8 +150,9 @@ def test_delete_writes_a_private_fsynced_entry_then_restore_is_identical(tdb):
     assert out["orphans"] == [{"id": "child", "parent_session_id": "s0", "status": "relinked"}]
     assert table_dump(tdb) == before
     assert tdb._conn().execute("SELECT api_content FROM messages WHERE id = 1").fetchall() == [(blob,)]
-    assert tdb._conn().execute("SELECT typeof(reasoning), CAST(reasoning AS BLOB) FROM messages WHERE id = 2"
-                               ).fetchall() == [("text", b"A\xffB")]
+    assert tdb._conn().execute(
+        "SELECT typeof(reasoning), CAST(reasoning AS BLOB) FROM messages WHERE id = 2"
+    ).fetchall() == [("text", b"A\xffB")]
     fts_check(tdb)
     assert {r["session_id"] for r in tdb.search_messages("zebra0")} == {"s0"}
     assert {r["session_id"] for r in tdb.search_messages("日本語")} >= {"s0", "s1"}
@@ -128,7 +163,9 @@ def test_delete_writes_a_private_fsynced_entry_then_restore_is_identical(tdb):
 
 def test_delete_with_cascade_takes_delegate_children_and_restores_their_lineage(tdb):
     build(tdb, 2)
-    tdb.create_session("sub", "cli", parent_session_id="s0", model_config=json.dumps({"_delegate_from": "s0"}))
+    tdb.create_session(
+        "sub", "cli", parent_session_id="s0", model_config=json.dumps({"_delegate_from": "s0"})
+    )
     tdb.append_message("sub", "user", "subagent work")
     before = table_dump(tdb)
     res = tdb.trash_sessions(["s0"], cascade_delegates=True)
@@ -155,7 +192,10 @@ def test_prune_skips_a_reopened_session_and_the_entry_restores_only_what_went(td
     out = tdb.restore_trash(res["trash_entry"])
     assert [s["id"] for s in out["sessions"]] == ["s0", "s2"]
     after = table_dump(tdb)
-    assert after["messages"] == before["messages"] and after["session_model_usage"] == before["session_model_usage"]
+    assert (
+        after["messages"] == before["messages"]
+        and after["session_model_usage"] == before["session_model_usage"]
+    )
     assert tdb.get_session("s1")["ended_at"] is None  # the reopened one was never touched
 
 
@@ -209,7 +249,9 @@ def test_conflicts_are_reported_per_session_and_never_overwrite(tdb):
 def test_message_id_taken_is_a_conflict(tdb):
     build(tdb, 2)
     res = tdb.trash_sessions(["s0"])
-    tdb._conn().execute("INSERT INTO messages (id, session_id, role, content, timestamp) VALUES (1, 's1', 'user', 'x', 1)")
+    tdb._conn().execute(
+        "INSERT INTO messages (id, session_id, role, content, timestamp) VALUES (1, 's1', 'user', 'x', 1)"
+    )
     out = tdb.restore_trash(res["trash_entry"])
     assert out["sessions"][0]["status"] == "conflict" and "message id 1" in out["sessions"][0]["reason"]
     assert tdb.get_session("s0") is None
@@ -221,7 +263,9 @@ def test_a_gone_parent_leaves_the_restored_child_a_root(tdb):
     res = tdb.trash_sessions(["kid"])
     tdb.trash_sessions(["s0"])
     out = tdb.restore_trash(res["trash_entry"])
-    assert out["sessions"][0]["status"] == "restored" and "restored as a root" in out["sessions"][0]["notes"][0]
+    assert (
+        out["sessions"][0]["status"] == "restored" and "restored as a root" in out["sessions"][0]["notes"][0]
+    )
     assert tdb.get_session("kid")["parent_session_id"] is None
 
 
@@ -344,16 +388,33 @@ def stores(draw):
     sessions = []
     for i in range(n):
         parent = draw(st.one_of(st.none(), st.integers(0, i - 1))) if i else None
-        msgs = draw(st.lists(st.tuples(st.sampled_from(["user", "assistant", "tool"]),
-                                       st.lists(st.sampled_from(WORDS), min_size=0, max_size=4),
-                                       st.floats(1e9, 2e9, allow_nan=False)), max_size=5))
-        sessions.append({
-            "parent": parent, "msgs": msgs, "ended": draw(st.booleans()),
-            "title": draw(st.one_of(st.none(), st.just(f"T{i}"))),
-            "cost": draw(st.floats(0, 10, allow_nan=False)), "delegate": draw(st.booleans()),
-        })
-    picks = draw(st.lists(st.tuples(st.sampled_from(["delete", "prune"]), st.sets(st.integers(0, n - 1), min_size=1)),
-                          min_size=1, max_size=3))
+        msgs = draw(
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["user", "assistant", "tool"]),
+                    st.lists(st.sampled_from(WORDS), min_size=0, max_size=4),
+                    st.floats(1e9, 2e9, allow_nan=False),
+                ),
+                max_size=5,
+            )
+        )
+        sessions.append(
+            {
+                "parent": parent,
+                "msgs": msgs,
+                "ended": draw(st.booleans()),
+                "title": draw(st.one_of(st.none(), st.just(f"T{i}"))),
+                "cost": draw(st.floats(0, 10, allow_nan=False)),
+                "delegate": draw(st.booleans()),
+            }
+        )
+    picks = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["delete", "prune"]), st.sets(st.integers(0, n - 1), min_size=1)),
+            min_size=1,
+            max_size=3,
+        )
+    )
     return sessions, picks
 
 
@@ -366,10 +427,21 @@ def populate(db: SessionDB, sessions: list[dict[str, Any]]) -> None:
                 kw["model_config"] = json.dumps({"_delegate_from": f"p{s['parent']}"})
         db.create_session(f"p{i}", "cli", **kw)
         for role, words, ts in s["msgs"]:
-            db.append_message(f"p{i}", role, " ".join(words) or None, timestamp=ts,
-                              tool_name="terminal" if role == "tool" else None)
-        db.update_token_counts(f"p{i}", input_tokens=i, output_tokens=2 * i, model="m",
-                               estimated_cost_usd=s["cost"], actual_cost_usd=s["cost"] / 3)
+            db.append_message(
+                f"p{i}",
+                role,
+                " ".join(words) or None,
+                timestamp=ts,
+                tool_name="terminal" if role == "tool" else None,
+            )
+        db.update_token_counts(
+            f"p{i}",
+            input_tokens=i,
+            output_tokens=2 * i,
+            model="m",
+            estimated_cost_usd=s["cost"],
+            actual_cost_usd=s["cost"] / 3,
+        )
         if s["title"]:
             db.set_session_title(f"p{i}", s["title"])
         if s["ended"]:
@@ -382,7 +454,9 @@ def run_roundtrip(db: SessionDB, sessions: list[dict[str, Any]], picks: list[tup
     entries = []
     for what, chosen in picks:
         ids = [f"p{i}" for i in sorted(chosen)]
-        res = db.trash_sessions(ids, what=what, cascade_delegates=what == "delete", require_ended=what == "prune")
+        res = db.trash_sessions(
+            ids, what=what, cascade_delegates=what == "delete", require_ended=what == "prune"
+        )
         if res["trash_entry"]:
             entries.append(res["trash_entry"])
         fts_check(db)
@@ -417,7 +491,9 @@ def make_legacy(path: Path) -> None:
     from hermes_tui.state import schema as S
 
     c = apsw.Connection(str(path))
-    c.execute(S.SCHEMA_SQL + F.LEGACY_BASE_SQL + F.LEGACY_TRIGRAM_SQL + "INSERT INTO schema_version VALUES (22);")
+    c.execute(
+        S.SCHEMA_SQL + F.LEGACY_BASE_SQL + F.LEGACY_TRIGRAM_SQL + "INSERT INTO schema_version VALUES (22);"
+    )
     c.close()
 
 
@@ -469,7 +545,9 @@ def test_a_session_recreated_under_the_same_id_is_a_conflict_not_already_restore
     man.write_text(json.dumps(m))
     again = tdb.restore_trash(res["trash_entry"])
     assert again["sessions"][0]["status"] == "present"  # recognised as this entry's own rows
-    tdb.trash_sessions(["s0"], )
+    tdb.trash_sessions(
+        ["s0"],
+    )
     tdb.create_session("s0", "cli")  # someone else's session under the same id
     man.write_text(json.dumps(m))
     assert tdb.restore_trash(res["trash_entry"])["sessions"][0]["status"] == "conflict"

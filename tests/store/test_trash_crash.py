@@ -49,10 +49,20 @@ def _build(path: Path) -> None:
             # every 10th session is the child of the one before it: deletes orphan or cascade them
             parent = f"c{i - 1:03d}" if i % 10 == 9 else None
             db.create_session(sid, "cli", model="m", parent_session_id=parent)
-            db.append_messages(sid, [{"role": "user" if j % 2 == 0 else "assistant",
-                                      "content": f"crash{i} text {j} 日本語 zebra", "timestamp": 1.7e9 + i + j / 100}
-                                     for j in range(N_MESSAGES)])
-            db.update_token_counts(sid, input_tokens=i, output_tokens=2 * i, model="m", estimated_cost_usd=i / 7)
+            db.append_messages(
+                sid,
+                [
+                    {
+                        "role": "user" if j % 2 == 0 else "assistant",
+                        "content": f"crash{i} text {j} 日本語 zebra",
+                        "timestamp": 1.7e9 + i + j / 100,
+                    }
+                    for j in range(N_MESSAGES)
+                ],
+            )
+            db.update_token_counts(
+                sid, input_tokens=i, output_tokens=2 * i, model="m", estimated_cost_usd=i / 7
+            )
             db.set_session_title(sid, f"crash title {i}")
             if i % 7:
                 db.end_session(sid, "done")
@@ -91,8 +101,12 @@ def _without_parent(rows: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _run_child(path: Path, op: str, arg: str, kill_after: float | None) -> tuple[float, bool]:
     """Run the child; SIGKILL it `kill_after` s after it is ready. Returns (seconds it ran, finished)."""
-    proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path), op, arg], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path), op, arg],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready", proc.stderr.read() if proc.stderr else ""
     t0 = time.monotonic()

@@ -28,7 +28,9 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def make_legacy(path: Path) -> None:
     """A v22 file with 0.19.0's inline FTS DDL verbatim (no cjk index: the side index serves CJK)."""
     c = apsw.Connection(str(path))
-    c.execute(S.SCHEMA_SQL + F.LEGACY_BASE_SQL + F.LEGACY_TRIGRAM_SQL + "INSERT INTO schema_version VALUES (22);")
+    c.execute(
+        S.SCHEMA_SQL + F.LEGACY_BASE_SQL + F.LEGACY_TRIGRAM_SQL + "INSERT INTO schema_version VALUES (22);"
+    )
     c.close()
 
 

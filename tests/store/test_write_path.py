@@ -94,8 +94,12 @@ def test_read_only_refuses_writes(db, db_path):
     mtime = db_path.stat().st_mtime_ns
     ro = SessionDB(db_path=db_path, read_only=True)
     try:
-        for op in (lambda: ro.create_session("n", "cli"), lambda: ro.append_message("s", "user", "y"),
-                   lambda: ro.set_session_title("s", "t"), lambda: ro.delete_session("s")):
+        for op in (
+            lambda: ro.create_session("n", "cli"),
+            lambda: ro.append_message("s", "user", "y"),
+            lambda: ro.set_session_title("s", "t"),
+            lambda: ro.delete_session("s"),
+        ):
             with pytest.raises(ReadOnlyError):
                 op()
         assert ro.get_session("n") is None

@@ -211,9 +211,11 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         self.remove_class("-running")
         self.add_class("-finished")
         if result is None:
-            self.status(Text(
-                f"Delete stopped: {error}. Sessions deleted before the stop are in the trash (T restores them)."
-            ))
+            self.status(
+                Text(
+                    f"Delete stopped: {error}. Sessions deleted before the stop are in the trash (T restores them)."
+                )
+            )
             self.query_one("#cancel", Button).label = "Close (esc)"
             self.changed(tuple(self.ids))
             return

@@ -48,7 +48,9 @@ class ExportDialog(ActionDialog[Path | None]):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+s", "export", "Export: write the file (Enter in the path too)", show=False, priority=True),
+        Binding(
+            "ctrl+s", "export", "Export: write the file (Enter in the path too)", show=False, priority=True
+        ),
         Binding("escape", "close", "Export: cancel, or stop a running export (no file left)", show=False),
     ]
 

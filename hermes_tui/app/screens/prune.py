@@ -366,7 +366,9 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.remove_class("-running")
         where = f" Exported to {self.main.hermes.display_path(exported)}." if exported else ""
         if result is None:
-            self.status(Text(f"Prune stopped: {error}. What was deleted before the stop is in the trash (T).{where}"))
+            self.status(
+                Text(f"Prune stopped: {error}. What was deleted before the stop is in the trash (T).{where}")
+            )
             self.changed()
             self.refresh_preview()
             return

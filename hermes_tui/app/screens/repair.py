@@ -66,7 +66,9 @@ class RepairOffer(Static, can_focus=True):
         try:
             report = diagnose(self.path)
         except Exception as exc:  # diagnose reports its own failures; anything else is shown
-            self.app.call_from_thread(self.update, Text(inert(f"Could not check the file: {error_text(exc)}")))
+            self.app.call_from_thread(
+                self.update, Text(inert(f"Could not check the file: {error_text(exc)}"))
+            )
             return
         self.app.call_from_thread(self._diagnosed, report)
 
@@ -80,15 +82,21 @@ class RepairOffer(Static, can_focus=True):
         if len(problems) > SHOWN_PROBLEMS:
             text.append(f"  … and {len(problems) - SHOWN_PROBLEMS} more\n")
         if report.get("sessions") is not None:
-            text.append(f"It still holds {report['sessions']:,} session(s) and {report.get('messages') or 0:,} "
-                        "message(s).\n")
+            text.append(
+                f"It still holds {report['sessions']:,} session(s) and {report.get('messages') or 0:,} "
+                "message(s).\n"
+            )
         if report.get("repairable"):
             text.append("\nR… repair: a backup is made first", style="bold")
-            text.append(" (beside the file). The repair keeps every session and message, and the file is "
-                        "only changed once the result checks out.")
+            text.append(
+                " (beside the file). The repair keeps every session and message, and the file is "
+                "only changed once the result checks out."
+            )
             self.focus()
         else:
-            text.append("\nThis damage cannot be repaired automatically; the file was left exactly as it was.")
+            text.append(
+                "\nThis damage cannot be repaired automatically; the file was left exactly as it was."
+            )
         self.update(text)
         self.main.refresh_bindings()
 
@@ -97,7 +105,11 @@ class RepairOffer(Static, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "repair":
-            return bool(self.report and self.report.get("repairable")) and not self.running and self.result is None
+            return (
+                bool(self.report and self.report.get("repairable"))
+                and not self.running
+                and self.result is None
+            )
         return True
 
     # ------------------------------------------------------------------ repair
@@ -105,11 +117,15 @@ class RepairOffer(Static, can_focus=True):
         if self.main.hermes.read_only or self.running or not (self.report and self.report.get("repairable")):
             return
         self.running = True
-        self.update(Text("Backing the file up, then repairing… (keep hermes-agent closed meanwhile)", style="bold"))
+        self.update(
+            Text("Backing the file up, then repairing… (keep hermes-agent closed meanwhile)", style="bold")
+        )
         self.refresh_bindings()
         self.repair_worker()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="repair-run", description="repair the store")
+    @work(
+        thread=True, exclusive=True, exit_on_error=False, group="repair-run", description="repair the store"
+    )
     def repair_worker(self) -> None:
         try:
             result = repair(self.path)
@@ -132,7 +148,9 @@ class RepairOffer(Static, can_focus=True):
             self.update(text)
             self.app.notify(
                 inert(f"Repaired; backup at {self.shown(result['backup_path'] or '')}"),
-                title="Repair", markup=False, timeout=10,
+                title="Repair",
+                markup=False,
+                timeout=10,
             )
             self.main.session_list.focus()
             self.main.open_database(self.path)

@@ -59,7 +59,9 @@ class ConfirmDialog(ModalScreen[bool]):
             with VerticalScroll(id="dialog-body"):
                 yield Static(self.body, id="confirm-body")
             with Horizontal(id="buttons"):
-                yield Button(f"{self.button} ({self.key})", id="confirm", variant="error" if self.danger else "primary")
+                yield Button(
+                    f"{self.button} ({self.key})", id="confirm", variant="error" if self.danger else "primary"
+                )
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
@@ -111,7 +113,9 @@ def restore_preview(entry: dict[str, Any]) -> Text:
     text = Text()
     what = entry.get("what") or "delete"
     text.append(f"From the {what} of {clock_time(entry.get('created_at'))} UTC: ", style="bold")
-    text.append(f"{plural(len(sessions), 'session')}, {plural(int(counts.get('messages') or 0), 'message')}.\n")
+    text.append(
+        f"{plural(len(sessions), 'session')}, {plural(int(counts.get('messages') or 0), 'message')}.\n"
+    )
     if entry.get("status") == "interrupted":
         text.append("The delete was interrupted: sessions it never reached are still in the store.\n")
     for s in sessions[:SHOWN_SESSIONS]:
@@ -121,7 +125,9 @@ def restore_preview(entry: dict[str, Any]) -> Text:
         text.append("\n")
     if len(sessions) > SHOWN_SESSIONS:
         text.append(f"  … and {len(sessions) - SHOWN_SESSIONS:,} more\n", style="dim")
-    text.append("\nA session whose id exists again is not restored (a conflict); live data is never overwritten.")
+    text.append(
+        "\nA session whose id exists again is not restored (a conflict); live data is never overwritten."
+    )
     return text
 
 
@@ -191,7 +197,9 @@ class TrashScreen(ActionDialog[None]):
 
     def _refuse(self, what: str) -> bool:
         if self.db.read_only:
-            self.app.notify(READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False)
+            self.app.notify(
+                READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False
+            )
             return True
         if self.busy:
             self.status("busy: wait for the current step (Esc stops a lock wait)", style="bold")
@@ -211,7 +219,9 @@ class TrashScreen(ActionDialog[None]):
             return
         self.preview_worker(entry_id)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="trash-preview", description="read an entry")
+    @work(
+        thread=True, exclusive=True, exit_on_error=False, group="trash-preview", description="read an entry"
+    )
     def preview_worker(self, entry_id: str) -> None:
         try:
             entry = self.db.trash_entry(entry_id)
@@ -272,7 +282,9 @@ class TrashScreen(ActionDialog[None]):
         body = Text()
         body.append(f"Trash entry {entry_id}: ", style="bold")
         body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
-        body.append(f"{plural(int(entry.get('messages') or 0), 'message')}, {_bytes(int(entry.get('bytes') or 0))}.\n")
+        body.append(
+            f"{plural(int(entry.get('messages') or 0), 'message')}, {_bytes(int(entry.get('bytes') or 0))}.\n"
+        )
         body.append("They can no longer be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty this trash entry for good?", body, entry_id)
 
@@ -296,7 +308,9 @@ class TrashScreen(ActionDialog[None]):
 
         self.app.push_screen(ConfirmDialog(title, body, "Empty", "ctrl+d", danger=True), answered)
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="trash-empty", description="empty the trash")
+    @work(
+        thread=True, exclusive=True, exit_on_error=False, group="trash-empty", description="empty the trash"
+    )
     def empty_worker(self, entry_id: str | None) -> None:
         try:
             result = self.db.empty_trash(entry_id=entry_id)
