@@ -33,3 +33,11 @@ class OpenSession(Message):
     session_id: str
     message_id: int | None = None
     terms: tuple[str, ...] = ()
+
+
+@dataclass
+class LiveChanged(Message):
+    """The live follower saw commits by other connections (or fresh live statuses of the rows
+    on screen). ``update`` is a `hermes_tui.app.live_follow.LiveUpdate`."""
+
+    update: object

@@ -123,6 +123,7 @@ def test_columns_fit_every_width() -> None:
         "msgs",
         "tokens",
         "cost",
+        "live",
         "time",
     ]
     assert "model" not in [c.key for c, _ in layout_columns(60)]

@@ -9,6 +9,7 @@ posts `SessionsChanged` — which drops every cache here and re-queries.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -23,11 +24,12 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Select, Static
+from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions
-from hermes_tui.app.messages import OpenSession, SessionsChanged, StoreFailed
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import open_store
 from hermes_tui.app.render import (
     format_cost,
@@ -61,6 +63,8 @@ DATE_PRESETS: tuple[tuple[str, int], ...] = (
     ("last year", 365),
 )
 HIGHLIGHT_DEBOUNCE_S = 0.12
+#: "Active now": open sessions with a message (or a start) in the last this many seconds.
+ACTIVE_WITHIN_S = 600.0
 
 #: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
 #: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
@@ -69,6 +73,7 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("slash", "screen.search", "Search"),
         ("f", "screen.filters", "Filters"),
         ("F", "screen.clear_filters", "Clear filters"),
+        ("a", "screen.active_now", "Active now"),
     ),
     "#transcript": (
         ("x", "toggle_folds", "Folds"),
@@ -76,11 +81,13 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("N", "screen.prev_hit", "Prev hit"),
         ("c", "screen.chain", "Chain"),
         ("i", "screen.toggle_inactive", "Rewound"),
+        ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Search"),
         ("z", "screen.zoom", "Zoom"),
     ),
     "#lineage": (
         ("enter", "jump", "Open session"),
+        ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Search"),
         ("z", "screen.zoom", "Zoom"),
     ),
@@ -174,6 +181,9 @@ class MainScreen(Screen[None]):
         Binding("t", "focus_transcript", "Transcript", show=False),
         Binding("l", "focus_lineage", "Lineage", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
+        Binding("a", "active_now", "Active now", show=False),
+        Binding("L", "live_tip", "Live tip", show=False),
+        Binding("G", "jump_new", "Newest messages", show=False),
         Binding("d", "open_demo", "Open demo"),  # shown only when no database is open
     ]
 
@@ -215,7 +225,9 @@ class MainScreen(Screen[None]):
     class OrderLoaded(Message):
         """Ordered ids for the current filter."""
 
-        def __init__(self, ids: Any, keep: str | None, seconds: float, store_total: int | None = None) -> None:
+        def __init__(
+            self, ids: Any, keep: str | None, seconds: float, store_total: int | None = None
+        ) -> None:
             super().__init__()
             self.ids = ids
             self.keep = keep
@@ -247,6 +259,13 @@ class MainScreen(Screen[None]):
         for spec in actions.ACTIONS:
             self._bindings.bind(spec.key, f"run_action({spec.name!r})", spec.description, show=False)
         self.store_total: int | None = None  # sessions in the store, whatever the filter
+        #: Live follow (issue #18): the polling thread's follower, the "active now" filter, and
+        #: a live order refresh in flight / asked for again meanwhile.
+        self.follower: LiveFollower | None = None
+        self.active_only = False
+        self._live_order_running = False
+        self._live_order_again = False
+        self._live_error_shown = False
 
     @property
     def hermes(self) -> HermesApp:
@@ -265,6 +284,7 @@ class MainScreen(Screen[None]):
                     yield Select[str]([], prompt="any model", id="filter-model", compact=True)
                     yield Select[int](list(DATE_PRESETS), prompt="any time", id="filter-date", compact=True)
                     yield Input(placeholder="title/id…", id="filter-text", compact=True)
+                    yield Checkbox("active now", id="filter-active", compact=True)
                 yield SessionList(now=now, id="sessions")
                 yield SearchPane(now=now, id="search")
                 yield LineageTree(id="lineage")
@@ -292,6 +312,7 @@ class MainScreen(Screen[None]):
         self.query_one("#search", SearchPane).border_title = "Search"
         self.query_one("#sessions", SessionList).loading = True
         self.query_one("#sessions", SessionList).focus()
+        self.session_list.on_visible = self._visible_changed
         self.open_database(self.hermes.db_path)
 
     # ------------------------------------------------------------------ accessors for actions
@@ -339,6 +360,8 @@ class MainScreen(Screen[None]):
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
+        if self.follower is not None:
+            self.follower.stop()  # before its store closes under it
         old, self.db = self.db, message.db
         if old is not None and old is not message.db:
             old.close()
@@ -349,7 +372,10 @@ class MainScreen(Screen[None]):
         self._update_info()
         sessions = self.session_list
         sessions.row_source = message.db.list_rows
+        db, now = message.db, self.hermes.now
+        sessions.status_source = lambda ids: db.live_status(ids, now())
         sessions.empty_text = "No sessions in this database."
+        self._start_follower(message.db)
         search = self.query_one("#search", SearchPane)
         search.set_sources(message.sources)
         search.connect(self._searcher, self._titles, self._counter)
@@ -382,6 +408,9 @@ class MainScreen(Screen[None]):
             f"hermes-tui cannot browse {shown}:\n{error}",
             "Nothing was changed: the file was only read, never written.",
         )
+        from hermes_tui.app.screens.repair import offer_repair  # a damaged store: diagnose, offer R
+
+        offer_repair(self, message.path, message.error)
 
     def _show_notice(self, state: str, header: str, what: str, safety: str) -> None:
         """Replace the panes with one clear message: what the file is, that nothing was changed,
@@ -454,7 +483,12 @@ class MainScreen(Screen[None]):
             extras.append(f"fts {one_line(caps['fts_layout'])}")
         path = one_line(self.hermes.display_path(self.hermes.db_path))
         sep = " · "
-        fixed = cell_width("hermes-tui") + len(sep) + cell_width(mode) + (len(sep) + cell_width(count) if count else 0)
+        fixed = (
+            cell_width("hermes-tui")
+            + len(sep)
+            + cell_width(mode)
+            + (len(sep) + cell_width(count) if count else 0)
+        )
         room = width - fixed - len(sep)
         while extras and room - sum(len(sep) + cell_width(e) for e in extras) < min(24, cell_width(path)):
             extras.pop()  # the path is worth more than the schema details
@@ -483,18 +517,33 @@ class MainScreen(Screen[None]):
         if self.db is None:
             return
         self.session_list.loading = True
-        self.load_order_worker(self.filter, self.order, keep or self.session_list.selected_id)
+        self.load_order_worker(
+            self.filter, self.order, keep or self.session_list.selected_id, self.active_only
+        )
+
+    def _ordered_ids(self, flt: SessionFilter, order: str, active: bool) -> tuple[list[str], int]:
+        """The ids of the list and the store's session count (worker thread). "Active now"
+        keeps, in the current order, the open sessions with recent activity."""
+        assert self.db is not None
+        ids = self.db.session_order(flt, order=order).ids
+        unfiltered = flt == SessionFilter() and not active
+        total = len(ids) if unfiltered else self.db.session_count(include_archived=True)
+        if active:
+            recent = set(self.db.active_sessions(self.hermes.now(), ACTIVE_WITHIN_S))
+            ids = [i for i in ids if i in recent]
+        return list(ids), total
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
-    def load_order_worker(self, flt: SessionFilter, order: str, keep: str | None) -> None:
+    def load_order_worker(
+        self, flt: SessionFilter, order: str, keep: str | None, active: bool = False
+    ) -> None:
         """One indexed query for the ordered ids; rows come later, a page at a time. A filtered
         list also counts the whole store (one COUNT), for "3 of 34"."""
         assert self.db is not None
         started = time.perf_counter()
         store_total: int | None = None
         try:
-            ids = self.db.session_order(flt, order=order).ids
-            store_total = len(ids) if flt == SessionFilter() else self.db.session_count(include_archived=True)
+            ids, store_total = self._ordered_ids(flt, order, active)
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             ids = []
@@ -548,7 +597,7 @@ class MainScreen(Screen[None]):
     @property
     def filter_active(self) -> bool:
         """Some filter narrows the list (the order is not a filter)."""
-        return self.filter != SessionFilter()
+        return self.filter != SessionFilter() or self.active_only
 
     def filter_summary(self) -> str:
         """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
@@ -563,6 +612,8 @@ class MainScreen(Screen[None]):
             parts.append(label or "recent")
         if f.text:
             parts.append(f"title~{one_line(f.text, 30)}")
+        if self.active_only:
+            parts.append("active now")
         return " · ".join(parts)
 
     @on(Select.Changed, "#filters Select")
@@ -589,6 +640,8 @@ class MainScreen(Screen[None]):
             for selector in ("#filter-source", "#filter-model", "#filter-date"):
                 self.query_one(selector, Select).clear()
             self.query_one("#filter-text", Input).value = ""
+            self.query_one("#filter-active", Checkbox).value = False
+        self.active_only = False
         self.filter = SessionFilter()
         self._filter_days = None
         self.notify("Filters cleared", timeout=2)
@@ -604,6 +657,8 @@ class MainScreen(Screen[None]):
             return self.filter_active
         if action in {"next_hit", "prev_hit"}:
             return self.has_class("-searching") and bool(self.query_one("#search", SearchPane).hits)
+        if action == "live_tip":
+            return self.query_one("#lineage", LineageTree).live_tip is not None
         return True
 
     @on(SessionList.Highlighted)
@@ -631,7 +686,9 @@ class MainScreen(Screen[None]):
 
     @on(StoreFailed)
     def _store_failed(self, message: StoreFailed) -> None:
-        self.notify(one_line(message.error), title=f"Could not {message.action}", severity="error", markup=False)
+        self.notify(
+            one_line(message.error), title=f"Could not {message.action}", severity="error", markup=False
+        )
 
     @on(SessionsChanged)
     def _sessions_changed(self, message: SessionsChanged) -> None:
@@ -721,6 +778,8 @@ class MainScreen(Screen[None]):
         transcript.border_subtitle = self._transcript_subtitle(loaded)
         self.query_one("#transcript-title", Static).update(self._title_text(loaded.row))
         self.query_one("#lineage", LineageTree).show_lineage(loaded.lineage)
+        self._show_live_tip()
+        self._care_changed()
         if loaded.focus:
             transcript.focus()
 
@@ -740,14 +799,20 @@ class MainScreen(Screen[None]):
             and search.highlighted is not None
         ):
             parts.append(f"hit {search.highlighted + 1:,}/{search.total_label()}")
+        new_below = self.query_one("#transcript", TranscriptView).new_below
+        if new_below:
+            parts.insert(0, f"{new_below:,} new ↓ G")
         return " · ".join(parts)
 
-    def _title_text(self, row: dict[str, Any]) -> Text:
+    def _title_text(self, row: dict[str, Any], note: str = "") -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         title = one_line(row.get("title"))
         text.append(title or one_line(row.get("preview")) or "(untitled)", style="bold")
+        text.append("\n")
+        if note:  # first on the second line, so a narrow pane still shows it
+            text.append(note + " · ", style="bold reverse")
         text.append(
-            f"\n{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
+            f"{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
         )
         tokens = (to_number(row.get("input_tokens")) or 0) + (to_number(row.get("output_tokens")) or 0)
         text.append(f" · {human_count(row.get('message_count'))} msgs · {human_count(tokens)} tok")
@@ -935,3 +1000,297 @@ class MainScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.post_message(SessionsChanged())
+        search = self.query_one("#search", SearchPane)
+        if self.has_class("-searching") and search.shown is not None:
+            search.refresh_results()
+
+    # ------------------------------------------------------------------ live follow (issue #18)
+    def _start_follower(self, db: SessionDB) -> None:
+        """One polling thread per open store; the old store's follower stops first."""
+        if self.follower is not None:
+            self.follower.stop()
+        follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
+        self.follower = follower
+        self._live_error_shown = False
+        self._care_changed()
+        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
+        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
+        threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True).start()
+
+    def _post_live(self, follower: LiveFollower, update: LiveUpdate) -> None:
+        """From the polling thread: only the current store's follower reports (a store being
+        replaced may fail its last poll as it closes; that is not news)."""
+        if follower is self.follower and not follower.stopped:
+            self.post_message(LiveChanged(update))
+
+    def on_unmount(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+
+    @on(events.Key)
+    @on(events.MouseDown)
+    @on(events.MouseScrollDown)
+    @on(events.MouseScrollUp)
+    def _user_input(self, event: events.Event) -> None:
+        """Input keeps the follower at its fast rate (it slows down after a quiet spell)."""
+        if self.follower is not None:
+            self.follower.touch()
+
+    def _visible_changed(self, ids: list[str]) -> None:
+        if self.follower is not None:
+            self.follower.show(ids)
+            self._care_changed(ids)
+
+    def _care_changed(self, visible: list[str] | None = None) -> None:
+        """The follower reports ends, titles and deletions of the rows on screen and of the
+        open session (and its lineage)."""
+        if self.follower is None:
+            return
+        ids = list(visible if visible is not None else self.session_list.visible_ids)
+        if self.current_session:
+            ids.append(self.current_session)
+        lineage = self.query_one("#lineage", LineageTree).lineage or {}
+        ids += [n["id"] for n in lineage.get("nodes", [])[:64]]
+        self.follower.care(ids)
+
+    @on(LiveChanged)
+    async def _live_changed(self, message: LiveChanged) -> None:
+        update = message.update
+        assert isinstance(update, LiveUpdate)
+        if update.error is not None:
+            if not self._live_error_shown:
+                self._live_error_shown = True
+                self.notify(
+                    one_line(update.error), title="Live follow paused", severity="warning", markup=False
+                )
+            return
+        self._live_error_shown = False
+        if update.statuses is not None:
+            self.session_list.set_live(update.statuses)
+            if self.active_only:  # sessions age out of "active now"
+                self._refresh_order_live()
+        ch = update.changes
+        if not ch:
+            return
+        if (
+            ch.new_sessions
+            or ch.reactivated
+            or ch.deleted
+            or ch.sessions_removed
+            or ch.reset
+            or ch.ended
+            or ch.reopened
+            or ch.titles
+            or ch.messages
+        ):
+            self._refresh_order_live()
+        if self.has_class("-searching") and (ch.messages or ch.deleted or ch.sessions_removed or ch.reset):
+            self.query_one("#search", SearchPane).store_changed()
+        current = self.current_session
+        if current is None:
+            return
+        if current in ch.deleted:
+            await self._current_deleted(current)
+            return
+        lineage_ids = {
+            n["id"] for n in (self.query_one("#lineage", LineageTree).lineage or {}).get("nodes", [])
+        }
+        lineage_changed = bool(
+            any(c.get("parent_session_id") in lineage_ids for c in ch.children)
+            or lineage_ids.intersection(ch.continued)
+            or lineage_ids.intersection(ch.ended)
+            or lineage_ids.intersection(ch.deleted)
+            or lineage_ids.intersection(ch.titles)
+        )
+        transcript = self.query_one("#transcript", TranscriptView)
+        data = transcript.data
+        if data is not None and data.chain:
+            shown = {i.session_id for i in data.items if isinstance(i, Divider)}
+            if shown.intersection(ch.messages) or lineage_changed:
+                self.load_session(current)  # a chain re-reads its segments
+            return
+        touched = (
+            current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened
+        )
+        if touched or lineage_changed or ch.reset:
+            after = transcript.last_message_id if data is not None and data.session_id == current else None
+            self.live_session_worker(current, after, lineage_changed or ch.reset or current in ch.ended)
+
+    class LiveSession(Message):
+        """What the live follower's changes mean for the open session (worker → screen)."""
+
+        def __init__(
+            self,
+            session_id: str,
+            row: dict[str, Any] | None,
+            items: list[MessageView] | None,
+            lineage: dict[str, Any] | None,
+        ) -> None:
+            super().__init__()
+            self.session_id = session_id
+            self.row = row
+            self.items = items
+            self.lineage = lineage
+
+    @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
+    def live_session_worker(self, session_id: str, after_id: int | None, lineage_too: bool) -> None:
+        """The open session's row, messages after the last one shown, and (when a child or an
+        end appeared) its lineage — one small read each, off the event loop."""
+        assert self.db is not None
+        try:
+            rows = self.db.list_rows([session_id])
+            items = None
+            if rows and after_id is not None:
+                items = [
+                    message_view(m)
+                    for m in self.db.get_messages_page(
+                        session_id, after_id=after_id, limit=1_000_000, include_inactive=True
+                    )
+                ]
+            lineage = self.db.get_lineage(session_id) if rows and lineage_too else None
+        except Exception as exc:
+            self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.LiveSession(session_id, rows[0] if rows else None, items, lineage))
+
+    @on(LiveSession)
+    async def _live_session(self, message: LiveSession) -> None:
+        if message.session_id != self.current_session:
+            return  # the reader moved on meanwhile
+        if message.row is None:
+            await self._current_deleted(message.session_id)
+            return
+        loaded = self._last_loaded
+        if loaded is not None and loaded.session_id == message.session_id:
+            loaded.row = message.row
+        transcript = self.query_one("#transcript", TranscriptView)
+        if message.items and transcript.data is not None and transcript.data.session_id == message.session_id:
+            await transcript.append_items(message.items)
+        if message.lineage is not None:
+            if loaded is not None and loaded.session_id == message.session_id:
+                loaded.lineage = message.lineage
+            self.query_one("#lineage", LineageTree).show_lineage(message.lineage)
+            self._care_changed()
+        self._show_live_tip()
+        if loaded is not None and loaded.session_id == message.session_id:
+            transcript.border_subtitle = self._transcript_subtitle(loaded)
+
+    @on(TranscriptView.NewBelow)
+    def _new_below(self, message: TranscriptView.NewBelow) -> None:
+        """The "N new ↓ G" marker in the transcript's subtitle comes and goes."""
+        loaded = self._last_loaded
+        if loaded is not None and loaded.session_id == self.current_session:
+            self.query_one("#transcript", TranscriptView).border_subtitle = self._transcript_subtitle(loaded)
+
+    async def _current_deleted(self, session_id: str) -> None:
+        """The open session was deleted by another program: say so where it was shown."""
+        self.current_session = None
+        self._last_loaded = None
+        transcript = self.query_one("#transcript", TranscriptView)
+        await transcript.clear_transcript(f"Session {session_id} was deleted elsewhere (by another program).")
+        transcript.border_subtitle = "deleted elsewhere"
+        self.query_one("#transcript-title", Static).update(Text(""))
+        self.query_one("#lineage", LineageTree).show_lineage(None)
+        self._show_live_tip()
+
+    def _show_live_tip(self) -> None:
+        """ "continued in …" on a session whose compression chain went on; `L` jumps there."""
+        lineage = self.query_one("#lineage", LineageTree)
+        tip = lineage.live_tip
+        loaded = self._last_loaded
+        title = self.query_one("#transcript-title", Static)
+        if loaded is not None and loaded.session_id == self.current_session:
+            note = ""
+            if tip is not None:
+                node = next((n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {})
+                note = f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
+            title.update(self._title_text(loaded.row, note))
+        lineage.border_subtitle = "L: live tip" if tip is not None else ""
+        self.refresh_bindings()
+
+    def action_live_tip(self) -> None:
+        """Jump to where the open session's compression chain continues now."""
+        tip = self.query_one("#lineage", LineageTree).live_tip
+        if tip is not None:
+            self.open_session(tip)
+
+    async def action_jump_new(self) -> None:
+        """Show the newest messages of the open transcript (the "N new ↓" marker's key)."""
+        transcript = self.query_one("#transcript", TranscriptView)
+        transcript.focus()
+        await transcript.action_last()
+
+    def action_active_now(self) -> None:
+        """Toggle the "active now" filter: open sessions with activity in the last 10 minutes."""
+        with self.prevent(Checkbox.Changed):
+            self.query_one("#filter-active", Checkbox).value = not self.active_only
+        self._set_active_only(not self.active_only)
+
+    @on(Checkbox.Changed, "#filter-active")
+    def _active_checkbox(self, event: Checkbox.Changed) -> None:
+        event.stop()
+        self._set_active_only(event.value)
+
+    def _set_active_only(self, value: bool) -> None:
+        if value == self.active_only:
+            return
+        self.active_only = value
+        self.notify(
+            "Active now: open sessions with activity in the last 10 minutes"
+            if value
+            else "Active-now filter off",
+            timeout=2,
+        )
+        self.reload_order()
+
+    def _refresh_order_live(self) -> None:
+        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
+        more), and not while a full reload is on its way (it reads the same data)."""
+        if self.db is None or self.state != "ready":
+            return
+        if self._live_order_running:
+            self._live_order_again = True
+            return
+        self._live_order_running = True
+        self._live_order_again = False
+        self.live_order_worker(self.filter, self.order, self.active_only)
+
+    class LiveOrder(Message):
+        """A fresh order after live changes (worker → screen)."""
+
+        def __init__(
+            self, ids: list[str] | None, flt: SessionFilter, order: str, active: bool, total: int
+        ) -> None:
+            super().__init__()
+            self.ids = ids
+            self.flt = flt
+            self.order = order
+            self.active = active
+            self.total = total
+
+    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the session order")
+    def live_order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
+        try:
+            ids, total = self._ordered_ids(flt, order, active)
+        except Exception as exc:
+            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
+            self.post_message(self.LiveOrder(None, flt, order, active, 0))
+            return
+        self.post_message(self.LiveOrder(ids, flt, order, active, total))
+
+    @on(LiveOrder)
+    async def _live_order(self, message: LiveOrder) -> None:
+        self._live_order_running = False
+        sessions = self.session_list
+        current = (message.flt, message.order, message.active) == (self.filter, self.order, self.active_only)
+        if message.ids is not None and current and not sessions.loading:
+            was_empty = sessions.total == 0
+            sessions.update_order(message.ids)
+            self.store_total = message.total
+            self._update_list_title()
+            self._update_info()
+            self.refresh_bindings()
+            if was_empty and message.ids and self.current_session is None:
+                self.load_session(message.ids[0])
+        if self._live_order_again:
+            self._refresh_order_live()

@@ -131,6 +131,30 @@ class LineageTree(Tree[dict[str, Any]]):
         if self_node is not None:
             self.call_after_refresh(self._focus_node, self_node)
 
+    @property
+    def live_tip(self) -> str | None:
+        """Where the selected session's compression chain continues now (its newest compression
+        descendant), when that is another session: `L` jumps there. None when it is the tip."""
+        lineage = self.lineage or {}
+        nodes = list(lineage.get("nodes", []))
+        current = next((n["id"] for n in nodes if n.get("is_self")), None)
+        if current is None:
+            return None
+        seen = {current}
+        while True:
+            kids = [
+                n
+                for n in nodes
+                if n.get("parent_session_id") == current
+                and n.get("edge_kind") == "compression"
+                and n["id"] not in seen
+            ]
+            if not kids:
+                break
+            current = max(kids, key=_sort_key)["id"]
+            seen.add(current)
+        return current if len(seen) > 1 else None
+
     def _focus_node(self, node: TreeNode[dict[str, Any]]) -> None:
         self.move_cursor(node, animate=False)
 

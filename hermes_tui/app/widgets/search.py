@@ -37,6 +37,8 @@ from hermes_tui.app.render import (
 from hermes_tui.safe_text import one_line
 
 DEBOUNCE_S = 0.05
+#: Newest-first results shown are re-run at most this often while agents write (issue #18).
+LIVE_REFRESH_S = 0.5
 RESULT_LIMIT = 25  # one page: about three screens of hits; 50 options blocked the loop 25-120 ms
 MORE_AHEAD = 5  # fetch the next page when the highlight comes this close to the last loaded hit
 COUNT_CAP = 10_000  # counting stops here and says "≥10,000" (a count walks every match)
@@ -189,6 +191,10 @@ class SearchPane(Vertical):
         self._step_after_more: int | None = None
         self._timer: Timer | None = None
         self.searches_run = 0
+        #: The store changed since `shown` ran and the hits were not refreshed ("ctrl+r").
+        self.stale = False
+        self._live_timer: Timer | None = None
+        self._keep_hit: int | None = None
 
     def compose(self) -> ComposeResult:
         yield QueryInput(placeholder="search messages…  (Esc closes)", id="search-input")
@@ -392,7 +398,39 @@ class SearchPane(Vertical):
                 self.exhausted = True
         self._show_status()
 
+    def store_changed(self) -> None:
+        """Other connections committed: never show silently stale hits. Newest-first results
+        whose first page is all that is loaded re-run (cheap: the walk stops after one page),
+        keeping the highlighted hit; other orders, or deeper pages, say "results changed"."""
+        shown = self.shown
+        if shown is None or not shown.query or self.error or self.searcher is None:
+            return
+        if shown.sort == "newest" and len(self.hits) <= RESULT_LIMIT and shown == self.current_request():
+            if self._live_timer is None:
+                self._live_timer = self.set_timer(LIVE_REFRESH_S, self._live_refresh)
+            return
+        if not self.stale:
+            self.stale = True
+            self._show_status()
+
+    def _live_refresh(self) -> None:
+        self._live_timer = None
+        shown = self.shown
+        if shown is None or shown != self.current_request():
+            return
+        index = self.highlighted
+        self._keep_hit = int(self.hits[index]["id"]) if index is not None and index < len(self.hits) else None
+        self.search_worker(shown)
+
+    def refresh_results(self) -> None:
+        """Run the shown query again (ctrl+r), keeping the highlighted hit when it is still there."""
+        index = self.highlighted
+        self._keep_hit = int(self.hits[index]["id"]) if index is not None and index < len(self.hits) else None
+        self._schedule(delay=0)
+
     def _apply(self, results: SearchResults) -> None:
+        keep, self._keep_hit = self._keep_hit, None
+        self.stale = False
         self.hits = list(results.hits)
         self.shown = results.request
         self.route = results.route
@@ -405,7 +443,8 @@ class SearchPane(Vertical):
         options.clear_options()
         options.add_options([Option(self._hit_prompt(h)) for h in results.hits])
         if results.hits:
-            options.highlighted = 0
+            ids = [int(h["id"]) for h in results.hits]
+            options.highlighted = ids.index(keep) if keep in ids else 0
         if not self.exhausted and self.counter is not None and results.request.query:
             self.counting = True
             self.count_worker(results.request)
@@ -458,6 +497,9 @@ class SearchPane(Vertical):
             self._status(Text("type to search every message", style="dim"))
             return
         status = Text(no_wrap=True, overflow="ellipsis")
+        if self.stale:  # first, so a narrow pane still shows it
+            status.append("results changed — ctrl+r", style="bold reverse")
+            status.append(" · ")
         loaded = len(self.hits)
         if self.exhausted:
             status.append("no hits" if not loaded else f"{loaded:,} hit{'s' if loaded != 1 else ''}")

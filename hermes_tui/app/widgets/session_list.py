@@ -66,8 +66,31 @@ COLUMNS: tuple[Column, ...] = (
     Column("msgs", "Msgs", 5, "right", min_total=50),
     Column("tokens", "Tokens", 7, "right", min_total=62),
     Column("cost", "Cost", 7, "right", min_total=78),
+    Column("live", "Live", 9, min_total=50),
     Column("time", "Active", 10, "right"),
 )
+
+LIVE_MARKS = {"working": "● working", "waiting": "◐ waiting"}
+
+
+def live_label(status: dict[str, Any] | None) -> str:
+    """ "● working", "◐ waiting", "idle 12m" for an open session; "" when ended or unknown."""
+    if not status:
+        return ""
+    state = status.get("state")
+    if state in LIVE_MARKS:
+        return LIVE_MARKS[state]
+    if state == "idle":
+        idle = status.get("idle_s")
+        if not isinstance(idle, int | float):
+            return "idle"
+        minutes = int(idle // 60)
+        if minutes < 60:
+            return f"idle {minutes}m"
+        if minutes < 48 * 60:
+            return f"idle {minutes // 60}h"
+        return f"idle {minutes // 1440}d"
+    return ""
 
 
 def layout_columns(width: int) -> list[tuple[Column, int]]:
@@ -106,6 +129,9 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--untitled",
         "session-list--selected",
         "session-list--selected-mark",
+        "session-list--working",
+        "session-list--waiting",
+        "session-list--idle",
     }
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -136,11 +162,18 @@ class SessionList(ScrollView, can_focus=True):
     class PageLoaded(Message):
         """A worker fetched a page of rows (private to the widget)."""
 
-        def __init__(self, generation: int, page: int, rows: list[dict[str, Any]]) -> None:
+        def __init__(
+            self,
+            generation: int,
+            page: int,
+            rows: list[dict[str, Any]],
+            statuses: dict[str, dict[str, Any]] | None = None,
+        ) -> None:
             super().__init__()
             self.generation = generation
             self.page = page
             self.rows = rows
+            self.statuses = statuses or {}
 
     class PageFailed(Message):
         """A page fetch failed; the screen turns it into a notification."""
@@ -174,6 +207,14 @@ class SessionList(ScrollView, can_focus=True):
         self.selection: set[str] = set()
         self._anchor: int | None = None
         self._range_base: set[str] = set()
+        #: Live status of the rows on screen (`SessionDB.live_status`), from the live follower.
+        self.live: dict[str, dict[str, Any]] = {}
+        #: Called with the ids on screen whenever they may have changed (the live follower).
+        self.on_visible: Callable[[list[str]], None] | None = None
+        #: Live statuses fetched with each page (`SessionDB.live_status`), so rows show theirs
+        #: from their first paint; the live follower keeps them current afterwards.
+        self.status_source: Callable[[Sequence[str]], dict[str, dict[str, Any]]] | None = None
+        self._live_column = True
 
     # ------------------------------------------------------------------ data
     @property
@@ -228,6 +269,79 @@ class SessionList(ScrollView, can_focus=True):
         self.cursor = index
         self._scroll_cursor_into_view(center=True)
         self.refresh()
+        self.call_after_refresh(self._report_visible)
+
+    def update_order(self, ids: Sequence[str]) -> int:
+        """A live refresh of the order: the selected row and the scroll position stay where the
+        user left them. The cursor keeps its session (at its new index) and the view scrolls by
+        the rows inserted or removed above it, so the selected row stays on the same screen line;
+        at the very top the view stays at the top, so new sessions show up there. Rows already
+        fetched are shown at their new places until the fresh ones arrive (no placeholder flash).
+        Marks keep only ids still present. Returns the rows the cursor moved by."""
+        keep = self.selected_id
+        old_cursor = self.cursor
+        top = int(self.scroll_offset.y)
+        known = {r.get("id"): r for page in self._pages.values() for r in page}
+        self._generation += 1
+        self._ids = ids
+        self._pages.clear()
+        self._pending.clear()
+        self._anchor = None
+        self._seed = None
+        if self.selection:
+            kept = self.selection.intersection(ids)
+            if kept != self.selection:
+                self.selection = kept
+                self.post_message(self.SelectionChanged(len(kept)))
+        index = old_cursor
+        if keep is not None:
+            try:
+                index = ids.index(keep)
+            except (ValueError, AttributeError):
+                index = old_cursor  # gone: the cursor stays on its line
+        index = max(0, min(index, len(ids) - 1)) if ids else 0
+        height = self._body_height
+        shift = index - old_cursor
+        new_top = 0 if top == 0 and index < height else max(0, top + shift)
+        self.virtual_size = Size(self.scrollable_content_region.width, len(ids) + 1)
+        self.set_reactive(SessionList.cursor, index)
+        self.scroll_to(y=new_top, animate=False, force=True)
+        first, last = new_top // PAGE_SIZE, (new_top + height) // PAGE_SIZE
+        for page in range(first, last + 1):
+            start = page * PAGE_SIZE
+            part = ids[start : start + PAGE_SIZE]
+            if part and all(i in known for i in part):
+                self._pages[page] = [known[i] for i in part]
+            self._fetch_page(page)  # fresh counts for the rows on screen
+        self._line_cache.clear()
+        self.refresh()
+        self.call_after_refresh(self._report_visible)
+        # No Highlighted: the open transcript stays (one deleted elsewhere says so) until the
+        # user moves the cursor.
+        return shift
+
+    def set_live(self, statuses: dict[str, dict[str, Any]]) -> None:
+        """Fresh live statuses of some rows (those on screen, or a page just fetched)."""
+        if any(self.live.get(k) != v for k, v in statuses.items()):
+            if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
+                self.live = {}
+            self.live = {**self.live, **statuses}
+            self.refresh()
+
+    @property
+    def visible_ids(self) -> list[str]:
+        """Ids of the rows on screen."""
+        top = int(self.scroll_offset.y)
+        return list(self._ids[top : top + self._body_height])
+
+    def _report_visible(self) -> None:
+        if self.on_visible is not None:
+            self.on_visible(self.visible_ids)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if int(old_value) != int(new_value):
+            self._report_visible()
 
     def seed_page(self, page: int, rows: list[dict[str, Any]]) -> None:
         """Rows of `page` fetched ahead (the open prefetch): kept for the next `set_order`."""
@@ -241,7 +355,13 @@ class SessionList(ScrollView, can_focus=True):
         self.refresh()
 
     def _ensure_page(self, page: int) -> None:
-        if page in self._pages or page in self._pending or self.row_source is None:
+        if page in self._pages:
+            return
+        self._fetch_page(page)
+
+    def _fetch_page(self, page: int) -> None:
+        """Fetch ``page`` in a worker (again, if cached: its rows replace the cached ones)."""
+        if page in self._pending or self.row_source is None:
             return
         start = page * PAGE_SIZE
         if start >= len(self._ids) or page < 0:
@@ -255,12 +375,13 @@ class SessionList(ScrollView, can_focus=True):
         assert self.row_source is not None
         try:
             rows = self.row_source(ids)
+            statuses = self.status_source(ids) if self.status_source is not None and rows else None
         except Exception as exc:  # store errors become notifications
             self.post_message(self.PageFailed(f"{type(exc).__name__}: {exc}"))
             self.post_message(self.PageLoaded(generation, page, []))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PageLoaded(generation, page, rows))
+            self.post_message(self.PageLoaded(generation, page, rows, statuses))
 
     def on_session_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
@@ -270,6 +391,8 @@ class SessionList(ScrollView, can_focus=True):
         if not message.rows:
             return
         self.page_fetches += 1
+        if message.statuses:
+            self.set_live(message.statuses)
         self._pages[message.page] = message.rows
         self._pages.move_to_end(message.page)
         while len(self._pages) > MAX_PAGES:
@@ -295,6 +418,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, len(self._ids) + 1)
+        self.call_after_refresh(self._report_visible)
 
     def watch_cursor(self, old: int, new: int) -> None:
         clamped = max(0, min(new, len(self._ids) - 1)) if self._ids else 0
@@ -463,6 +587,7 @@ class SessionList(ScrollView, can_focus=True):
             index == self.cursor,
             style,
             int(self.now() // 60),
+            live_label(self.live.get(self._ids[index])),
         )
         strip = self._line_cache.get(key)
         if strip is None:
@@ -511,14 +636,30 @@ class SessionList(ScrollView, can_focus=True):
             return Text(human_count((row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)))
         if key == "cost":
             return Text(format_cost(row))
+        if key == "live":
+            return self._live_text(row)
         if key == "time":
+            if not self._live_column:  # too narrow for the Live column: working/waiting show here
+                status = self.live.get(row.get("id") or "")
+                if status and status.get("state") in LIVE_MARKS:
+                    return self._live_text(row)
             return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
         return Text("")
+
+    def _live_text(self, row: dict[str, Any]) -> Text:
+        status = self.live.get(row.get("id") or "")
+        label = live_label(status)
+        state = (status or {}).get("state")
+        if not label or state not in ("working", "waiting", "idle"):
+            return Text(label)
+        return Text(label, style=self._style(f"session-list--{state}"))
 
     def _row_strip(self, row: dict[str, Any], width: int, style: Style, marked: bool = False) -> Strip:
         segments: list[Segment] = []
         console = self.app.console
-        for i, (col, w) in enumerate(layout_columns(width)):
+        columns = layout_columns(width)
+        self._live_column = any(col.key == "live" for col, _w in columns)
+        for i, (col, w) in enumerate(columns):
             if i:
                 segments.append(Segment(" "))
             if col.key == "sel":

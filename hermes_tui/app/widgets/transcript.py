@@ -678,9 +678,16 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Binding("up,k", "scroll_up", "Up", show=False),
         Binding("down,j", "scroll_down", "Down", show=False),
         Binding("home", "first", "Top", show=False),
-        Binding("end", "last", "Bottom", show=False),
+        Binding("end,G", "last", "Bottom", show=False),
         Binding("x", "toggle_folds", "Expand/collapse", show=False),
     ]
+
+    class NewBelow(Message):
+        """Messages arrived below while the reader was scrolled up (0: caught up)."""
+
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
 
     class WindowChanged(Message):
         """The mounted window moved (tests and the status line read it)."""
@@ -701,6 +708,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.terms: tuple[str, ...] = ()
         self._growing = False
         self._folds_open = False
+        #: Messages appended live below the reader (the "N new ↓" marker); 0 when following.
+        self.new_below = 0
 
     @property
     def message_count(self) -> int:
@@ -722,6 +731,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         """Replace the content; mount a window around ``target_id`` and scroll to it."""
         self.data = data
         self.items = list(data.items)
+        self._set_new_below(0)
         self.target_id = target_id
         self.terms = tuple(terms)
         self._folds_open = False  # a new transcript starts folded, so `x` opens its folds
@@ -739,6 +749,58 @@ class TranscriptView(VerticalScroll, can_focus=True):
             await self._mount_range(self.start, self.end)
         self.call_after_refresh(self._scroll_to_target)
         self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+
+    @property
+    def last_message_id(self) -> int:
+        """Id of the newest message shown (0 when none): live appends fetch what is after it."""
+        for item in reversed(self.items):
+            if isinstance(item, MessageView):
+                return item.id
+        return 0
+
+    @property
+    def at_bottom(self) -> bool:
+        """The reader sees the end: every item is mounted and the view is scrolled to the end."""
+        return self.end >= len(self.items) and self.scroll_y >= self.max_scroll_y - 1
+
+    def _set_new_below(self, count: int) -> None:
+        if count != self.new_below:
+            self.new_below = count
+            self.post_message(self.NewBelow(count))
+
+    async def append_items(self, items: Sequence[Item]) -> bool:
+        """Messages committed since the transcript loaded (live follow), added at the end.
+
+        At the bottom the view follows (like ``tail -f``); scrolled up, it stays put and
+        `new_below` counts what arrived (the screen shows "N new ↓", `G`/`end` jumps there).
+        Returns whether it followed."""
+        if self.data is None:
+            return False
+        known = {i.id for i in self.items if isinstance(i, MessageView)}
+        fresh = [i for i in items if not (isinstance(i, MessageView) and i.id in known)]
+        if not fresh:
+            return False
+        if not self.items:  # the "no messages" note goes; the window starts empty
+            await self.remove_children()
+            self.start = self.end = 0
+        follow = self.at_bottom
+        old_len = len(self.items)
+        self.items.extend(fresh)
+        if self.data.items is not self.items:
+            self.data.items.extend(fresh)
+        if self.end >= old_len:  # the window reaches the end: mount the new messages
+            await self.mount_all(self._parts(fresh))
+            self.end = len(self.items)
+        else:
+            await self.query("#more-after").remove()
+            await self.mount(self._more_button("after", len(self.items) - self.end))
+        if follow:
+            self.call_after_refresh(self.scroll_end, animate=False)
+            self._set_new_below(0)
+        else:
+            self._set_new_below(self.new_below + sum(1 for i in fresh if isinstance(i, MessageView)))
+        self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+        return follow
 
     def index_of(self, message_id: int | None) -> int | None:
         """Position of a message id in the item list."""
@@ -823,6 +885,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if self.new_below and self.end >= len(self.items) and new_value >= self.max_scroll_y - 1:
+            self._set_new_below(0)  # the reader reached the new messages
         if self.data is None or self._growing or new_value <= old_value:
             return
         if new_value >= self.max_scroll_y - 2 and self.end < len(self.items):
