@@ -179,3 +179,58 @@ def test_delete_progress_waiting_for_lock(snap_compare, pinned_db: Path) -> None
         await settle(pilot)
 
     assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_undo_toast_after_delete(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "Nightly backup report")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _open(pilot, sid)
+        await pilot.press("D")
+        await settle(pilot)
+        await pilot.press("ctrl+d")
+        await settle(pilot, rounds=3)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_trash_screen(snap_compare, pinned_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from app._support import FIXED_NOW
+
+    import hermes_tui.state.trash as trash_mod
+
+    sid = _session(pinned_db, "Nightly backup report")
+    with monkeypatch.context() as m:  # a fixed entry time and id, only while the entry is written
+        m.setattr(trash_mod.time, "time", lambda: FIXED_NOW - 3600)
+        m.setattr(trash_mod.secrets, "token_hex", lambda n=4: "ab" * n)
+        with SessionDB(pinned_db, migrate=False) as db:
+            db.trash_sessions([sid], what="delete")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        await pilot.press("T")
+        await settle(pilot, rounds=3)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_repair_offer(snap_compare, demo_db: Path) -> None:  # type: ignore[no-untyped-def]
+    from app.test_repair_ui import damage
+
+    damage(demo_db)
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await settle(pilot, rounds=4)
+
+    assert snap_compare(make_app(demo_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_copy_menu(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "Nightly backup report")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _open(pilot, sid)
+        await pilot.press("y")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
