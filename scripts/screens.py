@@ -104,6 +104,33 @@ async def s_export(pilot: Pilot[None], db: Path) -> None:
     await settle(pilot)
 
 
+async def s_delete(pilot: Pilot[None], db: Path) -> None:
+    """The delete confirmation (the sessions go to the trash)."""
+    await open_title(pilot, db, "Nightly backup report")
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await pilot.press("D")
+    await settle(pilot)
+
+
+async def s_undo(pilot: Pilot[None], db: Path) -> None:
+    """Confirm that delete; the entry is what the trash screen shows next."""
+    await s_delete(pilot, db)
+    await pilot.press("ctrl+d")
+    await settle(pilot, rounds=3)
+
+
+async def s_trash(pilot: Pilot[None], db: Path) -> None:
+    await s_undo(pilot, db)
+    await pilot.press("T")
+    await settle(pilot, rounds=2)
+
+
+async def s_copy(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Fix flaky CI on the payments service")
+    await pilot.press("y")
+    await settle(pilot)
+
+
 STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("01-session-list", s_list, (120, 40)),
     ("02-search", s_search, (120, 40)),
@@ -116,6 +143,9 @@ STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("09-command-palette", s_palette, (120, 40)),
     ("10-prune-preview", s_prune, (120, 40)),
     ("11-export-dialog", s_export, (120, 40)),
+    ("12-delete-to-trash", s_delete, (120, 40)),
+    ("13-trash", s_trash, (120, 40)),
+    ("14-copy-menu", s_copy, (120, 40)),
 ]
 
 
