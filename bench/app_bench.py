@@ -1,12 +1,15 @@
 """Benchmark of the browser: first paint, RSS, list page fetch, search keystroke-to-results.
 
-    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json] [--only transcript]
-        [--gc default|freeze|deferred]
+    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json] [--only transcript|paint]
+        [--gc default|freeze|deferred] [--db PATH] [--drop-caches]
 
 Databases come from `bench/corpus.py` (deterministic, seed 1337) written with the store's
 `import_sessions` into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages;
 `large` 1M messages in ~15k sessions (median 45 messages each); `wide` 1M messages in ~100k
-sessions (a gateway-heavy store of short chats). Each measurement of the app runs in a fresh
+sessions (a gateway-heavy store of short chats). `--db PATH` measures an existing store instead
+(one size; e.g. the 10M `huge` store `bench/run.py --size huge --vs ours` leaves in its workdir).
+`--drop-caches` (root) syncs and drops the OS page cache right before the app starts, after the
+list-page step: first paint with the interpreter, libraries and file all cold. Each measurement of the app runs in a fresh
 subprocess so RSS and first paint include the interpreter, Textual and the store opening the file.
 
 Targets (2-core machine): first paint < 1 s and RSS < 200 MB at 1M messages; a list page
@@ -327,6 +330,19 @@ def child_app(
     return out
 
 
+def order_first_call(path: Path) -> dict[str, Any]:
+    """Open the store and compute the whole ordered id list once, as the browser does at start."""
+    from hermes_tui.state import SessionDB, SessionFilter
+
+    t = time.perf_counter()
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        open_s = time.perf_counter() - t
+        t = time.perf_counter()
+        n = len(db.session_order(SessionFilter()).ids)
+        order_s = time.perf_counter() - t
+    return {"open_ms": open_s * 1000, "session_order_first_ms": order_s * 1000, "sessions": n}
+
+
 def store_pages(path: Path) -> dict[str, Any]:
     """Page fetch time of the session list: `session_order` once, then `list_rows` of one page
     (the widget's `PAGE_SIZE` ids) anywhere in the list."""
@@ -377,14 +393,23 @@ def main() -> int:
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--only",
-        choices=("transcript",),
-        help="run only this app phase (after first paint); no list-page or store measurement",
+        choices=("transcript", "paint", "order"),
+        help="run only this app phase (after first paint); no list-page or store measurement; "
+        "`order`: no app, only the first `session_order` call (with --drop-caches: from a cold file)",
     )
     parser.add_argument(
         "--gc",
         choices=GC_POLICIES,
         default="default",
         help="what-if: apply this GC policy in the measured app process (default: the app's own policy, hermes_tui/app/gc_policy.py)",
+    )
+    parser.add_argument(
+        "--db", type=Path, help="measure this existing store (one size) instead of building one"
+    )
+    parser.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="sync and `echo 1 > /proc/sys/vm/drop_caches` (root) right before the app starts",
     )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--phases", default=",".join(PHASES), help=argparse.SUPPRESS)
@@ -395,9 +420,20 @@ def main() -> int:
         return 0
     results: dict[str, Any] = {}
     phases = ("paint", args.only) if args.only else PHASES
+    if args.db and "," in args.sizes:
+        parser.error("--db takes one size (the label of the results)")
     for size in args.sizes.split(","):
-        path = build(size)
+        path = args.db or build(size)
         res = {} if args.only else store_pages(path)
+        if args.drop_caches:
+            os.sync()
+            Path("/proc/sys/vm/drop_caches").write_text("1\n")
+            res["caches_dropped"] = True
+        if args.only == "order":
+            res.update(order_first_call(path))
+            results[size] = res
+            print(f"== {size}", json.dumps(res, indent=1, ensure_ascii=False))
+            continue
         env = dict(os.environ, TEXTUAL_ANIMATIONS="none")
         proc = subprocess.run(
             [

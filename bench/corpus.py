@@ -17,19 +17,35 @@ from collections.abc import Iterator
 from typing import Any
 
 SEED = 1337
-SIZES = {"tiny": 2_000, "small": 10_000, "medium": 100_000, "large": 1_000_000, "wide": 1_000_000}
+SIZES = {
+    "tiny": 2_000,
+    "small": 10_000,
+    "medium": 100_000,
+    "large": 1_000_000,
+    "wide": 1_000_000,
+    "huge": 10_000_000,
+}
 # Median messages per session: real stores (45) and a gateway-heavy store of many short chats
 # ("wide": 1M messages in ~100k sessions, the browser's many-sessions case).
 SESSION_MEDIAN = {"wide": 7}
 T_END = 1_748_736_000.0  # 2025-06-01T00:00:00Z: fixed so the corpus never depends on "now"
 SPAN_S = 180 * 86400
 SOURCES = (("cli", 0.45), ("telegram", 0.25), ("discord", 0.18), ("slack", 0.12))
-MODELS = (("anthropic/claude-sonnet-4", 0.35), ("openai/gpt-4.1", 0.2), ("anthropic/claude-opus-4", 0.12),
-          ("google/gemini-2.5-pro", 0.13), ("deepseek/deepseek-chat", 0.1), ("qwen/qwen3-coder", 0.1))
+MODELS = (
+    ("anthropic/claude-sonnet-4", 0.35),
+    ("openai/gpt-4.1", 0.2),
+    ("anthropic/claude-opus-4", 0.12),
+    ("google/gemini-2.5-pro", 0.13),
+    ("deepseek/deepseek-chat", 0.1),
+    ("qwen/qwen3-coder", 0.1),
+)
 PRICES = {  # USD per 1M tokens (input, output); only used to make costs plausible
-    "anthropic/claude-sonnet-4": (3.0, 15.0), "openai/gpt-4.1": (2.0, 8.0),
-    "anthropic/claude-opus-4": (15.0, 75.0), "google/gemini-2.5-pro": (1.25, 10.0),
-    "deepseek/deepseek-chat": (0.27, 1.1), "qwen/qwen3-coder": (0.4, 1.6),
+    "anthropic/claude-sonnet-4": (3.0, 15.0),
+    "openai/gpt-4.1": (2.0, 8.0),
+    "anthropic/claude-opus-4": (15.0, 75.0),
+    "google/gemini-2.5-pro": (1.25, 10.0),
+    "deepseek/deepseek-chat": (0.27, 1.1),
+    "qwen/qwen3-coder": (0.4, 1.6),
 }
 
 # (name, query) — the benchmark query classes; the words are planted below.
@@ -56,29 +72,137 @@ QUERIES: list[tuple[str, str]] = [
     ("garbage_ops", 'AND OR "" *** :: ('),
 ]
 
-_NOUNS = ("server", "build", "pipeline", "cache", "database", "container", "request", "config", "service",
-          "worker", "queue", "branch", "test", "migration", "index", "cluster", "endpoint", "token",
-          "session", "script", "module", "function", "report", "backup", "certificate", "webhook")
-_VERBS = ("check", "restart", "update", "inspect", "rebuild", "fix", "review", "rollback", "profile",
-          "refactor", "document", "measure", "retry", "patch", "upgrade", "clean")
-_ADJ = ("slow", "broken", "new", "stale", "flaky", "large", "remote", "local", "nightly", "primary",
-        "secondary", "cached", "missing", "noisy", "fresh", "legacy")
+_NOUNS = (
+    "server",
+    "build",
+    "pipeline",
+    "cache",
+    "database",
+    "container",
+    "request",
+    "config",
+    "service",
+    "worker",
+    "queue",
+    "branch",
+    "test",
+    "migration",
+    "index",
+    "cluster",
+    "endpoint",
+    "token",
+    "session",
+    "script",
+    "module",
+    "function",
+    "report",
+    "backup",
+    "certificate",
+    "webhook",
+)
+_VERBS = (
+    "check",
+    "restart",
+    "update",
+    "inspect",
+    "rebuild",
+    "fix",
+    "review",
+    "rollback",
+    "profile",
+    "refactor",
+    "document",
+    "measure",
+    "retry",
+    "patch",
+    "upgrade",
+    "clean",
+)
+_ADJ = (
+    "slow",
+    "broken",
+    "new",
+    "stale",
+    "flaky",
+    "large",
+    "remote",
+    "local",
+    "nightly",
+    "primary",
+    "secondary",
+    "cached",
+    "missing",
+    "noisy",
+    "fresh",
+    "legacy",
+)
 _DEPLOY = ("deploy", "deployment", "deployed", "deploying", "deploys")
-_FILES = ("config.yaml", "main.py", "package.json", "Dockerfile", "settings.toml", "README.md",
-          "app.log", "docker-compose.yml", "index.ts", "Makefile")
-_ERRORS = ("error: connection refused", "timeout while waiting for the lock", "permission denied",
-           "ModuleNotFoundError: no module named requests", "exit status 1", "out of memory")
-_TOOLS = ("terminal", "read_file", "write_file", "search_files", "web_search", "browser_navigate",
-          "patch", "execute_code")
-_ZH = ("部署失败了，请检查日志。", "数据库连接超时。", "缓存已经清理完毕。", "这里有一个错误需要修复。",
-       "服务器重启以后恢复正常。", "配置文件已经更新。", "请帮我查看构建结果。", "测试全部通过了。",
-       "内存不足导致进程退出。", "我们明天再部署新版本。", "索引重建需要一点时间。", "用户反馈页面加载很慢。")
-_JA = ("デプロイが失敗しました。", "データベースの接続がタイムアウトしました。", "キャッシュをクリアしました。",
-       "エラーが発生しています。", "サーバーを再起動してください。", "設定ファイルを更新しました。",
-       "テストはすべて成功しました。", "ログを確認してもらえますか。", "新しいバージョンを明日デプロイします。")
-_KO = ("배포가 실패했습니다.", "데이터베이스 연결이 시간 초과되었습니다.", "캐시를 삭제했습니다.",
-       "오류가 발생했습니다.", "서버를 다시 시작해 주세요.", "설정 파일을 업데이트했습니다.",
-       "테스트가 모두 통과했습니다.", "로그를 확인해 주세요.", "내일 새 버전을 배포합니다.")
+_FILES = (
+    "config.yaml",
+    "main.py",
+    "package.json",
+    "Dockerfile",
+    "settings.toml",
+    "README.md",
+    "app.log",
+    "docker-compose.yml",
+    "index.ts",
+    "Makefile",
+)
+_ERRORS = (
+    "error: connection refused",
+    "timeout while waiting for the lock",
+    "permission denied",
+    "ModuleNotFoundError: no module named requests",
+    "exit status 1",
+    "out of memory",
+)
+_TOOLS = (
+    "terminal",
+    "read_file",
+    "write_file",
+    "search_files",
+    "web_search",
+    "browser_navigate",
+    "patch",
+    "execute_code",
+)
+_ZH = (
+    "部署失败了，请检查日志。",
+    "数据库连接超时。",
+    "缓存已经清理完毕。",
+    "这里有一个错误需要修复。",
+    "服务器重启以后恢复正常。",
+    "配置文件已经更新。",
+    "请帮我查看构建结果。",
+    "测试全部通过了。",
+    "内存不足导致进程退出。",
+    "我们明天再部署新版本。",
+    "索引重建需要一点时间。",
+    "用户反馈页面加载很慢。",
+)
+_JA = (
+    "デプロイが失敗しました。",
+    "データベースの接続がタイムアウトしました。",
+    "キャッシュをクリアしました。",
+    "エラーが発生しています。",
+    "サーバーを再起動してください。",
+    "設定ファイルを更新しました。",
+    "テストはすべて成功しました。",
+    "ログを確認してもらえますか。",
+    "新しいバージョンを明日デプロイします。",
+)
+_KO = (
+    "배포가 실패했습니다.",
+    "데이터베이스 연결이 시간 초과되었습니다.",
+    "캐시를 삭제했습니다.",
+    "오류가 발생했습니다.",
+    "서버를 다시 시작해 주세요.",
+    "설정 파일을 업데이트했습니다.",
+    "테스트가 모두 통과했습니다.",
+    "로그를 확인해 주세요.",
+    "내일 새 버전을 배포합니다.",
+)
 _TITLE_A = ("Fix", "Debug", "Plan", "Review", "Tune", "Migrate", "Explain", "Write", "Refactor", "Ship")
 _TITLE_B = ("the", "our", "nightly", "flaky", "staging", "prod", "local", "legacy")
 
@@ -128,7 +252,10 @@ def _prose(rng: random.Random, lo: int = 2, hi: int = 7) -> str:
 
 def _code(rng: random.Random) -> str:
     fn = rng.choice(_VERBS) + "_" + rng.choice(_NOUNS)
-    body = [f"def {fn}(path: str) -> int:", f'    """{rng.choice(_VERBS).title()} the {rng.choice(_NOUNS)}."""']
+    body = [
+        f"def {fn}(path: str) -> int:",
+        f'    """{rng.choice(_VERBS).title()} the {rng.choice(_NOUNS)}."""',
+    ]
     for _ in range(rng.randint(4, 12)):
         body.append(f"    {rng.choice(_NOUNS)} = load({rng.choice(_FILES)!r})")
     if rng.random() < 0.3:
@@ -151,8 +278,10 @@ def _tool_output(rng: random.Random, tool: str) -> str:
         out = rng.choice(_ERRORS) + "\n" + _sentence(rng)
         code = 1
     else:
-        out = "\n".join(f"{rng.choice(_FILES)}: {rng.choice(_ADJ)} {rng.choice(_NOUNS)} ok"
-                        for _ in range(rng.randint(6, 26)))
+        out = "\n".join(
+            f"{rng.choice(_FILES)}: {rng.choice(_ADJ)} {rng.choice(_NOUNS)} ok"
+            for _ in range(rng.randint(6, 26))
+        )
         code = 0
     return json.dumps({"tool": tool, "exit_code": code, "output": out, "duration_ms": rng.randint(3, 9000)})
 
@@ -166,8 +295,14 @@ def _messages(rng: random.Random, sid: str, n: int, t0: float) -> tuple[list[dic
     while len(msgs) < n:
         t += rng.uniform(2, 90)
         cjk = rng.random() < (0.85 if cjk_session else 0.03)
-        msgs.append({"role": "user", "content": _cjk(rng) if cjk else _prose(rng, 2, 8),
-                     "timestamp": t, "token_count": rng.randint(10, 400)})
+        msgs.append(
+            {
+                "role": "user",
+                "content": _cjk(rng) if cjk else _prose(rng, 2, 8),
+                "timestamp": t,
+                "token_count": rng.randint(10, 400),
+            }
+        )
         steps = rng.choice((0, 1, 1, 2, 2, 3))
         for _ in range(steps):
             if len(msgs) + 2 > n:
@@ -175,22 +310,53 @@ def _messages(rng: random.Random, sid: str, n: int, t0: float) -> tuple[list[dic
             tool = rng.choice(_TOOLS)
             call_no += 1
             call_id = f"call_{sid[-6:]}_{call_no}"
-            args = {"path": rng.choice(_FILES)} if tool != "terminal" else {"command": f"make {rng.choice(_VERBS)}"}
+            args = (
+                {"path": rng.choice(_FILES)}
+                if tool != "terminal"
+                else {"command": f"make {rng.choice(_VERBS)}"}
+            )
             t += rng.uniform(1, 20)
-            msgs.append({"role": "assistant", "content": _cjk(rng) if cjk else _sentence(rng), "timestamp": t,
-                         "tool_calls": [{"id": call_id, "type": "function",
-                                         "function": {"name": tool, "arguments": json.dumps(args)}}],
-                         "finish_reason": "tool_calls", "token_count": rng.randint(20, 300)})
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": _cjk(rng) if cjk else _sentence(rng),
+                    "timestamp": t,
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "type": "function",
+                            "function": {"name": tool, "arguments": json.dumps(args)},
+                        }
+                    ],
+                    "finish_reason": "tool_calls",
+                    "token_count": rng.randint(20, 300),
+                }
+            )
             t += rng.uniform(0.2, 30)
-            msgs.append({"role": "tool", "content": _tool_output(rng, tool), "tool_name": tool,
-                         "tool_call_id": call_id, "timestamp": t, "token_count": rng.randint(20, 900)})
+            msgs.append(
+                {
+                    "role": "tool",
+                    "content": _tool_output(rng, tool),
+                    "tool_name": tool,
+                    "tool_call_id": call_id,
+                    "timestamp": t,
+                    "token_count": rng.randint(20, 900),
+                }
+            )
         if len(msgs) >= n:
             break
         t += rng.uniform(2, 60)
         r = rng.random()
         content = _cjk(rng) if cjk else (_code(rng) if r < 0.18 else _prose(rng, 8, 22))
-        msgs.append({"role": "assistant", "content": content, "timestamp": t, "finish_reason": "stop",
-                     "token_count": rng.randint(50, 1200)})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": content,
+                "timestamp": t,
+                "finish_reason": "stop",
+                "token_count": rng.randint(50, 1200),
+            }
+        )
     return msgs[:n], t
 
 
@@ -232,7 +398,9 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
             serial += 1
             source = _pick(rng, SOURCES) if parent is None else parent["source"]
             model = _pick(rng, MODELS) if parent is None else parent["model"]
-            sid = time.strftime("%Y%m%d_%H%M%S", time.gmtime(start)) + f"_{rng.getrandbits(24):06x}{serial:05d}"
+            sid = (
+                time.strftime("%Y%m%d_%H%M%S", time.gmtime(start)) + f"_{rng.getrandbits(24):06x}{serial:05d}"
+            )
             n = min(_session_len(rng, median), target - produced)
             msgs, last_t = _messages(rng, sid, n, start)
             produced += len(msgs)
@@ -245,7 +413,9 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
             if kind == "compression" and root_title:
                 title = f"{root_title} #{depth + 1}"
             elif rng.random() < 0.58:
-                title = f"{rng.choice(_TITLE_A)} {rng.choice(_TITLE_B)} {rng.choice(_ADJ)} {rng.choice(_NOUNS)}"
+                title = (
+                    f"{rng.choice(_TITLE_A)} {rng.choice(_TITLE_B)} {rng.choice(_ADJ)} {rng.choice(_NOUNS)}"
+                )
                 if title in titles:
                     title = f"{title} {serial}"
             if title is not None:
@@ -264,12 +434,23 @@ def iter_sessions(size: str | int, seed: int = SEED) -> Iterator[dict[str, Any]]
             elif rng.random() < 0.05:
                 ended_at, end_reason = None, None  # never ended (crashed / still open)
             else:
-                ended_at, end_reason = last_t + rng.uniform(1, 600), rng.choice(("user_exit", "user_exit", "idle", "new_session"))
+                ended_at, end_reason = (
+                    last_t + rng.uniform(1, 600),
+                    rng.choice(("user_exit", "user_exit", "idle", "new_session")),
+                )
             session = {
-                "id": sid, "source": source, "model": model, "model_config": model_config,
+                "id": sid,
+                "source": source,
+                "model": model,
+                "model_config": model_config,
                 "parent_session_id": parent["id"] if parent is not None and kind else None,
-                "edge_kind": kind, "started_at": start, "ended_at": ended_at, "end_reason": end_reason,
-                "title": title, "input_tokens": in_tok, "output_tokens": out_tok,
+                "edge_kind": kind,
+                "started_at": start,
+                "ended_at": ended_at,
+                "end_reason": end_reason,
+                "title": title,
+                "input_tokens": in_tok,
+                "output_tokens": out_tok,
                 "estimated_cost_usd": round(in_tok * pin / 1e6 + out_tok * pout / 1e6, 6),
                 "messages": msgs,
             }
@@ -301,11 +482,18 @@ def stats(size: str | int) -> dict[str, Any]:
             tool += m["role"] == "tool"
             cjk += any("\u3040" <= ch <= "\u9fff" or "\uac00" <= ch <= "\ud7af" for ch in c[:200])
     lens.sort()
-    return {"messages": n_m, "sessions": n_s, "children_pct": round(100 * children / n_s, 1),
-            "titled_pct": round(100 * titled / n_s, 1), "cjk_pct": round(100 * cjk / n_m, 1),
-            "tool_pct": round(100 * tool / n_m, 1), "avg_chars": round(chars / n_m),
-            "median_len": lens[len(lens) // 2], "never_ended_pct": round(100 * never_ended / n_s, 1),
-            "sources_pct": {k: round(100 * v / n_s, 1) for k, v in sorted(src.items())}}
+    return {
+        "messages": n_m,
+        "sessions": n_s,
+        "children_pct": round(100 * children / n_s, 1),
+        "titled_pct": round(100 * titled / n_s, 1),
+        "cjk_pct": round(100 * cjk / n_m, 1),
+        "tool_pct": round(100 * tool / n_m, 1),
+        "avg_chars": round(chars / n_m),
+        "median_len": lens[len(lens) // 2],
+        "never_ended_pct": round(100 * never_ended / n_s, 1),
+        "sources_pct": {k: round(100 * v / n_s, 1) for k, v in sorted(src.items())},
+    }
 
 
 if __name__ == "__main__":

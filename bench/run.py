@@ -39,19 +39,34 @@ def worker_command(python: str, impl: str, op: str, args: dict[str, Any]) -> tup
     return [python, str(HERE / "worker.py"), impl, op, json.dumps(args)], env
 
 
-def run_worker(python: str, impl: str, op: str, args: dict[str, Any], timeout: float = 4 * 3600) -> dict[str, Any]:
+def run_worker(
+    python: str, impl: str, op: str, args: dict[str, Any], timeout: float = 4 * 3600
+) -> dict[str, Any]:
     """Run one worker step; never raises: failures come back as ``{"error": ...}``."""
     argv, env = worker_command(python, impl, op, args)
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, cwd=str(ROOT))
+        # A build's progress lines (10M: ~75 min) go straight to the terminal; other steps' stderr
+        # is kept for the error report.
+        proc = subprocess.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=None if op == "build" else subprocess.PIPE,
+            text=True,
+            timeout=timeout,
+            env=env,
+            cwd=str(ROOT),
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout}s"}
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     if not lines:
-        return {"error": f"worker exited {proc.returncode} without a result", "stderr": proc.stderr[-2000:]}
+        return {
+            "error": f"worker exited {proc.returncode} without a result",
+            "stderr": (proc.stderr or "")[-2000:],
+        }
     out = json.loads(lines[-1])
     if "error" in out:
-        out["stderr"] = proc.stderr[-2000:]
+        out["stderr"] = (proc.stderr or "")[-2000:]
         return out
     return out["result"]
 
@@ -88,38 +103,68 @@ def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
         return [(f"{scenario} (missing {res['missing']})", None)]
     out: list[tuple[str, Any]] = []
     if scenario == "build":
-        out += [("build path", res.get("path")), ("build msgs/s", res.get("msgs_per_s")),
-                ("build first 10% msgs/s", res.get("first10_msgs_per_s")),
-                ("build last 10% msgs/s", res.get("last10_msgs_per_s")), ("build wall s", res.get("wall_s"))]
+        out += [
+            ("build path", res.get("path")),
+            ("build msgs/s", res.get("msgs_per_s")),
+            ("build first 10% msgs/s", res.get("first10_msgs_per_s")),
+            ("build last 10% msgs/s", res.get("last10_msgs_per_s")),
+            ("build wall s", res.get("wall_s")),
+        ]
     elif scenario == "size":
         out += [("size total MB", res.get("mb")), ("size MB per 100k msgs", res.get("mb_per_100k"))]
     elif scenario == "open":
-        out += [("open first in-proc ms", res.get("first_ms")), ("open warm p50 ms", res.get("warm_p50_ms")),
-                ("open cold subprocess ms", res.get("cold_open_ms")), ("import module cold ms", res.get("cold_import_ms"))]
+        out += [
+            ("open first in-proc ms", res.get("first_ms")),
+            ("open warm p50 ms", res.get("warm_p50_ms")),
+            ("open cold subprocess ms", res.get("cold_open_ms")),
+            ("import module cold ms", res.get("cold_import_ms")),
+        ]
     elif scenario == "append":
-        out += [("append 1-proc msgs/s", res.get("msgs_per_s")), ("append p50 ms", res.get("p50_ms")),
-                ("append p99 ms", res.get("p99_ms")), ("append max ms", res.get("max_ms"))]
+        out += [
+            ("append 1-proc msgs/s", res.get("msgs_per_s")),
+            ("append p50 ms", res.get("p50_ms")),
+            ("append p99 ms", res.get("p99_ms")),
+            ("append max ms", res.get("max_ms")),
+        ]
     elif scenario.startswith("contention"):
         w = res.get("writers")
-        out += [(f"contention {w}w msgs/s", res.get("msgs_per_s")), (f"contention {w}w p50 ms", res.get("p50_ms")),
-                (f"contention {w}w p99 ms", res.get("p99_ms")), (f"contention {w}w max ms", res.get("max_ms")),
-                (f"contention {w}w errors/lost/phantom",
-                 f"{res.get('errors')}/{res.get('lost')}/{res.get('phantom')}"),
-                (f"contention {w}w counters/quick_check", f"{res.get('counter_mismatch')}/{res.get('quick_check')}")]
+        out += [
+            (f"contention {w}w msgs/s", res.get("msgs_per_s")),
+            (f"contention {w}w p50 ms", res.get("p50_ms")),
+            (f"contention {w}w p99 ms", res.get("p99_ms")),
+            (f"contention {w}w max ms", res.get("max_ms")),
+            (
+                f"contention {w}w errors/lost/phantom",
+                f"{res.get('errors')}/{res.get('lost')}/{res.get('phantom')}",
+            ),
+            (
+                f"contention {w}w counters/quick_check",
+                f"{res.get('counter_mismatch')}/{res.get('quick_check')}",
+            ),
+        ]
     elif scenario.startswith("prune"):
         m = res.get("method")
-        out += [(f"prune[{m}] s", res.get("prune_s")),
-                (f"prune[{m}] sessions/messages deleted", f"{res.get('sessions_deleted')}/{res.get('messages_deleted')}"),
-                (f"prune[{m}] live writer max ms", res.get("live_max_ms")),
-                (f"prune[{m}] live writer errors", res.get("live_errors")),
-                (f"prune[{m}] vacuum after s", res.get("vacuum_s"))]
+        out += [
+            (f"prune[{m}] s", res.get("prune_s")),
+            (
+                f"prune[{m}] sessions/messages deleted",
+                f"{res.get('sessions_deleted')}/{res.get('messages_deleted')}",
+            ),
+            (f"prune[{m}] live writer max ms", res.get("live_max_ms")),
+            (f"prune[{m}] live writer errors", res.get("live_errors")),
+            (f"prune[{m}] vacuum after s", res.get("vacuum_s")),
+        ]
     elif scenario == "search":
         for key, r in res.items():
             name = "search " + key.replace("|", " · ")
             if "error" in r:
                 out.append((name, "ERR " + r["error"][:40]))
             else:
-                out += [(name + " p50 ms", r["p50_ms"]), (name + " p95 ms", r["p95_ms"]), (name + " n", r["n"])]
+                out += [
+                    (name + " p50 ms", r["p50_ms"]),
+                    (name + " p95 ms", r["p95_ms"]),
+                    (name + " n", r["n"]),
+                ]
     elif scenario == "list":
         for key, r in res.items():
             if key == "deep_offset":
@@ -133,8 +178,13 @@ def rows_for(scenario: str, res: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rounds: int, reps: int,
-                       min_s: float, only: list[str] | None = None) -> dict[str, dict[str, Any]]:
+def interleaved_search(
+    workers: list[tuple[str, list[str], dict[str, str]]],
+    rounds: int,
+    reps: int,
+    min_s: float,
+    only: list[str] | None = None,
+) -> dict[str, dict[str, Any]]:
     """Search with both workers open at once, alternating case by case (A B, then B A, ...), each
     case `rounds` times per side; a case's percentiles pool all its samples. A noisy phase of the
     machine (they last minutes here) then lands on both sides of the same query, not on one side's
@@ -147,8 +197,15 @@ def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rou
     out: dict[str, dict[str, Any]] = {lab: {} for lab, _argv, _env in workers}
     try:
         for lab, argv, env in workers:
-            procs[lab] = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                          bufsize=1, env=env, cwd=str(ROOT))
+            procs[lab] = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                bufsize=1,
+                env=env,
+                cwd=str(ROOT),
+            )
             ready = json.loads(procs[lab].stdout.readline() or '{"error": "worker exited at start"}')
             if not ready.get("ready"):
                 raise RuntimeError(f"{lab} search worker failed to start: {ready}")
@@ -167,10 +224,15 @@ def interleaved_search(workers: list[tuple[str, list[str], dict[str, str]]], rou
                     out[lab][key] = err
                     continue
                 ms = [t for c in got[lab] for t in c["ms"]]
-                out[lab][key] = {**search_summary(ms, got[lab][0]),
-                                 "rounds_p50_ms": [search_summary(c["ms"], c)["p50_ms"] for c in got[lab]]}
-            print(f"  {key:<32} " + "  ".join(f"{lab} {out[lab][key].get('p50_ms', float('nan')):9.3f}"
-                                              for lab in labels), file=sys.stderr)
+                out[lab][key] = {
+                    **search_summary(ms, got[lab][0]),
+                    "rounds_p50_ms": [search_summary(c["ms"], c)["p50_ms"] for c in got[lab]],
+                }
+            print(
+                f"  {key:<32} "
+                + "  ".join(f"{lab} {out[lab][key].get('p50_ms', float('nan')):9.3f}" for lab in labels),
+                file=sys.stderr,
+            )
     finally:
         for proc in procs.values():
             if proc.stdin:
@@ -187,8 +249,12 @@ def best_of_rounds(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         ra, rb = a.get(key, {}), b.get(key, {})
         pa, pb = ra.get("p50_ms"), rb.get("p50_ms")
         best = ra if pb is None or (pa is not None and pa <= pb) else rb
-        out[key] = {**best, "rounds_p50_ms": [pa, pb] if not isinstance(ra.get("rounds_p50_ms"), list)
-                    else [*ra["rounds_p50_ms"], pb]}
+        out[key] = {
+            **best,
+            "rounds_p50_ms": [pa, pb]
+            if not isinstance(ra.get("rounds_p50_ms"), list)
+            else [*ra["rounds_p50_ms"], pb],
+        }
     return out
 
 
@@ -200,8 +266,13 @@ def search_mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, An
         ca = (ra.get("n"), ra.get("n_limit500"), "error" in ra)
         cb = (rb.get("n"), rb.get("n_limit500"), "error" in rb)
         if ca != cb:
-            out.append({"query": key, "a": {"n": ca[0], "n_limit500": ca[1], "error": ra.get("error")},
-                        "b": {"n": cb[0], "n_limit500": cb[1], "error": rb.get("error")}})
+            out.append(
+                {
+                    "query": key,
+                    "a": {"n": ca[0], "n_limit500": ca[1], "error": ra.get("error")},
+                    "b": {"n": cb[0], "n_limit500": cb[1], "error": rb.get("error")},
+                }
+            )
         elif ra.get("ids20") is not None and set(ra["ids20"]) != set(rb.get("ids20") or []):
             out.append({"query": key, "same_counts_different_ids": True, "n": ca[0]})
     return out
@@ -209,24 +280,50 @@ def search_mismatches(a: dict[str, Any], b: dict[str, Any]) -> list[dict[str, An
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--size", default="small", help="comma list: tiny,small,medium,large")
+    ap.add_argument("--size", default="small", help="comma list: tiny,small,medium,large,wide,huge")
     ap.add_argument("--scenarios", default=",".join(ALL_SCENARIOS))
-    ap.add_argument("--vs", default="upstream,ours", help="two implementations: upstream|ours")
+    ap.add_argument(
+        "--vs",
+        default="upstream,ours",
+        help="two implementations (upstream|ours), or one alone (huge: upstream's build "
+        "would take days, so `--vs ours`)",
+    )
     ap.add_argument("--python", action="append", default=[], help="impl=/path/to/python override")
-    ap.add_argument("--build", default="auto", choices=("auto", "api", "import"),
-                    help="auto: API appends for tiny/small/medium, import_sessions/batched for large")
+    ap.add_argument(
+        "--build",
+        default="auto",
+        choices=("auto", "api", "import"),
+        help="auto: API appends for tiny/small/medium, import_sessions/batched for large/wide/huge",
+    )
     ap.add_argument("--reps", type=int, default=20)
-    ap.add_argument("--search-rounds", type=int, default=1,
-                    help="search: run it this many times, alternating which side goes first; per "
-                         "query the round with the lower p50 is kept (the same for both sides)")
-    ap.add_argument("--search-interleave", type=int, default=0, metavar="ROUNDS",
-                    help="search: keep both workers open and alternate case by case, ROUNDS times "
-                         "per case and side, pooling the samples (instead of whole steps)")
-    ap.add_argument("--search-only", default="", metavar="KEYS",
-                    help="with --search-interleave: only the cases whose key contains one of these "
-                         "comma-separated strings (e.g. garbage_ops,no_hits|all)")
-    ap.add_argument("--search-min-s", type=float, default=0.25,
-                    help="search: repeat a query (up to 2,000 times) until this long has passed")
+    ap.add_argument(
+        "--search-rounds",
+        type=int,
+        default=1,
+        help="search: run it this many times, alternating which side goes first; per "
+        "query the round with the lower p50 is kept (the same for both sides)",
+    )
+    ap.add_argument(
+        "--search-interleave",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="search: keep both workers open and alternate case by case, ROUNDS times "
+        "per case and side, pooling the samples (instead of whole steps)",
+    )
+    ap.add_argument(
+        "--search-only",
+        default="",
+        metavar="KEYS",
+        help="with --search-interleave: only the cases whose key contains one of these "
+        "comma-separated strings (e.g. garbage_ops,no_hits|all)",
+    )
+    ap.add_argument(
+        "--search-min-s",
+        type=float,
+        default=0.25,
+        help="search: repeat a query (up to 2,000 times) until this long has passed",
+    )
     ap.add_argument("--writers", default="2,4,8")
     ap.add_argument("--append-n", type=int, default=3000)
     ap.add_argument("--contention-n", type=int, default=1500)
@@ -235,8 +332,8 @@ def main() -> int:
     args = ap.parse_args()
 
     impls = args.vs.split(",")
-    if len(impls) != 2:
-        ap.error("--vs needs exactly two implementations")
+    if len(impls) not in (1, 2):
+        ap.error("--vs needs one or two implementations")
     pythons: dict[str, str] = {}
     for spec in args.python:
         k, _, v = spec.partition("=")
@@ -245,26 +342,45 @@ def main() -> int:
         pythons["upstream"] = str(upstream_python())
     if "ours" in impls and "ours" not in pythons:
         pythons["ours"] = str(ROOT / ".venv" / "bin" / "python")
-    labels = [impls[0], impls[1] if impls[1] != impls[0] else impls[1] + "#2"]
+    labels = (
+        [impls[0]] if len(impls) == 1 else [impls[0], impls[1] if impls[1] != impls[0] else impls[1] + "#2"]
+    )
     if "ours" in impls:
         # pip gives the peer compiled bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
         # has none, and every worker would pay ~25 ms recompiling. Compare installed to installed.
-        subprocess.run([pythons["ours"], "-m", "compileall", "-q", str(ROOT / "hermes_tui")], check=False,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [pythons["ours"], "-m", "compileall", "-q", str(ROOT / "hermes_tui")],
+            check=False,
+            stdout=subprocess.DEVNULL,
+        )
     scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     workdir = Path(args.workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     started = dt.datetime.now()
-    report: dict[str, Any] = {"started": started.isoformat(timespec="seconds"), "vs": labels, "pythons": pythons,
-                              "argv": sys.argv[1:], "sizes": {}}
+    report: dict[str, Any] = {
+        "started": started.isoformat(timespec="seconds"),
+        "vs": labels,
+        "pythons": pythons,
+        "argv": sys.argv[1:],
+        "sizes": {},
+    }
     for size in args.size.split(","):
         size = size.strip()
         per: dict[str, dict[str, Any]] = {lab: {} for lab in labels}
         dbs = {lab: str(workdir / f"{size}-{lab}.db") for lab in labels}
-        mode = args.build if args.build != "auto" else ("import" if size == "large" else "api")
+        mode = (
+            args.build if args.build != "auto" else ("import" if size in ("large", "wide", "huge") else "api")
+        )
 
-        def step(scenario: str, op: str, extra: dict[str, Any], per: dict[str, dict[str, Any]] = per,
-                 dbs: dict[str, str] = dbs, size: str = size, reverse: bool = False) -> None:
+        def step(
+            scenario: str,
+            op: str,
+            extra: dict[str, Any],
+            per: dict[str, dict[str, Any]] = per,
+            dbs: dict[str, str] = dbs,
+            size: str = size,
+            reverse: bool = False,
+        ) -> None:
             pairs = list(zip(labels, impls, strict=True))
             for lab, impl in reversed(pairs) if reverse else pairs:
                 # Flush the other side's dirty pages first: upstream's append scenario writes GBs
@@ -281,7 +397,9 @@ def main() -> int:
             for suffix in ("", "-wal", "-shm"):
                 Path(dbs[lab] + suffix).unlink(missing_ok=True)
             t = time.perf_counter()
-            per[lab]["build"] = run_worker(pythons[impl], impl, "build", {"db": dbs[lab], "size": size, "mode": mode})
+            per[lab]["build"] = run_worker(
+                pythons[impl], impl, "build", {"db": dbs[lab], "size": size, "mode": mode}
+            )
             print(f"[{size}] build          {lab:<10} {time.perf_counter() - t:7.1f}s", file=sys.stderr)
         if "size" in scenarios:
             step("size", "size", {})
@@ -289,11 +407,14 @@ def main() -> int:
             step("open", "open", {})
         if "search" in scenarios and args.search_interleave > 0:
             t = time.perf_counter()
-            workers = [(lab, *worker_command(pythons[impl], impl, "serve_search", {"db": dbs[lab]}))
-                       for lab, impl in zip(labels, impls, strict=True)]
+            workers = [
+                (lab, *worker_command(pythons[impl], impl, "serve_search", {"db": dbs[lab]}))
+                for lab, impl in zip(labels, impls, strict=True)
+            ]
             only = [o for o in args.search_only.split(",") if o] or None
-            for lab, res in interleaved_search(workers, args.search_interleave, args.reps, args.search_min_s,
-                                               only).items():
+            for lab, res in interleaved_search(
+                workers, args.search_interleave, args.reps, args.search_min_s, only
+            ).items():
                 per[lab]["search"] = res
             print(f"[{size}] search (interleaved) {time.perf_counter() - t:7.1f}s", file=sys.stderr)
         elif "search" in scenarios:
@@ -316,16 +437,29 @@ def main() -> int:
             step("prune_prune_sessions", "prune", {"workdir": str(workdir), "method": "prune_sessions"})
             step("prune_batched", "prune", {"workdir": str(workdir), "method": "delete_sessions_batched"})
 
-        a, b = per[labels[0]], per[labels[1]]
-        mism = search_mismatches(a.get("search", {}), b.get("search", {})) if "search" in a and "search" in b else []
+        a, b = per[labels[0]], per[labels[-1]]
+        mism = (
+            search_mismatches(a.get("search", {}), b.get("search", {}))
+            if len(labels) == 2 and "search" in a and "search" in b
+            else []
+        )
         report["sizes"][size] = {"build_mode": mode, "results": per, "search_mismatches": mism}
         print(f"\n## {size}  (build: {mode})\n")
-        print(f"| metric | {labels[0]} | {labels[1]} | {labels[1]}/{labels[0]} |\n|---|---:|---:|---:|")
+        if len(labels) == 1:
+            print(f"| metric | {labels[0]} |\n|---|---:|")
+        else:
+            print(f"| metric | {labels[0]} | {labels[1]} | {labels[1]}/{labels[0]} |\n|---|---:|---:|---:|")
         for scenario in list(dict.fromkeys(list(a) + list(b))):
-            ra, rb = dict(rows_for(scenario, a.get(scenario, {}))), dict(rows_for(scenario, b.get(scenario, {})))
+            ra, rb = (
+                dict(rows_for(scenario, a.get(scenario, {}))),
+                dict(rows_for(scenario, b.get(scenario, {}))),
+            )
             for metric in list(dict.fromkeys(list(ra) + list(rb))):
                 va, vb = ra.get(metric), rb.get(metric)
-                print(f"| {metric} | {fmt(va)} | {fmt(vb)} | {ratio(va, vb)} |")
+                if len(labels) == 1:
+                    print(f"| {metric} | {fmt(va)} |")
+                else:
+                    print(f"| {metric} | {fmt(va)} | {fmt(vb)} | {ratio(va, vb)} |")
         if mism:
             print(f"\nSearch result mismatches ({len(mism)}):")
             for m in mism:

@@ -57,8 +57,13 @@ def method(db: Any, name: str) -> Any:
 
 def lat_summary(lat_s: list[float]) -> dict[str, Any]:
     ms = [x * 1000 for x in lat_s]
-    return {"n": len(ms), "p50_ms": pct(ms, 50), "p99_ms": pct(ms, 99), "max_ms": max(ms) if ms else None,
-            "n_over_1s": sum(1 for x in ms if x > 1000)}
+    return {
+        "n": len(ms),
+        "p50_ms": pct(ms, 50),
+        "p99_ms": pct(ms, 99),
+        "max_ms": max(ms) if ms else None,
+        "n_over_1s": sum(1 for x in ms if x > 1000),
+    }
 
 
 def fix_times(db_path: str, rows: list[tuple[float, float | None, str]]) -> None:
@@ -73,8 +78,11 @@ def fix_times(db_path: str, rows: list[tuple[float, float | None, str]]) -> None
 
 
 def _append(db: Any, sid: str, m: dict[str, Any]) -> int:
-    kw = {k: m[k] for k in ("tool_name", "tool_calls", "tool_call_id", "token_count", "finish_reason",
-                            "timestamp") if m.get(k) is not None}
+    kw = {
+        k: m[k]
+        for k in ("tool_name", "tool_calls", "tool_call_id", "token_count", "finish_reason", "timestamp")
+        if m.get(k) is not None
+    }
     return db.append_message(sid, m["role"], content=m["content"], **kw)
 
 
@@ -88,8 +96,14 @@ def _create(db: Any, s: dict[str, Any]) -> None:
 
 
 def _finish(db: Any, s: dict[str, Any]) -> None:
-    db.update_token_counts(s["id"], input_tokens=s["input_tokens"], output_tokens=s["output_tokens"],
-                           model=s["model"], estimated_cost_usd=s["estimated_cost_usd"], api_call_count=1)
+    db.update_token_counts(
+        s["id"],
+        input_tokens=s["input_tokens"],
+        output_tokens=s["output_tokens"],
+        model=s["model"],
+        estimated_cost_usd=s["estimated_cost_usd"],
+        api_call_count=1,
+    )
     if s["title"]:
         try:
             db.set_session_title(s["id"], s["title"])
@@ -128,8 +142,12 @@ def op_build(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
                 batch_msgs = 0
             batch.append(exp)
             batch_msgs += len(s["messages"])
+            before = n_msgs
             n_msgs += len(s["messages"])
             marks.append((n_msgs, time.perf_counter() - t0))
+            if n_msgs // 500_000 != before // 500_000:  # a long build (10M: ~1.5 h) shows its progress
+                sys.stderr.write(f"build {n_msgs:,} msgs {time.perf_counter() - t0:,.0f}s\n")
+                sys.stderr.flush()
         if batch:
             flush()
         # titles and end state come in through import; nothing to fix up
@@ -149,12 +167,20 @@ def op_build(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
         # run that same bounded upkeep now (upstream's build ran its full optimize every 1,000
         # writes), inside the build's wall time.
         t1 = time.perf_counter()
+        sys.stderr.write(f"build done {n_msgs:,} msgs {t1 - t0:,.0f}s; fts_upkeep...\n")
+        sys.stderr.flush()
         upkeep = {"fts_upkeep_steps": db.fts_upkeep(), "fts_upkeep_s": time.perf_counter() - t1}
     wall = time.perf_counter() - t0
     db.close()
     if times:
         fix_times(db_path, times)
-    out: dict[str, Any] = {"path": used, "messages": n_msgs, "wall_s": wall, "msgs_per_s": n_msgs / wall, **upkeep}
+    out: dict[str, Any] = {
+        "path": used,
+        "messages": n_msgs,
+        "wall_s": wall,
+        "msgs_per_s": n_msgs / wall,
+        **upkeep,
+    }
     if len(marks) >= 10:  # throughput in the first and last 10% of the build
         k = max(1, len(marks) // 10)
         first_n, first_t = marks[k - 1]
@@ -174,8 +200,11 @@ def op_append(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     for i in range(int(a.get("n", 3000))):
         t = time.perf_counter()
-        db.append_message(sid, "user" if i % 2 == 0 else "assistant",
-                          content=f"append benchmark message {i} about the deploy error")
+        db.append_message(
+            sid,
+            "user" if i % 2 == 0 else "assistant",
+            content=f"append benchmark message {i} about the deploy error",
+        )
         lat.append(time.perf_counter() - t)
     wall = time.perf_counter() - t0
     db.close()
@@ -215,8 +244,9 @@ def op_writer(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _spawn_writer(impl: str, args: dict[str, Any]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, __file__, impl, "writer", json.dumps(args)],
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, __file__, impl, "writer", json.dumps(args)], stdout=subprocess.PIPE, text=True
+    )
 
 
 def _collect(p: subprocess.Popen[str]) -> dict[str, Any]:
@@ -238,26 +268,40 @@ def op_contention(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any
         db.create_session(sid, "cli", model="bench")
     db.close()
     start_at = time.time() + 1.5  # all interpreters imported and DBs opened before the gun
-    procs = [_spawn_writer(impl, {"db": db_path, "session_id": sid, "n": a.get("n", 1500), "start_at": start_at})
-             for sid in sids]
+    procs = [
+        _spawn_writer(impl, {"db": db_path, "session_id": sid, "n": a.get("n", 1500), "start_at": start_at})
+        for sid in sids
+    ]
     results = [_collect(p) for p in procs]
     wall = max(r["wall_s"] for r in results)
     acked = {i for r in results for i in r["acked"]}
     conn = sqlite3.connect(db_path, timeout=60)
     ph = ",".join("?" * len(sids))
     present = {row[0] for row in conn.execute(f"SELECT id FROM messages WHERE session_id IN ({ph})", sids)}
-    counters = dict(conn.execute(f"SELECT id, message_count FROM sessions WHERE id IN ({ph})", sids).fetchall())
-    per_session = dict(conn.execute(
-        f"SELECT session_id, count(*) FROM messages WHERE session_id IN ({ph}) GROUP BY session_id", sids).fetchall())
+    counters = dict(
+        conn.execute(f"SELECT id, message_count FROM sessions WHERE id IN ({ph})", sids).fetchall()
+    )
+    per_session = dict(
+        conn.execute(
+            f"SELECT session_id, count(*) FROM messages WHERE session_id IN ({ph}) GROUP BY session_id", sids
+        ).fetchall()
+    )
     quick = conn.execute("PRAGMA quick_check").fetchone()[0]
     conn.close()
     lat = [x for r in results for x in r["lat"]]
     errors = [e for r in results for e in r["errors"]]
-    return {"writers": writers, "msgs_per_s": len(acked) / wall if wall else None, "wall_s": wall,
-            **lat_summary(lat), "errors": len(errors), "error_samples": errors[:5],
-            "lost": len(acked - present), "phantom": len(present - acked),
-            "counter_mismatch": sum(1 for s in sids if counters.get(s) != per_session.get(s, 0)),
-            "quick_check": quick}
+    return {
+        "writers": writers,
+        "msgs_per_s": len(acked) / wall if wall else None,
+        "wall_s": wall,
+        **lat_summary(lat),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "lost": len(acked - present),
+        "phantom": len(present - acked),
+        "counter_mismatch": sum(1 for s in sids if counters.get(s) != per_session.get(s, 0)),
+        "quick_check": quick,
+    }
 
 
 def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
@@ -285,8 +329,17 @@ def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
     stop_file = str(work) + ".stop"
     if os.path.exists(stop_file):
         os.unlink(stop_file)
-    writer = _spawn_writer(impl, {"db": str(work), "session_id": live_sid, "interval_s": 0.02,
-                                  "start_at": time.time() + 1.0, "stop_file": stop_file, "n": 0})
+    writer = _spawn_writer(
+        impl,
+        {
+            "db": str(work),
+            "session_id": live_sid,
+            "interval_s": 0.02,
+            "start_at": time.time() + 1.0,
+            "stop_file": stop_file,
+            "n": 0,
+        },
+    )
     time.sleep(1.5)  # let the live writer get going first
     t0 = time.perf_counter()
     used = a["method"]
@@ -295,7 +348,9 @@ def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
         if used == "prune_sessions":
             deleted = method(db, "prune_sessions")(older_than_days=None, started_before=cut)
         elif used == "delete_sessions_batched":
-            ids = [r["id"] for r in method(db, "list_prune_candidates")(older_than_days=None, started_before=cut)]
+            ids = [
+                r["id"] for r in method(db, "list_prune_candidates")(older_than_days=None, started_before=cut)
+            ]
             deleted = method(db, "delete_sessions_batched")(ids)
         else:
             raise Missing(used)
@@ -322,11 +377,24 @@ def op_prune(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
         p = Path(str(work) + suffix)
         if p.exists():
             p.unlink()
-    return {"method": used, "prune_s": prune_s, "returned": deleted if isinstance(deleted, int | float) else (
-        {k: v for k, v in deleted.items() if k != "deleted_ids"} if isinstance(deleted, dict) else str(deleted)[:200]),
-            "sessions_deleted": sess_before + 1 - sess_after, "messages_deleted": msgs_before - (msgs_after - len(live["acked"])),
-            "live_max_ms": max(live["lat"]) * 1000 if live["lat"] else None, "live_appends": len(live["lat"]),
-            "live_errors": len(live["errors"]), "live_error_samples": live["errors"][:3], "vacuum_s": vacuum_s}
+    return {
+        "method": used,
+        "prune_s": prune_s,
+        "returned": deleted
+        if isinstance(deleted, int | float)
+        else (
+            {k: v for k, v in deleted.items() if k != "deleted_ids"}
+            if isinstance(deleted, dict)
+            else str(deleted)[:200]
+        ),
+        "sessions_deleted": sess_before + 1 - sess_after,
+        "messages_deleted": msgs_before - (msgs_after - len(live["acked"])),
+        "live_max_ms": max(live["lat"]) * 1000 if live["lat"] else None,
+        "live_appends": len(live["lat"]),
+        "live_errors": len(live["errors"]),
+        "live_error_samples": live["errors"][:3],
+        "vacuum_s": vacuum_s,
+    }
 
 
 def op_open(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
@@ -343,14 +411,21 @@ def op_open(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
         else:
             warm.append(dt)
     mod = "hermes_state" if impl == "upstream" else "hermes_tui.state"
-    code = (f"import time,sys;t0=time.perf_counter();import importlib;m=importlib.import_module({mod!r});"
-            "t1=time.perf_counter();from pathlib import Path;db=m.SessionDB(db_path=Path(sys.argv[1]));"
-            "t2=time.perf_counter();db.close();print((t1-t0)*1000,(t2-t1)*1000)")
-    cold = subprocess.run([sys.executable, "-c", code, a["db"]], capture_output=True, text=True,
-                          env={**os.environ}, check=True)
+    code = (
+        f"import time,sys;t0=time.perf_counter();import importlib;m=importlib.import_module({mod!r});"
+        "t1=time.perf_counter();from pathlib import Path;db=m.SessionDB(db_path=Path(sys.argv[1]));"
+        "t2=time.perf_counter();db.close();print((t1-t0)*1000,(t2-t1)*1000)"
+    )
+    cold = subprocess.run(
+        [sys.executable, "-c", code, a["db"]], capture_output=True, text=True, env={**os.environ}, check=True
+    )
     imp_ms, open_ms = (float(x) for x in cold.stdout.split()[-2:])
-    return {"first_ms": first * 1000 if first else None, "warm_p50_ms": statistics.median(warm) * 1000,
-            "cold_open_ms": open_ms, "cold_import_ms": imp_ms}
+    return {
+        "first_ms": first * 1000 if first else None,
+        "warm_p50_ms": statistics.median(warm) * 1000,
+        "cold_open_ms": open_ms,
+        "cold_import_ms": imp_ms,
+    }
 
 
 def op_size(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
@@ -362,9 +437,14 @@ def op_size(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
     conn.close()
     size = os.path.getsize(a["db"])
     wal = Path(a["db"] + "-wal")
-    return {"bytes": size, "mb": size / 1e6, "wal_bytes": wal.stat().st_size if wal.exists() else 0,
-            "messages": n, "mb_per_100k": size / 1e6 / n * 100_000 if n else None,
-            "content_chars": content}
+    return {
+        "bytes": size,
+        "mb": size / 1e6,
+        "wal_bytes": wal.stat().st_size if wal.exists() else 0,
+        "messages": n,
+        "mb_per_100k": size / 1e6 / n * 100_000 if n else None,
+        "content_chars": content,
+    }
 
 
 def _timed(fn: Any, reps: int, min_s: float = 0.0, max_reps: int = 2000) -> tuple[list[float], Any]:
@@ -390,14 +470,20 @@ def _search_store(SessionDB: Any, a: dict[str, Any]) -> Any:
     return db
 
 
-def _search_case(db: Any, q: str, kw: dict[str, Any], reps: int, min_s: float, counts: bool = True) -> dict[str, Any]:
+def _search_case(
+    db: Any, q: str, kw: dict[str, Any], reps: int, min_s: float, counts: bool = True
+) -> dict[str, Any]:
     """Timings (ms) and result ids of one case (`counts`: also how many rows a limit of 500 gives);
     never raises."""
     try:
         ts, rows = _timed(lambda: db.search_messages(q, **kw), reps, min_s)
         n500 = len(db.search_messages(q, **{**kw, "limit": 500})) if counts else None
-        return {"ms": [t * 1000 for t in ts], "n": len(rows), "n_limit500": n500,
-                "ids20": [r.get("id") for r in rows]}
+        return {
+            "ms": [t * 1000 for t in ts],
+            "n": len(rows),
+            "n_limit500": n500,
+            "ids20": [r.get("id") for r in rows],
+        }
     except Exception as exc:
         return {"error": f"{type(exc).__name__}: {exc}"}
 
@@ -461,16 +547,17 @@ def op_list(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
     if impl == "ours":
         try:
             import hermes_tui.state as st
+
             SessionFilter = st.SessionFilter  # noqa: N806
 
             def order_page(off: int) -> list[dict[str, Any]]:
                 order = method(db, "session_order")(SessionFilter(), order="last_active")
-                return method(db, "list_rows")(order.ids[off:off + 50])
+                return method(db, "list_rows")(order.ids[off : off + 50])
 
             run("order_rows_recent_50", lambda: order_page(0))
             run("order_rows_recent_50_deep", lambda: order_page(deep))
             order = method(db, "session_order")(SessionFilter(), order="last_active")
-            ids_deep = order.ids[deep:deep + 50]
+            ids_deep = order.ids[deep : deep + 50]
             run("rows_only_deep_50", lambda: method(db, "list_rows")(ids_deep))
             run("page_first_50", lambda: method(db, "list_sessions_page")(SessionFilter(), limit=50)[0])
             after = None
@@ -478,7 +565,10 @@ def op_list(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
                 rows, after = method(db, "list_sessions_page")(SessionFilter(), after=after, limit=50)
                 if after is None:
                     break
-            run("page_deep_50", lambda: method(db, "list_sessions_page")(SessionFilter(), after=after, limit=50)[0])
+            run(
+                "page_deep_50",
+                lambda: method(db, "list_sessions_page")(SessionFilter(), after=after, limit=50)[0],
+            )
         except Missing as exc:
             res.setdefault("order_rows_recent_50", {"missing": str(exc)})
         except Exception as exc:
@@ -492,12 +582,18 @@ def main() -> None:
     a = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
     try:
         _, SessionDB = load_impl(impl)  # noqa: N806
-        fns = {"build": lambda: op_build(SessionDB, a), "append": lambda: op_append(SessionDB, a),
-               "writer": lambda: op_writer(SessionDB, a), "contention": lambda: op_contention(SessionDB, a, impl),
-               "prune": lambda: op_prune(SessionDB, a, impl), "open": lambda: op_open(SessionDB, a, impl),
-               "size": lambda: op_size(SessionDB, a), "search": lambda: op_search(SessionDB, a),
-               "serve_search": lambda: op_serve_search(SessionDB, a),
-               "list": lambda: op_list(SessionDB, a, impl)}
+        fns = {
+            "build": lambda: op_build(SessionDB, a),
+            "append": lambda: op_append(SessionDB, a),
+            "writer": lambda: op_writer(SessionDB, a),
+            "contention": lambda: op_contention(SessionDB, a, impl),
+            "prune": lambda: op_prune(SessionDB, a, impl),
+            "open": lambda: op_open(SessionDB, a, impl),
+            "size": lambda: op_size(SessionDB, a),
+            "search": lambda: op_search(SessionDB, a),
+            "serve_search": lambda: op_serve_search(SessionDB, a),
+            "list": lambda: op_list(SessionDB, a, impl),
+        }
         out: dict[str, Any] = {"result": fns[op]()}
     except Missing as exc:
         out = {"result": {"missing": str(exc)}}

@@ -1,0 +1,279 @@
+"""The CJK side index on a legacy (hermes-agent 0.19.0-written, schema v22) store (issue #21).
+
+    .venv/bin/python bench/side_index_bench.py --legacy /tmp/h20-bench/large-upstream.db \
+        [--append 10000] [--every-s 2] [--json bench/results/side-<date>.json]
+
+A v22 file has no cjk index and must not get one (its triggers would break 0.19.0's writers), so
+1–2 character CJK queries are answered from a side file under the cache folder; until it has
+caught up they use LIKE. This measures what a user of such a store sees, on a copy of `--legacy`
+(the original is never written) with a fresh cache folder:
+
+1. first build: the first 1–2 character CJK search starts it in a background thread (as in the
+   browser); meanwhile one bench CJK query every `--every-s` seconds, with its latency and route;
+   the build time is until the side file's high water reaches the store's last message id;
+2. the side route once built: p50/p95 of each CJK class, all/one source, rank/newest;
+3. catch-up: the owner (hermes-agent 0.19.0 itself, `append_message`) appends `--append`
+   messages of the corpus (~15% CJK); then the first CJK search (route, latency) and, polled
+   every 10 ms meanwhile, the time until the side file has caught up again (that search starts
+   the catch-up in the background when the side file is more than `MAX_INLINE_LAG` ids behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from measure import pct  # noqa: E402
+
+# The bench classes the side index serves (1–2 character CJK terms), from corpus.QUERIES.
+SIDE_QUERIES = [
+    ("cjk_1char_zh", "错"),
+    ("cjk_2char_zh", "部署"),
+    ("cjk_2char_ko", "배포"),
+    ("cjk_or_2char", "部署 OR 缓存"),
+    ("mixed_ascii_cjk", "docker 部署"),
+]
+
+# The owner's appends, run under the peer's interpreter (hermes_state 0.19.0).
+OWNER_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[3])
+import corpus
+from hermes_state import SessionDB
+db = SessionDB(db_path=__import__("pathlib").Path(sys.argv[1]))
+n = int(sys.argv[2]); done = 0; t0 = time.perf_counter(); worst = 0.0
+for s in corpus.iter_sessions(max(n, 2000), seed=4242):
+    sid = "owner-" + s["id"]
+    db.create_session(sid, s["source"], model=s["model"])
+    for m in s["messages"]:
+        if done >= n:
+            break
+        t = time.perf_counter()
+        db.append_message(sid, m["role"], content=m["content"], tool_name=m.get("tool_name"),
+                          tool_calls=m.get("tool_calls"), tool_call_id=m.get("tool_call_id"))
+        worst = max(worst, time.perf_counter() - t)
+        done += 1
+    if done >= n:
+        break
+db.close()
+print(json.dumps({"appended": done, "wall_s": time.perf_counter() - t0, "worst_append_s": worst}))
+"""
+
+
+def timed_search(db: Any, q: str, **kw: Any) -> tuple[float, str, int]:
+    t = time.perf_counter()
+    out = db.search(q, limit=20, **kw)
+    return (time.perf_counter() - t) * 1000, out.route, len(out.results)
+
+
+def wait_caught_up(
+    db: Any, side: Any, top: int, every_s: float, log: list[dict[str, Any]], t0: float, timeout_s: float
+) -> float | None:
+    """Until the side file's high water reaches `top`: one CJK query every `every_s` seconds."""
+    i = 0
+    while time.perf_counter() - t0 < timeout_s:
+        hw = side.high_water()
+        if hw >= top:
+            return time.perf_counter() - t0
+        name, q = SIDE_QUERIES[i % len(SIDE_QUERIES)]
+        ms, route, n = timed_search(db, q, sort="newest" if i % 2 else None)
+        log.append(
+            {
+                "t_s": round(time.perf_counter() - t0, 2),
+                "query": name,
+                "sort": "newest" if i % 2 else "rank",
+                "ms": round(ms, 2),
+                "route": route,
+                "n": n,
+                "high_water": hw,
+                "top": top,
+            }
+        )
+        print(f"  {log[-1]}", file=sys.stderr)
+        i += 1
+        time.sleep(every_s)
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--legacy", type=Path, required=True, help="a store written by hermes-agent 0.19.0")
+    ap.add_argument("--workdir", type=Path, default=None, help="for the copy (default: beside --legacy)")
+    ap.add_argument("--append", type=int, default=10_000)
+    ap.add_argument("--every-s", type=float, default=2.0)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--timeout-s", type=float, default=3600)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+
+    work = args.workdir or args.legacy.parent
+    copy = work / f"side-{args.legacy.name}"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    t = time.perf_counter()
+    shutil.copyfile(args.legacy, copy)
+    if Path(f"{args.legacy}-wal").exists():
+        shutil.copyfile(f"{args.legacy}-wal", f"{copy}-wal")
+    copy_s = time.perf_counter() - t
+    cache = Path(tempfile.mkdtemp(prefix="side-cache-", dir=work))
+    os.environ["XDG_CACHE_HOME"] = str(cache)  # a fresh side index, never the user's
+    sys.path.insert(0, str(ROOT))
+    from hermes_tui.state import SessionDB  # noqa: PLC0415 - after XDG_CACHE_HOME is set
+    from hermes_tui.state.side_index import SideIndex  # noqa: PLC0415
+
+    out: dict[str, Any] = {"legacy": str(args.legacy), "copy_s": copy_s}
+    db = SessionDB(copy, migrate=False)  # as the browser opens a store
+    caps = db.capabilities()
+    out["fts_layout"], out["schema_version"] = caps["fts_layout"], caps["schema_version"]
+    out["messages"] = db.message_count()
+    side = SideIndex(copy)
+
+    # 1. first build, started by the first CJK search, with searches meanwhile
+    top0 = _max_id(copy)
+    t0 = time.perf_counter()
+    ms, route, n = timed_search(db, "错")
+    during: list[dict[str, Any]] = [
+        {
+            "t_s": 0.0,
+            "query": "cjk_1char_zh",
+            "sort": "rank",
+            "ms": round(ms, 2),
+            "route": route,
+            "n": n,
+            "high_water": -1,
+            "top": top0,
+        }
+    ]
+    build_s = wait_caught_up(db, side, top0, args.every_s, during, t0, args.timeout_s)
+    out["first_build"] = {
+        "build_s": build_s,
+        "top_id": top0,
+        "searches": during,
+        "like_p50_ms": pct([d["ms"] for d in during if d["route"] == "like_scan"], 50),
+        "like_p95_ms": pct([d["ms"] for d in during if d["route"] == "like_scan"], 95),
+        "side_file_mb": side.path.stat().st_size / 1e6 if side.path.exists() else None,
+    }
+    print(f"first build: {build_s} s", file=sys.stderr)
+
+    # 2. the side route once built
+    routes: dict[str, Any] = {}
+    for name, q in SIDE_QUERIES:
+        for src_name, src in (("all", None), ("src", ["telegram"])):
+            for sort in (None, "newest"):
+                kw: dict[str, Any] = {"sort": sort}
+                if src:
+                    kw["source_filter"] = src
+                timed_search(db, q, **kw)
+                runs = [timed_search(db, q, **kw) for _ in range(args.reps)]
+                routes[f"{name}|{src_name}|{sort or 'rank'}"] = {
+                    "p50_ms": pct([r[0] for r in runs], 50),
+                    "p95_ms": pct([r[0] for r in runs], 95),
+                    "route": runs[-1][1],
+                    "n": runs[-1][2],
+                }
+    out["side_route"] = routes
+
+    # 3. the owner appends; catch-up
+    sys.path.insert(0, str(ROOT / "tests"))
+    from peer.oracle import peer_python  # noqa: PLC0415 - tests/ is not an installed package
+
+    env = dict(os.environ, HERMES_HOME=tempfile.mkdtemp(prefix="hermes-home-", dir=work))
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [str(peer_python()), "-c", OWNER_SCRIPT, str(copy), str(args.append), str(HERE)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    owner = (
+        json.loads(proc.stdout.strip().splitlines()[-1])
+        if proc.returncode == 0
+        else {"error": proc.stderr[-2000:]}
+    )
+    owner["wall_with_start_s"] = time.perf_counter() - t
+    out["owner_append"] = owner
+    top1 = _max_id(copy)
+    # The user's first CJK search after the appends runs in a thread (as in the browser's worker)
+    # while this thread polls the side file every 10 ms: the catch-up time is then measured on
+    # its own, not rounded up to the end of that search.
+    first: list[tuple[float, str, int]] = []
+    t1 = time.perf_counter()
+    searcher = threading.Thread(target=lambda: first.append(timed_search(db, "错")))
+    searcher.start()
+    catch_s = None
+    while time.perf_counter() - t1 < args.timeout_s:
+        if side.high_water() >= top1:
+            catch_s = time.perf_counter() - t1
+            break
+        time.sleep(0.01)
+    searcher.join()
+    ms, route, n = first[0]
+    after = [
+        {
+            "t_s": 0.0,
+            "query": "cjk_1char_zh",
+            "sort": "rank",
+            "ms": round(ms, 2),
+            "route": route,
+            "n": n,
+            "top": top1,
+        }
+    ]
+    for name, q in SIDE_QUERIES:  # once caught up: the side route again
+        ms, route, n = timed_search(db, q)
+        after.append(
+            {
+                "t_s": round(time.perf_counter() - t1, 2),
+                "query": name,
+                "sort": "rank",
+                "ms": round(ms, 2),
+                "route": route,
+                "n": n,
+                "top": top1,
+            }
+        )
+    out["catch_up"] = {"new_ids": top1 - top0, "catch_up_s": catch_s, "searches": after}
+    print(f"catch-up of {top1 - top0} ids: {catch_s} s", file=sys.stderr)
+    db.close()
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(env["HERMES_HOME"], ignore_errors=True)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    print(
+        json.dumps({k: v for k, v in out.items() if k != "side_route"}, indent=1, ensure_ascii=False)[:4000]
+    )
+    print(json.dumps(routes, indent=1, ensure_ascii=False))
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False))
+    return 0
+
+
+def _max_id(path: Path) -> int:
+    """The store's last message id, read in a subprocess with the stdlib (never APSW + sqlite3 in
+    one process on the same file)."""
+    code = (
+        "import sqlite3,sys; c=sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True); "
+        "print(c.execute('SELECT COALESCE(MAX(id),0) FROM messages').fetchone()[0])"
+    )
+    return int(
+        subprocess.run(
+            [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+        ).stdout
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
