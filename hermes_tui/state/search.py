@@ -42,6 +42,7 @@ from .fts_query import (
     quote_tokens,
     sanitize_fts5_query,
 )
+from .side_index import MAX_INLINE_LAG
 from .text import content_text, read_rows
 
 if TYPE_CHECKING:
@@ -1047,7 +1048,8 @@ class SearchMixin(_Core):
         return side
 
     def _side_ready(self) -> bool:
-        """The side index can answer now (catching up inline if only a little behind)."""
+        """The side index can answer now, catching up inline when only a little behind (10k new
+        messages take ~0.16 s to index; the LIKE route it would otherwise take costs ~1 s at 1M)."""
         if self._cjk_impl is None:
             return False
         side = self._side()
@@ -1055,7 +1057,7 @@ class SearchMixin(_Core):
         hw = side.high_water()
         if hw >= top:
             return True
-        if hw >= 0 and top - hw <= 5000:
+        if hw >= 0 and top - hw <= MAX_INLINE_LAG:
             side.sync(self._conn())
             return True
         side.build_in_background(lambda: _source_connection(self))
