@@ -9,14 +9,16 @@ byte sequence in a row can drive the terminal. Controls are *shown*, not dropped
 become Unicode control pictures (ESC → ␛), C1 and bidi controls a visible ``⟨U+202E⟩`` tag, so a
 reader sees that something was there.
 
-Knows neither SQLite nor Textual: the store, the app and the CLI may all import it.
+Knows neither SQLite nor Textual (only Rich's cell widths): the store, the app and the CLI may
+all import it.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
+
+from rich.cells import cell_len, set_cell_size
 
 #: Bidi embedding/override/isolate controls (and the marks), shown as tags, never obeyed.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
@@ -91,25 +93,18 @@ def is_inert(text: str) -> bool:
 
 
 def cell_width(text: str) -> int:
-    """Terminal cells `text` takes (CJK and other wide characters count 2, combining marks 0)."""
-    width = 0
-    for ch in text:
-        if unicodedata.combining(ch):
-            continue
-        width += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-    return width
+    """Terminal cells `text` takes (CJK and other wide characters count 2): Rich's own measure,
+    so CLI tables line up exactly as the browser's Rich-rendered cells do."""
+    return cell_len(text)
 
 
 def fit_cells(text: str, width: int) -> str:
     """Cut `text` to at most `width` cells (an ellipsis when cut) and pad it to exactly `width`."""
-    if cell_width(text) <= width:
-        return text + " " * (width - cell_width(text))
-    out: list[str] = []
-    used = 0
-    for ch in text:
-        w = 0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
-        if used + w > width - 1:
-            break
-        out.append(ch)
-        used += w
-    return "".join(out) + "…" + " " * (width - 1 - used)
+    if cell_len(text) <= width:
+        return text + " " * (width - cell_len(text))
+    if width <= 0:
+        return ""
+    cut = set_cell_size(text, width - 1)
+    if not text.startswith(cut):  # a wide character was split: Rich padded its half with a space
+        return cut[:-1] + "… "
+    return cut + "…"

@@ -68,3 +68,10 @@ def test_cell_width_and_fit() -> None:
     assert fit_cells("部署abc", 4) == "部… "
     assert cell_width(fit_cells("数据库连接池", 7)) == 7
     assert fit_cells("ab", 4) == "ab  "
+
+
+@given(st.text(alphabet=st.sampled_from("ab部署数据库 é한국"), max_size=30), st.integers(1, 20))
+def test_fit_cells_is_exactly_the_width(text: str, width: int) -> None:
+    out = fit_cells(text, width)
+    assert cell_width(out) == width
+    assert out.rstrip(" …") == "" or text.startswith(out.rstrip(" …")) or text.startswith(out.rstrip(" "))
