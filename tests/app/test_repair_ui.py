@@ -98,3 +98,26 @@ def test_damage_words_decide_the_offer() -> None:
     assert not looks_damaged("file is not a database")
     assert looks_damaged("fts5: corruption found reading blob 12 from table messages_fts", fts=True)
     assert not looks_damaged("fts5: corruption found reading blob 12", fts=False)
+
+
+async def test_b_browses_the_damaged_store_read_only_and_writes_nothing(demo_db: Path) -> None:
+    sessions, _messages = counts(demo_db)
+    damage(demo_db)
+    before = demo_db.read_bytes()
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        main = app.screen
+        assert isinstance(main, MainScreen) and main.state == "failed"
+        offer = main.query_one(RepairOffer)
+        assert "b… browse it read-only" in plain(offer)
+        await pilot.press("b")
+        await settle(pilot, rounds=4)
+        assert main.state == "ready"
+        assert not main.query(RepairOffer)
+        assert app.read_only and main.db is not None and main.db.read_only
+        assert main.session_list.total == sessions
+        await pilot.press("r")  # rename is refused like any write in --read-only
+        await settle(pilot)
+        assert any("read-only" in str(n.message) for n in app._notifications)
+    assert demo_db.read_bytes() == before

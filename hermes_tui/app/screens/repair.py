@@ -43,6 +43,7 @@ class RepairOffer(Static, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("R", "repair", "Repair (backup first)"),
+        Binding("b", "browse_read_only", "Browse read-only"),
     ]
 
     def __init__(self, main: MainScreen, path: Path) -> None:
@@ -86,6 +87,8 @@ class RepairOffer(Static, can_focus=True):
                 f"It still holds {report['sessions']:,} session(s) and {report.get('messages') or 0:,} "
                 "message(s).\n"
             )
+        text.append("\nb… browse it read-only", style="bold")
+        text.append(" as it is (nothing is written; a damaged index may leave search short).\n")
         if report.get("repairable"):
             text.append("\nR… repair: a backup is made first", style="bold")
             text.append(
@@ -111,6 +114,16 @@ class RepairOffer(Static, can_focus=True):
                 and self.result is None
             )
         return True
+
+    def action_browse_read_only(self) -> None:
+        """Open the damaged file read-only (SQLite can read it when only an index or a duplicate
+        schema row is broken): the whole browser then refuses writes, as with --read-only."""
+        if self.running:
+            return
+        self.main.hermes.read_only = True
+        self.main.session_list.focus()
+        self.main.open_database(self.path)
+        self.remove()
 
     # ------------------------------------------------------------------ repair
     def action_repair(self) -> None:
