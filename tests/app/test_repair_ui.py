@@ -121,3 +121,21 @@ async def test_b_browses_the_damaged_store_read_only_and_writes_nothing(demo_db:
         await settle(pilot)
         assert any("read-only" in str(n.message) for n in app._notifications)
     assert demo_db.read_bytes() == before
+
+
+async def test_a_search_through_a_damaged_index_says_how_to_repair(tmp_path: Path) -> None:
+    from store.test_repair import damage as damage_kind
+    from store.test_repair import make_store
+
+    from hermes_tui.app.widgets.search import DAMAGED_INDEX, SearchPane
+
+    path = tmp_path / "state.db"
+    make_store(path)
+    damage_kind(path, "fts", "messages_fts")
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        await pilot.press("slash", *"docker")
+        await settle(pilot, rounds=3)
+        status = app.screen.query_one(SearchPane).query_one("#search-status")
+        assert DAMAGED_INDEX in plain(status), plain(status)

@@ -35,6 +35,18 @@ from hermes_tui.app.render import (
     system_clock,
 )
 from hermes_tui.safe_text import one_line
+from hermes_tui.state import is_fts_corruption_error, is_malformed_db_error
+
+DAMAGED_INDEX = "the search index of this store is damaged"
+
+
+def search_error_text(exc: BaseException) -> str:
+    """A failed search in words: a damaged index says what to do (its rows are all still
+    there; the repair rebuilds the index after a backup), anything else names the error."""
+    if is_fts_corruption_error(exc) or is_malformed_db_error(exc):
+        return f"{DAMAGED_INDEX}: quit and run `hermes-tui sessions repair` (a backup is made first)"
+    return f"{type(exc).__name__}: {exc}"
+
 
 DEBOUNCE_S = 0.05
 #: Newest-first results shown are re-run at most this often while agents write (issue #18).
@@ -341,7 +353,7 @@ class SearchPane(Vertical):
             results = self._page(request, 0)
         except Exception as exc:  # store errors become a status line, never a crash
             if not worker.is_cancelled:
-                self.post_message(self.Found(SearchResults(request, error=f"{type(exc).__name__}: {exc}")))
+                self.post_message(self.Found(SearchResults(request, error=search_error_text(exc))))
             return
         if not worker.is_cancelled:
             self.post_message(self.Found(results))
@@ -491,7 +503,10 @@ class SearchPane(Vertical):
     def _show_status(self) -> None:
         request = self.shown
         if self.error:
-            self._status(Text(f"invalid query: {one_line(self.error)}", style="bold"))
+            if self.error.startswith(DAMAGED_INDEX):
+                self._status(Text(one_line(self.error), style="bold"))
+            else:
+                self._status(Text(f"invalid query: {one_line(self.error)}", style="bold"))
             return
         if request is None or not request.query:
             self._status(Text("type to search every message", style="dim"))
