@@ -1,10 +1,11 @@
 """MainScreen: session list, lineage, transcript and search, and every worker that feeds them.
 
 The event loop never runs SQL: each store call is in a `@work(thread=True)` method below,
-which posts a message; the handlers only touch widgets. Later action dialogs (rename, prune,
-delete, export, stats) plug in by adding a Binding to `ACTION_BINDINGS` and an `action_*`
-method that reads `selected_session_id` / `selected_row`, runs its write in a worker and
-posts `SessionsChanged` — which drops every cache here and re-queries.
+which posts a message; the handlers only touch widgets. Session actions (rename, prune,
+delete, export, stats, undo, trash, resume, copy…) are entries of the actions registry
+(`actions.py`, filled by `register_actions()` and `register_handoff_actions()`): each becomes a
+key bound here, and its handler runs its write in a worker and posts `SessionsChanged` — which
+drops every cache here and re-queries.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The `cjk_unicode61` FTS5 tokenizer: the compiled extension when built, else its pure-Python twin.
 
 Every connection of the store registers it, because a database carrying cjk triggers refuses
-*every* message insert from a connection that lacks the tokenizer (spec §4.3).  Both
+*every* message insert from a connection that lacks the tokenizer.  Both
 implementations emit identical tokens, so an index written through one stays consistent
 when maintained through the other.
 """

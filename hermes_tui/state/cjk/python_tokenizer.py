@@ -27,7 +27,7 @@ __all__ = ["CJK_RANGES", "NAME", "CjkTokenizer", "is_cjk", "register", "split_to
 #: The FTS5 tokenizer name both implementations register.
 NAME = "cjk_unicode61"
 
-#: Inclusive code point ranges treated as CJK (spec §5).  Must match `cjkIsCjk` in fts5_cjk.c.
+#: Inclusive code point ranges treated as CJK.  Must match `cjkIsCjk` in fts5_cjk.c.
 CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0xAC00, 0xD7A3),  # Hangul syllables
     (0x1100, 0x11FF),  # Hangul Jamo
