@@ -1,6 +1,6 @@
 """SessionList: a Line-API virtual list over an ordered id list and a page cache.
 
-Stock DataTable/OptionList/ListView keep every row in Python and freeze at 100k sessions
+Stock DataTable/OptionList/ListView keep every row in Python and freeze at 100k sessions.
 This widget holds only the ordered ids (`SessionDB.session_order`) and a
 small LRU of row pages fetched with `SessionDB.list_rows(ids)` in a thread worker;
 `render_line` only looks at memory and draws a placeholder for rows still on their way.
