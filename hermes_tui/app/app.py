@@ -15,6 +15,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
 
+from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.handoff import (
@@ -81,8 +82,8 @@ class HermesApp(App[Handoff]):
         if pick is not None:
             # Priority: checked before the panes' own Enter/Esc, and only while `check_action`
             # says the main screen is at its top level (dialogs and the transcript keep theirs).
-            self._bindings.bind("enter", "pick_choose", "Pick", show=False, priority=True)
-            self._bindings.bind("escape,ctrl+c", "pick_cancel", "Cancel", show=False, priority=True)
+            add_binding(self, "enter", "pick_choose", "Pick", show=False, priority=True)
+            add_binding(self, "escape,ctrl+c", "pick_cancel", "Cancel", show=False, priority=True)
         self.db_path = Path(db_path)
         self.read_only = read_only
         self.now = now

@@ -29,6 +29,7 @@ from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions
+from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import open_store
@@ -115,8 +116,7 @@ def left_cut(text: str, width: int) -> str:
 
 def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
     """Bind ``key`` on ``pane`` ahead of its other bindings for that key, shown in the footer."""
-    bindings = pane._bindings.key_to_bindings
-    bindings[key] = [Binding(key, action, description, priority=priority), *bindings.get(key, [])]
+    add_binding(pane, key, action, description, priority=priority, first=True)
 
 
 def chain_segments(db: SessionDB, session_id: str, lineage: dict[str, Any]) -> list[dict[str, Any]]:
@@ -258,7 +258,7 @@ class MainScreen(Screen[None]):
         self._filter_days: int | None = None
         self.last_order_seconds = 0.0
         for spec in actions.ACTIONS:
-            self._bindings.bind(spec.key, f"run_action({spec.name!r})", spec.description, show=False)
+            add_binding(self, spec.key, f"run_action({spec.name!r})", spec.description, show=False)
         self.store_total: int | None = None  # sessions in the store, whatever the filter
         #: Live follow (issue #18): the polling thread's follower, the "active now" filter, and
         #: a live order refresh in flight / asked for again meanwhile.

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
+from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.render import clock_time, relative_time
 from hermes_tui.app.screens.prune import _bytes
 from hermes_tui.app.session_actions import (
@@ -65,8 +66,8 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        self._bindings.bind(self.key, "confirm", self.button, show=False, priority=True)
-        self._bindings.bind("escape", "cancel", "Cancel", show=False)
+        add_binding(self, self.key, "confirm", self.button, show=False, priority=True)
+        add_binding(self, "escape", "cancel", "Cancel", show=False)
         self.query_one("#cancel", Button).focus()
 
     def action_confirm(self) -> None:
