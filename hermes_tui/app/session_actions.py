@@ -228,7 +228,7 @@ def rename(screen: MainScreen) -> None:
         if title is None:
             return
         screen.notify(
-            f"Renamed {sid} to {title!r}" if title else f"Cleared the title of {sid}",
+            inert(f"Renamed {sid} to {title!r}" if title else f"Cleared the title of {sid}", newlines=False),
             title="Renamed",
             markup=False,
         )

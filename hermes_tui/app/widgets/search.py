@@ -468,7 +468,9 @@ class SearchPane(Vertical):
         self._more_pending = False
         if results.error:
             self._step_after_more = None
-            self.app.notify(results.error, title="Could not load more hits", severity="error")
+            self.app.notify(
+                one_line(results.error), title="Could not load more hits", severity="error", markup=False
+            )
             return
         self.hits.extend(results.hits)
         if len(results.hits) < RESULT_LIMIT or (
