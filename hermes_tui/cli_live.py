@@ -26,9 +26,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hermes_tui.exporting import content_text, json_text
+from hermes_tui.exporting import json_text
 from hermes_tui.safe_text import as_text, inert, one_line
-from hermes_tui.state import Changes, ChangeWatcher, SessionDB, SessionNotFound, StoreError, default_db_path
+from hermes_tui.state import (
+    Changes,
+    ChangeWatcher,
+    SessionDB,
+    SessionNotFound,
+    StoreError,
+    content_text,
+    default_db_path,
+    tool_call_fields,
+)
 
 TAIL_HELP = "Print a session's messages; with --follow, new ones as they are committed."
 WATCH_HELP = "Stream new sessions and messages across the whole store as they are committed."
@@ -101,11 +110,10 @@ def _message_lines(msg: dict[str, Any]) -> list[str]:
     lines += ["  " + ln for ln in inert(text).splitlines()]
     calls = msg.get("tool_calls") or []
     for call in calls if isinstance(calls, list) else [calls]:
-        fn = call.get("function") if isinstance(call, dict) and isinstance(call.get("function"), dict) else {}
-        name = fn.get("name") or (call.get("name") if isinstance(call, dict) else None) or "tool"
-        args = fn.get("arguments", call.get("arguments") if isinstance(call, dict) else as_text(call))
+        name, args = tool_call_fields(call) if isinstance(call, dict) else (None, as_text(call))
         lines.append(
-            f"  → tool call {one_line(name, 80)}({one_line(args if isinstance(args, str) else json_text(args), 200)})"
+            f"  → tool call {one_line(name or 'tool', 80)}"
+            f"({one_line(args if isinstance(args, str) else json_text(args), 200)})"
         )
     return lines
 

@@ -33,7 +33,6 @@ from typing import Any
 from hermes_tui import cli_live
 from hermes_tui import state as _state
 from hermes_tui.exporting import (
-    content_text,
     iso,
     json_text,
     make_private_dirs,
@@ -44,6 +43,7 @@ from hermes_tui.exporting import (
     to_markdown,
     write_export,
 )
+from hermes_tui.formatting import format_cost, format_size, row_cost
 from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
 from hermes_tui.state import (
     TRASH_MAX_BYTES,
@@ -64,9 +64,11 @@ from hermes_tui.state import (
     StructureLocked,
     TitleError,
     TrashEntryNotFound,
+    content_text,
     default_db_path,
     discover_stores,
     open_stores,
+    tool_call_fields,
 )
 
 DEFAULT_PRUNE_DAYS = 90
@@ -493,21 +495,10 @@ def _short_time(ts: Any) -> str:
         return one_line(ts, 24)
 
 
-def _cost(row: dict[str, Any]) -> float:
-    val = row.get("actual_cost_usd")
-    if val is None:
-        val = row.get("estimated_cost_usd")
-    try:
-        return float(val or 0)
-    except (TypeError, ValueError):
-        return 0.0
-
-
 def _fmt_cost(value: Any) -> str:
-    try:
-        return f"${float(value or 0):.4f}"
-    except (TypeError, ValueError):
-        return one_line(value, 12)
+    """A cost in a CLI table: the one cost formatter, to 1/100 cent (agent turns cost fractions
+    of a cent; the browser's narrow columns show cents)."""
+    return format_cost(value, places=4)
 
 
 def _cell(value: Any, limit: int | None = None) -> str:
@@ -747,7 +738,7 @@ def _list_table(rows: Sequence[dict[str, Any]], with_profile: bool) -> str:
             r.get("model") or "-",
             r.get("message_count") or 0,
             (r.get("input_tokens") or 0) + (r.get("output_tokens") or 0),
-            _fmt_cost(_cost(r)),
+            _fmt_cost(row_cost(r)),
             _short_time(r.get("last_active")),
         )
         for r in rows
@@ -793,12 +784,10 @@ def _message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
         lines.append(f"  [… {cut:,} more characters: use --full, --json or export]")
     for call in _tool_calls(msg.get("tool_calls")):
         if isinstance(call, dict):
-            fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-            name = fn.get("name") or call.get("name") or "tool"
-            arguments = fn.get("arguments", call.get("arguments"))
+            name, arguments = tool_call_fields(call)
             if not isinstance(arguments, str):
                 arguments = json_text(arguments)
-            lines.append(f"  → tool call {_s(name, 80)}({_s(arguments, 200)})")
+            lines.append(f"  → tool call {_s(name or 'tool', 80)}({_s(arguments, 200)})")
         else:
             lines.append(f"  → tool call {_s(as_text(call), 200)}")
     return lines
@@ -848,7 +837,7 @@ def cmd_show(
         ("messages", session.get("message_count")),
         ("tool calls", session.get("tool_call_count")),
         ("tokens", f"{session.get('input_tokens') or 0} in / {session.get('output_tokens') or 0} out"),
-        ("cost", _fmt_cost(_cost(session))),
+        ("cost", _fmt_cost(row_cost(session))),
         ("cwd", session.get("cwd")),
     ]
     for k, v in fields:
@@ -991,7 +980,7 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
     n = plan["sessions"]
     _out(
         f"{n} session{'s' if n != 1 else ''}, {plan['messages']} messages would be deleted"
-        f" (about {plan['bytes_estimate']:,} bytes of the file)."
+        f" (about {format_size(plan['bytes_estimate'])} of the file)."
     )
     if n:
         _out(f"oldest: {iso(plan['oldest'])}   newest: {iso(plan['newest'])}")
@@ -1032,7 +1021,7 @@ def _export_sessions_jsonl(db: SessionDB, ids: Sequence[str], path: Path, force:
 def _plan_for_one(db: SessionDB, plan: dict[str, Any], sid: str | None) -> dict[str, Any]:
     """`plan` cut down to the one session `prune --title` names (and its delegate children)."""
     candidates = [c for c in plan["candidates"] if c["id"] == sid]
-    cascade_all = db.delegate_children([sid]) if candidates else []
+    cascade_all = db.delegate_children([sid]) if candidates and sid is not None else []
     rows = db.list_rows(cascade_all) if cascade_all else []
     cascade = [r for r in rows if r.get("ended_at") is not None]
     messages = sum(int(c.get("message_count") or 0) for c in candidates + cascade)
@@ -1101,18 +1090,7 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
     # Exactly the reviewed rows: the candidates plus the delegate children the plan showed
     # (cascade_delegates=False, so a subagent created after the review is not swept along).
     result = _remove(db, args, to_delete, what="prune", require_ended=True)
-    if args.json:
-        _emit_json(
-            {
-                "plan": plan,
-                "result": result,
-                "exported": exported,
-                "dry_run": False,
-                "trash_entry": result.get("trash_entry"),
-            }
-        )
-    else:
-        _print_result(result, args)
+    _report_removal(args, plan, result, exported=exported)
     return 0
 
 
@@ -1131,6 +1109,25 @@ def _remove(
     return db.trash_sessions(
         ids, what=what, cascade_delegates=False, require_ended=require_ended, progress=progress
     )
+
+
+def _report_removal(
+    args: argparse.Namespace, plan: dict[str, Any], result: dict[str, Any], **extra: Any
+) -> None:
+    """What a reviewed delete or prune did: one JSON document (`extra` after the result) or lines."""
+    if args.json:
+        _emit_json(
+            {
+                **_profile_field(args),
+                "plan": plan,
+                "result": result,
+                **extra,
+                "dry_run": False,
+                "trash_entry": result.get("trash_entry"),
+            }
+        )
+    else:
+        _print_result(result, args)
 
 
 def _restore_hint(args: argparse.Namespace, entry: str) -> str:
@@ -1228,18 +1225,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     # parent_session_id is not set, which get_descendants cannot preview; those are left alone.
     reviewed = ids + [c for c in plan["cascade_ids"] if c not in set(ids)]
     result = _remove(db, args, reviewed, what="delete", require_ended=False)
-    if args.json:
-        _emit_json(
-            {
-                **_profile_field(args),
-                "plan": plan,
-                "result": result,
-                "dry_run": False,
-                "trash_entry": result.get("trash_entry"),
-            }
-        )
-    else:
-        _print_result(result, args)
+    _report_removal(args, plan, result)
     return 0
 
 
@@ -1610,15 +1596,6 @@ def _db_path_shown(db: SessionDB) -> str:
     return one_line(str(db.db_path))
 
 
-def _size(n: Any) -> str:
-    n = int(n or 0)
-    for unit in ("B", "KB", "MB"):
-        if n < 1024:
-            return f"{n} {unit}"
-        n //= 1024
-    return f"{n} GB"
-
-
 def cmd_trash(db: SessionDB, args: argparse.Namespace) -> int:
     return TRASH_COMMANDS[args.trash_command](db, args)
 
@@ -1638,7 +1615,7 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
             e["what"] or "-",
             e["sessions"],
             e["messages"],
-            _size(e["bytes"]),
+            format_size(e["bytes"]),
             e["status"],
             ", ".join(one_line(t) for t in e["titles"] if t),
         ]
@@ -1667,7 +1644,7 @@ def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"what:     {_s(entry.get('what'))}   status: {_s(entry.get('status'))}")
     counts = entry.get("counts") or {}
     _out(
-        f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {_size(entry.get('bytes'))}"
+        f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {format_size(entry.get('bytes'))}"
     )
     _out(f"store:    {_s(entry.get('store'))}")
     _out(f"sessions ({len(entry.get('sessions') or [])}):")
@@ -1735,7 +1712,7 @@ def cmd_trash_empty(db: SessionDB, args: argparse.Namespace) -> int:
         _emit_json(result)
     else:
         n = len(result["removed"])
-        _out(f"Removed {n} trash entr{'ies' if n != 1 else 'y'} ({_size(result['bytes'])}).")
+        _out(f"Removed {n} trash entr{'ies' if n != 1 else 'y'} ({format_size(result['bytes'])}).")
     return 0
 
 

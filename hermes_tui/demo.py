@@ -29,10 +29,10 @@ DAY = 86400.0
 
 
 def cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/hermes-tui` or `~/.cache/hermes-tui` (never inside ~/.hermes)."""
-    env = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(env).expanduser() if env else Path.home() / ".cache"
-    return base / "hermes-tui"
+    """The one cache folder (`hermes_tui.state.user_cache_dir`; never inside ~/.hermes)."""
+    from hermes_tui.state import user_cache_dir
+
+    return user_cache_dir()
 
 
 def demo_path() -> Path:

@@ -1,6 +1,7 @@
 """Exports of sessions as JSON, JSONL and Markdown — shared by `hermes-tui sessions export`
-and the browser's export dialog. Knows nothing of Textual (nor of the database: it formats the
-dicts `SessionDB.export_session` / `export_session_lineage` return).
+and the browser's export dialog. Knows nothing of Textual (nor of SQL: it formats the dicts
+`SessionDB.export_session` / `export_session_lineage` return, message content through the store's
+one flattening, `hermes_tui.state.content_text`, so an export reads like the transcript).
 
 Exports are read with `cat` and `less`, so they are inert like every other output: Markdown
 text goes through `hermes_tui.safe_text`, and JSON escapes the C1 and bidi controls that
@@ -19,7 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.formatting import row_cost
 from hermes_tui.safe_text import BIDI_CONTROLS, as_text, inert, one_line
+from hermes_tui.state import content_text, tool_call_fields
 
 TOOL_RESULT_LIMIT = 20_000  # characters of a tool result shown in Markdown before truncating
 
@@ -78,36 +81,6 @@ def json_text(obj: Any, indent: int | None = None) -> str:
 _dumps = json_text
 
 
-def content_text(content: Any) -> str:
-    """Message content as text: multimodal lists → their text parts; other parts are named."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, (bytes, bytearray, memoryview)):
-        return as_text(content)
-    if isinstance(content, list):
-        parts: list[str] = []
-        for part in content:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, Mapping):
-                kind = part.get("type")
-                if kind in ("text", "input_text", "output_text") or (kind is None and "text" in part):
-                    text = part.get("text")
-                    if isinstance(text, str) and text:
-                        parts.append(text)
-                elif kind:
-                    parts.append(f"[{kind}]")
-        return "\n\n".join(parts)
-    if isinstance(content, Mapping):
-        text = content.get("text")
-        if isinstance(text, str):
-            return text
-        return _dumps(content, indent=2)
-    return str(content)
-
-
 def _fence(text: str, lang: str = "") -> str:
     """A fenced block whose fence is longer than any backtick run inside `text`."""
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
@@ -139,7 +112,7 @@ def _pretty_arguments(args: Any) -> Any:
 def _tool_call_block(call: Any) -> str:
     if isinstance(call, Mapping):
         fn = call.get("function") if isinstance(call.get("function"), Mapping) else None
-        name = _code_span(one_line((fn or {}).get("name") or call.get("name") or "tool", 200))
+        name = _code_span(one_line(tool_call_fields(call)[0] or "tool", 200))
         shown = dict(call)
         if fn is not None:
             shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
@@ -187,9 +160,7 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
     """A session (or a lineage export) as Markdown with YAML-like front matter."""
     sid = session.get("id")
     lineage = session.get("lineage_session_ids") or ([sid] if sid else [])
-    cost = session.get("actual_cost_usd")
-    if cost is None:
-        cost = session.get("estimated_cost_usd")
+    cost = row_cost(session)
     front = [
         ("id", sid),
         ("title", session.get("title")),

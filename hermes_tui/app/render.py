@@ -10,15 +10,21 @@ instead of raising; the text they return has been through `hermes_tui.safe_text`
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
 
+from hermes_tui.formatting import INVALID_NUMBER as INVALID_NUMBER
+from hermes_tui.formatting import format_cost as usd  # the one cost formatter, under the app's name
+from hermes_tui.formatting import format_size as format_size
+from hermes_tui.formatting import is_missing as _missing
+from hermes_tui.formatting import row_cost, to_number
 from hermes_tui.safe_text import as_text, inert
 from hermes_tui.safe_text import one_line as one_line
+from hermes_tui.state import content_text as flatten_content
+from hermes_tui.state import tool_call_fields
 
 Clock = Callable[[], float]
 
@@ -48,28 +54,10 @@ def system_clock() -> float:
 #: Shown where a stored timestamp is not a usable number (text, a BLOB, NaN, out of range).
 INVALID_DATE = "invalid date"
 INVALID_AGE = "invalid"
-#: Shown where a stored count or cost is not a usable number.
-INVALID_NUMBER = "?"
-
 # time.gmtime/strftime handle years 1..9999 on every platform; outside that they raise or print
 # five-digit years, so a timestamp outside this range is reported as invalid.
 _MIN_TS = -62_135_596_800.0  # 0001-01-01T00:00:00Z
 _MAX_TS = 253_402_300_799.0  # 9999-12-31T23:59:59Z
-
-
-def to_number(value: Any) -> float | None:
-    """A finite float from a stored value, or None when it is missing or not a usable number.
-
-    SQLite keeps whatever a writer stored (``'yesterday'``, ``X'00'``, ``1e300``, ``NaN``), so
-    every count, cost and timestamp shown passes through here before any arithmetic.
-    """
-    if value is None or isinstance(value, (bytes, bytearray, memoryview)):
-        return None
-    try:
-        number = float(value.strip() if isinstance(value, str) else value)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _epoch(ts: Any) -> float | None:
@@ -78,10 +66,6 @@ def _epoch(ts: Any) -> float | None:
     if number is None or not _MIN_TS <= number <= _MAX_TS:
         return None
     return number
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def relative_time(ts: Any, now: float) -> str:
@@ -151,33 +135,12 @@ def plain_count(n: Any) -> str:
     return human_count(n)
 
 
-def usd(value: Any) -> str:
-    """``$1,234.50``; ``?`` for a stored value that is not a number, exponent form when huge."""
-    number = to_number(0 if _missing(value) else value)
-    if number is None:
-        return INVALID_NUMBER
-    if abs(number) >= 1e12:
-        return f"${number:.2e}"
-    return f"${number:,.2f}"
-
-
 def format_cost(row: Any) -> str:
-    """Actual cost when the provider reported one, else the estimate; blank when unknown."""
+    """The session list's cost cell: the one cost formatter over the row's shown cost (actual
+    when reported, else the estimate), blank when zero or unknown."""
     if not isinstance(row, dict):
         return ""
-    cost = row.get("actual_cost_usd")
-    if _missing(cost):
-        cost = row.get("estimated_cost_usd")
-    if _missing(cost):
-        return ""
-    number = to_number(cost)
-    if number is None:
-        return INVALID_NUMBER
-    if number == 0:
-        return ""
-    if 0 < number < 0.01:
-        return "<$0.01"
-    return usd(number)
+    return usd(row_cost(row), blank_zero=True)
 
 
 def session_label(row: dict[str, Any]) -> str:
@@ -321,27 +284,9 @@ def _safe_str(value: Any) -> str:
 
 
 def content_text(content: Any) -> str:
-    """Message content as inert display text: strings as-is, bytes decoded (a marker when not
-    UTF-8), multimodal lists as their text parts."""
-    if content is None:
-        return ""
-    if isinstance(content, (str, bytes, bytearray, memoryview)):
-        return inert(content)
-    if isinstance(content, list):
-        parts = []
-        for part in content:
-            if isinstance(part, dict):
-                if part.get("type") == "text" or "text" in part:
-                    text = part.get("text", "")
-                    parts.append(as_text(text) if isinstance(text, (str, bytes)) else pretty_json(text))
-                else:
-                    parts.append(f"[{one_line(part.get('type', 'part'), 40) or 'part'}]")
-            else:
-                parts.append(as_text(part) if isinstance(part, (str, bytes)) else pretty_json(part))
-        return inert("\n".join(parts))
-    if isinstance(content, dict):
-        return inert(pretty_json(content))
-    return inert(_safe_str(content))
+    """Message content as inert display text: the store's one flattening (`hermes_tui.state.
+    content_text`, shared with exports, the CLI and search snippets), then the sanitizer."""
+    return inert(flatten_content(content))
 
 
 def tool_call_parts(call: Any) -> tuple[str, str]:
@@ -349,9 +294,8 @@ def tool_call_parts(call: Any) -> tuple[str, str]:
     shapes (a non-dict call shows as "tool call" with its value as the arguments)."""
     if not isinstance(call, dict):
         return "tool call", inert(pretty_json(call))
-    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
-    name = fn.get("name") or call.get("name") or call.get("type") or "tool call"
-    args = fn.get("arguments", call.get("arguments", call.get("input", "")))
+    name, args = tool_call_fields(call)
+    name = name or "tool call"
     if not isinstance(name, (str, bytes)):
         name = pretty_json(name)
     shown = one_line(name, 200) or "tool call"

@@ -27,11 +27,12 @@ from .federation import (
 )
 from .listing import SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
-from .paths import default_db_path
+from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import StoreRef, StoreStatus, discover_stores, hermes_root, open_store, probe_store
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
 from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
+from .text import content_text, tool_call_fields
 from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
 
 __all__ = [
@@ -47,6 +48,8 @@ __all__ = [
     "StoreRef",
     "StoreStatus",
     "default_db_path",
+    "user_cache_dir",
+    "user_data_dir",
     "discover_stores",
     "hermes_root",
     "open_store",
@@ -63,6 +66,8 @@ __all__ = [
     "ReadOnlyError",
     "SearchOutcome",
     "SessionDB",
+    "content_text",
+    "tool_call_fields",
     "SessionFilter",
     "SessionNotFound",
     "SessionOrder",

@@ -14,7 +14,6 @@ from .errors import IntegrityError, SessionNotFound
 from .text import (
     clean_row,
     clean_ts,
-    content_text,
     decode_content,
     dumps_field,
     encode_content,
@@ -26,6 +25,7 @@ from .text import (
     scrub_surrogates,
     strip_review_harness,
     tool_calls_list,
+    upstream_preview,
 )
 
 _CONVERSATION_COLUMNS = (
@@ -318,7 +318,7 @@ class MessagesMixin(_Core):
             "ORDER BY id DESC LIMIT ?",
             (session_id, int(limit)),
         ):
-            preview = " ".join(content_text(content).split())
+            preview = " ".join(upstream_preview(content).split())
             if len(preview) > 80:
                 preview = preview[:77] + "..."
             out.append({"id": mid, "timestamp": clean_ts(ts), "preview": preview})

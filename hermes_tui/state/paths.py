@@ -5,6 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import platformdirs
+
+#: The folder name under the platform's cache and data folders.
+APP_NAME = "hermes-tui"
+
 
 def hermes_home() -> Path:
     """`$HERMES_HOME` (stripped; empty means unset), else `~/.hermes`."""
@@ -19,10 +24,26 @@ def default_db_path() -> Path:
 
 
 def user_cache_dir() -> Path:
-    """Cache folder for side files that must never live inside someone else's database."""
-    env = os.environ.get("XDG_CACHE_HOME", "").strip()
-    base = Path(env).expanduser() if env else Path.home() / ".cache"
-    return base / "hermes-tui"
+    """THE cache folder (the demo store, the CJK side index): side files that must never live
+    inside someone else's database. `platformdirs`: `$XDG_CACHE_HOME/hermes-tui` when that is an
+    absolute path, else `~/.cache/hermes-tui` on Linux (the folder used before it), the
+    platform's own elsewhere."""
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
+def user_data_dir() -> Path:
+    """THE data folder (the trash of a store whose own folder is not writable): `platformdirs`,
+    `$XDG_DATA_HOME/hermes-tui` or `~/.local/share/hermes-tui` on Linux."""
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def earlier_user_data_dirs() -> list[Path]:
+    """Data folders an earlier hermes-tui may have written that `user_data_dir()` no longer names
+    (it read `$XDG_DATA_HOME` with `~` expanded, or `~/.local/share` on every platform): read them
+    too, so nothing written there is lost. Empty on Linux with an absolute or unset variable."""
+    env = os.environ.get("XDG_DATA_HOME", "").strip()
+    earlier = (Path(env).expanduser() if env else Path.home() / ".local" / "share") / APP_NAME
+    return [] if earlier == user_data_dir() else [earlier]
 
 
 def private_dir(path: Path) -> Path:
@@ -53,6 +74,16 @@ def private_file(path: Path) -> None:
     except FileExistsError:
         _tighten(path, 0o600)
     else:
+        os.close(fd)
+
+
+def fsync_path(path: Path) -> None:
+    """Flush a file's or a folder's content (a folder: the names in it) to the disk: a private
+    file written before a rename, then its folder, survives a crash whole or not at all."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
         os.close(fd)
 
 

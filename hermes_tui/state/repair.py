@@ -1,4 +1,4 @@
-"""Damaged stores: tell what is wrong (read-only), back the file up, repair it, verify (issue #17).
+"""Damaged stores: tell what is wrong (read-only), back the file up, repair it, verify.
 
 Two kinds of damage are seen in real `state.db` files, and hermes-agent 0.19.0 repairs both
 (`repair_state_db_schema`, `is_malformed_db_error`; the names and the report keys are kept):
@@ -42,6 +42,7 @@ from .connection import busy_handler, sqlite_file_size
 from .core import _Core
 from .core import _install_tokenizer as install_tokenizer
 from .errors import StoreError
+from .paths import fsync_path
 
 __all__ = ["diagnose", "is_fts_corruption_error", "is_malformed_db_error", "repair", "repair_state_db_schema"]
 
@@ -323,14 +324,6 @@ def _private_new(path: Path) -> None:
     os.close(fd)
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def make_backup(path: Path, backup_dir: Path | None = None) -> Path:
     """A consistent private (0600) copy of the store, including what is in its `-wal`.
 
@@ -346,28 +339,15 @@ def make_backup(path: Path, backup_dir: Path | None = None) -> Path:
     _private_new(part)
     try:
         try:
-            src = apsw.Connection(
-                _uri(path, "?mode=ro"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
-            )
-            try:
-                src.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
-                src.execute("PRAGMA writable_schema=ON")
-                dest = apsw.Connection(str(part))
-                try:
-                    with dest.backup("main", src, "main") as job:
-                        job.step(-1)
-                finally:
-                    dest.close()
-            finally:
-                src.close()
+            _page_copy(path, part)
         except apsw.Error:
             _byte_copy(path, part)
-        _fsync(part)
+        fsync_path(part)
         os.replace(part, final)
         for side in ("-wal", "-shm", "-journal"):  # the backup is one self-contained file
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(str(part) + side)
-        _fsync(final.parent)
+        fsync_path(final.parent)
     except BaseException:
         for leftover in (part, Path(str(part) + "-wal"), Path(str(final) + "-wal")):
             with contextlib.suppress(FileNotFoundError):
@@ -388,10 +368,19 @@ def _byte_copy(path: Path, part: Path) -> None:
 
 def _restore(backup: Path, path: Path) -> None:
     """Write the backup's content back into the store through SQLite (locks and WAL respected)."""
-    src = apsw.Connection(_uri(backup, "?mode=ro"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    _page_copy(backup, path)
+
+
+def _page_copy(source: Path, target: Path) -> None:
+    """Every page of `source` into `target` with SQLite's backup API: the source read-only with
+    `writable_schema` (a damaged schema still copies), locks and WAL respected on both sides,
+    each waiting up to `LOCK_TIMEOUT_MS` for another process's lock. Used by the backup taken
+    before a repair and by the restore from it."""
+    src = apsw.Connection(_uri(source, "?mode=ro"), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
     try:
+        src.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
         src.execute("PRAGMA writable_schema=ON")
-        dest = apsw.Connection(str(path))
+        dest = apsw.Connection(str(target))
         try:
             dest.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
             with dest.backup("main", src, "main") as job:

@@ -43,7 +43,7 @@ from .fts_query import (
     sanitize_fts5_query,
 )
 from .side_index import MAX_INLINE_LAG
-from .text import content_text, read_rows
+from .text import CONTENT_JSON_PREFIX, content_text, read_rows, read_tuples, upstream_preview
 
 if TYPE_CHECKING:
     from .side_index import SideIndex
@@ -171,7 +171,11 @@ def with_marked_snippets(rows: list[dict[str, Any]], terms: list[str]) -> list[d
         if not any(t.lower() in text.lower() for t in terms):
             text = " ".join(x for x in (text, r.get("tool_name") or "", tc) if x)
         r["snippet"] = like_snippet(text, terms)
+        r["_flat"] = True
     return rows
+
+
+_MARKED_RE = re.compile(r">>>(.*?)<<<", re.DOTALL)
 
 
 def _latin_terms(q: str) -> list[str]:
@@ -671,7 +675,9 @@ class SearchMixin(_Core):
                 out.route = FTS5.name
                 retry = not tool_role and limit != 0
                 tri = self._word_on_trigram(q, cjk_ready) if retry else None
-                found = self._probe_first(q, tri)
+                # A prefix probes as its expanded terms: the same rows, without merging every
+                # matching doclist (37 of 40 ms of a newest-first `deploy*` at 1M).
+                found = self._probe_first(expand_prefixes(q, self._prefix_terms) or q, tri)
                 if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
                     return SearchOutcome(query=q, route=FTS5.name)
                 gap = self._unindexed_range()
@@ -691,6 +697,7 @@ class SearchMixin(_Core):
                     if live:
                         filters, share = scope()
                         self._latin_fallback(out, q, filters, order, limit, offset, live, probed, share)
+            self._flatten_snippets(out.results, q)
         except apsw.InterruptError:
             return SearchOutcome(query=q, route=INTERRUPTED.name)
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
@@ -781,7 +788,7 @@ class SearchMixin(_Core):
                 return self._count_sql(
                     "FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params, filters, cap
                 )
-            found = self._probe([(FTS5.index, q)])
+            found = self._probe([(FTS5.index, expand_prefixes(q, self._prefix_terms) or q)])
             if found is None:  # FTS5 rejects the query: search() answers `[]`
                 return 0, True
             gap = self._unindexed_range()
@@ -1282,6 +1289,27 @@ class SearchMixin(_Core):
 
     _sanitize_fts5_query = staticmethod(sanitize_fts5_query)
 
+    def _flatten_snippets(self, rows: list[dict[str, Any]], q: str) -> None:
+        """FTS5's `snippet()` cuts the stored text, which for a multimodal message is its JSON
+        (`\\x00json:[{"type": "text", …`): those rows get a snippet cut from the one flattened text
+        (`content_text`, what the transcript and the exports show), marking what FTS5 marked."""
+        ids = [r["id"] for r in rows if not r.get("_flat")]
+        if not ids:
+            return
+        stored = dict(
+            read_tuples(
+                self._conn(),
+                "SELECT id, content FROM messages WHERE id IN (SELECT value FROM json_each(?)) "
+                "AND content >= ? AND content < ?",  # the prefix (text functions stop at its NUL)
+                (json.dumps(ids), CONTENT_JSON_PREFIX, CONTENT_JSON_PREFIX[:-1] + ";"),
+            )
+        )
+        for r in rows:
+            if r["id"] in stored:
+                marked = [t for t in _MARKED_RE.findall(r.get("snippet") or "") if t.strip()]
+                terms = list(dict.fromkeys(marked)) or _latin_terms(q) or [q.strip('"')]
+                r["snippet"] = like_snippet(content_text(stored[r["id"]]), terms)
+
     def _contexts(self, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
         """For each id: the previous message of its session, the match, and the next (by timestamp, id).
 
@@ -1309,5 +1337,5 @@ class SearchMixin(_Core):
         except apsw.Error:
             return out
         for tid, role, content in rows:
-            out[tid].append({"role": role, "content": content_text(content)[:200]})
+            out[tid].append({"role": role, "content": upstream_preview(content)[:200]})
         return out

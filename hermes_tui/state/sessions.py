@@ -35,6 +35,7 @@ SESSION_NUMBERS = (
 )
 SESSION_TIMESTAMPS = ("started_at", "ended_at", "last_active")
 
+#: Columns an insert of an existing session fills in where the stored row has NULL.
 _FILL_ON_CONFLICT = (
     "model",
     "model_config",
@@ -48,21 +49,9 @@ _FILL_ON_CONFLICT = (
     "profile_name",
 )
 
-_SESSION_KWARGS = frozenset(
-    {
-        "model",
-        "model_config",
-        "system_prompt",
-        "user_id",
-        "session_key",
-        "chat_id",
-        "chat_type",
-        "thread_id",
-        "parent_session_id",
-        "cwd",
-        "profile_name",
-    }
-)
+#: The keyword arguments `create_session`/`ensure_session` take: every column a conflict fills in,
+#: and `user_id`, which the first writer's row keeps (upstream).
+_SESSION_KWARGS = frozenset({*_FILL_ON_CONFLICT, "user_id"})
 
 
 class SessionsMixin(_Core):

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import apsw
 import apsw.ext
 
-from ..safe_text import as_text
+from ..safe_text import as_text, one_line
 
 CONTENT_JSON_PREFIX = "\x00json:"
 #: Timestamps used as dates must lie in [0, TS_MAX] (1970 .. 3000-01-01); anything else is unknown.
@@ -50,8 +50,66 @@ def decode_content(content: Any) -> Any:
     return content
 
 
+#: Part types whose `text` is the part (OpenAI chat, Responses input/output).
+TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def _json_pretty(value: Any) -> str:
+    """Indented JSON with UTF-8 kept; a value json cannot write shows as its `str()`."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return _unprintable_safe(value)
+
+
+def _unprintable_safe(value: Any) -> str:
+    """`str(value)`, or a marker when its `__str__` raises."""
+    try:
+        return str(value)
+    except Exception:  # a pathological __str__ must not take a view down
+        return f"[unprintable {type(value).__name__}]"
+
+
+def _part_text(part: Any) -> str:
+    """One multimodal part: a text part is its text, another part is named `[type]`."""
+    if isinstance(part, (str, bytes, bytearray, memoryview)):
+        return as_text(part)
+    if not isinstance(part, Mapping):
+        return _json_pretty(part)
+    kind = part.get("type")
+    text = part.get("text")
+    if kind in TEXT_PART_TYPES or (kind is None and text is not None):
+        if text is None or isinstance(text, (str, bytes, bytearray, memoryview)):
+            return as_text(text)
+        return _json_pretty(text)
+    return f"[{one_line(kind, 40) or 'part'}]"
+
+
 def content_text(content: Any) -> str:
-    """Decoded content as plain text: multimodal lists → their text parts; non-text → ''."""
+    """THE flattening of message content into text, shared by the transcript, the exports, the
+    CLI and search snippets (so one message reads the same everywhere): stored JSON decoded,
+    multimodal lists → their text parts one per line with other parts named (`hi\n[image_url]`),
+    a dict → its text when it is a text part, else indented JSON, bytes → `as_text`, None → ''.
+    NOT sanitized: callers pass the result through `safe_text.inert`/`one_line` at their output."""
+    content = decode_content(content)
+    if content is None:
+        return ""
+    if isinstance(content, (str, bytes, bytearray, memoryview)):
+        return as_text(content)
+    if isinstance(content, list):
+        return "\n".join(t for t in map(_part_text, content) if t)
+    if isinstance(content, Mapping):
+        if content.get("type") in TEXT_PART_TYPES or (content.get("type") is None and "text" in content):
+            return _part_text(content)
+        return _json_pretty(content)
+    return _unprintable_safe(content)
+
+
+def upstream_preview(content: Any) -> str:
+    """hermes-agent 0.19.0's own compact form, kept only where its API returns it (search
+    results' `context`, `list_recent_user_messages` previews): text parts joined by
+    spaces, `[multimodal content]` when a list has none, non-text → ''. Display uses
+    `content_text`."""
     decoded = decode_content(content)
     if isinstance(decoded, list):
         parts = [p.get("text", "") for p in decoded if isinstance(p, dict) and p.get("type") == "text"]
@@ -60,6 +118,21 @@ def content_text(content: Any) -> str:
     if isinstance(decoded, str):
         return decoded
     return ""
+
+
+def tool_call_fields(call: Any) -> tuple[Any, Any]:
+    """(name, arguments) of one stored tool call, whatever shape its agent wrote: OpenAI
+    `{"function": {"name", "arguments"}}`, flat `{"name", "arguments"}`, `{"name", "input"}`.
+    None for what is missing; a call that is not a dict has no name and is its own arguments.
+    The one reading shared by the transcript, the exports and the CLI."""
+    if not isinstance(call, Mapping):
+        return None, call
+    fn = call.get("function")
+    fn = fn if isinstance(fn, Mapping) else {}
+    name = fn.get("name") or call.get("name") or call.get("type") or None
+    if "arguments" in fn:
+        return name, fn["arguments"]
+    return name, call.get("arguments", call.get("input"))
 
 
 def dumps_field(name: str, value: Any) -> str | None:

@@ -19,8 +19,8 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Static
 
-from hermes_tui.app.render import INVALID_NUMBER, human_count, one_line, plain_count, to_number, usd
-from hermes_tui.app.session_actions import READ_ONLY_MESSAGE, error_text
+from hermes_tui.app.render import format_size, human_count, one_line, plain_count, to_number, usd
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -39,11 +39,8 @@ def bar(value: Any, peak: Any, width: int) -> str:
 
 
 def _cost(v: Any) -> str:
-    """``$1234.50`` (no separators in these narrow columns); ``?`` when not a number."""
-    number = to_number(v or 0)
-    if number is None:
-        return INVALID_NUMBER
-    return usd(number) if abs(number) >= 1e12 else f"${number:.2f}"
+    """A cost cell: the one cost formatter (`hermes_tui.formatting.format_cost`)."""
+    return usd(v)
 
 
 def _count(v: Any) -> str:
@@ -54,14 +51,8 @@ def _count(v: Any) -> str:
 
 
 def _size(n: Any) -> str:
-    size = to_number(n or 0)
-    if size is None:
-        return INVALID_NUMBER
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(size) < 1024 or unit == "GB":
-            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} B"
+    """A byte size: the one size formatter (Rich's decimal units, as the CLI shows them)."""
+    return format_size(n)
 
 
 #: The screen's sections and the query behind each (run in the worker, one failure each).
@@ -229,7 +220,8 @@ class StatsScreen(Screen[None]):
         text.append(f"schema v{field('schema_version')} (code v{field('code_schema_version')})")
         text.append(f" · FTS layout {field('fts_layout')} · tokenizer {field('cjk') or 'unicode61'}")
         text.append(f" · cjk index {field('cjk_index')}\n")
-        rows = h.get("index_rows") if isinstance(h.get("index_rows"), dict) else {}
+        index_rows = h.get("index_rows")
+        rows = index_rows if isinstance(index_rows, dict) else {}
         text.append(
             f"messages {_count(h.get('messages', 0))} (non-tool {_count(h.get('messages_non_tool', 0))})"
         )
