@@ -1,15 +1,16 @@
-"""Registry of session actions bound on the main screen (rename, prune, delete, export, stats).
+"""Registry of the key-bound actions of the main screen, and the session an action applies to.
 
-The actions issue adds entries here instead of editing MainScreen: each `ActionSpec` becomes a
-key binding, listed in the footer/help and offered by the command palette, whose handler
-receives the MainScreen (with `selected_session_id`, `selected_row`, `db`, and
-`post_message(SessionsChanged(...))`). Nothing registers itself on import: the app calls
-`hermes_tui.app.session_actions.register_actions()` before it builds the main screen.
+Each `ActionSpec` becomes a key binding on the main screen, listed in help and offered by the
+command palette; its handler receives the MainScreen (with `db`, `session_list`,
+`selected_session_id` and `post_message(SessionsChanged(...))`), so a new action needs no edit of
+MainScreen. Nothing registers itself on import: the app calls `register_actions()` and
+`register_handoff_actions()` (`session_actions`, `handoff_actions`) before it builds the main
+screen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,34 @@ def register(spec: ActionSpec) -> ActionSpec:
     return spec
 
 
+def register_all(specs: Iterable[ActionSpec]) -> None:
+    """`register` each of `specs` (idempotent: a spec replaces its namesake)."""
+    for spec in specs:
+        register(spec)
+
+
 def find(name: str) -> ActionSpec | None:
     """The registered action called ``name``."""
     return next((a for a in ACTIONS if a.name == name), None)
+
+
+def target_session(screen: MainScreen) -> str | None:
+    """The one session an action applies to: exactly the row the user has selected.
+
+    With the list focused it is the row under the cursor. The transcript follows the cursor
+    only after a debounce and a load, so `selected_session_id` (transcript first) could still
+    name the previous row: D pressed right after a cursor move deleted the wrong session.
+    From the transcript, lineage or search panes it is the session the transcript shows.
+    """
+    sessions = screen.session_list
+    if screen.focused is sessions:
+        return sessions.selected_id
+    return screen.selected_session_id
+
+
+def need_session(screen: MainScreen) -> str | None:
+    """`target_session`, with a warning toast when there is none."""
+    sid = target_session(screen)
+    if sid is None:
+        screen.notify("No session is selected.", severity="warning")
+    return sid

@@ -5,7 +5,9 @@ store, most of them Textual's strips and caches, 100-170 ms on this machine. Ste
 transcripts mounts and drops widgets, so with Python's default thresholds one landed every few
 sessions, and it was every event-loop stall over 50 ms measured (bench/app_bench.py, `--only
 transcript`). After first paint the startup objects are frozen (collections skip them), automatic
-full collections are switched off, and one runs once input has been quiet for `IDLE_S`.
+full collections are switched off, and one runs once input has been quiet for `IDLE_S`, at most
+every `MIN_FULL_S`: while agents write, something is always left to collect, and a collection
+every poll (0.5 s, 100-300 ms each at 1M) took a third of a core and stalled the live view.
 Generations 0 and 1 keep collecting as usual. Everything is restored when the app exits, so
 tests that run many apps in one process keep the default GC.
 """
@@ -17,6 +19,7 @@ import time
 
 IDLE_S = 1.0
 POLL_S = 0.5
+MIN_FULL_S = 30.0
 _NO_AUTOMATIC_FULL = 1_000_000
 
 
@@ -27,6 +30,7 @@ class IdleCollector:
         self.last_input = time.monotonic()
         self._saved: tuple[int, int, int] | None = None
         self.full_collections = 0
+        self._last_full = float("-inf")
 
     def start(self) -> None:
         if self._saved is not None:
@@ -37,6 +41,11 @@ class IdleCollector:
         t0, t1, _t2 = self._saved
         gc.set_threshold(t0, t1, _NO_AUTOMATIC_FULL)
 
+    @property
+    def started(self) -> bool:
+        """The policy is in force: the heap is frozen and automatic full collections are off."""
+        return self._saved is not None
+
     def touch(self) -> None:
         """Input arrived: postpone the next full collection."""
         self.last_input = time.monotonic()
@@ -45,8 +54,10 @@ class IdleCollector:
         """Called every `POLL_S`: collect if generation 2 has grown and input has been quiet."""
         if self._saved is None or gc.get_count()[2] == 0:
             return
-        if time.monotonic() - self.last_input >= IDLE_S:
+        now = time.monotonic()
+        if now - self.last_input >= IDLE_S and now - self._last_full >= MIN_FULL_S:
             gc.collect()
+            self._last_full = time.monotonic()
             self.full_collections += 1
 
     def stop(self) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import SuspendNotSupported
 
 from hermes_tui.app import actions
-from hermes_tui.app.actions import ActionSpec
+from hermes_tui.app.actions import ActionSpec, need_session
 from hermes_tui.app.handoff import (
     TemplateError,
     clipboard_text,
@@ -27,22 +27,18 @@ from hermes_tui.app.handoff import (
     run_editor,
     run_pager,
 )
-from hermes_tui.app.session_actions import error_text, target_session
-from hermes_tui.exporting import content_text, markdown_filename, to_markdown
+from hermes_tui.app.screens.copy_menu import CopyMenu
+from hermes_tui.app.screens.dialog_base import error_text
+from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.exporting import markdown_filename, to_markdown
 from hermes_tui.safe_text import one_line
+from hermes_tui.state import content_text
 
 if TYPE_CHECKING:
     from hermes_tui.app.app import HermesApp
     from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.app.widgets.transcript import MessageView
     from hermes_tui.state import SessionDB
-
-
-def _need_session(screen: MainScreen) -> str | None:
-    sid = target_session(screen)
-    if sid is None:
-        screen.notify("No session is selected.", severity="warning")
-    return sid
 
 
 def _in_worker(
@@ -75,7 +71,7 @@ def compression_tip(db: SessionDB, session_id: str) -> str:
 # ---------------------------------------------------------------------- resume
 def resume(screen: MainScreen) -> None:
     """Leave the browser and resume the session (its live tip) in Hermes."""
-    sid = _need_session(screen)
+    sid = need_session(screen)
     if sid is None:
         return
     app: HermesApp = screen.hermes
@@ -86,8 +82,6 @@ def resume(screen: MainScreen) -> None:
 def focused_message(screen: MainScreen) -> MessageView | None:
     """The transcript message the user is on: the one holding the focused fold, else the search
     hit when it is in view, else the first message in view."""
-    from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
-
     transcript = screen.query_one("#transcript", TranscriptView)
     focused = screen.focused
     if focused is not None and focused is not transcript and transcript in focused.ancestors:
@@ -125,7 +119,6 @@ def _session_markdown(db: SessionDB, session_id: str) -> tuple[str, str]:
 # ---------------------------------------------------------------------- copy
 def copy(screen: MainScreen) -> None:
     """`y`, then what: i id · r resume command · m message · c code block · t transcript."""
-    from hermes_tui.app.screens.copy_menu import CopyMenu
 
     def chosen(key: str | None) -> None:
         if key is not None:
@@ -164,7 +157,7 @@ def copy_choice(screen: MainScreen, key: str) -> None:
 
         _in_worker(screen, "copy the message", lambda db: _message_text(db, view), message_done)
         return
-    sid = _need_session(screen)
+    sid = need_session(screen)
     if sid is None:
         return
     if key == "i":
@@ -201,42 +194,58 @@ def _run_suspended(screen: MainScreen, run: Callable[[], int]) -> int:
         return run()
 
 
-def pager(screen: MainScreen) -> None:
-    """`v`: the session as Markdown in ``$PAGER`` (else less, else more)."""
-    sid = _need_session(screen)
+def _show_outside(
+    screen: MainScreen,
+    argv: list[str] | None,
+    missing: str,
+    what: str,
+    program: str,
+    run: Callable[[list[str], str, str], int],
+) -> None:
+    """The target session as Markdown handed to a terminal program: ``run(argv, markdown,
+    filename)`` with the app suspended, once a worker has read it. ``missing`` is the warning
+    when no such program is found (``argv`` None)."""
+    sid = need_session(screen)
     if sid is None:
         return
-    argv = pager_argv()
     if argv is None:
-        screen.notify("No pager found: set $PAGER (less and more are not installed).", severity="warning")
+        screen.notify(missing, severity="warning")
         return
+    found = argv
 
     def done(result: tuple[str, str]) -> None:
         try:
-            _run_suspended(screen, lambda: run_pager(argv, result[0]))
+            _run_suspended(screen, lambda: run(found, result[0], result[1]))
         except OSError as exc:
-            screen.notify(error_text(exc), title="Could not run the pager", severity="error", markup=False)
+            screen.notify(
+                error_text(exc), title=f"Could not run the {program}", severity="error", markup=False
+            )
 
-    _in_worker(screen, "show the session", lambda db: _session_markdown(db, sid), done)
+    _in_worker(screen, what, lambda db: _session_markdown(db, sid), done)
+
+
+def pager(screen: MainScreen) -> None:
+    """`v`: the session as Markdown in ``$PAGER`` (else less, else more)."""
+    _show_outside(
+        screen,
+        pager_argv(),
+        "No pager found: set $PAGER (less and more are not installed).",
+        "show the session",
+        "pager",
+        lambda argv, markdown, _name: run_pager(argv, markdown),
+    )
 
 
 def editor(screen: MainScreen) -> None:
     """`E`: a read-only temporary copy of the session as Markdown in ``$VISUAL``/``$EDITOR``."""
-    sid = _need_session(screen)
-    if sid is None:
-        return
-    argv = editor_argv()
-    if argv is None:
-        screen.notify("No editor found: set $EDITOR (vi and nano are not installed).", severity="warning")
-        return
-
-    def done(result: tuple[str, str]) -> None:
-        try:
-            _run_suspended(screen, lambda: run_editor(argv, result[0], result[1]))
-        except OSError as exc:
-            screen.notify(error_text(exc), title="Could not run the editor", severity="error", markup=False)
-
-    _in_worker(screen, "open the session", lambda db: _session_markdown(db, sid), done)
+    _show_outside(
+        screen,
+        editor_argv(),
+        "No editor found: set $EDITOR (vi and nano are not installed).",
+        "open the session",
+        "editor",
+        run_editor,
+    )
 
 
 SPECS: tuple[ActionSpec, ...] = (
@@ -281,5 +290,4 @@ SPECS: tuple[ActionSpec, ...] = (
 
 def register_handoff_actions() -> None:
     """Register resume/copy/pager/editor (idempotent: a spec replaces its namesake)."""
-    for spec in SPECS:
-        actions.register(spec)
+    actions.register_all(SPECS)

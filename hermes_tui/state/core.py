@@ -719,8 +719,10 @@ def _writable(path: Path) -> bool:
 
 
 def _install_tokenizer(conn: apsw.Connection) -> str | None:
-    """Always register the tokenizer: `HERMES_CJK_FTS=0` only stops us *creating* a cjk index
-    (schema_init), because a file that already has cjk triggers refuses every insert without it."""
+    """Always register the tokenizer, even with `HERMES_CJK_FTS=0` (then `install_cjk_tokenizer`
+    declines and the Python twin is registered directly): the variable only stops a new file
+    getting a cjk index (`schema_init._may_create_cjk`), and a file that already has cjk triggers
+    refuses every insert without the tokenizer."""
     from .cjk import install_cjk_tokenizer, python_tokenizer
 
     impl = install_cjk_tokenizer(conn)

@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 import apsw
 
+from ..safe_text import as_text
 from .cjk import install_cjk_tokenizer
 from .cjk.python_tokenizer import _CLASS as _CJK_CLASS
 from .paths import private_dir, private_file, user_cache_dir
@@ -51,13 +52,23 @@ def side_index_path(db_path: Path) -> Path:
     return user_cache_dir() / "cjk-side" / f"{key}.db"
 
 
-def side_text(content: object, tool_name: str | None, tool_calls: str | None) -> str | None:
-    """Text to index, or None when the row has no CJK (such rows never match a CJK query)."""
-    text = " ".join(x for x in (content_text(content), tool_name or "", tool_calls or "") if x)
+def side_text(content: object, tool_name: object, tool_calls: object) -> str | None:
+    """Text to index, or None when the row has no CJK (such rows never match a CJK query).
+
+    `tool_name` and `tool_calls` are whatever the row holds: another writer may have stored
+    bytes or a number there, which read as text (`as_text`) instead of failing the sync."""
+    text = " ".join(x for x in (content_text(content), as_text(tool_name), as_text(tool_calls)) if x)
     chars = _cjk_chars(text)
     if not chars:
         return None
     return text + "\n" + " ".join(dict.fromkeys(chars))
+
+
+def _as_int(value: object) -> int:
+    """A message id or the stored high-water mark: an integer, or its decimal text."""
+    if isinstance(value, (int, str)):
+        return int(value)
+    raise TypeError(f"expected an integer, got {type(value).__name__}")
 
 
 class SideIndex:
@@ -99,7 +110,7 @@ class SideIndex:
         try:
             conn.set_busy_timeout(1000)
             row = conn.execute("SELECT value FROM side_meta WHERE key = 'high_water'").fetchall()
-            return int(row[0][0]) if row else -1
+            return _as_int(row[0][0]) if row else -1
         except apsw.Error:  # being created or switched to WAL by the builder: not ready yet
             return -1
         finally:
@@ -124,7 +135,7 @@ class SideIndex:
                         self._reconciled = True
                     first = False
                     row = conn.execute("SELECT value FROM side_meta WHERE key = 'high_water'").fetchall()
-                    hw = int(row[0][0]) if row else 0
+                    hw = _as_int(row[0][0]) if row else 0
                     rows = source.execute(
                         "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
                         (hw, BATCH),
@@ -139,8 +150,8 @@ class SideIndex:
                                 conn.execute(
                                     "INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text)
                                 )
-                                written.append(mid)
-                        hw = rows[-1][0]
+                                written.append(_as_int(mid))
+                        hw = _as_int(rows[-1][0])
                         conn.execute(
                             "INSERT OR REPLACE INTO side_meta(key, value) VALUES ('high_water', ?)",
                             (str(hw),),

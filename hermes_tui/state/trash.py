@@ -1,4 +1,4 @@
-"""The trash: every delete and prune can be taken back (issue #17).
+"""The trash: every delete and prune can be taken back.
 
 Before the first row of a delete goes, everything it will remove is written to a trash entry
 and fsynced: every column of the sessions rows, of their messages (ids included) and of the rows
@@ -41,6 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,7 @@ import apsw
 
 from .core import _Core, placeholders
 from .errors import StoreError
+from .paths import earlier_user_data_dirs, fsync_path, user_data_dir
 
 TRASH_DIR_NAME = ".hermes-tui-trash"
 TRASH_RETENTION_S = 30 * 86400.0  # entries older than this go when a new one is written
@@ -109,14 +111,6 @@ def _line(obj: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------- files
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _private_dirs(path: Path, top: Path) -> None:
     """Create `path` and its missing parents 0700; from `top` down each must be a real folder
     (not a link: the trash holds message text)."""
@@ -143,23 +137,17 @@ def _replace_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     _write_private(tmp, text)
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def data_dir() -> Path:
-    """The platform's user data folder for hermes-tui (XDG; `~/.local/share` by default)."""
-    env = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(env).expanduser() if env else Path.home() / ".local" / "share"
-    return base / "hermes-tui"
+    fsync_path(path.parent)
 
 
 def beside_root(db_path: Path) -> Path:
     return db_path.parent / TRASH_DIR_NAME / db_path.name
 
 
-def fallback_root(db_path: Path) -> Path:
+def fallback_root(db_path: Path, data_dir: Path | None = None) -> Path:
+    """The store's trash in the user data folder (used when its own folder is not writable)."""
     digest = hashlib.sha256(str(db_path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return data_dir() / "trash" / f"{db_path.name}-{digest}"
+    return (data_dir or user_data_dir()) / "trash" / f"{db_path.name}-{digest}"
 
 
 def new_entry_id(now: float) -> str:
@@ -238,7 +226,8 @@ class TrashMixin(_Core):
     def _trash_roots(self) -> list[Path]:
         if self.trash_root is not None:
             return [Path(self.trash_root)]
-        return [beside_root(self.db_path), fallback_root(self.db_path)]
+        earlier = [fallback_root(self.db_path, d) for d in earlier_user_data_dirs()]
+        return [beside_root(self.db_path), fallback_root(self.db_path), *earlier]
 
     def _writable_trash_root(self) -> Path:
         """Beside the store when its folder takes it, else the platform's data folder."""
@@ -255,7 +244,7 @@ class TrashMixin(_Core):
             pass
         root = fallback_root(self.db_path)
         try:
-            _private_dirs(root, data_dir())
+            _private_dirs(root, user_data_dir())
         except OSError as exc:
             raise TrashError(
                 f"cannot create a trash folder beside {self.db_path} or at {root}: {exc}"
@@ -306,7 +295,7 @@ class TrashMixin(_Core):
         wanted = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
         if cascade_delegates and wanted:
             seen = set(wanted)
-            wanted += [c for c in self.delegate_children(wanted) if c not in seen]  # type: ignore[attr-defined]
+            wanted += [c for c in self.delegate_children(wanted) if c not in seen]
         conn = self._conn()
         fks = self._cascade_tables()
         empty = {
@@ -349,8 +338,8 @@ class TrashMixin(_Core):
                 "deleted_ids": None,
             }
             _write_private(entry / "manifest.json", json.dumps(manifest, indent=1))
-            _fsync_dir(entry)
-            _fsync_dir(root)
+            fsync_path(entry)
+            fsync_path(root)
             self._step("entry-written")
             result = self._guarded_delete(
                 conn, ids, rows_path, fks, require_ended, progress, cancel, batch_messages
@@ -382,7 +371,7 @@ class TrashMixin(_Core):
         batch_messages: int | None = None,
     ) -> dict[str, Any]:
         """Delete `ids` in batches; a batch the guard aborts is re-snapshotted and retried."""
-        sizing = {} if batch_messages is None else {"batch_messages": batch_messages}
+        sizing: dict[str, Any] = {} if batch_messages is None else {"batch_messages": batch_messages}
         deleted: list[str] = []
         batches = 0
         longest = 0.0
@@ -396,7 +385,7 @@ class TrashMixin(_Core):
 
         for attempt in range(GUARD_RETRIES + 1):
             try:
-                res = self.delete_sessions_batched(  # type: ignore[attr-defined]
+                res = self.delete_sessions_batched(
                     todo,
                     cascade_delegates=False,
                     require_ended=require_ended,
@@ -600,7 +589,7 @@ class TrashMixin(_Core):
                 counts[table] = n
             fh.flush()
             os.fsync(fh.fileno())
-        _fsync_dir(path.parent)
+        fsync_path(path.parent)
         return counts
 
     # ------------------------------------------------------------ reading the trash
@@ -633,7 +622,7 @@ class TrashMixin(_Core):
         """(+) The trash entries of this store, newest first: `id, created_at, what, status,
         sessions` (how many), `messages, bytes, titles` (the first five), `path`. An entry whose
         manifest is missing (a write cut short before anything was deleted) is listed as `incomplete`."""
-        out = []
+        out: list[dict[str, Any]] = []
         for name, path in self._entry_dirs():
             m = self._manifest(path)
             size = _dir_bytes(path)
@@ -710,7 +699,7 @@ class TrashMixin(_Core):
         deleted = m.get("deleted_ids")
         interrupted = not isinstance(deleted, list)
         candidates = [s["id"] for s in m.get("sessions") or [] if s["id"] in snap.sessions]
-        if not interrupted:
+        if isinstance(deleted, list):  # i.e. not interrupted
             keep = set(deleted)
             candidates = [c for c in candidates if c in keep]
         results: dict[str, dict[str, Any]] = {}
@@ -760,7 +749,8 @@ class TrashMixin(_Core):
         orphan_notes: list[dict[str, Any]] = []
         for n, batch in enumerate(batches):
             t0 = time.monotonic()
-            got = self._execute_write(lambda c, b=batch: self._restore_batch(c, b, snap, fks, orphan_notes))
+            restore = partial(self._restore_batch, batch=batch, snap=snap, fks=fks, orphan_notes=orphan_notes)
+            got = self._execute_write(restore)
             results.update(got)
             self._step("restore-batch")
             if n < len(batches) - 1:
@@ -943,7 +933,7 @@ class TrashMixin(_Core):
             (path / "manifest.json").unlink()
         shutil.rmtree(path, ignore_errors=True)
         with contextlib.suppress(OSError):
-            _fsync_dir(path.parent)
+            fsync_path(path.parent)
 
 
 def _text(raw: bytes) -> str | RawText:

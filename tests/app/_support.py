@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
 from hermes_tui.app.app import HermesApp
+from hermes_tui.app.debounce import any_pending
 from hermes_tui.demo import build_demo
 
 #: Demo timeline base (2025-06-01 12:00 UTC) and the fixed "now" shown by every test.
@@ -34,6 +38,8 @@ def deterministic_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("HERMES_HOME", str(home / ".hermes"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("HERMES_TUI_CONFIG", str(home / ".config" / "hermes-tui" / "settings.toml"))
     monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None, raising=False)
     yield
 
@@ -66,11 +72,53 @@ def make_app(path: Path, **kw: object) -> HermesApp:
     return HermesApp(path, **kw)  # type: ignore[arg-type]
 
 
-async def settle(pilot: Pilot[None], rounds: int = 2) -> None:
-    """Let debounce timers fire (≤ 0.12 s) and every worker and its follow-up message finish."""
-    for _ in range(rounds):
-        await pilot.pause(0.13)
-        await pilot.app.workers.wait_for_complete()
+#: How long `settle`/`wait_until` wait before failing: generous, for a loaded 2-core machine.
+SETTLE_TIMEOUT_S = 60.0
+#: The live follower's worker group: it polls the store until the app exits, so never "done".
+LIVE_GROUP = "live"
+
+
+def busy_with(app: App[Any]) -> list[str]:
+    """What `app` still has to do: debounced calls due, workers running (but the live
+    follower's), messages queued on the app or any widget of its screens. Empty when quiet."""
+    busy: list[str] = []
+    if any_pending(app):
+        busy.append("a debounced call is due")
+    running = [w for w in app.workers if w.group != LIVE_GROUP and not w.is_finished]
+    busy += [f"worker {w.group}/{w.description or w.name}: {w.state.name}" for w in running]
+    pumps = [app, *(node for screen in app.screen_stack for node in screen.walk_children(with_self=True))]
+    queued = sum(p.message_queue_size for p in pumps)
+    if queued:
+        busy.append(f"{queued} message(s) queued")
+    return busy
+
+
+async def wait_until(
+    pilot: Pilot[Any], condition: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT_S
+) -> None:
+    """Poll `condition` between pauses until it holds; fail saying `what` did not happen."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
+        await pilot.pause(0.005)
+
+
+async def settle(pilot: Pilot[Any], rounds: int = 2, timeout: float = SETTLE_TIMEOUT_S) -> None:
+    """Wait until the app is quiet (`busy_with` is empty) at `rounds` checks in a row, a pause
+    apart: a worker's result message can start more work (a load after a debounce, a count
+    after a search), so one quiet moment is not always the end. No fixed sleeps: a debounce is
+    waited for as long as it is pending, and a failure says what was still busy."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < rounds:
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        busy = busy_with(app)
+        if not busy:
+            quiet += 1
+            continue
+        quiet = 0
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the app did not settle within {timeout:.0f} s: {'; '.join(busy)}")
+        await pilot.pause(0.005)

@@ -12,7 +12,7 @@ from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.state import SessionDB
 
-from ._support import make_app, settle
+from ._support import make_app, settle, wait_until
 
 
 def sid_of(path: Path, title: str) -> str:
@@ -285,6 +285,9 @@ async def test_export_writes_and_refuses_to_overwrite(demo_db: Path) -> None:
         assert "exists" in plain(dialog.query_one("#status", Static))
         assert target.read_text() == "keep me"
         dialog.query_one("#export-overwrite", Checkbox).value = True
+        # A button ignores a click while its press effect (0.2 s) still shows, as for a user.
+        confirm = dialog.query_one("#confirm", Button)
+        await wait_until(pilot, lambda: not confirm.has_class("-active"), "the Export button is ready again")
         await pilot.click("#confirm")
         await settle(pilot)
         assert target.read_text() != "keep me"

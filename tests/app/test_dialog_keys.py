@@ -13,7 +13,7 @@ from hermes_tui.app.screens.export import ExportDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
-from hermes_tui.app.session_actions import MarkedCheckbox
+from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gc
 
-from hermes_tui.app.gc_policy import IdleCollector
+from hermes_tui.app.gc_policy import MIN_FULL_S, IdleCollector
 
-from ._support import make_app
+from ._support import make_app, wait_until
 
 
 def test_full_collections_wait_for_quiet_input_and_settings_come_back():
@@ -26,6 +26,13 @@ def test_full_collections_wait_for_quiet_input_and_settings_come_back():
         c.last_input -= 5
         c.poll()
         assert c.full_collections == 1 and gc.get_count()[2] == 0
+        for _ in range(20):  # more work left to collect, input quiet: but one ran just now
+            gc.collect(1)
+        c.poll()
+        assert c.full_collections == 1 and gc.get_count()[2] > 0
+        c._last_full -= MIN_FULL_S
+        c.poll()
+        assert c.full_collections == 2
     finally:
         c.stop()
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
@@ -35,8 +42,12 @@ async def test_the_app_freezes_after_startup_and_restores_the_gc_when_it_exits(d
     before = gc.get_threshold()
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.pause(1.3)  # the policy starts a second after mount
+        await wait_until(  # the policy starts a second after mount
+            pilot, lambda: app.collector.started, "the app took over the GC thresholds"
+        )
         assert gc.get_threshold()[2] >= 1_000_000
+        assert gc.get_freeze_count() > 0
+        quiet_since = app.collector.last_input
         await pilot.press("down")
-        assert app.collector.last_input > 0
+        assert app.collector.last_input > quiet_since  # a key postpones the next full collection
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0

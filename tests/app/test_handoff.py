@@ -3,7 +3,6 @@ programs on PATH that record what they were given, and the pure helpers of `hand
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import stat
@@ -11,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from textual.worker import WorkerCancelled, WorkerFailed
 
 from hermes_tui.app.handoff import (
     Handoff,
@@ -30,19 +28,7 @@ from hermes_tui.app.widgets.transcript import Fold, TranscriptView
 from hermes_tui.exporting import content_text, to_markdown
 from hermes_tui.state import SessionDB
 
-from ._support import make_app
-
-
-async def settle(pilot, rounds: int = 2) -> None:  # type: ignore[no-untyped-def]
-    """Timers fire, then every worker finishes but the live follower's, which polls until exit."""
-    for _ in range(rounds):
-        await pilot.pause(0.13)
-        for _again in range(2):
-            for worker in [w for w in pilot.app.workers if w.group != "live"]:
-                with contextlib.suppress(WorkerCancelled, WorkerFailed):
-                    await worker.wait()
-            await pilot.pause()
-
+from ._support import make_app, settle
 
 CHAIN_ROOT_TITLE = "Postgres upgrade runbook"
 CODE_TITLE = "Fix flaky CI on the payments service"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from textual.app import App, ComposeResult
 
 from hermes_tui.app.widgets.session_list import MAX_PAGES, PAGE_SIZE, SessionList, layout_columns
+
+from ._support import settle
 
 N = 100_000
 NOW = 1_750_000_000.0
@@ -51,18 +52,10 @@ class ListApp(App[None]):
         self.query_one(SessionList).set_order(self.ids)
 
 
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def test_virtual_list_at_100k_fetches_only_pages() -> None:
     app = ListApp()
-    started = time.perf_counter()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        first_paint = time.perf_counter() - started
         sl = app.query_one(SessionList)
         assert sl.total == N
         assert sum(app.fetched) <= 3 * PAGE_SIZE  # the visible page (and neighbours), not 100k rows
@@ -76,7 +69,6 @@ async def test_virtual_list_at_100k_fetches_only_pages() -> None:
         assert sl.cursor == N - 1 - 40 * (sl.size.height - 1)
         assert len(sl._pages) <= MAX_PAGES
         assert sum(app.fetched) < 40 * PAGE_SIZE
-        assert first_paint < 5
         await pilot.press("home", "up")
         assert sl.cursor == 0
 

@@ -1,4 +1,4 @@
-"""Nothing is lost in the browser (issue #17): delete and prune go to the trash, `u` undoes them,
+"""Nothing is lost in the browser: delete and prune go to the trash, `u` undoes them,
 and the trash screen (T) lists, restores (after a confirmation) and empties entries."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hermes_tui.app.screens.delete import DeleteDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.trash import ConfirmDialog, TrashScreen
-from hermes_tui.app.session_actions import undo_entries
+from hermes_tui.app.undo import undo_entries
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle

@@ -71,6 +71,34 @@ def _answers(db: SessionDB) -> dict[str, list[int]]:
     return {q: sorted(r["id"] for r in db.search_messages(q, limit=500)) for q in QUERIES}
 
 
+def _wait_for(condition, what: str, timeout: float = 30.0) -> None:
+    """Poll `condition` (the upkeep runs on its own thread) until it holds, or fail."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.002)
+
+
+def _count_busy_refusals(monkeypatch, wanted: int) -> threading.Event:
+    """Set once a merge step has been refused `wanted` times for another connection's lock
+    (each refusal restarts the quiet clock: `_QuietWatch.reset`)."""
+    from hermes_tui.state import core
+
+    seen = threading.Event()
+    count = 0
+    real = core._QuietWatch.reset
+
+    def reset(self) -> None:
+        nonlocal count
+        count += 1
+        if count >= wanted:
+            seen.set()
+        real(self)
+
+    monkeypatch.setattr(core._QuietWatch, "reset", reset)
+    return seen
+
+
 @pytest.fixture(autouse=True)
 def short_quiet(monkeypatch):
     monkeypatch.setattr(SessionDB, "_FTS_IDLE_S", 0.02)
@@ -115,6 +143,7 @@ def test_a_round_never_blocks_on_another_processes_write_lock(tmp_path, monkeypa
     """Busy is not waited out inside SQLite (that would hold our own writers too): the step
     waits for the next quiet moment, and the round goes on once the other writer is done."""
     monkeypatch.setattr(SessionDB, "_FTS_UPKEEP_EVERY_N_WRITES", 10**9)
+    refusals = _count_busy_refusals(monkeypatch, 3)
     path = tmp_path / "state.db"
     db = SessionDB(path)
     _fill(db, 120)
@@ -122,7 +151,9 @@ def test_a_round_never_blocks_on_another_processes_write_lock(tmp_path, monkeypa
     other.execute("BEGIN IMMEDIATE")  # held without committing: data_version stays the same
     rounds = threading.Thread(target=db._fts_merge_round)
     rounds.start()
-    time.sleep(0.5)
+    # Blocking inside SQLite would be one long attempt; instead each attempt is refused at once
+    # and the round waits for another quiet moment, then tries again.
+    assert refusals.wait(30), "the round never came back from a step refused for the lock"
     assert db._fts_merge_steps == 0 and rounds.is_alive()
     other.execute("ROLLBACK")
     other.close()
@@ -135,27 +166,32 @@ def test_a_round_never_blocks_on_another_processes_write_lock(tmp_path, monkeypa
 def test_a_continuous_writer_defers_the_round_and_a_pause_lets_it_run(tmp_path, monkeypatch):
     monkeypatch.setattr(SessionDB, "_FTS_UPKEEP_EVERY_N_WRITES", 10**9)
     monkeypatch.setattr(SessionDB, "_FTS_IDLE_S", 0.1)
+    # The pause after each step is a waiting write's chance to take the lock (its busy handler
+    # polls every 1-4 ms); 50 ms instead of 10 so a loaded machine does not skip it.
+    monkeypatch.setattr(SessionDB, "_FTS_MERGE_PAUSE_S", 0.05)
     path = tmp_path / "state.db"
     db = SessionDB(path)
     _fill(db, 300)
     writer = SessionDB(path)  # another connection writing without pause (as another process would)
     rounds = threading.Thread(target=db._fts_merge_round)
     rounds.start()
-    end = time.monotonic() + 0.8
-    while time.monotonic() < end:
+    for _ in range(80):  # gaps of 10 ms, well under the 100 ms of quiet a step needs
         writer.append_message("u", "assistant", "no quiet moment")
         time.sleep(0.01)
     assert db._fts_merge_steps == 0  # no merge step ran while the writes went on
-    waits: list[float] = []
-    for _ in range(6):  # writes with quiet gaps: steps run in between; a write waits for one at most
-        time.sleep(0.25)
-        t = time.monotonic()
+    during: list[int] = []
+    for _ in range(6):  # a quiet gap lets steps run; a write then waits for one step at most
+        before = db._fts_merge_steps
+        _wait_for(lambda b=before: db._fts_merge_steps > b or not rounds.is_alive(), "a merge step")
+        started = db._fts_merge_steps
         writer.append_message("u", "assistant", "after a pause")
-        waits.append(time.monotonic() - t)
+        during.append(db._fts_merge_steps - started)
     rounds.join(30)
     assert not rounds.is_alive()
     assert db._fts_merge_steps > 0
-    assert max(waits) < 2.0, waits  # one short step (plus this VM's fsync stalls), not a round
+    # Each step needs 100 ms without a commit: the step a write queued behind may finish while
+    # it waits, never a second one (the write's own commit restarts the quiet clock).
+    assert max(during) <= 1, during
     writer.close()
     db.close()
     _integrity(path)
@@ -171,9 +207,10 @@ def test_checkpoints_still_run_while_a_round_waits_for_quiet(tmp_path, monkeypat
     _fill(db, 50)  # write 150: the next checkpoint runs from inside the waiting round
     assert db._maintainer.wait("checkpoint", 3, timeout=10)
     assert db._maintainer.completed["fts_merge"] == 0
-    t = time.monotonic()
-    db.close()  # stops the waiting round promptly
-    assert time.monotonic() - t < 5
+    thread = db._maintainer._thread
+    db.close()  # stops the waiting round (it does not wait 30 s for a quiet moment)
+    assert thread is not None and not thread.is_alive()
+    assert db._maintainer.completed["fts_merge"] == 1 and db._fts_merge_steps == 0  # ended, no step
 
 
 def test_no_upkeep_read_only_or_on_a_legacy_layout(tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ def test_t73_waits_for_the_lock(db, db_path):
     elapsed = time.monotonic() - t0
     t.join(5)
     assert mid == 1
-    assert 1.0 <= elapsed < 5.0
+    assert elapsed >= 1.0  # it waited for the holder (1.5 s) rather than failing
     assert waits and waits[0][0] == 1
     assert [w[0] for w in waits] == list(range(1, len(waits) + 1))
 
@@ -46,10 +46,11 @@ def test_t73_lock_timeout(db, db_path):
     t = threading.Thread(target=hold_lock, args=(db_path, 5.0, ready), daemon=True)
     t.start()
     assert ready.wait(5)
-    t0 = time.monotonic()
+    attempts: list[int] = []
+    db.lock_wait_hook = lambda attempt, _waited: attempts.append(attempt)
     with pytest.raises(LockTimeout):
         db.append_message("s", "user", "never")
-    assert time.monotonic() - t0 < 5.0
+    assert attempts == [1, 2, 3]  # gave up after its 3 attempts, not when the 5 s hold ended
     assert count(db, "messages") == 0
     assert db.get_session("s")["message_count"] == 0
 

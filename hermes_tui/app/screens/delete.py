@@ -6,20 +6,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, ProgressBar, Static
 
 from hermes_tui.app.render import one_line
-from hermes_tui.app.session_actions import (
-    ActionDialog,
-    WaitAbandoned,
-    error_text,
-    plural,
-    remember_trash_entry,
-)
+from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message
+from hermes_tui.app.undo import remember_trash_entry
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -56,19 +51,8 @@ def delete_plan(db: SessionDB, ids: list[str]) -> dict[str, Any]:
 
 
 def deleted_message(result: dict[str, Any]) -> str:
-    """The toast after a delete: ``Deleted 12 sessions — u to undo`` (cancelled or partial: how many
-    of how many). Only counts: nothing from the store is in it."""
-    deleted, requested = result["deleted"], result["requested"]
-    undo = " — u to undo" if result.get("trash_entry") else ""
-    if not result["cancelled"] and not result["skipped"]:
-        return f"Deleted {plural(deleted, 'session')}{undo}"
-    word = "cancelled" if result["cancelled"] else "done"
-    msg = f"Delete {word}: {deleted:,} of {requested:,} session(s) deleted"
-    if result["skipped"]:
-        msg += f", {result['skipped']:,} skipped (already gone)"
-    elif result["cancelled"]:
-        msg += f", {requested - deleted:,} kept"
-    return msg + undo
+    """The toast after a delete: ``Deleted 12 sessions — u to undo.``"""
+    return trashed_message(result, "Deleted", "Delete", "skipped (already gone)")
 
 
 def _more(text: Text, shown: int, total: int) -> None:
@@ -89,6 +73,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         Binding("ctrl+d", "confirm", "Delete: confirm (once the plan is shown)", show=False, priority=True),
         Binding("escape", "close", "Delete: cancel, or stop after the current batch", show=False),
     ]
+
+    BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"confirm": "confirm", "cancel": "close"}
 
     batch_messages: int | None = None
 
@@ -162,11 +148,6 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         self.query_one("#delete-plan", Static).update(text)
         self.query_one("#confirm", Button).disabled = not plan["ids"]
 
-    @on(Button.Pressed, "#confirm")
-    def _confirm(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_confirm()
-
     def action_confirm(self) -> None:
         """ctrl+d or the Delete button: delete exactly the sessions the plan shows."""
         if self.busy or self.plan is None or not self.plan["ids"] or self.has_class("-finished"):
@@ -180,26 +161,17 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-run", description="delete sessions")
     def delete_worker(self, ids: list[str]) -> None:
-        def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(self._progress, done, total)
-
-        try:
-            with self.lock_watch():
-                result = self.db.trash_sessions(
-                    ids,
-                    what="delete",
-                    cascade_delegates=False,
-                    progress=progress,
-                    cancel=self.cancel_event,
-                    batch_messages=self.batch_messages,
-                )
-        except WaitAbandoned:
-            self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock")
-            return
-        except Exception as exc:
-            self.app.call_from_thread(self._finished, None, error_text(exc))
-            return
-        self.app.call_from_thread(self._finished, result, None)
+        result, error = self.watched_write(
+            lambda: self.db.trash_sessions(
+                ids,
+                what="delete",
+                cascade_delegates=False,
+                progress=self.report_progress,
+                cancel=self.cancel_event,
+                batch_messages=self.batch_messages,
+            )
+        )
+        self.app.call_from_thread(self._finished, result, error)
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=max(total, 1), progress=done)
@@ -219,12 +191,7 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             self.query_one("#cancel", Button).label = "Close (esc)"
             self.changed(tuple(self.ids))
             return
-        remember_trash_entry(self.app, result.get("trash_entry"))
+        remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
         self.changed(tuple(result["deleted_ids"]))
         self.main.notify(deleted_message(result), title="Deleted", markup=False)
         self.dismiss(result)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_close()

@@ -14,7 +14,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Label, RadioSet, Static
 
-from hermes_tui.app.session_actions import ActionDialog, MarkedCheckbox, MarkedRadioButton, error_text
+from hermes_tui.app.screens.dialog_base import ActionDialog, error_text
+from hermes_tui.app.widgets.marked import MarkedCheckbox, MarkedRadioButton
 from hermes_tui.exporting import markdown_filename, to_json, to_jsonl, to_markdown, write_export
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class ExportDialog(ActionDialog[Path | None]):
         ),
         Binding("escape", "close", "Export: cancel, or stop a running export (no file left)", show=False),
     ]
+    BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"confirm": "export", "cancel": "close"}
 
     def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
         super().__init__(main, db)
@@ -106,9 +108,8 @@ class ExportDialog(ActionDialog[Path | None]):
         event.stop()
         self._path_edited = event.value != self.default_path()
 
-    @on(Button.Pressed, "#confirm")
     @on(Input.Submitted, "#export-path")
-    def _confirm(self, event: Button.Pressed | Input.Submitted) -> None:
+    def _confirm(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_export()
 
@@ -170,8 +171,3 @@ class ExportDialog(ActionDialog[Path | None]):
         self.busy = False
         self.main.notify(f"Exported to {self.main.hermes.display_path(path)}", title="Exported", markup=False)
         self.dismiss(path)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_close()

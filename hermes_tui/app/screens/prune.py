@@ -17,20 +17,14 @@ from textual.containers import Grid, Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.timer import Timer
 from textual.widgets import Button, Input, Label, ProgressBar, Static
 from textual.worker import get_current_worker
 
-from hermes_tui.app.render import human_count, one_line
-from hermes_tui.app.session_actions import (
-    ActionDialog,
-    MarkedCheckbox,
-    WaitAbandoned,
-    error_text,
-    plural,
-    remember_trash_entry,
-    unique_path,
-)
+from hermes_tui.app.debounce import Debouncer
+from hermes_tui.app.render import format_size, human_count, one_line
+from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message, unique_path
+from hermes_tui.app.undo import remember_trash_entry
+from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.exporting import to_jsonl, write_export
 
 if TYPE_CHECKING:
@@ -51,14 +45,6 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
 
 def _day(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d") if ts else "—"
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
 
 
 def excluded_summary(rows: Sequence[dict[str, Any]]) -> Text:
@@ -120,17 +106,9 @@ HINT = "Enter preview now · ctrl+d delete the sessions previewed · Esc cancel"
 
 
 def pruned_message(result: dict[str, Any]) -> str:
-    """The toast after a prune: ``Pruned 12 sessions — u to undo`` (cancelled, or sessions kept
-    because they were reopened since the preview: how many of how many)."""
-    deleted, requested = result["deleted"], result["requested"]
-    undo = " — u to undo" if result.get("trash_entry") else ""
-    if not result["cancelled"] and not result["skipped"]:
-        return f"Pruned {plural(deleted, 'session')}{undo}."
-    word = "cancelled" if result["cancelled"] else "done"
-    msg = f"Prune {word}: {deleted} of {requested} session(s) deleted"
-    if result["skipped"]:
-        msg += f", {result['skipped']} kept (reopened since the preview)"
-    return msg + undo + "."
+    """The toast after a prune: ``Pruned 12 sessions — u to undo.`` (sessions skipped were
+    reopened since the preview)."""
+    return trashed_message(result, "Pruned", "Prune", "kept (reopened since the preview)")
 
 
 class PruneDialog(ActionDialog[dict[str, Any] | None]):
@@ -145,12 +123,13 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         Binding("ctrl+d", "confirm", "Prune: delete the sessions previewed", show=False, priority=True),
         Binding("escape", "close", "Prune: cancel, or stop after the current batch", show=False),
     ]
+    BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"confirm": "confirm", "cancel": "close"}
 
     def __init__(self, main: MainScreen, db: SessionDB) -> None:
         super().__init__(main, db)
         self.plan: dict[str, Any] | None = None
         self.plan_values: dict[str, str] | None = None
-        self._timer: Timer | None = None
+        self._preview_due = Debouncer(self, PREVIEW_DEBOUNCE_S, self.refresh_preview)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog", classes="prune"):
@@ -209,11 +188,9 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     @on(Input.Changed, "#prune-form Input")
     def _changed(self, event: Input.Changed) -> None:
         event.stop()
-        if self._timer is not None:
-            self._timer.stop()
         if not self.busy:  # the preview on screen no longer matches the form
             self.query_one("#confirm", Button).disabled = True
-        self._timer = self.set_timer(PREVIEW_DEBOUNCE_S, self.refresh_preview)
+        self._preview_due.restart()
 
     @on(Input.Submitted, "#prune-form Input")
     def _submitted(self, event: Input.Submitted) -> None:
@@ -222,9 +199,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
 
     def action_preview(self) -> None:
         """Enter (in a field or elsewhere in the dialog) previews at once; it never deletes."""
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+        self._preview_due.cancel()
         self.refresh_preview()
 
     def plan_is_current(self) -> bool:
@@ -276,7 +251,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         text = Text()
         text.append(f"{plan['sessions']} session(s)", style="bold")
         text.append(f", {human_count(plan['messages'])} message(s)")
-        text.append(f", about {_bytes(plan['bytes_estimate'])}")
+        text.append(f", about {format_size(plan['bytes_estimate'])}")
         if plan["sessions"]:
             text.append(f"\nstarted {_day(plan['oldest'])} … {_day(plan['newest'])}")
         for row in plan["candidates"][:8]:
@@ -297,11 +272,6 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.query_one("#confirm", Button).disabled = not plan["ids"]
 
     # ------------------------------------------------------------------ run
-    @on(Button.Pressed, "#confirm")
-    def _confirm(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_confirm()
-
     def action_confirm(self) -> None:
         """ctrl+d or Delete: run the plan on screen, only if it is the current form's."""
         if self.busy:
@@ -337,26 +307,17 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 )
                 return
 
-        def progress(done: int, total: int) -> None:
-            self.app.call_from_thread(self._progress, done, total)
-
-        try:
-            with self.lock_watch():
-                result = self.db.trash_sessions(
-                    ids,
-                    what="prune",
-                    cascade_delegates=False,
-                    require_ended=True,
-                    progress=progress,
-                    cancel=self.cancel_event,
-                )
-        except WaitAbandoned:
-            self.app.call_from_thread(self._finished, None, "gave up waiting for the write lock", exported)
-            return
-        except Exception as exc:
-            self.app.call_from_thread(self._finished, None, error_text(exc), exported)
-            return
-        self.app.call_from_thread(self._finished, result, None, exported)
+        result, error = self.watched_write(
+            lambda: self.db.trash_sessions(
+                ids,
+                what="prune",
+                cascade_delegates=False,
+                require_ended=True,
+                progress=self.report_progress,
+                cancel=self.cancel_event,
+            )
+        )
+        self.app.call_from_thread(self._finished, result, error, exported)
 
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=max(total, 1), progress=done)
@@ -372,12 +333,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             self.changed()
             self.refresh_preview()
             return
-        remember_trash_entry(self.app, result.get("trash_entry"))
+        remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
         self.changed(tuple(result["deleted_ids"]))
         self.main.notify(pruned_message(result) + where, title="Pruned", markup=False)
         self.dismiss(result)
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_close()

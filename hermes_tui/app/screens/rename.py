@@ -13,7 +13,7 @@ from textual.widgets import Button, Input, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app.render import one_line
-from hermes_tui.app.session_actions import ActionDialog, WaitAbandoned, error_text
+from hermes_tui.app.screens.dialog_base import GAVE_UP_WAITING, ActionDialog, error_text
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -28,6 +28,7 @@ class RenameDialog(ActionDialog[str | None]):
         Binding("ctrl+s", "suggest", "Rename: suggest a numbered title", show=False, priority=True),
         Binding("escape", "close", "Rename: cancel", show=False),
     ]
+    BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"ok": "rename", "suggest": "suggest", "cancel": "close"}
 
     def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
         super().__init__(main, db)
@@ -150,9 +151,8 @@ class RenameDialog(ActionDialog[str | None]):
         field.cursor_position = len(title)
 
     # ------------------------------------------------------------------ apply
-    @on(Button.Pressed, "#ok")
     @on(Input.Submitted, "#rename-input")
-    def _apply(self, event: Button.Pressed | Input.Submitted) -> None:
+    def _apply(self, event: Input.Submitted) -> None:
         event.stop()
         self.action_rename()
 
@@ -171,16 +171,15 @@ class RenameDialog(ActionDialog[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rename-apply", description="rename")
     def apply_worker(self, text: str) -> None:
-        try:
-            with self.lock_watch():
-                ok = self.db.set_session_title(self.session_id, text.strip() or None)
-                title = self.db.get_session_title(self.session_id) or ""
-        except WaitAbandoned:
-            self.app.call_from_thread(self._failed, "gave up waiting for the write lock; nothing was written")
+        def write() -> tuple[bool, str]:
+            ok = self.db.set_session_title(self.session_id, text.strip() or None)
+            return ok, self.db.get_session_title(self.session_id) or ""
+
+        result, error = self.watched_write(write, gave_up=f"{GAVE_UP_WAITING}; nothing was written")
+        if result is None:
+            self.app.call_from_thread(self._failed, error or "")
             return
-        except Exception as exc:
-            self.app.call_from_thread(self._failed, error_text(exc))
-            return
+        ok, title = result
         if not ok:
             self.app.call_from_thread(self._failed, f"session {self.session_id} no longer exists")
             return
@@ -196,13 +195,3 @@ class RenameDialog(ActionDialog[str | None]):
         self.busy = False
         self.changed((self.session_id,))
         self.dismiss(title)
-
-    @on(Button.Pressed, "#suggest")
-    def _suggest_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_suggest()
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.action_close()

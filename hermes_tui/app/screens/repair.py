@@ -20,9 +20,10 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.widgets import Static
 
-from hermes_tui.app.session_actions import error_text
+from hermes_tui import state
+from hermes_tui.app.screens.dialog_base import error_text
 from hermes_tui.safe_text import inert
-from hermes_tui.state import StoreError, diagnose, is_fts_corruption_error, is_malformed_db_error, repair
+from hermes_tui.state import StoreError, diagnose, is_fts_corruption_error, is_malformed_db_error
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -141,7 +142,7 @@ class RepairOffer(Static, can_focus=True):
     )
     def repair_worker(self) -> None:
         try:
-            result = repair(self.path)
+            result = state.repair(self.path)  # the function (`hermes_tui.state.repair` is also a module)
         except Exception as exc:
             result = {"repaired": False, "error": error_text(exc), "backup_path": None, "actions": []}
         self.app.call_from_thread(self._repaired, result)

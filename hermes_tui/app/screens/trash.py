@@ -21,17 +21,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
 from hermes_tui.app.bindings import add_binding
-from hermes_tui.app.render import clock_time, relative_time
-from hermes_tui.app.screens.prune import _bytes
-from hermes_tui.app.session_actions import (
-    READ_ONLY_MESSAGE,
-    ActionDialog,
-    WaitAbandoned,
-    error_text,
-    plural,
-    restore_summary,
-    undo_entries,
-)
+from hermes_tui.app.render import clock_time, format_size, relative_time
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, ActionDialog, error_text, plural
+from hermes_tui.app.undo import restore_summary, undo_entries
 from hermes_tui.safe_text import inert, one_line
 
 if TYPE_CHECKING:
@@ -97,7 +89,7 @@ def entry_row(entry: dict[str, Any], now: float) -> tuple[Text, ...]:
         Text(str(entry.get("what") or "—")),
         Text(f"{entry.get('sessions') or 0:,}", justify="right"),
         Text(f"{entry.get('messages') or 0:,}", justify="right"),
-        Text(_bytes(int(entry.get("bytes") or 0)), justify="right"),
+        Text(format_size(int(entry.get("bytes") or 0)), justify="right"),
         Text(str(entry.get("status") or "—"), style="bold" if entry.get("status") == "deleted" else ""),
         Text(titles or "(untitled)", no_wrap=True, overflow="ellipsis"),
     )
@@ -188,7 +180,7 @@ class TrashScreen(ActionDialog[None]):
             self.status("The trash is empty: nothing deleted or pruned is kept.")
         else:
             total = sum(int(e.get("bytes") or 0) for e in entries)
-            self.status(f"{entries_word(len(entries))}, {_bytes(total)}. Retention: 30 days.")
+            self.status(f"{entries_word(len(entries))}, {format_size(total)}. Retention: 30 days.")
 
     def highlighted_id(self) -> str | None:
         table = self.query_one("#trash-table", DataTable)
@@ -245,16 +237,8 @@ class TrashScreen(ActionDialog[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trash-restore", description="restore")
     def restore_worker(self, entry_id: str) -> None:
-        try:
-            with self.lock_watch():
-                result = self.db.restore_trash(entry_id)
-        except WaitAbandoned:
-            self.app.call_from_thread(self._restored, entry_id, None, "gave up waiting for the write lock")
-            return
-        except Exception as exc:
-            self.app.call_from_thread(self._restored, entry_id, None, error_text(exc))
-            return
-        self.app.call_from_thread(self._restored, entry_id, result, None)
+        result, error = self.watched_write(lambda: self.db.restore_trash(entry_id))
+        self.app.call_from_thread(self._restored, entry_id, result, error)
 
     def _restored(self, entry_id: str, result: dict[str, Any] | None, error: str | None) -> None:
         self.busy = False
@@ -284,7 +268,7 @@ class TrashScreen(ActionDialog[None]):
         body.append(f"Trash entry {entry_id}: ", style="bold")
         body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
         body.append(
-            f"{plural(int(entry.get('messages') or 0), 'message')}, {_bytes(int(entry.get('bytes') or 0))}.\n"
+            f"{plural(int(entry.get('messages') or 0), 'message')}, {format_size(int(entry.get('bytes') or 0))}.\n"
         )
         body.append("They can no longer be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty this trash entry for good?", body, entry_id)
@@ -296,7 +280,7 @@ class TrashScreen(ActionDialog[None]):
         size = sum(int(e.get("bytes") or 0) for e in self.entries)
         body = Text()
         body.append(f"All {entries_word(len(self.entries))}: ", style="bold")
-        body.append(f"{plural(sessions, 'session')}, {_bytes(size)}.\n")
+        body.append(f"{plural(sessions, 'session')}, {format_size(size)}.\n")
         body.append("None of them can be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty the whole trash for good?", body, None)
 
@@ -330,5 +314,5 @@ class TrashScreen(ActionDialog[None]):
             pending = undo_entries(self.app)
             pending[:] = [e for e in pending if e not in gone]
             removed = entries_word(len(result["removed"]))
-            shown.update(Text(f"Removed {removed} of the trash ({_bytes(result['bytes'])})."))
+            shown.update(Text(f"Removed {removed} of the trash ({format_size(result['bytes'])})."))
         self.load_worker()

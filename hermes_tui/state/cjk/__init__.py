@@ -130,4 +130,11 @@ def tokenize(
         got = tok(text.encode("utf-8"), flags, None, include_colocated=False)
     finally:
         del tok
-    return [(t[2], t[0], t[1]) for t in got]
+    out: list[tuple[str, int, int]] = []
+    for t in got:
+        match t:  # with offsets (the default) each token is (start, end, token, *colocated)
+            case (int() as start, int() as end, str() as token, *_):
+                out.append((token, start, end))
+            case _:
+                raise TypeError(f"unexpected token shape from fts5_tokenizer: {t!r}")
+    return out

@@ -64,7 +64,10 @@ _maybe_cjk_bytes = re.compile(rb"[\xe1\xe3-\xed\xef\xf0]").search
 
 # One emitted token: (start, end, text, *colocated texts) — APSW's tokenizer result shape.
 Token = tuple[Any, ...]
-InnerTokenizer = Callable[[bytes, int, "str | None"], Iterable[Token]]
+#: unicode61 as APSW hands it over. Its stubs type a token as `str | tuple` because a call with
+#: ``include_offsets=False`` yields bare strings; called as here (offsets on) each one is a
+#: ``(start, end, token, *colocated)`` tuple, which is what `CjkTokenizer` indexes into.
+InnerTokenizer = Callable[[bytes, int, "str | None"], Iterable[Any]]
 
 
 def is_cjk(ch: str) -> bool:

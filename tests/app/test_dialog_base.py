@@ -1,0 +1,32 @@
+"""The delete and prune toasts: one wording (`dialog_base.trashed_message`), counts only."""
+
+from __future__ import annotations
+
+from hermes_tui.app.screens.delete import deleted_message
+from hermes_tui.app.screens.prune import pruned_message
+
+
+def _result(deleted: int, requested: int, *, cancelled: bool = False, skipped: int = 0) -> dict[str, object]:
+    return {
+        "deleted": deleted,
+        "requested": requested,
+        "cancelled": cancelled,
+        "skipped": skipped,
+        "trash_entry": "t1",
+    }
+
+
+def test_a_complete_delete_or_prune_says_how_many_and_u() -> None:
+    assert deleted_message(_result(1, 1)) == "Deleted 1 session — u to undo."
+    assert pruned_message(_result(1_200, 1_200)) == "Pruned 1,200 sessions — u to undo."
+
+
+def test_a_cancelled_or_partial_one_says_how_many_of_how_many() -> None:
+    assert deleted_message(_result(3, 1_500, cancelled=True)) == (
+        "Delete cancelled: 3 of 1,500 session(s) deleted, 1,497 kept — u to undo."
+    )
+    assert pruned_message(_result(1_000, 1_002, skipped=2)) == (
+        "Prune done: 1,000 of 1,002 session(s) deleted, 2 kept (reopened since the preview) — u to undo."
+    )
+    without_entry = {**_result(0, 2, cancelled=True), "trash_entry": None}
+    assert pruned_message(without_entry) == "Prune cancelled: 0 of 2 session(s) deleted, 2 kept."
