@@ -1,7 +1,8 @@
 """Benchmark of the browser: first paint, RSS, list page fetch, search keystroke-to-results.
 
-    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json] [--only transcript|paint]
-        [--gc default|freeze|deferred] [--db PATH] [--drop-caches]
+    .venv/bin/python bench/app_bench.py [--sizes small,large] [--json out.json]
+        [--only transcript|paint|order|open] [--repeat N] [--gc default|freeze|deferred] [--db PATH]
+        [--drop-caches]
 
 Databases come from `bench/corpus.py` (deterministic, seed 1337) written with the store's
 `import_sessions` into `bench/work/app-<size>.db` (built once, reused). `small` is 10k messages;
@@ -343,6 +344,44 @@ def order_first_call(path: Path) -> dict[str, Any]:
     return {"open_ms": open_s * 1000, "session_order_first_ms": order_s * 1000, "sessions": n}
 
 
+def open_steps(path: Path) -> dict[str, Any]:
+    """The store's share of first paint, step by step in one fresh process, as the browser runs it
+    (`app/prefetch.py`: open, capabilities, the filters' sources and models, the ordered ids, the
+    first page of rows), then the first transcript page and lineage. Each step in ms; run with
+    `--drop-caches` to see which ones read the file from disk (issue #21)."""
+    t0 = time.perf_counter()
+    from hermes_tui.app.prefetch import open_store
+    from hermes_tui.state import SessionFilter
+
+    out: dict[str, Any] = {"import_ms": (time.perf_counter() - t0) * 1000}
+    t = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal t
+        now = time.perf_counter()
+        out[f"{name}_ms"] = (now - t) * 1000
+        t = now
+
+    db, _caps, _sources, _models = open_store(path, read_only=True)
+    step("open_caps_sources_models")
+    try:
+        sources = db.distinct_values("source")  # again, warm: what the two value lists cost alone
+        step("sources_again")
+        ids = db.session_order(SessionFilter(), order="last_active").ids
+        step("session_order")
+        db.list_rows(ids[:60])
+        step("first_rows")
+        db.get_messages_page(ids[0], 0, 200)
+        db.get_lineage(ids[0])
+        step("first_transcript")
+    finally:
+        db.close()
+    out["total_ms"] = (time.perf_counter() - t0) * 1000
+    out["sessions"] = len(ids)
+    out["sources"] = len(sources)
+    return out
+
+
 def store_pages(path: Path) -> dict[str, Any]:
     """Page fetch time of the session list: `session_order` once, then `list_rows` of one page
     (the widget's `PAGE_SIZE` ids) anywhere in the list."""
@@ -387,15 +426,85 @@ def store_pages(path: Path) -> dict[str, Any]:
     }
 
 
+def drop_caches() -> None:
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("1\n")
+
+
+def in_subprocess(what: str, path: Path) -> dict[str, Any]:
+    """`order_first_call` or `open_steps` in a fresh interpreter (its imports are part of a cold
+    start, and a second call in one process would find SQLite's own cache warm)."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "--store-child", what, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return {"error": proc.stderr[-3000:]}
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def run_app_child(args: argparse.Namespace, path: Path, phases: tuple[str, ...]) -> dict[str, Any]:
+    env = dict(os.environ, TEXTUAL_ANIMATIONS="none")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            str(path),
+            json.dumps(SEARCH_QUERIES),
+            "--phases",
+            ",".join(phases),
+            "--gc",
+            args.gc,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return {"app_error": proc.stderr[-3000:]}
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def measure_once(args: argparse.Namespace, path: Path, phases: tuple[str, ...]) -> dict[str, Any]:
+    if args.drop_caches:
+        drop_caches()
+    if args.only in ("order", "open"):
+        return in_subprocess(args.only, path)
+    return run_app_child(args, path, phases)
+
+
+def medians(runs: list[dict[str, Any]]) -> dict[str, float]:
+    keys = [k for k, v in runs[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    out = {}
+    for k in keys:
+        vals = sorted(r[k] for r in runs if isinstance(r.get(k), (int, float)))
+        if vals:
+            mid = len(vals) // 2
+            out[k] = vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="small,large")
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--only",
-        choices=("transcript", "paint", "order"),
+        choices=("transcript", "paint", "order", "open"),
         help="run only this app phase (after first paint); no list-page or store measurement; "
-        "`order`: no app, only the first `session_order` call (with --drop-caches: from a cold file)",
+        "`order`: no app, only the first `session_order` call (with --drop-caches: from a cold file); "
+        "`open`: no app, the store's steps of the browser's open, each timed (`open_steps`)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="with --only order|open|paint: measure N times (each after its own --drop-caches); the "
+        "JSON keeps every run under `runs` and the median of each number",
     )
     parser.add_argument(
         "--gc",
@@ -412,8 +521,13 @@ def main() -> int:
         help="sync and `echo 1 > /proc/sys/vm/drop_caches` (root) right before the app starts",
     )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--store-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--phases", default=",".join(PHASES), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.store_child:
+        what, db = args.store_child
+        print(json.dumps((order_first_call if what == "order" else open_steps)(Path(db))))
+        return 0
     if args.child:
         phases = tuple(args.phases.split(","))
         print(json.dumps(child_app(args.child[0], json.loads(args.child[1]), phases, args.gc)))
@@ -425,37 +539,21 @@ def main() -> int:
     for size in args.sizes.split(","):
         path = args.db or build(size)
         res = {} if args.only else store_pages(path)
+        if args.only in ("order", "open", "paint") and args.repeat > 1:
+            runs = [measure_once(args, path, phases) for _ in range(args.repeat)]
+            res = {"caches_dropped": args.drop_caches, "runs": runs, "median": medians(runs)}
+            results[size] = res
+            print(f"== {size}", json.dumps(res["median"], indent=1, ensure_ascii=False))
+            continue
         if args.drop_caches:
-            os.sync()
-            Path("/proc/sys/vm/drop_caches").write_text("1\n")
+            drop_caches()
             res["caches_dropped"] = True
-        if args.only == "order":
-            res.update(order_first_call(path))
+        if args.only in ("order", "open"):
+            res.update(in_subprocess(args.only, path))
             results[size] = res
             print(f"== {size}", json.dumps(res, indent=1, ensure_ascii=False))
             continue
-        env = dict(os.environ, TEXTUAL_ANIMATIONS="none")
-        proc = subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--child",
-                str(path),
-                json.dumps(SEARCH_QUERIES),
-                "--phases",
-                ",".join(phases),
-                "--gc",
-                args.gc,
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if proc.returncode != 0:
-            res["app_error"] = proc.stderr[-3000:]
-        else:
-            res.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+        res.update(run_app_child(args, path, phases))
         results[size] = res
         print(f"== {size}", json.dumps(res, indent=1, ensure_ascii=False))
     if args.json:

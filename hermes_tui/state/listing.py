@@ -9,15 +9,22 @@ and can jump anywhere in O(1) — no OFFSET scans and no per-page re-sorting by 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import apsw
+
 from ..safe_text import as_text
 from . import sql_fragments as Q
+from .connection import open_connection
 from .core import _Core, chunks, placeholders
+from .errors import StoreError
 from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
 from .text import TS_MAX, clean_row, num_sql, read_rows, read_tuples, ts_sql
 
@@ -37,7 +44,25 @@ _LAST_ACTIVE_SQL = (
     f"{ts_sql('s.started_at')})"
 )
 
+# The same value for `session_order`, written so that the statement reads no `sessions` row:
+# the ids (and rowids) come from the small `id` index (`sqlite_autoindex_sessions_1`, in every
+# Hermes file) and `started_at` is looked up by rowid only for a session with no usable message
+# timestamp (COALESCE evaluates its second argument only then). Scanning the table instead read
+# every session row, scattered across the whole file: on a cold 1M-message / 100k-session file
+# that was 20 MB of random reads before the first message-index seek.
+_LAST_ACTIVE_ORDER_SQL = (
+    f"COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND m2.timestamp {_TS_RANGE}), "
+    f"(SELECT {ts_sql('s3.started_at')} FROM sessions s3 WHERE s3.rowid = s.rowid))"
+)
+
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
+
+# Cold-file warming of `session_order("last_active")` (see `_warm_for_order`).
+_WARM_MIN_SESSIONS = 5000  # below this the whole order takes a few ms even from disk
+_WARM_THREADS = 8  # concurrent reads in flight: 4 gave 0.8-1.1 s, 8 gave 0.7 s at 1M (cold)
+# The boundary seeks took this long: the file is not in the page cache (cold: 0.7-1.5 ms at 1M,
+# one read per page; cached: ~0.05 ms).
+_WARM_COLD_PROBE_S = 0.0004
 
 # Columns a list row carries; absent ones (old schemas opened with migrate=False) read as NULL.
 _ROW_COLUMNS = (
@@ -362,10 +387,13 @@ class ListingMixin(_Core):
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         where, params = flt.where(self)
+        warmers: list[threading.Thread] = []
         if order == "last_active":
             # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
             # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
-            key = _LAST_ACTIVE_SQL
+            key = _LAST_ACTIVE_ORDER_SQL
+            if not where:
+                warmers = self._warm_for_order()
         else:
             key = {
                 "started": ts_sql("s.started_at"),  # unknown starts last, not text first
@@ -377,16 +405,144 @@ class ListingMixin(_Core):
             }[order]
         # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
         # steps that each re-take the GIL (which the UI thread holds while it starts: 2x slower).
-        if not with_keys:
-            sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
-            packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
-            return SessionOrder(flt, order, json.loads(packed))
-        # The keys ride along as a second array of the same ordered rows (SQLite's JSON writes a
-        # REAL with enough digits to read back the same double, so ties stay ties).
-        sql = f"SELECT s.id AS id, {key} AS k FROM sessions s{where} ORDER BY k DESC, s.id DESC"
-        rows = self._tuples(f"SELECT json_group_array(id), json_group_array(k) FROM ({sql})", params)
-        ids_json, keys_json = rows[0] if rows else ("[]", "[]")
-        return SessionOrder(flt, order, json.loads(ids_json or "[]"), keys=json.loads(keys_json or "[]"))
+        try:
+            if not with_keys:
+                sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
+                packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
+                return SessionOrder(flt, order, json.loads(packed))
+            # The keys ride along as a second array of the same ordered rows (SQLite's JSON writes a
+            # REAL with enough digits to read back the same double, so ties stay ties).
+            sql = f"SELECT s.id AS id, {key} AS k FROM sessions s{where} ORDER BY k DESC, s.id DESC"
+            rows = self._tuples(f"SELECT json_group_array(id), json_group_array(k) FROM ({sql})", params)
+            ids_json, keys_json = rows[0] if rows else ("[]", "[]")
+            return SessionOrder(flt, order, json.loads(ids_json or "[]"), keys=json.loads(keys_json or "[]"))
+        finally:
+            for t in warmers:  # no reader is left holding a snapshot of the file after we return
+                t.join()
+
+    def _warm_for_order(self) -> list[threading.Thread]:
+        """Started threads that read the pages the unfiltered last-active order will need, when
+        the file is not in the OS page cache (else none).
+
+        That order seeks the last message of every session in `idx_messages_session`; with ~100k
+        sessions it touches nearly every leaf of that index, scattered across the file, one
+        synchronous read at a time (2.9-4.4 s on a cold 1M-message file, 7.4 s at 6M). The
+        statement itself is unchanged (so are its results): these threads only scan ranges of
+        the id index and of the message index on their own read-only connections, so that up to
+        `_WARM_THREADS` reads are in flight and the statement then finds the pages cached. The
+        ranges split the ids at sessions sampled by rowid; the first range is left to the
+        statement. Timing those few sampling seeks tells a cold file from a warm one (a warm
+        file would pay ~100 ms of CPU for nothing). Best effort: any failure only skips warming.
+        """
+        try:
+            conn = self._conn()
+            top = int(self._scalar("SELECT MAX(rowid) FROM sessions", default=0) or 0)
+            if top < _WARM_MIN_SESSIONS or not self._scalar(
+                "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'idx_messages_session'"
+            ):
+                return []
+            # One statement (one GIL round trip, so the timing is SQLite's): the first text id at
+            # or after each of `_WARM_THREADS - 1` evenly spaced rowids, and a seek of each into
+            # the message index, whose pages are the ones that matter (the `sessions` pages may
+            # be cached by another scan, e.g. the browser's list of models).
+            samples = [top * i // _WARM_THREADS for i in range(1, _WARM_THREADS)]
+            t0 = time.perf_counter()
+            packed = conn.execute(
+                "WITH p(r) AS (VALUES " + ", ".join("(?)" for _ in samples) + "), "
+                "b(x) AS (SELECT (SELECT s.id FROM sessions s WHERE s.rowid >= p.r "
+                "AND typeof(s.id) = 'text' ORDER BY s.rowid LIMIT 1) FROM p) "
+                "SELECT json_group_array(x), MAX((SELECT MAX(m.timestamp) FROM messages m "
+                "INDEXED BY idx_messages_session WHERE m.session_id = b.x)) FROM b",
+                samples,
+            ).fetchall()[0][0]
+            if time.perf_counter() - t0 < _WARM_COLD_PROBE_S:
+                return []
+            bounds = {b for b in json.loads(str(packed)) if isinstance(b, str)}
+            if not bounds:
+                return []
+        except (apsw.Error, StoreError):
+            return []
+        edges = sorted(bounds)
+        jobs = []
+        for lo, hi in zip(edges, [*edges[1:], None], strict=True):
+            upper = "" if hi is None else " AND {col} < ?"
+            args = (lo,) if hi is None else (lo, hi)
+            jobs.append(
+                [
+                    (f"SELECT count(id) FROM sessions WHERE id >= ?{upper.format(col='id')}", args),
+                    (
+                        "SELECT count(*) FROM messages INDEXED BY idx_messages_session "
+                        f"WHERE session_id >= ?{upper.format(col='session_id')}",
+                        args,
+                    ),
+                ]
+            )
+        return self._start_warmers(jobs)
+
+    def _warm_for_table_scan(self, column: str) -> list[threading.Thread]:
+        """Started threads that read the `sessions` rows a scan of `column` will need, when the
+        file is not in the OS page cache (else none); see `_warm_for_order`.
+
+        `distinct_values` of a column without an index (`model` in every 0.19.0 file) reads every
+        session row, scattered across the file: 0.5-0.9 s cold at 100k sessions, one read at a
+        time. Here `_WARM_THREADS - 1` threads read rowid ranges ahead of the statement (which
+        scans in rowid order and keeps the first range). Best effort, results unchanged."""
+        try:
+            top = int(self._scalar("SELECT MAX(rowid) FROM sessions", default=0) or 0)
+            if top < _WARM_MIN_SESSIONS:
+                return []
+            samples = [top * i // _WARM_THREADS for i in range(1, _WARM_THREADS)]
+            t0 = time.perf_counter()
+            self._conn().execute(
+                "WITH p(r) AS (VALUES " + ", ".join("(?)" for _ in samples) + ") "
+                "SELECT count((SELECT 1 FROM sessions s WHERE s.rowid >= p.r ORDER BY s.rowid LIMIT 1)) FROM p",
+                samples,
+            ).fetchall()
+            if time.perf_counter() - t0 < _WARM_COLD_PROBE_S:
+                return []
+        except (apsw.Error, StoreError):
+            return []
+        edges = [*samples, top + 1]
+        sql = f"SELECT count({column}) FROM sessions WHERE rowid >= ? AND rowid < ?"
+        return self._start_warmers([[(sql, (lo, hi))] for lo, hi in zip(edges, edges[1:], strict=False)])
+
+    def _indexed_first(self, table: str, column: str) -> bool:
+        """Some index of `table` starts with `column` (a scan of it reads that index, not rows)."""
+        return bool(
+            self._scalar(
+                "SELECT 1 FROM sqlite_master m, pragma_index_info(m.name) i "
+                "WHERE m.type = 'index' AND m.tbl_name = ? AND i.seqno = 0 AND i.name = ?",
+                (table, column),
+                default=None,
+            )
+        )
+
+    def _start_warmers(self, jobs: list[list[tuple[str, tuple[Any, ...]]]]) -> list[threading.Thread]:
+        threads = [
+            threading.Thread(target=self._warm_run, args=(job,), name="hermes-warm-read", daemon=True)
+            for job in jobs
+        ]
+        for t in threads:
+            t.start()
+        return threads
+
+    def _warm_run(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Run `statements` on a read-only connection of this thread's own, only so that the
+        pages they read are in the OS page cache afterwards (thread body; never raises)."""
+        try:
+            conn = open_connection(self.db_path, read_only=True)
+        except (StoreError, apsw.Error, OSError):
+            return
+        try:
+            # The pages are wanted in the OS cache, not in this short-lived connection's own.
+            conn.execute("PRAGMA cache_size = 16")
+            for sql, args in statements:
+                conn.execute(sql, args).fetchall()
+        except apsw.Error:
+            pass
+        finally:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
 
     def _row_select(self) -> str:
         cols = [f"s.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _ROW_COLUMNS]
@@ -453,8 +609,13 @@ class ListingMixin(_Core):
             raise ValueError(f"cannot list values of {column!r}")
         if not self.has_column("sessions", column):
             return []
-        return read_tuples(
-            self._conn(),
-            f"SELECT {column}, COUNT(*) FROM sessions WHERE {column} IS NOT NULL GROUP BY {column} "
-            "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column),
-        )
+        warmers = [] if self._indexed_first("sessions", column) else self._warm_for_table_scan(column)
+        try:
+            return read_tuples(
+                self._conn(),
+                f"SELECT {column}, COUNT(*) FROM sessions WHERE {column} IS NOT NULL GROUP BY {column} "
+                "ORDER BY COUNT(*) DESC, {column}".replace("{column}", column),
+            )
+        finally:
+            for t in warmers:
+                t.join()
