@@ -265,7 +265,7 @@ async def test_footer_follows_the_focused_pane(demo_db: Path) -> None:
         keys = _shown_keys(app)
         assert {"x", "c", "i", "slash"} <= keys
         assert not keys & {"space", "D", "n"}  # no hits outside search
-        await pilot.press("slash", *"postgres")
+        await pilot.press("s", "slash", *"postgres")  # `/` in the transcript finds in it
         await settle(pilot)
         keys = _shown_keys(app)  # caret in the box: letters type, so no letter keys shown
         assert "down" in keys and "escape" in keys

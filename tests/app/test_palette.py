@@ -26,6 +26,7 @@ EXPECTED = {
     "Export the selected session": "e",
     "Statistics": "S",
     "Search messages": "/",
+    "Find in the transcript": "ctrl+f",
     "Filters: source, model, date, title": "f",
     "Change the order of the list": "o",
     "Zoom the focused pane": "z",

@@ -15,6 +15,7 @@ calls costs what one with 50 does.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -50,6 +51,7 @@ from hermes_tui.app.render import (
     tool_call_parts,
     truncate_text,
 )
+from hermes_tui.app.widgets.find_bar import FindBar
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 
 if TYPE_CHECKING:
@@ -61,6 +63,13 @@ if TYPE_CHECKING:
 FIRST_WINDOW = 12
 CHUNK = 20
 BEFORE_TARGET = 4
+#: Most items with widgets at once: past it, growing at one end drops widgets at the
+#: other. 50,000 messages all mounted (End used to mount everything) took minutes and GBs.
+MAX_WINDOW = 120
+#: Items a fresh window holds after Home, End or a jump to a far find hit, and how many of them
+#: come before the hit.
+JUMP_WINDOW = 40
+JUMP_BEFORE = 10
 #: Tool calls of one message prepared and mounted at first, and revealed per press of the
 #: "more tool calls" row. One message with 5,000 calls took 12.6 s to appear and 300+ MB when
 #: every call became a widget.
@@ -93,6 +102,9 @@ class MessageView:
     prepared: Prepared | None = field(default=None, compare=False, repr=False)
     #: The stored tool calls past the first `CALLS_SHOWN`, prepared only when revealed.
     more_calls: tuple[Any, ...] = field(default=(), compare=False, repr=False)
+    #: Lower-cased text the find bar searches (body or tool output, reasoning, tool calls),
+    #: built in the loading worker so a find over 50,000 messages is one pass of `in` checks.
+    find_text: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -159,9 +171,11 @@ def _field(value: Any, width: int) -> str | None:
     return one_line(value, width) or None
 
 
-def message_view(row: dict[str, Any]) -> MessageView:
-    """Turn a `get_messages` dict into a MessageView with its renderables prepared (runs in a
-    worker: may be slow). Every text field is inert; no stored value makes it raise."""
+def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
+    """Turn a `get_messages` dict into a MessageView (runs in a worker). Every text field is
+    inert; no stored value makes it raise. ``prepared``: parse its Markdown and highlight its
+    code now (slow: ~2 ms a message); otherwise that happens when it is mounted (`prepare_first_window`
+    prepares the messages the first paint shows, so a 50,000-message session does not parse all)."""
     role = one_line(row.get("role"), 40) or "?"
     raw = content_text(row.get("content"))
     if role == "tool" and raw[:1] in ("[", "{"):
@@ -194,7 +208,41 @@ def message_view(row: dict[str, Any]) -> MessageView:
         session_id=one_line(row.get("session_id")),
         more_calls=tuple(calls[CALLS_SHOWN:]),
     )
-    return replace(view, prepared=prepare(view))
+    return replace(view, prepared=prepare(view) if prepared else None, find_text=find_text(view))
+
+
+def first_window(items: Sequence[Item], target_id: int | None) -> tuple[int, int]:
+    """The items `TranscriptView.show` mounts first: the head, or a window around the target."""
+    index = None
+    if target_id is not None:
+        index = next(
+            (i for i, it in enumerate(items) if isinstance(it, MessageView) and it.id == target_id), None
+        )
+    if index is None:
+        return 0, min(len(items), FIRST_WINDOW)
+    return max(0, index - BEFORE_TARGET), min(len(items), index + FIRST_WINDOW)
+
+
+def prepare_first_window(items: list[Item], target_id: int | None) -> list[Item]:
+    """Prepare (in the loader's worker) the messages of the first window, so the first paint
+    does no Markdown work on the event loop; the others are prepared as they are mounted and
+    not kept (memory stays bounded by the mounted window, not the session's length)."""
+    start, end = first_window(items, target_id)
+    for i in range(start, end):
+        item = items[i]
+        if isinstance(item, MessageView) and item.prepared is None:
+            items[i] = replace(item, prepared=prepare(item))
+    return items
+
+
+def find_text(view: MessageView) -> str:
+    """What the transcript's find matches in one message, lower-cased (as `highlight_terms`
+    compares): the text shown in its body or tool output, its reasoning and its shown tool
+    calls' names and arguments."""
+    parts = [view.text, view.reasoning]
+    for name, args in view.tool_calls:
+        parts += (name, args)
+    return "\n".join(p for p in parts if p).lower()
 
 
 ROLES = frozenset({"user", "assistant", "tool", "system"})
@@ -506,7 +554,7 @@ class Fold(MessagePart, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"fold--title"}
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle", "Toggle", show=False),
+        Binding("enter,space", "toggle_fold", "Toggle", show=False),
     ]
 
     collapsed: reactive[bool] = reactive(True, layout=True)
@@ -539,7 +587,8 @@ class Fold(MessagePart, can_focus=True):
         self.collapsed = not self.collapsed
         self.call_after_refresh(self.scroll_visible, animate=False)
 
-    def action_toggle(self) -> None:
+    def action_toggle_fold(self) -> None:
+        """Enter/space (named apart from `DOMNode.action_toggle`, which flips an attribute)."""
         self.toggle()
 
     def on_click(self, event: events.Click) -> None:
@@ -562,7 +611,7 @@ class MoreCalls(Fold):
     time (Enter, space, x or a click), each batch prepared only when asked for."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space,x", "toggle", "Show more tool calls", show=False),
+        Binding("enter,space,x", "toggle_fold", "Show more tool calls", show=False),
     ]
 
     def __init__(self, calls: Sequence[Any], *, classes: str, call_classes: str) -> None:
@@ -601,7 +650,7 @@ class MoreCalls(Fold):
     async def reveal(self) -> list[Fold]:
         """Mount the next batch of tool calls before this row; drop the row when none remain."""
         parent = self.parent
-        if self._revealing or parent is None or not self.calls:
+        if self._revealing or not isinstance(parent, Widget) or not self.calls:
             return []
         self._revealing = True
         try:
@@ -622,10 +671,19 @@ class MoreCalls(Fold):
             self._revealing = False
 
 
-def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = False) -> list[MessagePart]:
+def _contains(text: Text, terms: Sequence[str]) -> bool:
+    plain = text.plain.lower()
+    return any(term and term.lower() in plain for term in terms)
+
+
+def message_parts(
+    view: MessageView, terms: Sequence[str] = (), match: bool = False, open_hits: bool = False
+) -> list[MessagePart]:
     """The widgets of one message, in order: header (+ body), reasoning, output, tool calls.
 
-    Header and body share one widget unless a reasoning fold sits between them.
+    Header and body share one widget unless a reasoning fold sits between them. With
+    ``open_hits`` (the transcript's find) the terms are marked in the reasoning and tool-call
+    folds too, and a fold that contains one is open.
     """
     prepared = view.prepared or prepare(view)
     classes = part_classes(view, match)
@@ -636,10 +694,20 @@ def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = Fa
         body = _highlighted(Text(_body_source(view)), terms)  # the hit: literal, terms marked
     if match and output is not None:
         output = _highlighted(output, terms)
+    reasoning = prepared.reasoning
+    calls: list[tuple[str, Text, bool]] = [(name, args, False) for name, args in prepared.calls]
+    if match and open_hits and terms:
+        if reasoning is not None and _contains(reasoning, terms):
+            reasoning = _highlighted(reasoning, terms)
+        calls = [
+            (name, _highlighted(args, terms), True) if _contains(Text(name + "\n") + args, terms) else call
+            for call in calls
+            for name, args, _ in (call,)
+        ]
     parts: list[MessagePart] = []
-    if prepared.reasoning is not None:
+    if reasoning is not None:
         parts.append(MessageBlock(view, header, None, terms=terms, match=match, classes=classes))
-        parts.append(Fold("reasoning", prepared.reasoning, classes=classes))
+        parts.append(Fold("reasoning", reasoning, collapsed=reasoning is prepared.reasoning, classes=classes))
         if body is not None:
             parts.append(MessagePart(body, classes=classes))
     else:
@@ -647,8 +715,8 @@ def message_parts(view: MessageView, terms: Sequence[str] = (), match: bool = Fa
     if output is not None:
         lines = view.text.count("\n") + 1
         parts.append(Fold(f"result ({lines} lines)", output, collapsed=not match, classes=classes))
-    for name, args in prepared.calls:
-        parts.append(Fold(f"→ {name}", args, classes=f"{classes} -call"))
+    for name, args, hit in calls:
+        parts.append(Fold(f"→ {name}", args, collapsed=not hit, classes=f"{classes} -call"))
     if view.more_calls:
         parts.append(MoreCalls(view.more_calls, classes=f"{classes} -call", call_classes=f"{classes} -call"))
     parts[-1].add_class("-end")
@@ -671,8 +739,28 @@ class DividerBlock(Static):
         self.divider = divider
 
 
+def find_hits(items: Sequence[Item], needle: str, include_inactive: bool = True) -> list[int]:
+    """Indexes of the messages whose `find_text` contains ``needle`` (already lower-cased).
+
+    One pass of `in` over precomputed strings: ~10 ms for 50,000 messages, run in a thread by
+    the view all the same (a long session of long tool outputs costs more).
+    """
+    return [
+        i
+        for i, item in enumerate(items)
+        if isinstance(item, MessageView) and (include_inactive or item.active) and needle in item.find_text
+    ]
+
+
 class TranscriptView(VerticalScroll, can_focus=True):
-    """Scrollable transcript with lazy windows and hit navigation."""
+    """Scrollable transcript with a bounded window of widgets, hit navigation and find.
+
+    Every message record is in memory (`items`); only ``items[start:end]`` have widgets, and
+    never more than `MAX_WINDOW` of them: growing the window at one end drops widgets at the
+    other (dropping above the viewport keeps the reader's line where it was), and Home, End
+    and a find hit mount a fresh window where they land, so a 50,000-message session costs
+    what a 200-message one does however it is read.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "scroll_up", "Up", show=False),
@@ -680,6 +768,10 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Binding("home", "first", "Top", show=False),
         Binding("end,G", "last", "Bottom", show=False),
         Binding("x", "toggle_folds", "Expand/collapse", show=False),
+        Binding("ctrl+f,slash", "open_find", "Find in the transcript", show=False),
+        Binding("n", "find_step(1)", "Next match (find)", show=False),
+        Binding("N", "find_step(-1)", "Previous match (find)", show=False),
+        Binding("escape", "close_find", "Close find", show=False),
     ]
 
     class NewBelow(Message):
@@ -710,6 +802,17 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._folds_open = False
         #: Messages appended live below the reader (the "N new ↓" marker); 0 when following.
         self.new_below = 0
+        #: Find: the bar is open, its query, the indexes of the matching items, the
+        #: position of the shown match in them (-1: none), the shown match's item index.
+        self.finding = False
+        self.find_query = ""
+        self.find_hits: list[int] = []
+        self.find_pos = -1
+        self._find_current: int | None = None
+        self._find_origin = 0
+        self._find_token = 0
+        self._open_hits = False  # the target is a find match: its matching folds open
+        self._saved_hit: tuple[int | None, tuple[str, ...]] = (None, ())  # the search hit, restored
 
     @property
     def message_count(self) -> int:
@@ -718,6 +821,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     async def clear_transcript(self, note: str = "") -> None:
         """Empty the view, optionally leaving a one-line note."""
+        self._end_find()
         self.data = None
         self.items = []
         self.start = self.end = 0
@@ -729,6 +833,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()
     ) -> None:
         """Replace the content; mount a window around ``target_id`` and scroll to it."""
+        self._end_find()
         self.data = data
         self.items = list(data.items)
         self._set_new_below(0)
@@ -740,15 +845,10 @@ class TranscriptView(VerticalScroll, can_focus=True):
             if not self.items:
                 await self.mount(Static(Text("This session has no messages."), classes="transcript-note"))
                 return
-            index = self.index_of(target_id) if target_id is not None else None
-            if index is None:
-                self.start, self.end = 0, min(len(self.items), FIRST_WINDOW)
-            else:
-                self.start = max(0, index - BEFORE_TARGET)
-                self.end = min(len(self.items), index + FIRST_WINDOW)
+            self.start, self.end = first_window(self.items, target_id)
             await self._mount_range(self.start, self.end)
         self.call_after_refresh(self._scroll_to_target)
-        self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+        self._window_changed()
 
     @property
     def last_message_id(self) -> int:
@@ -768,11 +868,15 @@ class TranscriptView(VerticalScroll, can_focus=True):
             self.new_below = count
             self.post_message(self.NewBelow(count))
 
+    def _window_changed(self) -> None:
+        self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+
     async def append_items(self, items: Sequence[Item]) -> bool:
         """Messages committed since the transcript loaded (live follow), added at the end.
 
-        At the bottom the view follows (like ``tail -f``); scrolled up, it stays put and
-        `new_below` counts what arrived (the screen shows "N new ↓", `G`/`end` jumps there).
+        At the bottom the view follows (like ``tail -f``), dropping widgets from the front to
+        stay within `MAX_WINDOW`; scrolled up, it stays put, mounts only what fits in the window
+        and `new_below` counts what arrived (the screen shows "N new ↓", `G`/`end` jumps there).
         Returns whether it followed."""
         if self.data is None:
             return False
@@ -788,18 +892,23 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.items.extend(fresh)
         if self.data.items is not self.items:
             self.data.items.extend(fresh)
-        if self.end >= old_len:  # the window reaches the end: mount the new messages
-            await self.mount_all(self._parts(fresh))
-            self.end = len(self.items)
-        else:
-            await self.query("#more-after").remove()
-            await self.mount(self._more_button("after", len(self.items) - self.end))
+        if self.end >= old_len:  # the window reaches the end: mount what fits
+            if follow and len(fresh) >= MAX_WINDOW:
+                await self._rewindow(max(0, len(self.items) - JUMP_WINDOW), len(self.items))
+            else:
+                room = len(fresh) if follow else max(0, MAX_WINDOW - (self.end - self.start))
+                with self.app.batch_update():
+                    await self._mount_items(self.end, self.end + min(room, len(fresh)))
+                    excess = self.end - self.start - MAX_WINDOW
+                    if excess > 0:
+                        await self._drop_front(excess)
+        await self._set_button("after", len(self.items) - self.end)
         if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
             self._set_new_below(0)
         else:
             self._set_new_below(self.new_below + sum(1 for i in fresh if isinstance(i, MessageView)))
-        self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+        self._window_changed()
         return follow
 
     def index_of(self, message_id: int | None) -> int | None:
@@ -817,7 +926,9 @@ class TranscriptView(VerticalScroll, can_focus=True):
                 widgets.append(DividerBlock(item))
                 continue
             match = self.target_id is not None and item.id == self.target_id
-            parts = message_parts(item, terms=self.terms if match else (), match=match)
+            parts = message_parts(
+                item, terms=self.terms if match else (), match=match, open_hits=match and self._open_hits
+            )
             if self._folds_open:  # `x` opened every fold: a window grown later opens too
                 for part in parts:
                     if isinstance(part, Fold):
@@ -825,9 +936,114 @@ class TranscriptView(VerticalScroll, can_focus=True):
             widgets.extend(parts)
         return widgets
 
+    # ------------------------------------------------------------------ the window
     def _more_button(self, where: str, count: int) -> Button:
-        label = f"▲ {count} earlier messages" if where == "before" else f"▼ {count} more messages"
-        return Button(Content(label), id=f"more-{where}", classes="more", compact=True)
+        return Button(
+            Content(self._more_label(where, count)), id=f"more-{where}", classes="more", compact=True
+        )
+
+    @staticmethod
+    def _more_label(where: str, count: int) -> str:
+        return f"▲ {count} earlier messages" if where == "before" else f"▼ {count} more messages"
+
+    def _button(self, where: str) -> Button | None:
+        """The "earlier" (first child) or "more" (last child) button, when mounted."""
+        children = self.children
+        if not children:
+            return None
+        child = children[0] if where == "before" else children[-1]
+        return child if isinstance(child, Button) and child.id == f"more-{where}" else None
+
+    async def _set_button(self, where: str, count: int) -> None:
+        """Show ``count`` on the button at one end, mounting or removing it as needed."""
+        button = self._button(where)
+        if count <= 0:
+            if button is not None:
+                await button.remove()
+        elif button is not None:
+            button.label = Content(self._more_label(where, count))
+        elif where == "before" and self.children:
+            await self.mount(self._more_button(where, count), before=self.children[0])
+        else:
+            await self.mount(self._more_button(where, count))
+
+    def _item_runs(self) -> list[list[Widget]]:
+        """The mounted widgets of each item of the window, in order (``items[start + k]`` is run
+        k): a run starts at a MessageBlock or DividerBlock and takes the parts after it,
+        including tool calls revealed since it was mounted."""
+        runs: list[list[Widget]] = []
+        for child in self.children:
+            if isinstance(child, MessageBlock | DividerBlock):
+                runs.append([child])
+            elif isinstance(child, MessagePart) and runs:
+                runs[-1].append(child)
+        return runs
+
+    def _top_anchor(self, skip: Sequence[Widget] = ()) -> tuple[Widget, int] | None:
+        """The first item widget shown at the top of the viewport (not in ``skip``) and its
+        distance from the top: put back at that distance, the reader's text has not moved."""
+        top = self.scroll_y
+        skipped = set(skip)
+        for child in self.children:
+            if child in skipped or not isinstance(child, MessagePart | DividerBlock):
+                continue
+            region = child.virtual_region
+            if region.height and region.bottom > top:
+                return child, region.y - round(top)
+        return None
+
+    def _restore_anchor(self, anchor: Widget, offset: int) -> None:
+        if anchor.parent is self and anchor.virtual_region.height:
+            self.scroll_to(y=max(0, anchor.virtual_region.y - offset), animate=False, immediate=True)
+
+    async def _mount_items(self, start: int, end: int) -> None:
+        """Mount ``items[start:end]`` at the end of the window (before the "more" button)."""
+        if end <= start:
+            return
+        blocks = self._parts(self.items[start:end])
+        after = self._button("after")
+        if after is not None:
+            await self.mount_all(blocks, before=after)
+        else:
+            await self.mount_all(blocks)
+        self.end = end
+
+    async def _drop_front(self, count: int) -> None:
+        """Unmount the first ``count`` items of the window, keeping the reader's line in place.
+
+        The scroll offset moves up by the height dropped in the same update as the removal (no
+        frame shows the text jump); once laid out, the anchor widget is put back exactly."""
+        runs = self._item_runs()
+        count = min(count, len(runs))
+        if count <= 0:
+            return
+        dropped = [w for run in runs[:count] for w in run]
+        kept = runs[count][0] if count < len(runs) else None
+        anchor = self._top_anchor(skip=dropped)
+        shift = 0
+        shown = next((w for w in dropped if w.virtual_region.height), None)  # rewound ones are hidden
+        if kept is not None and shown is not None and kept.virtual_region.height:
+            shift = kept.virtual_region.y - shown.virtual_region.y
+        had_button = self._button("before") is not None
+        self.start += count
+        await self.remove_children(dropped)
+        await self._set_button("before", self.start)
+        if not had_button and self._button("before") is not None:
+            shift -= 2  # the new button: one line and its margin (`TranscriptView Button.more`)
+        if shift > 0 and anchor is not None:
+            self.scroll_to(y=max(0, self.scroll_y - shift), animate=False, immediate=True)
+        if anchor is not None:
+            self.call_after_refresh(self._restore_anchor, *anchor)
+
+    async def _drop_back(self, count: int) -> None:
+        """Unmount the last ``count`` items of the window (below the reader: nothing moves)."""
+        runs = self._item_runs()
+        count = min(count, len(runs))
+        if count <= 0:
+            return
+        await self.remove_children([w for run in runs[len(runs) - count :] for w in run])
+        self.end -= count
+        await self._set_button("after", len(self.items) - self.end)
 
     async def _mount_range(self, start: int, end: int) -> None:
         widgets: list[Widget] = []
@@ -838,6 +1054,14 @@ class TranscriptView(VerticalScroll, can_focus=True):
             widgets.append(self._more_button("after", len(self.items) - end))
         await self.mount_all(widgets)
 
+    async def _rewindow(self, start: int, end: int) -> None:
+        """Replace the window by ``items[start:end]`` (Home, End, a far find hit)."""
+        with self.app.batch_update():
+            await self.remove_children()
+            self.start, self.end = start, end
+            await self._mount_range(start, end)
+        self._window_changed()
+
     def _scroll_to_target(self) -> None:
         if self.target_id is None:
             self.scroll_home(animate=False)
@@ -847,36 +1071,50 @@ class TranscriptView(VerticalScroll, can_focus=True):
             self.scroll_to_widget(found.first(), animate=False, top=True)
 
     async def grow(self, where: str) -> None:
-        """Mount the next chunk before or after the window."""
+        """Mount the next chunk before or after the window, dropping as many at the other end
+        once it holds `MAX_WINDOW` items."""
         if self._growing:
             return
         self._growing = True
         try:
-            if where == "after" and self.end < len(self.items):
-                new_end = min(len(self.items), self.end + CHUNK)
-                blocks = self._parts(self.items[self.end : new_end])
-                await self.query("#more-after").remove()
-                await self.mount_all(blocks)
-                self.end = new_end
-                if self.end < len(self.items):
-                    await self.mount(self._more_button("after", len(self.items) - self.end))
-            elif where == "before" and self.start > 0:
-                new_start = max(0, self.start - CHUNK)
-                blocks = self._parts(self.items[new_start : self.start])
-                await self.query("#more-before").remove()
-                anchor = self.children[0] if self.children else None
-                if anchor is not None:
-                    await self.mount_all(blocks, before=anchor)
-                else:
-                    await self.mount_all(blocks)
-                self.start = new_start
-                if self.start > 0:
-                    await self.mount(self._more_button("before", self.start), before=self.children[0])
-                if anchor is not None:
-                    self.call_after_refresh(self.scroll_to_widget, anchor, animate=False, top=True)
-            self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+            with self.app.batch_update():
+                if where == "after" and self.end < len(self.items):
+                    await self._mount_items(self.end, min(len(self.items), self.end + CHUNK))
+                    await self._set_button("after", len(self.items) - self.end)
+                    excess = self.end - self.start - MAX_WINDOW
+                    if excess > 0:
+                        await self._drop_front(excess)
+                elif where == "before" and self.start > 0:
+                    await self._grow_before()
+            self._window_changed()
         finally:
             self._growing = False
+
+    async def _grow_before(self) -> None:
+        new_start = max(0, self.start - CHUNK)
+        blocks = self._parts(self.items[new_start : self.start])
+        runs = self._item_runs()
+        anchor = self._top_anchor()
+        first = runs[0][0] if runs else self._button("after")
+        if first is not None:
+            await self.mount_all(blocks, before=first)
+        else:
+            await self.mount_all(blocks)
+        self.start = new_start
+        await self._set_button("before", self.start)
+        excess = self.end - self.start - MAX_WINDOW
+        if excess > 0:
+            await self._drop_back(excess)
+        if anchor is not None:
+            self.call_after_refresh(self._restore_anchor, *anchor)
+
+    async def _edge_grow(self, where: str) -> None:
+        """Grow toward an edge the reader scrolled to, if still there (scroll events queue up
+        faster than chunks mount: each would otherwise grow one more chunk)."""
+        if where == "after" and self.scroll_y >= self.max_scroll_y - 2:
+            await self.grow("after")
+        elif where == "before" and self.scroll_y <= 2:
+            await self.grow("before")
 
     @on(Button.Pressed, ".more")
     async def _more_pressed(self, event: Button.Pressed) -> None:
@@ -887,18 +1125,26 @@ class TranscriptView(VerticalScroll, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         if self.new_below and self.end >= len(self.items) and new_value >= self.max_scroll_y - 1:
             self._set_new_below(0)  # the reader reached the new messages
-        if self.data is None or self._growing or new_value <= old_value:
+        if self.data is None or self._growing:
             return
-        if new_value >= self.max_scroll_y - 2 and self.end < len(self.items):
-            self.call_later(self.grow, "after")
+        if new_value > old_value and new_value >= self.max_scroll_y - 2 and self.end < len(self.items):
+            self.call_later(self._edge_grow, "after")
+        elif new_value < old_value and new_value <= 2 and self.start > 0:
+            self.call_later(self._edge_grow, "before")
 
-    def action_first(self) -> None:
-        self.scroll_home(animate=False)
+    async def action_first(self) -> None:
+        """Home: the first messages (a fresh window when the first one is not mounted)."""
+        if self.start > 0:
+            await self._rewindow(0, min(len(self.items), JUMP_WINDOW))
+            self.call_after_refresh(self.scroll_home, animate=False, immediate=True)
+        else:
+            self.scroll_home(animate=False)
 
     async def action_last(self) -> None:
-        while self.end < len(self.items):
-            await self.grow("after")
-        self.call_after_refresh(self.scroll_end, animate=False)
+        """End: the last messages (a fresh window of the tail when the last one is not mounted)."""
+        if self.end < len(self.items):
+            await self._rewindow(max(0, len(self.items) - JUMP_WINDOW), len(self.items))
+        self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     def action_toggle_folds(self) -> None:
         """Expand or collapse every tool/reasoning block in the mounted window."""
@@ -907,3 +1153,205 @@ class TranscriptView(VerticalScroll, can_focus=True):
             for fold in self.query(Fold):
                 if not isinstance(fold, MoreCalls):
                     fold.collapsed = not self._folds_open
+
+    # ------------------------------------------------------------------ find
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """n / N / Esc belong to the find only while its bar is open (else the screen's)."""
+        if action in {"find_step", "close_find"}:
+            return self.finding
+        return True
+
+    @property
+    def find_bar(self) -> FindBar | None:
+        """The find bar beside this view, once mounted."""
+        parent = self.parent
+        if parent is None:
+            return None
+        for child in parent.children:
+            if isinstance(child, FindBar) and child.transcript is self:
+                return child
+        return None
+
+    async def action_open_find(self) -> None:
+        await self.open_find()
+
+    async def open_find(self) -> None:
+        """Show the find bar under the transcript (mounted on first use) with the caret in it."""
+        parent = self.parent
+        if self.data is None or not isinstance(parent, Widget):
+            return
+        bar = self.find_bar
+        if bar is None:
+            bar = FindBar(self, id="find-bar")
+            await parent.mount(bar, after=self)
+        if not self.finding:
+            self.finding = True
+            self._saved_hit = (self.target_id, self.terms)
+            anchor = self._top_anchor()
+            runs = self._item_runs()
+            top = next((k for k, run in enumerate(runs) if anchor and anchor[0] in run), 0)
+            self._find_origin = self.start + top
+        bar.display = True
+        self.screen.set_focus(bar.input)
+
+    def find(self, query: str) -> None:
+        """Look for ``query`` (case-insensitive substring) in every message, off the loop; the
+        first match at or after the one shown (or the reader's place) is shown."""
+        if not self.finding:
+            return
+        self.find_query = query
+        self._find_token += 1
+        if not query:
+            self.find_hits, self.find_pos = [], -1
+            self._show_count("")
+            self.call_later(self._unmark_find)
+            return
+        self._show_count("…")
+        include_inactive = self.screen.has_class("-show-inactive")
+        self.run_worker(
+            self._scan(self._find_token, tuple(self.items), query.lower(), include_inactive),
+            exclusive=True,
+            group="transcript-find",
+            exit_on_error=False,
+            description="find in the transcript",
+        )
+
+    async def _scan(self, token: int, items: Sequence[Item], needle: str, include_inactive: bool) -> None:
+        hits = await asyncio.to_thread(find_hits, items, needle, include_inactive)
+        if token != self._find_token or not self.finding:
+            return  # a newer query (or Esc) came meanwhile
+        self.find_hits = hits
+        if not hits:
+            self.find_pos = -1
+            self._show_count("no match")
+            await self._unmark_find()
+            return
+        origin = self._find_current if self._find_current is not None else self._find_origin
+        self.find_pos = next((k for k, i in enumerate(hits) if i >= origin), 0)
+        await self._show_find_hit()
+
+    async def step_find(self, delta: int) -> None:
+        """The next (+1) or previous (-1) match, wrapping around at either end."""
+        if not self.finding or not self.find_hits:
+            return
+        self.find_pos = (self.find_pos + delta) % len(self.find_hits)
+        await self._show_find_hit()
+
+    async def action_find_step(self, delta: int) -> None:
+        await self.step_find(delta)
+
+    async def _show_find_hit(self) -> None:
+        """Mark the current match's message (its matching folds open) and bring it on screen."""
+        index = self.find_hits[self.find_pos]
+        item = self.items[index]
+        assert isinstance(item, MessageView)
+        previous = self._marked_index()
+        self.target_id, self.terms, self._open_hits = item.id, (self.find_query,), True
+        self._find_current = index
+        self._show_count(f"{self.find_pos + 1}/{len(self.find_hits)}")
+        if previous is not None and previous != index:
+            await self._rerender(previous)
+        if self.start <= index < self.end:
+            await self._rerender(index)
+        else:
+            await self._window_around(index)
+        self.call_after_refresh(self._scroll_to_hit, index)
+
+    def _marked_index(self) -> int | None:
+        """The item index of the message marked now (find match or search hit), if any."""
+        if self._find_current is not None:
+            return self._find_current
+        return self.index_of(self.target_id) if self.target_id is not None else None
+
+    async def _window_around(self, index: int) -> None:
+        """Bring ``items[index]`` into the window: grow a chunk when it is that close to an
+        edge (reading on stays continuous), else mount a fresh window around it."""
+        if self.end <= index < self.end + CHUNK:
+            await self.grow("after")
+        elif self.start - CHUNK <= index < self.start:
+            await self.grow("before")
+        if not self.start <= index < self.end:
+            start = max(0, min(index - JUMP_BEFORE, len(self.items) - JUMP_WINDOW))
+            await self._rewindow(start, min(len(self.items), start + JUMP_WINDOW))
+
+    async def _rerender(self, index: int) -> None:
+        """Rebuild the widgets of one mounted item (its marking changed)."""
+        if not self.start <= index < self.end:
+            return
+        runs = self._item_runs()
+        if index - self.start >= len(runs):
+            return
+        run = runs[index - self.start]
+        focused = self.screen.focused in run
+        children = list(self.children)
+        after = children.index(run[-1]) + 1
+        following = children[after] if after < len(children) else None
+        with self.app.batch_update():
+            await self.remove_children(run)  # first: the new block has the same id
+            if following is not None:
+                await self.mount_all(self._parts([self.items[index]]), before=following)
+            else:
+                await self.mount_all(self._parts([self.items[index]]))
+        if focused:
+            self.focus()
+
+    def _scroll_to_hit(self, index: int) -> None:
+        """Scroll the match to the top: the open fold holding it, else the message's first line."""
+        if not self.start <= index < self.end:
+            return
+        runs = self._item_runs()
+        if index - self.start >= len(runs):
+            return
+        run = runs[index - self.start]
+        item = self.items[index]
+        widget = run[0]
+        if isinstance(item, MessageView) and self.find_query.lower() not in item.text.lower():
+            widget = next((w for w in run if isinstance(w, Fold) and not w.collapsed), widget)
+        self.scroll_to_widget(widget, animate=False, top=True)
+
+    async def _unmark_find(self) -> None:
+        """Put back the marking from before the find (the search hit, or none)."""
+        current = self._find_current
+        self._find_current = None
+        if current is None:
+            return
+        self.target_id, self.terms = self._saved_hit
+        self._open_hits = False
+        await self._rerender(current)
+        saved = self.index_of(self.target_id) if self.target_id is not None else None
+        if saved is not None and saved != current:
+            await self._rerender(saved)
+
+    def _show_count(self, text: str) -> None:
+        bar = self.find_bar
+        if bar is not None:
+            bar.show_count(text)
+
+    def _end_find(self) -> None:
+        """Forget the find (new content replaces the window) and hide its bar."""
+        if not self.finding:
+            return
+        self.finding = False
+        self._find_token += 1
+        self.find_query, self.find_hits, self.find_pos = "", [], -1
+        self._find_current = None
+        self._open_hits = False
+        bar = self.find_bar
+        if bar is not None:
+            bar.input.value = ""
+            bar.show_count("")
+            bar.display = False
+
+    async def close_find(self) -> None:
+        """Esc: hide the bar, clear the match's marking, focus the transcript."""
+        if not self.finding:
+            return
+        bar = self.find_bar
+        had_focus = bar is not None and self.screen.focused in bar.walk_children()
+        await self._unmark_find()
+        self._end_find()
+        if had_focus or self.screen.focused is None:
+            self.focus()
+
+    async def action_close_find(self) -> None:
+        await self.close_find()

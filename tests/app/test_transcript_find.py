@@ -1,0 +1,294 @@
+"""Find in the transcript: ctrl+f or `/` in the transcript, incremental, i/N, n/N and
+Enter/shift+Enter, folds opened on a hit, far hits windowed, Esc clears.
+
+The find searches every message record in memory (not only the mounted window) and moves the
+bounded window to the match.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.styles import stylesheet_paths
+from hermes_tui.app.widgets.find_bar import FindBar
+from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.transcript import (
+    MAX_WINDOW,
+    Fold,
+    MessageBlock,
+    TranscriptData,
+    TranscriptView,
+    find_hits,
+    message_view,
+)
+from hermes_tui.state import SessionDB
+
+from ._support import make_app, settle
+from .test_actions import open_on, sid_of
+from .test_transcript import parts_of
+
+CI_SESSION = "Fix flaky CI on the payments service"
+
+
+class FindApp(App[None]):
+    """A bare TranscriptView (the find bar is mounted beside it on first use)."""
+
+    CSS_PATH: ClassVar = stylesheet_paths()
+
+    def compose(self) -> ComposeResult:
+        yield TranscriptView(id="transcript")
+
+
+def filler(n: int, start: int) -> list[dict[str, Any]]:
+    return [
+        {"id": i, "role": "user" if i % 2 else "assistant", "content": f"filler message {i}"}
+        for i in range(start, start + n)
+    ]
+
+
+async def show(pilot: Pilot[None], rows: list[dict[str, Any]], **kw: Any) -> TranscriptView:
+    transcript = pilot.app.query_one(TranscriptView)
+    await transcript.show(TranscriptData(session_id="s", items=[message_view(r) for r in rows]), **kw)
+    transcript.focus()
+    await pilot.pause()
+    return transcript
+
+
+async def wait(pilot: Pilot[None]) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+def bar_of(pilot: Pilot[None]) -> FindBar:
+    return pilot.app.screen.query_one(FindBar)
+
+
+def marked_spans(text: Text, needle: str) -> list[str]:
+    """The highlighted pieces of ``text`` equal (case-insensitively) to ``needle``."""
+    return [text.plain[s.start : s.end] for s in text.spans if text.plain[s.start : s.end].lower() == needle]
+
+
+def body_text(block: MessageBlock) -> Text:
+    rendered = block._renderable()
+    body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
+    assert isinstance(body, Text)
+    return body
+
+
+THREE = [
+    {"id": 1, "role": "user", "content": "Where is the NEEDLE?"},
+    *filler(5, 2),
+    {"id": 7, "role": "assistant", "content": "a needle here"},
+    *filler(5, 8),
+    {"id": 13, "role": "user", "content": "last Needle"},
+]
+
+
+def test_find_hits_scans_every_record_case_insensitively() -> None:
+    views = [message_view(r) for r in THREE]
+    assert find_hits(views, "needle") == [0, 6, 12]
+    assert find_hits(views, "nothing") == []
+    rewound = message_view({"id": 99, "role": "user", "content": "needle", "active": 0})
+    assert find_hits([rewound], "needle") == [0]
+    assert find_hits([rewound], "needle", include_inactive=False) == []
+
+
+async def test_typing_highlights_the_match_and_counts() -> None:
+    app = FindApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await show(pilot, THREE)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        bar = bar_of(pilot)
+        assert bar.display and isinstance(app.focused, Input) and app.focused.id == "find-input"
+        await pilot.press(*"needle")
+        await wait(pilot)
+        assert bar.count_text == "1/3"
+        assert transcript.find_hits == [0, 6, 12]
+        block = transcript.query_one("#msg-1", MessageBlock)
+        assert block.has_class("-match")
+        assert marked_spans(body_text(block), "needle") == ["NEEDLE"]
+        assert not transcript.query_one("#msg-7", MessageBlock).has_class("-match")
+        await pilot.press(*"zz")
+        await wait(pilot)
+        assert bar.count_text == "no match"
+        assert not transcript.query(".-match")
+
+
+async def test_next_and_previous_wrap_around() -> None:
+    app = FindApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await show(pilot, THREE)
+        await pilot.press("ctrl+f", *"needle")
+        await wait(pilot)
+        bar = bar_of(pilot)
+        seen = []
+        for key in ("enter", "enter", "enter", "shift+enter"):
+            await pilot.press(key)
+            await wait(pilot)
+            seen.append(bar.count_text)
+        assert seen == ["2/3", "3/3", "1/3", "3/3"]
+        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [13]
+        transcript.focus()  # n / N from the transcript itself
+        await pilot.pause()
+        await pilot.press("n")
+        await wait(pilot)
+        assert bar.count_text == "1/3"
+        await pilot.press("N", "N")
+        await wait(pilot)
+        assert bar.count_text == "2/3"
+        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [7]
+
+
+async def test_a_hit_in_a_collapsed_fold_opens_it() -> None:
+    rows = [
+        {"id": 1, "role": "user", "content": "start"},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": "plain answer",
+            "reasoning": "I should check the Quokka first",
+            "tool_calls": [
+                {"function": {"name": "terminal", "arguments": '{"cmd": "ls"}'}},
+                {"function": {"name": "search", "arguments": '{"q": "wombat facts"}'}},
+            ],
+        },
+        {"id": 3, "role": "tool", "tool_name": "search", "content": "the wombat is a marsupial"},
+    ]
+    app = FindApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        transcript = await show(pilot, rows)
+        folds = list(transcript.query(Fold))
+        assert folds and all(f.collapsed for f in folds)
+        await pilot.press("ctrl+f", *"quokka")
+        await wait(pilot)
+        block, reasoning, _body, ls_call, search_call = parts_of(transcript, 2)
+        assert isinstance(reasoning, Fold) and not reasoning.collapsed
+        assert marked_spans(reasoning.body, "quokka") == ["Quokka"]
+        assert isinstance(ls_call, Fold) and ls_call.collapsed  # no hit: stays closed
+        await pilot.press("ctrl+a", "ctrl+k", *"wombat")  # select all + delete, then a new query
+        await wait(pilot)
+        assert bar_of(pilot).count_text == "1/2"
+        block, reasoning, _body, ls_call, search_call = parts_of(transcript, 2)
+        assert reasoning.collapsed  # type: ignore[attr-defined]
+        assert isinstance(search_call, Fold) and not search_call.collapsed
+        assert marked_spans(search_call.body, "wombat") == ["wombat"]
+        await pilot.press("enter")
+        await wait(pilot)
+        _block, output = parts_of(transcript, 3)
+        assert isinstance(output, Fold) and not output.collapsed
+        assert marked_spans(output.body, "wombat") == ["wombat"]
+        call = parts_of(transcript, 2)[-1]
+        assert isinstance(call, Fold) and call.collapsed  # the previous match is closed again
+
+
+async def test_a_far_hit_in_5000_messages_windows_there() -> None:
+    rows = filler(5000, 1)
+    rows[3999] = {"id": 4000, "role": "assistant", "content": "the only Kestrel in here"}
+    app = FindApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await show(pilot, rows)
+        assert transcript.end < 50
+        await pilot.press("ctrl+f", *"kestrel")
+        await wait(pilot)
+        assert bar_of(pilot).count_text == "1/1"
+        assert transcript.start <= 3999 < transcript.end
+        assert transcript.end - transcript.start <= MAX_WINDOW
+        assert len(transcript.children) <= 3 * MAX_WINDOW + 2
+        hit = transcript.query_one("#msg-4000", MessageBlock)
+        assert hit.has_class("-match")
+        assert (
+            transcript.scroll_offset.y
+            <= hit.virtual_region.y
+            < transcript.scroll_offset.y + transcript.size.height
+        )
+
+
+async def test_escape_closes_the_bar_and_clears_the_marking() -> None:
+    app = FindApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await show(pilot, THREE, target_id=13, terms=("last",))  # a search hit
+        assert transcript.query_one("#msg-13", MessageBlock).has_class("-match")
+        await pilot.press("ctrl+f", *"where")
+        await wait(pilot)
+        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [1]
+        assert transcript.query_one("#msg-1", MessageBlock).terms == ("where",)
+        await pilot.press("escape")
+        await wait(pilot)
+        bar = bar_of(pilot)
+        assert not bar.display and not transcript.finding
+        assert app.focused is transcript
+        assert bar.input.value == ""
+        marked = transcript.query_one("#msg-13", MessageBlock)  # the search hit is back
+        assert marked.has_class("-match") and marked.terms == ("last",)
+        assert not transcript.query_one("#msg-1", MessageBlock).has_class("-match")
+        await pilot.press("n")  # the find is closed: n does nothing here
+        await wait(pilot)
+        assert not transcript.finding
+
+
+async def test_main_screen_ctrl_f_and_slash(demo_db: Path) -> None:
+    """ctrl+f from any pane finds in the transcript; `/` finds only from the transcript."""
+    sid = sid_of(demo_db, CI_SESSION)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        expected = sum("passed" in str(m["content"] or "").lower() for m in db.get_messages(sid))
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, sid)
+        assert isinstance(main, MainScreen)
+        transcript = main.query_one("#transcript", TranscriptView)
+        await pilot.press("slash")  # from the session list: the session search
+        await pilot.pause()
+        assert main.has_class("-searching") and app.focused is main.query_one("#search-input", Input)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("ctrl+f", *"passed")
+        await settle(pilot)
+        bar = main.query_one(FindBar)
+        assert bar.display and transcript.find_hits
+        assert len(transcript.find_hits) >= expected >= 1
+        assert bar.count_text == f"1/{len(transcript.find_hits)}"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not bar.display and app.focused is transcript
+        await pilot.press("slash")  # from the transcript: its find
+        await pilot.pause()
+        assert bar.display and app.focused is bar.input
+        assert not main.has_class("-searching")
+
+
+async def test_n_steps_the_find_while_a_session_search_is_open(demo_db: Path) -> None:
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        await pilot.press("slash", *"passed")
+        await settle(pilot)
+        search = main.query_one("#search", SearchPane)
+        assert search.hits
+        await pilot.press("down", "enter")  # open a hit: the transcript has the focus
+        await settle(pilot)
+        transcript = main.query_one("#transcript", TranscriptView)
+        assert transcript.data is not None
+        await pilot.press("ctrl+f", "e")
+        await settle(pilot)
+        assert len(transcript.find_hits) >= 2
+        chosen = search.highlighted
+        before = transcript.find_pos
+        session = main.current_session
+        transcript.focus()
+        await pilot.pause()
+        await pilot.press("n")
+        await settle(pilot)
+        total = len(transcript.find_hits)
+        assert main.query_one(FindBar).count_text == f"{(before + 1) % total + 1}/{total}"
+        assert search.highlighted == chosen and main.current_session == session  # not the search's n

@@ -1,0 +1,230 @@
+"""The transcript's window of widgets stays bounded however it is read.
+
+Every message record is in memory; only `MAX_WINDOW` items at most have widgets. End and Home
+mount a fresh window where they land, growing at one end drops widgets at the other, a jump to a
+far message mounts around it, live appends at the bottom drop from the front, and dropping
+above the viewport keeps the reader's text where it was.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+from textual.widget import Widget
+from textual.widgets import Button
+
+from hermes_tui.app.styles import stylesheet_paths
+from hermes_tui.app.widgets.transcript import (
+    JUMP_WINDOW,
+    MAX_WINDOW,
+    MessageBlock,
+    TranscriptData,
+    TranscriptView,
+    message_view,
+)
+
+
+def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
+    """``n`` short messages: user, assistant with a tool call, tool output, in turn."""
+    out: list[dict[str, Any]] = []
+    for i in range(start, start + n):
+        kind = i % 3
+        if kind == 0:
+            out.append({"id": i, "role": "user", "content": f"question {i}"})
+        elif kind == 1:
+            call = {"function": {"name": "terminal", "arguments": f'{{"cmd": "ls {i}"}}'}}
+            out.append({"id": i, "role": "assistant", "content": f"answer {i}", "tool_calls": [call]})
+        else:
+            out.append({"id": i, "role": "tool", "tool_name": "terminal", "content": f"out {i}"})
+    return out
+
+
+class WindowApp(App[None]):
+    """A bare TranscriptView, with every WindowChanged it posts recorded."""
+
+    CSS_PATH: ClassVar = stylesheet_paths()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.windows: list[tuple[int, int, int]] = []
+
+    def compose(self) -> ComposeResult:
+        yield TranscriptView(id="transcript")
+
+    def on_transcript_view_window_changed(self, message: TranscriptView.WindowChanged) -> None:
+        self.windows.append((message.start, message.end, message.total))
+
+
+async def open_view(pilot: Pilot[None], n: int, target_id: int | None = None) -> TranscriptView:
+    transcript = pilot.app.query_one(TranscriptView)
+    data = TranscriptData(session_id="s", items=[message_view(r) for r in rows(n)])
+    await transcript.show(data, target_id=target_id)
+    transcript.focus()
+    await pilot.pause()
+    return transcript
+
+
+def mounted_ids(transcript: TranscriptView) -> list[int]:
+    return [c.view.id for c in transcript.children if isinstance(c, MessageBlock)]
+
+
+def assert_consistent(transcript: TranscriptView) -> None:
+    """The mounted blocks are exactly items[start:end], the buttons count what is not mounted."""
+    ids = mounted_ids(transcript)
+    expected = [item.id for item in transcript.items[transcript.start : transcript.end]]  # type: ignore[union-attr]
+    assert ids == expected
+    assert transcript.end - transcript.start <= MAX_WINDOW
+    before = transcript.query("#more-before")
+    after = transcript.query("#more-after")
+    assert bool(before) == (transcript.start > 0)
+    assert bool(after) == (transcript.end < len(transcript.items))
+    if before:
+        assert before.first(Button).label.plain == f"▲ {transcript.start} earlier messages"
+        assert transcript.children[0] is before.first()
+    if after:
+        assert after.first(Button).label.plain == f"▼ {len(transcript.items) - transcript.end} more messages"
+        assert transcript.children[-1] is after.first()
+
+
+def screen_y(widget: Widget) -> int:
+    return widget.region.y
+
+
+async def test_end_mounts_the_tail_only_and_home_the_head() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 3000)
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.end == 3000 and transcript.end - transcript.start == JUMP_WINDOW
+        assert len(transcript.children) < 4 * JUMP_WINDOW
+        assert_consistent(transcript)
+        assert transcript.at_bottom
+        assert app.windows[-1] == (3000 - JUMP_WINDOW, 3000, 3000)
+        await pilot.press("home")
+        await pilot.pause()
+        assert (transcript.start, transcript.end) == (0, JUMP_WINDOW)
+        assert transcript.scroll_y == 0
+        assert_consistent(transcript)
+        assert app.windows[-1] == (0, JUMP_WINDOW, 3000)
+
+
+async def test_pagedown_storm_stays_bounded_then_home() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 3000)
+        await pilot.press(*["pagedown"] * 40)
+        await pilot.pause()
+        assert transcript.end > MAX_WINDOW + 60, "the storm read far into the session"
+        assert transcript.start > 0
+        assert_consistent(transcript)
+        assert len(transcript.children) <= 3 * MAX_WINDOW + 2
+        assert app.windows[-1] == (transcript.start, transcript.end, 3000)
+        await pilot.press("home")
+        await pilot.pause()
+        assert transcript.start == 0 and transcript.end - transcript.start <= MAX_WINDOW
+        assert_consistent(transcript)
+        assert transcript.scroll_y == 0
+
+
+async def test_pageup_from_the_end_grows_before_and_drops_the_end() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 1000)
+        await pilot.press("end")
+        await pilot.pause()
+        await pilot.press(*["pageup"] * 40)
+        await pilot.pause()
+        assert transcript.start < 1000 - MAX_WINDOW - 50, "scrolling up mounted earlier messages"
+        assert transcript.end < 1000  # the tail was dropped
+        assert_consistent(transcript)
+
+
+async def test_growing_after_drops_above_without_moving_the_text() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 1000, target_id=500)
+        assert transcript.start == 495  # id 500 is item 499; BEFORE_TARGET = 4
+        while transcript.end - transcript.start < MAX_WINDOW:
+            await transcript.grow("after")
+            await pilot.pause()
+        transcript.scroll_to(y=transcript.max_scroll_y - 15, animate=False, immediate=True)
+        await pilot.pause()
+        anchor = transcript._top_anchor()
+        assert anchor is not None
+        widget, _ = anchor
+        y_before = screen_y(widget)
+        start = transcript.start
+        await transcript.grow("after")
+        await pilot.pause()
+        await pilot.pause()
+        assert transcript.start > start, "widgets were dropped from the front"
+        assert widget.parent is transcript
+        assert screen_y(widget) == y_before
+        assert_consistent(transcript)
+
+
+async def test_growing_before_keeps_the_text_in_place() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 1000, target_id=500)
+        await pilot.pause()
+        first = transcript.query_one("#msg-496", MessageBlock)
+        y_before = screen_y(first)
+        await transcript.grow("before")
+        await pilot.pause()
+        await pilot.pause()
+        assert transcript.start == 475
+        assert screen_y(first) == y_before
+        assert_consistent(transcript)
+
+
+async def test_jump_far_mounts_only_around_the_target() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 3000)
+        await transcript._window_around(1700)
+        await pilot.pause()
+        assert transcript.start <= 1700 < transcript.end
+        assert transcript.end - transcript.start == JUMP_WINDOW
+        assert_consistent(transcript)
+
+
+async def test_live_append_at_the_bottom_follows_and_drops_the_front() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 300)
+        await pilot.press("end")
+        await pilot.pause()
+        for batch in range(10):
+            followed = await transcript.append_items([message_view(r) for r in rows(20, 301 + 20 * batch)])
+            await pilot.pause()
+            assert followed
+        assert transcript.end == 500 == len(transcript.items)
+        assert transcript.end - transcript.start == MAX_WINDOW
+        assert transcript.at_bottom and transcript.new_below == 0
+        assert_consistent(transcript)
+
+
+async def test_live_append_scrolled_up_mounts_only_what_fits() -> None:
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 60)
+        while transcript.end < 60:
+            await transcript.grow("after")
+        await pilot.pause()
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        followed = await transcript.append_items([message_view(r) for r in rows(200, 61)])
+        await pilot.pause()
+        assert not followed
+        assert transcript.new_below == 200
+        assert (transcript.start, transcript.end) == (0, MAX_WINDOW)
+        assert transcript.scroll_y == 0
+        assert_consistent(transcript)
+        await pilot.press("end")
+        await pilot.pause()
+        assert transcript.end == 260 and transcript.new_below == 0
+        assert_consistent(transcript)
