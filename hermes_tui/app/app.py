@@ -3,17 +3,24 @@
 It also hands over to the shell: `resume_session` exits with a `Handoff` whose command
 `hermes_tui.cli` runs once the terminal is restored, and in picker mode (`hermes-tui pick`)
 Enter exits with the chosen session and Esc / ctrl+c exit with status 1 and no result.
+
+Remembered settings (`settings.py`) are read in the constructor; `remember()` records what the
+user changes (theme here, order/filters/panes from the main screen) and the writer saves it
+shortly after in its own thread, and at exit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from textual import events
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.theme import Theme
 
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.commands import SessionCommands
@@ -31,14 +38,33 @@ from hermes_tui.app.handoff_actions import compression_tip, register_handoff_act
 from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
 from hermes_tui.app.session_actions import register_actions
+from hermes_tui.app.settings import Settings, SettingsWriter
+from hermes_tui.app.settings import load as load_settings
 from hermes_tui.app.styles import stylesheet_paths
+from hermes_tui.safe_text import one_line
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
     from hermes_tui.state import SessionDB
 
-DEFAULT_THEME = "textual-dark"
+DEFAULT_THEME = Settings.theme
+#: The stylesheets, typed as Textual's `CSS_PATH` is (a list of `Path` is not a list of
+#: `str | PurePath` to mypy).
+_CSS_PATHS: list[str | PurePath] = [*stylesheet_paths()]
+#: Filter settings: read in picker mode too, never written from it (its --source is per run).
+FILTER_SETTINGS = frozenset({"source", "filter_text", "active_now"})
+
+log = logging.getLogger(__name__)
+
+
+class SettingsReport(Message):
+    """A note or an error from the settings writer's thread, shown as a toast."""
+
+    def __init__(self, severity: Literal["information", "warning", "error"], text: str) -> None:
+        super().__init__()
+        self.severity: Literal["information", "warning", "error"] = severity
+        self.text = text
 
 
 @dataclass(frozen=True)
@@ -53,7 +79,7 @@ class PickOptions:
 class HermesApp(App[Handoff]):
     """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
 
-    CSS_PATH: ClassVar = stylesheet_paths()
+    CSS_PATH: ClassVar = _CSS_PATHS
     TITLE = "hermes-tui"
     COMMANDS = App.COMMANDS | {SessionCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -69,12 +95,19 @@ class HermesApp(App[Handoff]):
         *,
         read_only: bool = False,
         now: Clock = system_clock,
-        theme: str = DEFAULT_THEME,
+        theme: str | None = None,
         path_label: str | None = None,
         resume: ResumeSettings | None = None,
         pick: PickOptions | None = None,
+        settings_path: Path | None = None,
     ) -> None:
+        """``theme`` None: the remembered one. ``settings_path`` None: `settings.default_path()`
+        (``$HERMES_TUI_CONFIG`` or the platform's config folder)."""
         super().__init__()
+        # Remembered settings: read once, never fails; written only on a change.
+        loaded = load_settings(settings_path)
+        self.settings_warning = loaded.warning
+        self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
         register_actions()  # before the main screen binds every registered action's key
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()
@@ -87,7 +120,8 @@ class HermesApp(App[Handoff]):
         self.db_path = Path(db_path)
         self.read_only = read_only
         self.now = now
-        self.theme_name = theme
+        self.theme_name = theme or loaded.settings.theme
+        self._theme_remembered = theme is None
         self.path_label = path_label
         self.db: SessionDB | None = None
         self.collector = IdleCollector()
@@ -106,6 +140,16 @@ class HermesApp(App[Handoff]):
     def on_mount(self) -> None:
         # Set in code so TEXTUAL_THEME in the environment cannot change what tests see.
         self.theme = self.theme_name if self.theme_name in self.available_themes else DEFAULT_THEME
+        warnings = [self.settings_warning] if self.settings_warning else []
+        if self._theme_remembered and self.theme != self.theme_name:
+            warnings.append(
+                f"Remembered theme {one_line(self.theme_name, 40)!r} is unknown; using {self.theme}."
+            )
+        for text in warnings:
+            log.warning("%s", text)
+            self.notify(text, title="Settings", severity="warning", timeout=10, markup=False)
+        # Subscribed after the first assignment: only a theme the user picks is remembered.
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
         # Full collections wait for quiet input (gc_policy.py); start once startup's objects exist.
         self.set_timer(1.0, self.collector.start)
         self.set_interval(POLL_S, self.collector.poll)
@@ -147,6 +191,33 @@ class HermesApp(App[Handoff]):
 
     def on_unmount(self) -> None:
         self.collector.stop()
+        self.settings_writer.close()
+
+    # ------------------------------------------------------------------ remembered settings
+    @property
+    def settings(self) -> Settings:
+        """The settings as they are now (what the user changed included)."""
+        return self.settings_writer.current
+
+    def remember(self, **changes: Any) -> None:
+        """Record settings the user changed; written shortly after, in another thread, and only
+        when they differ from the file. Picker mode keeps its filters to itself."""
+        if self.pick is not None:
+            changes = {k: v for k, v in changes.items() if k not in FILTER_SETTINGS}
+        if changes:
+            self.settings_writer.update(replace(self.settings, **changes))
+
+    def _theme_changed(self, theme: Theme) -> None:
+        self.remember(theme=theme.name)
+
+    def _settings_report(self, severity: str, text: str) -> None:
+        """From the writer's thread (or the exiting app): a toast, posted thread-safely; the log
+        keeps it when the app has gone."""
+        log.warning("%s", text)
+        self.post_message(SettingsReport("error" if severity == "error" else "warning", text))
+
+    def on_settings_report(self, message: SettingsReport) -> None:
+        self.notify(one_line(message.text, 300), title="Settings", severity=message.severity, markup=False)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The app's single-letter keys (`q`, `?`) are off while the search pane is shown: a
@@ -182,8 +253,8 @@ class HermesApp(App[Handoff]):
             return
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
         screen_bindings = list(main._bindings.key_to_bindings.values()) if main else []
-        sections = [
-            ("app", [b for b in self._bindings.key_to_bindings.values() for b in b]),
+        sections: list[tuple[str, list[Binding]]] = [
+            ("app", [b for group in self._bindings.key_to_bindings.values() for b in group]),
             ("main", [b for group in screen_bindings for b in group]),
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
@@ -217,7 +288,18 @@ class HermesApp(App[Handoff]):
     # ------------------------------------------------------------------ handing over
     def resume_command(self, session_id: str) -> list[str]:
         """The resume command for ``session_id`` (already the tip); `TemplateError` if unusable."""
-        return resume_argv(session_id, profile=profile_for_store(self.db_path), settings=self.resume_settings)
+        return resume_argv(
+            session_id, profile=profile_for_store(self._store_path()), settings=self.resume_settings
+        )
+
+    def _store_path(self) -> Path:
+        """The file of the store the user is looking at: with several profiles open, the
+        selected row's store, so the resume command names that row's profile."""
+        from hermes_tui.app.screens.main import MainScreen
+
+        main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        db = main.db if main is not None else None
+        return db.db_path if db is not None else self.db_path
 
     def resume_command_text(self, session_id: str) -> str:
         """The resume command as one shell-quoted line."""

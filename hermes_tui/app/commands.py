@@ -46,6 +46,11 @@ class PaletteAction:
 #: actions — rename, delete, prune, export, statistics — are listed before these).
 BUILTIN: tuple[PaletteAction, ...] = (
     PaletteAction("Search messages", "search", "full-text search; n/N step through the hits"),
+    PaletteAction(
+        "Find in the transcript",
+        "find",
+        "ctrl+f, or / in the transcript; n/N or Enter/shift+Enter step, Esc closes",
+    ),
     PaletteAction("Filters: source, model, date, title", "filters", "narrow the session list"),
     PaletteAction(
         "Change the order of the list", "cycle_order", "last active, started, messages, tokens, cost"
@@ -54,6 +59,12 @@ BUILTIN: tuple[PaletteAction, ...] = (
     PaletteAction("Chain reader on/off", "chain", "read a compression chain as one transcript"),
     PaletteAction("Show or hide rewound messages", "toggle_inactive", "rewound and compaction-archived rows"),
     PaletteAction("Reload from the database", "reload", "re-read the list and the open transcript"),
+    PaletteAction("Show or hide the session list", "toggle_pane('list')", "remembered across restarts"),
+    PaletteAction("Show or hide the lineage", "toggle_pane('lineage')", "remembered across restarts"),
+    PaletteAction("Show or hide the transcript", "toggle_pane('transcript')", "remembered across restarts"),
+    PaletteAction("Wider session list", "resize_list(1)", "4 points a step; remembered"),
+    PaletteAction("Narrower session list", "resize_list(-1)", "4 points a step; remembered"),
+    PaletteAction("Session list at its automatic width", "resize_list(0)", "undo < and >"),
     PaletteAction("Help: every key", "help", "all keys, the list marks and the search routes", on_app=True),
     PaletteAction("Change the theme", "change_theme", "pick a colour theme", on_app=True),
 )

@@ -43,7 +43,15 @@ ROUTES_HELP = (
     "missing or still building)."
 )
 
-_KEY_NAMES = {"slash": "/", "question_mark": "?", "asterisk": "*", "escape": "esc"}
+_KEY_NAMES = {
+    "slash": "/",
+    "question_mark": "?",
+    "asterisk": "*",
+    "escape": "esc",
+    "less_than_sign": "<",
+    "greater_than_sign": ">",
+    "equals_sign": "=",
+}
 
 
 def key_label(keys: str) -> str:
@@ -70,15 +78,19 @@ def dialog_sections() -> list[tuple[str, list[Binding]]]:
 
 
 def binding_rows(sections: Iterable[tuple[str, Iterable[Binding]]]) -> list[tuple[str, str, str]]:
-    """(section, keys, description) for every binding that has a description."""
+    """(section, keys, description) for every binding that has a description; the keys of one
+    action make one row (a binding map holds ``<,ctrl+left`` as two bindings)."""
     rows: list[tuple[str, str, str]] = []
     for section, bindings in sections:
-        seen: set[str] = set()
+        keys: dict[str, list[str]] = {}
+        described: dict[str, str] = {}
         for b in bindings:
-            if not b.description or b.action in seen:
+            if not b.description:
                 continue
-            seen.add(b.action)
-            rows.append((section, key_label(b.key), b.description))
+            described.setdefault(b.action, b.description)
+            labels = keys.setdefault(b.action, [])
+            labels.extend(k for k in key_label(b.key).split(", ") if k not in labels)
+        rows.extend((section, ", ".join(keys[action]), desc) for action, desc in described.items())
     return rows
 
 
