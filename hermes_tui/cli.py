@@ -1,5 +1,5 @@
 """Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
-[--resume-tui]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]``.
+[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]``.
 
 ``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
 maintained separately); everything else opens the browser. When the browser exits to resume a
@@ -19,8 +19,9 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from hermes_tui.state.paths import default_db_path
+from hermes_tui.state import default_db_path
 
 RESUME_HELP = (
     "resume command template (default: $HERMES_TUI_RESUME, else 'hermes {profile_args} --resume {id} {tui}'); "
@@ -30,13 +31,31 @@ RESUME_HELP = (
 )
 
 
+class _DbPaths(argparse.Action):
+    """`--db PATH`, repeatable: `args.db` is the first path (the one store), `args.dbs` all of
+    them (several: one merged list)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        paths = [*(getattr(namespace, "dbs", None) or []), values]
+        namespace.dbs = paths
+        namespace.db = paths[0]
+
+
 def _add_common(parser: argparse.ArgumentParser) -> None:
     """Options the browser and the picker share."""
     parser.add_argument(
         "--db",
         metavar="PATH",
         type=Path,
-        help="state.db to open (default: $HERMES_HOME/state.db or ~/.hermes/state.db)",
+        action=_DbPaths,
+        help="state.db to open (default: $HERMES_HOME/state.db or ~/.hermes/state.db); "
+        "repeat it to browse several stores as one list",
     )
     parser.add_argument("--read-only", action="store_true", help="open the file read-only (mode=ro)")
     parser.add_argument(
@@ -44,6 +63,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume-cmd", metavar="TEMPLATE", default=None, help=RESUME_HELP)
     parser.add_argument("--resume-tui", action="store_true", help="resume in Hermes' TUI (adds --tui)")
+    parser.add_argument(
+        "--settings",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="settings file (default: $HERMES_TUI_CONFIG, else settings.toml in the user config folder)",
+    )
 
 
 def build_pick_parser() -> argparse.ArgumentParser:
@@ -74,6 +100,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Headless commands: hermes-tui sessions --help · picker for the shell: hermes-tui pick --help",
     )
     parser.add_argument("--demo", action="store_true", help="open a demo database (built once and cached)")
+    parser.add_argument(
+        "--all",
+        dest="all_profiles",
+        action="store_true",
+        help="every Hermes profile's store as one list ($HERMES_HOME/state.db and profiles/*/state.db); "
+        "p toggles between the current profile and all",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="open this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)",
+    )
+    parser.add_argument(
+        "--reset-settings",
+        action="store_true",
+        help="delete the settings file (theme, order, filters, panes) and exit",
+    )
     _add_common(parser)
     return parser
 
@@ -95,12 +140,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `hermes-tui` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "sessions":
-        from hermes_tui import cli_sessions  # type: ignore[attr-defined]
+        from hermes_tui import cli_sessions
 
         return int(cli_sessions.main(args_list[1:]) or 0)
     picking = bool(args_list) and args_list[0] == "pick"
     args = build_pick_parser().parse_args(args_list[1:]) if picking else build_parser().parse_args(args_list)
-    from hermes_tui.app.app import DEFAULT_THEME, HermesApp, PickOptions
+    if getattr(args, "reset_settings", False):
+        from hermes_tui.app import settings
+
+        print(settings.reset(args.settings))
+        return 0
+    from hermes_tui.app.app import HermesApp, PickOptions
     from hermes_tui.app.handoff import Handoff, ResumeSettings, TemplateError, validate_template
 
     resume = ResumeSettings.from_env(args.resume_cmd, args.resume_tui)
@@ -110,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"hermes-tui: {exc}", file=sys.stderr)
         return 2
     pick = PickOptions(args.query, args.source, args.format) if picking else None
+    profiles = tuple(getattr(args, "profile", ()) or ())
+    several_dbs = len(getattr(args, "dbs", None) or ()) > 1
+    federating = not picking and (getattr(args, "all_profiles", False) or bool(profiles) or several_dbs)
     if getattr(args, "demo", False):
         from hermes_tui.demo import demo_path, ensure_demo_db
 
@@ -118,15 +171,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = ensure_demo_db()
     else:
         path = (args.db or default_db_path()).expanduser()
-        if not path.exists():
+        if not path.exists() and not federating:
             # The app says so too and offers the demo (key d); this line stays in the scrollback.
             print(
                 f"No session database at {path}; the browser offers the demo (or use --demo).",
                 file=sys.stderr,
             )
     app = HermesApp(
-        path, read_only=args.read_only, theme=args.theme or DEFAULT_THEME, resume=resume, pick=pick
+        path,
+        read_only=args.read_only,
+        theme=args.theme,  # None: the remembered theme
+        resume=resume,
+        pick=pick,
+        settings_path=args.settings,
     )
+    if federating:
+        from hermes_tui.app.stores import StoreChoice, federate
+
+        paths = tuple(p.expanduser() for p in getattr(args, "dbs", None) or ())
+        federate(app, StoreChoice(all_profiles=args.all_profiles, profiles=profiles, paths=paths))
     if args.theme and args.theme not in app.available_themes:
         print(
             f"Unknown theme {args.theme!r}; choose one of: {', '.join(sorted(app.available_themes))}",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from hermes_tui.state.profiles import hermes_root
+from hermes_tui.state import hermes_root
 
 DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume {id} {tui}"
 RESUME_ENV = "HERMES_TUI_RESUME"

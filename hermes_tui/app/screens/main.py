@@ -23,13 +23,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions
 from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import open_store
@@ -40,6 +40,8 @@ from hermes_tui.app.render import (
     snippet_terms,
     to_number,
 )
+from hermes_tui.app.settings import ORDERS
+from hermes_tui.app.stores import BrowserStores, Key, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
@@ -49,6 +51,7 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptData,
     TranscriptView,
     message_view,
+    prepare_first_window,
 )
 from hermes_tui.safe_text import cell_width, inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
@@ -56,7 +59,6 @@ from hermes_tui.state import SessionDB, SessionFilter, StoreError
 if TYPE_CHECKING:
     from hermes_tui.app.app import HermesApp
 
-ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 DATE_PRESETS: tuple[tuple[str, int], ...] = (
     ("last 24 h", 1),
     ("last 7 days", 7),
@@ -65,6 +67,9 @@ DATE_PRESETS: tuple[tuple[str, int], ...] = (
     ("last year", 365),
 )
 HIGHLIGHT_DEBOUNCE_S = 0.12
+#: On a wide terminal the transcript keeps this many columns and the list takes the rest
+#: (at 200 columns titles were cut at 26 cells while the transcript had 96).
+READING_COLS = 80
 #: "Active now": open sessions with a message (or a start) in the last this many seconds.
 ACTIVE_WITHIN_S = 600.0
 
@@ -84,7 +89,7 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("c", "screen.chain", "Chain"),
         ("i", "screen.toggle_inactive", "Rewound"),
         ("L", "screen.live_tip", "Live tip"),
-        ("slash", "screen.search", "Search"),
+        ("slash", "screen.search", "Find"),  # `/` in the transcript finds in it
         ("z", "screen.zoom", "Zoom"),
     ),
     "#lineage": (
@@ -155,6 +160,7 @@ class LoadedSession:
     target_id: int | None
     terms: tuple[str, ...]
     focus: bool
+    profile: str | None = None  # the owning store over several profiles
 
 
 class MainScreen(Screen[None]):
@@ -185,7 +191,23 @@ class MainScreen(Screen[None]):
         Binding("a", "active_now", "Active now", show=False),
         Binding("L", "live_tip", "Live tip", show=False),
         Binding("G", "jump_new", "Newest messages", show=False),
+        # Find in the transcript: priority, so it works from every pane and box.
+        Binding(
+            "ctrl+f",
+            "find",
+            "Find in the transcript (n/N, Enter/shift+Enter: next/previous)",
+            show=False,
+            priority=True,
+        ),
         Binding("d", "open_demo", "Open demo"),  # shown only when no database is open
+        # Panes, remembered in the settings file.
+        Binding("less_than_sign,ctrl+left", "resize_list(-1)", "Narrower session list", show=False),
+        Binding("greater_than_sign,ctrl+right", "resize_list(1)", "Wider session list", show=False),
+        Binding("equals_sign", "resize_list(0)", "Session list at its automatic width", show=False),
+        Binding("ctrl+b", "toggle_pane('list')", "Show/hide the session list", show=False),
+        Binding("ctrl+l", "toggle_pane('lineage')", "Show/hide the lineage", show=False),
+        Binding("ctrl+t", "toggle_pane('transcript')", "Show/hide the transcript", show=False),
+        Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
     ]
 
     class Opened(Message):
@@ -244,15 +266,26 @@ class MainScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.db: SessionDB | None = None
+        self._db: SessionDB | None = None
+        #: Several profiles' stores: set once they are open; then `db` is the store
+        #: of the selected row, `current_profile` the open transcript's store.
+        self.stores: BrowserStores | None = None
+        #: (session, live tip) the footer's bindings were last refreshed for.
+        self._bindings_tip: tuple[str | None, str | None] | None = None
+        self.current_profile: str | None = None
+        #: The profiles the list and search span (None: every open store).
+        self.profile_filter: tuple[str, ...] | None = None
+        self.profile_counts: dict[str, int] = {}
+        self._store_followers: dict[str, LiveFollower] = {}
         self.caps: dict[str, Any] = {}
         self.filter = SessionFilter()
         self.order = "last_active"
         self.current_session: str | None = None
         self.chain_mode = False
         self.state = "opening"
-        self._highlight_timer: Timer | None = None
+        self._highlight_due = Debouncer(self, HIGHLIGHT_DEBOUNCE_S)
         self._wanted: str | None = None
+        self._wanted_profile: str | None = None
         self._came_from_search = False
         self._last_loaded: LoadedSession | None = None
         self._filter_days: int | None = None
@@ -260,7 +293,7 @@ class MainScreen(Screen[None]):
         for spec in actions.ACTIONS:
             add_binding(self, spec.key, f"run_action({spec.name!r})", spec.description, show=False)
         self.store_total: int | None = None  # sessions in the store, whatever the filter
-        #: Live follow (issue #18): the polling thread's follower, the "active now" filter, and
+        #: Live follow: the polling thread's follower, the "active now" filter, and
         #: a live order refresh in flight / asked for again meanwhile.
         self.follower: LiveFollower | None = None
         self.active_only = False
@@ -272,6 +305,36 @@ class MainScreen(Screen[None]):
     def hermes(self) -> HermesApp:
         """The app, typed."""
         return self.app  # type: ignore[return-value]
+
+    # ------------------------------------------------------------------ the owning store (#20)
+    @property
+    def db(self) -> SessionDB | None:
+        """The store actions act on: the one open store, or over several profiles the store of
+        the selected row (the list's cursor row when the list has the focus, else the open
+        transcript's), so rename/delete/prune/export/stats reach the row's own store."""
+        if self.stores is None:
+            return self._db
+        return self.stores.db_for(self.selected_profile or self.stores.current)
+
+    @db.setter
+    def db(self, value: SessionDB | None) -> None:
+        self._db = value
+
+    @property
+    def selected_profile(self) -> str | None:
+        """The store of the session actions apply to (None with one store)."""
+        if self.stores is None:
+            return None
+        sessions = self.session_list
+        if self.focused is sessions or self.current_session is None:
+            return sessions.selected_profile or self.current_profile
+        return self.current_profile
+
+    def db_for(self, profile: str | None) -> SessionDB | None:
+        """The open store of ``profile`` (the one store when there are not several)."""
+        if self.stores is None:
+            return self._db
+        return self.stores.db_for(profile)
 
     # ------------------------------------------------------------------ compose
     def compose(self) -> ComposeResult:
@@ -286,6 +349,7 @@ class MainScreen(Screen[None]):
                     yield Select[int](list(DATE_PRESETS), prompt="any time", id="filter-date", compact=True)
                     yield Input(placeholder="title/id…", id="filter-text", compact=True)
                     yield Checkbox("active now", id="filter-active", compact=True)
+                    yield Select[str]([], prompt="any profile", id="filter-profile", compact=True)
                 yield SessionList(now=now, id="sessions")
                 yield SearchPane(now=now, id="search")
                 yield LineageTree(id="lineage")
@@ -313,8 +377,14 @@ class MainScreen(Screen[None]):
         self.query_one("#search", SearchPane).border_title = "Search"
         self.query_one("#sessions", SessionList).loading = True
         self.query_one("#sessions", SessionList).focus()
+        self.query_one("#filter-profile", Select).display = False  # shown over several stores
         self.session_list.on_visible = self._visible_changed
-        self.open_database(self.hermes.db_path)
+        self._restore_settings()
+        choice = getattr(self.hermes, "store_choice", None)
+        if isinstance(choice, StoreChoice):
+            self.open_stores(choice)
+        else:
+            self.open_database(self.hermes.db_path)
 
     # ------------------------------------------------------------------ accessors for actions
     @property
@@ -382,6 +452,7 @@ class MainScreen(Screen[None]):
         search.connect(self._searcher, self._titles, self._counter)
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
+        self._restore_source(message.sources)
         if message.ids is not None and self.filter == SessionFilter() and self.order == "last_active":
             sessions.seed_page(0, message.first_rows)
             self.post_message(self.OrderLoaded(message.ids, None, 0.0, len(message.ids)))
@@ -460,6 +531,324 @@ class MainScreen(Screen[None]):
         self.hermes.db_path = path
         self.open_database(path)
 
+    # ------------------------------------------------------------------ several profiles (#20)
+    class StoresOpened(Message):
+        """Several profiles' stores opened (worker → screen)."""
+
+        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
+            super().__init__()
+            self.stores = stores
+            self.sources = sources
+            self.models = models
+
+    class MergedLoaded(Message):
+        """A merged order of several stores (worker → screen)."""
+
+        def __init__(self, result: OrderResult, profiles: tuple[str, ...] | None) -> None:
+            super().__init__()
+            self.result = result
+            self.profiles = profiles
+
+    def open_stores(self, choice: StoreChoice) -> None:
+        """Discover and open the chosen profiles' stores in a worker."""
+        self.state = "opening"
+        self._info(Text("hermes-tui · opening the profiles' stores…"))
+        self.session_list.loading = True
+        self.open_stores_worker(choice, self.hermes.read_only)
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the stores")
+    def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
+        """Every store opens on its own thread (a failure is that store's badge)."""
+        try:
+            stores = BrowserStores.open(choice, read_only)
+            sources, models = stores.values("source"), stores.values("model")
+        except Exception as exc:
+            self.post_message(self.OpenFailed(self.hermes.db_path, f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(self.StoresOpened(stores, sources, models))
+
+    @on(StoresOpened)
+    def _stores_opened(self, message: StoresOpened) -> None:
+        self._stop_store_followers()
+        if self.follower is not None:
+            self.follower.stop()  # live follow spans one store; not across profiles yet
+            self.follower = None
+        old, self.stores = self.stores, message.stores
+        if old is not None and old is not message.stores:
+            old.close()
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+            self.hermes.db = None
+        stores = message.stores
+        self.state = "ready"
+        self.caps = {}
+        self.remove_class("-missing", "-failed")
+        sessions = self.session_list
+        sessions.federated = True
+        sessions.row_source = stores.list_rows
+        now = self.hermes.now
+        sessions.status_source = lambda keys: stores.live_status(keys, now())
+        sessions.on_visible = None
+        sessions.empty_text = "No sessions in these stores."
+        self._set_options("#filter-source", message.sources)
+        self._set_options("#filter-model", message.models)
+        self._restore_source(message.sources)
+        profile_select = self.query_one("#filter-profile", Select)
+        with self.prevent(Select.Changed):
+            profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
+        profile_select.display = True
+        self.query_one("#search", SearchPane).set_sources(message.sources)
+        self._connect_search()
+        self._start_store_followers(stores)
+        for ref in stores.failed:
+            self.notify(
+                inert(ref.badge, newlines=False),
+                title="A store could not be opened",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+        if not stores.profiles:
+            sessions.loading = False
+            sessions.empty_text = "No store could be opened: see the badges in the header."
+            sessions.set_order([])
+            self._update_info()
+            return
+        self.reload_order()
+
+    def _connect_search(self) -> None:
+        """Point the search pane at the stores the list spans."""
+        assert self.stores is not None
+        names = self.profile_filter
+        self.query_one("#search", SearchPane).connect(
+            self.stores.searcher(names), self.stores.titles, self.stores.counter(names)
+        )
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="merge the stores")
+    def load_merged_worker(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: tuple[str, ...] | None,
+        keep: Key | None,
+        active: bool = False,
+    ) -> None:
+        """The exact merged order of the stores; only its first pages are merged here."""
+        assert self.stores is not None
+        started = time.perf_counter()
+        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        try:
+            result = self.stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
+        except Exception as exc:
+            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
+            return
+        result.seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.MergedLoaded(result, profiles))
+
+    @on(MergedLoaded)
+    async def _merged_loaded(self, message: MergedLoaded) -> None:
+        result = message.result
+        if message.profiles != self.profile_filter:
+            return
+        self.profile_counts = result.counts
+        for profile, err in result.errors.items():
+            self.notify(
+                one_line(f"{err.kind}: {err.message}"),
+                title=f"Profile {one_line(profile, 30)}",
+                severity="error",
+                markup=False,
+            )
+        sessions = self.session_list
+        sessions.show_profile = len(result.counts) > 1
+        sessions._line_cache.clear()
+        self.store_total = None
+        await self._order_loaded(self.OrderLoaded(result.keys, None, result.seconds, None), result.keep_index)
+
+    # Live follow over several stores: one follower per store keeps the merged list (order, Live
+    # column, counts) current; the open transcript does not follow yet.
+    class StoreLive(Message):
+        """A store's follower saw commits or fresh statuses (polling thread → screen)."""
+
+        def __init__(self, profile: str, update: LiveUpdate) -> None:
+            super().__init__()
+            self.profile = profile
+            self.update = update
+
+    class MergedLive(Message):
+        """A fresh merged order after live changes (worker → screen)."""
+
+        def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
+            super().__init__()
+            self.result = result
+            self.key = key  # (filter, order, profiles, active) it answers
+
+    def _start_store_followers(self, stores: BrowserStores) -> None:
+        self._stop_store_followers()
+        for profile in stores.profiles:
+            db = stores.db_for(profile)
+            if db is None:
+                continue
+            holder: list[LiveFollower] = []
+
+            def report(
+                update: LiveUpdate, profile: str = profile, holder: list[LiveFollower] = holder
+            ) -> None:
+                if holder and holder[0] in self._store_followers.values() and not holder[0].stopped:
+                    self.post_message(self.StoreLive(profile, update))
+
+            follower = LiveFollower(db, report, clock=self.hermes.now)
+            holder.append(follower)
+            self._store_followers[profile] = follower
+            threading.Thread(target=follower.run, name=f"hermes-live-{profile}", daemon=True).start()
+        self.session_list.on_visible = self._visible_keys_changed
+
+    def _stop_store_followers(self) -> None:
+        for follower in self._store_followers.values():
+            follower.stop()
+        self._store_followers = {}
+
+    def _care_stores(self) -> None:
+        """Each store's follower cares about its rows on screen; the open session's store also
+        about that session and its lineage (so its new messages are reported)."""
+        by_profile: dict[str, list[str]] = {p: [] for p in self._store_followers}
+        for key in self.session_list.visible_ids:
+            if isinstance(key, tuple) and key[0] in by_profile:
+                by_profile[key[0]].append(key[1])
+        current = self.current_profile
+        if self.current_session and current in by_profile:
+            by_profile[current].append(self.current_session)
+            lineage = self.query_one("#lineage", LineageTree).lineage or {}
+            by_profile[current] += [n["id"] for n in lineage.get("nodes", [])[:64]]
+        for profile, ids in by_profile.items():
+            self._store_followers[profile].care(ids)
+
+    def _visible_keys_changed(self, keys: list[Any]) -> None:
+        by_profile: dict[str, list[str]] = {p: [] for p in self._store_followers}
+        for key in keys:
+            if isinstance(key, tuple) and key[0] in by_profile:
+                by_profile[key[0]].append(key[1])
+        for profile, ids in by_profile.items():
+            self._store_followers[profile].show(ids)
+        self._care_stores()
+
+    @on(StoreLive)
+    def _store_live(self, message: StoreLive) -> None:
+        update = message.update
+        if update.error is not None or self.stores is None:
+            return
+        if update.statuses is not None:
+            self.session_list.set_live({(message.profile, k): v for k, v in update.statuses.items()})
+            if self.active_only:  # sessions age out of "active now"
+                self._refresh_merged_live()
+        ch = update.changes
+        if ch and (
+            ch.new_sessions
+            or ch.reactivated
+            or ch.deleted
+            or ch.sessions_removed
+            or ch.reset
+            or ch.ended
+            or ch.reopened
+            or ch.titles
+            or ch.messages
+        ):
+            self._refresh_merged_live()
+        self._follow_open_session(message.profile, ch)
+
+    def _follow_open_session(self, profile: str, ch: Any) -> None:
+        """The open transcript of `profile`'s store appends its new messages (as with one store);
+        a chain or a deletion re-reads it."""
+        current = self.current_session
+        if not ch or current is None or profile != self.current_profile:
+            return
+        transcript = self.query_one("#transcript", TranscriptView)
+        data = transcript.data
+        if current in ch.deleted:
+            self.call_later(self._current_deleted, current)
+            return
+        if data is not None and data.chain:
+            if ch.messages:
+                self.load_session(current, profile=profile)  # a chain re-reads its segments
+            return
+        if current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened:
+            after = transcript.last_message_id if data is not None and data.session_id == current else None
+            self.live_session_worker(current, after, current in ch.ended, self.db_for(profile))
+
+    def _refresh_merged_live(self) -> None:
+        """One live re-merge at a time (a change meanwhile runs it once more)."""
+        if self.stores is None or self.state != "ready":
+            return
+        if self._live_order_running:
+            self._live_order_again = True
+            return
+        self._live_order_running = True
+        self._live_order_again = False
+        self.live_merged_worker(self.filter, self.order, self.profile_filter, self.active_only)
+
+    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the merged order")
+    def live_merged_worker(
+        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
+    ) -> None:
+        assert self.stores is not None
+        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        try:
+            result: OrderResult | None = self.stores.order(
+                flt, order, profiles, None, first=2 * 50, active_since=since
+            )
+        except Exception as exc:
+            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
+            result = None
+        self.post_message(self.MergedLive(result, (flt, order, profiles, active)))
+
+    @on(MergedLive)
+    def _merged_live(self, message: MergedLive) -> None:
+        self._live_order_running = False
+        sessions = self.session_list
+        result = message.result
+        current = message.key == (self.filter, self.order, self.profile_filter, self.active_only)
+        if result is not None and current and not sessions.loading:
+            sessions.update_order(result.keys)
+            self.profile_counts = result.counts
+            sessions.show_profile = len(result.counts) > 1
+            self._update_list_title()
+            self._update_info()
+        if self._live_order_again:
+            self._refresh_merged_live()
+
+    def action_toggle_profiles(self) -> None:
+        """`p`: the list and search across every profile ↔ only the current profile's store.
+        With one store open, the first press opens every discovered profile beside it."""
+        if self.state not in {"ready"}:
+            return
+        if self.stores is None:
+            choice = all_stores(StoreChoice(paths=(self.hermes.db_path,)))
+            self.notify("Opening every profile's store…", timeout=2)
+            self.open_stores(choice)
+            return
+        current = self.stores.current
+        if len(self.stores.profiles) <= 1 and not self.stores.choice.all_profiles:
+            self.notify("Opening every profile's store…", timeout=2)  # one open: widen to all
+            self.open_stores(all_stores(self.stores.choice, current))
+            return
+        narrowed = self.profile_filter is None and current is not None
+        self._set_profile_filter((current,) if narrowed and current else None)
+
+    def _set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
+        if profiles == self.profile_filter:
+            return
+        self.profile_filter = profiles
+        with self.prevent(Select.Changed):
+            select = self.query_one("#filter-profile", Select)
+            if profiles and len(profiles) == 1:
+                select.value = profiles[0]
+            else:
+                select.clear()
+        self.notify(f"Profile: {one_line(profiles[0], 30)}" if profiles else "Every profile", timeout=2)
+        self._connect_search()
+        self.reload_order()
+
     # ------------------------------------------------------------------ header
     def _info(self, text: Text) -> None:
         self.query_one("#info", Static).update(text)
@@ -467,6 +856,9 @@ class MainScreen(Screen[None]):
     def _update_info(self) -> None:
         """The header, fitted to its width: read-only/read-write and the session count always
         show; the path is cut from the left, then schema and FTS layout drop, to make room."""
+        if self.stores is not None:
+            self._update_info_stores()
+            return
         caps = self.caps
         width = max(20, self.query_one("#info", Static).content_region.width or self.size.width - 2)
         mode = "read-only" if caps.get("read_only") else "read-write"
@@ -504,17 +896,63 @@ class MainScreen(Screen[None]):
             text.append(sep + count)
         self._info(text)
 
+    def _update_info_stores(self) -> None:
+        """The header over several profiles: a badge per store that could not be opened (its
+        status; the reason was a notification), then the sessions per profile."""
+        assert self.stores is not None
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("hermes-tui", style="bold")
+        if self.state == "ready":
+            for profile, n in self.profile_counts.items():
+                ref = self.stores.ref(profile)
+                read_only = ref is not None and (ref.read_only or self.stores.fed.read_only)
+                mode = " (read-only)" if read_only else ""
+                text.append(f" · {one_line(profile, 24)} {n:,}{mode}")
+        for ref in self.stores.failed:
+            text.append(" · ")
+            text.append(f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse")
+        info = self.query_one("#info", Static)
+        info.tooltip = "\n".join(inert(ref.badge, newlines=False) for ref in self.stores.failed) or None
+        self._info(text)
+
     def on_resize(self, event: events.Resize) -> None:
+        self._fit_panes(event.size.width)
         if self.state == "ready":
             self.call_after_refresh(self._update_info)
+
+    def _fit_panes(self, width: int | None = None) -> None:
+        """On a wide terminal the list takes the width the transcript does not need:
+        the transcript keeps `READING_COLS` columns, the list's title column gets the rest.
+        Up to 52% of the screen, the stylesheet's split stands; zoomed, the stylesheet decides.
+        A split the user chose (< >, remembered in the settings) stands instead (`_apply_panes`)."""
+        left = self.query_one("#left")
+        if self.hermes.settings.list_width:
+            return
+        width = width if width is not None else self.size.width
+        if any(self.has_class(c) for c in ("-zoom-left", "-zoom-right", "-hide-transcript")):
+            left.styles.width = None
+            return
+        wide = width - READING_COLS
+        left.styles.width = wide if wide > width * 0.52 else None
 
     # ------------------------------------------------------------------ list
     def _set_options(self, selector: str, values: list[str]) -> None:
         select = self.query_one(selector, Select)
         select.set_options([(one_line(v, 40), v) for v in values])
 
-    def reload_order(self, keep: str | None = None) -> None:
+    def reload_order(self, keep: Any = None) -> None:
         """Re-run `session_order` for the current filter (keeps the cursor on ``keep``)."""
+        self._remember_list()
+        if self.stores is not None:
+            self.session_list.loading = True
+            self.load_merged_worker(
+                self.filter,
+                self.order,
+                self.profile_filter,
+                keep or self.session_list.selected_key,
+                self.active_only,
+            )
+            return
         if self.db is None:
             return
         self.session_list.loading = True
@@ -552,7 +990,7 @@ class MainScreen(Screen[None]):
             self.post_message(self.OrderLoaded(ids, keep, time.perf_counter() - started, store_total))
 
     @on(OrderLoaded)
-    async def _order_loaded(self, message: OrderLoaded) -> None:
+    async def _order_loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None:
         sessions = self.session_list
         sessions.loading = False
         self.last_order_seconds = message.seconds
@@ -563,7 +1001,7 @@ class MainScreen(Screen[None]):
             sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
         else:
             sessions.empty_text = "This database has no sessions yet."
-        sessions.set_order(message.ids, keep=message.keep)
+        sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
         self._update_info()
@@ -598,7 +1036,7 @@ class MainScreen(Screen[None]):
     @property
     def filter_active(self) -> bool:
         """Some filter narrows the list (the order is not a filter)."""
-        return self.filter != SessionFilter() or self.active_only
+        return self.filter != SessionFilter() or self.active_only or bool(self.profile_filter)
 
     def filter_summary(self) -> str:
         """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
@@ -615,6 +1053,8 @@ class MainScreen(Screen[None]):
             parts.append(f"title~{one_line(f.text, 30)}")
         if self.active_only:
             parts.append("active now")
+        if self.stores is not None and self.profile_filter:
+            parts.append("profile=" + ",".join(one_line(p, 24) for p in self.profile_filter))
         return " · ".join(parts)
 
     @on(Select.Changed, "#filters Select")
@@ -625,6 +1065,10 @@ class MainScreen(Screen[None]):
         model = self.query_one("#filter-model", Select).value
         days = self.query_one("#filter-date", Select).value
         text = self.query_one("#filter-text", Input).value.strip()
+        if self.stores is not None and event.control.id == "filter-profile":
+            profile = self.query_one("#filter-profile", Select).value
+            self._set_profile_filter((profile,) if isinstance(profile, str) else None)
+            return
         self._filter_days = days if isinstance(days, int) else None
         self.filter = replace(
             self.filter,
@@ -642,6 +1086,11 @@ class MainScreen(Screen[None]):
                 self.query_one(selector, Select).clear()
             self.query_one("#filter-text", Input).value = ""
             self.query_one("#filter-active", Checkbox).value = False
+            self.query_one("#filter-profile", Select).clear()
+        if self.profile_filter is not None:
+            self.profile_filter = None
+            if self.stores is not None:
+                self._connect_search()
         self.active_only = False
         self.filter = SessionFilter()
         self._filter_days = None
@@ -664,20 +1113,22 @@ class MainScreen(Screen[None]):
 
     @on(SessionList.Highlighted)
     def _highlighted(self, message: SessionList.Highlighted) -> None:
-        if message.session_id is None or message.session_id == self._wanted:
+        if message.session_id is None or (message.session_id, message.profile) == (
+            self._wanted,
+            self._wanted_profile,
+        ):
             return
         self._wanted = message.session_id
-        if self._highlight_timer is not None:
-            self._highlight_timer.stop()
-        self._highlight_timer = self.set_timer(
-            HIGHLIGHT_DEBOUNCE_S, lambda: self.load_session(message.session_id or "")
+        self._wanted_profile = message.profile
+        self._highlight_due.restart(
+            lambda: self.load_session(message.session_id or "", profile=message.profile)
         )
 
     @on(SessionList.Selected)
     def _selected(self, message: SessionList.Selected) -> None:
         self._came_from_search = False
-        if message.session_id != self.current_session:
-            self.load_session(message.session_id, focus=True)
+        if (message.session_id, message.profile) != (self.current_session, self.current_profile):
+            self.load_session(message.session_id, focus=True, profile=message.profile)
         else:
             self.query_one("#transcript", TranscriptView).focus()
 
@@ -695,11 +1146,11 @@ class MainScreen(Screen[None]):
     def _sessions_changed(self, message: SessionsChanged) -> None:
         """A write happened (actions issue): drop caches and re-query everything shown."""
         self.session_list.invalidate()
-        current = self.current_session
-        self.reload_order(keep=current)
+        current, profile = self.current_session, self.current_profile
+        self.reload_order(keep=(profile, current) if self.stores is not None and current else current)
         if current is not None:
             self.current_session = None
-            self.load_session(current)
+            self.load_session(current, profile=profile)
 
     # ------------------------------------------------------------------ transcript + lineage
     def load_session(
@@ -708,23 +1159,36 @@ class MainScreen(Screen[None]):
         target_id: int | None = None,
         terms: tuple[str, ...] = (),
         focus: bool = False,
+        profile: str | None = None,
     ) -> None:
-        """Fetch a transcript and its lineage in a worker (the newest request wins)."""
-        if self.db is None or not session_id:
+        """Fetch a transcript and its lineage in a worker (the newest request wins). Over several
+        stores ``profile`` names the session's store (default: the open transcript's)."""
+        if self.stores is not None and profile is None:
+            profile = self.current_profile
+        db = self.db_for(profile)
+        if db is None or not session_id:
             return
         self._wanted = session_id
+        self._wanted_profile = profile
         self.query_one("#transcript", TranscriptView).loading = True
-        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode)
+        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode, db, profile)
 
     @work(
         thread=True, exit_on_error=False, exclusive=True, group="transcript", description="load a transcript"
     )
     def load_session_worker(
-        self, session_id: str, target_id: int | None, terms: tuple[str, ...], focus: bool, chain: bool
+        self,
+        session_id: str,
+        target_id: int | None,
+        terms: tuple[str, ...],
+        focus: bool,
+        chain: bool,
+        db: SessionDB | None = None,
+        profile: str | None = None,
     ) -> None:
         """get_session + get_lineage + get_messages, prepared into view records off the loop."""
-        assert self.db is not None
-        db = self.db
+        db = db or self.db
+        assert db is not None
         worker = get_current_worker()
         try:
             rows = db.list_rows([session_id])
@@ -748,10 +1212,16 @@ class MainScreen(Screen[None]):
                     )
                     if worker.is_cancelled:
                         return
-                    items.extend(message_view(m) for m in db.get_messages(seg["id"], include_inactive=True))
+                    items.extend(
+                        message_view(m, prepared=False)
+                        for m in db.get_messages(seg["id"], include_inactive=True)
+                    )
             else:
                 chain = False
-                items.extend(message_view(m) for m in db.get_messages(session_id, include_inactive=True))
+                items.extend(
+                    message_view(m, prepared=False)
+                    for m in db.get_messages(session_id, include_inactive=True)
+                )
         except Exception as exc:
             if not worker.is_cancelled:
                 self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
@@ -759,9 +1229,22 @@ class MainScreen(Screen[None]):
             return
         if worker.is_cancelled:
             return
-        data = TranscriptData(session_id=session_id, items=items, chain=chain)
+        data = TranscriptData(
+            session_id=session_id, items=prepare_first_window(items, target_id), chain=chain
+        )
         self.post_message(
-            self.SessionLoaded(LoadedSession(session_id, rows[0], data, lineage, target_id, terms, focus))
+            self.SessionLoaded(
+                LoadedSession(
+                    session_id,
+                    rows[0] if profile is None else {**rows[0], "profile": profile},
+                    data,
+                    lineage,
+                    target_id,
+                    terms,
+                    focus,
+                    profile,
+                )
+            )
         )
 
     def _transcript_failed(self) -> None:
@@ -773,6 +1256,7 @@ class MainScreen(Screen[None]):
         transcript = self.query_one("#transcript", TranscriptView)
         transcript.loading = False
         self.current_session = loaded.session_id
+        self.current_profile = loaded.profile
         self._last_loaded = loaded
         await transcript.show(loaded.data, target_id=loaded.target_id, terms=loaded.terms)
         transcript.border_title = "Chain" if loaded.data.chain else "Transcript"
@@ -812,6 +1296,8 @@ class MainScreen(Screen[None]):
         text.append("\n")
         if note:  # first on the second line, so a narrow pane still shows it
             text.append(note + " · ", style="bold reverse")
+        if self.stores is not None and row.get("profile"):
+            text.append(f"{one_line(row.get('profile'), 24)}: ", style="bold")
         text.append(
             f"{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
         )
@@ -838,14 +1324,19 @@ class MainScreen(Screen[None]):
         """Show a session from anywhere (palette, lineage) and move the list cursor to it."""
         self._came_from_search = False
         ids = self.session_list._ids
+        profile = self.current_profile if self.stores is not None else None
         try:
-            self.session_list.cursor = ids.index(session_id)  # type: ignore[union-attr]
+            key = (profile, session_id) if self.stores is not None else session_id
+            finder = getattr(ids, "index_or_none", None)
+            index = finder(key) if finder is not None else ids.index(key)
+            if index is not None:
+                self.session_list.cursor = index
         except (ValueError, AttributeError):
             pass  # filtered out of the list: still show it
         self._wanted = session_id
-        if self._highlight_timer is not None:
-            self._highlight_timer.stop()
-        self.load_session(session_id, message_id, terms, focus=True)
+        self._wanted_profile = profile
+        self._highlight_due.cancel()
+        self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     # ------------------------------------------------------------------ search
     def _searcher(self, query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
@@ -871,8 +1362,21 @@ class MainScreen(Screen[None]):
         """
         if self.state not in {"opening", "ready"}:
             return
+        transcript = self.query_one("#transcript", TranscriptView)
+        focused = self.focused
+        if transcript.data is not None and focused is not None and transcript in focused.ancestors_with_self:
+            self.call_later(transcript.open_find)  # `/` in the transcript finds in it
+            return
         self.add_class("-searching")
         self.set_focus(self.query_one("#search-input", Input))
+
+    async def action_find(self) -> None:
+        """ctrl+f: the find bar under the open transcript."""
+        transcript = self.query_one("#transcript", TranscriptView)
+        if transcript.data is None:
+            self.notify("No transcript open: open a session first.", timeout=2)
+            return
+        await transcript.open_find()
 
     @on(SearchPane.HitChosen)
     def _hit_chosen(self, message: SearchPane.HitChosen) -> None:
@@ -880,7 +1384,7 @@ class MainScreen(Screen[None]):
         terms = tuple(snippet_terms(hit.get("snippet")) or query_terms(message.query))
         self._came_from_search = True
         self._wanted = hit["session_id"]
-        self.load_session(hit["session_id"], int(hit["id"]), terms, focus=True)
+        self.load_session(hit["session_id"], int(hit["id"]), terms, focus=True, profile=hit.get("profile"))
 
     def action_next_hit(self) -> None:
         self._step_hit(+1)
@@ -889,6 +1393,10 @@ class MainScreen(Screen[None]):
         self._step_hit(-1)
 
     def _step_hit(self, delta: int) -> None:
+        transcript = self.query_one("#transcript", TranscriptView)
+        if transcript.finding and self.focused is not None and transcript in self.focused.ancestors_with_self:
+            self.call_later(transcript.step_find, delta)  # the find's matches, not the search's
+            return
         search = self.query_one("#search", SearchPane)
         if not self.has_class("-searching") or not search.hits:
             self.notify("No search hits: press / to search.", timeout=2)
@@ -933,6 +1441,7 @@ class MainScreen(Screen[None]):
             self.call_later(self.leave_search)
         elif self.has_class("-zoom-left") or self.has_class("-zoom-right"):
             self.remove_class("-zoom-left", "-zoom-right")
+            self._fit_panes()
         else:
             self.session_list.focus()
 
@@ -960,6 +1469,7 @@ class MainScreen(Screen[None]):
     def action_filters(self) -> None:
         self.toggle_class("-filters")
         if self.has_class("-filters"):
+            self._reveal("list")  # the filters sit over the list
             self.query_one("#filter-source", Select).focus()
         else:
             self.session_list.focus()
@@ -973,21 +1483,143 @@ class MainScreen(Screen[None]):
         """Give the focused side the whole width (the list then shows every column)."""
         if self.has_class("-zoom-left") or self.has_class("-zoom-right"):
             self.remove_class("-zoom-left", "-zoom-right")
+            self._fit_panes()
             return
         focused = self.focused
         right = focused is not None and any(a.id == "right" for a in focused.ancestors_with_self)
         self.add_class("-zoom-right" if right else "-zoom-left")
+        self._fit_panes()
 
     def action_focus_sessions(self) -> None:
+        self._reveal("list")
         self.session_list.focus()
         if self.has_class("-searching"):
             self.call_later(self.leave_search)
 
     def action_focus_transcript(self) -> None:
+        self._reveal("transcript")
         self.query_one("#transcript", TranscriptView).focus()
 
     def action_focus_lineage(self) -> None:
+        self._reveal("lineage")
         self.query_one("#lineage", LineageTree).focus()
+
+    # ------------------------------------------------------------------ panes, remembered settings (#19)
+    def _restore_settings(self) -> None:
+        """Start with the remembered order, filters and panes (settings.py); the source filter's
+        menu is set once the store's sources are known (`_restore_source`)."""
+        settings = self.hermes.settings
+        self.order = settings.order
+        self.active_only = settings.active_now
+        self.filter = replace(
+            self.filter,
+            sources=(settings.source,) if settings.source else (),
+            text=settings.filter_text or None,
+        )
+        with self.prevent(Input.Changed, Checkbox.Changed):
+            self.query_one("#filter-text", Input).value = settings.filter_text
+            self.query_one("#filter-active", Checkbox).value = settings.active_now
+        self._apply_panes()
+
+    def _restore_source(self, sources: list[str]) -> None:
+        """Show the remembered source in its menu. One this store lacks stays in the filter (the
+        list's border names it and F clears it) rather than being dropped without a word."""
+        source = self.filter.sources[0] if len(self.filter.sources) == 1 else None
+        if source in sources:
+            with self.prevent(Select.Changed):
+                self.query_one("#filter-source", Select).value = source
+
+    def _remember_list(self) -> None:
+        """Every list reload passes the order and filters to the settings; they are written only
+        when they differ from the file, i.e. after the user changed one."""
+        flt = self.filter
+        self.hermes.remember(
+            order=self.order,
+            source=flt.sources[0] if len(flt.sources) == 1 else "",
+            filter_text=flt.text or "",
+            active_now=self.active_only,
+        )
+
+    def _apply_panes(self) -> None:
+        """Show the panes the settings say, the list at the width the user chose (its share in fr
+        against the transcript's, so either side alone takes the whole width), else at the
+        automatic width (`_fit_panes`)."""
+        settings = self.hermes.settings
+        self.set_class(not settings.show_list, "-hide-list")
+        self.set_class(not settings.show_lineage, "-hide-lineage")
+        self.set_class(not (settings.show_list or settings.show_lineage), "-hide-left")
+        self.set_class(not settings.show_transcript, "-hide-transcript")
+        left, right = self.query_one("#left"), self.query_one("#right")
+        if settings.list_width:
+            left.styles.width = f"{settings.list_width}fr"
+            right.styles.width = f"{100 - settings.list_width}fr"
+        else:
+            left.styles.width = right.styles.width = None
+            self._fit_panes()
+
+    def _pane_hidden(self, widget: Widget) -> bool:
+        """``widget`` sits in a pane the settings hide."""
+        settings = self.hermes.settings
+        ids = {node.id for node in widget.ancestors_with_self}
+        searching = self.has_class("-searching")
+        return bool(
+            (not settings.show_transcript and "right" in ids)
+            or (not settings.show_lineage and "lineage" in ids)
+            or (not settings.show_list and not searching and ("sessions" in ids or "filters" in ids))
+        )
+
+    def action_toggle_pane(self, pane: str) -> None:
+        """Show or hide a pane (list, lineage, transcript); the list or the transcript always
+        stays. The focus leaves a pane that is hidden."""
+        settings = self.hermes.settings
+        changed = settings.with_pane(pane, not getattr(settings, f"show_{pane}"))
+        if changed == settings:
+            self.notify("The session list or the transcript always stays shown.", timeout=3)
+            return
+        self.hermes.remember(**{f"show_{pane}": getattr(changed, f"show_{pane}")})
+        self._apply_panes()
+        focused = self.focused
+        if focused is None or self._pane_hidden(focused):
+            self._focus_shown_pane()
+
+    def _focus_shown_pane(self) -> None:
+        """Focus the first pane that is shown: search box (while searching), list, transcript,
+        lineage."""
+        candidates: list[Widget] = [
+            self.session_list,
+            self.query_one("#transcript", TranscriptView),
+            self.query_one("#lineage", LineageTree),
+        ]
+        if self.has_class("-searching"):
+            candidates.insert(0, self.query_one("#search-input", Input))
+        target = next((w for w in candidates if not self._pane_hidden(w)), None)
+        if target is not None:
+            self.set_focus(target)
+
+    @on(events.DescendantFocus)
+    def _focused_hidden_pane(self, event: events.DescendantFocus) -> None:
+        """A hidden pane never keeps the focus (Esc from search focuses the list, hidden or not)."""
+        if self._pane_hidden(event.widget):
+            self.call_later(self._focus_shown_pane)
+
+    def _reveal(self, pane: str) -> None:
+        """Going to a hidden pane (s, t, l) shows it first."""
+        if not getattr(self.hermes.settings, f"show_{pane}"):
+            self.action_toggle_pane(pane)
+
+    def action_resize_list(self, steps: int) -> None:
+        """Make the list pane wider (> or ctrl+right) or narrower (< or ctrl+left), 4 points a
+        step within 20–80 % of the width, from the width it has now; = (steps 0) goes back to
+        the automatic width. Remembered."""
+        settings = self.hermes.settings
+        if steps and not settings.list_width:  # automatic so far: start from what is shown
+            body = self.query_one("#body").region.width
+            shown = self.query_one("#left").region.width
+            settings = replace(settings, list_width=round(shown * 100 / body) if body and shown else 52)
+        width = settings.resized(steps).list_width if steps else 0
+        self.hermes.remember(list_width=width)
+        self._apply_panes()
+        self.notify(f"Session list: {f'{width}% of the width' if width else 'automatic width'}", timeout=1.5)
 
     def action_run_action(self, name: str) -> None:
         """Dispatch a key bound through `hermes_tui.app.actions` (rename, prune, …)."""
@@ -1005,7 +1637,7 @@ class MainScreen(Screen[None]):
         if self.has_class("-searching") and search.shown is not None:
             search.refresh_results()
 
-    # ------------------------------------------------------------------ live follow (issue #18)
+    # ------------------------------------------------------------------ live follow
     def _start_follower(self, db: SessionDB) -> None:
         """One polling thread per open store; the old store's follower stops first."""
         if self.follower is not None:
@@ -1027,6 +1659,9 @@ class MainScreen(Screen[None]):
     def on_unmount(self) -> None:
         if self.follower is not None:
             self.follower.stop()
+        self._stop_store_followers()
+        if self.stores is not None:
+            self.stores.close()
 
     @on(events.Key)
     @on(events.MouseDown)
@@ -1045,6 +1680,9 @@ class MainScreen(Screen[None]):
     def _care_changed(self, visible: list[str] | None = None) -> None:
         """The follower reports ends, titles and deletions of the rows on screen and of the
         open session (and its lineage)."""
+        if self.stores is not None:
+            self._care_stores()
+            return
         if self.follower is None:
             return
         ids = list(visible if visible is not None else self.session_list.visible_ids)
@@ -1134,21 +1772,25 @@ class MainScreen(Screen[None]):
             self.lineage = lineage
 
     @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
-    def live_session_worker(self, session_id: str, after_id: int | None, lineage_too: bool) -> None:
+    def live_session_worker(
+        self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None = None
+    ) -> None:
         """The open session's row, messages after the last one shown, and (when a child or an
-        end appeared) its lineage — one small read each, off the event loop."""
-        assert self.db is not None
+        end appeared) its lineage — one small read each, off the event loop. Over several
+        stores ``db`` is the open session's own store."""
+        db = db or self.db
+        assert db is not None
         try:
-            rows = self.db.list_rows([session_id])
+            rows = db.list_rows([session_id])
             items = None
             if rows and after_id is not None:
                 items = [
                     message_view(m)
-                    for m in self.db.get_messages_page(
+                    for m in db.get_messages_page(
                         session_id, after_id=after_id, limit=1_000_000, include_inactive=True
                     )
                 ]
-            lineage = self.db.get_lineage(session_id) if rows and lineage_too else None
+            lineage = db.get_lineage(session_id) if rows and lineage_too else None
         except Exception as exc:
             self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
             return
@@ -1203,11 +1845,18 @@ class MainScreen(Screen[None]):
         if loaded is not None and loaded.session_id == self.current_session:
             note = ""
             if tip is not None:
-                node = next((n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {})
+                node: dict[str, Any] = next(
+                    (n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {}
+                )
                 note = f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
             title.update(self._title_text(loaded.row, note))
         lineage.border_subtitle = "L: live tip" if tip is not None else ""
-        self.refresh_bindings()
+        # The footer recomposes on every refresh (700+ times a minute when it ran on each live
+        # update at 8 writers): only when what `L` offers changed.
+        shown = (self.current_session, tip)
+        if shown != self._bindings_tip:
+            self._bindings_tip = shown
+            self.refresh_bindings()
 
     def action_live_tip(self) -> None:
         """Jump to where the open session's compression chain continues now."""
@@ -1290,7 +1939,8 @@ class MainScreen(Screen[None]):
             self.store_total = message.total
             self._update_list_title()
             self._update_info()
-            self.refresh_bindings()
+            if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
+                self.refresh_bindings()
             if was_empty and message.ids and self.current_session is None:
                 self.load_session(message.ids[0])
         if self._live_order_again:

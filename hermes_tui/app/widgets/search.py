@@ -7,6 +7,11 @@ answer, and are dropped unless those still match the pane (stale results never s
 The first page shows at once; a second worker then counts every hit (`search_count`, capped),
 and further pages are fetched as the highlight or the scroll nears the last loaded hit, or as
 `n` walks past it, so every hit can be reached without loading them all up front.
+
+Over several profiles' stores the searcher is a federated one
+(`hermes_tui.app.stores.BrowserStores.searcher`): hits carry a `profile`, titles are looked up
+by `(profile, session id)`, the counter also returns hits per profile (shown in the status
+line) and each hit names its profile.
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.timer import Timer
 from textual.widgets import Input, OptionList, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.render import (
     Clock,
     relative_time,
@@ -49,7 +54,7 @@ def search_error_text(exc: BaseException) -> str:
 
 
 DEBOUNCE_S = 0.05
-#: Newest-first results shown are re-run at most this often while agents write (issue #18).
+#: Newest-first results shown are re-run at most this often while agents write.
 LIVE_REFRESH_S = 0.5
 RESULT_LIMIT = 25  # one page: about three screens of hits; 50 options blocked the loop 25-120 ms
 MORE_AHEAD = 5  # fetch the next page when the highlight comes this close to the last loaded hit
@@ -61,10 +66,25 @@ SORTS = (("newest first", "newest"), ("best match", "rank"), ("oldest first", "o
 
 #: ``searcher(query, source_filter=..., role_filter=..., limit=...) -> (results, route)``
 Searcher = Callable[..., tuple[list[dict[str, Any]], str]]
-#: ``titles(session_ids) -> {id: row}`` for the title/source/time of each hit
-Titles = Callable[[list[str]], dict[str, dict[str, Any]]]
-#: ``counter(query, source_filter=..., role_filter=..., cap=...) -> (count, exact)``
-Counter = Callable[..., tuple[int, bool]]
+#: ``titles(keys) -> {key: row}`` for the title/source/time of each hit (keys: `hit_key`)
+Titles = Callable[[list[Any]], dict[Any, dict[str, Any]]]
+#: ``counter(query, source_filter=..., role_filter=..., cap=...) -> (count, exact)``, or
+#: ``(count, exact, {profile: (count, exact)})`` over several stores
+Counter = Callable[..., tuple[Any, ...]]
+
+
+def hit_key(hit: dict[str, Any]) -> Any:
+    """The session a hit belongs to: its id, or `(profile, id)` when it came from one of
+    several stores (ids are only unique within a store)."""
+    sid = hit.get("session_id")
+    return (hit["profile"], sid) if "profile" in hit else sid
+
+
+def hit_identity(hit: dict[str, Any]) -> Any:
+    """A hit's message: its id, with its profile over several stores."""
+    mid = int(hit["id"])
+    return (hit["profile"], mid) if "profile" in hit else mid
+
 
 #: What each answering route means, in the user's words (the raw names are store internals).
 ROUTE_WORDS = {
@@ -78,7 +98,10 @@ ROUTE_WORDS = {
 
 
 def route_words(route: str) -> str:
-    """The route as the status line says it (unknown names are shown as they are)."""
+    """The route as the status line says it (unknown names are shown as they are); several
+    stores' routes are joined with `+`."""
+    if "+" in route:
+        return " + ".join(route_words(r) for r in route.split("+"))
     return ROUTE_WORDS.get(route, one_line(route) or "—")
 
 
@@ -169,11 +192,18 @@ class SearchPane(Vertical):
     class Counted(Message):
         """Private: the count worker finished (``count`` None: counting is not available)."""
 
-        def __init__(self, request: SearchRequest, count: int | None, exact: bool) -> None:
+        def __init__(
+            self,
+            request: SearchRequest,
+            count: int | None,
+            exact: bool,
+            per_profile: dict[str, tuple[int, bool]] | None = None,
+        ) -> None:
             super().__init__()
             self.request = request
             self.count = count
             self.exact = exact
+            self.per_profile = per_profile
 
     def __init__(
         self,
@@ -201,12 +231,14 @@ class SearchPane(Vertical):
         self.counting = False
         self._more_pending = False
         self._step_after_more: int | None = None
-        self._timer: Timer | None = None
+        self._search_due = Debouncer(self, DEBOUNCE_S, self._fire)
         self.searches_run = 0
         #: The store changed since `shown` ran and the hits were not refreshed ("ctrl+r").
         self.stale = False
-        self._live_timer: Timer | None = None
-        self._keep_hit: int | None = None
+        self._live_due = Debouncer(self, LIVE_REFRESH_S, self._live_refresh)
+        self._keep_hit: Any = None
+        #: Hits per profile of `shown` (several stores), once counted.
+        self.per_profile: dict[str, tuple[int, bool]] | None = None
 
     def compose(self) -> ComposeResult:
         yield QueryInput(placeholder="search messages…  (Esc closes)", id="search-input")
@@ -300,14 +332,13 @@ class SearchPane(Vertical):
             self.action_focus_results()
 
     def _schedule(self, delay: float = DEBOUNCE_S) -> None:
-        if self._timer is not None:
-            self._timer.stop()
-        self._timer = self.set_timer(delay, self._fire) if delay else None
-        if not delay:
+        if delay:
+            self._search_due.restart(delay=delay)
+        else:
+            self._search_due.cancel()
             self._fire()
 
     def _fire(self) -> None:
-        self._timer = None
         request = self.current_request()
         self.workers.cancel_group(self, "search-more")
         self.workers.cancel_group(self, "search-count")
@@ -340,9 +371,9 @@ class SearchPane(Vertical):
             sort=None if request.sort == "rank" else request.sort,
         )
         if self.titles is not None and hits:
-            rows = self.titles(list(dict.fromkeys(h["session_id"] for h in hits)))
+            rows = self.titles(list(dict.fromkeys(hit_key(h) for h in hits)))
             for hit in hits:
-                hit["_session"] = rows.get(hit["session_id"], {})
+                hit["_session"] = rows.get(hit_key(hit), {})
         return SearchResults(request, hits, route, time.perf_counter() - started, offset=offset)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search messages")
@@ -374,17 +405,21 @@ class SearchPane(Vertical):
         """Every hit of the query counted (up to `COUNT_CAP`), after its first page showed."""
         assert self.counter is not None
         worker = get_current_worker()
+        per_profile: dict[str, tuple[int, bool]] | None = None
         try:
-            count, exact = self.counter(
+            counted = self.counter(
                 request.query,
                 **self._filters(request),
                 cap=COUNT_CAP,
                 sort=None if request.sort == "rank" else request.sort,
             )
+            count, exact = counted[0], counted[1]
+            if len(counted) > 2:
+                per_profile = counted[2]
         except Exception:  # noqa: BLE001 - no total is shown; the hits still page
             count, exact = None, False
         if not worker.is_cancelled:
-            self.post_message(self.Counted(request, count, exact))
+            self.post_message(self.Counted(request, count, exact, per_profile))
 
     @on(Found)
     def _found(self, message: Found) -> None:
@@ -403,6 +438,7 @@ class SearchPane(Vertical):
         if message.request != self.shown:
             return
         self.counting = False
+        self.per_profile = message.per_profile
         if message.count is not None and not self.exhausted:
             self.total = max(message.count, len(self.hits))
             self.total_exact = message.exact
@@ -418,26 +454,28 @@ class SearchPane(Vertical):
         if shown is None or not shown.query or self.error or self.searcher is None:
             return
         if shown.sort == "newest" and len(self.hits) <= RESULT_LIMIT and shown == self.current_request():
-            if self._live_timer is None:
-                self._live_timer = self.set_timer(LIVE_REFRESH_S, self._live_refresh)
+            self._live_due.start_if_idle()
             return
         if not self.stale:
             self.stale = True
             self._show_status()
 
     def _live_refresh(self) -> None:
-        self._live_timer = None
         shown = self.shown
         if shown is None or shown != self.current_request():
             return
         index = self.highlighted
-        self._keep_hit = int(self.hits[index]["id"]) if index is not None and index < len(self.hits) else None
+        self._keep_hit = (
+            hit_identity(self.hits[index]) if index is not None and index < len(self.hits) else None
+        )
         self.search_worker(shown)
 
     def refresh_results(self) -> None:
         """Run the shown query again (ctrl+r), keeping the highlighted hit when it is still there."""
         index = self.highlighted
-        self._keep_hit = int(self.hits[index]["id"]) if index is not None and index < len(self.hits) else None
+        self._keep_hit = (
+            hit_identity(self.hits[index]) if index is not None and index < len(self.hits) else None
+        )
         self._schedule(delay=0)
 
     def _apply(self, results: SearchResults) -> None:
@@ -451,11 +489,12 @@ class SearchPane(Vertical):
         self.total = len(self.hits) if self.exhausted else None
         self.total_exact = True
         self.counting = False
+        self.per_profile = None
         options = self.query_one("#search-results", OptionList)
         options.clear_options()
         options.add_options([Option(self._hit_prompt(h)) for h in results.hits])
         if results.hits:
-            ids = [int(h["id"]) for h in results.hits]
+            ids = [hit_identity(h) for h in results.hits]
             options.highlighted = ids.index(keep) if keep in ids else 0
         if not self.exhausted and self.counter is not None and results.request.query:
             self.counting = True
@@ -526,6 +565,15 @@ class SearchPane(Vertical):
             status.append(f"{loaded:,} of {self.total_label()} hits")
         if self._more_pending:
             status.append(" · loading more…", style="italic")
+        per_profile = self.per_profile
+        if per_profile is None and self.exhausted and self.hits and "profile" in self.hits[0]:
+            per_profile = {}  # every hit is loaded: count them per store here
+            for hit in self.hits:
+                n, _exact = per_profile.get(hit["profile"], (0, True))
+                per_profile[hit["profile"]] = (n + 1, True)
+        if per_profile:
+            for profile, (n, exact) in per_profile.items():
+                status.append(f" · {one_line(profile, 24)} {n:,}{'' if exact else '+'}")
         status.append(f" · {route_words(self.route)}", style="bold")
         self._status(status)
 
@@ -535,7 +583,9 @@ class SearchPane(Vertical):
     def _hit_prompt(self, hit: dict[str, Any]) -> Text:
         session = hit.get("_session") or {}
         head = Text(no_wrap=True, overflow="ellipsis")
-        label = session_label(session) if session else str(hit.get("session_id", ""))
+        label = session_label(session) if session else one_line(hit.get("session_id", ""))
+        if "profile" in hit:
+            head.append(f"{one_line(hit['profile'], 16)} ", style="reverse")
         head.append(label[:60], style="bold")
         head.append(f"  {one_line(hit.get('source'))}", style="dim")
         head.append(f"  {hit.get('role', '')}", style="italic")
@@ -564,7 +614,7 @@ class SearchPane(Vertical):
         select = self.query_one("#search-sort", Select)
         values = [v for _label, v in SORTS]
         current = select.value if select.value in values else values[0]
-        select.value = values[(values.index(current) + 1) % len(values)]  # type: ignore[arg-type]
+        select.value = values[(values.index(current) + 1) % len(values)]
 
     @on(OptionList.OptionHighlighted, "#search-results")
     def _hit_highlighted(self, event: OptionList.OptionHighlighted) -> None:

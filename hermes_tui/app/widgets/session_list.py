@@ -4,6 +4,11 @@ Stock DataTable/OptionList/ListView keep every row in Python and freeze at 100k 
 This widget holds only the ordered ids (`SessionDB.session_order`) and a
 small LRU of row pages fetched with `SessionDB.list_rows(ids)` in a thread worker;
 `render_line` only looks at memory and draws a placeholder for rows still on their way.
+
+Over several profiles' stores the list's keys are `(profile, id)` pairs (ids are
+only unique within a store) held by a lazily merged sequence (`hermes_tui.app.stores.MergedKeys`):
+the page worker merges as far as the page it fetches, and drawing only `peek`s at merged
+positions. `selected_id` stays the plain session id; `selected_profile` names its store.
 """
 
 from __future__ import annotations
@@ -38,7 +43,10 @@ from hermes_tui.app.render import (
     system_clock,
 )
 
-RowSource = Callable[[Sequence[str]], list[dict[str, Any]]]
+#: A row's key: the session id, or `(profile, id)` when the list spans several stores.
+ListKey = str | tuple[str, str]
+RowSource = Callable[[Sequence[Any]], list[dict[str, Any]]]
+StatusSource = Callable[[Sequence[Any]], dict[Any, dict[str, Any]]]
 
 PAGE_SIZE = 50  # a screen and a half: one page fetch stays under 5 ms at 1M messages
 MAX_PAGES = 48
@@ -61,6 +69,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("sel", "", 1),
     Column("mark", "", 2),
     Column("title", "Title / first prompt", 0),
+    Column("profile", "Profile", 12, min_total=60),
     Column("source", "Source", 9, min_total=40),
     Column("model", "Model", 16, min_total=96),
     Column("msgs", "Msgs", 5, "right", min_total=50),
@@ -93,10 +102,24 @@ def live_label(status: dict[str, Any] | None) -> str:
     return ""
 
 
-def layout_columns(width: int) -> list[tuple[Column, int]]:
-    """Columns that fit ``width`` with their widths; the title takes what is left."""
-    chosen = [c for c in COLUMNS if width >= c.min_total]
+#: Over several stores: columns dropped, in this order, until the title has this many cells.
+PROFILE_DROPS = ("model", "cost", "tokens", "live", "msgs", "source", "profile")
+PROFILE_TITLE_MIN = 16
+
+
+def layout_columns(width: int, profile: bool = False) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` with their widths; the title takes what is left. The profile
+    column is there only when the list spans several stores (`profile`)."""
+    chosen = [c for c in COLUMNS if width >= c.min_total and (profile or c.key != "profile")]
     fixed = sum(c.width for c in chosen if c.width) + len(chosen) - 1
+    if profile:  # room for the profile: the least telling columns give way first
+        for key in PROFILE_DROPS:
+            if width - fixed >= PROFILE_TITLE_MIN:
+                break
+            gone = next((c for c in chosen if c.key == key), None)
+            if gone is not None:
+                chosen.remove(gone)
+                fixed -= gone.width + 1
     title_width = max(8, width - fixed)
     return [(c, c.width or title_width) for c in chosen]
 
@@ -139,18 +162,20 @@ class SessionList(ScrollView, can_focus=True):
     class Highlighted(Message):
         """The cursor moved onto a session (posted for every move; the screen debounces)."""
 
-        def __init__(self, session_id: str | None, index: int) -> None:
+        def __init__(self, session_id: str | None, index: int, profile: str | None = None) -> None:
             super().__init__()
             self.session_id = session_id
             self.index = index
+            self.profile = profile  # the row's store over several profiles, else None
 
     class Selected(Message):
         """Enter or a double click on a session."""
 
-        def __init__(self, session_id: str, index: int) -> None:
+        def __init__(self, session_id: str, index: int, profile: str | None = None) -> None:
             super().__init__()
             self.session_id = session_id
             self.index = index
+            self.profile = profile
 
     class SelectionChanged(Message):
         """The set of marked sessions changed (the screen shows the count)."""
@@ -195,7 +220,11 @@ class SessionList(ScrollView, can_focus=True):
         self.row_source = row_source
         self.now = now
         self.empty_text = "No sessions."
-        self._ids: Sequence[str] = ()
+        self._ids: Sequence[Any] = ()
+        #: Keys are `(profile, id)` (rows carry `profile`): the list spans several stores.
+        self.federated = False
+        #: Show the profile column (more than one store in the list).
+        self.show_profile = False
         self._pages: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
         self._seed: tuple[int, list[dict[str, Any]]] | None = None
         # Drawn rows: building a row's Text and rendering it costs ~1 ms, and every frame redraws
@@ -213,7 +242,7 @@ class SessionList(ScrollView, can_focus=True):
         self.on_visible: Callable[[list[str]], None] | None = None
         #: Live statuses fetched with each page (`SessionDB.live_status`), so rows show theirs
         #: from their first paint; the live follower keeps them current afterwards.
-        self.status_source: Callable[[Sequence[str]], dict[str, dict[str, Any]]] | None = None
+        self.status_source: StatusSource | None = None
         self._live_column = True
 
     # ------------------------------------------------------------------ data
@@ -222,12 +251,40 @@ class SessionList(ScrollView, can_focus=True):
         """Number of sessions in the current order."""
         return len(self._ids)
 
+    def key_at(self, index: int) -> Any:
+        """The key at ``index``: an id, or `(profile, id)` when federated; None when out of
+        range or not merged yet (never merges or queries: safe while drawing)."""
+        ids = self._ids
+        peek = getattr(ids, "peek", None)
+        if peek is not None:
+            return peek(index)
+        return ids[index] if 0 <= index < len(ids) else None
+
+    def key_of(self, row: dict[str, Any]) -> Any:
+        """A row's key in this list."""
+        return (row.get("profile"), row.get("id")) if self.federated else row.get("id")
+
+    @staticmethod
+    def split_key(key: Any) -> tuple[str | None, str | None]:
+        """`(profile, id)` of a key (profile None for a single store's plain id)."""
+        if isinstance(key, tuple):
+            return key[0], key[1]
+        return None, key
+
+    @property
+    def selected_key(self) -> Any:
+        """Key under the cursor (None when the list is empty or the row is not merged yet)."""
+        return self.key_at(self.cursor)
+
     @property
     def selected_id(self) -> str | None:
-        """Id under the cursor (None when the list is empty)."""
-        if 0 <= self.cursor < len(self._ids):
-            return self._ids[self.cursor]
-        return None
+        """Session id under the cursor (None when the list is empty)."""
+        return self.split_key(self.selected_key)[1]
+
+    @property
+    def selected_profile(self) -> str | None:
+        """The store of the row under the cursor (None for a single store)."""
+        return self.split_key(self.selected_key)[0]
 
     @property
     def selected_row(self) -> dict[str, Any] | None:
@@ -242,8 +299,9 @@ class SessionList(ScrollView, can_focus=True):
         offset = index % PAGE_SIZE
         return page[offset] if offset < len(page) else None
 
-    def set_order(self, ids: Sequence[str], keep: str | None = None) -> None:
-        """Replace the ordered ids (a new filter or a refresh); keep the cursor on ``keep``."""
+    def set_order(self, ids: Sequence[Any], keep: Any = None, keep_index: int | None = None) -> None:
+        """Replace the ordered ids (a new filter or a refresh); keep the cursor on ``keep`` (or
+        at ``keep_index``, found by the worker that built a merged order)."""
         self._generation += 1
         self._ids = ids
         self._pages.clear()
@@ -259,8 +317,8 @@ class SessionList(ScrollView, can_focus=True):
             if kept != self.selection:
                 self.selection = kept
                 self.post_message(self.SelectionChanged(len(kept)))
-        index = 0
-        if keep is not None:
+        index = keep_index or 0
+        if keep is not None and keep_index is None:
             try:
                 index = ids.index(keep)
             except (ValueError, AttributeError):
@@ -271,17 +329,17 @@ class SessionList(ScrollView, can_focus=True):
         self.refresh()
         self.call_after_refresh(self._report_visible)
 
-    def update_order(self, ids: Sequence[str]) -> int:
+    def update_order(self, ids: Sequence[Any]) -> int:
         """A live refresh of the order: the selected row and the scroll position stay where the
         user left them. The cursor keeps its session (at its new index) and the view scrolls by
         the rows inserted or removed above it, so the selected row stays on the same screen line;
         at the very top the view stays at the top, so new sessions show up there. Rows already
         fetched are shown at their new places until the fresh ones arrive (no placeholder flash).
         Marks keep only ids still present. Returns the rows the cursor moved by."""
-        keep = self.selected_id
+        keep = self.selected_key
         old_cursor = self.cursor
         top = int(self.scroll_offset.y)
-        known = {r.get("id"): r for page in self._pages.values() for r in page}
+        known = {self.key_of(r): r for page in self._pages.values() for r in page}
         self._generation += 1
         self._ids = ids
         self._pages.clear()
@@ -320,7 +378,7 @@ class SessionList(ScrollView, can_focus=True):
         # user moves the cursor.
         return shift
 
-    def set_live(self, statuses: dict[str, dict[str, Any]]) -> None:
+    def set_live(self, statuses: dict[Any, dict[str, Any]]) -> None:
         """Fresh live statuses of some rows (those on screen, or a page just fetched)."""
         if any(self.live.get(k) != v for k, v in statuses.items()):
             if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
@@ -329,9 +387,12 @@ class SessionList(ScrollView, can_focus=True):
             self.refresh()
 
     @property
-    def visible_ids(self) -> list[str]:
-        """Ids of the rows on screen."""
+    def visible_ids(self) -> list[Any]:
+        """Keys of the rows on screen (those merged, when federated)."""
         top = int(self.scroll_offset.y)
+        if hasattr(self._ids, "peek"):
+            keys = (self.key_at(i) for i in range(top, min(len(self._ids), top + self._body_height)))
+            return [k for k in keys if k is not None]
         return list(self._ids[top : top + self._body_height])
 
     def _report_visible(self) -> None:
@@ -367,13 +428,14 @@ class SessionList(ScrollView, can_focus=True):
         if start >= len(self._ids) or page < 0:
             return
         self._pending.add(page)
-        self.load_page_worker(self._generation, page, list(self._ids[start : start + PAGE_SIZE]))
+        self.load_page_worker(self._generation, page, self._ids, start)
 
     @work(thread=True, exit_on_error=False, group="list-pages", description="fetch a page of session rows")
-    def load_page_worker(self, generation: int, page: int, ids: list[str]) -> None:
-        """Fetch one page of rows off the event loop."""
+    def load_page_worker(self, generation: int, page: int, order: Sequence[Any], start: int) -> None:
+        """Fetch one page of rows off the event loop (slicing a merged order merges it here)."""
         assert self.row_source is not None
         try:
+            ids = list(order[start : start + PAGE_SIZE])
             rows = self.row_source(ids)
             statuses = self.status_source(ids) if self.status_source is not None and rows else None
         except Exception as exc:  # store errors become notifications
@@ -398,7 +460,7 @@ class SessionList(ScrollView, can_focus=True):
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)
         if message.page == self.cursor // PAGE_SIZE:
-            self.post_message(self.Highlighted(self.selected_id, self.cursor))
+            self.post_message(self.Highlighted(self.selected_id, self.cursor, self.selected_profile))
         self.refresh()
 
     # ------------------------------------------------------------------ geometry
@@ -427,16 +489,30 @@ class SessionList(ScrollView, can_focus=True):
             return
         self._scroll_cursor_into_view()
         self.refresh()
-        self.post_message(self.Highlighted(self.selected_id, new))
+        self.post_message(self.Highlighted(self.selected_id, new, self.selected_profile))
 
     # ------------------------------------------------------------------ selection
     @property
-    def selected_ids(self) -> list[str]:
-        """The marked ids in list order (one pass over the order; no rows are read)."""
+    def selected_keys(self) -> list[Any]:
+        """The marked keys in list order (one pass over the order; no rows are read)."""
         if not self.selection:
             return []
         marked = self.selection
         return [i for i in self._ids if i in marked]
+
+    @property
+    def selected_ids(self) -> list[str]:
+        """The marked session ids in list order. Over several stores only those of the cursor
+        row's store: an action acts on one store (`MainScreen.db`), never on ids of another."""
+        if not self.federated:
+            return self.selected_keys
+        profile = self.selected_profile
+        return [sid for p, sid in self.selected_keys if p == profile]
+
+    @property
+    def selection_profiles(self) -> set[str]:
+        """The stores the marked rows belong to (empty for a single store)."""
+        return {k[0] for k in self.selection if isinstance(k, tuple)}
 
     def _selection_changed(self) -> None:
         self.refresh()
@@ -456,7 +532,7 @@ class SessionList(ScrollView, can_focus=True):
             self._selection_changed()
 
     def action_toggle_mark(self) -> None:
-        sid = self.selected_id
+        sid = self.selected_key
         if sid is None:
             return
         self._anchor = None
@@ -524,7 +600,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def action_select(self) -> None:
         if self.selected_id is not None:
-            self.post_message(self.Selected(self.selected_id, self.cursor))
+            self.post_message(self.Selected(self.selected_id, self.cursor, self.selected_profile))
 
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
@@ -567,7 +643,8 @@ class SessionList(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         row = self.row_at(index)
         style = base
-        marked = bool(self.selection) and self._ids[index] in self.selection
+        key = self.key_of(row) if row is not None else self.key_at(index)
+        marked = bool(self.selection) and key in self.selection
         if marked:
             style = style + self._style("session-list--selected")
         if index == self.cursor:
@@ -578,20 +655,21 @@ class SessionList(ScrollView, can_focus=True):
                 Text(mark + " …"), width, style + self._style("session-list--placeholder")
             )
         # generation: a reload or invalidate; the minute: the relative-time column moves on.
-        key = (
+        cache_key = (
             self._generation,
             index,
-            self._ids[index],
+            key,
             width,
             marked,
             index == self.cursor,
             style,
             int(self.now() // 60),
-            live_label(self.live.get(self._ids[index])),
+            live_label(self.live.get(key)),
+            self.show_profile,
         )
-        strip = self._line_cache.get(key)
+        strip = self._line_cache.get(cache_key)
         if strip is None:
-            strip = self._line_cache[key] = self._row_strip(row, width, style, marked)
+            strip = self._line_cache[cache_key] = self._row_strip(row, width, style, marked)
         return strip
 
     def notify_style_update(self) -> None:
@@ -604,7 +682,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def _header_strip(self, width: int) -> Strip:
         text = Text(no_wrap=True)
-        cols = layout_columns(width)
+        cols = layout_columns(width, self.show_profile)
         for i, (col, w) in enumerate(cols):
             if i:
                 text.append(" ")
@@ -625,6 +703,8 @@ class SessionList(ScrollView, can_focus=True):
             if label:
                 return Text(label)
             return Text(session_label(row), style=self._style("session-list--untitled"))
+        if key == "profile":
+            return Text(one_line(row.get("profile")), style=self._style("session-list--mark"))
         if key == "source":
             return Text(one_line(row.get("source")))
         if key == "model":
@@ -640,14 +720,14 @@ class SessionList(ScrollView, can_focus=True):
             return self._live_text(row)
         if key == "time":
             if not self._live_column:  # too narrow for the Live column: working/waiting show here
-                status = self.live.get(row.get("id") or "")
+                status = self.live.get(self.key_of(row))
                 if status and status.get("state") in LIVE_MARKS:
                     return self._live_text(row)
             return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
         return Text("")
 
     def _live_text(self, row: dict[str, Any]) -> Text:
-        status = self.live.get(row.get("id") or "")
+        status = self.live.get(self.key_of(row))
         label = live_label(status)
         state = (status or {}).get("state")
         if not label or state not in ("working", "waiting", "idle"):
@@ -657,7 +737,7 @@ class SessionList(ScrollView, can_focus=True):
     def _row_strip(self, row: dict[str, Any], width: int, style: Style, marked: bool = False) -> Strip:
         segments: list[Segment] = []
         console = self.app.console
-        columns = layout_columns(width)
+        columns = layout_columns(width, self.show_profile)
         self._live_column = any(col.key == "live" for col, _w in columns)
         for i, (col, w) in enumerate(columns):
             if i:

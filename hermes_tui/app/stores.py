@@ -1,0 +1,366 @@
+"""Several Hermes profiles' stores in the browser: which stores to open, and the
+per-store reads the main screen, the session list and the search pane make through them.
+
+The store layer does the hard parts (`hermes_tui.state.profiles`: discovery and a status per
+store; `hermes_tui.state.federation`: one thread per store, the exact merged order, federated
+search). This module adapts them to the widgets, which were written for one store:
+
+- `StoreChoice` is what the command line asked for (`--all`, `--profile NAME`, `--db PATH`…)
+  and `StoreChoice.refs()` the stores it names.
+- `BrowserStores` wraps the `Federation`: the list's row and live-status sources, the search
+  pane's searcher / titles / counter, and `db_for(profile)` for actions on the owning store.
+- `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`,
+  merged only as far as a worker asked (`peek` never merges, so drawing never waits).
+
+Ids are only unique within a store: in federated mode every key is `(profile, id)`.
+Nothing here imports Textual; every method that reads a store is called from a worker thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, overload
+
+from hermes_tui.state import (
+    FederatedSearch,
+    Federation,
+    MergedOrder,
+    ProfileError,
+    SessionDB,
+    SessionFilter,
+    StoreRef,
+    StoreStatus,
+    discover_stores,
+    hermes_root,
+    open_stores,
+)
+
+#: A federated list key: (profile, session id).
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class StoreChoice:
+    """The stores the browser was asked to open.
+
+    `all_profiles`: every discovered store (`--all`); `profiles`: the named ones (`--profile`,
+    repeatable); `paths`: explicit files (`--db`, repeatable). `home` stands in for
+    `$HERMES_HOME` (tests). The *current* store (what `p` toggles back to) is the first named
+    profile, else the first path, else the store `$HERMES_HOME` points at.
+    """
+
+    all_profiles: bool = False
+    profiles: tuple[str, ...] = ()
+    paths: tuple[Path, ...] = ()
+    home: Path | None = None
+    #: The current profile when it is not the one the rest implies (`all_stores` keeps it).
+    prefer: str | None = None
+
+    def refs(self) -> tuple[list[StoreRef], str | None]:
+        """`(stores to open, the current profile)`; an unknown `--profile` name is a ref whose
+        status says so (the others still open). Only `stat` is used here: opening classifies."""
+        found = discover_stores(self.paths, home=self.home, probe=False)
+        by_name = {r.profile: r for r in found}
+        path_refs = [r for p in self.paths for r in found if _same_file(r.path, p)]
+        current = next((r.profile for r in found if r.current), None)
+        if self.all_profiles:
+            chosen = list(found)
+        else:
+            chosen = []
+            for name in dict.fromkeys(self.profiles):
+                ref = by_name.get(name)
+                if ref is None:  # its badge says "missing", the others open
+                    path = hermes_root(self.home) / "profiles" / name / "state.db"
+                    ref = StoreRef(name, path, "profile", status=StoreStatus.MISSING)
+                chosen.append(ref)
+            chosen += [r for r in path_refs if r not in chosen]
+        if self.prefer is not None:
+            current = self.prefer
+        elif self.profiles:
+            current = self.profiles[0]
+        elif self.paths and path_refs:
+            current = path_refs[0].profile
+        if current not in {r.profile for r in chosen}:
+            current = next((r.profile for r in chosen if r.usable), None)
+        return chosen, current
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """`a` and `b` name the same file (links and `..` folded), as discovery de-duplicates."""
+    try:
+        return a.expanduser().resolve() == b.expanduser().resolve()
+    except (OSError, RuntimeError):
+        return a == b
+
+
+def all_stores(choice: StoreChoice, current: str | None = None) -> StoreChoice:
+    """The choice `p` widens to: every discovered store, plus the explicit paths; `current`
+    (default: the choice's own current profile) stays the one `p` narrows back to."""
+    prefer = current or choice.prefer or (choice.profiles[0] if choice.profiles else None)
+    return StoreChoice(all_profiles=True, paths=choice.paths, home=choice.home, prefer=prefer)
+
+
+def federate(app: Any, choice: StoreChoice) -> None:
+    """Make `app` (a `HermesApp` not yet running) open `choice`'s stores instead of its one
+    file: the main screen reads `app.store_choice` when it mounts. The one-file open prefetch
+    started by the app's constructor is dropped (it would hold a second connection)."""
+    prefetch = getattr(app, "prefetch", None)
+    if prefetch is not None:
+        prefetch.discard()
+        app.prefetch = None
+    app.store_choice = choice
+
+
+class MergedKeys(Sequence[Key]):
+    """The session list's keys over a `MergedOrder`, merged lazily and safely across threads.
+
+    `MergedOrder` is not thread-safe and may call into the stores' threads while it merges, so
+    every merge happens under a lock, from the list's page worker (`upto`); the event loop only
+    `peek`s at positions already merged (None otherwise: the row is drawn as a placeholder until
+    its page arrives, which merges it). Slicing or iterating merges as far as needed.
+    """
+
+    def __init__(self, merged: MergedOrder) -> None:
+        self.merged = merged
+        self._known: list[Key] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.merged)
+
+    def upto(self, stop: int) -> None:
+        """Merge positions `0 … stop-1` (a worker thread)."""
+        stop = min(max(0, stop), len(self.merged))
+        with self._lock:
+            if stop > len(self._known):
+                self._known.extend(self.merged.pairs(len(self._known), stop - len(self._known)))
+
+    def peek(self, index: int) -> Key | None:
+        """The key at `index` if already merged (never merges: safe on the event loop)."""
+        known = self._known
+        return known[index] if 0 <= index < len(known) else None
+
+    @overload
+    def __getitem__(self, index: int) -> Key: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Key]: ...
+    def __getitem__(self, index: int | slice) -> Key | list[Key]:
+        if isinstance(index, slice):
+            start, stop, _step = index.indices(len(self))
+            self.upto(stop)
+            return self._known[index]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        self.upto(index + 1)
+        return self._known[index]
+
+    def __iter__(self) -> Iterator[Key]:
+        self.upto(len(self))
+        return iter(list(self._known))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and len(key) == 2 and self.index_or_none(key) is not None
+
+    def index_or_none(self, key: Key) -> int | None:
+        """Position of `key` (merges as far as it is), or None."""
+        try:
+            return self._known.index(key)
+        except ValueError:
+            pass
+        with self._lock:
+            found = self.merged.index_of(key[0], key[1])
+        if found is not None:
+            self.upto(found + 1)
+        return found
+
+    def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
+        found = self.index_or_none(value) if isinstance(value, tuple) and len(value) == 2 else None
+        if found is None or found < start or (stop is not None and found >= stop):
+            raise ValueError(f"{value!r} is not in the list")
+        return found
+
+
+@dataclass
+class OrderResult:
+    """A merged order as the list shows it (built in a worker)."""
+
+    keys: MergedKeys | list[Key]
+    keep_index: int | None
+    counts: dict[str, int]
+    errors: dict[str, ProfileError]
+    total: int
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class BrowserStores:
+    """The open stores of a federated browser and the reads the widgets make through them.
+
+    `refs` keeps every store with its status (badges for the failed ones); `current` is the
+    profile `p` narrows the list to. Every method reading a store runs from a worker thread
+    and reaches each store on its own thread (`Federation`).
+    """
+
+    def __init__(self, fed: Federation, current: str | None, choice: StoreChoice) -> None:
+        self.fed = fed
+        self.choice = choice
+        self.current = current if current in fed.dbs else (fed.profiles[0] if fed.profiles else None)
+        self._search: FederatedSearch | None = None
+        self._search_key: tuple[Any, ...] | None = None
+        self._search_lock = threading.Lock()
+        #: Hits per profile of the last counted search (the search pane's status line).
+        self.last_counts: dict[str, tuple[int, bool]] = {}
+
+    @classmethod
+    def open(cls, choice: StoreChoice, read_only: bool = False) -> BrowserStores:
+        """Discover and open the chosen stores in parallel (a worker thread)."""
+        refs, current = choice.refs()
+        return cls(open_stores(refs, read_only=read_only), current, choice)
+
+    # ------------------------------------------------------------------ stores
+    @property
+    def refs(self) -> list[StoreRef]:
+        return self.fed.refs
+
+    @property
+    def profiles(self) -> list[str]:
+        """The open stores' profiles."""
+        return self.fed.profiles
+
+    @property
+    def failed(self) -> list[StoreRef]:
+        """Stores that could not be opened (each shown as a badge with its reason)."""
+        return [r for r in self.fed.refs if r.profile not in self.fed.dbs]
+
+    def db_for(self, profile: str | None) -> SessionDB | None:
+        """The open store of `profile` (None if it is not open)."""
+        return self.fed.dbs.get(profile) if profile is not None else None
+
+    def ref(self, profile: str) -> StoreRef | None:
+        try:
+            return self.fed.ref(profile)
+        except KeyError:
+            return None
+
+    def close(self) -> None:
+        self.fed.close()
+
+    # ------------------------------------------------------------------ the list
+    def order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        keep: Key | None,
+        first: int,
+        active_since: tuple[float, float] | None = None,
+    ) -> OrderResult:
+        """The merged order of `profiles` (None: every open store) with its first `first` keys
+        merged and the position of `keep` (worker thread). `active_since=(now, within_s)` keeps
+        only the sessions active now ("active now", `a`)."""
+        merged = self.fed.session_order(flt, order=order, profiles=profiles)
+        keys = MergedKeys(merged)
+        if active_since is not None:
+            return self._active_only(keys, merged, keep, active_since)
+        keys.upto(first)
+        keep_index = keys.index_or_none(keep) if keep is not None else None
+        return OrderResult(keys, keep_index, merged.counts, dict(merged.errors), len(merged))
+
+    def _active_only(
+        self, keys: MergedKeys, merged: MergedOrder, keep: Key | None, since: tuple[float, float]
+    ) -> OrderResult:
+        """The "active now" filter over every store: the merged order kept to each store's active sessions
+        (a few hundred at most), in order. Walks the whole merged order once, as one store's
+        filter walks its ids."""
+        now, within = since
+        got = self.fed.map(SessionDB.active_sessions, merged.profiles, now, within)
+        active = {(p, sid) for p, ids in got.values.items() for sid in ids}
+        kept = [k for k in keys if k in active]
+        counts = {p: sum(1 for k in kept if k[0] == p) for p in merged.profiles}
+        errors = {**merged.errors, **got.errors}
+        keep_index = kept.index(keep) if keep in active and keep in kept else None
+        return OrderResult(kept, keep_index, counts, errors, len(merged))
+
+    def list_rows(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
+        """List rows of `keys` in their order, each with its `profile`; read from every store of
+        the page in parallel (rows deleted meanwhile are left out; a failing store raises)."""
+        wanted: dict[str, list[str]] = {}
+        for profile, sid in keys:
+            wanted.setdefault(profile, []).append(sid)
+        futures: dict[str, Future[list[dict[str, Any]]]] = {
+            p: self.fed.submit(p, SessionDB.list_rows, ids) for p, ids in wanted.items() if p in self.fed.dbs
+        }
+        found: dict[Key, dict[str, Any]] = {}
+        for p, fut in futures.items():
+            for row in fut.result():
+                found[(p, row["id"])] = {**row, "profile": p}
+        return [found[k] for k in keys if k in found]
+
+    def live_status(self, keys: Sequence[Key], now: float) -> dict[Key, dict[str, Any]]:
+        """Live statuses keyed `(profile, id)` (the Live column)."""
+        wanted: dict[str, list[str]] = {}
+        for profile, sid in keys:
+            wanted.setdefault(profile, []).append(sid)
+        out: dict[Key, dict[str, Any]] = {}
+        for p, ids in wanted.items():
+            if p in self.fed.dbs:
+                for sid, status in self.fed.call(p, SessionDB.live_status, ids, now).items():
+                    out[(p, sid)] = status
+        return out
+
+    def values(self, column: str) -> list[str]:
+        """Distinct `source`/`model` values over every open store, most common first."""
+        got = self.fed.map(SessionDB.distinct_values, None, column)
+        totals: dict[str, int] = {}
+        for pairs in got.values.values():
+            for value, n in pairs:
+                if value:
+                    totals[str(value)] = totals.get(str(value), 0) + int(n or 0)
+        return [v for v, _n in sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+    # ------------------------------------------------------------------ search
+    def searcher(self, profiles: Sequence[str] | None = None) -> Any:
+        """The search pane's `searcher` over `profiles` (None: every open store)."""
+        names = tuple(profiles) if profiles is not None else None
+
+        def search(query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
+            limit = int(kwargs.pop("limit", 20))
+            offset = int(kwargs.pop("offset", 0))
+            sort = kwargs.pop("sort", "newest")
+            key = (query, sort, names, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+            with self._search_lock:
+                if offset == 0 or self._search is None or self._search_key != key:
+                    self._search = self.fed.search(query, sort=sort or "rank", profiles=names, **kwargs)
+                    self._search_key = key
+                hits = self._search.page(offset, limit)
+                routes = sorted({r for r in self._search.routes.values() if r and r != "empty"})
+                errors = dict(self._search.errors)
+            if errors and not hits and len(errors) >= len(self._search.profiles):
+                first = next(iter(errors.values()))
+                raise RuntimeError(f"{first.profile}: {first.message}")
+            return hits, "+".join(routes) if routes else "empty"
+
+        return search
+
+    def titles(self, keys: list[Key]) -> dict[Key, dict[str, Any]]:
+        """The search pane's `titles`: list rows by `(profile, id)`."""
+        return {(r["profile"], r["id"]): r for r in self.list_rows(keys)}
+
+    def counter(self, profiles: Sequence[str] | None = None) -> Any:
+        """The search pane's `counter`: `(total, exact, {profile: (n, exact)})`."""
+        names = list(profiles) if profiles is not None else self.fed.profiles
+
+        def count(query: str, **kwargs: Any) -> tuple[int, bool, dict[str, tuple[int, bool]]]:
+            cap = int(kwargs.pop("cap", 10_000))
+            got = self.fed.map(SessionDB.search_count, names, query, cap=cap, **kwargs)
+            per = {p: (int(n), bool(exact)) for p, (n, exact) in got.values.items()}
+            self.last_counts = per
+            return sum(n for n, _e in per.values()), all(e for _n, e in per.values()), per
+
+        return count

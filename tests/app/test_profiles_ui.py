@@ -1,0 +1,427 @@
+"""The browser across every Hermes profile: Pilot tests on three stores in a temporary
+`$HERMES_HOME` plus broken ones (a text file named state.db, a folder named state.db, a profile
+without a store), and one store written by the real hermes-agent 0.19.0.
+
+Ids repeat across stores on purpose (`s-shared` is in two of them): everything the UI passes
+around must be `(profile, id)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Static
+
+from hermes_tui.app.app import HermesApp
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.stores import BrowserStores, StoreChoice
+from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.session_list import SessionList, layout_columns
+from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.state import SessionDB, SessionFilter
+from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
+from tests.peer.oracle import Peer
+
+from ._profiles import T0, build_home, expected_order, federated_app, store_path
+from ._support import FIXED_NOW, make_app, settle
+
+
+def info_text(app: HermesApp) -> str:
+    return str(app.screen.query_one("#info", Static).render())
+
+
+async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], rounds: int = 40) -> None:
+    for _ in range(rounds):
+        if cond():
+            return
+        await settle(pilot, 1)
+    assert cond()
+
+
+def list_keys(sessions: SessionList) -> list[Any]:
+    return [sessions.key_at(i) for i in range(sessions.total)]
+
+
+# ---------------------------------------------------------------------- list, badges, columns
+async def test_merged_list_profile_column_and_badges(tmp_path: Path) -> None:
+    home = build_home(tmp_path / "hermes")
+    app = federated_app(home)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        # merged order equals sorting the union; ids that repeat across stores stay distinct
+        assert list(sessions._ids) == expected_order(home)
+        assert ("default", "s-shared") in list(sessions._ids) and ("work", "s-shared") in list(sessions._ids)
+        # a profile column, and each row's profile drawn in it
+        assert sessions.show_profile
+        header = "".join(seg.text for seg in sessions.render_line(0))
+        assert "Profile" in header
+        first = "".join(seg.text for seg in sessions.render_line(1))
+        assert "work" in first and "work three" in first
+        # per-store error badges in the header; the others keep working
+        info = info_text(app)
+        assert "broken: not a database" in info
+        assert "folder: unreadable" in info
+        assert "fresh: missing" in info
+        assert "default 2" in info and "work 3" in info and "zeta 1" in info
+
+
+async def test_toggle_current_profile_and_all(tmp_path: Path) -> None:
+    home = build_home(tmp_path / "hermes")
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: sessions.total == 2)
+        assert {k[0] for k in list_keys(sessions)} == {"default"}  # $HERMES_HOME's store
+        assert not sessions.show_profile
+        assert "profile=default" in (sessions.border_title or "")
+        await pilot.press("p")
+        await wait_for(pilot, lambda: sessions.total == 6)
+        assert sessions.show_profile
+
+
+async def test_single_store_p_opens_every_profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started on one store, `p` opens every discovered profile beside it."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    monkeypatch.setenv("HERMES_HOME", str(home))  # discovery's root
+    app = make_app(home / "state.db")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        assert screen.stores is None and screen.session_list.total == 2
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        assert screen.stores is not None
+        assert list(screen.session_list._ids) == expected_order(home)
+
+
+async def test_transcript_and_rename_reach_the_owning_store(tmp_path: Path) -> None:
+    home = build_home(tmp_path / "hermes")
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        order = list(sessions._ids)
+        target = order.index(("work", "s-shared"))
+        sessions.cursor = target
+        await settle(pilot, 2)
+        assert (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        assert screen.db is not None and screen.db.db_path == store_path(home, "work")
+        title = str(screen.query_one("#transcript-title", Static).render())
+        assert "work shared beta" in title
+        transcript = screen.query_one("#transcript", TranscriptView)
+        assert transcript.data is not None
+        texts = [getattr(i, "text", "") or str(getattr(i, "content", "")) for i in transcript.data.items]
+        assert any("in work" in t for t in texts), texts
+        # rename acts on the work store only; the default store's s-shared keeps its title
+        sessions.focus()
+        await pilot.press("r")
+        await settle(pilot, 2)
+        field = app.screen.query_one(Input)
+        field.value = "renamed in work"
+        await pilot.press("enter")
+        await settle(pilot, 3)
+    with SessionDB(store_path(home, "work"), read_only=True, migrate=False) as db:
+        assert db.get_session_title("s-shared") == "renamed in work"
+    with SessionDB(store_path(home, "default"), read_only=True, migrate=False) as db:
+        assert db.get_session_title("s-shared") == "default shared alpha"
+
+
+async def test_federated_search_hit_opens_the_right_store_and_back(tmp_path: Path) -> None:
+    home = build_home(tmp_path / "hermes")
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot.press("slash")
+        for ch in "kestrel":
+            await pilot.press(ch)
+        search = screen.query_one("#search", SearchPane)
+        await wait_for(pilot, lambda: len(search.hits) == 4)
+        # newest first, merged exactly across stores; each hit names its profile
+        assert [(h["profile"], h["session_id"]) for h in search.hits] == [
+            ("work", "w-3"),
+            ("work", "s-shared"),
+            ("default", "s-shared"),
+            ("zeta", "z-1"),
+        ]
+        status = str(screen.query_one("#search-status", Static).render())
+        assert "work 2" in status and "default 1" in status and "zeta 1" in status
+        # n walks the hits; the third is default's s-shared: its transcript, not work's
+        await pilot.press("down")
+        await settle(pilot)
+        await pilot.press("n", "n")
+        await settle(pilot, 3)
+        assert (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        transcript = screen.query_one("#transcript", TranscriptView)
+        assert transcript.data is not None and transcript.data.session_id == "s-shared"
+        texts = [str(getattr(i, "text", "")) for i in transcript.data.items]
+        assert any("in default" in t for t in texts), texts
+        # back: Esc returns to the hits, kept as they were
+        transcript.focus()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.has_class("-searching")
+        assert len(search.hits) == 4
+
+
+async def test_read_only_store_refuses_writes_alone(tmp_path: Path) -> None:
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and screen.stores is not None
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        # the zeta store refuses writes (as one opened read-only because its file does)
+        zeta = screen.stores.db_for("zeta")
+        assert zeta is not None
+        zeta.read_only = True  # type: ignore[misc]
+        sessions = screen.session_list
+        sessions.cursor = list(sessions._ids).index(("zeta", "z-1"))
+        await settle(pilot, 2)
+        sessions.focus()
+        await pilot.press("r")
+        await settle(pilot, 2)
+        assert isinstance(app.screen, MainScreen)  # refused: no rename dialog
+        sessions.cursor = list(sessions._ids).index(("work", "w-2"))
+        await settle(pilot, 2)
+        await pilot.press("r")
+        await settle(pilot, 2)
+        assert not isinstance(app.screen, MainScreen)  # the work store is writable
+
+
+def test_layout_profile_column_only_when_asked() -> None:
+    assert "profile" not in [c.key for c, _w in layout_columns(140)]
+    assert "profile" in [c.key for c, _w in layout_columns(140, profile=True)]
+    for width in (60, 80, 120, 200):
+        cols = layout_columns(width, profile=True)
+        assert sum(w for _c, w in cols) + len(cols) - 1 <= width
+
+
+def test_merged_keys_match_sorted_union(tmp_path: Path) -> None:
+    """The list's lazily merged keys (no Textual): peek never merges, slicing does."""
+    home = build_home(tmp_path / "hermes")
+    stores = BrowserStores.open(StoreChoice(all_profiles=True, home=home))
+    try:
+        assert {r.profile for r in stores.failed} == {"broken", "folder", "fresh"}
+        result = stores.order(
+            SessionFilter(),
+            "last_active",
+            None,
+            ("zeta", "z-1"),
+            first=1,
+        )
+        keys = result.keys
+        assert len(keys) == 6
+        assert result.keep_index == expected_order(home).index(("zeta", "z-1"))
+        assert keys[:] == expected_order(home)
+        assert [keys.peek(i) for i in range(6)] == expected_order(home)
+        rows = stores.list_rows(keys[:3])
+        assert [(r["profile"], r["id"]) for r in rows] == expected_order(home)[:3]
+    finally:
+        stores.close()
+
+
+# ---------------------------------------------------------------------- the real hermes-agent
+@pytest.mark.peer
+async def test_store_written_by_hermes_agent(
+    tmp_path: Path,
+    peer_factory: Callable[..., Peer],  # noqa: F811
+) -> None:
+    home = build_home(tmp_path / "hermes", broken=False)
+    peer_path = home / "profiles" / "agent" / "state.db"
+    peer_path.parent.mkdir(parents=True)
+    peer = peer_factory(peer_path)
+    peer.call("create_session", "p-1", "cli", model="peer/model")
+    peer.call("append_message", "p-1", "user", "kestrel from the real agent")
+    peer.call("set_session_title", "p-1", "written by hermes-agent")
+    peer.close()
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 7)
+        assert list(sessions._ids)[0] == ("agent", "p-1")  # written now: the newest
+        await pilot.press("slash")
+        for ch in "kestrel":
+            await pilot.press(ch)
+        search = screen.query_one("#search", SearchPane)
+        await wait_for(pilot, lambda: len(search.hits) == 5)
+        assert (search.hits[0]["profile"], search.hits[0]["session_id"]) == ("agent", "p-1")
+
+
+# ---------------------------------------------------------------------- #19: wide terminals
+async def test_title_column_takes_the_spare_width(tmp_path: Path) -> None:
+    """At 200 columns the transcript keeps a reading width and the list's title takes the rest
+    (it was cut at 26 cells); at 120 the stylesheet's split stands; zoom still gives all."""
+    home = build_home(tmp_path / "hermes", broken=False)
+
+    def title_width(app: HermesApp) -> int:
+        sessions = app.screen.query_one(SessionList)
+        cols = layout_columns(sessions.scrollable_content_region.width)
+        return next(w for c, w in cols if c.key == "title")
+
+    app = make_app(home / "state.db")
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot, 2)
+        assert title_width(app) >= 40
+        right = app.screen.query_one("#right")
+        assert 78 <= right.size.width <= 82
+        await pilot.press("z")
+        await settle(pilot)
+        assert app.screen.query_one("#left").size.width == 200
+        await pilot.press("z")
+        await settle(pilot)
+        assert title_width(app) >= 40
+    app = make_app(home / "state.db")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, 2)
+        assert app.screen.query_one("#left").size.width == round(120 * 0.52)
+
+
+async def test_merged_list_follows_writes_to_any_store(tmp_path: Path) -> None:
+    """Another connection writes a new session into one store: the merged list takes it in
+    (no key pressed) and keeps the cursor on its row."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        sessions.cursor = list(sessions._ids).index(("default", "d-2"))
+        await settle(pilot)
+        with SessionDB(store_path(home, "zeta"), migrate=False) as db:
+            db.create_session("z-new", "cli")
+            db.append_message("z-new", "user", "fresh", timestamp=FIXED_NOW - 60)
+        await wait_for(pilot, lambda: sessions.total == 7, rounds=60)
+        assert sessions.key_at(0) == ("zeta", "z-new")
+        assert sessions.selected_key == ("default", "d-2")
+        assert "zeta 2" in info_text(app)
+
+
+async def test_active_now_across_stores(tmp_path: Path) -> None:
+    """`a` keeps, in the merged order, the sessions active now in every store."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    for profile, sid, age in (("work", "w-live", 120), ("zeta", "z-live", 30)):
+        with SessionDB(store_path(home, profile), migrate=False) as db:
+            db.create_session(sid, "cli")
+            db.append_message(sid, "user", "still going", timestamp=FIXED_NOW - age)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 8)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: sessions.total == 2)
+        assert list_keys(sessions) == [("zeta", "z-live"), ("work", "w-live")]
+        await pilot.press("a")
+        await wait_for(pilot, lambda: sessions.total == 8)
+
+
+async def test_one_profile_then_p_widens_to_all(tmp_path: Path) -> None:
+    """`--profile work`: one store; `p` opens every profile, `p` again narrows back to work."""
+    home = build_home(tmp_path / "hermes")
+    app = federated_app(home, StoreChoice(profiles=("work",), home=home))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 3)
+        assert not sessions.show_profile and "broken" not in info_text(app)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: sessions.total == 6)
+        assert sessions.show_profile and "broken: not a database" in info_text(app)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: sessions.total == 3)
+        assert {k[0] for k in list_keys(sessions)} == {"work"}
+
+
+def test_cli_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`--all`, `--profile NAME` (repeatable) and a repeated `--db` open several stores; one
+    `--db` stays the one-store browser (with its open prefetch)."""
+    from hermes_tui import cli
+
+    seen: list[tuple[Any, Any]] = []
+
+    def fake_run(self: HermesApp) -> None:
+        seen.append((getattr(self, "store_choice", None), self.prefetch))
+
+    monkeypatch.setattr(HermesApp, "run", fake_run)
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    assert cli.main(["--all"]) == 0
+    assert cli.main(["--profile", "work", "--profile", "zeta"]) == 0
+    assert cli.main(["--db", str(a), "--db", str(b)]) == 0
+    assert cli.main(["--db", str(a)]) == 0
+    assert [choice for choice, _p in seen] == [
+        StoreChoice(all_profiles=True),
+        StoreChoice(profiles=("work", "zeta")),
+        StoreChoice(paths=(a, b)),
+        None,
+    ]
+    assert all(prefetch is None for choice, prefetch in seen if choice is not None)
+
+
+async def test_open_transcript_follows_its_own_store(tmp_path: Path) -> None:
+    """A message committed to the open session's store appears in its transcript; one written
+    to the session with the same id in another store does not."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        sessions.cursor = list(sessions._ids).index(("work", "s-shared"))
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        )
+        transcript = screen.query_one("#transcript", TranscriptView)
+
+        def texts() -> str:
+            assert transcript.data is not None
+            return " ".join(str(getattr(i, "text", "")) for i in transcript.data.items)
+
+        with SessionDB(store_path(home, "default"), migrate=False) as db:
+            db.append_message("s-shared", "assistant", "written to the default store", timestamp=T0 + 70)
+        with SessionDB(store_path(home, "work"), migrate=False) as db:
+            db.append_message("s-shared", "assistant", "streamed into work", timestamp=T0 + 80)
+        await wait_for(pilot, lambda: "streamed into work" in texts(), rounds=60)
+        assert "written to the default store" not in texts()
+
+
+def test_unknown_profile_is_a_missing_badge(tmp_path: Path) -> None:
+    """`--profile nope work`: nope is a "missing" badge, work opens."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    stores = BrowserStores.open(StoreChoice(profiles=("nope", "work"), home=home))
+    try:
+        assert stores.profiles == ["work"] and stores.current == "work"
+        assert [(r.profile, str(r.status)) for r in stores.failed] == [("nope", "missing")]
+    finally:
+        stores.close()
