@@ -6,8 +6,9 @@
 ```
 
 Flags: `--messages N` (store size, default 100,000; built once through the peer's own sqlite3 in
-one transaction and cached under `--workdir`), `--phase-s S` (length of each writer phase, default
-30), `--rate R` (writer messages/s, default 20), `--hz H` (follower polls/s, default 4),
+one transaction and cached under `--workdir`, with the writer's session and `WRITER_SESSIONS`
+more for bench/live_app_bench.py's multi-writer phases), `--phase-s S` (length of each writer
+phase, default 30), `--rate R` (writer messages/s, default 20), `--hz H` (follower polls/s, default 4),
 `--idle-s S` (follower CPU measured with the store quiet, default 10), `--workdir`, `--json PATH`.
 
 Phases, on fresh copies of the same store: (A) the writer alone — a thread in the peer process
@@ -43,6 +44,7 @@ from measure import pct  # noqa: E402
 from tests.peer.oracle import Peer, peer_python  # noqa: E402
 
 SESSION = "bench-live-writer"
+WRITER_SESSIONS = 8
 
 FILL = r"""
 import sqlite3, time, random
@@ -111,6 +113,8 @@ def build_store(workdir: Path, messages: int) -> Path:
     t0 = time.monotonic()
     with Peer(tmp) as peer:
         peer.call("create_session", SESSION, "cli")
+        for i in range(WRITER_SESSIONS):  # one per writer process of the multi-writer phase
+            peer.call("create_session", f"{SESSION}-{i}", "cli")
         peer.exec(FILL.replace("int(N)", str(messages)))
     os.rename(tmp, path)
     print(f"built {path} ({messages:,} messages) in {time.monotonic() - t0:.0f}s", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""The browser's live follower: one thread polls the store and posts what changed (issue #18).
+"""The browser's live follower: one thread polls the store and posts what changed.
 
 Why a thread of its own: a `ChangeWatcher`'s cursor belongs to the connection of the thread
 that polls it, and a poll — even an unchanged one, a single `PRAGMA data_version` — must never
@@ -6,10 +6,12 @@ run on the event loop. `SessionDB.changes_since` and `live_status` each end thei
 transaction before returning, so nothing is held between polls and a writer's checkpoint always
 gets through.
 
-Rhythm: `FAST_S` while the user is at the keyboard, `SLOW_S` once `IDLE_INPUT_S` passed without
-input (`touch()` is called on every key and mouse press), at once when a poll says `more` or
-the UI asks (`wake()`). Live statuses of the visible rows are recomputed when something changed,
-when the visible ids change, and every `STATUS_EVERY_S` (the "idle 12m" labels age).
+Rhythm: `FAST_S` while the user is at the keyboard or the store keeps changing, `SLOW_S` once
+`IDLE_INPUT_S` passed without input (`touch()` is called on every key and mouse press) and
+without a change (a user watching an agent write never touches a key, and at 1 Hz a new message
+took 0.5-1 s to show), at once when a poll says `more` or the UI asks (`wake()`). Live statuses
+of the visible rows are recomputed when something changed, when the visible ids change, and
+every `STATUS_EVERY_S` (the "idle 12m" labels age).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_tui.state.live import Changes
+from hermes_tui.state import Changes
 
 FAST_S = 0.25
 SLOW_S = 1.0
@@ -75,6 +77,7 @@ class LiveFollower:
         self._visible: list[str] = []
         self._visible_dirty = False
         self._last_input = time.monotonic()
+        self._last_change = float("-inf")  # monotonic time of the last poll that saw a change
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._watcher: Any = None
@@ -117,8 +120,9 @@ class LiveFollower:
 
     @property
     def interval(self) -> float:
-        """Seconds to the next poll: fast while the user is active, slow after a quiet spell."""
-        quiet = time.monotonic() - self._last_input
+        """Seconds to the next poll: fast while the user is active or the store changes, slow
+        after a spell with neither."""
+        quiet = time.monotonic() - max(self._last_input, self._last_change)
         return self.fast_s if quiet < self.idle_input_s else self.slow_s
 
     # ------------------------------------------------------------------ the polling thread
@@ -140,6 +144,8 @@ class LiveFollower:
             try:
                 changes = self._watcher.poll()
                 self.polls += 1
+                if changes:
+                    self._last_change = time.monotonic()
                 with self._lock:
                     visible, dirty = list(self._visible), self._visible_dirty
                     self._visible_dirty = False

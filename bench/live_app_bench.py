@@ -1,0 +1,622 @@
+"""Live-follow bench with the real browser (issue #18): hermes-agent 0.19.0 writers, our app following.
+
+```sh
+.venv/bin/python bench/live_app_bench.py --messages 1000000 --phase-s 600 --multi-phase-s 180 \
+    --workdir /work/bench-data --json bench/results/live-1m-<date>.json
+```
+
+Writers are real hermes-agent 0.19.0 processes (`tests/peer/oracle.py` `Peer.run_appender`, one
+peer process per writer, each appending `--rate` messages/s to its own session). The follower is
+a separate process running the real app headless (`HermesApp(path).run_test(size=(160, 50))`):
+its live follower (`hermes_tui/app/live_follow.py`), session list and transcript exactly as a
+user has them, plus instruments that only read:
+
+- every frame (`App._display`, which Textual calls with each compositor update; the update is
+  also rendered to its terminal string, the work a real terminal's frame costs) looks for the
+  new messages of the transcript among the widgets the compositor shows: commit → visible is that
+  frame's wall clock minus the message's stored `timestamp` (upstream stamps it just before its
+  commit);
+- a coroutine on the app's loop sleeps 5 ms and records how late it wakes (event-loop lag);
+- keystrokes (`down`/`up` alternately, sent through the driver like a terminal's) are timed until
+  the list cursor is on the expected row in a displayed frame;
+- the time in each `Screen._refresh_layout` (with the transcript's widget count), and the app's
+  full garbage collections per window: counted (`IdleCollector.full_collections`) and timed
+  (`gc.callbacks`; one holds the GIL, so the watchdog below cannot see it);
+- a watchdog thread keeps the loop thread's stack whenever the lag probe has not woken for 0.5 s;
+- `HERMES_BENCH_WHATIF=gc30` tries a fix without changing the app: at most one full collection
+  per 30 s (the app's own policy runs one every 0.5 s once input is quiet for 1 s); `window`:
+  live appends unmount the oldest messages past 450 mounted, down to 300 (the app mounts all);
+- with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE);
+- CPU is `time.process_time()` (every thread of the process) over labelled windows; the idle
+  window starts 1.5 s after the writers stop, with no input and the lag probe off; `idle-slow`
+  is its part from 32 s on, once the live follower has slowed down to its idle rate.
+
+Phases (each on a fresh copy of the cached store; `--order`, default `A1,B1,A8,B8`):
+`A1` one writer alone; `B1` one writer with the browser open on its session (no input: a user
+watching); `A8` `--writers` writers alone; `B8` the same writers with the browser on the session
+list (a key every `--key-every-s`, the next only once the last one showed or 2 s passed, during
+`--keys-s` before the writers start, while they run, and `--keys-s` after they stop). Each phase
+records writer p50/p99/max, appends over 1 s and errors, and the `-wal` size (max sampled every
+0.5 s, and at the phase's end before the writers close and truncate it).
+`C1`/`C8` are controls: the writers with a process burning `--burn` of a core (what the browser
+used while they wrote) instead of the browser: is a slower writer the browser, or just CPU?
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from live_bench import SESSION, WRITER_SESSIONS, build_store, wal_size  # noqa: E402
+from measure import pct  # noqa: E402
+
+from tests.peer.oracle import Peer, peer_python  # noqa: E402
+
+#: The follower polls at its fast rate until 30 s without input or change (live_follow.IDLE_INPUT_S).
+SLOWS_DOWN_S = 32.0
+
+APP_FOLLOWER = r"""
+import asyncio, cProfile, json, os, sys, threading, time
+from pathlib import Path
+from textual import events
+from hermes_tui.app.app import HermesApp
+from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+
+path, open_id, key_every = sys.argv[1], sys.argv[2], float(sys.argv[3])
+state = {"label": "start", "lag": False, "keys": False, "stop": False}
+marks = []          # (label, wall, monotonic, cpu) at each label change
+lag = {}            # label -> [seconds late]
+keys = {}           # label -> [seconds key -> frame with the cursor moved]
+seen = []           # (wall at visible, commit -> visible s, label)
+layouts = {}        # label -> [(seconds in Screen._refresh_layout, transcript widgets)]
+holder = {}
+frames = {"n": 0, "items": None, "index": 0, "pending": [], "key": None, "render_s": 0.0}
+
+def mark(label):
+    app = holder.get("app")
+    gcs = app.collector.full_collections if app is not None else 0
+    marks.append((label, time.time(), time.monotonic(), time.process_time(), gcs))
+    state["label"] = label
+
+def commands():
+    for line in sys.stdin:
+        cmd, _, arg = line.strip().partition(" ")
+        if cmd == "label":
+            mark(arg)
+        elif cmd in ("lag", "keys"):
+            state[cmd] = arg == "on"
+        elif cmd == "stop":
+            mark("stop")
+            state["stop"] = True
+            return
+
+async def main():
+    app = HermesApp(Path(path), read_only=True)
+    holder["app"] = app
+    whatif = set(filter(None, os.environ.get("HERMES_BENCH_WHATIF", "").split(",")))
+    if "gc30" in whatif:  # what if full collections were at most one per 30 s
+        import gc
+        from hermes_tui.app import gc_policy
+        col, last = app.collector, [time.monotonic()]
+        def poll():
+            if col._saved is None or gc.get_count()[2] == 0 or time.monotonic() - last[0] < 30:
+                return
+            if time.monotonic() - col.last_input >= gc_policy.IDLE_S:
+                gc.collect()
+                col.full_collections += 1
+                last[0] = time.monotonic()
+        col.poll = poll
+    if "window" in whatif:  # what if live appends kept at most ~300 messages mounted
+        orig_append = TranscriptView.append_items
+
+        async def append_trim(self, items):
+            followed = await orig_append(self, items)
+            if followed and self.end - self.start > 450:
+                new_start = self.end - 300
+                item = self.items[new_start]
+                if isinstance(item, MessageView):
+                    anchor = self.get_child_by_id(f"msg-{item.id}")
+                    kids = list(self.children)
+                    await self.remove_children(kids[: kids.index(anchor)])
+                    self.start = new_start
+                    await self.mount(self._more_button("before", self.start), before=self.children[0])
+                    self.call_after_refresh(self.scroll_end, animate=False)
+            return followed
+
+        TranscriptView.append_items = append_trim
+    async with app.run_test(size=(160, 50)) as pilot:
+        t_open = time.monotonic()
+        while not isinstance(app.screen, MainScreen) or app.screen.state != "ready":
+            await asyncio.sleep(0.05)
+        screen = app.screen
+        sl = screen.query_one(SessionList)
+        tv = screen.query_one("#transcript", TranscriptView)
+        while sl.total == 0:
+            await asyncio.sleep(0.05)
+        if open_id != "-":
+            screen.open_session(open_id)
+            while tv.data is None or tv.data.session_id != open_id or tv.loading:
+                await asyncio.sleep(0.05)
+        sl.focus()
+        await pilot.pause(0.5)
+        ready_s = time.monotonic() - t_open
+        orig = app._display
+        console = app.console
+
+        def on_frame(scr, renderable):
+            orig(scr, renderable)
+            if renderable is None or app._batch_count or scr is not app.screen:
+                return
+            t = time.perf_counter()
+            try:
+                renderable.render_segments(console)  # what a real terminal's frame costs
+            except Exception:
+                pass
+            frames["render_s"] += time.perf_counter() - t
+            frames["n"] += 1
+            now = time.time()
+            items = tv.items
+            if items is not frames["items"]:  # a (re)load: only messages appended after it count
+                frames["items"], frames["index"], frames["pending"] = items, len(items), []
+            for item in items[frames["index"]:]:
+                if isinstance(item, MessageView):
+                    frames["pending"].append(item)
+            frames["index"] = len(items)
+            if frames["pending"]:
+                shown = scr._compositor.visible_widgets
+                last = -1
+                for i, item in enumerate(frames["pending"]):
+                    try:
+                        w = tv.get_child_by_id(f"msg-{item.id}")
+                    except Exception:
+                        continue
+                    if w in shown:
+                        last = i
+                for item in frames["pending"][: last + 1]:  # earlier ones scrolled past with it
+                    if isinstance(item.timestamp, (int, float)):
+                        seen.append((now, now - item.timestamp, state["label"]))
+                del frames["pending"][: last + 1]
+            k = frames["key"]
+            if k is not None and sl.selected_id == k[1]:
+                keys.setdefault(k[2], []).append(time.perf_counter() - k[0])
+                frames["key"] = None
+
+        app._display = on_frame
+        orig_layout = screen._refresh_layout
+
+        def timed_layout(*a, **kw):
+            t = time.perf_counter()
+            try:
+                return orig_layout(*a, **kw)
+            finally:
+                layouts.setdefault(state["label"], []).append((time.perf_counter() - t, len(tv.children)))
+
+        screen._refresh_layout = timed_layout
+        prof_path = os.environ.get("HERMES_BENCH_PROFILE")  # cProfile of the loop thread, whole run
+        prof = cProfile.Profile() if prof_path else None
+        if prof is not None:
+            prof.enable()
+
+        async def lag_probe():
+            while not state["stop"]:
+                if not state["lag"]:
+                    await asyncio.sleep(0.05)
+                    continue
+                t, label = time.perf_counter(), state["label"]
+                beat[0] = t
+                await asyncio.sleep(0.005)
+                lag.setdefault(label, []).append(time.perf_counter() - t - 0.005)
+                beat[0] = time.perf_counter()
+
+        beat, stalls, loop_thread = [time.perf_counter()], [], threading.get_ident()
+
+        def watchdog():
+            # the loop thread's stack when the lag probe has not woken for 0.5 s (stalls)
+            import traceback
+            caught = None
+            while not state["stop"]:
+                time.sleep(0.1)
+                stale = time.perf_counter() - beat[0]
+                if not state["lag"] or stale < 0.5:
+                    caught = None
+                    continue
+                if caught is None or stale - caught > 1.0:
+                    caught = stale
+                    frame = sys._current_frames().get(loop_thread)
+                    stack = traceback.format_stack(frame)[-14:] if frame is not None else []
+                    stalls.append({"label": state["label"], "stale_s": round(stale, 2),
+                                   "stack": [line.strip() for line in stack]})
+
+        threading.Thread(target=watchdog, daemon=True).start()
+        import gc
+
+        gc_full, gc_t = [], [0.0]
+
+        def gc_timer(phase, info):  # a full collection holds the GIL: the watchdog cannot see it
+            if info.get("generation") != 2:
+                return
+            if phase == "start":
+                gc_t[0] = time.perf_counter()
+            else:
+                gc_full.append((state["label"], time.perf_counter() - gc_t[0]))
+
+        gc.callbacks.append(gc_timer)
+
+        async def key_presser():
+            down = True
+            while not state["stop"]:
+                await asyncio.sleep(key_every)
+                if not state["keys"]:
+                    continue
+                pending = frames["key"]
+                if pending is not None:  # one key at a time; one unseen after 2 s counts as lost
+                    if time.perf_counter() - pending[0] < 2.0:
+                        continue
+                    keys.setdefault("lost:" + pending[2], []).append(time.perf_counter() - pending[0])
+                ids, cur = sl._ids, sl.cursor
+                target = cur + 1 if down else cur - 1
+                if not 0 <= target < len(ids):
+                    down = not down
+                    target = cur + 1 if down else cur - 1
+                key = "down" if down else "up"
+                down = not down
+                frames["key"] = (time.perf_counter(), ids[target], state["label"])
+                ev = events.Key(key, None)
+                ev.set_sender(app)
+                app._driver.send_message(ev)
+
+        threading.Thread(target=commands, daemon=True).start()
+        tasks = [asyncio.create_task(lag_probe()), asyncio.create_task(key_presser())]
+        mark("ready")
+        print(json.dumps({"ready_s": ready_s, "sessions": sl.total}), flush=True)
+        while not state["stop"]:
+            await asyncio.sleep(0.1)
+        for t in tasks:
+            t.cancel()
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(prof_path)
+        follower = screen.follower
+        out = {"ready_s": ready_s, "marks": marks, "lag": lag, "keys": keys, "seen": seen,
+               "layouts": layouts, "whatif": sorted(whatif), "stalls": stalls[:40], "gc_full": gc_full,
+               "frames": frames["n"], "render_s": frames["render_s"],
+               "polls": follower.polls if follower is not None else None,
+               "transcript_items": len(tv.items), "transcript_widgets": len(tv.children),
+               "pending_never_visible": len(frames["pending"])}
+        sys.__stdout__.write(json.dumps(out) + "\n")
+        sys.__stdout__.flush()
+        app.exit()
+
+asyncio.run(main())
+"""
+
+
+#: The control phases' CPU load: busy for `duty` of every 10 ms, asleep for the rest.
+BURNER = r"""
+import sys, time
+duty = float(sys.argv[1])
+while True:
+    t = time.perf_counter()
+    while time.perf_counter() - t < 0.01 * duty:
+        pass
+    time.sleep(0.01 * (1 - duty))
+"""
+
+
+class AppFollower:
+    """The browser in its own process; `label()` names the window its samples fall in."""
+
+    def __init__(self, db: Path, open_id: str, key_every_s: float) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", APP_FOLLOWER, str(db), open_id, str(key_every_s)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the app follower died before it was ready")
+        self.ready = json.loads(line)
+
+    def send(self, cmd: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(cmd + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self) -> dict[str, Any]:
+        self.send("stop")
+        assert self.proc.stdout is not None
+        out = json.loads(self.proc.stdout.readline())
+        self.proc.wait(timeout=60)
+        return out
+
+
+def writer_stats(results: list[dict[str, Any]]) -> dict[str, Any]:
+    lat = [x for r in results for x in r["latencies"]]
+    errors = [e for r in results for e in r["errors"]]
+    return {
+        "appended": sum(len(r["appended"]) for r in results),
+        "errors": len(errors),
+        "error_samples": errors[:3],
+        "p50_ms": pct(lat, 50) * 1e3,
+        "p99_ms": pct(lat, 99) * 1e3,
+        "max_ms": max(lat) * 1e3 if lat else float("nan"),
+        # appends over 1 s: 0.19.0 runs its FTS 'optimize' inside an append every 1,000 writes
+        "over_1s": sorted(round(x, 1) for x in lat if x > 1.0),
+    }
+
+
+def summarize(res: dict[str, Any]) -> dict[str, Any]:
+    """Percentiles per labelled window of what the app follower recorded."""
+    out: dict[str, Any] = {
+        k: res[k]
+        for k in (
+            "ready_s",
+            "frames",
+            "render_s",
+            "polls",
+            "transcript_items",
+            "transcript_widgets",
+            "pending_never_visible",
+        )
+    }
+    seen = [s[1] for s in res["seen"]]
+    if seen:
+        t0 = res["seen"][0][0]
+        first = [s[1] for s in res["seen"] if s[0] - t0 < 60]
+        last_t = res["seen"][-1][0]
+        last = [s[1] for s in res["seen"] if last_t - s[0] < 60]
+        out["visible"] = {
+            "n": len(seen),
+            "p50_ms": pct(seen, 50) * 1e3,
+            "p95_ms": pct(seen, 95) * 1e3,
+            "max_ms": max(seen) * 1e3,
+            "first_minute_p95_ms": pct(first, 95) * 1e3,
+            "last_minute_p95_ms": pct(last, 95) * 1e3,
+            "per_minute_p95_ms": [  # NaN: nothing became visible that minute
+                pct([s[1] for s in res["seen"] if m * 60 <= s[0] - t0 < (m + 1) * 60], 95) * 1e3
+                for m in range(int((last_t - t0) // 60) + 1)
+            ],
+        }
+    out["lag"] = {
+        label: {
+            "n": len(v),
+            "p50_ms": pct(v, 50) * 1e3,
+            "p99_ms": pct(v, 99) * 1e3,
+            "max_ms": max(v) * 1e3,
+            "over_16ms": sum(1 for x in v if x > 0.016),
+        }
+        for label, v in res["lag"].items()
+    }
+    out["keys"] = {
+        label: {"n": len(v), "p50_ms": pct(v, 50) * 1e3, "p95_ms": pct(v, 95) * 1e3, "max_ms": max(v) * 1e3}
+        for label, v in res["keys"].items()
+    }
+    out["layout"] = {
+        label: {
+            "n": len(v),
+            "p50_ms": pct([d for d, _ in v], 50) * 1e3,
+            "p95_ms": pct([d for d, _ in v], 95) * 1e3,
+            "max_ms": max(d for d, _ in v) * 1e3,
+            "widgets_at_end": v[-1][1],
+            "last_100_p50_ms": pct([d for d, _ in v[-100:]], 50) * 1e3,
+        }
+        for label, v in res["layouts"].items()
+        if v
+    }
+    out["whatif"] = res["whatif"]
+    out["stalls"] = res.get("stalls", [])
+    full: dict[str, list[float]] = {}
+    for label, d in res.get("gc_full", []):
+        full.setdefault(label, []).append(d)
+    out["gc_full_ms"] = {
+        label: {"n": len(v), "p50": pct(v, 50) * 1e3, "max": max(v) * 1e3, "total": sum(v) * 1e3}
+        for label, v in full.items()
+    }
+    marks = res["marks"]
+    out["full_gcs"] = {marks[i][0]: marks[i + 1][4] - marks[i][4] for i in range(len(marks) - 1)}
+    labels = [m[0] for m in res["marks"]]
+    out["cpu_pct"] = {
+        labels[i]: 100
+        * (res["marks"][i + 1][3] - res["marks"][i][3])
+        / max(1e-9, res["marks"][i + 1][2] - res["marks"][i][2])
+        for i in range(len(labels) - 1)
+    }
+    return out
+
+
+def fresh_copy(base: Path, workdir: Path, name: str) -> Path:
+    db = workdir / f"phase-{name}.db"
+    for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+        p.unlink(missing_ok=True)
+    shutil.copyfile(base, db)
+    return db
+
+
+def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
+    """`len(sessions)` peer processes appending for `seconds`; writer stats and `-wal` sizes."""
+    peers = [Peer(db) for _ in sessions]
+    try:
+        n = int(seconds * args.rate * 2) + 10  # more than needed: stopped, not finished, at the end
+        for peer, sid in zip(peers, sessions, strict=True):
+            peer.run_appender(sid, n, interval_s=max(0.0, 1 / args.rate - 0.002))
+        t_end = time.monotonic() + seconds
+        wal_max = 0
+        while time.monotonic() < t_end:
+            wal_max = max(wal_max, wal_size(db))
+            time.sleep(0.5)
+        wal_end = wal_size(db)
+        results = [peer.stop_appender(wait=False) for peer in peers]
+    finally:
+        for peer in peers:
+            peer.close()
+    return {**writer_stats(results), "wal_max_bytes": max(wal_max, wal_end), "wal_end_bytes": wal_end}
+
+
+def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
+    follow, writers = name.startswith("B"), int(name[1:])
+    burner = None
+    if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
+        burner = subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)])
+    seconds = args.phase_s if writers == 1 else args.multi_phase_s
+    sessions = [SESSION] if writers == 1 else [f"{SESSION}-{i}" for i in range(writers)]
+    db = fresh_copy(base, args.workdir, name)
+    t0 = time.monotonic()
+    app = None
+    if follow:
+        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s)
+        app.send("lag on")
+        if writers > 1:
+            app.send("label before")
+            app.send("keys on")
+            time.sleep(args.keys_s)
+        app.send("label writers")
+    print(
+        f"[{time.strftime('%H:%M:%S')}] {name}: {writers} writer(s), {seconds:g} s",
+        file=sys.stderr,
+        flush=True,
+    )
+    out: dict[str, Any] = {"phase": name, "writers": writers, "seconds": seconds}
+    out.update(run_writers(db, sessions, args, seconds))
+    if app is not None:
+        if writers > 1:
+            app.send("label after")
+            time.sleep(args.keys_s)
+            app.send("keys off")
+        time.sleep(1.5)  # the last commits reach the screen
+        app.send("lag off")
+        app.send("label idle")
+        if args.idle_s > SLOWS_DOWN_S + 5:  # also the CPU once the follower slowed down
+            time.sleep(SLOWS_DOWN_S)
+            app.send("label idle-slow")
+            time.sleep(args.idle_s - SLOWS_DOWN_S)
+        else:
+            time.sleep(args.idle_s)
+        res = app.finish()
+        out["app"] = summarize(res)
+        out["app"]["idle_cpu_pct"] = out["app"]["cpu_pct"].get("idle-slow", out["app"]["cpu_pct"].get("idle"))
+        out["app"]["sessions"] = app.ready["sessions"]
+    if burner is not None:
+        burner.kill()
+        burner.wait()
+        out["burn"] = args.burn
+    out["wall_s"] = time.monotonic() - t0
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: {json.dumps(out)}", file=sys.stderr, flush=True)
+    return out
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:,.1f}" if abs(v) >= 10 else f"{v:,.2f}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
+    """The README table: each B phase beside the A phase of the same writer count."""
+    lines = [f"{args.messages:,} messages, {args.rate:g} msg/s per writer\n"]
+    by: dict[str, list[dict[str, Any]]] = {}
+    for r in results:
+        by.setdefault(r["phase"], []).append(r)
+    for w in sorted({r["writers"] for r in results}):
+        a, b = by.get(f"A{w}", [{}])[0], by.get(f"B{w}", [{}])[0]
+        if not b:
+            continue
+        lines.append(f"\n**{w} writer(s), {b['seconds']:g} s per phase**\n")
+        lines.append("| metric | writers alone | with the browser | ratio |\n|---|---|---|---|")
+        for key, label in (
+            ("appended", "appends"),
+            ("errors", "errors"),
+            ("p50_ms", "writer p50 ms"),
+            ("p99_ms", "writer p99 ms"),
+            ("max_ms", "writer max ms"),
+            ("wal_max_bytes", "-wal max MB"),
+            ("wal_end_bytes", "-wal at the end MB"),
+        ):
+            va, vb = a.get(key, float("nan")), b[key]
+            if key.startswith("wal"):
+                va, vb = va / 1e6, vb / 1e6
+            ratio = f"{vb / va:.2f}" if va and va == va else "-"
+            lines.append(f"| {label} | {fmt(va)} | {fmt(vb)} | {ratio} |")
+        app = b["app"]
+        vis = app.get("visible")
+        if vis:
+            lines.append(
+                f"| commit → visible p50 / p95 / max ms | | {vis['p50_ms']:.0f} / {vis['p95_ms']:.0f} / "
+                f"{vis['max_ms']:.0f} ({vis['n']} msgs; p95 first min {vis['first_minute_p95_ms']:.0f}, "
+                f"last min {vis['last_minute_p95_ms']:.0f}) | |"
+            )
+        for label, lg in app["lag"].items():
+            lines.append(
+                f"| loop lag ({label}) p99 / max ms | | {lg['p99_ms']:.1f} / {lg['max_ms']:.1f} "
+                f"({lg['over_16ms']} of {lg['n']} > 16 ms) | |"
+            )
+        for label, k in app["keys"].items():
+            lines.append(
+                f"| key → frame ({label}) p50 / p95 / max ms | | {k['p50_ms']:.1f} / {k['p95_ms']:.1f} / "
+                f"{k['max_ms']:.1f} (n={k['n']}) | |"
+            )
+        for label, ly in app.get("layout", {}).items():
+            lines.append(
+                f"| Screen layout ({label}) p50 / p95 / max ms | | {ly['p50_ms']:.0f} / {ly['p95_ms']:.0f} / "
+                f"{ly['max_ms']:.0f} (n={ly['n']}; {ly['widgets_at_end']} transcript widgets at the end) | |"
+            )
+        if "full_gcs" in app:
+            gcs = ", ".join(f"{k} {v}" for k, v in app["full_gcs"].items() if k not in ("start", "ready"))
+            lines.append(f"| app full GCs | | {gcs} | |")
+        cpu = app["cpu_pct"]
+        lines.append(
+            "| app CPU % of a core | | "
+            + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items() if k not in ("start", "ready"))
+            + " | |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--phase-s", type=float, default=30.0, help="single-writer phases")
+    ap.add_argument("--multi-phase-s", type=float, default=30.0, help="multi-writer phases")
+    ap.add_argument("--writers", type=int, default=WRITER_SESSIONS)
+    ap.add_argument("--rate", type=float, default=20.0)
+    ap.add_argument("--idle-s", type=float, default=20.0)
+    ap.add_argument("--keys-s", type=float, default=15.0)
+    ap.add_argument("--key-every-s", type=float, default=0.5)
+    ap.add_argument("--order", default="A1,B1,A8,B8")
+    ap.add_argument("--burn", type=float, default=0.7, help="C phases: fraction of a core burnt")
+    ap.add_argument("--workdir", type=Path, default=Path("/work/bench-data"))
+    ap.add_argument("--json", type=Path, default=None)
+    args = ap.parse_args()
+    if args.writers > WRITER_SESSIONS:
+        ap.error(f"at most {WRITER_SESSIONS} writers (sessions made when the store is built)")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    peer_python()
+    base = build_store(args.workdir, args.messages)
+    names = [n.strip().replace("8", str(args.writers)) for n in args.order.split(",") if n.strip()]
+    results: list[dict[str, Any]] = []
+    for name in names:
+        results.append(phase(base, args, name))
+        if args.json:  # partial results survive an interrupted run
+            args.json.write_text(
+                json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "phases": results}, indent=2)
+            )
+    print(report(results, args))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
