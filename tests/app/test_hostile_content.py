@@ -1,4 +1,4 @@
-"""Hostile store content never drives the terminal and never breaks a view (issue #15, app layer).
+"""Hostile store content never drives the terminal and never breaks a view.
 
 Message content, tool names and arguments, titles, reasoning, sources: whatever an agent read
 may carry terminal escapes (OSC 52 sets the clipboard, OSC 8 makes links, CSI 2J clears the

@@ -1,4 +1,4 @@
-"""Bounded work for huge messages (issue #15): one message with 5,000 tool calls, a 5 MB tool output.
+"""Bounded work for huge messages: one message with 5,000 tool calls, a 5 MB tool output.
 
 Before: 5,000 tool calls were all prepared in the worker and mounted as 5,000 folds (12.6 s to
 appear, 14.4 s frozen when `x` opened them, 300-370 MB). Now a message prepares and mounts its

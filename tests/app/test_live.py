@@ -1,4 +1,4 @@
-"""Live follow (issue #18): the browser follows commits made by other processes, with the real
+"""Live follow: the browser follows commits made by other processes, with the real
 clock. Writers are real subprocesses — our store driven over JSON lines, and the real
 hermes-agent 0.19.0 (`tests/peer/oracle.py`). Every wait polls a condition with a timeout.
 """

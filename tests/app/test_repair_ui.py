@@ -1,4 +1,4 @@
-"""The repair offer (issue #17): a store that fails to open because `sqlite_master` holds a
+"""The repair offer: a store that fails to open because `sqlite_master` holds a
 duplicate row is diagnosed, repaired with a backup first on R, and opened again; never offered
 read-only, nor for a file that is simply not a store."""
 

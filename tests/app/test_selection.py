@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import ProgressBar, Static
@@ -163,14 +162,12 @@ async def test_select_all_at_100k_holds_ids_not_rows() -> None:
         await list_settle(pilot)
         sessions = app.query_one(SessionList)
         sessions.focus()
-        started = time.perf_counter()
         await pilot.press("ctrl+a")
         await pilot.pause()
         assert len(sessions.selection) == N
         assert len(sessions.selected_ids) == N
         await pilot.press("end")
         await list_settle(pilot)
-        assert time.perf_counter() - started < 5
         assert line_text(sessions, N - 1).startswith(SELECTED_MARK)
         assert len(sessions._pages) <= MAX_PAGES
         assert sum(app.fetched) <= MAX_PAGES * 100

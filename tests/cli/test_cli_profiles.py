@@ -1,4 +1,4 @@
-"""`hermes-tui sessions … --all / --profile NAME` over several profiles' stores (issue #20, CLI).
+"""`hermes-tui sessions … --all / --profile NAME` over several profiles' stores.
 
 Layout under a tmp `$HERMES_HOME`: the default store and `profiles/work` both built by
 `conftest.build` (so every id exists twice: references need `PROFILE:ID`), `profiles/agent`

@@ -1,4 +1,4 @@
-"""`hermes-tui sessions repair [--check]` on damaged copies of a store (issue #17, CLI part).
+"""`hermes-tui sessions repair [--check]` on damaged copies of a store.
 
 Damage is made in a subprocess with the stdlib's SQLite, as in tests/store/test_repair.py (never
 both libraries on one file in one process)."""

@@ -1,5 +1,5 @@
 """`hermes-tui sessions`: inert output, exact targets, one-line errors with documented exit codes,
-private export files, CJK-aligned tables (issue #14 item 4, CLI parts of #15)."""
+private export files, CJK-aligned tables."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`hermes-tui sessions trash …` and the trash entries `delete`/`prune` write (issue #17)."""
+"""`hermes-tui sessions trash …` and the trash entries `delete`/`prune` write."""
 
 from __future__ import annotations
 

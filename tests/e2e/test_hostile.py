@@ -1,4 +1,4 @@
-"""Hostile stored text (issue #15): escape sequences a message carries must never reach the
+"""Hostile stored text: escape sequences a message carries must never reach the
 terminal, in the browser (raw pty bytes) or in the headless commands (stdout)."""
 
 from __future__ import annotations

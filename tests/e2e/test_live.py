@@ -1,4 +1,4 @@
-"""End-to-end live follow (issue #18): the installed ``hermes-tui`` in a real pty follows a live
+"""End-to-end live follow: the installed ``hermes-tui`` in a real pty follows a live
 hermes-agent 0.19.0 writer — a new session appears in the list, and a message committed to the
 open session appears on screen — with the real clock."""
 

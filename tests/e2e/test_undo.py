@@ -1,4 +1,4 @@
-"""End to end (issue #17): in the installed ``hermes-tui`` in a real pty, on a store written by
+"""End to end: in the installed ``hermes-tui`` in a real pty, on a store written by
 hermes-agent 0.19.0, a multi-select delete says "u to undo", ``u`` brings the sessions back, and
 the peer reads them back identical and searchable, and keeps writing to its file."""
 

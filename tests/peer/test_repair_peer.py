@@ -1,6 +1,6 @@
 """Damaged legacy stores written by the real hermes-agent 0.19.0: `diagnose` finds the damage,
 `repair` fixes it with the file's own FTS DDL, keeps every row, and 0.19.0 opens, writes and
-searches the repaired file (issue #17)."""
+searches the repaired file."""
 
 from __future__ import annotations
 

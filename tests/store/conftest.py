@@ -1,4 +1,4 @@
-"""Fixtures of the store's unit tests: a fresh `SessionDB` and the spec's Fixture F (§13)."""
+"""Fixtures of the store's unit tests: a fresh `SessionDB` and the shared lineage fixture (Fixture F)."""
 
 from __future__ import annotations
 

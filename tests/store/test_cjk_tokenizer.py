@@ -1,4 +1,4 @@
-"""The `cjk_unicode61` tokenizer (spec §5, T45): exact tokens and matches for both
+"""The `cjk_unicode61` tokenizer: exact tokens and matches for both
 implementations, and their token-for-token identity — which is what keeps an index written
 through one and maintained through the other consistent."""
 
@@ -41,7 +41,7 @@ def _conn(impl: str, path: str | Path = ":memory:") -> apsw.Connection:
     return conn
 
 
-# ---------------------------------------------------------------- exact tokens (§5)
+# ---------------------------------------------------------------- exact tokens
 
 TOKEN_CASES = [
     ("日本語のテキスト", ["日本", "本語", "語の", "のテ", "テキ", "キス", "スト"]),
@@ -96,7 +96,7 @@ def test_arguments_pass_through_to_unicode61(impl: str) -> None:
         conn.execute("CREATE VIRTUAL TABLE bad USING fts5(c, tokenize='cjk_unicode61 remove_diacritics 7')")
 
 
-# ---------------------------------------------------------------- match table (§5)
+# ---------------------------------------------------------------- match table
 
 MATCH_ROWS = [
     (1, "日本語のテキストを検索したい"),
@@ -155,7 +155,7 @@ _CJK_CHAR = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in pt.CJK_RAN
 
 
 def _oracle(text: str, args: list[str]) -> list[tuple[str, int, int]]:
-    """Spec §5 written as plainly as possible, one character at a time, on unicode61's output."""
+    """The tokenizer's rules written as plainly as possible, one character at a time, on unicode61's output."""
     u61 = apsw.Connection(":memory:").fts5_tokenizer("unicode61", args)
     out: list[tuple[str, int, int]] = []
     for start, end, tok in u61(text.encode(), DOC, None, include_colocated=False):

@@ -1,4 +1,4 @@
-"""Damaged stores (issue #17): `diagnose` finds what is wrong without writing, `repair` backs the
+"""Damaged stores: `diagnose` finds what is wrong without writing, `repair` backs the
 file up, fixes duplicate `sqlite_master` rows and broken FTS indexes keeping every row, and leaves
 a file it cannot repair exactly as it was. v23 files written by our store (the legacy layout,
 written by hermes-agent 0.19.0, is in tests/peer/test_repair_peer.py)."""

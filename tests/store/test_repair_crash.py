@@ -1,6 +1,6 @@
 """`repair` killed (SIGKILL, in a subprocess) at random points: the store is either still the
 damaged original, with every row, or repaired and opening with every row; once it has changed,
-a complete backup of the original exists (issue #17 crash test)."""
+a complete backup of the original exists."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Plan choice in `search()` is exact: the cheap plans for small stores and rare words give the same
-ids in the same order as the general plan, on small and larger stores (issue #21)."""
+ids in the same order as the general plan, on small and larger stores."""
 
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def _answers(db: SessionDB) -> dict[tuple, tuple[list[int], str]]:
 
 
 def _general_plan(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plan before issue #21's shortcuts: both probes evaluated, no glued-id proof."""
+    """The general plan, without the small-store shortcuts: both probes evaluated, no glued-id proof."""
     cls = type(db)
 
     def probe_first(self, q, tri):

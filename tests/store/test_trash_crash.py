@@ -1,4 +1,4 @@
-"""Crash tests of the trash (issue #17): a subprocess running delete, prune or restore is
+"""Crash tests of the trash: a subprocess running delete, prune or restore is
 SIGKILLed at a random moment, 20 times each. Afterwards the store opens, `PRAGMA
 integrity_check` and FTS5 integrity-check pass, every session is either whole or wholly gone
 (each batch is one transaction), and the trash entry brings back exactly what was removed."""

@@ -1,4 +1,4 @@
-"""A trash restore puts messages back into the CJK side index (issue #17).
+"""A trash restore puts messages back into the CJK side index.
 
 Restored messages keep their old ids, which lie below the side index's high-water mark, so its
 incremental sync never reaches them: without `SideIndex.reindex` a 1–2 character CJK search on a
