@@ -35,7 +35,9 @@ ROOT = HERE.parent
 WORK = HERE / "work"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
-from measure import pct  # noqa: E402
+from measure import pct, private_settings  # noqa: E402
+
+private_settings()
 
 SEARCH_QUERIES = [
     "error",

@@ -36,7 +36,9 @@ WORK = HERE / "work"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 from app_bench import SEARCH_QUERIES, rss_mb  # noqa: E402
-from measure import pct  # noqa: E402
+from measure import pct, private_settings  # noqa: E402
+
+private_settings()
 
 SMALL_STORES = 5
 

@@ -58,7 +58,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from live_bench import SESSION, WRITER_SESSIONS, build_store, wal_size  # noqa: E402
-from measure import pct  # noqa: E402
+from measure import pct, private_settings  # noqa: E402
+
+private_settings()
 
 from tests.peer.oracle import Peer, peer_python  # noqa: E402
 

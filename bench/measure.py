@@ -41,3 +41,14 @@ def search_summary(ms: list[float], case: dict[str, Any]) -> dict[str, Any]:
         "reps": len(ms),
         **{k: case[k] for k in ("n", "n_limit500", "ids20")},
     }
+
+
+def private_settings() -> None:
+    """Point the browser's settings file at a fresh temporary folder: a bench never reads or
+    changes the user's own remembered settings (the browser writes them when keys change them)."""
+    import os
+    import tempfile
+
+    os.environ["HERMES_TUI_CONFIG"] = os.path.join(
+        tempfile.mkdtemp(prefix="hermes-tui-bench-"), "settings.toml"
+    )

@@ -29,6 +29,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORK = HERE / "work"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+from measure import private_settings  # noqa: E402
+
+private_settings()
 
 SESSION = "bench-transcript-window"
 BASE = 1748779200.0

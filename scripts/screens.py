@@ -7,6 +7,7 @@ Built from a fresh demo database with a fixed clock and theme, so reruns are rep
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -131,6 +132,11 @@ async def s_copy(pilot: Pilot[None], db: Path) -> None:
     await settle(pilot)
 
 
+async def s_find(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Fix flaky CI on the payments service", "ctrl+f", *"passed")
+    await settle(pilot)
+
+
 STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("01-session-list", s_list, (120, 40)),
     ("02-search", s_search, (120, 40)),
@@ -146,6 +152,7 @@ STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("12-delete-to-trash", s_delete, (120, 40)),
     ("13-trash", s_trash, (120, 40)),
     ("14-copy-menu", s_copy, (120, 40)),
+    ("15-find-in-transcript", s_find, (120, 40)),
 ]
 
 
@@ -181,6 +188,8 @@ async def shoot(db: Path) -> list[Path]:
 def main() -> int:
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        # Never the user's own settings: a key press here must not change (or read) them.
+        os.environ["HERMES_TUI_CONFIG"] = str(Path(tmp) / "settings.toml")
         db = build_demo(Path(tmp) / "state.db", base=BASE)
         for path in asyncio.run(shoot(db)):
             print(path.relative_to(ROOT))
