@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hermes_tui import cli_live
 from hermes_tui import state as _state
@@ -188,24 +188,35 @@ def parse_when(text: str) -> float:
     return parse_iso(text)
 
 
-def non_negative_int(text: str) -> int:
+_N = TypeVar("_N", int, float)
+
+
+def _non_negative(text: str, kind: Callable[[str], _N]) -> _N:
+    """`text` read as `kind`; argparse turns the error into a usage error naming the option."""
     try:
-        n = int(text)
+        n = kind(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
     if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {n}")
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text.strip()}")
     return n
+
+
+def non_negative_int(text: str) -> int:
+    return _non_negative(text, int)
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        n = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text}")
-    return n
+    return _non_negative(text, float)
+
+
+#: `prune`'s range filters: each is a `--min-NAME`/`--max-NAME` option and the store's `min_NAME`/`max_NAME`.
+_PRUNE_RANGES: tuple[tuple[str, Callable[[str], Any]], ...] = (
+    ("messages", non_negative_int),
+    ("tokens", non_negative_int),
+    ("cost", non_negative_float),
+    ("tool_calls", non_negative_int),
+)
 
 
 # ---------------------------------------------------------------- parser
@@ -378,14 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--title-contains", metavar="TEXT", help="title contains TEXT (case-insensitive)")
     p.add_argument("--end-reason")
     p.add_argument("--model", help="model contains (case-insensitive)")
-    for name, typ in (
-        ("messages", non_negative_int),
-        ("tokens", non_negative_int),
-        ("cost", non_negative_float),
-        ("tool-calls", non_negative_int),
-    ):
-        p.add_argument(f"--min-{name}", type=typ)
-        p.add_argument(f"--max-{name}", type=typ)
+    for name, typ in _PRUNE_RANGES:
+        for bound in ("min", "max"):
+            p.add_argument(f"--{bound}-{name.replace('_', '-')}", type=typ)
     p.add_argument("--include-archived", action="store_true", help="archived sessions are candidates too")
     p.add_argument(
         "--export-before", type=Path, metavar="PATH", help="write a JSONL export of the sessions first"
@@ -566,24 +572,28 @@ def _require_store(db: SessionDB, path: Path) -> None:
         )
 
 
+def _writes_refused(command: str) -> CliError:
+    """The one error for a command that writes, run with --read-only (exit code "read_only")."""
+    return CliError(
+        f"'{command}' writes to the database, but --read-only was given; nothing was changed", "read_only"
+    )
+
+
 def _open(args: argparse.Namespace, write: bool) -> SessionDB:
     path = _db_path(args)
     _precheck(path)
     if write and args.read_only:
-        raise CliError(
-            f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
-            "read_only",
-        )
-    db = SessionDB(path, read_only=True)
-    try:
-        _require_store(db, path)
-    except BaseException:
-        db.close()
-        raise
+        raise _writes_refused(args.command)
+    db = _open_store(path, read_only=True)
     if not write:
         return db
     db.close()
-    db = SessionDB(path, migrate=False)
+    return _open_store(path, migrate=False)
+
+
+def _open_store(path: Path, **options: bool) -> SessionDB:
+    """`SessionDB(path, **options)`, closed again unless it is a Hermes session store."""
+    db = SessionDB(path, **options)
     try:
         _require_store(db, path)
     except BaseException:
@@ -866,6 +876,16 @@ def cmd_show(
     return 0
 
 
+def _print_hit(hit: dict[str, Any], session: str) -> None:
+    """One search hit as `search` prints it, for one store or several (`session` names where it is)."""
+    _out("")
+    _out(
+        f"#{_s(hit.get('id'))}  {session}  {_s(hit.get('role'), 40)}"
+        f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]"
+    )
+    _out("  " + _s(hit.get("snippet"), 400))
+
+
 def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
     outcome = db.search(
         args.query,
@@ -879,12 +899,7 @@ def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
         return 0
     _out(f"route: {outcome.route}  ({len(outcome.results)} hit{'s' if len(outcome.results) != 1 else ''})")
     for hit in outcome.results:
-        _out("")
-        _out(
-            f"#{_s(hit.get('id'))}  {_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
-            f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]"
-        )
-        _out("  " + _s(hit.get("snippet"), 400))
+        _print_hit(hit, _s(hit.get("session_id")))
     return 0
 
 
@@ -936,20 +951,14 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
 def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, dict[str, Any], bool]:
     now = time.time()
     f: dict[str, Any] = {}
-    before = []
-    if args.older_than is not None:
-        before.append(now - args.older_than)
-    if args.before is not None:
-        before.append(args.before)
-    if before:
-        f["started_before"] = min(before)
-    after = []
-    if args.newer_than is not None:
-        after.append(now - args.newer_than)
-    if args.after is not None:
-        after.append(args.after)
-    if after:
-        f["started_after"] = max(after)
+    # A duration ago and a date may both bound one side: the stricter one wins.
+    for key, ago, when, stricter in (
+        ("started_before", args.older_than, args.before, min),
+        ("started_after", args.newer_than, args.after, max),
+    ):
+        given = [t for t in (None if ago is None else now - ago, when) if t is not None]
+        if given:
+            f[key] = stricter(given)
     for key, attr in (
         ("title_like", "title_contains"),
         ("end_reason", "end_reason"),
@@ -957,16 +966,7 @@ def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, 
     ):
         if getattr(args, attr):
             f[key] = getattr(args, attr)
-    for key in (
-        "min_messages",
-        "max_messages",
-        "min_tokens",
-        "max_tokens",
-        "min_cost",
-        "max_cost",
-        "min_tool_calls",
-        "max_tool_calls",
-    ):
+    for key in (f"{bound}_{name}" for name, _typ in _PRUNE_RANGES for bound in ("min", "max")):
         if getattr(args, key) is not None:
             f[key] = getattr(args, key)
     any_filter = bool(f) or bool(args.source) or bool(args.title)
@@ -994,14 +994,19 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
     if plan["cascade_ids"]:
         _out(f"Delegate subagent sessions that go with them ({len(plan['cascade_ids'])}):")
         for c in plan["cascade"]:
-            _out(
-                f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
-                f" {c.get('message_count') or 0} msgs)"
-            )
+            _out(_cascade_line(c))
     if plan["excluded"]:
         _out(f"Kept back ({len(plan['excluded'])}):")
         for e in plan["excluded"][:50]:
             _out(f"  = {_s(e['id'])}: {_s(e['reason'])}")
+
+
+def _cascade_line(child: dict[str, Any]) -> str:
+    """A delegate subagent session that goes with a deleted parent, as `prune` and `delete` list it."""
+    return (
+        f"  + {_s(child['id'])}  (child of {_s(child.get('parent_session_id'))},"
+        f" {child.get('message_count') or 0} msgs)"
+    )
 
 
 def _profile_path(profile: str) -> Path:
@@ -1202,10 +1207,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
         if plan["cascade"]:
             _out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")
             for c in plan["cascade"]:
-                _out(
-                    f"  + {_s(c['id'])}  (child of {_s(c.get('parent_session_id'))},"
-                    f" {c.get('message_count') or 0} msgs)"
-                )
+                _out(_cascade_line(c))
         if plan["orphaned"]:
             _out(f"Children kept as roots (orphaned) ({len(plan['orphaned'])}):")
             for o in plan["orphaned"]:
@@ -1394,79 +1396,76 @@ def cmd_stats(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
+def _titled_table(
+    title: str,
+    headers: Sequence[str],
+    records: Sequence[dict[str, Any]],
+    cells: Callable[[dict[str, Any]], Sequence[Any]],
+    right: Sequence[int],
+    limits: dict[int, int],
+) -> None:
+    """One section of `stats`: a blank line, its title, then a table of one row per record."""
+    _out(f"\n{title}")
+    _out(_table(headers, [cells(r) for r in records], right=right, limits=limits))
+
+
 def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     t = data["totals"]
     _out(
         f"Sessions: {t.get('sessions') or 0}   messages: {t.get('messages') or 0}   tokens: "
         f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: {_fmt_cost(t.get('cost'))}"
     )
-    _out("\nBy source:")
-    _out(
-        _table(
-            ("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-            [
-                (r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, _fmt_cost(r["cost"]))
-                for r in data["sessions_by_source"]
-            ],
-            right=(1, 2, 3, 4),
-            limits={0: 40},
-        )
+    _titled_table(
+        "By source:",
+        ("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
+        data["sessions_by_source"],
+        lambda r: (r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, _fmt_cost(r["cost"])),
+        right=(1, 2, 3, 4),
+        limits={0: 40},
     )
-    _out("\nBy model:")
-    _out(
-        _table(
-            ("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
-            [
-                (
-                    r["model"],
-                    r["session_count"],
-                    r["total_input"] or 0,
-                    r["total_output"] or 0,
-                    _fmt_cost(r["total_cost"]),
-                )
-                for r in data["usage_by_model"]
-            ],
-            right=(1, 2, 3, 4),
-            limits={0: 40},
-        )
+    _titled_table(
+        "By model:",
+        ("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
+        data["usage_by_model"],
+        lambda r: (
+            r["model"],
+            r["session_count"],
+            r["total_input"] or 0,
+            r["total_output"] or 0,
+            _fmt_cost(r["total_cost"]),
+        ),
+        right=(1, 2, 3, 4),
+        limits={0: 40},
     )
-    _out("\nCostliest sessions:")
-    _out(
-        _table(
-            ("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
-            [
-                (
-                    r["id"],
-                    r.get("title") or "",
-                    r.get("source") or "-",
-                    r.get("total_tokens") or 0,
-                    _fmt_cost(r["cost"]),
-                )
-                for r in data["costliest_sessions"]
-            ],
-            right=(3, 4),
-            limits={1: 40, 2: 16},
-        )
+    _titled_table(
+        "Costliest sessions:",
+        ("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
+        data["costliest_sessions"],
+        lambda r: (
+            r["id"],
+            r.get("title") or "",
+            r.get("source") or "-",
+            r.get("total_tokens") or 0,
+            _fmt_cost(r["cost"]),
+        ),
+        right=(3, 4),
+        limits={1: 40, 2: 16},
     )
     if data["costliest_chains"]:
-        _out("\nCostliest chains (root and descendants):")
-        _out(
-            _table(
-                ("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-                [
-                    (
-                        r["root_id"],
-                        r.get("title") or "",
-                        r["sessions"],
-                        r["messages"] or 0,
-                        r["tokens"] or 0,
-                        _fmt_cost(r["cost"]),
-                    )
-                    for r in data["costliest_chains"]
-                ],
-                right=(2, 3, 4, 5),
-                limits={1: 40},
-            )
+        _titled_table(
+            "Costliest chains (root and descendants):",
+            ("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
+            data["costliest_chains"],
+            lambda r: (
+                r["root_id"],
+                r.get("title") or "",
+                r["sessions"],
+                r["messages"] or 0,
+                r["tokens"] or 0,
+                _fmt_cost(r["cost"]),
+            ),
+            right=(2, 3, 4, 5),
+            limits={1: 40},
         )
     act = data["activity_by_day"]
     _out(f"\nActivity, last {args.days} days (messages per UTC day):")
@@ -1522,9 +1521,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             _print_diagnosis(report)
         return 0 if report.get("healthy") else EXIT_CODES["damaged"]
     if args.read_only:
-        raise CliError(
-            "'repair' writes to the database, but --read-only was given; nothing was changed", "read_only"
-        )
+        raise _writes_refused("repair")
     report = _state.diagnose(path)
     if report.get("healthy"):
         if args.json:
@@ -1913,12 +1910,7 @@ def pcmd_search(ctx: _Profiles, args: argparse.Namespace) -> int:
     routes = ", ".join(f"{one_line(p)} {one_line(r)}" for p, r in found.routes.items())
     _out(f"routes: {routes}  ({len(hits)} hit{'s' if len(hits) != 1 else ''})")
     for hit in hits:
-        _out("")
-        _out(
-            f"#{_s(hit.get('id'))}  {_s(hit.get('profile'))}:{_s(hit.get('session_id'))}  {_s(hit.get('role'), 40)}"
-            f"  {_short_time(hit.get('timestamp'))}  [{_s(hit.get('source'), 40)}]"
-        )
-        _out("  " + _s(hit.get("snippet"), 400))
+        _print_hit(hit, f"{_s(hit.get('profile'))}:{_s(hit.get('session_id'))}")
     return 0
 
 
@@ -2127,10 +2119,7 @@ PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
 def _run_profiles(args: argparse.Namespace) -> int:
     write = args.command in WRITE_COMMANDS
     if write and args.read_only:
-        raise CliError(
-            f"'{args.command}' writes to the database, but --read-only was given; nothing was changed",
-            "read_only",
-        )
+        raise _writes_refused(args.command)
     ctx = _Profiles(args, write=write)
     try:
         return int(PROFILE_HANDLERS[args.command](ctx, args) or 0)

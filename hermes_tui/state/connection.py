@@ -64,6 +64,29 @@ def _sqlite_message(exc: BaseException) -> str:
     return " ".join(text.split()) or type(exc).__name__
 
 
+#: APSW exception classes → the `StoreError` and its line (``{path}``, ``{msg}``: SQLite's words),
+#: first match wins; anything else is a plain `StoreError`.
+_SQLITE_ERRORS: tuple[tuple[type[apsw.Error] | tuple[type[apsw.Error], ...], type[StoreError], str], ...] = (
+    (apsw.NotADBError, NotADatabaseError, "{path} is not an SQLite database (SQLite: {msg})"),
+    (apsw.CorruptError, NotADatabaseError, "{path} is corrupt (SQLite: {msg})"),
+    (
+        apsw.FullError,
+        DiskFullError,
+        "cannot write to {path}: the disk is full (SQLite: {msg}); nothing was saved",
+    ),
+    (apsw.ReadOnlyError, ReadOnlyError, "{path} is read-only (SQLite: {msg})"),
+    ((apsw.PermissionsError, apsw.AuthError), ReadOnlyError, "{path}: permission denied (SQLite: {msg})"),
+    (
+        apsw.CantOpenError,
+        StorageError,
+        "unable to open {path} or its -wal/-shm/-journal file (SQLite: {msg})",
+    ),
+    (apsw.IOError, StorageError, "disk I/O error on {path} or its -wal/-shm/-journal file (SQLite: {msg})"),
+    ((apsw.BusyError, apsw.LockedError), LockTimeout, "{path} is locked by another process (SQLite: {msg})"),
+    (apsw.ConstraintError, IntegrityError, "{msg}"),
+)
+
+
 def store_error(exc: apsw.Error, path: Path | str) -> StoreError:
     """The `StoreError` (one human line naming the file) for an APSW exception.
 
@@ -71,24 +94,9 @@ def store_error(exc: apsw.Error, path: Path | str) -> StoreError:
     the original stays chained as `__cause__` for debugging.
     """
     msg = _sqlite_message(exc)
-    if isinstance(exc, apsw.NotADBError):
-        return NotADatabaseError(f"{path} is not an SQLite database (SQLite: {msg})")
-    if isinstance(exc, apsw.CorruptError):
-        return NotADatabaseError(f"{path} is corrupt (SQLite: {msg})")
-    if isinstance(exc, apsw.FullError):
-        return DiskFullError(f"cannot write to {path}: the disk is full (SQLite: {msg}); nothing was saved")
-    if isinstance(exc, apsw.ReadOnlyError):
-        return ReadOnlyError(f"{path} is read-only (SQLite: {msg})")
-    if isinstance(exc, (apsw.PermissionsError, apsw.AuthError)):
-        return ReadOnlyError(f"{path}: permission denied (SQLite: {msg})")
-    if isinstance(exc, apsw.CantOpenError):
-        return StorageError(f"unable to open {path} or its -wal/-shm/-journal file (SQLite: {msg})")
-    if isinstance(exc, apsw.IOError):
-        return StorageError(f"disk I/O error on {path} or its -wal/-shm/-journal file (SQLite: {msg})")
-    if isinstance(exc, (apsw.BusyError, apsw.LockedError)):
-        return LockTimeout(f"{path} is locked by another process (SQLite: {msg})")
-    if isinstance(exc, apsw.ConstraintError):
-        return IntegrityError(msg)
+    for kinds, error, template in _SQLITE_ERRORS:
+        if isinstance(exc, kinds):
+            return error(template.format(path=path, msg=msg))
     return StoreError(f"{path}: SQLite error: {msg}")
 
 

@@ -16,6 +16,7 @@ import apsw
 
 from .core import _Core
 from .errors import InvalidArgument
+from .sessions import SESSION_USAGE_COLUMNS
 from .text import parse_timestamp
 
 # 0.19.0's limits (`SessionDB._IMPORT_MAX_*`): an import is history, never an unbounded write.
@@ -56,14 +57,7 @@ _SESSION_FIELDS = (
     *_SESSION_TEXT_FIELDS,
     "started_at",
     "ended_at",
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "estimated_cost_usd",
-    "actual_cost_usd",
-    "api_call_count",
+    *SESSION_USAGE_COLUMNS,
     "archived",
     "profile_name",
     "model_config",

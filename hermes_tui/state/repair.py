@@ -31,6 +31,7 @@ import os
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -392,17 +393,24 @@ def _page_copy(source: Path, target: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------- repair
-def _savepoint_ok(conn: apsw.Connection, sql: str) -> str | None:
-    """Run `sql` inside a savepoint that is always rolled back: None if it ran, else the error."""
-    conn.execute("SAVEPOINT hermes_repair_probe")
+def _rolled_back(conn: apsw.Connection, savepoint: str, probe: Callable[[], object]) -> str | None:
+    """Run `probe` inside a savepoint that is always rolled back: None if it ran, else the error.
+
+    The one way repair tries a statement without changing anything, read or write alike."""
+    conn.execute(f"SAVEPOINT {savepoint}")
     try:
-        conn.execute(sql).fetchall()
+        probe()
         return None
     except apsw.Error as exc:
         return _message(exc)
     finally:
-        conn.execute("ROLLBACK TO hermes_repair_probe")
-        conn.execute("RELEASE hermes_repair_probe")
+        conn.execute(f"ROLLBACK TO {savepoint}")
+        conn.execute(f"RELEASE {savepoint}")
+
+
+def _savepoint_ok(conn: apsw.Connection, sql: str) -> str | None:
+    """Run `sql` inside a savepoint that is always rolled back: None if it ran, else the error."""
+    return _rolled_back(conn, "hermes_repair_probe", lambda: conn.execute(sql).fetchall())
 
 
 def _fts_check(conn: apsw.Connection, table: str) -> str | None:
@@ -506,8 +514,8 @@ def _write_probe(conn: apsw.Connection) -> str | None:
     """A session and a message written through every trigger, then rolled back (upstream's
     probe: a damaged index can leave reads and `integrity_check` fine and refuse every write)."""
     sid = f"_hermes_repair_probe_{time.time_ns()}"
-    conn.execute("SAVEPOINT hermes_repair_write_probe")
-    try:
+
+    def write() -> None:
         conn.execute(
             "INSERT INTO sessions (id, source, started_at) VALUES (?, ?, ?)", (sid, "_probe", time.time())
         )
@@ -515,12 +523,8 @@ def _write_probe(conn: apsw.Connection) -> str | None:
             "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, ?, ?, ?)",
             (sid, "user", "_fts_health_probe", time.time()),
         )
-        return None
-    except apsw.Error as exc:
-        return _message(exc)
-    finally:
-        conn.execute("ROLLBACK TO hermes_repair_write_probe")
-        conn.execute("RELEASE hermes_repair_write_probe")
+
+    return _rolled_back(conn, "hermes_repair_write_probe", write)
 
 
 def _verify(conn: apsw.Connection, counts: tuple[int, int], allow_unused_pages: bool) -> None:

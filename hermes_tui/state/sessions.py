@@ -17,18 +17,22 @@ from .errors import IntegrityError, SessionNotFound
 from .sql_fragments import like_escape
 from .text import clean_row, read_rows
 
-#: Session columns read as numbers (text or bytes in them read as None), and as dates.
-SESSION_NUMBERS = (
-    "message_count",
-    "tool_call_count",
+#: The token counters of a session, in the order `update_token_counts` takes them.
+SESSION_TOKEN_COUNTERS = (
     "input_tokens",
     "output_tokens",
     "cache_read_tokens",
     "cache_write_tokens",
     "reasoning_tokens",
-    "estimated_cost_usd",
-    "actual_cost_usd",
-    "api_call_count",
+)
+#: Every usage column of a session (tokens, costs, API calls): read as numbers, and copied by an import.
+SESSION_USAGE_COLUMNS = (*SESSION_TOKEN_COUNTERS, "estimated_cost_usd", "actual_cost_usd", "api_call_count")
+
+#: Session columns read as numbers (text or bytes in them read as None), and as dates.
+SESSION_NUMBERS = (
+    "message_count",
+    "tool_call_count",
+    *SESSION_USAGE_COLUMNS,
     "archived",
     "pinned",
     "rewind_count",
@@ -173,39 +177,17 @@ class SessionsMixin(_Core):
         absolute: bool = False,
     ) -> None:
         """Add per-call deltas (or set totals with `absolute=True`) in one transaction."""
-        has_usage = bool(
-            input_tokens
-            or output_tokens
-            or cache_read_tokens
-            or cache_write_tokens
-            or reasoning_tokens
-            or api_call_count
-            or estimated_cost_usd
-            or actual_cost_usd
-        )
-        record_usage = (not absolute) and bool(
-            input_tokens
-            or output_tokens
-            or cache_read_tokens
-            or cache_write_tokens
-            or reasoning_tokens
-            or api_call_count
-            or estimated_cost_usd
-        )
+        deltas = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
+        # An actual cost alone marks usage (it fills the billing route) but is no per-call record.
+        counted = any(deltas) or bool(api_call_count or estimated_cost_usd)
+        has_usage = counted or bool(actual_cost_usd)
+        record_usage = (not absolute) and counted
         values = self._session_values(session_id, "unknown", {"model": model})
         upsert_sql, upsert_params = self._upsert_session_sql(values)
-        counters = (
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
-            "reasoning_tokens",
-        )
-        deltas = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens)
         sets: list[str] = []
         params: list[Any] = []
         val: Any  # the loops below bind counters, then text columns
-        for col, val in zip(counters, deltas, strict=True):
+        for col, val in zip(SESSION_TOKEN_COUNTERS, deltas, strict=True):
             if self.has_column("sessions", col):
                 sets.append(f"{col} = ?" if absolute else f"{col} = COALESCE({col}, 0) + ?")
                 params.append(val or 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -96,6 +97,23 @@ def _table(*columns: str) -> Table:
     return table
 
 
+def _section(
+    data: dict[str, Any],
+    errors: dict[str, str],
+    key: str,
+    columns: tuple[str, ...],
+    cells: Callable[[dict[str, Any]], tuple[RenderableType, ...]],
+) -> Table | Text:
+    """Section `key` as a table of one row per record, or its "not available" marker when its
+    query failed: every table of the screen degrades the same way."""
+    if data.get(key) is None:
+        return _unavailable(key, errors)
+    table = _table(*columns)
+    for r in _rows(data.get(key)):
+        table.add_row(*cells(r))
+    return table
+
+
 class StatsScreen(Screen[None]):
     """Read-only statistics; "Optimize storage" runs `optimize_fts_storage()` in a worker."""
 
@@ -142,27 +160,33 @@ class StatsScreen(Screen[None]):
         self.data = data
         errors: dict[str, str] = data.get("errors") or {}
         usage = Table.grid(padding=(0, 4))
-        src = _table("source", "sessions", "messages", "tokens", "cost")
-        for r in _rows(data.get("by_source")):
-            src.add_row(
-                Text(one_line(r.get("source")) or "—"),
-                _count(r.get("sessions")),
-                human_count(r.get("messages")),
-                human_count(r.get("tokens")),
-                _cost(r.get("cost")),
-            )
-        mod = _table("model", "sessions", "in", "out", "cost")
-        for r in _rows(data.get("by_model")):
-            mod.add_row(
-                Text(one_line(r.get("model"), 28)),
-                _count(r.get("session_count")),
-                human_count(r.get("total_input")),
-                human_count(r.get("total_output")),
-                _cost(r.get("total_cost")),
-            )
         usage.add_row(
-            src if data.get("by_source") is not None else _unavailable("by_source", errors),
-            mod if data.get("by_model") is not None else _unavailable("by_model", errors),
+            _section(
+                data,
+                errors,
+                "by_source",
+                ("source", "sessions", "messages", "tokens", "cost"),
+                lambda r: (
+                    Text(one_line(r.get("source")) or "—"),
+                    _count(r.get("sessions")),
+                    human_count(r.get("messages")),
+                    human_count(r.get("tokens")),
+                    _cost(r.get("cost")),
+                ),
+            ),
+            _section(
+                data,
+                errors,
+                "by_model",
+                ("model", "sessions", "in", "out", "cost"),
+                lambda r: (
+                    Text(one_line(r.get("model"), 28)),
+                    _count(r.get("session_count")),
+                    human_count(r.get("total_input")),
+                    human_count(r.get("total_output")),
+                    _cost(r.get("total_cost")),
+                ),
+            ),
         )
         self.query_one("#stats-usage", Static).update(usage)
 
@@ -183,24 +207,30 @@ class StatsScreen(Screen[None]):
         self.query_one("#stats-activity", Static).update(text)
 
         costly = Table.grid(padding=(0, 4))
-        ses = _table("costliest sessions", "tokens", "cost")
-        for r in _rows(data.get("sessions")):
-            ses.add_row(
-                Text(one_line(r.get("title"), 40) or one_line(r.get("id"), 40)),
-                human_count(r.get("total_tokens")),
-                _cost(r.get("cost")),
-            )
-        chains = _table("costliest chains", "sessions", "tokens", "cost")
-        for r in _rows(data.get("chains")):
-            chains.add_row(
-                Text(one_line(r.get("title"), 34) or one_line(r.get("root_id"), 34)),
-                plain_count(r.get("sessions")),
-                human_count(r.get("tokens")),
-                _cost(r.get("cost")),
-            )
         costly.add_row(
-            ses if data.get("sessions") is not None else _unavailable("sessions", errors),
-            chains if data.get("chains") is not None else _unavailable("chains", errors),
+            _section(
+                data,
+                errors,
+                "sessions",
+                ("costliest sessions", "tokens", "cost"),
+                lambda r: (
+                    Text(one_line(r.get("title"), 40) or one_line(r.get("id"), 40)),
+                    human_count(r.get("total_tokens")),
+                    _cost(r.get("cost")),
+                ),
+            ),
+            _section(
+                data,
+                errors,
+                "chains",
+                ("costliest chains", "sessions", "tokens", "cost"),
+                lambda r: (
+                    Text(one_line(r.get("title"), 34) or one_line(r.get("root_id"), 34)),
+                    plain_count(r.get("sessions")),
+                    human_count(r.get("tokens")),
+                    _cost(r.get("cost")),
+                ),
+            ),
         )
         self.query_one("#stats-costly", Static).update(costly)
         health = data.get("health")

@@ -1274,14 +1274,20 @@ class TranscriptView(VerticalScroll, can_focus=True):
             start = max(0, min(index - JUMP_BEFORE, len(self.items) - JUMP_WINDOW))
             await self._rewindow(start, min(len(self.items), start + JUMP_WINDOW))
 
-    async def _rerender(self, index: int) -> None:
-        """Rebuild the widgets of one mounted item (its marking changed)."""
+    def _mounted_run(self, index: int) -> list[Widget] | None:
+        """The widgets of ``items[index]`` when it is in the mounted window, else None."""
         if not self.start <= index < self.end:
-            return
+            return None
         runs = self._item_runs()
         if index - self.start >= len(runs):
+            return None
+        return runs[index - self.start]
+
+    async def _rerender(self, index: int) -> None:
+        """Rebuild the widgets of one mounted item (its marking changed)."""
+        run = self._mounted_run(index)
+        if run is None:
             return
-        run = runs[index - self.start]
         focused = self.screen.focused in run
         children = list(self.children)
         after = children.index(run[-1]) + 1
@@ -1297,12 +1303,9 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     def _scroll_to_hit(self, index: int) -> None:
         """Scroll the match to the top: the open fold holding it, else the message's first line."""
-        if not self.start <= index < self.end:
+        run = self._mounted_run(index)
+        if run is None:
             return
-        runs = self._item_runs()
-        if index - self.start >= len(runs):
-            return
-        run = runs[index - self.start]
         item = self.items[index]
         widget = run[0]
         if isinstance(item, MessageView) and self.find_query.lower() not in item.text.lower():
