@@ -22,6 +22,8 @@ user has them, plus instruments that only read:
 - the time in each `Screen._refresh_layout` (with the transcript's widget count), and the app's
   full garbage collections per window: counted (`IdleCollector.full_collections`) and timed
   (`gc.callbacks`; one holds the GIL, so the watchdog below cannot see it);
+- the session list's own event-loop time (`render_lines` and `update_order`) summed per displayed
+  frame, the live reorders' time, and the rows rendered from scratch (`_row_strip` calls);
 - a watchdog thread keeps the loop thread's stack whenever the lag probe has not woken for 0.5 s;
 - `HERMES_BENCH_WHATIF=gc30` tries a fix without changing the app: at most one full collection
   per 30 s (the app's own policy runs one every 0.5 s once input is quiet for 1 s); `window`:
@@ -159,6 +161,9 @@ async def main():
 
         def on_frame(scr, renderable):
             orig(scr, renderable)
+            if listcost["acc"]:  # the list's event-loop time that went into this frame
+                listcost["frames"].setdefault(state["label"], []).append(listcost["acc"])
+                listcost["acc"] = 0.0
             if renderable is None or app._batch_count or scr is not app.screen:
                 return
             t = time.perf_counter()
@@ -196,6 +201,30 @@ async def main():
                 frames["key"] = None
 
         app._display = on_frame
+        # The session list's own loop time: drawing (`render_lines`), live reorders (`update_order`)
+        # and the rows rendered from scratch (`_row_strip`), per label and per displayed frame.
+        listcost = {"acc": 0.0, "frames": {}, "render": {}, "update": {}, "strips": {}}
+
+        def timed(name, fn):
+            def wrapper(*a, **kw):
+                t = time.perf_counter()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    d = time.perf_counter() - t
+                    listcost["acc"] += d
+                    listcost[name].setdefault(state["label"], []).append(d)
+            return wrapper
+
+        sl.render_lines = timed("render", sl.render_lines)
+        sl.update_order = timed("update", sl.update_order)
+        orig_strip = sl._row_strip
+
+        def counted_strip(*a, **kw):
+            listcost["strips"][state["label"]] = listcost["strips"].get(state["label"], 0) + 1
+            return orig_strip(*a, **kw)
+
+        sl._row_strip = counted_strip
         orig_layout = screen._refresh_layout
 
         def timed_layout(*a, **kw):
@@ -296,7 +325,8 @@ async def main():
                "frames": frames["n"], "render_s": frames["render_s"],
                "polls": follower.polls if follower is not None else None,
                "transcript_items": len(tv.items), "transcript_widgets": len(tv.children),
-               "pending_never_visible": len(frames["pending"])}
+               "pending_never_visible": len(frames["pending"]),
+               "list": {k: listcost[k] for k in ("frames", "render", "update", "strips")}}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
         app.exit()
@@ -418,6 +448,24 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             "last_100_p50_ms": pct([d for d, _ in v[-100:]], 50) * 1e3,
         }
         for label, v in res["layouts"].items()
+        if v
+    }
+    lst = res.get("list", {})
+    out["list"] = {
+        label: {
+            "frames": len(v),
+            "frame_p50_ms": pct(v, 50) * 1e3,
+            "frame_p99_ms": pct(v, 99) * 1e3,
+            "frame_max_ms": max(v) * 1e3,
+            "frames_over_16ms": sum(1 for x in v if x > 0.016),
+            "total_s": sum(v),
+            "render_s": sum(lst.get("render", {}).get(label, [])),
+            "update_order_n": len(lst.get("update", {}).get(label, [])),
+            "update_order_s": sum(lst.get("update", {}).get(label, [])),
+            "update_order_max_ms": max(lst.get("update", {}).get(label, [0.0])) * 1e3,
+            "row_strips": lst.get("strips", {}).get(label, 0),
+        }
+        for label, v in lst.get("frames", {}).items()
         if v
     }
     out["whatif"] = res["whatif"]
@@ -575,6 +623,13 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
             lines.append(
                 f"| Screen layout ({label}) p50 / p95 / max ms | | {ly['p50_ms']:.0f} / {ly['p95_ms']:.0f} / "
                 f"{ly['max_ms']:.0f} (n={ly['n']}; {ly['widgets_at_end']} transcript widgets at the end) | |"
+            )
+        for label, ls in app.get("list", {}).items():
+            lines.append(
+                f"| session list ({label}) loop ms per frame p50 / p99 / max | | {ls['frame_p50_ms']:.1f} / "
+                f"{ls['frame_p99_ms']:.1f} / {ls['frame_max_ms']:.1f} ({ls['frames_over_16ms']} of "
+                f"{ls['frames']} > 16 ms; {ls['total_s']:.2f} s in all; {ls['update_order_n']} reorders, "
+                f"max {ls['update_order_max_ms']:.1f} ms; {ls['row_strips']} rows rendered) | |"
             )
         if "full_gcs" in app:
             gcs = ", ".join(f"{k} {v}" for k, v in app["full_gcs"].items() if k not in ("start", "ready"))

@@ -24,8 +24,7 @@ from rich.text import Text
 from textual import events, work
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
-from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -50,6 +49,7 @@ StatusSource = Callable[[Sequence[Any]], dict[Any, dict[str, Any]]]
 
 PAGE_SIZE = 50  # a screen and a half: one page fetch stays under 5 ms at 1M messages
 MAX_PAGES = 48
+LINE_CACHE_SIZE = 1024  # drawn rows kept: a few screens' worth at every cursor/mark state
 
 
 @dataclass(frozen=True)
@@ -227,9 +227,12 @@ class SessionList(ScrollView, can_focus=True):
         self.show_profile = False
         self._pages: OrderedDict[int, list[dict[str, Any]]] = OrderedDict()
         self._seed: tuple[int, list[dict[str, Any]]] | None = None
-        # Drawn rows: building a row's Text and rendering it costs ~1 ms, and every frame redraws
-        # every visible line. Keyed by everything a row's look depends on.
-        self._line_cache: LRUCache[tuple[Any, ...], Strip] = LRUCache(1024)
+        # Drawn rows: building a row's Text and rendering it costs ~1 ms, and every live reorder
+        # redraws every visible line. Keyed by the row's key and everything its look depends on
+        # except the row's data, which is kept beside the strip and compared (`_cached_strip`):
+        # a reorder or a page fetched again re-renders only the rows that changed.
+        # (An OrderedDict: Textual's LRUCache.set keeps the old value of a key already there.)
+        self._line_cache: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], Strip]] = OrderedDict()
         self._pending: set[int] = set()
         self._generation = 0
         self.page_fetches = 0
@@ -244,6 +247,11 @@ class SessionList(ScrollView, can_focus=True):
         #: from their first paint; the live follower keeps them current afterwards.
         self.status_source: StatusSource | None = None
         self._live_column = True
+        #: `(width, base style, scroll top)` while `render_lines` draws a frame.
+        self._frame: tuple[int, Style, int] | None = None
+        self._header_cache: tuple[tuple[Any, ...], Strip] | None = None
+        #: The minute of the last full repaint by a live change (`_refresh_changed`).
+        self._full_minute: int | None = None
 
     # ------------------------------------------------------------------ data
     @property
@@ -339,6 +347,7 @@ class SessionList(ScrollView, can_focus=True):
         keep = self.selected_key
         old_cursor = self.cursor
         top = int(self.scroll_offset.y)
+        before = self._screen_rows()
         known = {self.key_of(r): r for page in self._pages.values() for r in page}
         self._generation += 1
         self._ids = ids
@@ -353,10 +362,8 @@ class SessionList(ScrollView, can_focus=True):
                 self.post_message(self.SelectionChanged(len(kept)))
         index = old_cursor
         if keep is not None:
-            try:
-                index = ids.index(keep)
-            except (ValueError, AttributeError):
-                index = old_cursor  # gone: the cursor stays on its line
+            found = self._find_near(ids, keep, old_cursor)
+            index = old_cursor if found is None else found  # gone: the cursor stays on its line
         index = max(0, min(index, len(ids) - 1)) if ids else 0
         height = self._body_height
         shift = index - old_cursor
@@ -371,20 +378,82 @@ class SessionList(ScrollView, can_focus=True):
             if part and all(i in known for i in part):
                 self._pages[page] = [known[i] for i in part]
             self._fetch_page(page)  # fresh counts for the rows on screen
-        self._line_cache.clear()
-        self.refresh()
+        if new_top == top:  # only the lines showing another row (or its placeholder) are drawn
+            self._refresh_changed(before)
+        else:
+            self.refresh()
         self.call_after_refresh(self._report_visible)
         # No Highlighted: the open transcript stays (one deleted elsewhere says so) until the
         # user moves the cursor.
         return shift
 
+    def _screen_rows(self) -> list[tuple[Any, ...]]:
+        """What each body line on screen shows (key, row object, cursor): compared before and
+        after a change, so only the lines that differ are drawn again."""
+        top = int(self.scroll_offset.y)
+        cursor = self.cursor
+        return [
+            (self.key_at(i), self.row_at(i), i == cursor)
+            for i in range(top, min(len(self._ids), top + self._body_height))
+        ]
+
+    def _refresh_changed(self, before: list[tuple[Any, ...]]) -> None:
+        """Refresh the body lines whose content differs from ``before`` (same scroll offset): a
+        live change repaints, and the compositor redraws, a few lines instead of the whole list."""
+        minute = int(self.now() // 60)
+        if minute != self._full_minute:  # the relative times moved on: every line, once a minute
+            self._full_minute = minute
+            self.refresh()
+            return
+        after = self._screen_rows()
+        width = max(self.virtual_size.width, self.size.width)
+        lines = [
+            y
+            for y in range(max(len(before), len(after)))
+            if y >= len(before)
+            or y >= len(after)
+            or before[y][0] != after[y][0]
+            or before[y][1] is not after[y][1]
+            or before[y][2] != after[y][2]
+        ]
+        if lines:
+            self.refresh(*(Region(0, y + 1, width, 1) for y in lines))
+
+    #: `update_order` looks for the selected key this far either side of its old index first.
+    NEAR_ROWS = 512
+
+    @staticmethod
+    def _find_near(ids: Sequence[Any], key: Any, around: int) -> int | None:
+        """Index of ``key`` in ``ids``, looked for first within `NEAR_ROWS` of ``around``: a live
+        reorder moves a few sessions, so the selected one is nearly always close to where it was
+        and the event loop never scans 100k ids (a full scan only when it moved far or is gone)."""
+        if isinstance(ids, list | tuple):
+            try:
+                return ids.index(
+                    key, max(0, around - SessionList.NEAR_ROWS), around + SessionList.NEAR_ROWS + 1
+                )
+            except ValueError:
+                pass
+        try:
+            return int(ids.index(key))  # a merged order's index() looks its key up once, whole
+        except (ValueError, AttributeError):
+            return None
+
     def set_live(self, statuses: dict[Any, dict[str, Any]]) -> None:
         """Fresh live statuses of some rows (those on screen, or a page just fetched)."""
-        if any(self.live.get(k) != v for k, v in statuses.items()):
+        changed = {k for k, v in statuses.items() if self.live.get(k) != v}
+        if changed:
             if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
                 self.live = {}
             self.live = {**self.live, **statuses}
-            self.refresh()
+            top, width = int(self.scroll_offset.y), max(self.virtual_size.width, self.size.width)
+            lines = [
+                i - top + 1
+                for i in range(top, min(len(self._ids), top + self._body_height))
+                if self.key_at(i) in changed
+            ]
+            if lines:  # only the rows whose status changed are drawn again
+                self.refresh(*(Region(0, y, width, 1) for y in lines))
 
     @property
     def visible_ids(self) -> list[Any]:
@@ -455,13 +524,17 @@ class SessionList(ScrollView, can_focus=True):
         self.page_fetches += 1
         if message.statuses:
             self.set_live(message.statuses)
-        self._pages[message.page] = message.rows
+        before = self._screen_rows()
+        rows, old = message.rows, self._pages.get(message.page)
+        if old is not None and len(old) == len(rows):  # fetched again: unchanged rows keep their
+            rows = [o if o == r else r for o, r in zip(old, rows, strict=True)]  # object, so line
+        self._pages[message.page] = rows  # and row caches see at once that nothing changed
         self._pages.move_to_end(message.page)
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)
         if message.page == self.cursor // PAGE_SIZE:
             self.post_message(self.Highlighted(self.selected_id, self.cursor, self.selected_profile))
-        self.refresh()
+        self._refresh_changed(before)
 
     # ------------------------------------------------------------------ geometry
     @property
@@ -620,16 +693,34 @@ class SessionList(ScrollView, can_focus=True):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name)
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Work out once per frame what every line needs (the width, base style and scroll
+        offset walk the DOM: 60 µs a line) and make sure the pages around the view are on their
+        way, then draw the lines."""
         width = self.scrollable_content_region.width
-        base = self.rich_style
+        top = int(self.scroll_offset.y)
+        first, last = top // PAGE_SIZE, (top + self._body_height) // PAGE_SIZE
+        for page in range(first - 1, last + 2):
+            self._ensure_page(page)
+        self._frame = (width, self.rich_style, top)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._frame = None
+
+    def render_line(self, y: int) -> Strip:
+        if self._frame is not None:
+            width, base, top = self._frame
+        else:  # called directly (tests): the same values, worked out for this line
+            width, base, top = (
+                self.scrollable_content_region.width,
+                self.rich_style,
+                int(self.scroll_offset.y),
+            )
+            for page in range(top // PAGE_SIZE - 1, (top + self._body_height) // PAGE_SIZE + 2):
+                self._ensure_page(page)
         if y == 0:
             return self._header_strip(width).apply_style(base)
-        top = int(self.scroll_offset.y)
-        visible_first = top // PAGE_SIZE
-        visible_last = (top + self._body_height) // PAGE_SIZE
-        for page in range(visible_first - 1, visible_last + 2):
-            self._ensure_page(page)
         index = top + y - 1
         if not self._ids:
             # The empty text wraps: it names the filter and the key that clears it.
@@ -654,22 +745,35 @@ class SessionList(ScrollView, can_focus=True):
             return self._plain_strip(
                 Text(mark + " …"), width, style + self._style("session-list--placeholder")
             )
-        # generation: a reload or invalidate; the minute: the relative-time column moves on.
+        return self._cached_strip(row, key, width, style, marked, index == self.cursor)
+
+    def _cached_strip(
+        self, row: dict[str, Any], key: Any, width: int, style: Style, marked: bool, cursor: bool
+    ) -> Strip:
+        """The row's strip, rendered again only when the row's data or its look changed. Not keyed
+        by the row's index or the list's generation: after a live reorder the rows that merely
+        moved, and those fetched again unchanged, are drawn from the cache."""
+        # The minute: the relative-time column moves on.
         cache_key = (
-            self._generation,
-            index,
             key,
             width,
             marked,
-            index == self.cursor,
+            cursor,
             style,
             int(self.now() // 60),
             live_label(self.live.get(key)),
             self.show_profile,
         )
-        strip = self._line_cache.get(cache_key)
-        if strip is None:
-            strip = self._line_cache[cache_key] = self._row_strip(row, width, style, marked)
+        cache = self._line_cache
+        cached = cache.get(cache_key)
+        if cached is not None and (cached[0] is row or cached[0] == row):
+            cache.move_to_end(cache_key)
+            return cached[1]
+        strip = self._row_strip(row, width, style, marked)
+        cache[cache_key] = (row, strip)
+        cache.move_to_end(cache_key)
+        if len(cache) > LINE_CACHE_SIZE:
+            cache.popitem(last=False)
         return strip
 
     def notify_style_update(self) -> None:
@@ -681,6 +785,13 @@ class SessionList(ScrollView, can_focus=True):
         return Strip(segments).crop_extend(0, width, style).apply_style(style)
 
     def _header_strip(self, width: int) -> Strip:
+        """The column headers (drawn with every frame: cached by what they depend on)."""
+        key = (width, self.show_profile, self._style("session-list--header"))
+        if self._header_cache is None or self._header_cache[0] != key:
+            self._header_cache = (key, self._build_header(width))
+        return self._header_cache[1]
+
+    def _build_header(self, width: int) -> Strip:
         text = Text(no_wrap=True)
         cols = layout_columns(width, self.show_profile)
         for i, (col, w) in enumerate(cols):
