@@ -1,5 +1,6 @@
 """Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
-[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]``.
+[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]
+[--all] [--profile NAME]``.
 
 ``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
 maintained separately); everything else opens the browser. When the browser exits to resume a
@@ -72,6 +73,24 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_profiles(parser: argparse.ArgumentParser, verb: str, note: str) -> None:
+    """`--all` / `--profile NAME` (repeatable): several profiles' stores as one merged list, for
+    the browser and the picker alike; `verb` and `note` word the help for each."""
+    parser.add_argument(
+        "--all",
+        dest="all_profiles",
+        action="store_true",
+        help=f"{verb} every Hermes profile's store ($HERMES_HOME/state.db and profiles/*/state.db); {note}",
+    )
+    parser.add_argument(
+        "--profile",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help=f"{verb} this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)",
+    )
+
+
 def build_pick_parser() -> argparse.ArgumentParser:
     """`hermes-tui pick`: choose a session in the browser, print it for the shell."""
     parser = argparse.ArgumentParser(
@@ -88,6 +107,9 @@ def build_pick_parser() -> argparse.ArgumentParser:
         default="id",
         help="print the session id (default) or the whole resume command",
     )
+    _add_profiles(
+        parser, "pick from", "with --format resume the command names the session's profile (-p NAME)"
+    )
     _add_common(parser)
     return parser
 
@@ -100,20 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Headless commands: hermes-tui sessions --help · picker for the shell: hermes-tui pick --help",
     )
     parser.add_argument("--demo", action="store_true", help="open a demo database (built once and cached)")
-    parser.add_argument(
-        "--all",
-        dest="all_profiles",
-        action="store_true",
-        help="every Hermes profile's store as one list ($HERMES_HOME/state.db and profiles/*/state.db); "
-        "p toggles between the current profile and all",
-    )
-    parser.add_argument(
-        "--profile",
-        metavar="NAME",
-        action="append",
-        default=[],
-        help="open this profile's store (repeatable; 'default' is $HERMES_HOME/state.db)",
-    )
+    _add_profiles(parser, "open", "p toggles between the current profile and all")
     parser.add_argument(
         "--reset-settings",
         action="store_true",
@@ -162,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     pick = PickOptions(args.query, args.source, args.format) if picking else None
     profiles = tuple(getattr(args, "profile", ()) or ())
     several_dbs = len(getattr(args, "dbs", None) or ()) > 1
-    federating = not picking and (getattr(args, "all_profiles", False) or bool(profiles) or several_dbs)
+    federating = getattr(args, "all_profiles", False) or bool(profiles) or several_dbs
     if getattr(args, "demo", False):
         from hermes_tui.demo import demo_path, ensure_demo_db
 

@@ -173,6 +173,14 @@ class HermesApp(App[Handoff]):
     def on_main_screen_opened(self, message: object) -> None:
         """Picker mode's ``--source``: once the store is open (the main screen has filled both
         source menus), restrict the list and the search to it."""
+        self._apply_pick_source()
+
+    def on_main_screen_stores_opened(self, message: object) -> None:
+        """The same once several profiles' stores are open (`pick --all`, `--profile`)."""
+        self._apply_pick_source()
+
+    def _apply_pick_source(self) -> None:
+        """Select picker mode's ``--source`` in the list's and the search's source menus."""
         from textual.widgets import Select
         from textual.widgets.select import InvalidSelectValueError
 
@@ -225,7 +233,7 @@ class HermesApp(App[Handoff]):
         if action == "pick_cancel":
             return self._pick_top_level()
         if action == "pick_choose":
-            return self._pick_top_level() and self._picked_id() is not None
+            return self._pick_top_level() and self._picked() is not None
         return not (action in {"quit", "help"} and self.screen.has_class("-searching"))
 
     async def on_event(self, event: events.Event) -> None:
@@ -347,9 +355,10 @@ class HermesApp(App[Handoff]):
             return True
         return any(isinstance(node, SearchPane) for node in focused.ancestors)
 
-    def _picked_id(self) -> str | None:
-        """The session Enter picks: the highlighted hit (the first when the caret is in the box)
-        while searching, else the list row under the cursor."""
+    def _picked(self) -> tuple[str, str | None] | None:
+        """The session Enter picks, as ``(id, profile)``: the highlighted hit (the first when the
+        caret is in the box) while searching, else the list row under the cursor. ``profile``
+        names the session's store over several profiles (ids repeat across stores), else None."""
         from hermes_tui.app.screens.main import MainScreen
         from hermes_tui.app.widgets.search import SearchPane
         from hermes_tui.app.widgets.session_list import SessionList
@@ -359,25 +368,42 @@ class HermesApp(App[Handoff]):
             return None
         focused = screen.focused
         if isinstance(focused, SessionList):
-            return focused.selected_id
+            sid = focused.selected_id
+            return (sid, focused.selected_profile) if sid is not None else None
         if focused is not None and screen.has_class("-searching"):
             search = screen.query_one("#search", SearchPane)
             if not search.hits:
                 return None
             index = search.highlighted if search.highlighted is not None else 0
             hit = search.hits[min(index, len(search.hits) - 1)]
-            return str(hit.get("session_id")) if hit.get("session_id") is not None else None
+            if hit.get("session_id") is None:
+                return None
+            profile = hit.get("profile")
+            return str(hit["session_id"]), str(profile) if profile is not None else None
         return None
 
+    def _picked_store(self, profile: str | None) -> SessionDB | None:
+        """The store the picked session is in: its profile's over several stores, else the one."""
+        from hermes_tui.app.screens.main import MainScreen
+
+        main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        if main is not None and main.stores is not None:
+            return main.db_for(profile)
+        return self.db
+
     def action_pick_choose(self) -> None:
-        """Enter in picker mode: exit with the chosen id (or its resume command)."""
-        sid = self._picked_id()
-        if sid is None or self.pick is None or self.db is None:
+        """Enter in picker mode: exit with the chosen id (or its resume command, naming the
+        profile of the store the session is in)."""
+        picked = self._picked()
+        if picked is None or self.pick is None:
+            return
+        sid, profile = picked
+        db = self._picked_store(profile)
+        if db is None:
             return
         if self.pick.output == "id":
             self.hand_off(Handoff("pick", sid, output=sid))
             return
-        db = self.db
 
         def work() -> None:
             try:
@@ -387,13 +413,19 @@ class HermesApp(App[Handoff]):
                     self.notify, str(exc), title="Could not pick", severity="error", markup=False
                 )
                 return
-            self.call_from_thread(self._picked_resume, sid, tip)
+            self.call_from_thread(self._picked_resume, sid, tip, db.db_path)
 
         self.run_worker(work, thread=True, group="pick", exit_on_error=False, description="pick")
 
-    def _picked_resume(self, sid: str, tip: str) -> None:
+    def _picked_resume(self, sid: str, tip: str, store: Path) -> None:
+        """The resume command of the picked session's tip, with ``-p`` for the profile whose
+        store ``store`` is (not the selected row's: a search hit may be in another store)."""
+        choice = getattr(self, "store_choice", None)
+        home = getattr(choice, "home", None)
         try:
-            argv = self.resume_command(tip)
+            argv = resume_argv(
+                tip, profile=profile_for_store(store, home=home), settings=self.resume_settings
+            )
         except TemplateError as exc:
             self.notify(str(exc), title="Resume template", severity="error", markup=False)
             return

@@ -6,12 +6,13 @@ as the key would (after the palette has closed, so dialogs open over the main sc
 
 The session lookup runs on the event loop, so each lookup is handed to a thread worker and
 awaited; SQL never runs on the loop. Errors are swallowed into "no hits" (a palette must
-never crash the app).
+never crash the app). Over several profiles the lookup asks every store the list shows (each on
+its own thread) and a hit opens the session in its own store: ids repeat across stores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from hermes_tui.app.screens.help import key_label
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.stores import BrowserStores
 
 MAX_HITS = 20
 
@@ -83,6 +85,38 @@ def find_sessions(db: Any, query: str) -> list[dict[str, Any]]:
         if sid not in ids:
             ids.append(sid)
     return db.list_rows(ids[: MAX_HITS * 2]) if ids else []
+
+
+def find_sessions_across(
+    stores: BrowserStores, query: str, profiles: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """`find_sessions` on every store of ``profiles`` (None: every open store) in parallel, each
+    row tagged with its ``profile`` (worker). The stores' lists are interleaved, so every store's
+    best matches (an exact id first) make the cut; a store that fails adds nothing."""
+    got = stores.fed.map(find_sessions, profiles, query)
+    names = [p for p in stores.profiles if p in got.values]
+    per_store = [[{**row, "profile": p} for row in got.values[p] or []] for p in names]
+    merged: list[dict[str, Any]] = []
+    for rank in range(max((len(rows) for rows in per_store), default=0)):
+        merged += [rows[rank] for rows in per_store if rank < len(rows)]
+    return merged[: MAX_HITS * 2]
+
+
+def _lookup(main: MainScreen, query: str) -> Any:
+    """The session lookup for ``main``'s stores, as a callable for a thread worker (None: none
+    open). Over several profiles: the stores the list shows (the profile filter of `p`)."""
+    if main.stores is not None:
+        return partial(find_sessions_across, main.stores, query, main.profile_filter)
+    if main.db is None:
+        return None
+    return partial(find_sessions, main.db, query)
+
+
+def _hit_help(row: dict[str, Any], federated: bool) -> str:
+    """``[profile · ]id · source · N msgs``, every part made inert."""
+    parts = [one_line(row.get("profile"), 24)] if federated else []
+    parts += [one_line(row.get("id")), one_line(row.get("source")), f"{row.get('message_count') or 0} msgs"]
+    return escape(" · ".join(parts))
 
 
 def bound_keys(bindings: Iterable[Binding], action: str) -> str:
@@ -141,11 +175,12 @@ class SessionCommands(Provider):
             row = sessions.row_at(index)
             if row:
                 label = f"Open: {session_label(row)[:70]}"
+                where = f"{one_line(row.get('profile'), 24)} · " if row.get("profile") else ""
                 yield DiscoveryHit(
                     Text(label),
-                    partial(main.open_session, row["id"]),
+                    partial(main.open_session, row["id"], profile=row.get("profile")),
                     text=label,
-                    help=escape(f"{row['id']} · {one_line(row.get('source'))}"),
+                    help=escape(f"{where}{one_line(row['id'])} · {one_line(row.get('source'))}"),
                 )
 
     async def search(self, query: str) -> Hits:
@@ -164,10 +199,12 @@ class SessionCommands(Provider):
                     text=label,
                     help=escape(help_text),
                 )
-        if main.db is None or len(query) < 2:
+        lookup = _lookup(main, query) if len(query) >= 2 else None
+        if lookup is None:
             return
+        federated = main.stores is not None
         worker = main.run_worker(
-            partial(find_sessions, main.db, query),
+            lookup,
             thread=True,
             exit_on_error=False,
             group="palette",
@@ -186,13 +223,12 @@ class SessionCommands(Provider):
                 score = max(score, 1.0)
             if score <= 0:
                 score = 0.01  # the store matched a substring the fuzzy matcher did not
-            display = Text(f"Open: {label[:70]}")
+            # Over several stores the same title (or id) can be in two of them: say whose it is.
+            shown = f"Open: {label[:70]}" + (f" · {one_line(row.get('profile'), 24)}" if federated else "")
             yield Hit(
                 score,
-                display,
-                partial(main.open_session, row["id"]),
-                text=f"Open: {label[:70]}",
-                help=escape(
-                    f"{row['id']} · {one_line(row.get('source'))} · {row.get('message_count') or 0} msgs"
-                ),
+                Text(shown),
+                partial(main.open_session, row["id"], profile=row.get("profile")),
+                text=shown,
+                help=_hit_help(row, federated),
             )

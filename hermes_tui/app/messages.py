@@ -28,11 +28,15 @@ class StoreFailed(Message):
 
 @dataclass
 class OpenSession(Message):
-    """Ask the main screen to show a session (palette, lineage, search); optional message id."""
+    """Ask the main screen to show a session (palette, lineage, search); optional message id.
+
+    Ids are only unique within a store: over several profiles ``profile`` names the session's
+    store (None: the open transcript's store, or the one store)."""
 
     session_id: str
     message_id: int | None = None
     terms: tuple[str, ...] = ()
+    profile: str | None = None
 
 
 @dataclass

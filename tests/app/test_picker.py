@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Select
 
-from hermes_tui.app.app import PickOptions
+from hermes_tui.app.app import HermesApp, PickOptions
 from hermes_tui.app.handoff import Handoff
 from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.stores import StoreChoice
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.state import SessionDB
 
@@ -126,3 +128,135 @@ async def test_browser_mode_keeps_escape_and_enter(demo_db: Path) -> None:
         await pilot.press("slash", "r", "e", "f", "escape")
         await settle(pilot)
         assert app.is_running and not app.screen.has_class("-searching")
+
+
+# ---------------------------------------------------------------------- several profiles
+def _chain_in_work(home: Path) -> None:
+    """`c-root` in the default and the work store; only work's is compressed into `c-tip`."""
+    from ._profiles import T0, store_path
+
+    with SessionDB(store_path(home, "default"), migrate=False) as db:
+        db.create_session("c-root", "cli")
+        db.append_message("c-root", "user", "plain root in default", timestamp=T0 + 1)
+    with SessionDB(store_path(home, "work"), migrate=False) as db:
+        db.create_session("c-root", "cli")
+        db.append_message("c-root", "user", "compressed root in work", timestamp=T0 + 2)
+        db.end_session("c-root", "compression")
+        db.create_session("c-tip", "cli", parent_session_id="c-root")
+        db.append_message("c-tip", "user", "tip in work", timestamp=T0 + 3)
+
+
+async def _pick_list_row(app: HermesApp, key: tuple[str, str]) -> None:
+    from .test_profiles_ui import wait_for
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        sessions = main.session_list
+        await wait_for(pilot, lambda: sessions.total > 0 and key in list(sessions._ids))
+        sessions.focus()
+        sessions.cursor = list(sessions._ids).index(key)
+        await settle(pilot)
+        assert sessions.selected_key == key
+        await pilot.press("enter")
+        await settle(pilot)
+
+
+async def test_pick_all_profiles_prints_the_row_and_its_profile(tmp_path: Path) -> None:
+    """`pick --all`: Enter on a list row prints its id; `--format resume` prints the command of
+    the tip in that row's own store, with `-p NAME` (nothing for the default store)."""
+    from ._profiles import build_home, federated_app
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    _chain_in_work(home)
+    app = federated_app(home, pick=PickOptions())
+    await _pick_list_row(app, ("work", "w-2"))
+    assert app.return_value == Handoff("pick", "w-2", output="w-2")
+    cases = {
+        ("work", "c-root"): ("hermes", "-p", "work", "--resume", "c-tip"),
+        ("default", "c-root"): ("hermes", "--resume", "c-root"),
+        ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume", "z-1"),
+    }
+    for key, argv in cases.items():
+        app = federated_app(home, pick=PickOptions(output="resume"))
+        await _pick_list_row(app, key)
+        assert app.return_value == Handoff("pick", key[1], argv, " ".join(argv)), key
+
+
+async def test_pick_all_profiles_search_hit_names_its_own_profile(tmp_path: Path) -> None:
+    """A search hit is picked from its own store, whatever row the list's cursor is on."""
+    from ._profiles import build_home, federated_app
+    from .test_profiles_ui import wait_for
+
+    home = build_home(tmp_path / "hermes", broken=False)
+
+    async def pick_hit_of(profile: str) -> Handoff | None:
+        app = federated_app(home, pick=PickOptions(query="kestrel", output="resume"))
+        async with app.run_test(size=(140, 40)) as pilot:
+            await settle(pilot, rounds=3)
+            main = app.screen
+            assert isinstance(main, MainScreen) and main.has_class("-searching")
+            search = main.query_one("#search", SearchPane)
+            await wait_for(pilot, lambda: len(search.hits) == 4)
+            assert main.session_list.selected_profile == "work"  # the list's first row
+            wanted = next(i for i, h in enumerate(search.hits) if h["profile"] == profile)
+            await pilot.press("down", *(["down"] * wanted))
+            await settle(pilot)
+            assert search.highlighted == wanted
+            await pilot.press("enter")
+            await settle(pilot)
+        return app.return_value
+
+    for profile, argv in [
+        ("zeta", ("hermes", "-p", "zeta", "--resume", "z-1")),
+        ("default", ("hermes", "--resume", "s-shared")),
+    ]:
+        assert await pick_hit_of(profile) == Handoff("pick", argv[-1], argv, " ".join(argv)), profile
+
+
+async def test_pick_one_profile_with_source(tmp_path: Path) -> None:
+    """`pick --profile work --source telegram`: the source menus are filled from the profile's
+    store once it opens, and the list keeps to that source."""
+    from ._profiles import build_home, federated_app, store_path
+    from .test_profiles_ui import wait_for
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    with SessionDB(store_path(home, "work"), migrate=False) as db:
+        db.create_session("w-tg", "telegram")
+        db.append_message("w-tg", "user", "from telegram")
+    app = federated_app(home, StoreChoice(profiles=("work",), home=home), pick=PickOptions(source="telegram"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        await wait_for(pilot, lambda: main.query_one("#filter-source", Select).value == "telegram")
+        assert main.query_one("#search-source", Select).value == "telegram"
+        await wait_for(pilot, lambda: list(main.session_list._ids) == [("work", "w-tg")])
+
+
+def test_cli_pick_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`pick --all` / `--profile NAME` open several stores in picker mode; a plain `pick` stays
+    on one store."""
+    from hermes_tui import cli
+
+    seen: list[tuple[object, object]] = []
+
+    def fake_run(self: HermesApp) -> None:
+        seen.append((getattr(self, "store_choice", None), self.pick))
+
+    monkeypatch.setattr(HermesApp, "run", fake_run)
+    monkeypatch.setattr("hermes_tui.app.handoff.reattach_terminal", lambda: None)
+    assert cli.main(["pick", "--all", "--format", "resume"]) == 1  # nothing picked
+    assert cli.main(["pick", "--profile", "work", "--profile", "zeta", "-q", "x"]) == 1
+    assert cli.main(["pick"]) == 1
+    assert [choice for choice, _pick in seen] == [
+        StoreChoice(all_profiles=True),
+        StoreChoice(profiles=("work", "zeta")),
+        None,
+    ]
+    assert [pick for _choice, pick in seen] == [
+        PickOptions(output="resume"),
+        PickOptions(query="x"),
+        PickOptions(),
+    ]

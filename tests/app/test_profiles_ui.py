@@ -425,3 +425,107 @@ def test_unknown_profile_is_a_missing_badge(tmp_path: Path) -> None:
         assert [(r.profile, str(r.status)) for r in stores.failed] == [("nope", "missing")]
     finally:
         stores.close()
+
+
+# ---------------------------------------------------------------------- command palette
+async def test_palette_jump_opens_a_session_of_another_profile(tmp_path: Path) -> None:
+    """The palette's session lookup asks every open store, not only the selected row's, and a
+    hit opens the session in its own store (ids repeat: `s-shared` is in default and work)."""
+    from textual.command import CommandList
+
+    from .test_palette import palette, plain
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6)
+        sessions.cursor = list(sessions._ids).index(("default", "s-shared"))
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        )
+        # a title only the work store has; the selected row is in default
+        hits = await palette(pilot, "work shared beta")
+        opens = [h for h in hits if plain(h.match_display).startswith("Open: ")]
+        assert [plain(h.match_display) for h in opens] == ["Open: work shared beta · work"]
+        assert "work · s-shared · cli" in str(opens[0].help)
+        app.screen.query_one(CommandList).highlighted = hits.index(opens[0])
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        )
+        assert sessions.selected_key == ("work", "s-shared")  # the list cursor follows it
+        transcript = screen.query_one("#transcript", TranscriptView)
+        assert transcript.data is not None
+        texts = " ".join(str(getattr(i, "text", "")) for i in transcript.data.items)
+        assert "in work" in texts and "in default" not in texts
+        assert screen.db is not None and screen.db.db_path == store_path(home, "work")
+        # an id in two stores: one hit per store, each opening its own
+        hits = await palette(pilot, "s-shared")
+        opens = {plain(h.match_display): h for h in hits if plain(h.match_display).startswith("Open: ")}
+        assert set(opens) == {"Open: default shared alpha · default", "Open: work shared beta · work"}
+        app.screen.query_one(CommandList).highlighted = hits.index(
+            opens["Open: default shared alpha · default"]
+        )
+        await pilot.press("enter")
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        )
+        assert transcript.data is not None
+        assert "in default" in " ".join(str(getattr(i, "text", "")) for i in transcript.data.items)
+
+
+async def test_palette_lookup_keeps_to_the_profile_filter(tmp_path: Path) -> None:
+    """Narrowed with `p` to the current profile, the lookup asks that store only (as the list
+    and the search pane do); widened again, every store."""
+    from .test_palette import palette, plain
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home, StoreChoice(all_profiles=True, home=home, prefer="zeta"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.session_list.total == 1)
+
+        async def opened(query: str) -> list[str]:
+            hits = await palette(pilot, query)
+            await pilot.press("escape")
+            await settle(pilot)
+            return sorted(plain(h.match_display) for h in hits if plain(h.match_display).startswith("Open: "))
+
+        assert await opened("work three") == []
+        assert await opened("zeta one") == ["Open: zeta one · zeta"]
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        assert await opened("work three") == ["Open: work three · work"]
+
+
+async def test_open_session_message_names_the_store(tmp_path: Path) -> None:
+    """`OpenSession(profile=...)` opens the session in that store, not the open transcript's."""
+    from hermes_tui.app.messages import OpenSession
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        screen.open_session("s-shared", profile="default")
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        )
+        screen.post_message(OpenSession("s-shared", profile="work"))
+        await wait_for(
+            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        )
+        assert screen.session_list.selected_key == ("work", "s-shared")
+        # without a profile: the open transcript's store
+        screen.post_message(OpenSession("w-2"))
+        await wait_for(pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "w-2"))

@@ -1316,15 +1316,20 @@ class MainScreen(Screen[None]):
 
     @on(OpenSession)
     def _open_session_message(self, message: OpenSession) -> None:
-        self.open_session(message.session_id, message.message_id, message.terms)
+        self.open_session(message.session_id, message.message_id, message.terms, profile=message.profile)
 
     def open_session(
-        self, session_id: str, message_id: int | None = None, terms: tuple[str, ...] = ()
+        self,
+        session_id: str,
+        message_id: int | None = None,
+        terms: tuple[str, ...] = (),
+        profile: str | None = None,
     ) -> None:
-        """Show a session from anywhere (palette, lineage) and move the list cursor to it."""
+        """Show a session from anywhere (palette, lineage) and move the list cursor to it. Over
+        several stores ``profile`` names its store (default: the open transcript's)."""
         self._came_from_search = False
         ids = self.session_list._ids
-        profile = self.current_profile if self.stores is not None else None
+        profile = (profile or self.current_profile) if self.stores is not None else None
         try:
             key = (profile, session_id) if self.stores is not None else session_id
             finder = getattr(ids, "index_or_none", None)
@@ -1785,7 +1790,10 @@ class MainScreen(Screen[None]):
             items = None
             if rows and after_id is not None:
                 items = [
-                    message_view(m)
+                    # Not prepared here: a prepared message keeps its parsed Markdown for as long
+                    # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
+                    # mounting prepares it, and the widget alone holds the result.
+                    message_view(m, prepared=False)
                     for m in db.get_messages_page(
                         session_id, after_id=after_id, limit=1_000_000, include_inactive=True
                     )
@@ -1935,10 +1943,14 @@ class MainScreen(Screen[None]):
         current = (message.flt, message.order, message.active) == (self.filter, self.order, self.active_only)
         if message.ids is not None and current and not sessions.loading:
             was_empty = sessions.total == 0
+            counts = (sessions.total, self.store_total)
             sessions.update_order(message.ids)
             self.store_total = message.total
-            self._update_list_title()
-            self._update_info()
+            if counts != (sessions.total, self.store_total):
+                # Only when a count changed: the header's update lays the whole screen out again,
+                # and most live reorders only move sessions.
+                self._update_list_title()
+                self._update_info()
             if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
                 self.refresh_bindings()
             if was_empty and message.ids and self.current_session is None:
