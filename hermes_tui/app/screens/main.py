@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -161,6 +162,22 @@ class LoadedSession:
     terms: tuple[str, ...]
     focus: bool
     profile: str | None = None  # the owning store over several profiles
+
+
+def order_affected(ch: Any) -> bool:
+    """Whether live changes can move, add or drop rows of the session list (else only the open
+    transcript and the live statuses need them)."""
+    return bool(
+        ch.new_sessions
+        or ch.reactivated
+        or ch.deleted
+        or ch.sessions_removed
+        or ch.reset
+        or ch.ended
+        or ch.reopened
+        or ch.titles
+        or ch.messages
+    )
 
 
 class MainScreen(Screen[None]):
@@ -743,17 +760,7 @@ class MainScreen(Screen[None]):
             if self.active_only:  # sessions age out of "active now"
                 self._refresh_merged_live()
         ch = update.changes
-        if ch and (
-            ch.new_sessions
-            or ch.reactivated
-            or ch.deleted
-            or ch.sessions_removed
-            or ch.reset
-            or ch.ended
-            or ch.reopened
-            or ch.titles
-            or ch.messages
-        ):
+        if ch and order_affected(ch):
             self._refresh_merged_live()
         self._follow_open_session(message.profile, ch)
 
@@ -780,12 +787,19 @@ class MainScreen(Screen[None]):
         """One live re-merge at a time (a change meanwhile runs it once more)."""
         if self.stores is None or self.state != "ready":
             return
+        self._gate_live_order(
+            lambda: self.live_merged_worker(self.filter, self.order, self.profile_filter, self.active_only)
+        )
+
+    def _gate_live_order(self, start: Callable[[], object]) -> None:
+        """Run one live order refresh at a time: a change while one runs asks for one more run
+        (the handlers of `LiveOrder`/`MergedLive` start it), never a second one in parallel."""
         if self._live_order_running:
             self._live_order_again = True
             return
         self._live_order_running = True
         self._live_order_again = False
-        self.live_merged_worker(self.filter, self.order, self.profile_filter, self.active_only)
+        start()
 
     @work(thread=True, exit_on_error=False, group="live-order", description="refresh the merged order")
     def live_merged_worker(
@@ -809,11 +823,13 @@ class MainScreen(Screen[None]):
         result = message.result
         current = message.key == (self.filter, self.order, self.profile_filter, self.active_only)
         if result is not None and current and not sessions.loading:
+            counts = (sessions.total, self.profile_counts)
             sessions.update_order(result.keys)
             self.profile_counts = result.counts
             sessions.show_profile = len(result.counts) > 1
-            self._update_list_title()
-            self._update_info()
+            if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
+                self._update_list_title()
+                self._update_info()
         if self._live_order_again:
             self._refresh_merged_live()
 
@@ -1716,17 +1732,7 @@ class MainScreen(Screen[None]):
         ch = update.changes
         if not ch:
             return
-        if (
-            ch.new_sessions
-            or ch.reactivated
-            or ch.deleted
-            or ch.sessions_removed
-            or ch.reset
-            or ch.ended
-            or ch.reopened
-            or ch.titles
-            or ch.messages
-        ):
+        if order_affected(ch):
             self._refresh_order_live()
         if self.has_class("-searching") and (ch.messages or ch.deleted or ch.sessions_removed or ch.reset):
             self.query_one("#search", SearchPane).store_changed()
@@ -1906,12 +1912,7 @@ class MainScreen(Screen[None]):
         more), and not while a full reload is on its way (it reads the same data)."""
         if self.db is None or self.state != "ready":
             return
-        if self._live_order_running:
-            self._live_order_again = True
-            return
-        self._live_order_running = True
-        self._live_order_again = False
-        self.live_order_worker(self.filter, self.order, self.active_only)
+        self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
 
     class LiveOrder(Message):
         """A fresh order after live changes (worker → screen)."""
