@@ -23,6 +23,14 @@ from hermes_tui.state import SessionDB
 TIMEOUT = 20.0
 
 
+def _as_from_a_shell() -> None:
+    """The child starts with SIGINT's default action and unblocked, as a shell starts it: a child
+    inherits the test process's signal state, which the full suite's earlier event loops can
+    leave changed (ctrl+c then never reached the follower, and only in the full run)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+
+
 class Follower:
     def __init__(self, *args: str):
         self.proc = subprocess.Popen(
@@ -31,6 +39,7 @@ class Follower:
             stderr=subprocess.PIPE,
             text=True,
             encoding="utf-8",
+            preexec_fn=_as_from_a_shell,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
