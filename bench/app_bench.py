@@ -10,8 +10,9 @@ Databases come from `bench/corpus.py` (deterministic, seed 1337) written with th
 sessions (a gateway-heavy store of short chats). `--db PATH` measures an existing store instead
 (one size; e.g. the 10M `huge` store `bench/run.py --size huge --vs ours` leaves in its workdir).
 `--drop-caches` (root) syncs and drops the OS page cache right before the app starts, after the
-list-page step: first paint with the interpreter, libraries and file all cold. Each measurement of the app runs in a fresh
-subprocess so RSS and first paint include the interpreter, Textual and the store opening the file.
+list-page step: first paint with the interpreter, libraries and file all cold. Each measurement
+of the app runs in a fresh subprocess so RSS and first paint include the interpreter, Textual
+and the store opening the file.
 
 Targets (2-core machine): first paint < 1 s and RSS < 200 MB at 1M messages; a list page
 < 5 ms at any size; search results on screen within 150 ms of the last keystroke (p95); while
@@ -512,7 +513,10 @@ def main() -> int:
         "--gc",
         choices=GC_POLICIES,
         default="default",
-        help="what-if: apply this GC policy in the measured app process (default: the app's own policy, hermes_tui/app/gc_policy.py)",
+        help=(
+            "what-if: apply this GC policy in the measured app process (default: the app's own policy, "
+            "hermes_tui/app/gc_policy.py)"
+        ),
     )
     parser.add_argument(
         "--db", type=Path, help="measure this existing store (one size) instead of building one"

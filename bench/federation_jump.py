@@ -31,7 +31,8 @@ def build(folder: Path) -> None:
             for i in range(SESSIONS):
                 t = 1.7e9 + rnd.random() * 1e7
                 conn.execute(
-                    "INSERT INTO sessions (id, source, started_at, message_count, input_tokens, output_tokens)"
+                    "INSERT INTO sessions (id, source, started_at, message_count, "
+                    "input_tokens, output_tokens)"
                     " VALUES (?, 'cli', ?, ?, ?, ?)",
                     (f"{name}{i:06d}", t, rnd.randint(0, 50), rnd.randint(0, 9999), 5),
                 )

@@ -215,7 +215,8 @@ def main() -> int:
         ("-wal end bytes", alone["wal_end_bytes"], follow["wal_end_bytes"]),
     ]
     print(
-        f"\n{args.messages:,} messages, {args.phase_s:g} s per phase, {args.rate:g} msg/s, follower {args.hz:g} Hz\n"
+        f"\n{args.messages:,} messages, {args.phase_s:g} s per phase, {args.rate:g} msg/s, follower "
+        f"{args.hz:g} Hz\n"
     )
     print("| metric | alone | with follower | ratio |\n|---|---|---|---|")
     for name, a, b in rows:
@@ -224,7 +225,8 @@ def main() -> int:
     print(
         f"\nfollower: saw {follow['seen']} messages, commit → seen p50 {follow['seen_p50_ms']:.0f} ms, "
         f"p95 {follow['seen_p95_ms']:.0f} ms, max {follow['seen_max_ms']:.0f} ms; "
-        f"idle CPU {follow['idle_cpu_pct']:.3f}% of a core ({follow['idle_polls']} polls in {args.idle_s:g} s)"
+        f"idle CPU {follow['idle_cpu_pct']:.3f}% of a core ({follow['idle_polls']} polls in "
+        f"{args.idle_s:g} s)"
     )
     if args.json:
         args.json.write_text(

@@ -1,6 +1,6 @@
 """Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
-[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S] [--format id|resume]
-[--all] [--profile NAME]``.
+[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S]
+[--format id|resume] [--all] [--profile NAME]``.
 
 ``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
 maintained separately); everything else opens the browser. When the browser exits to resume a
@@ -25,7 +25,8 @@ from typing import Any
 from hermes_tui.state import default_db_path
 
 RESUME_HELP = (
-    "resume command template (default: $HERMES_TUI_RESUME, else 'hermes {profile_args} --resume {id} {tui}'); "
+    "resume command template (default: $HERMES_TUI_RESUME, else "
+    "'hermes {profile_args} --resume {id} {tui}'); "
     "{id} the session (a compressed chain's live tip), {profile} the profile name, {profile_args} "
     "'-p NAME' for a named profile's store, {tui} '--tui' with --resume-tui. Split like a shell "
     "line, run without a shell"

@@ -9,7 +9,8 @@ interrupted. When the session is compressed it says `→ continued in <child id>
 goes on in the new tip; when the session is deleted it says so and exits 3. `watch` streams new
 sessions, messages, ends, continuations and deletions across the whole store. With `--json` every
 event is one JSON object per line (`{"type": "message" | "session" | "ended" | "continued" |
-"deleted" | "title" | "removed", ...}`; `watch` starts with a `"start"` event). Ctrl-C ends both with exit code 130 and no traceback.
+"deleted" | "title" | "removed", ...}`; `watch` starts with a `"start"` event). Ctrl-C ends both
+with exit code 130 and no traceback.
 Every store string is printed through `hermes_tui.safe_text`.
 
 The functions `add_tail_args`/`cmd_tail` and `add_watch_args`/`cmd_watch` are registered by
@@ -230,7 +231,8 @@ def _watch_events(db: SessionDB, args: argparse.Namespace, ch: Changes) -> None:
                     _emit(
                         args,
                         {"type": "message", "session_id": sid, "message": msg},
-                        f"{one_line(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: {one_line(text, 160)}",
+                        f"{one_line(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: "
+                        f"{one_line(text, 160)}",
                     )
             if not page:
                 break

@@ -865,7 +865,8 @@ def cmd_show(
             kind = _s(node.get("edge_kind")) or "root"
             label = _s(node["id"]) + (f" “{_s(node['title'], 60)}”" if node.get("title") else "")
             _out(
-                f"  {'  ' * int(node.get('depth') or 0)}{'* ' if node.get('is_self') else '- '}{label} [{kind}]"
+                f"  {'  ' * int(node.get('depth') or 0)}{'* ' if node.get('is_self') else '- '}{label} "
+                f"[{kind}]"
                 f" {node.get('message_count') or 0} msgs" + (f" ({', '.join(marks)})" if marks else "")
             )
     _out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
@@ -1201,7 +1202,8 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
         )
         for row in plan["sessions"]:
             _out(
-                f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  {row.get('message_count') or 0} msgs"
+                f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  "
+                f"{row.get('message_count') or 0} msgs"
                 f"  {_cell(row.get('title'), 40)}"
             )
         if plan["cascade"]:
@@ -1413,7 +1415,8 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     t = data["totals"]
     _out(
         f"Sessions: {t.get('sessions') or 0}   messages: {t.get('messages') or 0}   tokens: "
-        f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: {_fmt_cost(t.get('cost'))}"
+        f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: "
+        f"{_fmt_cost(t.get('cost'))}"
     )
     _titled_table(
         "By source:",
@@ -1474,7 +1477,8 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     top = max((a["messages"] for a in act), default=0)
     for a in act:
         _out(
-            f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, {a['sessions']} sessions"
+            f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, "
+            f"{a['sessions']} sessions"
         )
     h = data["store_health"]
     _out("\nStore health:")
@@ -1483,7 +1487,8 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
         or "none"
     )
     _out(
-        f"  schema v{h.get('schema_version')} (code v{h.get('code_schema_version')}), FTS layout {h.get('fts_layout')},"
+        f"  schema v{h.get('schema_version')} (code v{h.get('code_schema_version')}), FTS layout "
+        f"{h.get('fts_layout')},"
         f" trigram {'yes' if h.get('trigram') else 'no'}, CJK {h.get('cjk') or 'no'} ({h.get('cjk_index')})"
     )
     _out(f"  messages {h.get('messages')} ({h.get('messages_non_tool')} non-tool); index rows: {idx}")
@@ -1641,7 +1646,8 @@ def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
     _out(f"what:     {_s(entry.get('what'))}   status: {_s(entry.get('status'))}")
     counts = entry.get("counts") or {}
     _out(
-        f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: {format_size(entry.get('bytes'))}"
+        f"rows:     {', '.join(f'{_s(k)} {int(v)}' for k, v in counts.items())}   size: "
+        f"{format_size(entry.get('bytes'))}"
     )
     _out(f"store:    {_s(entry.get('store'))}")
     _out(f"sessions ({len(entry.get('sessions') or [])}):")
@@ -1674,11 +1680,13 @@ def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
     for o in result.get("orphans") or []:
         if o["status"] != "relinked":
             _out(
-                f"  ~ {_s(o['id'])}: parent link to {_s(o['parent_session_id'])} not restored: {_s(o.get('reason'))}"
+                f"  ~ {_s(o['id'])}: parent link to {_s(o['parent_session_id'])} not restored: "
+                f"{_s(o.get('reason'))}"
             )
     if result["conflicts"]:
         _out(
-            f"{result['conflicts']} session{'s' if result['conflicts'] != 1 else ''} not restored (conflicts above);"
+            f"{result['conflicts']} session{'s' if result['conflicts'] != 1 else ''} not restored "
+            "(conflicts above);"
             " nothing live was overwritten."
         )
     return 0

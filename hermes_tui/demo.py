@@ -69,7 +69,8 @@ def _topics() -> list[Topic]:
             "Fix flaky CI on the payments service",
             [
                 Turn(
-                    "The `payments` integration tests fail about one run in five on CI. Can you find out why?",
+                    "The `payments` integration tests fail about one run in five on CI. Can "
+                    "you find out why?",
                     "The failures all come from `test_refund_idempotency`. It relies on wall-clock ordering "
                     "of two inserts; on a loaded runner they land in the same millisecond.\n\n"
                     "**Fix:** order by the primary key instead:\n\n```python\nrows = db.execute(\n"
@@ -121,11 +122,13 @@ def _topics() -> list[Topic]:
                     "```rust\nuse std::collections::HashMap;\nuse std::io::{self, BufRead};\n\nfn main() {\n"
                     "    let mut counts: HashMap<String, u64> = HashMap::new();\n"
                     "    for line in io::stdin().lock().lines().map_while(Result::ok) {\n"
-                    "        if let Some(path) = line.split('\"').nth(1).and_then(|r| r.split(' ').nth(1)) {\n"
+                    "        if let Some(path) = line.split('\"').nth(1).and_then(|r| "
+                    "r.split(' ').nth(1)) {\n"
                     "            *counts.entry(path.to_string()).or_default() += 1;\n        }\n    }\n"
                     "    let mut top: Vec<_> = counts.into_iter().collect();\n"
                     "    top.sort_by(|a, b| b.1.cmp(&a.1));\n"
-                    '    for (path, n) in top.into_iter().take(10) {\n        println!("{n:>8} {path}");\n    }\n}\n```',
+                    '    for (path, n) in top.into_iter().take(10) {\n        println!("{n:>8} {path}");\n   '
+                    " }\n}\n```",
                     tool="write_file",
                     args={"path": "src/main.rs", "bytes": 612},
                     result="wrote 612 bytes to src/main.rs",
@@ -166,7 +169,8 @@ def _topics() -> list[Topic]:
             [
                 Turn(
                     "Summarise last night's backup job.",
-                    "All 12 volumes backed up; 1.9 TB total, 3 h 12 min. `media-02` was 40% slower than usual.",
+                    "All 12 volumes backed up; 1.9 TB total, 3 h 12 min. `media-02` was 40% "
+                    "slower than usual.",
                     tool="read_file",
                     args={"path": "/var/log/backup/nightly.log"},
                     result="\n".join(
@@ -184,12 +188,16 @@ def _topics() -> list[Topic]:
                 Turn(
                     "我们的服务运行几个小时后数据库连接池就耗尽了，帮我排查一下。",
                     "问题在 `get_user()`：异常路径上没有归还连接。改用上下文管理器：\n\n"
-                    "```python\nwith pool.connection() as conn:\n    return conn.execute(sql, args).fetchone()\n```\n\n"
+                    "```python\nwith pool.connection() as conn:\n    return conn.execute(sql, "
+                    "args).fetchone()\n```\n\n"
                     "这样无论是否抛出异常，连接都会被归还到连接池。",
                     reasoning="连接数随时间单调增长，说明有泄漏；检查所有获取连接但未释放的路径。",
                     tool="grep",
                     args={"pattern": "pool.getconn", "path": "app/"},
-                    result="app/users.py:41:    conn = pool.getconn()\napp/orders.py:88:    conn = pool.getconn()",
+                    result=(
+                        "app/users.py:41:    conn = pool.getconn()\napp/orders.py:88:    conn "
+                        "= pool.getconn()"
+                    ),
                 ),
             ],
             source="telegram",
@@ -443,7 +451,8 @@ def build_demo(path: str | Path, base: float | None = None, seed: int = 7) -> Pa
         turns=[
             Turn(
                 "Continue: write the cutover checklist.",
-                "Cutover checklist:\n\n- [ ] lag < 1 s\n- [ ] freeze writes\n- [ ] switch DSN\n- [ ] smoke tests",
+                "Cutover checklist:\n\n- [ ] lag < 1 s\n- [ ] freeze writes\n- [ ] switch DSN\n- "
+                "[ ] smoke tests",
             )
         ],
     )

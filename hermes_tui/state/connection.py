@@ -116,9 +116,9 @@ def sqlite_file_size(path: Path) -> int | None:
     Refuses a folder, a special file (a FIFO would block SQLite's open), an unreadable file, and
     a symbolic link to nothing (SQLite would create the target through it). Never opens the
     file itself: closing *any* descriptor on a database releases every POSIX lock this process
-    holds on it (POSIX locks belong to the process, not the descriptor), so a header read here while another connection
-    of ours had the file open let other processes delete its WAL from under it. Whether the
-    content is SQLite is left to SQLite's own open (`NotADBError`).
+    holds on it (POSIX locks belong to the process, not the descriptor), so a header read here
+    while another connection of ours had the file open let other processes delete its WAL from
+    under it. Whether the content is SQLite is left to SQLite's own open (`NotADBError`).
     """
     try:
         st = os.lstat(path)

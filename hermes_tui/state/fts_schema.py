@@ -81,7 +81,8 @@ def _gate(ref: str, high_key: str, progress_key: str) -> str:
     """A row is in the index iff id > high-water OR id <= progress (absent markers → -1)."""
     return (
         f"({ref}.id > COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = '{high_key}'), -1)"
-        f" OR {ref}.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = '{progress_key}'), -1))"
+        f" OR {ref}.id <= COALESCE((SELECT CAST(value AS INTEGER) FROM state_meta WHERE key = "
+        f"'{progress_key}'), -1))"
     )
 
 

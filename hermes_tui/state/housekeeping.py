@@ -158,7 +158,8 @@ def collect_delegate_children(conn: apsw.Connection, parent_ids: Sequence[str]) 
             part = frontier[i : i + 400]
             ph = placeholders(part)
             for (sid,) in conn.execute(
-                f"SELECT id FROM sessions WHERE {df} IN ({ph}) OR (parent_session_id IN ({ph}) AND {df} IS NOT NULL)",
+                f"SELECT id FROM sessions WHERE {df} IN ({ph}) OR (parent_session_id IN ({ph}) AND "
+                f"{df} IS NOT NULL)",
                 part + part,
             ):
                 if sid not in found:
@@ -245,7 +246,8 @@ class HousekeepingMixin(_Core):
                 part = list(ids[i : i + 400])
                 found.update(
                     conn.execute(
-                        f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})",
+                        f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN "
+                        f"({placeholders(part)})",
                         part,
                     )
                 )
@@ -356,7 +358,8 @@ class HousekeepingMixin(_Core):
                 counts.update(
                     dict(
                         self._tuples(
-                            f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN ({placeholders(part)})",
+                            f"SELECT id, {num_sql('message_count')} FROM sessions WHERE id IN "
+                            f"({placeholders(part)})",
                             part,
                         )
                     )
@@ -471,7 +474,8 @@ class HousekeepingMixin(_Core):
         rows = self._rows(
             "SELECT s.id, s.title, s.source, s.model, s.started_at, s.ended_at, s.message_count, "
             f"{archived} AS archived, {pinned} AS pinned, "
-            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id AND m.timestamp BETWEEN 0 AND {TS_MAX}) AS last_message "
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id AND m.timestamp BETWEEN 0 "
+            f"AND {TS_MAX}) AS last_message "
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
@@ -522,7 +526,8 @@ class HousekeepingMixin(_Core):
     def count_empty_sessions(self) -> int:
         return int(
             self._scalar(
-                "SELECT COUNT(*) FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL AND archived = 0",
+                "SELECT COUNT(*) FROM sessions WHERE message_count = 0 AND ended_at IS NOT NULL "
+                "AND archived = 0",
                 default=0,
             )
         )

@@ -67,6 +67,7 @@ class LineageMixin(_Core):
 
     def get_ancestors(self, session_id: str) -> list[dict[str, Any]]:
         """Root → … → the session itself, by a recursive CTE (cycle-safe, ≤ 100 hops)."""
+        cols = self._node_select("s")
         rows = read_rows(
             self._conn(),
             f"""WITH RECURSIVE up(id, depth) AS (
@@ -74,7 +75,7 @@ class LineageMixin(_Core):
                     UNION
                     SELECT s.parent_session_id, up.depth + 1 FROM sessions s JOIN up ON s.id = up.id
                     WHERE s.parent_session_id IS NOT NULL AND up.depth < {MAX_DEPTH})
-                SELECT {self._node_select("s")}, MIN(up.depth) AS up_depth FROM up JOIN sessions s ON s.id = up.id
+                SELECT {cols}, MIN(up.depth) AS up_depth FROM up JOIN sessions s ON s.id = up.id
                 GROUP BY s.id ORDER BY up_depth DESC""",
             (session_id,),
         )
@@ -84,6 +85,7 @@ class LineageMixin(_Core):
 
     def get_descendants(self, session_id: str) -> list[dict[str, Any]]:
         """Every session below `session_id` (not itself), with `depth` (1 = child), parents first."""
+        cols = self._node_select("s")
         rows = read_rows(
             self._conn(),
             f"""WITH RECURSIVE down(id, depth) AS (
@@ -91,7 +93,7 @@ class LineageMixin(_Core):
                     UNION
                     SELECT s.id, down.depth + 1 FROM sessions s JOIN down ON s.parent_session_id = down.id
                     WHERE down.depth < {MAX_DEPTH})
-                SELECT {self._node_select("s")}, MIN(down.depth) AS depth FROM down JOIN sessions s ON s.id = down.id
+                SELECT {cols}, MIN(down.depth) AS depth FROM down JOIN sessions s ON s.id = down.id
                 WHERE down.depth > 0 GROUP BY s.id ORDER BY depth, s.started_at, s.id""",
             (session_id,),
         )

@@ -33,14 +33,16 @@ from .text import TS_MAX, clean_row, num_sql, read_rows, read_tuples, ts_sql
 # whole value first, and turn a BLOB into TEXT that may not be UTF-8).
 _PREVIEW_SQL = (
     "COALESCE((SELECT SUBSTR(m.content, 1, 63) FROM messages m "
-    "WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, m.id LIMIT 1), '')"
+    "WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, "
+    "m.id LIMIT 1), '')"
 )
 # Only timestamps usable as dates count (a text or 1e300 `timestamp` would otherwise be the
 # MAX forever); the range is a bound on the (session_id, timestamp) index, so this is still
 # one index seek per session.
 _TS_RANGE = f"BETWEEN 0 AND {TS_MAX}"
 _LAST_ACTIVE_SQL = (
-    f"COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND m2.timestamp {_TS_RANGE}), "
+    "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND "
+    f"m2.timestamp {_TS_RANGE}), "
     f"{ts_sql('s.started_at')})"
 )
 
@@ -51,7 +53,8 @@ _LAST_ACTIVE_SQL = (
 # every session row, scattered across the whole file: on a cold 1M-message / 100k-session file
 # that was 20 MB of random reads before the first message-index seek.
 _LAST_ACTIVE_ORDER_SQL = (
-    f"COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND m2.timestamp {_TS_RANGE}), "
+    "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND "
+    f"m2.timestamp {_TS_RANGE}), "
     f"(SELECT {ts_sql('s3.started_at')} FROM sessions s3 WHERE s3.rowid = s.rowid))"
 )
 
@@ -240,24 +243,31 @@ class ListingMixin(_Core):
             search_needle = (search_query or "").strip().lower()
             if id_needle:
                 outer.append(
-                    "EXISTS (SELECT 1 FROM chain cq WHERE cq.root_id = s.id AND LOWER(cq.cur_id) LIKE ? ESCAPE '\\')"
+                    "EXISTS (SELECT 1 FROM chain cq WHERE cq.root_id = s.id AND LOWER(cq.cur_id) "
+                    "LIKE ? ESCAPE '\\')"
                 )
                 extra.append("%" + Q.like_escape(id_needle) + "%")
             if search_needle:
                 compact = re.sub(r"[\W_]+", "", search_needle)
                 clause = (
-                    "EXISTS (SELECT 1 FROM chain cq JOIN sessions cs ON cs.id = cq.cur_id WHERE cq.root_id = s.id "
-                    "AND (LOWER(COALESCE(cs.title, '')) LIKE ? ESCAPE '\\' OR LOWER(cq.cur_id) LIKE ? ESCAPE '\\'"
+                    "EXISTS (SELECT 1 FROM chain cq JOIN sessions cs ON cs.id = cq.cur_id "
+                    "WHERE cq.root_id = s.id "
+                    "AND (LOWER(COALESCE(cs.title, '')) LIKE ? ESCAPE '\\' "
+                    "OR LOWER(cq.cur_id) LIKE ? ESCAPE '\\'"
                 )
                 extra += ["%" + Q.like_escape(search_needle) + "%"] * 2
                 if compact:
                     clause += (
-                        " OR REPLACE(REPLACE(REPLACE(REPLACE(LOWER(COALESCE(cs.title, '')), '-', ''), '_', ''), "
-                        "'.', ''), ' ', '') LIKE ? ESCAPE '\\'"
+                        " OR REPLACE(REPLACE(REPLACE(REPLACE(LOWER(COALESCE(cs.title, '')), "
+                        "'-', ''), '_', ''), '.', ''), ' ', '') LIKE ? ESCAPE '\\'"
                     )
                     extra.append("%" + Q.like_escape(compact) + "%")
                 outer.append(clause + "))")
             outer_sql = ("WHERE " + " AND ".join(outer)) if outer else ""
+            last_msg = (
+                f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id AND "
+                f"m.timestamp {_TS_RANGE})"
+            )
             sql = f"""
                 WITH RECURSIVE chain(root_id, cur_id) AS (
                     SELECT s.id, s.id FROM sessions s {where_sql}
@@ -271,7 +281,7 @@ class ListingMixin(_Core):
                       AND COALESCE(child.source, '') != 'tool'),
                 chain_max AS (
                     SELECT root_id, MAX(COALESCE(
-                        (SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id AND m.timestamp {_TS_RANGE}),
+                        {last_msg},
                         (SELECT {ts_sql("ss.started_at")} FROM sessions ss WHERE ss.id = cur_id))) AS eff
                     FROM chain GROUP BY root_id)
                 SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active,
@@ -327,7 +337,8 @@ class ListingMixin(_Core):
     def _rich_row(self, session_id: str, compact: bool = False) -> dict[str, Any] | None:
         rows = read_rows(
             self._conn(),
-            f"SELECT {self._session_cols(compact)}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
+            f"SELECT {self._session_cols(compact)}, {_PREVIEW_SQL} AS _preview_raw, "
+            f"{_LAST_ACTIVE_SQL} AS last_active "
             "FROM sessions s WHERE s.id = ?",
             (session_id,),
             decode=False,
@@ -495,7 +506,8 @@ class ListingMixin(_Core):
             t0 = time.perf_counter()
             self._conn().execute(
                 "WITH p(r) AS (VALUES " + ", ".join("(?)" for _ in samples) + ") "
-                "SELECT count((SELECT 1 FROM sessions s WHERE s.rowid >= p.r ORDER BY s.rowid LIMIT 1)) FROM p",
+                "SELECT count((SELECT 1 FROM sessions s WHERE s.rowid >= p.r ORDER BY s.rowid "
+                "LIMIT 1)) FROM p",
                 samples,
             ).fetchall()
             if time.perf_counter() - t0 < _WARM_COLD_PROBE_S:

@@ -102,7 +102,8 @@ class MaintenanceMixin(_Core):
     def set_meta(self, key: str, value: str) -> None:
         self._execute_write(
             lambda c: c.execute(
-                "INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value "
+                "= excluded.value",
                 (key, value),
             )
         )
@@ -323,7 +324,8 @@ class MaintenanceMixin(_Core):
                         # Rows written around the switch: index any that the gate and backfill both missed.
                         c.execute(
                             f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) "
-                            f"SELECT id, content, tool_name, tool_calls FROM messages m WHERE m.id > ? AND m.id <= ?{role} "
+                            f"SELECT id, content, tool_name, tool_calls FROM messages m WHERE m.id > ? AND "
+                            f"m.id <= ?{role} "
                             f"AND NOT EXISTS (SELECT 1 FROM {table}_docsize d WHERE d.id = m.id)",
                             (max(0, high_i - 1000), high_i),
                         )
@@ -343,7 +345,8 @@ class MaintenanceMixin(_Core):
                 for table, role in tables:
                     c.execute(
                         f"INSERT INTO {table}(rowid, content, tool_name, tool_calls) "
-                        f"SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? AND id <= ?{role}",
+                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? "
+                        f"AND id <= ?{role}",
                         (lo, hi),
                     )
                 c.execute("UPDATE state_meta SET value = ? WHERE key = ?", (str(hi), prog_key))

@@ -336,7 +336,8 @@ class MessagesMixin(_Core):
             raise ValueError(f"message {target_message_id} not found in session {session_id}")
         if target.get("role") != "user":
             raise ValueError(
-                f"rewind target must be a 'user' message (got role={target.get('role')!r}, id={target_message_id})"
+                f"rewind target must be a 'user' message (got role={target.get('role')!r}, "
+                f"id={target_message_id})"
             )
         target["content"] = decode_content(target.get("content"))
 

@@ -202,7 +202,8 @@ def _rowids_in(table: str, ids: list[int]) -> str:
 def _result_select(table: str) -> str:
     """The result columns of an FTS route, `snippet()` included, joined as upstream joins them."""
     return (
-        f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
+        f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', "
+        f"{SNIPPET_TOKENS}) AS snippet, "
         "m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started "
         f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
     )
@@ -596,8 +597,10 @@ class SearchMixin(_Core):
         like, params, terms = cond
         where, fparams = filters
         sql = (
-            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, m.tool_calls AS _tc, "
-            "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, "
+            "m.tool_calls AS _tc, "
+            "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id "
+            "= m.session_id "
             f"WHERE {like}"
             + "".join(" AND " + w for w in where)
             + " "
@@ -871,7 +874,8 @@ class SearchMixin(_Core):
         where, params = filters
         scan = self.GLUED_SCAN_FACTOR * cap + 64
         rows = self._tuples(
-            f"SELECT m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"SELECT m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id "
+            f"= {table}.rowid "
             f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
             + "".join(" AND " + w for w in where)
             + f" ORDER BY {table}.rowid DESC LIMIT ?",
@@ -897,7 +901,8 @@ class SearchMixin(_Core):
         blocks = [] if cache is None else list(cache[2])
         index = "INDEXED BY idx_messages_session " if self._has_index("idx_messages_session") else ""
         for b, mx in self._tuples(
-            f"SELECT id >> {self._BLOCK_SHIFT} AS b, MAX(timestamp) FROM messages {index}WHERE id >= ? GROUP BY b",
+            f"SELECT id >> {self._BLOCK_SHIFT} AS b, MAX(timestamp) FROM messages {index}WHERE id "
+            ">= ? GROUP BY b",
             (start,),
         ):
             while len(blocks) <= b:
@@ -936,7 +941,8 @@ class SearchMixin(_Core):
                 terms = [
                     t
                     for (t,) in conn.execute(
-                        "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND term < ? LIMIT ?",
+                        "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND "
+                        "term < ? LIMIT ?",
                         (prefix, prefix + "\U0010ffff", self._PREFIX_MAX_TERMS + 1),
                     )
                 ]
@@ -1019,7 +1025,8 @@ class SearchMixin(_Core):
         conn.execute(
             "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_delete AFTER DELETE ON main.messages "
             "BEGIN SELECT hermes_side_note(old.id); END;"
-            "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_update AFTER UPDATE OF content, tool_name, tool_calls "
+            "CREATE TEMP TRIGGER IF NOT EXISTS hermes_side_update AFTER UPDATE OF content, "
+            "tool_name, tool_calls "
             "ON main.messages BEGIN SELECT hermes_side_note(old.id); END;"
         )
         self._local.side_pending = pending
@@ -1096,7 +1103,8 @@ class SearchMixin(_Core):
                 return []
             where, params = [*where, _rowids_in("f", ids)], [*params, json.dumps(ids)]
         sql = (
-            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS _tc, m.timestamp, "
+            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS "
+            "_tc, m.timestamp, "
             "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
@@ -1174,7 +1182,8 @@ class SearchMixin(_Core):
         table, match = tri
         terms = _latin_terms(q)
         rows: list[tuple[Any, ...]] = conn.execute(
-            f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id "
+            f"= {table}.rowid "
             f"WHERE {table} MATCH ? LIMIT ?",
             (match, self.GLUED_SCAN_MAX + 1),
         ).fetchall()
@@ -1324,9 +1333,11 @@ class SearchMixin(_Core):
                 """WITH t AS (SELECT m.id AS tid, m.session_id AS sid, m.timestamp AS ts
                               FROM json_each(?) j JOIN messages m ON m.id = j.value),
                    n AS (SELECT tid,
-                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid AND (p.timestamp, p.id) < (t.ts, t.tid)
+                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid
+                      AND (p.timestamp, p.id) < (t.ts, t.tid)
                       ORDER BY p.timestamp DESC, p.id DESC LIMIT 1) AS prev,
-                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid AND (p.timestamp, p.id) > (t.ts, t.tid)
+                     (SELECT p.id FROM messages p WHERE p.session_id = t.sid
+                      AND (p.timestamp, p.id) > (t.ts, t.tid)
                       ORDER BY p.timestamp ASC, p.id ASC LIMIT 1) AS nxt FROM t)
                    SELECT n.tid, m.role, m.content FROM n
                    JOIN (SELECT 0 AS o UNION ALL SELECT 1 UNION ALL SELECT 2) x

@@ -4,9 +4,9 @@ A legacy (v22) `state.db` has no cjk index, and we must not add one (its trigger
 hermes-agent 0.19.0's writers). And no file's bigram index can answer a single CJK character at
 the end of a run. So 1–2 character CJK queries are answered from a separate FTS5 file under the
 user cache folder: contentless (rowid = `messages.id`, text is read back from `state.db`), fed
-with each CJK-bearing message's text (tool rows too: upstream's LIKE finds them) through `cjk_unicode61` plus every CJK character
-as its own token (unigrams). It is brought up to date incrementally by message id. Until it
-has caught up, search uses LIKE.
+with each CJK-bearing message's text (tool rows too: upstream's LIKE finds them) through
+`cjk_unicode61` plus every CJK character as its own token (unigrams). It is brought up to date
+incrementally by message id. Until it has caught up, search uses LIKE.
 
 It holds message text, so it is private like the store: files 0600 in 0700 folders, and text
 deleted from `state.db` leaves it before the deleting call returns (`forget`: the rows are
@@ -137,7 +137,8 @@ class SideIndex:
                     row = conn.execute("SELECT value FROM side_meta WHERE key = 'high_water'").fetchall()
                     hw = _as_int(row[0][0]) if row else 0
                     rows = source.execute(
-                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? ORDER BY id LIMIT ?",
+                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id > ? "
+                        "ORDER BY id LIMIT ?",
                         (hw, BATCH),
                     ).fetchall()
                     if not rows:
@@ -183,7 +184,8 @@ class SideIndex:
                 current = {
                     mid: (c, t, tc)
                     for mid, c, t, tc in source.execute(
-                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value "
+                        "FROM json_each(?))",
                         (json.dumps(sorted(held)),),
                     )
                 }

@@ -54,7 +54,8 @@ class StatsMixin(_Core):
         """Total tokens and cost by model (the design document's query)."""
         return self._stat_rows(
             f"SELECT model, COUNT(*) AS session_count, {sum_sql('input_tokens')} AS total_input, "
-            f"{sum_sql('output_tokens')} AS total_output, {sum_sql('estimated_cost_usd', False)} AS total_cost "
+            f"{sum_sql('output_tokens')} AS total_output, "
+            f"{sum_sql('estimated_cost_usd', False)} AS total_cost "
             "FROM sessions WHERE model IS NOT NULL GROUP BY model ORDER BY total_cost DESC"
         )
 
@@ -77,7 +78,8 @@ class StatsMixin(_Core):
         return self._stat_rows(
             f"SELECT source, COUNT(*) AS sessions, COALESCE({sum_sql('message_count')}, 0) AS messages, "
             f"CAST(TOTAL({_tokens()}) AS INTEGER) AS tokens, "
-            f"TOTAL({num_sql('estimated_cost_usd')}) AS cost FROM sessions GROUP BY source ORDER BY sessions DESC"
+            f"TOTAL({num_sql('estimated_cost_usd')}) AS cost FROM sessions "
+            "GROUP BY source ORDER BY sessions DESC"
         )
 
     def usage_by_model_detailed(self) -> list[dict[str, Any]]:
@@ -85,9 +87,11 @@ class StatsMixin(_Core):
         if "session_model_usage" not in self._columns:
             return []
         return self._stat_rows(
-            f"SELECT model, billing_provider, COUNT(DISTINCT session_id) AS sessions, {sum_sql('api_call_count')} "
-            f"AS api_calls, {sum_sql('input_tokens')} AS input_tokens, {sum_sql('output_tokens')} AS output_tokens, "
-            f"{sum_sql('cache_read_tokens')} AS cache_read_tokens, {sum_sql('estimated_cost_usd', False)} AS cost "
+            f"SELECT model, billing_provider, COUNT(DISTINCT session_id) AS sessions, "
+            f"{sum_sql('api_call_count')} AS api_calls, {sum_sql('input_tokens')} AS input_tokens, "
+            f"{sum_sql('output_tokens')} AS output_tokens, "
+            f"{sum_sql('cache_read_tokens')} AS cache_read_tokens, "
+            f"{sum_sql('estimated_cost_usd', False)} AS cost "
             "FROM session_model_usage GROUP BY model, billing_provider ORDER BY cost DESC, input_tokens DESC"
         )
 
@@ -101,14 +105,16 @@ class StatsMixin(_Core):
         sess = dict(
             read_tuples(
                 self._conn(),
-                f"SELECT date({ts_sql('started_at')}, 'unixepoch') AS d, COUNT(*) FROM sessions {where_s} GROUP BY d",
+                f"SELECT date({ts_sql('started_at')}, 'unixepoch') AS d, COUNT(*) FROM sessions "
+                f"{where_s} GROUP BY d",
                 p,
             )
         )
         msgs = dict(
             read_tuples(
                 self._conn(),
-                f"SELECT date({ts_sql('timestamp')}, 'unixepoch') AS d, COUNT(*) FROM messages {where_m} GROUP BY d",
+                f"SELECT date({ts_sql('timestamp')}, 'unixepoch') AS d, COUNT(*) FROM messages "
+                f"{where_m} GROUP BY d",
                 p,
             )
         )

@@ -486,7 +486,8 @@ class TrashMixin(_Core):
         )
         conn.execute(
             "CREATE TEMP TRIGGER hermes_trash_guard_o BEFORE UPDATE OF parent_session_id ON main.sessions "
-            f"WHEN new.parent_session_id IS NULL AND old.parent_session_id IN {ours} AND old.id NOT IN {ours} "
+            f"WHEN new.parent_session_id IS NULL AND old.parent_session_id IN {ours} AND "
+            f"old.id NOT IN {ours} "
             "AND NOT EXISTS (SELECT 1 FROM temp.hermes_trash_o e WHERE e.id = old.id "
             f"AND e.parent_session_id IS old.parent_session_id) BEGIN {abort}; END"
         )
@@ -522,19 +523,22 @@ class TrashMixin(_Core):
                 part = list(wanted[i : i + 400])
                 ph = placeholders(part)
                 conn.execute(
-                    f"INSERT OR IGNORE INTO temp.hermes_trash_ids SELECT id FROM main.sessions WHERE id IN ({ph})",
+                    "INSERT OR IGNORE INTO temp.hermes_trash_ids SELECT id FROM main.sessions "
+                    f"WHERE id IN ({ph})",
                     part,
                 )
                 conn.execute(
                     f"INSERT INTO temp.hermes_trash_s SELECT * FROM main.sessions WHERE id IN ({ph})", part
                 )
                 conn.execute(
-                    f"INSERT INTO temp.hermes_trash_m SELECT * FROM main.messages WHERE session_id IN ({ph}) ORDER BY id",
+                    "INSERT INTO temp.hermes_trash_m SELECT * FROM main.messages WHERE session_id IN "
+                    f"({ph}) ORDER BY id",
                     part,
                 )
                 for table, col in fks.items():
                     conn.execute(
-                        f'INSERT INTO temp."hermes_trash_c_{table}" SELECT * FROM main."{table}" WHERE "{col}" IN ({ph})',
+                        f'INSERT INTO temp."hermes_trash_c_{table}" SELECT * FROM main."{table}" WHERE '
+                        f'"{col}" IN ({ph})',
                         part,
                     )
             conn.execute(

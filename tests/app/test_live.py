@@ -39,7 +39,8 @@ for line in sys.stdin:
     method, args, kwargs = json.loads(line)
     try:
         result = getattr(db, method)(*args, **kwargs)
-        print(json.dumps({"ok": result if isinstance(result, (int, str, bool, type(None))) else None}), flush=True)
+        value = result if isinstance(result, (int, str, bool, type(None))) else None
+        print(json.dumps({"ok": value}), flush=True)
     except Exception as exc:
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}), flush=True)
 """

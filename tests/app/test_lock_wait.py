@@ -9,7 +9,8 @@ timeout, never a fixed sleep.
 While the app runs, the test reads through the app's own `SessionDB` (`app.db`), never a second
 `SessionDB` on the same file: constructing one reads the file header with a plain `open()`,
 and closing that descriptor drops every POSIX lock this process holds on the file (POSIX
-locks belong to the process, not the descriptor) — the holder's close then deletes the WAL under the app's connections.
+locks belong to the process, not the descriptor) — the holder's close then deletes the WAL
+under the app's connections.
 """
 
 from __future__ import annotations

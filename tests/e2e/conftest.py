@@ -96,7 +96,10 @@ class PeerDB:
             + (
                 "result = db._execute_write(lambda conn: conn.execute(stmt, params).rowcount)\n"
                 if write
-                else "with db._lock:\n    result = [list(r) for r in db._conn.execute(stmt, params).fetchall()]\n"
+                else (
+                    "with db._lock:\n    result = [list(r) for r in db._conn.execute(stmt, "
+                    "params).fetchall()]\n"
+                )
             )
         )
         return self.peer.exec(code)

@@ -383,16 +383,21 @@ def test_v1_shape_database_migrates_to_v23_and_the_peer_can_write(tmp_path: Path
     conn.execute(
         """CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1);
            CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT NOT NULL, user_id TEXT, model TEXT,
-             model_config TEXT, system_prompt TEXT, parent_session_id TEXT, started_at REAL NOT NULL, ended_at REAL,
+             model_config TEXT, system_prompt TEXT, parent_session_id TEXT, started_at REAL NOT NULL,
+             ended_at REAL,
              end_reason TEXT, message_count INTEGER DEFAULT 0, tool_call_count INTEGER DEFAULT 0,
              input_tokens INTEGER DEFAULT 0, output_tokens INTEGER DEFAULT 0);
-           CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_id TEXT NOT NULL REFERENCES sessions(id),
+           CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,
+             session_id TEXT NOT NULL REFERENCES sessions(id),
              role TEXT NOT NULL, content TEXT, tool_call_id TEXT, tool_calls TEXT, tool_name TEXT,
              timestamp REAL NOT NULL, token_count INTEGER);
            CREATE VIRTUAL TABLE messages_fts USING fts5(content, content='messages', content_rowid='id');
-           INSERT INTO sessions (id, source, started_at, message_count, input_tokens) VALUES ('old', 'cli', 1.0, 2, 50);
-           INSERT INTO messages (session_id, role, content, timestamp) VALUES ('old', 'user', 'legacy docker row', 1.0);
-           INSERT INTO messages (session_id, role, content, tool_name, timestamp) VALUES ('old', 'tool', 'out', 'terminal', 2.0);"""
+           INSERT INTO sessions (id, source, started_at, message_count, input_tokens)
+             VALUES ('old', 'cli', 1.0, 2, 50);
+           INSERT INTO messages (session_id, role, content, timestamp)
+             VALUES ('old', 'user', 'legacy docker row', 1.0);
+           INSERT INTO messages (session_id, role, content, tool_name, timestamp)
+             VALUES ('old', 'tool', 'out', 'terminal', 2.0);"""
     )
     conn.close()
     db = SessionDB(path)

@@ -155,7 +155,8 @@ _CJK_CHAR = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in pt.CJK_RAN
 
 
 def _oracle(text: str, args: list[str]) -> list[tuple[str, int, int]]:
-    """The tokenizer's rules written as plainly as possible, one character at a time, on unicode61's output."""
+    """The tokenizer's rules written as plainly as possible, one character at a time, on unicode61's
+    output."""
     u61 = apsw.Connection(":memory:").fts5_tokenizer("unicode61", args)
     out: list[tuple[str, int, int]] = []
     for start, end, tok in u61(text.encode(), DOC, None, include_colocated=False):

@@ -385,7 +385,8 @@ def test_unusable_timestamps_read_as_unknown(raw) -> None:
     write("INSERT INTO sessions (id, source, started_at) VALUES ('text', 'cli', 'yesterday')")
     write("INSERT INTO sessions (id, source, started_at, ended_at) VALUES ('huge', 'cli', 1e300, -5)")
     write(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('good', 'user', 'a', '2025-01-01')"
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('good', 'user', "
+        "'a', '2025-01-01')"
     )
     write("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('text', 'user', 'b', 'later')")
     write("INSERT INTO messages (session_id, role, content, timestamp) VALUES ('huge', 'user', 'c', 9e99)")
@@ -407,7 +408,8 @@ def test_sums_past_int64_do_not_overflow(raw) -> None:
     path, write = raw
     for sid in ("a", "b"):
         write(
-            "INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens, message_count) "
+            "INSERT INTO sessions (id, source, model, started_at, input_tokens, output_tokens, "
+            "message_count) "
             f"VALUES ('{sid}', 'cli', 'm', 1700000000, {2**63 - 1}, 'lots', {2**63 - 1})"
         )
     with SessionDB(db_path=path, migrate=False) as db:

@@ -349,7 +349,8 @@ def test_newest_first_prefix_expansion_matches_the_prefix_query(db):
         expected = [
             mid
             for (mid,) in conn.execute(
-                "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? "
+                "SELECT m.id FROM messages_fts f JOIN messages m ON m.id = f.rowid WHERE "
+                "messages_fts MATCH ? "
                 "ORDER BY m.timestamp DESC, m.id DESC",
                 (q,),
             )
@@ -503,7 +504,8 @@ def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_
     (a plain word's trigram probe rides along in the same statement; a phrase has none)."""
     for q, extra in (("docker", 1), ("docker compose", 0)):
         seen = _match_statements(fixture_f, lambda q=q: fixture_f.search_messages(q, sort=sort))
-        # rank: the probe, the best ids (bm25), their snippets; newest: the probe, the newest ids, their snippets
+        # rank: the probe, the best ids (bm25), their snippets; newest: the probe, the newest ids,
+        # their snippets
         assert len(seen) == 3 and seen[0].count("EXISTS") == 1 + extra, seen
         if sort is None:
             assert (

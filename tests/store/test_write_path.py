@@ -174,7 +174,10 @@ def test_a_second_open_keeps_the_first_connections_locks(db, db_path):
     db.append_message("s", "user", "kept in the WAL")
     second = SessionDB(db_path)
     second.close()  # the second store's own connections go; the first must keep its locks
-    code = "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM sessions').fetchall(); c.close()"
+    code = (
+        "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('SELECT 1 FROM "
+        "sessions').fetchall(); c.close()"
+    )
     subprocess.run([sys.executable, "-c", code, str(db_path)], check=True, timeout=30)
     assert Path(str(db_path) + "-wal").exists() and Path(str(db_path) + "-shm").exists()
     assert db.get_messages("s")[0]["content"] == "kept in the WAL"

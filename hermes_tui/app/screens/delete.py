@@ -185,7 +185,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         if result is None:
             self.status(
                 Text(
-                    f"Delete stopped: {error}. Sessions deleted before the stop are in the trash (T restores them)."
+                    f"Delete stopped: {error}. Sessions deleted before the stop are in the trash (T "
+                    "restores them)."
                 )
             )
             self.query_one("#cancel", Button).label = "Close (esc)"

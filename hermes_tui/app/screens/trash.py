@@ -268,7 +268,8 @@ class TrashScreen(ActionDialog[None]):
         body.append(f"Trash entry {entry_id}: ", style="bold")
         body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
         body.append(
-            f"{plural(int(entry.get('messages') or 0), 'message')}, {format_size(int(entry.get('bytes') or 0))}.\n"
+            f"{plural(int(entry.get('messages') or 0), 'message')}, "
+            f"{format_size(int(entry.get('bytes') or 0))}.\n"
         )
         body.append("They can no longer be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty this trash entry for good?", body, entry_id)
