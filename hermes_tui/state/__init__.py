@@ -25,7 +25,7 @@ from .federation import (
     RowKeys,
     open_stores,
 )
-from .listing import SessionFilter, SessionOrder
+from .listing import OrderHead, SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import StoreRef, StoreStatus, discover_stores, hermes_root, open_store, probe_store
@@ -71,6 +71,7 @@ __all__ = [
     "SessionFilter",
     "SessionNotFound",
     "SessionOrder",
+    "OrderHead",
     "StorageError",
     "StoreError",
     "StructureLocked",

@@ -6,15 +6,23 @@ Each open store gets one worker thread of its own (`SessionDB` keeps one APSW co
 thread, so a store is always read through the same connection, and the stores are read in
 parallel). Every per-store call goes through `Federation.call`/`map`; a failure in one store is
 recorded as a `ProfileError` for that profile and never fails the whole list or search.
+Searches and their counts run on a second thread per store (`submit_search`), so they never
+queue behind the list's reads; a new query first stops what the previous ones still run there
+(`cancel_searches`: queued calls dropped, running statements aborted by a progress handler).
 
 **The merged list** is an exact k-way merge of each store's own `session_order`: the stores'
 orders are taken as they are (so each store's rows keep their relative order, even while an
 agent writes to it) and interleaved by the order's key, descending, unknown (NULL) keys last,
 ties by profile name and then the store's own order (id descending). The ids of every store are
 loaded (as `session_order` does for one store) and, by default, their order keys with them
-(`session_order(with_keys=True)`, the same statement: `OrderKeys`). The merge reads keys through
-a swappable `KeySource`; `RowKeys` instead reads them block by block from list rows, as the merge
-reaches them (cheaper to start, but a deep jump in a 100k-session list reads every row before it).
+(`session_order(with_keys=True)`, the same statement: `OrderKeys`). With every key in hand, any
+position is found without merging what comes before it: the item at merged position `i` is
+found by binary search in the run that holds it, its rank being its own position plus, in each
+other run, the count of items before it (one `bisect` per run), so a page anywhere in the list
+costs O(runs² · log² n) comparisons plus the page itself, and so does `index_of`. The merge can
+also read keys through another `KeySource`: `RowKeys` reads them block by block from list rows,
+as the merge reaches them, and then the merge reads forward from the start (a deep jump in a
+100k-session list reads every row before it).
 
 **The federated search** runs `search()` on every store in parallel and merges the pages:
 newest (oldest) first exactly by timestamp, ties by profile then the store's own order (id).
@@ -30,11 +38,14 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import threading
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from itertools import islice
+from typing import Any, Protocol, TypeVar, cast
 
 from .db import SessionDB
 from .listing import ORDERS, SessionFilter, SessionOrder
@@ -76,6 +87,9 @@ class Federation:
     def __init__(self, refs: Sequence[StoreRef], read_only: bool = False) -> None:
         self._executors: dict[str, ThreadPoolExecutor] = {}
         self._threads: dict[str, threading.Thread] = {}
+        self._search_lanes: dict[str, _SearchLane] = {}
+        self._search_tokens: dict[Future[Any], _Token] = {}
+        self._search_lock = threading.Lock()
         self.dbs: dict[str, SessionDB] = {}
         self.read_only = read_only
         pending: list[tuple[int, Future[tuple[StoreRef, SessionDB | None]]]] = []
@@ -119,13 +133,40 @@ class Federation:
         """Run `fn(db, *args, **kwargs)` on `profile`'s thread."""
         db = self.dbs[profile]
         if threading.current_thread() is self._threads[profile]:  # already there: no deadlock
-            fut: Future[T] = Future()
-            try:
-                fut.set_result(fn(db, *args, **kwargs))
-            except BaseException as exc:
-                fut.set_exception(exc)
-            return fut
+            return _run_here(fn, db, *args, **kwargs)
         return self._executors[profile].submit(fn, db, *args, **kwargs)
+
+    def submit_search(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+        """Run `fn(db, *args, **kwargs)` on `profile`'s *search* thread (its own connection):
+        searches and counts never queue behind the list's page reads, nor these behind them,
+        and `cancel_searches` stops what a superseded query left running or queued there."""
+        db = self.dbs[profile]
+        with self._search_lock:
+            lane = self._search_lanes.get(profile)
+            if lane is None:
+                lane = self._search_lanes[profile] = _SearchLane(profile, db)
+            if threading.get_ident() == lane.ident:
+                return _run_here(fn, db, *args, **kwargs)
+            token = _Token()
+            fut = lane.executor.submit(lane.run, token, fn, db, *args, **kwargs)
+            self._search_tokens[fut] = token
+        fut.add_done_callback(self._forget_search)
+        return fut
+
+    def _forget_search(self, fut: Future[Any]) -> None:
+        with self._search_lock:
+            self._search_tokens.pop(fut, None)
+
+    def cancel_searches(self) -> None:
+        """Stop every call on the search threads: the queued ones never start, the running ones
+        end at their next SQLite progress check (`SQLITE_INTERRUPT`, every `_PROGRESS_STEPS` VM steps,
+        even a statement that only starts after this call). A new query calls it before it
+        submits its own calls, which run undisturbed."""
+        with self._search_lock:
+            calls = list(self._search_tokens.items())
+        for fut, token in calls:
+            token.cancelled = True
+            fut.cancel()
 
     def call(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`fn(db, *args, **kwargs)` on `profile`'s thread, waited for (exceptions propagate)."""
@@ -137,14 +178,14 @@ class Federation:
         """`fn(db, ...)` on every store (or `profiles`) in parallel. An exception of one store is
         its `ProfileError`; the others' values are kept."""
         names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
-        futures = {p: self.submit(p, fn, *args, **kwargs) for p in names}
-        out = Outcome()
-        for p, fut in futures.items():
-            try:
-                out.values[p] = fut.result()
-            except Exception as exc:  # noqa: BLE001 - one store's failure is that store's badge
-                out.errors[p] = ProfileError.of(p, exc)
-        return out
+        return _gather({p: self.submit(p, fn, *args, **kwargs) for p in names})
+
+    def map_search(
+        self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any
+    ) -> Outcome:
+        """`map` on the stores' search threads (see `submit_search`)."""
+        names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
+        return _gather({p: self.submit_search(p, fn, *args, **kwargs) for p in names})
 
     def interrupt(self, profiles: Iterable[str] | None = None) -> None:
         """Cancel running queries of the stores (from any thread): a superseded search."""
@@ -153,7 +194,10 @@ class Federation:
                 self.dbs[p].interrupt()
 
     def close(self) -> None:
-        """Close every store on its own thread, then stop the threads."""
+        """Stop the searches, close every store on its own thread, then stop the threads."""
+        self.cancel_searches()
+        for lane in self._search_lanes.values():  # no search still using a connection
+            lane.executor.shutdown(wait=True, cancel_futures=True)
         for p in list(self.dbs):
             try:
                 self.call(p, SessionDB.close)
@@ -164,6 +208,7 @@ class Federation:
         self.dbs.clear()
         self._executors.clear()
         self._threads.clear()
+        self._search_lanes.clear()
 
     def __enter__(self) -> Federation:
         return self
@@ -188,6 +233,73 @@ class Federation:
     ) -> FederatedSearch:
         """A federated search (see `FederatedSearch`); `kwargs` go to each store's `search()`."""
         return FederatedSearch(self, query, sort=sort, profiles=profiles, **kwargs)
+
+
+#: VM steps between two checks of a search thread's progress handler: well under a millisecond of
+#: SQLite work, and few enough calls into Python (each must take the GIL back from the UI thread):
+#: a LIKE scan of 1M messages made 400 calls (4,000 at every 1,000 steps).
+_PROGRESS_STEPS = 10_000
+
+
+class _Token:
+    """One call on a search thread; `cancelled` makes its SQLite statements abort."""
+
+    __slots__ = ("cancelled",)
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+
+class _SearchLane:
+    """A store's search thread: one worker whose connection has a progress handler that aborts
+    the statement of a cancelled call (`sqlite3_interrupt` alone misses a statement that starts
+    just after it, and would hit whatever the connection runs next)."""
+
+    def __init__(self, profile: str, db: SessionDB) -> None:
+        self.current: _Token | None = None
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"hermes-search-{profile}")
+        self.ident: int = self.executor.submit(self._install, db).result()
+
+    def _install(self, db: SessionDB) -> int:
+        try:
+            db._conn().set_progress_handler(self._abort, _PROGRESS_STEPS)
+        except Exception:  # noqa: BLE001 - a closed or broken store: each call reports it
+            pass
+        return threading.get_ident()
+
+    def _abort(self) -> bool:
+        token = self.current
+        return token is not None and token.cancelled
+
+    def run(self, token: _Token, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        if token.cancelled:
+            raise CancelledError
+        self.current = token
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.current = None
+
+
+def _gather(futures: dict[str, Future[Any]]) -> Outcome:
+    """The values of `futures` by profile; an exception is that profile's `ProfileError`."""
+    out = Outcome()
+    for p, fut in futures.items():
+        try:
+            out.values[p] = fut.result()
+        except Exception as exc:  # noqa: BLE001 - one store's failure is that store's badge
+            out.errors[p] = ProfileError.of(p, exc)
+    return out
+
+
+def _run_here(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
+    """`fn(*args, **kwargs)` run now on this thread, as a done future."""
+    fut: Future[T] = Future()
+    try:
+        fut.set_result(fn(*args, **kwargs))
+    except BaseException as exc:
+        fut.set_exception(exc)
+    return fut
 
 
 def open_stores(refs: Sequence[StoreRef], read_only: bool = False) -> Federation:
@@ -357,6 +469,28 @@ class _LazyMerge:
 
 
 # ---------------------------------------------------------------------- the merged session list
+def _order_checked(db: SessionDB, *args: Any, **kwargs: Any) -> tuple[SessionOrder, bool]:
+    """`session_order(...)` and whether its keys can be binary searched: present, aligned and
+    sorted as the merge compares them (checked on the store's thread, where the order arrives)."""
+    got = db.session_order(*args, **kwargs)
+    keys = got.keys
+    if keys is None or len(keys) != len(got.ids):
+        return got, False
+    return got, _sorted_desc(keys)
+
+
+def _sorted_desc(keys: list[Key]) -> bool:
+    """`keys` are in `desc_key` order: numbers largest first, then only unknowns (None). In C
+    loops (200k keys in tens of ms); a NaN or a non-number fails it (the merge then reads forward)."""
+    known = len(keys)
+    while known and keys[known - 1] is None:
+        known -= 1
+    head = cast("list[float]", keys[:known])
+    if not set(map(type, head)) <= {int, float}:  # a None (unknown) before a number too
+        return False
+    return all(map(operator.ge, head, islice(head, 1, None)))
+
+
 class _OrderRun:
     """One store's `SessionOrder` with its keys fetched block by block (on the store's thread)."""
 
@@ -417,7 +551,7 @@ class MergedOrder:
         self.key_source: KeySource = keys or OrderKeys()
         self.block = max(1, int(block))
         got = fed.map(
-            SessionDB.session_order,
+            _order_checked,
             profiles,
             self.filter,
             order,
@@ -425,9 +559,14 @@ class MergedOrder:
         )
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]
-        self._runs = [_OrderRun(self, p, got.values[p]) for p in names]
+        self._runs = [_OrderRun(self, p, got.values[p][0]) for p in names]
         self._merge = _LazyMerge(self._runs)
         self._len = sum(len(r.order) for r in self._runs)
+        # With every key in hand (`OrderKeys`, the default) any position is found by binary
+        # search (`_starts`), so a far jump costs what the first page costs; otherwise the merge
+        # has to read forward from the start.
+        self._seek = isinstance(self.key_source, OrderKeys) and all(got.values[p][1] for p in names)
+        self._by_size = sorted(range(len(self._runs)), key=lambda i: -len(self._runs[i].order.ids))
 
     def __len__(self) -> int:
         return self._len
@@ -463,9 +602,79 @@ class MergedOrder:
                 run.failed = True
                 self.errors[run.profile] = ProfileError.of(run.profile, exc)
 
+    # ------------------------------------------------------------------ seeking (keys in hand)
+    def _before(self, run: int, dk: tuple[Any, ...], rank: int) -> int:
+        """How many items of `run` come before an item with order key `dk` of the run whose
+        profile ranks `rank` (equal keys: the lower-ranked profile first)."""
+        keys = self._runs[run].order.keys
+        assert keys is not None
+        if self._merge._rank[run] < rank:
+            return bisect_right(keys, dk, key=desc_key)
+        return bisect_left(keys, dk, key=desc_key)
+
+    def _position(self, run: int, pos: int) -> int:
+        """Merged position of item `pos` of `run`: its place in its run plus every other run's
+        items before it (one binary search per run)."""
+        keys = self._runs[run].order.keys
+        assert keys is not None
+        dk, rank = desc_key(keys[pos]), self._merge._rank[run]
+        return pos + sum(self._before(j, dk, rank) for j in range(len(self._runs)) if j != run)
+
+    def _starts(self, offset: int) -> list[int] | None:
+        """Where each run stands once the merged order's first `offset` items are taken: found
+        by binary search on the run holding item `offset` (largest runs tried first), in
+        O(runs² · log² n) key comparisons. Only for runs whose keys are sorted (`_seek`)."""
+        sizes = [len(r.order.ids) for r in self._runs]
+        if offset >= self._len:
+            return sizes
+        for run in self._by_size:
+            if not sizes[run] or self._position(run, 0) > offset:
+                continue
+            lo, hi = 0, sizes[run] - 1  # the last item of `run` at or before `offset`
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self._position(run, mid) <= offset:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            if self._position(run, lo) != offset:
+                continue
+            keys = self._runs[run].order.keys
+            assert keys is not None
+            dk, rank = desc_key(keys[lo]), self._merge._rank[run]
+            return [lo if j == run else self._before(j, dk, rank) for j in range(len(self._runs))]
+        return None
+
+    def _seek_pairs(self, offset: int, n: int) -> list[tuple[str, str]] | None:
+        """`pairs(offset, n)` without merging what comes before `offset` (None: cannot seek)."""
+        starts = self._starts(offset)
+        if starts is None:
+            return None
+        heap: list[tuple[tuple[Any, ...], int, int, int]] = []
+        for j, pos in enumerate(starts):
+            keys = self._runs[j].order.keys
+            assert keys is not None
+            if pos < len(keys):
+                heap.append((desc_key(keys[pos]), self._merge._rank[j], pos, j))
+        heapq.heapify(heap)
+        out: list[tuple[str, str]] = []
+        while heap and len(out) < n:
+            _dk, rank, pos, j = heapq.heappop(heap)
+            run = self._runs[j].order
+            out.append((self._runs[j].profile, run.ids[pos]))
+            if pos + 1 < len(run.ids):
+                assert run.keys is not None
+                heapq.heappush(heap, (desc_key(run.keys[pos + 1]), rank, pos + 1, j))
+        return out
+
     def pairs(self, offset: int, n: int) -> list[tuple[str, str]]:
         """`(profile, id)` of the merged positions `offset … offset+n-1` (fewer at the end)."""
         offset, n = max(0, int(offset)), max(0, int(n))
+        if self._seek and len(self._merge.merged) < offset + n:
+            got = self._seek_pairs(offset, n)
+            if got is not None:
+                return got
+            self._seek = False  # cannot happen with sorted runs; the forward merge is always right
         if len(self._merge.merged) < offset + n and not self._merge.exhausted:
             self._prefetch(offset + n)
             self._merge.ensure(offset + n)
@@ -505,6 +714,8 @@ class MergedOrder:
             pos = self._runs[run_index].order.ids.index(session_id)
         except ValueError:
             return None
+        if self._seek:
+            return self._position(run_index, pos)
         for i, (run, p) in enumerate(self._merge.merged):
             if run == run_index and p == pos:
                 return i
@@ -541,7 +752,9 @@ class _SearchRun:
         if self.done:
             return
         try:
-            out = self.owner.fed.call(self.profile, self.owner._search, len(self.results), count)
+            out = self.owner.fed.submit_search(
+                self.profile, self.owner._search, len(self.results), count
+            ).result()
         except Exception as exc:  # noqa: BLE001 - this store's error, the search goes on
             self.done = True
             self.owner.errors[self.profile] = ProfileError.of(self.profile, exc)
@@ -619,7 +832,7 @@ class FederatedSearch:
         `search()` each: whatever the merge reaches, no store can supply more than `need`."""
         short = [r for r in self._runs if not r.done and len(r.results) < need]
         futures = {
-            r.profile: self.fed.submit(r.profile, self._search, len(r.results), need - len(r.results))
+            r.profile: self.fed.submit_search(r.profile, self._search, len(r.results), need - len(r.results))
             for r in short
         }
         for run in short:
@@ -649,6 +862,6 @@ class FederatedSearch:
             if k in ("source_filter", "exclude_sources", "role_filter", "include_inactive")
         }
         sort = None if self.sort == "rank" else self.sort
-        out = self.fed.map(SessionDB.search_count, self.profiles, self.query, cap=cap, sort=sort, **kw)
+        out = self.fed.map_search(SessionDB.search_count, self.profiles, self.query, cap=cap, sort=sort, **kw)
         self.errors.update(out.errors)
         return dict(out.values)

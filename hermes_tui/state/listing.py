@@ -63,6 +63,8 @@ ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 # Cold-file warming of `session_order("last_active")` (see `_warm_for_order`).
 _WARM_MIN_SESSIONS = 5000  # below this the whole order takes a few ms even from disk
 _WARM_THREADS = 8  # concurrent reads in flight: 4 gave 0.8-1.1 s, 8 gave 0.7 s at 1M (cold)
+# `session_order_head("last_active")` walks at most this many of the newest messages.
+_HEAD_SCAN_MAX = 12_000  # ~17 MB of leaf pages at 1.4 kB a message (cold: sequential reads)
 # The boundary seeks took this long: the file is not in the page cache (cold: 0.7-1.5 ms at 1M,
 # one read per page; cached: ~0.05 ms).
 _WARM_COLD_PROBE_S = 0.0004
@@ -164,6 +166,36 @@ class SessionOrder:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+def order_key_sql(order: str) -> str:
+    """The SQL expression (over `sessions s`) that `session_order` sorts `order` by, `DESC`
+    with `s.id DESC` and None last; the live list re-keys changed sessions with the same one."""
+    if order == "last_active":
+        # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
+        # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
+        return _LAST_ACTIVE_ORDER_SQL
+    return {
+        "started": ts_sql("s.started_at"),  # unknown starts last, not text first
+        # Numbers only: text in a counter would otherwise order before every number.
+        "messages": num_sql("s.message_count"),
+        "tokens": f"{num_sql('s.input_tokens')} + {num_sql('s.output_tokens')}",
+        "cost": f"CASE WHEN typeof(s.actual_cost_usd) IN ('integer', 'real') THEN s.actual_cost_usd "
+        f"ELSE {num_sql('s.estimated_cost_usd')} END",
+    }[order]
+
+
+@dataclass(frozen=True)
+class OrderHead:
+    """The first ids of an order, read without computing the whole order
+    (`session_order_head`). `exact`: certainly the order's first ids (else very likely)."""
+
+    ids: list[str]
+    exact: bool
+
+
+def _as_number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
 
 
 class ListingMixin(_Core):
@@ -399,21 +431,9 @@ class ListingMixin(_Core):
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         where, params = flt.where(self)
         warmers: list[threading.Thread] = []
-        if order == "last_active":
-            # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
-            # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
-            key = _LAST_ACTIVE_ORDER_SQL
-            if not where:
-                warmers = self._warm_for_order()
-        else:
-            key = {
-                "started": ts_sql("s.started_at"),  # unknown starts last, not text first
-                # Numbers only: text in a counter would otherwise order before every number.
-                "messages": num_sql("s.message_count"),
-                "tokens": f"{num_sql('s.input_tokens')} + {num_sql('s.output_tokens')}",
-                "cost": f"CASE WHEN typeof(s.actual_cost_usd) IN ('integer', 'real') THEN s.actual_cost_usd "
-                f"ELSE {num_sql('s.estimated_cost_usd')} END",
-            }[order]
+        if order == "last_active" and not where:
+            warmers = self._warm_for_order()
+        key = order_key_sql(order)
         # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
         # steps that each re-take the GIL (which the UI thread holds while it starts: 2x slower).
         try:
@@ -430,6 +450,82 @@ class ListingMixin(_Core):
         finally:
             for t in warmers:  # no reader is left holding a snapshot of the file after we return
                 t.join()
+
+    def session_order_head(
+        self, filter: SessionFilter | None = None, order: str = "last_active", limit: int = 50
+    ) -> OrderHead | None:
+        """The first `limit` ids of `session_order(filter, order)`, cheaply: what a browser can
+        paint while the whole order (seconds on a cold 10M-message file) is still being read.
+
+        `started`: one walk of `idx_sessions_started`, exact. `last_active`: the sessions of the
+        newest messages by id (walked back until `limit` sessions pass the filter, at most
+        `_HEAD_SCAN_MAX` messages) and the `limit` newest by start (sessions without messages),
+        each keyed exactly as `session_order` keys it and sorted the same way; the result misses
+        a session only when its newest message has an older id than other sessions' newer
+        messages (imported history), so it is marked `exact=False`. None (the caller waits for
+        the whole order) for the orders without an index to walk, a title/id text filter, and
+        when fewer than `limit` sessions were found (a narrow filter or a small store).
+        """
+        flt = filter or SessionFilter()
+        if order not in ORDERS:
+            raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+        if limit <= 0 or flt.text:  # a title/id substring matches anywhere: no walk finds it early
+            return None
+        where, params = flt.where(self)
+        if order == "started":
+            usable = f"s.started_at {_TS_RANGE}"  # the index's range: numbers only, NULLs out
+            cond = (where + " AND " + usable) if where else " WHERE " + usable
+            ids = [
+                r[0]
+                for r in self._tuples(
+                    f"SELECT s.id FROM sessions s{cond} ORDER BY s.started_at DESC, s.id DESC LIMIT ?",
+                    [*params, limit],
+                )
+            ]
+            # Fewer than `limit` usable starts: the rest (unknown starts) would follow in an
+            # order this walk did not read; a store that small orders in a few ms anyway.
+            return OrderHead(ids, exact=True) if len(ids) == limit else None
+        if order != "last_active":
+            return None
+        conn = self._conn()
+        candidates: dict[str, None] = {}
+        for (sid,) in self._tuples(
+            f"SELECT s.id FROM sessions s WHERE s.started_at {_TS_RANGE} ORDER BY s.started_at DESC LIMIT ?",
+            [limit],
+        ):
+            candidates[sid] = None
+        keyed: list[tuple[str, Any]] = []
+        cursor: int | None = None
+        scanned, batch = 0, max(256, 8 * limit)
+        key_sql = (
+            f"SELECT s.id, {_LAST_ACTIVE_ORDER_SQL} AS k FROM sessions s WHERE s.id IN "
+            "(SELECT value FROM json_each(?))" + (" AND " + where[len(" WHERE ") :] if where else "")
+        )
+        while True:
+            cond = "" if cursor is None else f"WHERE id < {int(cursor)} "
+            rows: list[tuple[Any, ...]] = conn.execute(
+                f"SELECT id, session_id FROM messages {cond}ORDER BY id DESC LIMIT {batch}"
+            ).fetchall()
+            scanned += len(rows)
+            fresh = []
+            for _mid, sid in rows:
+                if isinstance(sid, str) and sid not in candidates:
+                    candidates[sid] = None
+                    fresh.append(sid)
+            done = len(rows) < batch or scanned >= _HEAD_SCAN_MAX
+            if cursor is None:  # the first round also keys the newest-started sessions
+                fresh = list(candidates)
+            if fresh:
+                keyed += self._tuples(key_sql, [json.dumps(fresh), *params])
+            if done or len(keyed) >= limit:
+                break
+            cursor = int(rows[-1][0])
+            batch = min(batch * 2, 8192)
+        if len(keyed) < limit:  # a narrow filter, or a store small enough to order whole at once
+            return None
+        # `session_order` sorts `key DESC, id DESC` with NULL (no usable date) last.
+        keyed.sort(key=lambda r: (r[1] is not None, _as_number(r[1]), r[0]), reverse=True)
+        return OrderHead([sid for sid, _k in keyed[:limit]], exact=False)
 
     def _warm_for_order(self) -> list[threading.Thread]:
         """Started threads that read the pages the unfiltered last-active order will need, when

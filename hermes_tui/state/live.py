@@ -33,6 +33,9 @@ connections are not comparable): a cursor used on another thread's connection ju
 - `idle` when the last activity (that message, else `started_at`) is `idle_after_s` or older —
   a turn that stopped mid-way that long ago is treated as abandoned, not working.
 
+**Live order** (`order_keys(ids, filter, order)`): the sort key `session_order` uses, for just the
+given sessions that match the filter, so a live list moves only the sessions a poll names.
+
 `idle_s` is the age of the last activity. `active_sessions(now, within_s)` is the "active now"
 filter: open sessions with a message (or a start) in the last `within_s` seconds, newest first.
 """
@@ -50,6 +53,7 @@ import apsw
 
 from . import sql_fragments as Q
 from .core import _Core, chunks, placeholders
+from .listing import ORDERS, SessionFilter, order_key_sql
 from .text import read_tuples, tool_calls_list
 
 WINDOW = 32  # newest session rows remembered (rowid → id) to see reused rowids and deletions
@@ -389,6 +393,28 @@ class LiveMixin(_Core):
                 for rowid, sid, parent, source, title, started, ended, kind in rows
             ]
         out.sort(key=lambda r: r.pop("_rowid"))
+        return out
+
+    # ------------------------------------------------------------------ live order
+    def order_keys(
+        self, session_ids: Iterable[str], filter: SessionFilter | None = None, order: str = "last_active"
+    ) -> dict[str, Any]:
+        """`{id: key}` for those of `session_ids` that match `filter`, each key exactly what
+        `session_order(filter, order)` sorts by (`key DESC, id DESC`, None last): a live list
+        moves only the sessions that changed instead of re-reading the whole order."""
+        flt = filter or SessionFilter()
+        if order not in ORDERS:
+            raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
+        key = order_key_sql(order)
+        where, params = flt.where(self)
+        cond = (where + " AND ") if where else " WHERE "
+        ids = list(dict.fromkeys(session_ids))
+        out: dict[str, Any] = {}
+        conn = self._conn()
+        with _read_txn(conn):
+            for part in chunks(ids, 500):
+                sql = f"SELECT s.id, {key} FROM sessions s{cond}s.id IN ({placeholders(part)})"
+                out.update(read_tuples(conn, sql, [*params, *part]))
         return out
 
     # ------------------------------------------------------------------ live status

@@ -7,6 +7,7 @@ Ground truth is computed here from the rows written, independently of the store'
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +156,55 @@ def test_merged_order_equals_sorting_the_union(
                     assert keyed.ids == own
                     by_id = {s["id"]: s for s in written[name]}
                     assert keyed.keys == [truth_key(order, by_id[i]) for i in own], order
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stores=st.lists(_STORE, min_size=1, max_size=3), width=st.integers(1, 4))
+def test_seeking_anywhere_equals_sorting_the_union(stores: list[list[tuple[Any, ...]]], width: int) -> None:
+    """A page read at any offset of a fresh merged order (found by binary search, nothing
+    before it merged) and the position of every session equal the sorted union's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        names = ["work", "alpha", "zeta"][: len(stores)]
+        written = {
+            name: write_store(Path(tmp) / f"{name}.db", sessions)
+            for name, sessions in zip(names, stores, strict=False)
+        }
+        with open_stores([StoreRef(n, Path(tmp) / f"{n}.db") for n in names], read_only=True) as fed:
+            for order in ORDERS:
+                expected = sorted_union(written, order)
+                for off in range(len(expected) + 1):
+                    merged = MergedOrder(fed, order=order)
+                    assert merged.pairs(off, width) == expected[off : off + width], (order, off)
+                    assert not merged._merge.merged  # found by seeking, not by merging the front
+                merged = MergedOrder(fed, order=order)
+                for i, (profile, sid) in enumerate(reversed(expected)):
+                    assert merged.index_of(profile, sid) == len(expected) - 1 - i, order
+
+
+def test_a_run_whose_keys_are_not_sorted_is_merged_from_the_start(
+    three, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys not in the run's order (never from `session_order`, which sorts by them) cannot be
+    binary searched: the merge reads forward instead and still loses or repeats nothing."""
+    fed, _written = three
+    real = SessionDB.session_order
+
+    def unsorted(db: SessionDB, *args: Any, **kwargs: Any) -> Any:
+        got = real(db, *args, **kwargs)
+        if db is fed.dbs["work"] and got.keys:
+            got.keys.reverse()
+        return got
+
+    monkeypatch.setattr(SessionDB, "session_order", unsorted)
+    merged = fed.session_order(order="messages")
+    monkeypatch.undo()
+    assert not merged._seek
+    work = next(r for r in merged._runs if r.profile == "work")
+    pairs = [merged.pairs(i, 1)[0] for i in range(len(merged))]
+    assert sorted(pairs) == sorted(
+        (p, s) for p in ("home", "work", "play") for s in fed.call(p, SessionDB.session_order).ids
+    )
+    assert [sid for p, sid in pairs if p == "work"] == work.order.ids  # the store's order kept
 
 
 @pytest.fixture
@@ -368,3 +418,60 @@ def test_a_page_reads_each_store_once_and_earlier_pages_are_kept(searchable, mon
     assert calls == []
     fs.page(4, 4)  # home (3 hits) and play (1) are known to be exhausted: only work is read on
     assert calls == [("work", 5, 3)]
+
+
+# ---------------------------------------------------------------------- search threads
+_ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def _endless(db: SessionDB, started: threading.Event) -> Any:
+    """A read that never ends unless interrupted (a stand-in for a slow superseded query)."""
+    started.set()
+    return db._conn().execute(_ENDLESS).fetchall()
+
+
+def test_searches_run_beside_list_reads_and_a_new_query_stops_the_old(three) -> None:
+    """A search runs on the store's search thread: the list's reads do not wait for it, and
+    `cancel_searches` interrupts the running one and drops the queued ones, so the next query
+    is answered at once (before: one thread per store, each keystroke's search queued behind
+    the previous ones)."""
+    fed, written = three
+    started = threading.Event()
+    running = fed.submit_search("work", _endless, started)
+    queued = fed.submit_search("work", _endless, threading.Event())
+    assert started.wait(10)
+    try:
+        # The list's thread is free while the search thread is busy.
+        rows = fed.submit("work", SessionDB.list_rows, ["s0"]).result(timeout=10)
+        assert [r["id"] for r in rows] == ["s0"]
+    finally:
+        fed.cancel_searches()
+    with pytest.raises(Exception, match="(?i)interrupt"):
+        running.result(timeout=10)
+    assert queued.cancelled()
+    # The next query runs now, on the same thread, undisturbed by the interrupt.
+    hits = fed.submit_search("work", SessionDB.search_messages, "hi").result(timeout=10)
+    assert len(hits) == sum(len(s["msg_ts"]) for s in written["work"])
+
+
+@pytest.mark.parametrize(
+    ("keys", "ok"),
+    [
+        ([3, 2.5, 2, 2, None, None], True),
+        ([], True),
+        ([None], True),
+        ([2**62 + 1, 2**62, 1e300 * 0 + 5], True),
+        ([1, 2], False),
+        ([None, 1], False),
+        ([3, None, 2], False),
+        ([float("nan"), 1], False),
+        (["a"], False),
+        ([True, 0], False),
+    ],
+)
+def test_only_keys_in_merge_order_are_binary_searched(keys: list[Any], ok: bool) -> None:
+    """The check that lets the merge binary search a store's keys: numbers largest first, then
+    unknowns; anything else (never from `session_order`) makes it read forward instead."""
+    from hermes_tui.state.federation import _sorted_desc
+
+    assert _sorted_desc(keys) is ok

@@ -498,16 +498,29 @@ def test_several_words_with_one_glued_to_cjk_are_still_found(db, sort):
     assert s(db, "alpha youer zzz", sort=sort) == []  # the longest token alone finds nothing
 
 
+@pytest.mark.parametrize("small", [True, False], ids=["small-store", "large-store"])
 @pytest.mark.parametrize("sort", [None, "newest"])
-def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_only(fixture_f, sort):
+def test_a_query_with_hits_opens_the_primary_index_for_the_probe_and_the_answer_only(
+    fixture_f, sort, small, monkeypatch
+):
     """The ranked route trusts the probe: no second existence check before the bm25 statement
-    (a plain word's trigram probe rides along in the same statement; a phrase has none)."""
+    (a plain word's trigram probe rides along in the same statement; a phrase has none). On a
+    small store rank order is upstream's one statement, on a larger one `_ranked`'s two."""
+    if not small:
+        monkeypatch.setattr(type(fixture_f), "SMALL_STORE_MAX", -1)
+        monkeypatch.setattr(fixture_f, "_top_id_cache", None)
+    monkeypatch.setattr(type(fixture_f), "SMALL_PLAN_MIN", 1)  # the fixture's words have few rows
+    one = small and sort is None
     for q, extra in (("docker", 1), ("docker compose", 0)):
         seen = _match_statements(fixture_f, lambda q=q: fixture_f.search_messages(q, sort=sort))
         # rank: the probe, the best ids (bm25), their snippets; newest: the probe, the newest ids,
-        # their snippets
+        # their snippets; rank on a small store: the probe, a bounded count of the matches (no
+        # scoring), then the ranked rows with their snippets
         assert len(seen) == 3 and seen[0].count("EXISTS") == 1 + extra, seen
-        if sort is None:
+        if one:
+            assert "count(*)" in seen[1] and "rank" not in seen[1], seen
+            assert "ORDER BY rank LIMIT" in seen[2] and "snippet(" in seen[2], seen
+        elif sort is None:
             assert (
                 "ORDER BY +rank LIMIT" in seen[1] and "snippet(" not in seen[1] and "snippet(" in seen[2]
             ), seen
@@ -589,11 +602,18 @@ def _fts5_rank_oracle(db, q, limit, offset, **filters):
     return [r[0] for r in db._conn().execute(sql, [db._sanitize_fts5_query(q), *params, limit, offset])]
 
 
-@pytest.mark.parametrize("mode", ["as-is", "share-guess-too-high", "top-k-cap-tiny", "widened-to-the-cap"])
+@pytest.mark.parametrize(
+    "mode", ["as-is", "share-guess-too-high", "top-k-cap-tiny", "widened-to-the-cap", "small-store"]
+)
 def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db, monkeypatch, mode):
     """`_ranked` scores into a top-K list and filters afterwards; ties, pages and filters must
-    come out exactly as FTS5's `ORDER BY rank` over the joined, filtered rows."""
+    come out exactly as FTS5's `ORDER BY rank` over the joined, filtered rows. (`small-store`: the
+    one-statement plan of stores up to `SMALL_STORE_MAX` messages, the others `_ranked`.)"""
     _tie_heavy_store(db)
+    if mode != "small-store":
+        monkeypatch.setattr(type(db), "SMALL_STORE_MAX", -1)
+    else:
+        monkeypatch.setattr(type(db), "SMALL_PLAN_MIN", 1)
     if mode in ("share-guess-too-high", "widened-to-the-cap"):  # the first top-K list is too short: it widens
         monkeypatch.setattr(type(db), "_filter_share", lambda self, *a: 1.0)
     if mode == "top-k-cap-tiny":  # past the cap: the joined statement, scoring only rows that pass
@@ -628,6 +648,8 @@ def test_ranked_order_equals_fts5s_own_rank_order_with_ties_filters_and_pages(db
         "share-guess-too-high": fallback == 0 and len(widened) >= 30,
         "top-k-cap-tiny": fallback > 30,
         "widened-to-the-cap": fallback > 0 and len(widened) > 0,
+        # a small store never runs `_ranked`'s statements: every answer is upstream's one statement
+        "small-store": fallback == 0 and not widened,
     }[mode]
 
 

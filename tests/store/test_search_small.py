@@ -107,6 +107,7 @@ def _general_plan(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(cls, "_probe_first", probe_first)
     monkeypatch.setattr(cls, "_glued_ids", lambda self, tri, q: None)
+    monkeypatch.setattr(cls, "SMALL_STORE_MAX", -1)  # rank order by `_ranked`, as on large stores
 
 
 @pytest.mark.parametrize(("n_messages", "seed"), [(400, 1), (4000, 2)])
@@ -115,6 +116,7 @@ def test_the_cheap_plans_answer_exactly_as_the_general_plan(tmp_path, monkeypatc
     try:
         if db.capabilities()["cjk_index"] != "ready":
             pytest.skip("needs the cjk_unicode61 index")
+        assert db._small_store()
         fast = _answers(db)
         with monkeypatch.context() as m:
             _general_plan(db, m)
@@ -195,3 +197,68 @@ def test_too_many_candidates_leave_the_glued_proof_unknown(db, monkeypatch):
     monkeypatch.setattr(type(db), "GLUED_SCAN_MAX", 4)
     db.append_message("c", "user", "修改zeppelin服务端")  # a commit: the cached answer is dropped
     assert db._glued_ids(tri, "zeppelin") is None
+
+
+def test_rank_order_on_a_small_store_is_upstreams_one_statement(db, monkeypatch):
+    """Up to `SMALL_STORE_MAX` messages a ranked Latin search with at least `SMALL_PLAN_MIN`
+    matches is one `ORDER BY rank` statement (upstream's plan): `_ranked`'s top-K list, filter
+    check and page were three FTS5 cursors, slower than the second scoring they save at ~1k
+    matches. Larger stores, and fewer matches (FTS5's sorter prepares a statement), keep `_ranked`."""
+    db.create_session("c", "cli")
+    db.create_session("t", "telegram")
+    for i in range(40):
+        db.append_message(("c", "t")[i % 2], "user", f"error number {i} in the build")
+    db.append_message("t", "user", "a rare zeppelin")
+    assert db.SMALL_PLAN_MIN == 32
+    rare = _match_statements(db, lambda: db.search_messages("zeppelin"))
+    assert any("ORDER BY +rank" in sql for sql in rare), rare
+    query = lambda: db.search_messages("error", source_filter=["telegram"])  # noqa: E731
+    small = _match_statements(db, query)
+    ranked = [sql for sql in small if "rank" in sql]
+    assert len(ranked) == 1 and "ORDER BY rank" in ranked[0], small
+    monkeypatch.setattr(type(db), "SMALL_STORE_MAX", 10)
+    monkeypatch.setattr(db, "_top_id_cache", None)
+    assert not db._small_store()
+    large = _match_statements(db, query)
+    assert any("ORDER BY +rank" in sql for sql in large), large
+    by_ranked = ids(query())
+    monkeypatch.undo()
+    assert db._small_store()
+    assert ids(query()) == by_ranked and len(by_ranked) == 20
+
+
+def _all_statements(db: SessionDB, fn) -> list[str]:
+    seen: list[str] = []
+    conn = db._conn()
+    conn.exec_trace = lambda _c, sql, _v: seen.append(sql) or True
+    try:
+        fn()
+    finally:
+        conn.exec_trace = None
+    return seen
+
+
+def test_the_result_rows_say_which_need_their_flattened_text(db):
+    """A multimodal message's snippet is cut from its flattened text; the result statement itself
+    says which rows are multimodal, so a search whose hits are plain text reads nothing more."""
+    db.create_session("c", "cli")
+    db.append_message("c", "user", "the zeppelin landed")
+    rich = db.append_message(
+        "c", "user", [{"type": "text", "text": "a zeppelin photo"}, {"type": "image_url", "image_url": "x"}]
+    )
+    for sort in (None, "newest"):
+        out: list = []
+        seen = _all_statements(
+            db,
+            lambda sort=sort, out=out: out.append(
+                db.search("zeppelin", sort=sort, context=False, source_filter=["cli"])
+            ),
+        )
+        by_id = {r["id"]: r["snippet"] for r in out[0].results}
+        assert by_id[rich].startswith("a >>>zeppelin<<< photo") and "json" not in by_id[rich]
+        assert sum("content >= ?" in sql for sql in seen) == 1  # only for the multimodal row
+        assert all("_multimodal" not in r for r in out[0].results)
+    plain: list = []
+    seen = _all_statements(db, lambda: plain.append(db.search("landed", context=False)))
+    assert len(plain[0].results) == 1
+    assert not any("content >= ?" in sql for sql in seen), seen  # no read for the snippet's text

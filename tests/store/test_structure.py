@@ -144,7 +144,7 @@ def test_search_caches_are_declared_in_init(tmp_path: Path) -> None:
             db.search(query, sort=sort, source_filter=["cli"])
             db.search_count(query)
         assert set(vars(db)) == before
-        assert db._blockmax_cache is not None  # the newest-first walk used the declared cache
+        assert db._top_id_cache is not None  # the small-store plan used the declared cache
     finally:
         db.close()
 
