@@ -267,6 +267,7 @@ class _Core:
         # appearing in `self.__dict__` on first use.
         self._source_shares_cache: tuple[float, dict[str, float] | None] | None = None
         self._blockmax_cache: tuple[int, list[float], list[float]] | None = None
+        self._blockmax_lock = threading.Lock()
         self._top_id_cache: tuple[float, int] | None = None  # (when, largest message id)
         self._prefix_cache: BoundedCache[tuple[int, str], tuple[Any, list[str]]] = BoundedCache(256)
         self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(

@@ -933,18 +933,31 @@ class SearchMixin(_Core):
         """Prefix maxima of `timestamp` per block of message ids: an upper bound for "any row with
         a smaller id". Built once from the covering (session_id, timestamp) index, then extended
         for new ids; deletes only lower the true maxima, so a cached bound stays valid."""
-        cache = self._blockmax_cache
         top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
+        cache = self._blockmax_cache
+        if cache is not None and cache[0] >= top:
+            return cache[1]
+        with self._blockmax_lock:  # a search during `prepare_search` waits for it, not twice the scan
+            return self._build_block_max(top)
+
+    def _build_block_max(self, top: int) -> list[float]:
+        cache = self._blockmax_cache
         if cache is not None and cache[0] >= top:
             return cache[1]
         start = 0 if cache is None else cache[0] + 1
         blocks = [] if cache is None else list(cache[2])
         index = "INDEXED BY idx_messages_session " if self._has_index("idx_messages_session") else ""
-        for b, mx in self._tuples(
-            f"SELECT id >> {self._BLOCK_SHIFT} AS b, MAX(timestamp) FROM messages {index}WHERE id "
-            ">= ? GROUP BY b",
-            (start,),
-        ):
+        # One row of two JSON arrays, not a row per block (40k blocks at 10M messages: the rows'
+        # Python cost was a third of the build). A text or blob maximum travels as 'x' (above
+        # every number, as SQLite orders it).
+        got = self._tuples(
+            "SELECT json_group_array(b), json_group_array(CASE WHEN typeof(mx) IN ('integer', 'real') "
+            "OR mx IS NULL THEN mx ELSE 'x' END) FROM (SELECT id >> ? AS b, MAX(timestamp) AS mx "
+            f"FROM messages {index}WHERE id >= ? GROUP BY b)",
+            (self._BLOCK_SHIFT, start),
+        )
+        ids_json, max_json = got[0] if got else ("[]", "[]")
+        for b, mx in zip(json.loads(ids_json or "[]"), json.loads(max_json or "[]"), strict=True):
             while len(blocks) <= b:
                 blocks.append(float("-inf"))
             blocks[b] = max(blocks[b], _as_bound(mx))
@@ -955,6 +968,13 @@ class SearchMixin(_Core):
             prefix.append(best)
         self._blockmax_cache = (top, prefix, blocks)
         return prefix
+
+    def prepare_search(self) -> None:
+        """(+) Build now what the first newest-first search of this process would build: the
+        per-block timestamp bounds, one scan of the message index (3–4 s at 10M messages). The
+        browser calls it in a worker after first paint, so the first keystroke does not pay it;
+        a search arriving meanwhile waits for the rest of this build instead of scanning again."""
+        self._block_max()
 
     _PREFIX_MAX_TERMS = 32
 

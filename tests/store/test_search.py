@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from conftest import ids
@@ -664,3 +665,28 @@ def test_ranked_pages_carry_fts5s_snippets(db):
         )
         want = dict(db._conn().execute(sql, (db._sanitize_fts5_query(q),)).fetchall())
         assert got and all(want[i] == snip and ">>>" in snip for i, snip in got.items()), q
+
+
+def test_prepare_search_builds_the_newest_first_bounds_once(tmp_path: Path) -> None:
+    """The browser builds the bounds after first paint; the first newest-first search then finds
+    them built (no second scan), and a text or blob timestamp still bounds above every number."""
+    db = SessionDB(tmp_path / "state.db")
+    try:
+        db.create_session("s", "cli")
+        for i in range(600):
+            db.append_message("s", "user", f"note {i} deploy")
+        conn = db._conn()
+        conn.execute("UPDATE messages SET timestamp = 'soon' WHERE id = 5")
+        conn.execute("UPDATE messages SET timestamp = x'00' WHERE id = 300")
+        assert db._blockmax_cache is None
+        db.prepare_search()
+        built = db._blockmax_cache
+        assert built is not None
+        _top, prefix, blocks = built
+        assert blocks[0] == float("inf") and blocks[1] == float("inf")  # 'soon', x'00'
+        assert prefix == [float("inf")] * len(blocks)
+        hits = db.search("deploy", sort="newest", limit=5)
+        assert db._blockmax_cache is built  # not rebuilt
+        assert len(hits.results) == 5
+    finally:
+        db.close()
