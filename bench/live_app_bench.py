@@ -24,6 +24,10 @@ user has them, plus instruments that only read:
   (`gc.callbacks`; one holds the GIL, so the watchdog below cannot see it);
 - the session list's own event-loop time (`render_lines` and `update_order`) summed per displayed
   frame, the live reorders' time, and the rows rendered from scratch (`_row_strip` calls);
+- the transcript's live appends (calls, and those that mounted messages: UI updates) and the
+  screen's reads of the open session (`session_pace.starts`);
+- which widgets asked for each layout (`layout_causes`; with `HERMES_BENCH_WHO=1`, the stacks
+  that asked the right pane or the transcript for one);
 - a watchdog thread keeps the loop thread's stack whenever the lag probe has not woken for 0.5 s;
 - `HERMES_BENCH_WHATIF=gc30` tries a fix without changing the app: at most one full collection
   per 30 s (the app's own policy runs one every 0.5 s once input is quiet for 1 s); `window`:
@@ -40,14 +44,20 @@ list (a key every `--key-every-s`, the next only once the last one showed or 2 s
 `--keys-s` before the writers start, while they run, and `--keys-s` after they stop). Each phase
 records writer p50/p99/max, appends over 1 s and errors, and the `-wal` size (max sampled every
 0.5 s, and at the phase's end before the writers close and truncate it).
-`C1`/`C8` are controls: the writers with a process burning `--burn` of a core (what the browser
-used while they wrote) instead of the browser: is a slower writer the browser, or just CPU?
+`E1`/`E8` are `B1`/`B8` with the open session followed as before the pacing (a read and an append
+per follower report, several reads in flight, the transcript title re-laid out on each).
+`D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
+re-read on every change, polls at 4 Hz after changes, every visible status re-reported; the
+transcript's follow fix stays). `C1`/`C8` are controls: the writers with a process burning
+`--burn` of a core (what the browser used while they wrote) instead of the browser: is a slower
+writer the browser, or just CPU?
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -88,10 +98,32 @@ layouts = {}        # label -> [(seconds in Screen._refresh_layout, transcript w
 holder = {}
 frames = {"n": 0, "items": None, "index": 0, "pending": [], "key": None, "render_s": 0.0}
 
+def thread_ticks():
+    # CPU clock ticks per thread name (Linux /proc): which thread burns the idle CPU
+    out = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        name = names.get(int(tid), name)
+        out[name] = out.get(name, 0) + int(fields[11]) + int(fields[12])
+    return out
+
 def mark(label):
     app = holder.get("app")
     gcs = app.collector.full_collections if app is not None else 0
-    marks.append((label, time.time(), time.monotonic(), time.process_time(), gcs))
+    follower = getattr(getattr(app, "screen", None), "follower", None) if app is not None else None
+    polls = getattr(follower, "polls", 0)
+    marks.append((label, time.time(), time.monotonic(), time.process_time(), gcs, thread_ticks(), polls))
     state["label"] = label
 
 def commands():
@@ -156,6 +188,28 @@ async def main():
         sl.focus()
         await pilot.pause(0.5)
         ready_s = time.monotonic() - t_open
+        if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
+            from hermes_tui.app.live_follow import LiveFollower
+            screen.live_ids.full_every_s = 0.0
+            screen.follower.hot_s = screen.follower.fast_s
+            LiveFollower._news = lambda self, statuses: statuses
+        if "unpaced" in whatif:  # the open session as it was: a read and an append per report
+            from hermes_tui.app.live_follow import Pacer
+            Pacer._next = lambda self: 0.0 if self.pending else None
+            title = screen.query_one("#transcript-title")
+            title_update = title.update
+            title.update = lambda content, *, layout=True: title_update(content, layout=True)
+        appends = {"calls": 0, "mounted": 0}
+        orig_append_items = tv.append_items
+
+        async def counted_append(items):
+            appends["calls"] += 1
+            before = len(tv.items)
+            out = await orig_append_items(items)
+            appends["mounted"] += len(tv.items) > before
+            return out
+
+        tv.append_items = counted_append
         orig = app._display
         console = app.console
 
@@ -227,12 +281,33 @@ async def main():
         sl._row_strip = counted_strip
         orig_layout = screen._refresh_layout
 
+        causes = {}  # which widgets asked for each layout (Screen._layout_widgets), counted
+        if os.environ.get("HERMES_BENCH_WHO"):  # what asks the right pane for a layout (stacks)
+            import traceback
+            from textual.widget import Widget
+            orig_refresh = Widget.refresh
+
+            def who_refresh(self, *a, **kw):
+                if kw.get("layout") and self.id in ("right", "transcript-title", "transcript"):
+                    k = self.id + " " + " | ".join(
+                        line.strip().split("\n")[0][-90:] for line in traceback.format_stack(limit=6)[:-1]
+                    )
+                    causes[k] = causes.get(k, 0) + 1
+                return orig_refresh(self, *a, **kw)
+
+            Widget.refresh = who_refresh
+
         def timed_layout(*a, **kw):
+            key = ",".join(sorted({f"{type(w).__name__}#{w.id}" for w in screen._layout_widgets})[:4])
+            causes[key] = causes.get(key, 0) + 1
             t = time.perf_counter()
             try:
                 return orig_layout(*a, **kw)
             finally:
-                layouts.setdefault(state["label"], []).append((time.perf_counter() - t, len(tv.children)))
+                scroll = bool(kw.get("scroll", a[1] if len(a) > 1 else False))
+                layouts.setdefault(state["label"], []).append(
+                    (time.perf_counter() - t, len(tv.children), scroll)
+                )
 
         screen._refresh_layout = timed_layout
         prof_path = os.environ.get("HERMES_BENCH_PROFILE")  # cProfile of the loop thread, whole run
@@ -242,8 +317,8 @@ async def main():
 
         async def lag_probe():
             while not state["stop"]:
-                if not state["lag"]:
-                    await asyncio.sleep(0.05)
+                if not state["lag"]:  # off: wake rarely (the idle CPU window is the app's own)
+                    await asyncio.sleep(0.5)
                     continue
                 t, label = time.perf_counter(), state["label"]
                 beat[0] = t
@@ -258,7 +333,7 @@ async def main():
             import traceback
             caught = None
             while not state["stop"]:
-                time.sleep(0.1)
+                time.sleep(0.1 if state["lag"] else 0.5)
                 stale = time.perf_counter() - beat[0]
                 if not state["lag"] or stale < 0.5:
                     caught = None
@@ -288,7 +363,7 @@ async def main():
         async def key_presser():
             down = True
             while not state["stop"]:
-                await asyncio.sleep(key_every)
+                await asyncio.sleep(key_every if state["keys"] else max(key_every, 0.5))
                 if not state["keys"]:
                     continue
                 pending = frames["key"]
@@ -313,7 +388,7 @@ async def main():
         mark("ready")
         print(json.dumps({"ready_s": ready_s, "sessions": sl.total}), flush=True)
         while not state["stop"]:
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.5)
         for t in tasks:
             t.cancel()
         if prof is not None:
@@ -326,6 +401,8 @@ async def main():
                "polls": follower.polls if follower is not None else None,
                "transcript_items": len(tv.items), "transcript_widgets": len(tv.children),
                "pending_never_visible": len(frames["pending"]),
+               "live_appends": appends, "live_reads": screen.session_pace.starts,
+               "layout_causes": sorted(causes.items(), key=lambda kv: -kv[1])[:12],
                "list": {k: listcost[k] for k in ("frames", "render", "update", "strips")}}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
@@ -350,13 +427,17 @@ while True:
 class AppFollower:
     """The browser in its own process; `label()` names the window its samples fall in."""
 
-    def __init__(self, db: Path, open_id: str, key_every_s: float) -> None:
+    def __init__(self, db: Path, open_id: str, key_every_s: float, whatif: str | None = None) -> None:
+        env = dict(os.environ)
+        if whatif is not None:
+            env["HERMES_BENCH_WHATIF"] = whatif
         self.proc = subprocess.Popen(
             [sys.executable, "-c", APP_FOLLOWER, str(db), open_id, str(key_every_s)],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -406,6 +487,9 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             "pending_never_visible",
         )
     }
+    out["live_appends"] = res.get("live_appends")
+    out["live_reads"] = res.get("live_reads")
+    out["layout_causes"] = res.get("layout_causes")
     seen = [s[1] for s in res["seen"]]
     if seen:
         t0 = res["seen"][0][0]
@@ -441,11 +525,15 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     out["layout"] = {
         label: {
             "n": len(v),
-            "p50_ms": pct([d for d, _ in v], 50) * 1e3,
-            "p95_ms": pct([d for d, _ in v], 95) * 1e3,
-            "max_ms": max(d for d, _ in v) * 1e3,
+            "p50_ms": pct([d for d, *_ in v], 50) * 1e3,
+            "p95_ms": pct([d for d, *_ in v], 95) * 1e3,
+            "max_ms": max(d for d, *_ in v) * 1e3,
             "widgets_at_end": v[-1][1],
-            "last_100_p50_ms": pct([d for d, _ in v[-100:]], 50) * 1e3,
+            "last_100_p50_ms": pct([d for d, *_ in v[-100:]], 50) * 1e3,
+            # scroll-only layouts (`reflow_visible`): a scroll, not widgets added or resized
+            "scroll_only": sum(1 for x in v if len(x) > 2 and x[2]),
+            "scroll_only_s": sum(x[0] for x in v if len(x) > 2 and x[2]),
+            "total_s": sum(x[0] for x in v),
         }
         for label, v in res["layouts"].items()
         if v
@@ -486,6 +574,22 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
         / max(1e-9, res["marks"][i + 1][2] - res["marks"][i][2])
         for i in range(len(labels) - 1)
     }
+    if marks and len(marks[0]) > 6:  # per-thread CPU (% of a core) and polls per window
+        tick = float(os.sysconf("SC_CLK_TCK"))
+        out["thread_cpu_pct"] = {
+            labels[i]: {
+                name: round(
+                    100 * (v - marks[i][5].get(name, 0)) / tick / max(1e-9, marks[i + 1][2] - marks[i][2]), 2
+                )
+                for name, v in marks[i + 1][5].items()
+                if v - marks[i][5].get(name, 0)
+            }
+            for i in range(len(labels) - 1)
+        }
+        out["polls_per_s"] = {
+            labels[i]: round((marks[i + 1][6] - marks[i][6]) / max(1e-9, marks[i + 1][2] - marks[i][2]), 2)
+            for i in range(len(labels) - 1)
+        }
     return out
 
 
@@ -518,7 +622,7 @@ def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name.startswith("B"), int(name[1:])
+    follow, writers = name[0] in "BDE", int(name[1:])
     burner = None
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burner = subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)])
@@ -528,7 +632,8 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     t0 = time.monotonic()
     app = None
     if follow:
-        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s)
+        whatif = {"D": "before", "E": "unpaced"}.get(name[0])
+        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s, whatif)
         app.send("lag on")
         if writers > 1:
             app.send("label before")
@@ -550,7 +655,12 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
         time.sleep(1.5)  # the last commits reach the screen
         app.send("lag off")
         app.send("label idle")
-        if args.idle_s > SLOWS_DOWN_S + 5:  # also the CPU once the follower slowed down
+        if args.idle_window_s > 0:  # the idle CPU window by window (idle, idle+10, idle+20, ...)
+            t_idle = time.monotonic()
+            while time.monotonic() - t_idle < args.idle_s - 0.5:
+                time.sleep(min(args.idle_window_s, args.idle_s - (time.monotonic() - t_idle)))
+                app.send(f"label idle+{round(time.monotonic() - t_idle)}")
+        elif args.idle_s > SLOWS_DOWN_S + 5:  # also the CPU once the follower slowed down
             time.sleep(SLOWS_DOWN_S)
             app.send("label idle-slow")
             time.sleep(args.idle_s - SLOWS_DOWN_S)
@@ -651,6 +761,7 @@ def main() -> int:
     ap.add_argument("--writers", type=int, default=WRITER_SESSIONS)
     ap.add_argument("--rate", type=float, default=20.0)
     ap.add_argument("--idle-s", type=float, default=20.0)
+    ap.add_argument("--idle-window-s", type=float, default=0.0, help="label the idle CPU every N s")
     ap.add_argument("--keys-s", type=float, default=15.0)
     ap.add_argument("--key-every-s", type=float, default=0.5)
     ap.add_argument("--order", default="A1,B1,A8,B8")

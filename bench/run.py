@@ -325,6 +325,11 @@ def main() -> int:
         help="search: repeat a query (up to 2,000 times) until this long has passed",
     )
     ap.add_argument("--writers", default="2,4,8")
+    ap.add_argument(
+        "--prune-methods",
+        default="prune_sessions,delete_sessions_batched",
+        help="which prune scenarios to run (each copies the store: at 10M, ~14 GB and ~20 min each)",
+    )
     ap.add_argument("--append-n", type=int, default=3000)
     ap.add_argument("--contention-n", type=int, default=1500)
     ap.add_argument("--workdir", default=str(Path(os.environ.get("TMPDIR", "/tmp")) / "hermes-tui-bench"))
@@ -434,8 +439,11 @@ def main() -> int:
             for w in args.writers.split(","):
                 step(f"contention_{w}", "contention", {"writers": int(w), "n": args.contention_n})
         if "prune" in scenarios:
-            step("prune_prune_sessions", "prune", {"workdir": str(workdir), "method": "prune_sessions"})
-            step("prune_batched", "prune", {"workdir": str(workdir), "method": "delete_sessions_batched"})
+            methods = args.prune_methods.split(",")
+            if "prune_sessions" in methods:
+                step("prune_prune_sessions", "prune", {"workdir": str(workdir), "method": "prune_sessions"})
+            if "delete_sessions_batched" in methods:
+                step("prune_batched", "prune", {"workdir": str(workdir), "method": "delete_sessions_batched"})
 
         a, b = per[labels[0]], per[labels[-1]]
         mism = (

@@ -194,6 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         resume=resume,
         pick=pick,
         settings_path=args.settings,
+        prefetch=not federating,
     )
     if federating:
         from hermes_tui.app.stores import StoreChoice, federate

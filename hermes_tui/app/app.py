@@ -46,6 +46,7 @@ from hermes_tui.safe_text import one_line
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from hermes_tui.app.federated_prefetch import FederatedPrefetch
     from hermes_tui.state import SessionDB
 
 DEFAULT_THEME = Settings.theme
@@ -100,9 +101,11 @@ class HermesApp(App[Handoff]):
         resume: ResumeSettings | None = None,
         pick: PickOptions | None = None,
         settings_path: Path | None = None,
+        prefetch: bool = True,
     ) -> None:
         """``theme`` None: the remembered one. ``settings_path`` None: `settings.default_path()`
-        (``$HERMES_TUI_CONFIG`` or the platform's config folder)."""
+        (``$HERMES_TUI_CONFIG`` or the platform's config folder). ``prefetch`` False: the caller
+        opens other stores (`stores.federate`), so ordering this one ahead would only compete."""
         super().__init__()
         # Remembered settings: read once, never fails; written only on a change.
         loaded = load_settings(settings_path)
@@ -127,7 +130,8 @@ class HermesApp(App[Handoff]):
         self.collector = IdleCollector()
         # Open and order the store while Textual starts (see prefetch.py); a stat, no SQL here.
         self.prefetch: OpenPrefetch | None = None
-        if self.db_path.is_file():
+        self.stores_prefetch: FederatedPrefetch | None = None
+        if prefetch and self.db_path.is_file():
             from hermes_tui.app.widgets.session_list import PAGE_SIZE
 
             self.prefetch = OpenPrefetch(self.db_path, read_only, PAGE_SIZE)
@@ -200,6 +204,10 @@ class HermesApp(App[Handoff]):
     def on_unmount(self) -> None:
         self.collector.stop()
         self.settings_writer.close()
+        ahead = self.stores_prefetch  # stores opened ahead (`stores.federate`) and never taken
+        if ahead is not None:
+            self.stores_prefetch = None
+            ahead.discard()
 
     # ------------------------------------------------------------------ remembered settings
     @property

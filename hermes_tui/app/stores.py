@@ -8,9 +8,12 @@ search). This module adapts them to the widgets, which were written for one stor
 - `StoreChoice` is what the command line asked for (`--all`, `--profile NAME`, `--db PATH`…)
   and `StoreChoice.refs()` the stores it names.
 - `BrowserStores` wraps the `Federation`: the list's row and live-status sources, the search
-  pane's searcher / titles / counter, and `db_for(profile)` for actions on the owning store.
-- `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`,
-  merged only as far as a worker asked (`peek` never merges, so drawing never waits).
+  pane's searcher / titles / counter (each new query stops the searches the previous keystrokes
+  left running), and `db_for(profile)` for actions on the owning store.
+- `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`, read
+  in chunks where a worker asked (`peek` never reads, so drawing never waits).
+- `federate` makes an app open several stores, and starts opening them and merging the first
+  page while Textual starts (`federated_prefetch.py`); `open_chosen` takes that result.
 
 Ids are only unique within a store: in federated mode every key is `(profile, id)`.
 Nothing here imports Textual; every method that reads a store is called from a worker thread.
@@ -106,43 +109,96 @@ def all_stores(choice: StoreChoice, current: str | None = None) -> StoreChoice:
 
 def federate(app: Any, choice: StoreChoice) -> None:
     """Make `app` (a `HermesApp` not yet running) open `choice`'s stores instead of its one
-    file: the main screen reads `app.store_choice` when it mounts. The one-file open prefetch
-    started by the app's constructor is dropped (it would hold a second connection)."""
+    file: the main screen reads `app.store_choice` when it mounts, and takes the stores from
+    `app.stores_prefetch`, which opens them and merges the first page now, while Textual starts.
+    The one-file open prefetch started by the app's constructor is dropped in the background
+    (waiting for it here delayed the first paint by its whole order)."""
+    from hermes_tui.app.federated_prefetch import FederatedPrefetch
+    from hermes_tui.app.widgets.session_list import PAGE_SIZE
+
+    ahead = FederatedPrefetch(choice, bool(getattr(app, "read_only", False)), PAGE_SIZE)
     prefetch = getattr(app, "prefetch", None)
     if prefetch is not None:
-        prefetch.discard()
         app.prefetch = None
+
+        def drop() -> None:
+            prefetch.discard()
+            ahead.keep_fast_switching()
+
+        threading.Thread(target=drop, name="hermes-drop-prefetch", daemon=True).start()
     app.store_choice = choice
+    app.stores_prefetch = ahead
+
+
+def open_chosen(app: Any, choice: StoreChoice, read_only: bool) -> tuple[BrowserStores, list[str], list[str]]:
+    """The stores of `choice` with their source and model lists (a worker thread): those the
+    prefetch opened when it is for this choice, else opened now."""
+    prefetch = getattr(app, "stores_prefetch", None)
+    if prefetch is not None:
+        app.stores_prefetch = None
+        got = prefetch.take(choice, read_only)
+        if got is not None:
+            return got.stores, got.sources, got.models
+        prefetch.discard()
+    stores = BrowserStores.open(choice, read_only)
+    try:
+        return stores, stores.values("source"), stores.values("model")
+    except BaseException:
+        stores.close()
+        raise
 
 
 class MergedKeys(Sequence[Key]):
     """The session list's keys over a `MergedOrder`, merged lazily and safely across threads.
 
-    `MergedOrder` is not thread-safe and may call into the stores' threads while it merges, so
-    every merge happens under a lock, from the list's page worker (`upto`); the event loop only
-    `peek`s at positions already merged (None otherwise: the row is drawn as a placeholder until
-    its page arrives, which merges it). Slicing or iterating merges as far as needed.
+    `MergedOrder` is not thread-safe, so every read of it happens under a lock, from a worker
+    (the list's page worker slices; `ensure`); the event loop only `peek`s at positions already
+    read (None otherwise: the row is drawn as a placeholder until its page arrives). Positions
+    are kept in chunks of `CHUNK`, each read on its own: with the stores' keys in hand the
+    merged order finds any chunk by binary search, so a far jump reads only the chunk it lands
+    in (not every position before it). Slicing or iterating reads as far as needed.
     """
+
+    CHUNK = 256
 
     def __init__(self, merged: MergedOrder) -> None:
         self.merged = merged
-        self._known: list[Key] = []
+        self._chunks: dict[int, list[Key]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.merged)
 
-    def upto(self, stop: int) -> None:
-        """Merge positions `0 … stop-1` (a worker thread)."""
-        stop = min(max(0, stop), len(self.merged))
+    def ensure(self, start: int, stop: int) -> None:
+        """Read positions `start … stop-1` (a worker thread)."""
+        size = self.CHUNK
+        start, stop = max(0, start), min(max(0, stop), len(self.merged))
+        if start >= stop:
+            return
+        wanted = range(start // size, (stop - 1) // size + 1)
+        if all(c in self._chunks for c in wanted):
+            return
         with self._lock:
-            if stop > len(self._known):
-                self._known.extend(self.merged.pairs(len(self._known), stop - len(self._known)))
+            missing = [c for c in wanted if c not in self._chunks]
+            while missing:  # each run of consecutive missing chunks in one read
+                first = last = missing.pop(0)
+                while missing and missing[0] == last + 1:
+                    last = missing.pop(0)
+                got = self.merged.pairs(first * size, (last - first + 1) * size)
+                for c in range(first, last + 1):
+                    self._chunks[c] = got[(c - first) * size : (c - first + 1) * size]
+
+    def upto(self, stop: int) -> None:
+        """Read positions `0 … stop-1` (a worker thread)."""
+        self.ensure(0, stop)
 
     def peek(self, index: int) -> Key | None:
-        """The key at `index` if already merged (never merges: safe on the event loop)."""
-        known = self._known
-        return known[index] if 0 <= index < len(known) else None
+        """The key at `index` if already read (never merges: safe on the event loop)."""
+        if index < 0:
+            return None
+        chunk = self._chunks.get(index // self.CHUNK)
+        offset = index % self.CHUNK
+        return chunk[offset] if chunk is not None and offset < len(chunk) else None
 
     @overload
     def __getitem__(self, index: int) -> Key: ...
@@ -150,33 +206,36 @@ class MergedKeys(Sequence[Key]):
     def __getitem__(self, index: slice) -> list[Key]: ...
     def __getitem__(self, index: int | slice) -> Key | list[Key]:
         if isinstance(index, slice):
-            start, stop, _step = index.indices(len(self))
-            self.upto(stop)
-            return self._known[index]
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                self.ensure(start, stop)
+            else:
+                self.ensure(0, len(self))
+            return [self._get(i) for i in range(start, stop, step)]
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
-        self.upto(index + 1)
-        return self._known[index]
+        self.ensure(index, index + 1)
+        return self._get(index)
+
+    def _get(self, index: int) -> Key:
+        return self._chunks[index // self.CHUNK][index % self.CHUNK]
 
     def __iter__(self) -> Iterator[Key]:
-        self.upto(len(self))
-        return iter(list(self._known))
+        self.ensure(0, len(self))
+        return iter([self._get(i) for i in range(len(self))])
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, tuple) and len(key) == 2 and self.index_or_none(key) is not None
 
     def index_or_none(self, key: Key) -> int | None:
-        """Position of `key` (merges as far as it is), or None."""
-        try:
-            return self._known.index(key)
-        except ValueError:
-            pass
+        """Position of `key` (binary searched when the stores' keys are in hand; otherwise
+        merged as far as it is), or None. A worker thread: it may wait for another read."""
         with self._lock:
             found = self.merged.index_of(key[0], key[1])
         if found is not None:
-            self.upto(found + 1)
+            self.ensure(found, found + 1)
         return found
 
     def index(self, value: Any, start: int = 0, stop: int | None = None) -> int:
@@ -216,6 +275,10 @@ class BrowserStores:
         self._search_lock = threading.Lock()
         #: Hits per profile of the last counted search (the search pane's status line).
         self.last_counts: dict[str, tuple[int, bool]] = {}
+        #: An order computed ahead (`seed_order`): (filter, order, result, first rows, versions).
+        self._seeded: tuple[SessionFilter, str, OrderResult, list[dict[str, Any]], dict[str, int]] | None = (
+            None
+        )
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False) -> BrowserStores:
@@ -264,6 +327,11 @@ class BrowserStores:
         """The merged order of `profiles` (None: every open store) with its first `first` keys
         merged and the position of `keep` (worker thread). `active_since=(now, within_s)` keeps
         only the sessions active now ("active now", `a`)."""
+        seeded = self._take_seeded(flt, order, profiles, active_since)
+        if seeded is not None:
+            if keep is not None:
+                seeded.keep_index = seeded.keys.index_or_none(keep)  # type: ignore[union-attr]
+            return seeded
         merged = self.fed.session_order(flt, order=order, profiles=profiles)
         keys = MergedKeys(merged)
         if active_since is not None:
@@ -271,6 +339,33 @@ class BrowserStores:
         keys.upto(first)
         keep_index = keys.index_or_none(keep) if keep is not None else None
         return OrderResult(keys, keep_index, merged.counts, dict(merged.errors), len(merged))
+
+    def seed_order(
+        self, flt: SessionFilter, order: str, result: OrderResult, first_rows: list[dict[str, Any]]
+    ) -> None:
+        """Keep `result` (an `order()` over every store, computed ahead while the app starts) for
+        the first `order()` asking for the same list, with the rows of its first page."""
+        versions = self.fed.map(SessionDB.data_version).values
+        self._seeded = (flt, order, result, first_rows, versions)
+
+    def _take_seeded(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+    ) -> OrderResult | None:
+        """The seeded order if it is the one asked for and no store changed since (each store's
+        `data_version` on the connection that read it); used once."""
+        seeded, self._seeded = self._seeded, None
+        if seeded is None or profiles is not None or active_since is not None:
+            return None
+        s_flt, s_order, result, rows, versions = seeded
+        if (s_flt, s_order) != (flt, order) or self.fed.map(SessionDB.data_version).values != versions:
+            return None
+        if rows:
+            result.extra["first_rows"] = rows
+        return result
 
     def _active_only(
         self, keys: MergedKeys, merged: MergedOrder, keep: Key | None, since: tuple[float, float]
@@ -307,11 +402,15 @@ class BrowserStores:
         wanted: dict[str, list[str]] = {}
         for profile, sid in keys:
             wanted.setdefault(profile, []).append(sid)
+        futures = {
+            p: self.fed.submit(p, SessionDB.live_status, ids, now)
+            for p, ids in wanted.items()
+            if p in self.fed.dbs
+        }
         out: dict[Key, dict[str, Any]] = {}
-        for p, ids in wanted.items():
-            if p in self.fed.dbs:
-                for sid, status in self.fed.call(p, SessionDB.live_status, ids, now).items():
-                    out[(p, sid)] = status
+        for p, fut in futures.items():  # read in parallel, one store per thread
+            for sid, status in fut.result().items():
+                out[(p, sid)] = status
         return out
 
     def values(self, column: str) -> list[str]:
@@ -334,6 +433,10 @@ class BrowserStores:
             offset = int(kwargs.pop("offset", 0))
             sort = kwargs.pop("sort", "newest")
             key = (query, sort, names, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
+            if offset == 0:
+                # A new query (each keystroke): what the previous ones left running or queued on
+                # the stores' search threads is stopped first, so this one does not wait for it.
+                self.fed.cancel_searches()
             with self._search_lock:
                 if offset == 0 or self._search is None or self._search_key != key:
                     self._search = self.fed.search(query, sort=sort or "rank", profiles=names, **kwargs)
@@ -358,7 +461,7 @@ class BrowserStores:
 
         def count(query: str, **kwargs: Any) -> tuple[int, bool, dict[str, tuple[int, bool]]]:
             cap = int(kwargs.pop("cap", 10_000))
-            got = self.fed.map(SessionDB.search_count, names, query, cap=cap, **kwargs)
+            got = self.fed.map_search(SessionDB.search_count, names, query, cap=cap, **kwargs)
             per = {p: (int(n), bool(exact)) for p, (n, exact) in got.values.items()}
             self.last_counts = per
             return sum(n for n, _e in per.values()), all(e for _n, e in per.values()), per

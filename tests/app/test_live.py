@@ -342,7 +342,7 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
     checkpoint gets through), and after a quiet spell it polls at the slow rate."""
     reports: list[LiveUpdate] = []
     with SessionDB(demo_db, migrate=False) as db:
-        follower = LiveFollower(db, reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2)
+        follower = LiveFollower(db, reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1)
         thread = threading.Thread(target=follower.run)
         thread.start()
         try:

@@ -1,6 +1,7 @@
-"""The live follower stays at its fast rate while the store keeps changing (issue #18 bench:
-a user watching an agent write never touches a key, and at the slow rate a new message took
-0.5-1 s to show)."""
+"""The live follower's rhythm and status reports: hot right after changes, fast while the
+store keeps changing (a user watching an agent write never touches a key, and at the slow rate
+a new message took 0.5-1 s to show), slow once quiet; statuses read only for the visible rows
+the changes name, and reported only when their label would change."""
 
 from __future__ import annotations
 
@@ -41,11 +42,100 @@ class _Store:
         return {}
 
 
+def test_follower_polls_hot_after_a_change_then_fast_then_slow() -> None:
+    writing = threading.Event()
+    writing.set()
+    follower = LiveFollower(
+        _Store(writing), lambda u: None, fast_s=0.05, slow_s=0.5, idle_input_s=0.6, hot_s=0.01, hot_for_s=0.3
+    )
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+    try:
+        time.sleep(0.2)
+        assert follower.interval == 0.01
+        before = follower.polls
+        time.sleep(0.2)
+        assert follower.polls - before >= 8  # about 0.2 / 0.01, not 0.2 / 0.05
+        writing.clear()
+        time.sleep(0.4)  # past hot_for_s since the last change, within idle_input_s
+        assert follower.interval == 0.05
+        time.sleep(0.4)  # past idle_input_s: slow
+        assert follower.interval == 0.5
+    finally:
+        follower.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
+class _StatusStore(_Store):
+    """Statuses from `states`, recording which ids each call asked for."""
+
+    def __init__(self, writing: threading.Event, states: dict[str, dict[str, Any]]) -> None:
+        super().__init__(writing)
+        self.states = states
+        self.asked: list[list[str]] = []
+
+    def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> _Watcher:
+        return self.watcher
+
+    def live_status(self, session_ids: Iterable[str], now: float | None = None) -> dict[str, dict[str, Any]]:
+        ids = list(session_ids)
+        self.asked.append(ids)
+        return {i: dict(self.states[i]) for i in ids if i in self.states}
+
+
+def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_label_changes() -> None:
+    writing = threading.Event()
+    states = {
+        "s": {"state": "working", "idle_s": 1.0, "last_role": "user", "last_message_id": 1},
+        "a": {"state": "idle", "idle_s": 700.0, "last_role": "assistant", "last_message_id": 5},
+        "b": {"state": "waiting", "idle_s": 3.0, "last_role": "assistant", "last_message_id": 7},
+    }
+    store = _StatusStore(writing, states)
+    store.watcher = _Watcher(writing)
+    reports: list[LiveUpdate] = []
+    follower = LiveFollower(store, reports.append, fast_s=0.01, slow_s=0.01, status_every_s=0.3)
+    follower.show(["s", "a", "b"])
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+
+    def wait(predicate: Any) -> None:
+        deadline = time.monotonic() + 5
+        while not predicate():
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+
+    try:
+        wait(lambda: reports)  # the visible rows, all read and reported once
+        assert sorted(store.asked[0]) == ["a", "b", "s"]
+        assert sorted(reports[0].statuses or {}) == ["a", "b", "s"]
+        store.asked.clear()
+        writing.set()  # a message in "s" on every poll: only "s" is read again
+        wait(lambda: len(store.asked) >= 3)
+        writing.clear()
+        assert all(ids == ["s"] for ids in store.asked[:3])
+        # "s" shows the same label (working, same message): not reported again
+        assert all(not r.statuses for r in reports[1:])
+        states["a"]["idle_s"] = 719.0  # still "idle 11m": nothing to redraw
+        states["b"]["state"] = "idle"
+        states["b"]["idle_s"] = 600.0
+        n = len(reports)
+        wait(lambda: any(r.statuses for r in reports[n:]))  # the periodic refresh
+        fresh = [r.statuses for r in reports[n:] if r.statuses]
+        assert fresh[0] == {"b": states["b"]}
+    finally:
+        follower.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+
+
 def test_follower_stays_fast_while_the_store_changes_and_slows_once_it_is_quiet() -> None:
     writing = threading.Event()
     writing.set()
     reports: list[LiveUpdate] = []
-    follower = LiveFollower(_Store(writing), reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2)
+    follower = LiveFollower(
+        _Store(writing), reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1
+    )
     thread = threading.Thread(target=follower.run)
     thread.start()
     try:

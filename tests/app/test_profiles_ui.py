@@ -8,6 +8,8 @@ around must be `(profile, id)`.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,6 +240,42 @@ def test_merged_keys_match_sorted_union(tmp_path: Path) -> None:
         rows = stores.list_rows(keys[:3])
         assert [(r["profile"], r["id"]) for r in rows] == expected_order(home)[:3]
     finally:
+        stores.close()
+
+
+def test_a_new_query_does_not_wait_for_the_previous_ones(tmp_path: Path) -> None:
+    """Each keystroke's search supersedes the last: what that one still runs on a store's
+    search thread is stopped, so the new query is answered at once instead of queueing."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    stores = BrowserStores.open(StoreChoice(all_profiles=True, home=home))
+    started = threading.Event()
+
+    def endless(db: SessionDB) -> Any:  # a superseded query that would never end by itself
+        started.set()
+        return (
+            db._conn()
+            .execute("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c")
+            .fetchall()
+        )
+
+    try:
+        stale = stores.fed.submit_search("work", endless)
+        assert started.wait(10)
+        got: list[Any] = []
+        runner = threading.Thread(target=lambda: got.append(stores.searcher()("kestrel", limit=10)))
+        runner.start()
+        runner.join(10)
+        assert not runner.is_alive(), "the new query waited for the superseded one"
+        hits, _route = got[0]
+        assert sorted((h["profile"], h["session_id"]) for h in hits) == [
+            ("default", "s-shared"),
+            ("work", "s-shared"),
+            ("work", "w-3"),
+            ("zeta", "z-1"),
+        ]
+        assert stale.exception(10) is not None  # interrupted
+    finally:
+        stores.fed.cancel_searches()
         stores.close()
 
 
@@ -529,3 +567,94 @@ async def test_open_session_message_names_the_store(tmp_path: Path) -> None:
         # without a profile: the open transcript's store
         screen.post_message(OpenSession("w-2"))
         await wait_for(pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "w-2"))
+
+
+async def test_open_session_finds_the_merged_row_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finding a session's merged position reads the stores' orders (and may wait for a page
+    being merged): it runs in a worker, and the cursor lands on the row when it is found."""
+    from hermes_tui.app.stores import MergedKeys
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    threads: list[bool] = []
+    real = MergedKeys.index_or_none
+
+    def spy(self: MergedKeys, key: Any) -> int | None:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(self, key)
+
+    monkeypatch.setattr(MergedKeys, "index_or_none", spy)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        threads.clear()
+        for profile, sid in [("zeta", "z-1"), ("work", "w-2"), ("default", "d-2")]:
+            screen.open_session(sid, profile=profile)
+            await wait_for(pilot, lambda p=profile, s=sid: screen.session_list.selected_key == (p, s))
+            assert screen.session_list.cursor == expected_order(home).index((profile, sid))
+        assert threads and not any(threads), "looked up on the event loop"
+
+
+# ---------------------------------------------------------------------- opening ahead
+async def test_first_paint_uses_the_stores_opened_while_textual_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`federate` opens the stores and merges the first page in the background: the screen
+    takes them (one open of each store, not two) and draws the first page without a page read."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    opens: list[str] = []
+    real = BrowserStores.open.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[BrowserStores], choice: StoreChoice, read_only: bool = False) -> BrowserStores:
+        opens.append(threading.current_thread().name)
+        return real(cls, choice, read_only)
+
+    monkeypatch.setattr(BrowserStores, "open", classmethod(counting))
+    app = federated_app(home)
+    assert app.stores_prefetch is not None
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await wait_for(pilot, lambda: sessions.total == 6 and sessions.row_at(5) is not None)
+        assert [(r["profile"], r["id"]) for r in (sessions.row_at(i) for i in range(6)) if r] == (
+            expected_order(home)
+        )
+        assert sessions.page_fetches == 0  # page 0 came with the order
+        assert opens == ["hermes-open-stores"]
+        assert app.stores_prefetch is None
+
+
+def test_an_order_seeded_ahead_is_dropped_when_a_store_changed(tmp_path: Path) -> None:
+    """The order merged ahead is used only while no store committed since it was read."""
+    from hermes_tui.app.federated_prefetch import FederatedPrefetch
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    choice = StoreChoice(all_profiles=True, home=home)
+    pre = FederatedPrefetch(choice, False, 50)
+    assert pre.take(StoreChoice(all_profiles=True, home=home, prefer="zeta"), False) is None  # not ours
+    got = pre.take(choice, False)
+    assert got is not None and pre.take(choice, False) is None  # handed over once
+    assert sys.getswitchinterval() == pytest.approx(0.005)  # the default again once it is done
+    stores = got.stores
+    try:
+        assert sorted(got.sources) == ["cli"]
+        with SessionDB(store_path(home, "zeta")) as other:  # another connection commits
+            other.create_session("z-new", "cli")
+            other.append_message("z-new", "user", "newest of all", timestamp=T0 + 999)
+        result = stores.order(SessionFilter(), "last_active", None, None, first=10)
+        assert "first_rows" not in result.extra
+        assert list(result.keys) == [("zeta", "z-new"), *expected_order(home)]
+        # Unchanged stores: the seeded order (with its first rows) is what the first call gets.
+        stores.seed_order(SessionFilter(), "last_active", result, stores.list_rows(list(result.keys)))
+        again = stores.order(SessionFilter(), "last_active", None, ("work", "w-2"), first=10)
+        assert again is result and again.extra["first_rows"][0]["id"] == "z-new"
+        assert again.keep_index == list(result.keys).index(("work", "w-2"))
+        # Used once: the next call merges anew.
+        assert stores.order(SessionFilter(), "last_active", None, None, first=10) is not result
+    finally:
+        stores.close()

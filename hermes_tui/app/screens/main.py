@@ -10,6 +10,7 @@ drops every cache here and re-queries.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -31,9 +32,10 @@ from textual.worker import get_current_worker
 from hermes_tui.app import actions
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.debounce import Debouncer
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
-from hermes_tui.app.prefetch import open_store
+from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.render import (
     format_cost,
     human_count,
@@ -42,10 +44,10 @@ from hermes_tui.app.render import (
     to_number,
 )
 from hermes_tui.app.settings import ORDERS
-from hermes_tui.app.stores import BrowserStores, Key, OrderResult, StoreChoice, all_stores
+from hermes_tui.app.stores import BrowserStores, Key, OrderResult, StoreChoice, all_stores, open_chosen
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
     MessageView,
@@ -238,6 +240,7 @@ class MainScreen(Screen[None]):
             models: list[str],
             ids: list[str] | None = None,
             first_rows: list[dict[str, Any]] | None = None,
+            prefetched: Prefetched | None = None,
         ) -> None:
             super().__init__()
             self.db = db
@@ -246,6 +249,7 @@ class MainScreen(Screen[None]):
             self.models = models
             self.ids = ids  # the default order, when the open prefetch computed it
             self.first_rows = first_rows or []
+            self.prefetched = prefetched  # the open prefetch: its head and, later, its order
 
     class Missing(Message):
         """There is no database file at the path."""
@@ -266,13 +270,25 @@ class MainScreen(Screen[None]):
         """Ordered ids for the current filter."""
 
         def __init__(
-            self, ids: Any, keep: str | None, seconds: float, store_total: int | None = None
+            self,
+            ids: Any,
+            keep: str | None,
+            seconds: float,
+            store_total: int | None = None,
+            first_rows: list[dict[str, Any]] | None = None,
+            provisional: bool = False,
+            handover: bool = False,
         ) -> None:
             super().__init__()
             self.ids = ids
             self.keep = keep
             self.seconds = seconds
             self.store_total = store_total  # every session of the store (None: not counted)
+            self.first_rows = first_rows  # the rows of page 0, read with the order
+            #: `ids` are only the head of the order (first paint); the whole order follows.
+            self.provisional = provisional
+            #: The whole order for the head shown: the view and cursor stay where they are.
+            self.handover = handover
 
     class SessionLoaded(Message):
         """A transcript and lineage are ready."""
@@ -316,7 +332,14 @@ class MainScreen(Screen[None]):
         self.active_only = False
         self._live_order_running = False
         self._live_order_again = False
+        #: A live change came while the list showed a provisional head (refresh after hand-over).
+        self._live_order_missed = False
         self._live_error_shown = False
+        #: The list's order as live changes move it (only the sessions they name are re-read).
+        self.live_ids = IncrementalOrder()
+        #: The open session's live reads: one at a time, at most five a second (a burst of
+        #: messages is one mount and one scroll, not one per poll).
+        self.session_pace = Pacer()
 
     @property
     def hermes(self) -> HermesApp:
@@ -434,17 +457,17 @@ class MainScreen(Screen[None]):
             return
         pre = self.hermes.prefetch.take(path, read_only) if self.hermes.prefetch is not None else None
         if pre is not None:
-            self.post_message(self.Opened(pre.db, pre.caps, pre.sources, pre.models, pre.ids, pre.first_rows))
+            self.post_message(self.Opened(pre.db, pre.caps, pre.sources, [], prefetched=pre))
             return
         try:
-            db, caps, sources, models = open_store(path, read_only)
+            db, caps, sources = open_store(path, read_only)
         except StoreError as exc:  # the store's own words: what the file is
             self.post_message(self.OpenFailed(path, str(exc)))
             return
         except Exception as exc:
             self.post_message(self.OpenFailed(path, f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(self.Opened(db, caps, sources, models))
+        self.post_message(self.Opened(db, caps, sources, []))
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
@@ -470,11 +493,80 @@ class MainScreen(Screen[None]):
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
         self._restore_source(message.sources)
-        if message.ids is not None and self.filter == SessionFilter() and self.order == "last_active":
-            sessions.seed_page(0, message.first_rows)
-            self.post_message(self.OrderLoaded(message.ids, None, 0.0, len(message.ids)))
+        self._remember_list()
+        sessions.loading = True
+        self.first_order_worker(self.filter, self.order, self.active_only, message.prefetched)
+        self.filter_values_worker(message.db)
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
+    def first_order_worker(
+        self, flt: SessionFilter, order: str, active: bool, pre: Prefetched | None
+    ) -> None:
+        """First paint from the head of the order (its first page, read in milliseconds), then
+        the whole order (seconds on a cold 10M-message file), which takes over without moving
+        the view (issue #21). A filter changed meanwhile cancels this worker (group "order")."""
+        db = self.db
+        assert db is not None
+        started = time.perf_counter()
+        # "Active now" keeps only recent sessions of the order: no head, and not the prefetch's.
+        from_prefetch = pre is not None and not active and flt == SessionFilter() and order == "last_active"
+        if pre is not None and from_prefetch:
+            if pre.complete:  # a small store: the prefetch read the whole order
+                self.post_message(self.OrderLoaded(pre.head, None, 0.0, len(pre.head), pre.first_rows))
+                return
+            head, rows = pre.head, pre.first_rows
         else:
-            self.reload_order()
+            try:
+                head, rows = ([], []) if active else order_head(db, flt, order, PAGE_SIZE)
+            except Exception:  # noqa: BLE001 - the whole order below reports the store's error
+                head, rows = [], []
+        if head and not get_current_worker().is_cancelled:
+            self.post_message(self.OrderLoaded(head, None, 0.0, None, rows, provisional=True))
+        ids = pre.full_order(flt, order) if pre is not None and from_prefetch else None
+        from_prefetch = ids is not None
+        try:
+            if ids is not None:
+                total: int | None = len(ids)
+            else:
+                ids, total = self._ordered_ids(flt, order, active)
+        except Exception as exc:
+            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
+            ids, total = [], None
+        if not get_current_worker().is_cancelled:
+            seconds = 0.0 if from_prefetch else time.perf_counter() - started  # 0: not ours to time
+            self.post_message(self.OrderLoaded(ids, None, seconds, total, handover=bool(head)))
+
+    class ModelsRead(Message):
+        """The model filter's choices, read after first paint (worker → screen)."""
+
+        def __init__(self, db: SessionDB, models: list[str]) -> None:
+            super().__init__()
+            self.db = db
+            self.models = models
+
+    @work(thread=True, exit_on_error=False, group="values", description="read the model filter's choices")
+    def filter_values_worker(self, db: SessionDB) -> None:
+        """The model list scans every session row of a 0.19.0 file: off the first-paint path.
+        Then the first search's one-time scan (`prepare_search`: seconds at 10M messages), so the
+        first keystroke does not wait for it."""
+        try:
+            models = filter_values(db)
+        except Exception:  # noqa: BLE001 - the menu stays empty; the list reports store errors
+            return
+        self.post_message(self.ModelsRead(db, models))
+        with contextlib.suppress(Exception):  # a search meets the same error and reports it
+            db.prepare_search()
+
+    @on(ModelsRead)
+    def _models_read(self, message: ModelsRead) -> None:
+        if message.db is not self._db or self.stores is not None:
+            return  # another store opened meanwhile
+        select = self.query_one("#filter-model", Select)
+        picked = select.value
+        with self.prevent(Select.Changed):
+            self._set_options("#filter-model", message.models)
+            if isinstance(picked, str) and picked in message.models:
+                select.value = picked
 
     @on(Missing)
     async def _missing(self, message: Missing) -> None:
@@ -576,9 +668,8 @@ class MainScreen(Screen[None]):
     @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the stores")
     def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
         """Every store opens on its own thread (a failure is that store's badge)."""
-        try:
-            stores = BrowserStores.open(choice, read_only)
-            sources, models = stores.values("source"), stores.values("model")
+        try:  # the stores the open prefetch opened while Textual started, if it is this choice
+            stores, sources, models = open_chosen(self.hermes, choice, read_only)
         except Exception as exc:
             self.post_message(self.OpenFailed(self.hermes.db_path, f"{type(exc).__name__}: {exc}"))
             return
@@ -681,7 +772,10 @@ class MainScreen(Screen[None]):
         sessions.show_profile = len(result.counts) > 1
         sessions._line_cache.clear()
         self.store_total = None
-        await self._order_loaded(self.OrderLoaded(result.keys, None, result.seconds, None), result.keep_index)
+        await self._order_loaded(
+            self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
+            result.keep_index,
+        )
 
     # Live follow over several stores: one follower per store keeps the merged list (order, Live
     # column, counts) current; the open transcript does not follow yet.
@@ -780,8 +874,7 @@ class MainScreen(Screen[None]):
                 self.load_session(current, profile=profile)  # a chain re-reads its segments
             return
         if current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened:
-            after = transcript.last_message_id if data is not None and data.session_id == current else None
-            self.live_session_worker(current, after, current in ch.ended, self.db_for(profile))
+            self._follow_session(self.session_pace.ask(current in ch.ended))
 
     def _refresh_merged_live(self) -> None:
         """One live re-merge at a time (a change meanwhile runs it once more)."""
@@ -879,7 +972,9 @@ class MainScreen(Screen[None]):
         width = max(20, self.query_one("#info", Static).content_region.width or self.size.width - 2)
         mode = "read-only" if caps.get("read_only") else "read-write"
         count = ""
-        if self.state == "ready":
+        if self.state == "ready" and self.session_list.provisional:
+            count = "counting sessions…"  # the head is painted; the whole order is on its way
+        elif self.state == "ready":
             total = self.session_list.total
             if self.filter_active and self.store_total is not None:
                 count = f"{total:,} of {self.store_total:,} sessions (filtered)"
@@ -959,6 +1054,7 @@ class MainScreen(Screen[None]):
     def reload_order(self, keep: Any = None) -> None:
         """Re-run `session_order` for the current filter (keeps the cursor on ``keep``)."""
         self._remember_list()
+        self.live_ids.invalidate()
         if self.stores is not None:
             self.session_list.loading = True
             self.load_merged_worker(
@@ -1017,7 +1113,17 @@ class MainScreen(Screen[None]):
             sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
         else:
             sessions.empty_text = "This database has no sessions yet."
-        sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
+        if message.first_rows:
+            sessions.seed_page(0, message.first_rows)
+        if message.provisional:  # first paint: the head of an order still being read
+            sessions.set_order(message.ids, provisional=True)
+        elif message.handover:  # its whole order: the cursor and the view stay where they are
+            sessions.update_order(message.ids)
+            if self._live_order_missed:  # the order may have been read before that change
+                self._live_order_missed = False
+                self._refresh_order_live()
+        else:
+            sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
         self._update_info()
@@ -1034,10 +1140,11 @@ class MainScreen(Screen[None]):
         """``Sessions N``; filtered, ``N of M · filter: …`` (short enough for 80 columns); then
         ``· K selected``."""
         sessions = self.session_list
-        title = f"Sessions {sessions.total:,}"
+        shown = f"≥ {sessions.total:,}" if sessions.provisional else f"{sessions.total:,}"
+        title = f"Sessions {shown}"
         summary = self.filter_summary()
         if summary:
-            title = f"{sessions.total:,}"
+            title = shown
             if self.store_total is not None:
                 title += f" of {self.store_total:,}"
             title += f" · filter: {summary}"
@@ -1349,15 +1456,31 @@ class MainScreen(Screen[None]):
         try:
             key = (profile, session_id) if self.stores is not None else session_id
             finder = getattr(ids, "index_or_none", None)
-            index = finder(key) if finder is not None else ids.index(key)
-            if index is not None:
-                self.session_list.cursor = index
+            if self.session_list.provisional:  # a row past the head: it moves once the order is read
+                self.session_list.move_to(key)
+            elif finder is not None:  # a merged list: finding the position reads the stores
+                self.find_merged_worker(ids, key)
+            else:
+                self.session_list.cursor = ids.index(key)
         except (ValueError, AttributeError):
             pass  # filtered out of the list: still show it
         self._wanted = session_id
         self._wanted_profile = profile
         self._highlight_due.cancel()
         self.load_session(session_id, message_id, terms, focus=True, profile=profile)
+
+    @work(thread=True, exit_on_error=False, exclusive=True, group="find-merged", description="find a row")
+    def find_merged_worker(self, ids: Any, key: Key) -> None:
+        """The merged list's cursor to `key` (off the event loop: the position is looked up in
+        the stores' orders, and may wait for a page being merged), unless the list changed or
+        another session was chosen meanwhile."""
+        index = ids.index_or_none(key)
+        if index is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._cursor_to_found, ids, key, index)
+
+    def _cursor_to_found(self, ids: Any, key: Key, index: int) -> None:
+        if self.session_list._ids is ids and (self._wanted_profile, self._wanted) == key:
+            self.session_list.cursor = index
 
     # ------------------------------------------------------------------ search
     def _searcher(self, query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
@@ -1663,6 +1786,7 @@ class MainScreen(Screen[None]):
         """One polling thread per open store; the old store's follower stops first."""
         if self.follower is not None:
             self.follower.stop()
+        self.live_ids = IncrementalOrder()  # the order it kept was the old store's
         follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
         self.follower = follower
         self._live_error_shown = False
@@ -1733,6 +1857,7 @@ class MainScreen(Screen[None]):
         if not ch:
             return
         if order_affected(ch):
+            self.live_ids.note(ch)
             self._refresh_order_live()
         if self.has_class("-searching") and (ch.messages or ch.deleted or ch.sessions_removed or ch.reset):
             self.query_one("#search", SearchPane).store_changed()
@@ -1763,8 +1888,26 @@ class MainScreen(Screen[None]):
             current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened
         )
         if touched or lineage_changed or ch.reset:
-            after = transcript.last_message_id if data is not None and data.session_id == current else None
-            self.live_session_worker(current, after, lineage_changed or ch.reset or current in ch.ended)
+            lineage_too = bool(lineage_changed or ch.reset or current in ch.ended)
+            self._follow_session(self.session_pace.ask(lineage_too))
+
+    def _follow_session(self, wait: float | None) -> None:
+        """Act on the pacer's answer: read the open session now, in ``wait`` s, or not yet."""
+        if wait is None:
+            return
+        if wait > 0:
+            self.set_timer(wait, lambda: self._follow_session(self.session_pace.due()))
+            return
+        current = self.current_session
+        if current is None:
+            self.session_pace.start()
+            self._follow_session(self.session_pace.finished())
+            return
+        lineage_too = self.session_pace.start()
+        transcript = self.query_one("#transcript", TranscriptView)
+        data = transcript.data
+        after = transcript.last_message_id if data is not None and data.session_id == current else None
+        self.live_session_worker(current, after, lineage_too, self.db_for(self.current_profile))
 
     class LiveSession(Message):
         """What the live follower's changes mean for the open session (worker → screen)."""
@@ -1775,12 +1918,14 @@ class MainScreen(Screen[None]):
             row: dict[str, Any] | None,
             items: list[MessageView] | None,
             lineage: dict[str, Any] | None,
+            failed: bool = False,
         ) -> None:
             super().__init__()
             self.session_id = session_id
             self.row = row
             self.items = items
             self.lineage = lineage
+            self.failed = failed  # the read failed (StoreFailed says why): only the pacer hears
 
     @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
     def live_session_worker(
@@ -1807,12 +1952,19 @@ class MainScreen(Screen[None]):
             lineage = db.get_lineage(session_id) if rows and lineage_too else None
         except Exception as exc:
             self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
+            self.post_message(self.LiveSession(session_id, None, None, None, failed=True))
             return
         self.post_message(self.LiveSession(session_id, rows[0] if rows else None, items, lineage))
 
     @on(LiveSession)
     async def _live_session(self, message: LiveSession) -> None:
-        if message.session_id != self.current_session:
+        try:
+            await self._apply_live_session(message)
+        finally:  # what changed meanwhile is read next (paced)
+            self._follow_session(self.session_pace.finished())
+
+    async def _apply_live_session(self, message: LiveSession) -> None:
+        if message.failed or message.session_id != self.current_session:
             return  # the reader moved on meanwhile
         if message.row is None:
             await self._current_deleted(message.session_id)
@@ -1830,7 +1982,9 @@ class MainScreen(Screen[None]):
             self._care_changed()
         self._show_live_tip()
         if loaded is not None and loaded.session_id == message.session_id:
-            transcript.border_subtitle = self._transcript_subtitle(loaded)
+            subtitle = self._transcript_subtitle(loaded)
+            if transcript.border_subtitle != subtitle:  # setting it repaints the whole transcript
+                transcript.border_subtitle = subtitle
 
     @on(TranscriptView.NewBelow)
     def _new_below(self, message: TranscriptView.NewBelow) -> None:
@@ -1863,7 +2017,13 @@ class MainScreen(Screen[None]):
                     (n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {}
                 )
                 note = f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
-            title.update(self._title_text(loaded.row, note))
+            text = self._title_text(loaded.row, note)
+            old = title.content
+            if text != old:
+                # Its height is its line count (no wrapping): the same, a live update repaints the
+                # title alone instead of laying the whole screen out again.
+                same_height = isinstance(old, Text) and len(old.split()) == len(text.split())
+                title.update(text, layout=not same_height)
         lineage.border_subtitle = "L: live tip" if tip is not None else ""
         # The footer recomposes on every refresh (700+ times a minute when it ran on each live
         # update at 8 writers): only when what `L` offers changed.
@@ -1909,8 +2069,12 @@ class MainScreen(Screen[None]):
 
     def _refresh_order_live(self) -> None:
         """Recompute the order for a live change; one at a time (a change meanwhile runs it once
-        more), and not while a full reload is on its way (it reads the same data)."""
+        more), and not while a full reload is on its way (it reads the same data), nor while the
+        list shows a provisional head: the whole order on its way is read after the change."""
         if self.db is None or self.state != "ready":
+            return
+        if self.session_list.provisional:  # run again once the whole order has taken over
+            self._live_order_missed = True
             return
         self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
 
@@ -1929,8 +2093,10 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, group="live-order", description="refresh the session order")
     def live_order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
+        assert self.db is not None
         try:
-            ids, total = self._ordered_ids(flt, order, active)
+            since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
+            ids, total = self.live_ids.ordered(self.db, flt, order, since)
         except Exception as exc:
             self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
             self.post_message(self.LiveOrder(None, flt, order, active, 0))

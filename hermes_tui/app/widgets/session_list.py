@@ -252,6 +252,12 @@ class SessionList(ScrollView, can_focus=True):
         self._header_cache: tuple[tuple[Any, ...], Strip] | None = None
         #: The minute of the last full repaint by a live change (`_refresh_changed`).
         self._full_minute: int | None = None
+        #: The ids are only the head of an order still being read (`set_order(provisional=True)`):
+        #: first paint on a large cold store. Keys that need the whole order wait for it.
+        self.provisional = False
+        #: Moves asked for while provisional that need the whole order, replayed in order when it
+        #: arrives: ("by", rows), ("last",), ("key", key), ("mark_all",).
+        self._deferred: list[tuple[Any, ...]] = []
 
     # ------------------------------------------------------------------ data
     @property
@@ -307,9 +313,25 @@ class SessionList(ScrollView, can_focus=True):
         offset = index % PAGE_SIZE
         return page[offset] if offset < len(page) else None
 
-    def set_order(self, ids: Sequence[Any], keep: Any = None, keep_index: int | None = None) -> None:
+    def set_order(
+        self,
+        ids: Sequence[Any],
+        keep: Any = None,
+        keep_index: int | None = None,
+        *,
+        provisional: bool = False,
+    ) -> None:
         """Replace the ordered ids (a new filter or a refresh); keep the cursor on ``keep`` (or
-        at ``keep_index``, found by the worker that built a merged order)."""
+        at ``keep_index``, found by the worker that built a merged order).
+
+        ``provisional``: ``ids`` are only the first rows of the order (painted before the whole
+        order is read); the next order set replaces them without moving the view
+        (`_complete_order`), and the moves that need it wait for it meanwhile."""
+        if self.provisional and not provisional and keep_index is None:
+            self._complete_order(ids, keep)
+            return
+        self.provisional = provisional
+        self._deferred = []
         self._generation += 1
         self._ids = ids
         self._pages.clear()
@@ -331,7 +353,7 @@ class SessionList(ScrollView, can_focus=True):
                 index = ids.index(keep)
             except (ValueError, AttributeError):
                 index = 0
-        self.virtual_size = Size(self.scrollable_content_region.width, len(ids) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines())
         self.cursor = index
         self._scroll_cursor_into_view(center=True)
         self.refresh()
@@ -343,7 +365,29 @@ class SessionList(ScrollView, can_focus=True):
         the rows inserted or removed above it, so the selected row stays on the same screen line;
         at the very top the view stays at the top, so new sessions show up there. Rows already
         fetched are shown at their new places until the fresh ones arrive (no placeholder flash).
-        Marks keep only ids still present. Returns the rows the cursor moved by."""
+        Marks keep only ids still present. Returns the rows the cursor moved by.
+
+        It is also how a provisional head hands over to the whole order (its moves waiting for
+        the order then run)."""
+        if self.provisional:
+            self._complete_order(ids, None)
+            return 0
+        return self._reorder(ids)
+
+    def _complete_order(self, ids: Sequence[Any], keep: Any) -> None:
+        """The whole order for a provisional head: the cursor stays on its session (or goes to
+        ``keep``) and on its screen line, the rows already fetched stay, then the moves that
+        waited for the order run."""
+        self.provisional = False
+        deferred, self._deferred = self._deferred, []
+        if keep is not None and keep != self.selected_key:
+            deferred.insert(0, ("key", keep))
+        self._reorder(ids)
+        for move in deferred:
+            self._apply_move(move)
+        self.refresh()
+
+    def _reorder(self, ids: Sequence[Any]) -> int:
         keep = self.selected_key
         old_cursor = self.cursor
         top = int(self.scroll_offset.y)
@@ -368,7 +412,7 @@ class SessionList(ScrollView, can_focus=True):
         height = self._body_height
         shift = index - old_cursor
         new_top = 0 if top == 0 and index < height else max(0, top + shift)
-        self.virtual_size = Size(self.scrollable_content_region.width, len(ids) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines())
         self.set_reactive(SessionList.cursor, index)
         self.scroll_to(y=new_top, animate=False, force=True)
         first, last = new_top // PAGE_SIZE, (new_top + height) // PAGE_SIZE
@@ -444,7 +488,8 @@ class SessionList(ScrollView, can_focus=True):
         changed = {k for k, v in statuses.items() if self.live.get(k) != v}
         if changed:
             if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
-                self.live = {}
+                # (the rows on screen keep theirs: the follower reports only statuses that change)
+                self.live = {k: self.live[k] for k in self.visible_ids if k in self.live}
             self.live = {**self.live, **statuses}
             top, width = int(self.scroll_offset.y), max(self.virtual_size.width, self.size.width)
             lines = [
@@ -551,8 +596,13 @@ class SessionList(ScrollView, can_focus=True):
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, force=True)
 
+    def _lines(self) -> int:
+        """Lines of the virtual area: the header, the rows, and under a provisional head the line
+        saying the rest is on its way."""
+        return len(self._ids) + (2 if self.provisional else 1)
+
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self._ids) + 1)
+        self.virtual_size = Size(self.scrollable_content_region.width, self._lines())
         self.call_after_refresh(self._report_visible)
 
     def watch_cursor(self, old: int, new: int) -> None:
@@ -637,6 +687,9 @@ class SessionList(ScrollView, can_focus=True):
     def action_mark_all(self) -> None:
         """Mark every id of the current order (ids only: 100k ids are a set, not rows)."""
         self._anchor = None
+        if self.provisional:  # "every session" is the whole order's, not the head's
+            self._defer(("mark_all",))
+            return
         self.selection = set(self._ids)
         self._selection_changed()
 
@@ -647,28 +700,80 @@ class SessionList(ScrollView, can_focus=True):
         self.clear_selection()
 
     # ------------------------------------------------------------------ actions
-    def action_cursor_up(self) -> None:
+    def _move_by(self, rows: int) -> None:
+        """Move the cursor; under a provisional head a move past its rows (or after a move that
+        is waiting) waits for the whole order instead of stopping at the head's last row."""
         self._anchor = None
-        self.cursor -= 1
+        if self.provisional and (self._deferred or not 0 <= self.cursor + rows < len(self._ids)):
+            self._defer(("by", rows))
+            return
+        self.cursor += rows
+
+    def _defer(self, move: tuple[Any, ...]) -> None:
+        """Keep ``move`` for when the whole order arrives (consecutive row moves add up)."""
+        last = self._deferred[-1] if self._deferred else None
+        if move[0] == "by" and last is not None and last[0] == "by":
+            self._deferred[-1] = ("by", last[1] + move[1])
+        elif move[0] in ("last", "key"):
+            self._deferred = [move]  # an absolute target: the moves before it no longer matter
+        else:
+            self._deferred.append(move)
+        self.refresh()
+
+    def _apply_move(self, move: tuple[Any, ...]) -> None:
+        if move[0] == "by":
+            self.cursor += move[1]
+        elif move[0] == "last":
+            self.cursor = len(self._ids) - 1
+        elif move[0] == "key":
+            index = self._find_near(self._ids, move[1], self.cursor)
+            if index is not None:
+                self.cursor = index
+                self._scroll_cursor_into_view(center=True)
+        elif move[0] == "mark_all":
+            self.selection = set(self._ids)
+            self._selection_changed()
+
+    @property
+    def waiting_moves(self) -> bool:
+        """Some key pressed under a provisional head waits for the whole order."""
+        return bool(self._deferred)
+
+    def move_to(self, key: Any) -> bool:
+        """Put the cursor on ``key`` (a jump from elsewhere). Under a provisional head a key not
+        among its rows is looked for again when the whole order arrives. False: not in the list."""
+        index = self._find_near(self._ids, key, self.cursor)
+        if index is not None:
+            self._deferred = []
+            self.cursor = index
+            return True
+        if self.provisional:
+            self._defer(("key", key))
+            return True
+        return False
+
+    def action_cursor_up(self) -> None:
+        self._move_by(-1)
 
     def action_cursor_down(self) -> None:
-        self._anchor = None
-        self.cursor += 1
+        self._move_by(1)
 
     def action_page_up(self) -> None:
-        self._anchor = None
-        self.cursor -= self._body_height
+        self._move_by(-self._body_height)
 
     def action_page_down(self) -> None:
-        self._anchor = None
-        self.cursor += self._body_height
+        self._move_by(self._body_height)
 
     def action_first(self) -> None:
         self._anchor = None
+        self._deferred = []
         self.cursor = 0
 
     def action_last(self) -> None:
         self._anchor = None
+        if self.provisional:
+            self._defer(("last",))
+            return
         self.cursor = len(self._ids) - 1
 
     def action_select(self) -> None:
@@ -731,6 +836,11 @@ class SessionList(ScrollView, can_focus=True):
                 )
             return Strip.blank(width, base)
         if index >= len(self._ids):
+            if self.provisional and index == len(self._ids):
+                note = "  … reading the rest of the list"
+                if self._deferred:
+                    note += " (your keys wait for it)"
+                return self._plain_strip(Text(note), width, base + self._style("session-list--dim"))
             return Strip.blank(width, base)
         row = self.row_at(index)
         style = base

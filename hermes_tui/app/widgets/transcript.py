@@ -802,6 +802,15 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._folds_open = False
         #: Messages appended live below the reader (the "N new ↓" marker); 0 when following.
         self.new_below = 0
+        #: A live append followed and its scroll to the end waits for the next refresh: the
+        #: view is at the end for the next append too (dropping the window's front moves the
+        #: offset up until then, and at 20 messages/s the next append came first and stopped
+        #: following).
+        self._tail_pending = False
+        #: (offset, transcript) where following last put the view: still there, the reader has
+        #: not scrolled, so it still follows even if a message laid out taller since (a freshly
+        #: mounted message grows once prepared, and that stopped `tail -f` every few seconds).
+        self._tail_at: tuple[float, Any] | None = None
         #: Find: the bar is open, its query, the indexes of the matching items, the
         #: position of the shown match in them (-1: none), the shown match's item index.
         self.finding = False
@@ -822,6 +831,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
     async def clear_transcript(self, note: str = "") -> None:
         """Empty the view, optionally leaving a one-line note."""
         self._end_find()
+        self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = None
         self.items = []
         self.start = self.end = 0
@@ -834,6 +844,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
     ) -> None:
         """Replace the content; mount a window around ``target_id`` and scroll to it."""
         self._end_find()
+        self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = data
         self.items = list(data.items)
         self._set_new_below(0)
@@ -887,7 +898,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         if not self.items:  # the "no messages" note goes; the window starts empty
             await self.remove_children()
             self.start = self.end = 0
-        follow = self.at_bottom
+        follow = self._tail_pending or self.at_bottom or self._still_tailing
         old_len = len(self.items)
         self.items.extend(fresh)
         if self.data.items is not self.items:
@@ -901,15 +912,33 @@ class TranscriptView(VerticalScroll, can_focus=True):
                     await self._mount_items(self.end, self.end + min(room, len(fresh)))
                     excess = self.end - self.start - MAX_WINDOW
                     if excess > 0:
-                        await self._drop_front(excess)
+                        await self._drop_front(excess, keep_place=not follow)
         await self._set_button("after", len(self.items) - self.end)
         if follow:
-            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+            # Anchored (Textual's compositor keeps an anchored view at its end while it lays it
+            # out), the frame that places the new message already shows it, not the one after
+            # `_tail`; any scroll by the reader releases the anchor.
+            self.anchor()
+            self._tail_pending = True
+            self.call_after_refresh(self._tail)
             self._set_new_below(0)
         else:
             self._set_new_below(self.new_below + sum(1 for i in fresh if isinstance(i, MessageView)))
         self._window_changed()
         return follow
+
+    def _tail(self) -> None:
+        self._tail_pending = False
+        self.scroll_end(animate=False, immediate=True)
+        self._tail_at = (self.scroll_y, self.data)
+
+    @property
+    def _still_tailing(self) -> bool:
+        """The view is where following left it, on this transcript, with the window at the end."""
+        at = self._tail_at
+        return (
+            at is not None and at[1] is self.data and at[0] == self.scroll_y and self.end >= len(self.items)
+        )
 
     def index_of(self, message_id: int | None) -> int | None:
         """Position of a message id in the item list."""
@@ -1008,11 +1037,12 @@ class TranscriptView(VerticalScroll, can_focus=True):
             await self.mount_all(blocks)
         self.end = end
 
-    async def _drop_front(self, count: int) -> None:
+    async def _drop_front(self, count: int, keep_place: bool = True) -> None:
         """Unmount the first ``count`` items of the window, keeping the reader's line in place.
 
         The scroll offset moves up by the height dropped in the same update as the removal (no
-        frame shows the text jump); once laid out, the anchor widget is put back exactly."""
+        frame shows the text jump); once laid out, the anchor widget is put back exactly.
+        Following the end (``keep_place=False``) the view stays at the end instead."""
         runs = self._item_runs()
         count = min(count, len(runs))
         if count <= 0:
@@ -1028,6 +1058,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.start += count
         await self.remove_children(dropped)
         await self._set_button("before", self.start)
+        if not keep_place:
+            return
         if not had_button and self._button("before") is not None:
             shift -= 2  # the new button: one line and its margin (`TranscriptView Button.more`)
         if shift > 0 and anchor is not None:

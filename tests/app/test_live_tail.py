@@ -1,0 +1,46 @@
+"""The open transcript keeps following a writer that appends faster than frames are drawn.
+
+The bench saw it drop out of `tail -f` mode within seconds at 20 messages/s: dropping the
+window's front moved the offset up until the deferred scroll to the end, and a freshly mounted
+message grew once laid out; either way the next append found the view "not at the bottom" and
+counted "N new ↓" instead of following.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from hermes_tui.app.widgets.transcript import TranscriptView
+
+from .test_live import Writer, live_app, open_live, until
+
+N = 170  # past the transcript's window of mounted items (120)
+
+
+async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "fast", "cli")
+        app = live_app(demo_db)
+        async with app.run_test(size=(160, 50)) as pilot:
+            main = await open_live(pilot, "fast")
+            main.session_list.focus()  # a user watching: the list has the focus, no key pressed
+            transcript = main.query_one("#transcript", TranscriptView)
+            marked = 0
+            for i in range(N):
+                writer.call("append_message", "fast", "user", content=f"appender message {i}")
+                await asyncio.sleep(0.04)
+                marked = max(marked, transcript.new_below)
+            last = f"appender message {N - 1}"
+            await until(
+                pilot,
+                lambda: transcript.items and getattr(transcript.items[-1], "text", "") == last,
+                what="the last message",
+            )
+            await pilot.pause(0.2)
+            assert max(marked, transcript.new_below) == 0  # never stopped following
+            assert transcript.end == len(transcript.items) and transcript.start > 0
+            await until(pilot, lambda: transcript.at_bottom, what="the view at the end")
+    finally:
+        writer.close()
