@@ -59,34 +59,12 @@ SMALL_STORES = 5
 
 def build_store(path: Path, messages: int, seed: int) -> None:
     """One store of about `messages` messages through `import_sessions` (built once)."""
-    import corpus  # type: ignore[import-not-found]
-
-    from hermes_tui.state import SessionDB
+    import federation_build  # type: ignore[import-not-found]
 
     if path.exists():
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name("building.db")
-    for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-        p.unlink(missing_ok=True)
-    t0 = time.perf_counter()
-    batch: list[dict[str, Any]] = []
-    with SessionDB(tmp) as db:
-        for s in corpus.iter_sessions(messages, seed=seed):
-            exp = {k: v for k, v in s.items() if k != "edge_kind"}
-            exp["model_config"] = json.dumps(s["model_config"]) if s["model_config"] else None
-            batch.append(exp)
-            if len(batch) >= 200:
-                db.import_sessions(batch)
-                batch.clear()
-        if batch:
-            db.import_sessions(batch)
-    for suffix in ("-wal", "-shm"):
-        side = Path(f"{tmp}{suffix}")
-        if side.exists():
-            side.rename(f"{path}{suffix}")
-    tmp.rename(path)
-    print(f"built {path}: ~{messages:,} messages in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    got = federation_build.build_ours(path, messages, seed)
+    print(f"built {path}: ~{messages:,} messages in {got['seconds']:.0f}s", file=sys.stderr)
 
 
 def build(large: int, small: int) -> Path:

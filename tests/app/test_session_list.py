@@ -119,3 +119,35 @@ def test_columns_fit_every_width() -> None:
         "time",
     ]
     assert "model" not in [c.key for c, _ in layout_columns(60)]
+
+
+def test_marks_are_checked_per_key_against_a_merged_list() -> None:
+    """Reordering with marks must not iterate a merged list (that merges every store's whole
+    order on the event loop): each mark is looked up instead; a plain list is scanned once."""
+    from collections.abc import Sequence as Seq
+
+    from hermes_tui.app.widgets.session_list import still_listed
+
+    class Merged(Seq[tuple[str, str]]):
+        def __init__(self, keys: list[tuple[str, str]]) -> None:
+            self.keys = keys
+            self.lookups = 0
+
+        def __len__(self) -> int:
+            return len(self.keys)
+
+        def __getitem__(self, i: Any) -> Any:
+            raise AssertionError("read by position")
+
+        def __iter__(self) -> Any:
+            raise AssertionError("iterated")
+
+        def __contains__(self, key: object) -> bool:
+            self.lookups += 1
+            return key in self.keys
+
+    merged = Merged([("work", "a"), ("home", "b"), ("home", "c")])
+    marks = {("work", "a"), ("home", "gone")}
+    assert still_listed(marks, merged) == {("work", "a")}
+    assert merged.lookups == 2
+    assert still_listed({"x", "y"}, ["y", "z"]) == {"y"}

@@ -124,6 +124,15 @@ def layout_columns(width: int, profile: bool = False) -> list[tuple[Column, int]
     return [(c, c.width or title_width) for c in chosen]
 
 
+def still_listed(marks: set[Any], ids: Sequence[Any]) -> set[Any]:
+    """The marks that `ids` still holds. A plain list is scanned once; any other sequence (the
+    merged list of several stores) is asked per mark, since iterating it would merge every
+    store's whole order on the event loop."""
+    if isinstance(ids, list | tuple):
+        return marks.intersection(ids)
+    return {key for key in marks if key in ids}
+
+
 class SessionList(ScrollView, can_focus=True):
     """Virtual, keyboard- and mouse-driven list of sessions."""
 
@@ -343,7 +352,7 @@ class SessionList(ScrollView, can_focus=True):
         if self.selection:
             # Marks only ever name sessions of the current order: a reload drops the ids that
             # are gone (deleted, or filtered out), so an action never hits an unseen session.
-            kept = self.selection.intersection(ids)
+            kept = still_listed(self.selection, ids)
             if kept != self.selection:
                 self.selection = kept
                 self.post_message(self.SelectionChanged(len(kept)))
@@ -400,7 +409,7 @@ class SessionList(ScrollView, can_focus=True):
         self._anchor = None
         self._seed = None
         if self.selection:
-            kept = self.selection.intersection(ids)
+            kept = still_listed(self.selection, ids)
             if kept != self.selection:
                 self.selection = kept
                 self.post_message(self.SelectionChanged(len(kept)))
