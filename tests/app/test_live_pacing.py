@@ -9,7 +9,9 @@ starts at least `APPLY_EVERY_S` apart, the first after a quiet spell at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -61,111 +63,110 @@ def test_pacer_timer_firing_while_running_waits_for_the_run() -> None:
     assert pace.finished() == 0.0
 
 
+@contextlib.asynccontextmanager
+async def following(db: Path, sid: str, first: str) -> AsyncIterator[tuple[Any, Any, Writer]]:
+    """A session `sid` with one user message written by a subprocess writer, open and followed
+    in the live app: `(pilot, main screen, writer)`."""
+    writer = Writer(db)
+    try:
+        writer.call("create_session", sid, "cli")
+        writer.call("append_message", sid, "user", content=first)
+        app = live_app(db)
+        async with app.run_test(size=(160, 50)) as pilot:
+            yield pilot, await open_live(pilot, sid), writer
+    finally:
+        writer.close()
+
+
 def _shown_texts(transcript: TranscriptView) -> list[str]:
     return [i.text for i in transcript.items if isinstance(i, MessageView)]
 
 
 async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db: Path) -> None:
-    writer = Writer(demo_db)
-    try:
-        writer.call("create_session", "burst", "cli")
-        writer.call("append_message", "burst", "user", content="first")
-        app = live_app(demo_db)
-        async with app.run_test(size=(160, 50)) as pilot:
-            main = await open_live(pilot, "burst")
-            main.session_list.focus()  # a user watching
-            assert main.follower is not None
-            main.follower.hot_s = 0.02  # reports as often as the writer commits
-            transcript = main.query_one("#transcript", TranscriptView)
-            title = main.query_one("#transcript-title", Static)
-            layouts: list[bool] = []
-            title_refresh = title.refresh
+    async with following(demo_db, "burst", "first") as (pilot, main, writer):
+        main.session_list.focus()  # a user watching
+        assert main.follower is not None
+        main.follower.hot_s = 0.02  # reports as often as the writer commits
+        transcript = main.query_one("#transcript", TranscriptView)
+        title = main.query_one("#transcript-title", Static)
+        layouts: list[bool] = []
+        title_refresh = title.refresh
 
-            def spy_refresh(*regions: Any, **kw: Any) -> Any:
-                layouts.append(bool(kw.get("layout", False)))
-                return title_refresh(*regions, **kw)
+        def spy_refresh(*regions: Any, **kw: Any) -> Any:
+            layouts.append(bool(kw.get("layout", False)))
+            return title_refresh(*regions, **kw)
 
-            title.refresh = spy_refresh  # type: ignore[method-assign]
-            mounts = 0
-            append = transcript.append_items
+        title.refresh = spy_refresh  # type: ignore[method-assign]
+        mounts = 0
+        append = transcript.append_items
 
-            async def counted(items: Any) -> bool:
-                nonlocal mounts
-                before = len(transcript.items)
-                out = await append(items)
-                mounts += len(transcript.items) > before
-                return out
+        async def counted(items: Any) -> bool:
+            nonlocal mounts
+            before = len(transcript.items)
+            out = await append(items)
+            mounts += len(transcript.items) > before
+            return out
 
-            transcript.append_items = counted  # type: ignore[method-assign]
-            n = 40
-            t0 = time.monotonic()
-            for i in range(n):
-                writer.call("append_message", "burst", "assistant", content=f"burst message {i}")
-                await asyncio.sleep(0.02)
-            await until(
-                pilot,
-                lambda: _shown_texts(transcript)[-1:] == [f"burst message {n - 1}"],
-                what="the last message",
-            )
-            elapsed = time.monotonic() - t0
-            assert _shown_texts(transcript) == ["first"] + [f"burst message {i}" for i in range(n)]
-            # One update per follower report would be about one per message here.
-            assert 1 <= mounts <= elapsed / APPLY_EVERY_S + 2, (mounts, elapsed)
-            assert mounts < n / 3
-            await until(pilot, lambda: transcript.at_bottom, what="following at the end")
-            assert transcript.new_below == 0
-            # The title shows the new count without laying the screen out again.
-            await until(pilot, lambda: f"{n + 1} msgs" in str(title.content), what="the title's count")
-            assert layouts and not any(layouts)
+        transcript.append_items = counted  # type: ignore[method-assign]
+        n = 40
+        t0 = time.monotonic()
+        for i in range(n):
+            writer.call("append_message", "burst", "assistant", content=f"burst message {i}")
+            await asyncio.sleep(0.02)
+        await until(
+            pilot,
+            lambda: _shown_texts(transcript)[-1:] == [f"burst message {n - 1}"],
+            what="the last message",
+        )
+        elapsed = time.monotonic() - t0
+        assert _shown_texts(transcript) == ["first"] + [f"burst message {i}" for i in range(n)]
+        # One update per follower report would be about one per message here.
+        assert 1 <= mounts <= elapsed / APPLY_EVERY_S + 2, (mounts, elapsed)
+        assert mounts < n / 3
+        await until(pilot, lambda: transcript.at_bottom, what="following at the end")
+        assert transcript.new_below == 0
+        # The title shows the new count without laying the screen out again.
+        await until(pilot, lambda: f"{n + 1} msgs" in str(title.content), what="the title's count")
+        assert layouts and not any(layouts)
 
-            # Scrolled up, a burst counts "N new ↓" (grouped too) and `G` jumps there.
-            transcript.scroll_home(animate=False, immediate=True)
-            await pilot.pause(0.1)
-            for i in range(10):
-                writer.call("append_message", "burst", "user", content=f"unread {i}")
-                await asyncio.sleep(0.02)
-            await until(pilot, lambda: transcript.new_below == 10, what="10 new below")
-            assert "10 new ↓ G" in str(transcript.border_subtitle)
-            await pilot.press("G")
-            await until(pilot, lambda: transcript.new_below == 0, what="the marker gone")
-            await until(pilot, lambda: transcript.at_bottom, what="at the end")
-    finally:
-        writer.close()
+        # Scrolled up, a burst counts "N new ↓" (grouped too) and `G` jumps there.
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        for i in range(10):
+            writer.call("append_message", "burst", "user", content=f"unread {i}")
+            await asyncio.sleep(0.02)
+        await until(pilot, lambda: transcript.new_below == 10, what="10 new below")
+        assert "10 new ↓ G" in str(transcript.border_subtitle)
+        await pilot.press("G")
+        await until(pilot, lambda: transcript.new_below == 0, what="the marker gone")
+        await until(pilot, lambda: transcript.at_bottom, what="at the end")
 
 
 async def test_a_failed_live_read_does_not_stop_following(demo_db: Path) -> None:
-    writer = Writer(demo_db)
-    try:
-        writer.call("create_session", "flaky", "cli")
-        writer.call("append_message", "flaky", "user", content="before")
-        app = live_app(demo_db)
-        async with app.run_test(size=(160, 50)) as pilot:
-            main = await open_live(pilot, "flaky")
-            transcript = main.query_one("#transcript", TranscriptView)
-            db = main.db
-            assert db is not None
-            real = db.list_rows
-            failed = []
+    async with following(demo_db, "flaky", "before") as (pilot, main, writer):
+        transcript = main.query_one("#transcript", TranscriptView)
+        db = main.db
+        assert db is not None
+        real = db.list_rows
+        failed = []
 
-            def failing(ids: Any, *a: Any, **kw: Any) -> Any:
-                if not failed:
-                    failed.append(True)
-                    raise RuntimeError("disk I/O error")
-                return real(ids, *a, **kw)
+        def failing(ids: Any, *a: Any, **kw: Any) -> Any:
+            if not failed:
+                failed.append(True)
+                raise RuntimeError("disk I/O error")
+            return real(ids, *a, **kw)
 
-            db.list_rows = failing  # type: ignore[method-assign]
-            try:
-                writer.call("append_message", "flaky", "assistant", content="lost read")
-                await until(pilot, lambda: failed, what="the failing read")
-                await asyncio.sleep(APPLY_EVERY_S)
-                writer.call("append_message", "flaky", "assistant", content="after the failure")
-                await until(
-                    pilot,
-                    lambda: "after the failure" in _shown_texts(transcript),
-                    what="following again after a failed read",
-                )
-                assert "lost read" in _shown_texts(transcript)  # read with the next one
-            finally:
-                db.list_rows = real  # type: ignore[method-assign]
-    finally:
-        writer.close()
+        db.list_rows = failing  # type: ignore[method-assign]
+        try:
+            writer.call("append_message", "flaky", "assistant", content="lost read")
+            await until(pilot, lambda: failed, what="the failing read")
+            await asyncio.sleep(APPLY_EVERY_S)
+            writer.call("append_message", "flaky", "assistant", content="after the failure")
+            await until(
+                pilot,
+                lambda: "after the failure" in _shown_texts(transcript),
+                what="following again after a failed read",
+            )
+            assert "lost read" in _shown_texts(transcript)  # read with the next one
+        finally:
+            db.list_rows = real  # type: ignore[method-assign]
