@@ -46,6 +46,8 @@ records writer p50/p99/max, appends over 1 s and errors, and the `-wal` size (ma
 0.5 s, and at the phase's end before the writers close and truncate it).
 `E1`/`E8` are `B1`/`B8` with the open session followed as before the pacing (a read and an append
 per follower report, several reads in flight, the transcript title re-laid out on each).
+`O1`/`O8` are `B1`/`B8` with the app of `--base-tree` (another checkout, e.g. the previous commit
+from `git archive`): before/after in one run.
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
 re-read on every change, polls at 4 Hz after changes, every visible status re-reported; the
 transcript's follow fix stays). `C1`/`C8` are controls: the writers with a process burning
@@ -217,7 +219,8 @@ async def main():
             orig(scr, renderable)
             if listcost["acc"]:  # the list's event-loop time that went into this frame
                 listcost["frames"].setdefault(state["label"], []).append(listcost["acc"])
-                listcost["acc"] = 0.0
+                listcost["frames_cpu"].setdefault(state["label"], []).append(listcost["acc_cpu"])
+                listcost["acc"] = listcost["acc_cpu"] = 0.0
             if renderable is None or app._batch_count or scr is not app.screen:
                 return
             t = time.perf_counter()
@@ -257,16 +260,20 @@ async def main():
         app._display = on_frame
         # The session list's own loop time: drawing (`render_lines`), live reorders (`update_order`)
         # and the rows rendered from scratch (`_row_strip`), per label and per displayed frame.
-        listcost = {"acc": 0.0, "frames": {}, "render": {}, "update": {}, "strips": {}}
+        # `acc` is wall time; `acc_cpu` the loop thread's CPU time in the same calls: with more
+        # writer processes than cores, wall time also counts the time the OS ran a writer instead.
+        listcost = {"acc": 0.0, "acc_cpu": 0.0, "frames": {}, "frames_cpu": {}, "render": {}, "update": {},
+                    "strips": {}}
 
         def timed(name, fn):
             def wrapper(*a, **kw):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 try:
                     return fn(*a, **kw)
                 finally:
                     d = time.perf_counter() - t
                     listcost["acc"] += d
+                    listcost["acc_cpu"] += time.thread_time() - c
                     listcost[name].setdefault(state["label"], []).append(d)
             return wrapper
 
@@ -348,15 +355,17 @@ async def main():
         threading.Thread(target=watchdog, daemon=True).start()
         import gc
 
-        gc_full, gc_t = [], [0.0]
+        gc_full, gc_t, gc_heap = [], [0.0, 0.0], []
 
         def gc_timer(phase, info):  # a full collection holds the GIL: the watchdog cannot see it
             if info.get("generation") != 2:
                 return
             if phase == "start":
-                gc_t[0] = time.perf_counter()
-            else:
-                gc_full.append((state["label"], time.perf_counter() - gc_t[0]))
+                gc_t[0], gc_t[1] = time.perf_counter(), time.thread_time()
+            else:  # wall, and CPU (wall also counts the time the OS ran another process)
+                gc_full.append((state["label"], time.perf_counter() - gc_t[0], time.thread_time() - gc_t[1]))
+                # what the next full collection will walk (after this one's timing): tracked, frozen
+                gc_heap.append((state["label"], len(gc.get_objects()), gc.get_freeze_count()))
 
         gc.callbacks.append(gc_timer)
 
@@ -397,13 +406,14 @@ async def main():
         follower = screen.follower
         out = {"ready_s": ready_s, "marks": marks, "lag": lag, "keys": keys, "seen": seen,
                "layouts": layouts, "whatif": sorted(whatif), "stalls": stalls[:40], "gc_full": gc_full,
+               "gc_heap": gc_heap,
                "frames": frames["n"], "render_s": frames["render_s"],
                "polls": follower.polls if follower is not None else None,
                "transcript_items": len(tv.items), "transcript_widgets": len(tv.children),
                "pending_never_visible": len(frames["pending"]),
                "live_appends": appends, "live_reads": screen.session_pace.starts,
                "layout_causes": sorted(causes.items(), key=lambda kv: -kv[1])[:12],
-               "list": {k: listcost[k] for k in ("frames", "render", "update", "strips")}}
+               "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")}}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
         app.exit()
@@ -427,13 +437,15 @@ while True:
 class AppFollower:
     """The browser in its own process; `label()` names the window its samples fall in."""
 
-    def __init__(self, db: Path, open_id: str, key_every_s: float, whatif: str | None = None) -> None:
+    def __init__(
+        self, db: Path, open_id: str, key_every_s: float, whatif: str | None = None, tree: Path = ROOT
+    ) -> None:
         env = dict(os.environ)
         if whatif is not None:
             env["HERMES_BENCH_WHATIF"] = whatif
-        self.proc = subprocess.Popen(
+        self.proc = subprocess.Popen(  # `-c` puts the working directory first: `tree`'s hermes_tui
             [sys.executable, "-c", APP_FOLLOWER, str(db), open_id, str(key_every_s)],
-            cwd=ROOT,
+            cwd=tree,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -546,6 +558,9 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             "frame_p99_ms": pct(v, 99) * 1e3,
             "frame_max_ms": max(v) * 1e3,
             "frames_over_16ms": sum(1 for x in v if x > 0.016),
+            "frame_cpu_p50_ms": pct(lst.get("frames_cpu", {}).get(label, [0.0]), 50) * 1e3,
+            "frame_cpu_p99_ms": pct(lst.get("frames_cpu", {}).get(label, [0.0]), 99) * 1e3,
+            "frame_cpu_max_ms": max(lst.get("frames_cpu", {}).get(label, [0.0])) * 1e3,
             "total_s": sum(v),
             "render_s": sum(lst.get("render", {}).get(label, [])),
             "update_order_n": len(lst.get("update", {}).get(label, [])),
@@ -559,12 +574,25 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     out["whatif"] = res["whatif"]
     out["stalls"] = res.get("stalls", [])
     full: dict[str, list[float]] = {}
-    for label, d in res.get("gc_full", []):
+    full_cpu: dict[str, list[float]] = {}
+    for label, d, *cpu in res.get("gc_full", []):
         full.setdefault(label, []).append(d)
+        full_cpu.setdefault(label, []).append(cpu[0] if cpu else float("nan"))
     out["gc_full_ms"] = {
-        label: {"n": len(v), "p50": pct(v, 50) * 1e3, "max": max(v) * 1e3, "total": sum(v) * 1e3}
+        label: {
+            "n": len(v),
+            "p50": pct(v, 50) * 1e3,
+            "max": max(v) * 1e3,
+            "total": sum(v) * 1e3,
+            "cpu_p50": pct(full_cpu[label], 50) * 1e3,
+            "cpu_max": max(full_cpu[label]) * 1e3,
+            "cpu_total": sum(full_cpu[label]) * 1e3,
+        }
         for label, v in full.items()
     }
+    out["gc_heap"] = [  # after each full collection: (label, tracked objects, frozen objects)
+        list(x) for x in res.get("gc_heap", [])
+    ]
     marks = res["marks"]
     out["full_gcs"] = {marks[i][0]: marks[i + 1][4] - marks[i][4] for i in range(len(marks) - 1)}
     labels = [m[0] for m in res["marks"]]
@@ -622,7 +650,7 @@ def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDE", int(name[1:])
+    follow, writers = name[0] in "BDEO", int(name[1:])
     burner = None
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burner = subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)])
@@ -633,7 +661,10 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     app = None
     if follow:
         whatif = {"D": "before", "E": "unpaced"}.get(name[0])
-        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s, whatif)
+        tree = args.base_tree if name[0] == "O" else ROOT
+        if tree is None:
+            raise SystemExit("an O phase needs --base-tree")
+        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s, whatif, tree)
         app.send("lag on")
         if writers > 1:
             app.send("label before")
@@ -737,7 +768,10 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
         for label, ls in app.get("list", {}).items():
             lines.append(
                 f"| session list ({label}) loop ms per frame p50 / p99 / max | | {ls['frame_p50_ms']:.1f} / "
-                f"{ls['frame_p99_ms']:.1f} / {ls['frame_max_ms']:.1f} ({ls['frames_over_16ms']} of "
+                f"{ls['frame_p99_ms']:.1f} / {ls['frame_max_ms']:.1f} (CPU p50 / p99 / max "
+                f"{ls['frame_cpu_p50_ms']:.1f} / {ls['frame_cpu_p99_ms']:.1f} / "
+                f"{ls['frame_cpu_max_ms']:.1f}; "
+                f"{ls['frames_over_16ms']} of "
                 f"{ls['frames']} > 16 ms; {ls['total_s']:.2f} s in all; {ls['update_order_n']} reorders, "
                 f"max {ls['update_order_max_ms']:.1f} ms; {ls['row_strips']} rows rendered) | |"
             )
@@ -767,6 +801,12 @@ def main() -> int:
     ap.add_argument("--order", default="A1,B1,A8,B8")
     ap.add_argument("--burn", type=float, default=0.7, help="C phases: fraction of a core burnt")
     ap.add_argument("--workdir", type=Path, default=Path("/work/bench-data"))
+    ap.add_argument(
+        "--base-tree",
+        type=Path,
+        default=None,
+        help="O phases: B with the app of this tree (e.g. `git archive`)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     if args.writers > WRITER_SESSIONS:

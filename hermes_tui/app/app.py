@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.theme import Theme
 
+from hermes_tui.app import textual_fixes
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
@@ -111,6 +112,7 @@ class HermesApp(App[Handoff]):
         loaded = load_settings(settings_path)
         self.settings_warning = loaded.warning
         self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
+        textual_fixes.install()  # strips that are not their own reference cycle (textual_fixes.py)
         register_actions()  # before the main screen binds every registered action's key
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()

@@ -504,6 +504,19 @@ class MessagePart(Static):
             height = self._visual_cache[key] = super().get_content_height(container, viewport, width)
         return int(height)
 
+    def on_unmount(self) -> None:
+        """Let go of the rendered lines as the part leaves the window.
+
+        A widget is a reference cycle (its styles point back at it), so once unmounted it waits
+        for a full collection, and so did every line it cached. While following a writer the
+        window drops a message for each one appended, and the full collections that freed them
+        paused the screen for 0.4-1.2 s. Cleared here, the lines are freed at once by reference
+        counting and the cycle left is smaller."""
+        self._visual_cache.clear()
+        if self._memo is not None:
+            self._memo._segments.clear()
+        self._styles_cache.clear()
+
 
 class MessageBlock(MessagePart):
     """The first part of a message: its header and, when no fold comes between, its body.
