@@ -27,6 +27,7 @@ IDLE_S = 1.0
 POLL_S = 0.5
 MIN_FULL_S = 4.0
 MAX_FULL_S = 30.0
+START_FULL_S = 8.0
 TARGET_PAUSE_S = 0.08
 MUCH_GARBAGE = 10_000
 _NO_AUTOMATIC_FULL = 1_000_000
@@ -40,7 +41,7 @@ class IdleCollector:
         self._saved: tuple[int, int, int] | None = None
         self.full_collections = 0
         self._last_full = float("-inf")
-        self.interval = MAX_FULL_S
+        self.interval = START_FULL_S
         self.last_pause_s = 0.0
 
     def start(self) -> None:
