@@ -169,6 +169,22 @@ async def test_a_live_change_repaints_only_the_lines_that_show_something_else(
         await pilot.pause()
         assert set(lines) == {4} and "working" in drawn(sl, 3)
 
+        # Statuses fetched again with a page carry `idle_s` to the second: the same label draws
+        # nothing (it redrew every row on screen with each page fetched while an agent wrote).
+        idle = {k: {"state": "idle", "idle_s": 125.0} for k in app.ids[10:20]}
+        sl.set_live(idle)
+        await pilot.pause()
+        await pilot.pause()
+        lines.clear()
+        sl.set_live({k: {**v, "idle_s": v["idle_s"] + 7} for k, v in idle.items()})
+        await pilot.pause()
+        await pilot.pause()
+        assert lines == [] and sl.live[app.ids[10]]["idle_s"] == 132.0
+        sl.set_live({app.ids[11]: {"state": "idle", "idle_s": 185.0}})  # 2m -> 3m: that line alone
+        await pilot.pause()
+        await pilot.pause()
+        assert set(lines) == {12} and "idle 3m" in drawn(sl, 11)
+
         lines.clear()  # a minute later the relative times move on: the next change repaints all
         app.clock += 60
         app.ids.insert(0, app.ids.pop(9))

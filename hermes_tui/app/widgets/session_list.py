@@ -102,6 +102,11 @@ def live_label(status: dict[str, Any] | None) -> str:
     return ""
 
 
+def _drawn(status: dict[str, Any] | None) -> tuple[str, Any]:
+    """What a row shows of its live status: the label and the state that colours it."""
+    return live_label(status), (status or {}).get("state")
+
+
 #: Over several stores: columns dropped, in this order, until the title has this many cells.
 PROFILE_DROPS = ("model", "cost", "tokens", "live", "msgs", "source", "profile")
 PROFILE_TITLE_MIN = 16
@@ -493,13 +498,17 @@ class SessionList(ScrollView, can_focus=True):
             return None
 
     def set_live(self, statuses: dict[Any, dict[str, Any]]) -> None:
-        """Fresh live statuses of some rows (those on screen, or a page just fetched)."""
-        changed = {k for k, v in statuses.items() if self.live.get(k) != v}
+        """Fresh live statuses of some rows (those on screen, or a page just fetched).
+
+        Only rows whose label changed are drawn again: a status carries ``idle_s`` to the
+        second, so comparing whole statuses redrew every row on screen with each page fetched
+        (while an agent writes, several times a second)."""
+        changed = {k for k, v in statuses.items() if _drawn(self.live.get(k)) != _drawn(v)}
+        if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
+            # (the rows on screen keep theirs: the follower reports only statuses that change)
+            self.live = {k: self.live[k] for k in self.visible_ids if k in self.live}
+        self.live = {**self.live, **statuses}
         if changed:
-            if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
-                # (the rows on screen keep theirs: the follower reports only statuses that change)
-                self.live = {k: self.live[k] for k in self.visible_ids if k in self.live}
-            self.live = {**self.live, **statuses}
             top, width = int(self.scroll_offset.y), max(self.virtual_size.width, self.size.width)
             lines = [
                 i - top + 1
