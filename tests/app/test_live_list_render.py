@@ -299,3 +299,35 @@ async def test_live_order_lays_the_header_out_only_when_a_count_changes(demo_db:
         assert len(infos) == 1 and f"{len(gone):,} sessions" in str(infos[0])
         assert str(sl.border_title).startswith(f"Sessions {len(gone):,}")
         await settle(pilot)
+
+
+async def test_the_header_set_again_unchanged_is_not_repainted(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repaint of the header line widens a frame's update to the whole screen (the box around
+    every change), and live changes set the same header several times a second."""
+    from textual.widgets import Static
+
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        main = pilot.app.screen
+        assert isinstance(main, MainScreen)
+        info = main.query_one("#info", Static)
+        updates: list[Any] = []
+        original = Static.update
+
+        def counting(self: Static, *args: Any, **kwargs: Any) -> None:
+            if self is info:
+                updates.append(args)
+            original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Static, "update", counting)
+        main._update_info()
+        main._update_info()
+        assert updates == []
+        main.store_total = None
+        main.session_list._ids = main.session_list._ids[:-1]  # the count changes: repainted once
+        main._update_info()
+        main._update_info()
+        assert len(updates) == 1

@@ -300,6 +300,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._db: SessionDB | None = None
+        self._info_text: Text | None = None  # the header as last set (`_info`)
         #: Several profiles' stores: set once they are open; then `db` is the store
         #: of the selected row, `current_profile` the open transcript's store.
         self.stores: BrowserStores | None = None
@@ -960,7 +961,12 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ header
     def _info(self, text: Text) -> None:
-        self.query_one("#info", Static).update(text)
+        """Set the header, if it changed: a repaint of the header line widens the frame's update
+        to the whole screen (Textual redraws the box around everything that changed), and a
+        live change sets the same header again several times a second."""
+        if text != self._info_text:
+            self._info_text = text
+            self.query_one("#info", Static).update(text)
 
     def _update_info(self) -> None:
         """The header, fitted to its width: read-only/read-write and the session count always
