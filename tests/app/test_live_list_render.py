@@ -13,7 +13,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 
 from ._support import make_app, settle
 
@@ -331,3 +331,58 @@ async def test_the_header_set_again_unchanged_is_not_repainted(
         main._update_info()
         main._update_info()
         assert len(updates) == 1
+
+
+async def test_a_burst_of_live_reorders_fetches_the_rows_on_screen_once() -> None:
+    """Eight agents writing change the order ~10 times a second: the rows on screen are fetched
+    again once per `ROW_REFRESH_S`, not once per change, and the last counts still show."""
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        fetched: list[int] = []
+        rows = sl.row_source
+        assert rows is not None
+        sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        for n in range(1, 11):
+            app.extra["s000004"] = n
+            sl.update_order(list(app.ids))
+        await settle(pilot)
+        assert 1 <= len(fetched) <= 2  # the visible page(s), once
+        assert "   13 " in drawn(sl, 4)
+
+
+async def test_rows_fetched_before_a_live_reorder_show_if_their_page_still_holds_them() -> None:
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        sl.row_source = None  # no fetch of its own: only the rows posted below can show
+        app.extra["s000001"] = 5
+        fetched = app.rows(list(app.ids[:PAGE_SIZE]))
+        before = sl._generation
+        sl.update_order(list(app.ids))  # a live reorder meanwhile, every row in its place
+        sl.post_message(SessionList.PageLoaded(before, 0, fetched))
+        await pilot.pause()
+        await pilot.pause()
+        assert sl.row_at(1)["message_count"] == 8  # type: ignore[index]
+
+        moved = app.ids.pop(3)  # a reorder that moves rows of the page: the fetched rows wait
+        app.ids.insert(0, moved)
+        before = sl._generation
+        sl.update_order(list(app.ids))
+        sl._pages.clear()
+        sl.post_message(
+            SessionList.PageLoaded(before, 0, app.rows(fetched_ids := [r["id"] for r in fetched]))
+        )
+        await pilot.pause()
+        await pilot.pause()
+        assert fetched_ids != list(app.ids[:PAGE_SIZE]) and sl.row_at(1) is None
+
+        stale = [{**r, "title": "STALE"} for r in app.rows(list(app.ids[:PAGE_SIZE]))]
+        before = sl._generation
+        sl.invalidate()  # a write by the browser itself: rows fetched before it never show
+        sl.post_message(SessionList.PageLoaded(before, 0, stale))
+        await pilot.pause()
+        await pilot.pause()
+        assert sl.row_at(1) is None

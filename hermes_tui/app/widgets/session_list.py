@@ -31,6 +31,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
+from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.render import (
     EDGE_MARKS,
     Clock,
@@ -50,6 +51,10 @@ StatusSource = Callable[[Sequence[Any]], dict[Any, dict[str, Any]]]
 PAGE_SIZE = 50  # a screen and a half: one page fetch stays under 5 ms at 1M messages
 MAX_PAGES = 48
 LINE_CACHE_SIZE = 1024  # drawn rows kept: a few screens' worth at every cursor/mark state
+#: While the order changes live, the rows on screen are fetched again (fresh counts and live
+#: statuses) at most this often: with 8 agents writing it changed ~10 times a second, and each
+#: fetch was a worker, 50 rows and 50 status reads.
+ROW_REFRESH_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -249,6 +254,12 @@ class SessionList(ScrollView, can_focus=True):
         self._line_cache: OrderedDict[tuple[Any, ...], tuple[dict[str, Any], Strip]] = OrderedDict()
         self._pending: set[int] = set()
         self._generation = 0
+        #: The generation of the last new order or invalidation: rows fetched before it are
+        #: never shown; those fetched since, before a live reorder, may be (`_still_placed`).
+        self._rows_generation = 0
+        #: Fetches the rows on screen again for fresh counts, at most every `ROW_REFRESH_S`,
+        #: while the order changes live (`_reorder`).
+        self._row_refresh = Debouncer(self, ROW_REFRESH_S, self._refresh_visible_pages)
         self.page_fetches = 0
         self.selection: set[str] = set()
         self._anchor: int | None = None
@@ -347,6 +358,7 @@ class SessionList(ScrollView, can_focus=True):
         self.provisional = provisional
         self._deferred = []
         self._generation += 1
+        self._rows_generation = self._generation
         self._ids = ids
         self._pages.clear()
         self._pending.clear()
@@ -430,12 +442,17 @@ class SessionList(ScrollView, can_focus=True):
         self.set_reactive(SessionList.cursor, index)
         self.scroll_to(y=new_top, animate=False, force=True)
         first, last = new_top // PAGE_SIZE, (new_top + height) // PAGE_SIZE
+        stale = False
         for page in range(first, last + 1):
             start = page * PAGE_SIZE
             part = ids[start : start + PAGE_SIZE]
             if part and all(i in known for i in part):
                 self._pages[page] = [known[i] for i in part]
-            self._fetch_page(page)  # fresh counts for the rows on screen
+                stale = True
+            else:
+                self._fetch_page(page)
+        if stale:  # fresh counts for the rows on screen, soon (several changes a second: once)
+            self._row_refresh.start_if_idle()
         if new_top == top:  # only the lines showing another row (or its placeholder) are drawn
             self._refresh_changed(before)
         else:
@@ -543,6 +560,7 @@ class SessionList(ScrollView, can_focus=True):
     def invalidate(self) -> None:
         """Drop cached rows (after a write elsewhere) and fetch the visible page again."""
         self._generation += 1
+        self._rows_generation = self._generation
         self._pages.clear()
         self._pending.clear()
         self.refresh()
@@ -551,6 +569,11 @@ class SessionList(ScrollView, can_focus=True):
         if page in self._pages:
             return
         self._fetch_page(page)
+
+    def _refresh_visible_pages(self) -> None:
+        top = int(self.scroll_offset.y)
+        for page in range(top // PAGE_SIZE, (top + self._body_height) // PAGE_SIZE + 1):
+            self._fetch_page(page)
 
     def _fetch_page(self, page: int) -> None:
         """Fetch ``page`` in a worker (again, if cached: its rows replace the cached ones)."""
@@ -579,7 +602,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def on_session_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
-        if message.generation != self._generation:
+        if message.generation != self._generation and not self._still_placed(message):
             return
         self._pending.discard(message.page)
         if not message.rows:
@@ -598,6 +621,16 @@ class SessionList(ScrollView, can_focus=True):
         if message.page == self.cursor // PAGE_SIZE:
             self.post_message(self.Highlighted(self.selected_id, self.cursor, self.selected_profile))
         self._refresh_changed(before)
+
+    def _still_placed(self, message: PageLoaded) -> bool:
+        """Rows fetched before the latest live reorder still fit when their page holds the same
+        keys: while agents write, the order changes more often than a fetch takes, and dropping
+        every such page left the counts on screen stale. (A merged order is not sliced here.)"""
+        if self.federated or not message.rows or message.generation < self._rows_generation:
+            return False
+        start = message.page * PAGE_SIZE
+        keys = [self.key_of(r) for r in message.rows]
+        return list(self._ids[start : start + PAGE_SIZE]) == keys
 
     # ------------------------------------------------------------------ geometry
     @property
