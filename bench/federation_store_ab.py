@@ -12,10 +12,15 @@ interpreter, alternating before/after (A-B-B-A), through the browser's own adapt
   rows of the first 50 (what the first paint waits for);
 - `page_p95_ms`: 30 pages of 50 rows at random positions, each in a fresh order (a jump);
 - `find_p95_ms`: the merged position of 20 random sessions (`index_or_none`, in a fresh order);
+- `first_typed_ms`: right after that (or after `--pause` seconds), the first query of
+  `app_bench.py` ("error") typed a character every 60 ms, as below, the process's first search:
+  from the last character to its hits. It includes what the first newest-first search of each
+  store builds once (`SessionDB.prepare_search`: 0.5-0.7 s at 1M messages), unless the tree
+  built it ahead;
 - `typed_p95_ms`: each query of `app_bench.py` typed a character every 60 ms, every prefix's
   search started on a thread of its own as the search pane's workers do (newest first, 25 hits):
-  from the last character to its hits. Each query is searched once first (a term's first search
-  in a process reads its index pages cold: 0.7 s for "error" in the 1M store, then 1 ms).
+  from the last character to its hits. Each query is searched once first (its index pages read
+  once per process), so these are warm.
 """
 
 from __future__ import annotations
@@ -38,10 +43,10 @@ sys.path.insert(0, str(HERE))
 from app_bench import SEARCH_QUERIES  # noqa: E402
 from measure import pct  # noqa: E402
 
-KEYS = ("open_s", "order_s", "first_page_ms", "page_p95_ms", "find_p95_ms", "typed_p95_ms")
+KEYS = ("open_s", "order_s", "first_page_ms", "page_p95_ms", "find_p95_ms", "first_typed_ms", "typed_p95_ms")
 
 
-def child(home: str) -> dict[str, Any]:
+def child(home: str, pause_s: float = 0.0) -> dict[str, Any]:
     """Run in a subprocess whose `hermes_tui` is the tree measured."""
     import hermes_tui
     from hermes_tui.app.stores import BrowserStores, StoreChoice
@@ -75,32 +80,11 @@ def child(home: str) -> dict[str, Any]:
         out["page_p95_ms"] = pct(pages, 95) * 1000
         out["find_p95_ms"] = pct(finds, 95) * 1000
         search = stores.searcher()
-        for q in SEARCH_QUERIES:  # a term's first search in a process reads its doclist cold (0.7 s
-            search(q, limit=25, sort="newest")  # for "error" in the 1M store): measured warm
-        typed: dict[str, float] = {}
-        for q in SEARCH_QUERIES:
-            threads: list[threading.Thread] = []
-            done: dict[str, float] = {}
-            last = 0.0
-            for i in range(1, len(q) + 1):
-                prefix = q[:i].strip()
-                if not prefix:
-                    continue
-
-                def run(p: str = prefix, done: dict[str, float] = done) -> None:
-                    try:
-                        search(p, limit=25, sort="newest")
-                    finally:
-                        done[p] = time.perf_counter()
-
-                last = time.perf_counter()
-                th = threading.Thread(target=run, daemon=True)
-                th.start()
-                threads.append(th)
-                time.sleep(0.06)
-            for th in threads:
-                th.join(60)
-            typed[q] = (done.get(q.strip(), time.perf_counter()) - last) * 1000
+        time.sleep(pause_s)  # `--pause`: the user looks at the list before typing
+        out["first_typed_ms"] = type_query(search, SEARCH_QUERIES[0])
+        for q in SEARCH_QUERIES:  # each term's index pages read once: the typed figures are warm
+            search(q, limit=25, sort="newest")
+        typed = {q: type_query(search, q) for q in SEARCH_QUERIES}
         out["typed_ms"] = typed
         out["typed_p95_ms"] = pct(list(typed.values()), 95)
     finally:
@@ -108,18 +92,45 @@ def child(home: str) -> dict[str, Any]:
     return out
 
 
-def run_child(home: Path, root: Path) -> dict[str, Any]:
+def type_query(search: Any, q: str) -> float:
+    """`q` typed a character every 60 ms, each prefix searched on a thread of its own (as the
+    search pane's workers do): ms from the last character to its hits."""
+    threads: list[threading.Thread] = []
+    done: dict[str, float] = {}
+    last = 0.0
+    for i in range(1, len(q) + 1):
+        prefix = q[:i].strip()
+        if not prefix:
+            continue
+
+        def run(p: str = prefix) -> None:
+            try:
+                search(p, limit=25, sort="newest")
+            finally:
+                done[p] = time.perf_counter()
+
+        last = time.perf_counter()
+        th = threading.Thread(target=run, daemon=True)
+        th.start()
+        threads.append(th)
+        time.sleep(0.06)
+    for th in threads:
+        th.join(60)
+    return (done.get(q.strip(), time.perf_counter()) - last) * 1000
+
+
+def run_child(home: Path, root: Path, pause_s: float = 0.0) -> dict[str, Any]:
     code = (
         # The bench modules put this checkout first on sys.path: the tree measured goes first
         # after them, and nothing of hermes_tui may have been imported before.
         "import json, sys; sys.path.insert(0, sys.argv[1]); import federation_store_ab as b; "
         "assert not [m for m in sys.modules if m.split('.')[0] == 'hermes_tui']; "
         "sys.path.insert(0, sys.argv[2]); "
-        "print(json.dumps(b.child(sys.argv[3])))"
+        "print(json.dumps(b.child(sys.argv[3], float(sys.argv[4]))))"
     )
     env = {**os.environ, "HERMES_HOME": str(home), "XDG_CACHE_HOME": str(HERE / "work" / "cache")}
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(HERE), str(root), str(home)],
+        [sys.executable, "-c", code, str(HERE), str(root), str(home), str(pause_s)],
         capture_output=True,
         text=True,
         env=env,
@@ -138,13 +149,16 @@ def main() -> int:
         "--root", type=Path, default=ROOT, help="the tree measured as after (a copy: others edit this one)"
     )
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--pause", type=float, default=0.0, help="seconds between the list's last read and the first key"
+    )
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     runs: dict[str, list[dict[str, Any]]] = {"before": [], "after": []}
     trees = {"before": args.before_root, "after": args.root}
     for r in range(max(1, args.rounds)):
         for name in ("before", "after") if r % 2 == 0 else ("after", "before"):
-            runs[name].append(run_child(args.home, trees[name]))
+            runs[name].append(run_child(args.home, trees[name], args.pause))
             print(
                 f"round {r + 1} {name}: {json.dumps({k: runs[name][-1][k] for k in KEYS})}", file=sys.stderr
             )

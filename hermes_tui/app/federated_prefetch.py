@@ -73,7 +73,9 @@ class FederatedPrefetch:
             sources, models = stores.values("source"), stores.values("model")
             if stores.profiles:
                 # The screen's first list: every store, last active first, no filter yet.
-                result = stores.order(SessionFilter(), "last_active", None, None, first=2 * self._first_page)
+                result = stores.order(
+                    SessionFilter(), "last_active", None, None, first=2 * self._first_page, prepare=False
+                )
                 keys = list(result.keys[: self._first_page])
                 rows = stores.list_rows(keys)
                 stores.seed_order(

@@ -9,7 +9,8 @@ search). This module adapts them to the widgets, which were written for one stor
   and `StoreChoice.refs()` the stores it names.
 - `BrowserStores` wraps the `Federation`: the list's row and live-status sources, the search
   pane's searcher / titles / counter (each new query stops the searches the previous keystrokes
-  left running), and `db_for(profile)` for actions on the owning store.
+  left running), and `db_for(profile)` for actions on the owning store. Its first order starts
+  each store's one-time newest-first search build in the background (`prepare_search`).
 - `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`, read
   in chunks where a worker asked (`peek` never reads, so drawing never waits).
 - `federate` makes an app open several stores, and starts opening them and merging the first
@@ -22,7 +23,8 @@ Nothing here imports Textual; every method that reads a store is called from a w
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +46,11 @@ from hermes_tui.state import (
 
 #: A federated list key: (profile, session id).
 Key = tuple[str, str]
+
+#: The stores' search builds (`BrowserStores.prepare_search`) wait for this long without a read by
+#: the list or the search (as full collections wait for quiet input, `gc_policy.py`): the first
+#: jumps after first paint would otherwise share two cores with a 0.7 s scan at 1M messages.
+PREPARE_QUIET_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -279,6 +286,10 @@ class BrowserStores:
         self._seeded: tuple[SessionFilter, str, OrderResult, list[dict[str, Any]], dict[str, int]] | None = (
             None
         )
+        #: `hurry()` of the stores' search builds, once started (`prepare_search`).
+        self._hurry_prepare: Callable[[], None] | None = None
+        #: When a widget last read through these stores (the search builds wait for quiet).
+        self._last_read = time.monotonic()
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False) -> BrowserStores:
@@ -312,7 +323,31 @@ class BrowserStores:
             return None
 
     def close(self) -> None:
-        self.fed.close()
+        self.fed.close()  # stops the search builds first
+
+    def prepare_search(self) -> None:
+        """Build every store's newest-first search bounds in the background, once (as the
+        one-store browser does after first paint): otherwise the first newest-first search of
+        each store builds them inline (0.7 s at 1M messages, 3-4 s at 10M), and the next
+        keystroke, which cancels that search, throws the build away. The builds wait for a quiet
+        moment (`PREPARE_QUIET_S` without a read by the list or the search) or the first search,
+        whichever comes first."""
+        if self._hurry_prepare is None:
+            self._hurry_prepare = self.fed.prepare_search(self._quiet_for, PREPARE_QUIET_S).hurry
+
+    def _read(self) -> None:
+        self._last_read = time.monotonic()
+
+    def _searching(self) -> None:
+        """A search needs the builds now: they start (or go on) without waiting for quiet, on
+        their own thread, where the next keystroke's cancel cannot throw them away."""
+        self.prepare_search()
+        assert self._hurry_prepare is not None
+        self._hurry_prepare()
+
+    def _quiet_for(self) -> float:
+        """Seconds since a widget last read through these stores."""
+        return time.monotonic() - self._last_read
 
     # ------------------------------------------------------------------ the list
     def order(
@@ -323,15 +358,35 @@ class BrowserStores:
         keep: Key | None,
         first: int,
         active_since: tuple[float, float] | None = None,
+        *,
+        prepare: bool = True,
     ) -> OrderResult:
         """The merged order of `profiles` (None: every open store) with its first `first` keys
         merged and the position of `keep` (worker thread). `active_since=(now, within_s)` keeps
-        only the sessions active now ("active now", `a`)."""
-        seeded = self._take_seeded(flt, order, profiles, active_since)
-        if seeded is not None:
-            if keep is not None:
-                seeded.keep_index = seeded.keys.index_or_none(keep)  # type: ignore[union-attr]
-            return seeded
+        only the sessions active now ("active now", `a`). `prepare`: start the search's one-time
+        build (`prepare_search`) once this order is on its way to the screen (the open prefetch,
+        which runs while Textual starts, passes False)."""
+        self._read()
+        try:
+            seeded = self._take_seeded(flt, order, profiles, active_since)
+            if seeded is not None:
+                if keep is not None:
+                    seeded.keep_index = seeded.keys.index_or_none(keep)  # type: ignore[union-attr]
+                return seeded
+            return self._order(flt, order, profiles, keep, first, active_since)
+        finally:
+            if prepare:  # after first paint's order, on a thread of its own (list and search
+                self.prepare_search()  # threads stay free)
+
+    def _order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        keep: Key | None,
+        first: int,
+        active_since: tuple[float, float] | None,
+    ) -> OrderResult:
         merged = self.fed.session_order(flt, order=order, profiles=profiles)
         keys = MergedKeys(merged)
         if active_since is not None:
@@ -385,6 +440,7 @@ class BrowserStores:
     def list_rows(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
         """List rows of `keys` in their order, each with its `profile`; read from every store of
         the page in parallel (rows deleted meanwhile are left out; a failing store raises)."""
+        self._read()
         wanted: dict[str, list[str]] = {}
         for profile, sid in keys:
             wanted.setdefault(profile, []).append(sid)
@@ -399,6 +455,7 @@ class BrowserStores:
 
     def live_status(self, keys: Sequence[Key], now: float) -> dict[Key, dict[str, Any]]:
         """Live statuses keyed `(profile, id)` (the Live column)."""
+        self._read()
         wanted: dict[str, list[str]] = {}
         for profile, sid in keys:
             wanted.setdefault(profile, []).append(sid)
@@ -432,6 +489,8 @@ class BrowserStores:
             limit = int(kwargs.pop("limit", 20))
             offset = int(kwargs.pop("offset", 0))
             sort = kwargs.pop("sort", "newest")
+            self._read()
+            self._searching()
             key = (query, sort, names, tuple(sorted((k, repr(v)) for k, v in kwargs.items())))
             if offset == 0:
                 # A new query (each keystroke): what the previous ones left running or queued on
@@ -461,6 +520,8 @@ class BrowserStores:
 
         def count(query: str, **kwargs: Any) -> tuple[int, bool, dict[str, tuple[int, bool]]]:
             cap = int(kwargs.pop("cap", 10_000))
+            self._read()
+            self._searching()
             got = self.fed.map_search(SessionDB.search_count, names, query, cap=cap, **kwargs)
             per = {p: (int(n), bool(exact)) for p, (n, exact) in got.values.items()}
             self.last_counts = per

@@ -9,6 +9,8 @@ recorded as a `ProfileError` for that profile and never fails the whole list or 
 Searches and their counts run on a second thread per store (`submit_search`), so they never
 queue behind the list's reads; a new query first stops what the previous ones still run there
 (`cancel_searches`: queued calls dropped, running statements aborted by a progress handler).
+`prepare_search` builds each store's newest-first search bounds ahead, on a thread of its own
+(`SearchPreparation`), which those cancels never reach.
 
 **The merged list** is an exact k-way merge of each store's own `session_order`: the stores'
 orders are taken as they are (so each store's rows keep their relative order, even while an
@@ -90,6 +92,7 @@ class Federation:
         self._search_lanes: dict[str, _SearchLane] = {}
         self._search_tokens: dict[Future[Any], _Token] = {}
         self._search_lock = threading.Lock()
+        self._preparations: list[SearchPreparation] = []
         self.dbs: dict[str, SessionDB] = {}
         self.read_only = read_only
         pending: list[tuple[int, Future[tuple[StoreRef, SessionDB | None]]]] = []
@@ -193,8 +196,19 @@ class Federation:
             if p in self.dbs:
                 self.dbs[p].interrupt()
 
+    def prepare_search(self, quiet_for: Callable[[], float], quiet_s: float) -> SearchPreparation:
+        """Build every store's newest-first search bounds (`SessionDB.prepare_search`) on a
+        thread of its own, each once `quiet_for()` (seconds since the caller's last read) reaches
+        `quiet_s`, or at once after `hurry()`; see `SearchPreparation`."""
+        prep = SearchPreparation([self.dbs[p] for p in self.profiles], quiet_for, quiet_s)
+        self._preparations.append(prep)
+        return prep
+
     def close(self) -> None:
-        """Stop the searches, close every store on its own thread, then stop the threads."""
+        """Stop the searches and the search builds, close every store on its own thread, then
+        stop the threads."""
+        for prep in self._preparations:  # no build left reading a store while it closes
+            prep.stop()
         self.cancel_searches()
         for lane in self._search_lanes.values():  # no search still using a connection
             lane.executor.shutdown(wait=True, cancel_futures=True)
@@ -279,6 +293,52 @@ class _SearchLane:
             return fn(*args, **kwargs)
         finally:
             self.current = None
+
+
+class SearchPreparation:
+    """One thread building each store's newest-first search bounds in turn, so that no store's
+    first search builds them inline: 0.7 s at 1M messages and 3-4 s at 10M, which the next
+    keystroke's cancel would throw away (a search lane aborts its statements).
+
+    Each build waits until `quiet_for()` (seconds since the widgets last read) reaches
+    `quiet_s`, or until `hurry()` (a search asked for them). It runs on this thread's own
+    connections, which a search's cancel never reaches; a search arriving meanwhile waits for
+    its store's build instead of scanning again, and a store whose search got there first is
+    skipped cheaply. `stop()` aborts a build in progress (a progress handler: an interrupt alone
+    misses a statement that starts just after it)."""
+
+    def __init__(self, dbs: Sequence[SessionDB], quiet_for: Callable[[], float], quiet_s: float) -> None:
+        self._dbs = list(dbs)
+        self._quiet_for = quiet_for
+        self._quiet_s = quiet_s
+        self._stopped = threading.Event()
+        self._hurry = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hermes-prepare-search", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        for db in self._dbs:
+            while not self._hurry.is_set() and (wait := self._quiet_s - self._quiet_for()) > 0:
+                self._hurry.wait(wait)
+            if self._stopped.is_set():
+                return
+            try:
+                conn = db._conn()  # this thread's own, idle once the build is done: a small cache
+                conn.execute("PRAGMA cache_size = 16")  # (one pass over an index; the OS caches it)
+                conn.set_progress_handler(self._stopped.is_set, _PROGRESS_STEPS)
+                db.prepare_search()
+            except Exception:  # noqa: BLE001 - that store's first search builds it and reports
+                pass
+
+    def hurry(self) -> None:
+        """Build without waiting for quiet any more."""
+        self._hurry.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Abort the build in progress and build no more (waits for the thread)."""
+        self._stopped.set()
+        self._hurry.set()
+        self._thread.join(timeout)
 
 
 def _gather(futures: dict[str, Future[Any]]) -> Outcome:

@@ -279,6 +279,106 @@ def test_a_new_query_does_not_wait_for_the_previous_ones(tmp_path: Path) -> None
         stores.close()
 
 
+def _prepare_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "hermes-prepare-search"]
+
+
+def _recording_prepare(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Record (store path, thread name) of every `SessionDB.prepare_search` call."""
+    calls: list[tuple[str, str]] = []
+    real = SessionDB.prepare_search
+
+    def recording(db: SessionDB) -> None:
+        calls.append((str(db.db_path), threading.current_thread().name))
+        real(db)
+
+    monkeypatch.setattr(SessionDB, "prepare_search", recording)
+    return calls
+
+
+def test_search_bounds_are_built_after_the_first_order_when_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every store's one-time newest-first build (`prepare_search`) starts once the list's first
+    order is handed over and the widgets are quiet, on a thread of its own, once per store: not
+    in the open prefetch (first paint), and not inline in each store's first search (0.7 s at 1M
+    messages, thrown away whenever the next keystroke cancels that search)."""
+    from hermes_tui.app import stores as stores_module
+    from hermes_tui.app.federated_prefetch import FederatedPrefetch
+
+    monkeypatch.setattr(stores_module, "PREPARE_QUIET_S", 0.0)
+    home = build_home(tmp_path / "hermes", broken=False)
+    calls = _recording_prepare(monkeypatch)
+    choice = StoreChoice(all_profiles=True, home=home)
+    pre = FederatedPrefetch(choice, False, 50)
+    got = pre.take(choice, False)
+    assert got is not None
+    stores = got.stores
+    try:
+        assert calls == [] and _prepare_threads() == []  # the prefetch: order and first page only
+        first = stores.order(SessionFilter(), "last_active", None, None, first=10)
+        assert list(first.keys) == expected_order(home)
+        for t in _prepare_threads():
+            t.join(10)
+        expected = sorted(str(store_path(home, p)) for p in ("default", "work", "zeta"))
+        assert sorted(path for path, _thread in calls) == expected
+        assert {thread for _path, thread in calls} == {"hermes-prepare-search"}
+        stores.order(SessionFilter(), "started", None, None, first=10)
+        for t in _prepare_threads():
+            t.join(10)
+        assert len(calls) == 3  # once per store
+    finally:
+        stores.close()
+
+
+def test_a_search_does_not_wait_for_quiet_to_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the list keeps reading, the builds wait; the first search starts them at once."""
+    from hermes_tui.app import stores as stores_module
+
+    monkeypatch.setattr(stores_module, "PREPARE_QUIET_S", 3600.0)
+    home = build_home(tmp_path / "hermes", broken=False)
+    calls = _recording_prepare(monkeypatch)
+    stores = BrowserStores.open(StoreChoice(all_profiles=True, home=home))
+    try:
+        stores.order(SessionFilter(), "last_active", None, None, first=10)
+        (thread,) = _prepare_threads()
+        assert thread.is_alive() and calls == []  # waiting for an hour of quiet
+        hits, _route = stores.searcher()("kestrel", limit=10)
+        assert len(hits) == 4
+        thread.join(10)
+        assert not thread.is_alive()
+        prepared = [path for path, name in calls if name == "hermes-prepare-search"]
+        assert sorted(prepared) == sorted(str(store_path(home, p)) for p in ("default", "work", "zeta"))
+    finally:
+        stores.close()
+
+
+def test_closing_stops_a_search_build_in_progress(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Closing the stores while a build still reads one of them aborts that read and builds
+    no further store, so no thread is left using a closed connection."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    started = threading.Event()
+    entered: list[str] = []
+
+    def endless(db: SessionDB) -> None:  # a build that would not end by itself
+        entered.append(str(db.db_path))
+        started.set()
+        db._conn().execute(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+        ).fetchall()
+
+    monkeypatch.setattr(SessionDB, "prepare_search", endless)
+    stores = BrowserStores.open(StoreChoice(all_profiles=True, home=home))
+    try:
+        stores.prepare_search()
+        assert started.wait(10)
+        (thread,) = _prepare_threads()
+    finally:
+        stores.close()
+    assert not thread.is_alive()
+    assert len(entered) == 1
+
+
 # ---------------------------------------------------------------------- the real hermes-agent
 @pytest.mark.peer
 async def test_store_written_by_hermes_agent(
