@@ -319,6 +319,12 @@ def main() -> int:
         "comma-separated strings (e.g. garbage_ops,no_hits|all)",
     )
     ap.add_argument(
+        "--search-cold",
+        action="store_true",
+        help="with --search-interleave: ours forgets every query between calls (parse and probes "
+        "again, as for a query not searched since the last commit)",
+    )
+    ap.add_argument(
         "--search-min-s",
         type=float,
         default=0.25,
@@ -413,7 +419,12 @@ def main() -> int:
         if "search" in scenarios and args.search_interleave > 0:
             t = time.perf_counter()
             workers = [
-                (lab, *worker_command(pythons[impl], impl, "serve_search", {"db": dbs[lab]}))
+                (
+                    lab,
+                    *worker_command(
+                        pythons[impl], impl, "serve_search", {"db": dbs[lab], "cold": args.search_cold}
+                    ),
+                )
                 for lab, impl in zip(labels, impls, strict=True)
             ]
             only = [o for o in args.search_only.split(",") if o] or None

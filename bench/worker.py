@@ -505,6 +505,12 @@ def op_serve_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
     each stdin line `{"key", "reps", "min_s", "counts"}` gets one `_search_case` line back; EOF ends it.
     Both sides stay open and alternate query by query, so a noisy minute hits both alike."""
     db = _search_store(SessionDB, a)
+    if a.get("cold") and hasattr(db, "_query_facts"):
+        # Every call as the first of its query string since the last commit: parsed and probed again.
+        from hermes_tui.state import search as ours_search  # noqa: PLC0415 - ours only
+
+        ours_search.parse_query = ours_search._parse  # type: ignore[assignment]
+        db._query_facts = lambda q, cjk_ready: {}
     cases = {key: (q, kw) for key, q, kw in search_cases()}
     _PROTO.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:

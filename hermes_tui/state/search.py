@@ -12,6 +12,10 @@ Routes are `Route` values (their `name` is the public `SearchOutcome.route`) and
 Orders: newest first walks the index by rowid and stops early (`_newest_ids`); rank order is
 bm25 over every match for Latin queries (upstream's order, kept exactly), and over the newest
 `RANK_WINDOW` matches for CJK queries (`_ranked_recent`), which upstream does not rank at all.
+
+Every `LIMIT`/`OFFSET` here is bound as `+?`: SQLite offers a bare `LIMIT ?` to a virtual table's
+planner, which marks the parameter so that each new binding re-prepares the statement (18-25 µs
+of a 40 µs FTS5 statement at 10k messages); `+?` is the same value as an expression.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import enum
 import functools
 import json
 import re
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -29,7 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import apsw
 
 from .connection import store_error
-from .core import _Core, placeholders
+from .core import BoundedCache, _Core, placeholders
 from .fts_query import (
     OPERATORS,
     QueryTooComplex,
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     from .side_index import SideIndex
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 SNIPPET_TOKENS = 40
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
@@ -184,6 +191,39 @@ def _latin_terms(q: str) -> list[str]:
     return [t for t in terms if t]
 
 
+@dataclass(frozen=True)
+class ParsedQuery:
+    """What `search()` derives from the typed text alone (no data): kept per query string."""
+
+    q: str  # sanitised and bounded: the MATCH of the primary index
+    cjk: bool
+    plain_word: bool  # one plain ASCII word: the trigram probe can stand for both v23 retries
+
+
+# Raw queries longer than this are parsed every time instead of being kept.
+_PARSE_CACHE_MAX_CHARS = 512
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_cached(query: str) -> ParsedQuery | None:
+    return _parse(query)
+
+
+def _parse(query: str) -> ParsedQuery | None:
+    q = bound_query(sanitize_fts5_query(query))  # `QueryTooComplex` is raised, never kept
+    if not q:
+        return None
+    return ParsedQuery(q, contains_cjk(q), _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None)
+
+
+def parse_query(query: str) -> ParsedQuery | None:
+    """`query` sanitised as upstream does and bounded (None: nothing left to search).
+
+    Every keystroke, re-sort and filter change searches again: sanitising and bounding cost
+    ~5 µs, a quarter of a search with no hits, so short queries are kept (an LRU of 256)."""
+    return _parse_cached(query) if len(query) <= _PARSE_CACHE_MAX_CHARS else _parse(query)
+
+
 def _rowids_in(table: str, ids: list[int]) -> str:
     """A WHERE term keeping an FTS5 scan to `ids` (bound as one JSON array) with one cursor.
 
@@ -220,6 +260,16 @@ def _result_select(table: str) -> str:
     )
 
 
+@functools.lru_cache(maxsize=64)
+def _fts_query_sql(table: str, where: tuple[str, ...], order_sql: str) -> str:
+    """`_fts_query`'s statement (kept: a search with a few hits is otherwise a tenth text-building)."""
+    return (
+        f"{_result_select(table)} WHERE {table} MATCH ?"
+        + "".join(" AND " + w for w in where)
+        + f" {order_sql} LIMIT +? OFFSET +?"
+    )
+
+
 @functools.lru_cache(maxsize=32)
 def _probe_sql(tables: tuple[str, ...]) -> str:
     """One `EXISTS` per index, parameters in order (built once per index list)."""
@@ -228,13 +278,33 @@ def _probe_sql(tables: tuple[str, ...]) -> str:
     )
 
 
-@functools.lru_cache(maxsize=4)
-def _first_probe_sql(retry_table: str) -> str:
-    """1: the primary index has a row; else 2: `retry_table` has one; else 0 (`CASE` is lazy)."""
-    return (
-        "SELECT CASE WHEN EXISTS(SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1) THEN 1 "
-        f"WHEN EXISTS(SELECT 1 FROM {retry_table} WHERE {retry_table} MATCH ?2) THEN 2 ELSE 0 END"
+@functools.lru_cache(maxsize=16)
+def _first_probe_sql(retry_tables: tuple[str, ...], cap: int) -> str:
+    """The primary index's matches counted up to `cap` (a rowid walk, no scoring), and only
+    when there are none whether each of `retry_tables` has a row (`CASE` is lazy; NULL: not asked)."""
+    count = f"SELECT count(*) AS n FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?1 LIMIT {cap})"
+    if not retry_tables:
+        return count
+    cases = "".join(
+        f", CASE WHEN n = 0 THEN EXISTS(SELECT 1 FROM {t} WHERE {t} MATCH ?{i + 2}) END"
+        for i, t in enumerate(retry_tables)
     )
+    return f"SELECT n{cases} FROM ({count})"
+
+
+_Facts = BoundedCache[tuple[str, bool], tuple[tuple[int, int], dict[Any, Any]]]
+# `SearchMixin._query_facts`' entries, per connection: a version (data_version, total_changes) is
+# one connection's own counter, and the entries go with their connection (weak keys).
+_FACTS: weakref.WeakKeyDictionary[apsw.Connection, _Facts] = weakref.WeakKeyDictionary()
+_FACTS_LOCK = threading.Lock()
+
+
+def _connection_facts(conn: apsw.Connection) -> _Facts:
+    cache = _FACTS.get(conn)
+    if cache is None:
+        with _FACTS_LOCK:
+            cache = _FACTS.setdefault(conn, BoundedCache(128))
+    return cache
 
 
 def _glued_text(content: Any, tool_name: str | None, tool_calls: str | None, terms: list[str]) -> bool:
@@ -332,14 +402,23 @@ class SearchMixin(_Core):
         offset: int,
         probed: bool = False,
         share: float = 1.0,
+        matches: int | None = None,
+        expanded: str | None = None,
     ) -> list[dict[str, Any]]:
         """One index's answer; `probed`: `_probe` already found a row for `match` here; `share`:
-        about how many messages pass the filters (`_filter_share`), a hint for `_ranked`."""
+        about how many messages pass the filters (`_filter_share`), a hint for `_ranked`;
+        `matches`: the index's rows for `match` (filters aside) as `_probe_first` counted them, up
+        to `SMALL_PLAN_MIN`; `expanded`: `match` with its prefixes expanded, if already known."""
         table = route.index
         order_sql = order.fts_sql
+        few = matches is not None and matches < self.SMALL_PLAN_MIN and limit >= 0
         if order is SortOrder.NEWEST and limit >= 0:
             if route is FTS5:
-                match = expand_prefixes(match, self._prefix_terms) or match
+                match = expanded or expand_prefixes(match, self._prefix_terms) or match
+            if few:
+                # A handful of matches: one statement sorts them all, by the walk's order (the
+                # walk and the id-range statement were two FTS5 cursors: 2 of 3 statements).
+                return self._fts_query(table, match, filters, NEWEST_BY_ID_SQL, limit, offset)
             ids = self._newest_ids(table, match, filters, limit + offset)
             if not ids:
                 return []
@@ -351,14 +430,19 @@ class SearchMixin(_Core):
             # tie-breaker makes bm25 compute its IDF over the whole index first: 36 ms of a
             # 37 ms `"config.yaml"` query at 1M, for an order that only matters on equal times.
             order_sql = NEWEST_BY_ID_SQL
-        elif not probed and not self._any_match(table, match):
+        elif not probed and matches is None and not self._any_match(table, match):
             # A ranked statement prepares FTS5's sorter even for zero rows (124 µs against 35 µs
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
         elif order is SortOrder.RANK and limit >= 0:
             if route.windowed_rank:
                 return self._ranked_recent(table, match, filters, limit, offset, share)
-            return self._ranked(table, match, filters, limit, offset, share)
+            if few:
+                # `_ranked_joined`'s single statement: it scores only the few rows that pass,
+                # in `_ranked`'s order (`+rank`, ties in scan order).
+                return self._fts_query(table, match, filters, "ORDER BY +rank", limit, offset)
+            many = None if matches is None else matches >= self.SMALL_PLAN_MIN
+            return self._ranked(table, match, filters, limit, offset, share, many=many)
         return self._fts_query(table, match, filters, order_sql, limit, offset)
 
     # Up to this many messages (by the largest id) rank order runs upstream's single statement
@@ -372,7 +456,7 @@ class SearchMixin(_Core):
 
     def _matches_at_least(self, table: str, match: str, n: int) -> bool:
         """`match` has at least `n` rows in `table` (a rowid walk of at most `n` ids, no scoring)."""
-        sql = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)"
+        sql = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT +?)"
         return int(self._scalar(sql, (match, n), default=0) or 0) >= n
 
     def _small_store(self) -> bool:
@@ -416,7 +500,7 @@ class SearchMixin(_Core):
         conn = self._conn()
         while True:
             floor: list[tuple[Any, ...]] = conn.execute(
-                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET +?",
                 (match, window - 1),
             ).fetchall()
             if not floor:  # fewer matches than the window: rank them all
@@ -439,8 +523,10 @@ class SearchMixin(_Core):
         offset: int,
         share: float = 1.0,
         floor: int | None = None,
+        many: bool | None = None,
     ) -> list[dict[str, Any]]:
         """Upstream's `ORDER BY rank … LIMIT … OFFSET` over the filtered matches, exactly, for less.
+        (`many`: whether `match` has at least `SMALL_PLAN_MIN` rows, if the probe counted them.)
 
         FTS5's own rank order runs a nested statement that scores every match twice (the sort key
         and the `rank` it hands back) and sorts all of them, before the outer query joins a row.
@@ -457,7 +543,7 @@ class SearchMixin(_Core):
         if (
             floor is None
             and self._small_store()
-            and self._matches_at_least(table, match, self.SMALL_PLAN_MIN)
+            and (many if many is not None else self._matches_at_least(table, match, self.SMALL_PLAN_MIN))
         ):
             return self._fts_query(table, match, filters, "ORDER BY rank", limit, offset)  # the same order
         conn = self._conn()
@@ -480,7 +566,7 @@ class SearchMixin(_Core):
                 ids = [
                     r[0]
                     for r in conn.execute(
-                        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{lo} ORDER BY +rank LIMIT ?",
+                        f"SELECT rowid FROM {table} WHERE {table} MATCH ?{lo} ORDER BY +rank LIMIT +?",
                         (match, k),
                     )
                 ]
@@ -537,11 +623,7 @@ class SearchMixin(_Core):
         offset: int,
     ) -> list[dict[str, Any]]:
         where, params = filters
-        sql = (
-            f"{_result_select(table)} WHERE {table} MATCH ?"
-            + "".join(" AND " + w for w in where)
-            + f" {order_sql} LIMIT ? OFFSET ?"
-        )
+        sql = _fts_query_sql(table, tuple(where), order_sql)
         return read_rows(self._conn(), sql, [match, *params, limit, offset])
 
     @staticmethod
@@ -645,7 +727,7 @@ class SearchMixin(_Core):
             + "".join(" AND " + w for w in where)
             + " "
             + (OLDEST_BY_ID_SQL if asc else NEWEST_BY_ID_SQL)
-            + " LIMIT ? OFFSET ?"
+            + " LIMIT +? OFFSET +?"
         )
         return with_marked_snippets(read_rows(self._conn(), sql, [*params, *fparams, limit, offset]), terms)
 
@@ -669,9 +751,34 @@ class SearchMixin(_Core):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return SearchOutcome()
-        q = bound_query(sanitize_fts5_query(query))
-        if not q:
+        parsed = parse_query(query)
+        if parsed is None:
             return SearchOutcome()
+        args = (parsed, source_filter, exclude_sources, role_filter, limit, offset, sort, include_inactive)
+        if parsed.cjk:  # (the side index is ATTACHed on first use, which no transaction allows)
+            return self._search_parsed(*args, context=context)
+        # One read transaction for all its statements: each would otherwise take and drop the WAL
+        # read lock (5-8 µs of a 30 µs search with a few hits, on a busy machine).
+        try:
+            with self._conn():
+                out = self._search_parsed(*args, context=context)
+        except apsw.InterruptError:  # (as inside: an interrupted search answers nothing)
+            return SearchOutcome(query=parsed.q, route=INTERRUPTED.name)
+        return out
+
+    def _search_parsed(
+        self,
+        parsed: ParsedQuery,
+        source_filter: list[str] | None,
+        exclude_sources: list[str] | None,
+        role_filter: list[str] | None,
+        limit: int,
+        offset: int,
+        sort: str | None,
+        include_inactive: bool,
+        context: bool,
+    ) -> SearchOutcome:
+        q = parsed.q
         order = SortOrder.parse(sort)
 
         def scope() -> tuple[tuple[list[str], list[Any]], float]:
@@ -687,7 +794,7 @@ class SearchMixin(_Core):
         cjk_ready = self._cjk_ready()
         out = SearchOutcome(query=q, route="")
         try:
-            if contains_cjk(q):
+            if parsed.cjk:
                 filters, share = scope()
                 raw = q.strip('"').strip()
                 gap = self._unindexed_range()
@@ -717,26 +824,58 @@ class SearchMixin(_Core):
             else:
                 out.route = FTS5.name
                 retry = not tool_role and limit != 0
-                tri = self._word_on_trigram(q, cjk_ready) if retry else None
+                facts = self._query_facts(q, cjk_ready)
+                memo = self._memo
+                tri = memo(facts, "tri", lambda: self._word_on_trigram(parsed, cjk_ready)) if retry else None
+                # What stands for the retries in the probe: a plain word's trigram phrase, or for
+                # several words the longest one alone in each retry index.
+                stand_ins: tuple[tuple[str, str], ...] = (
+                    ((tri,) if tri else memo(facts, "longest", lambda: self._longest_probes(q, cjk_ready)))
+                    if retry
+                    else ()
+                )
                 # A prefix probes as its expanded terms: the same rows, without merging every
                 # matching doclist (37 of 40 ms of a newest-first `deploy*` at 1M).
-                found = self._probe_first(expand_prefixes(q, self._prefix_terms) or q, tri)
+                expanded = memo(facts, "expanded", lambda: expand_prefixes(q, self._prefix_terms) or q)
+                found = memo(facts, ("found", stand_ins), lambda: self._probe_first(expanded, stand_ins))
                 if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
                     return SearchOutcome(query=q, route=FTS5.name)
+                n, stood = found
                 gap = self._unindexed_range()
                 if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
                     out.results = self._with_gap(FTS5, q, q, gap, scope()[0], order, limit, offset)
-                elif found[0]:
+                elif n:
                     filters, share = scope()
                     out.results = self._fts_route(
-                        FTS5, q, filters, order, limit, offset, probed=True, share=share
+                        FTS5,
+                        q,
+                        filters,
+                        order,
+                        limit,
+                        offset,
+                        probed=True,
+                        share=share,
+                        matches=n,
+                        expanded=expanded,
                     )
                 if (
                     not out.results
                     and retry
-                    and not (tri and (found[1] is False or self._glued_ids(tri, q) == frozenset()))
+                    and not (
+                        tri
+                        and (
+                            stood == (False,)
+                            or memo(facts, "glued", lambda: self._glued_ids(tri, q)) == frozenset()
+                        )
+                    )
                 ):
-                    live, probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
+                    live, probed = memo(
+                        facts,
+                        "live",
+                        lambda: self._live_fallbacks(
+                            self._latin_fallback_routes(q, cjk_ready), None if tri else stood
+                        ),
+                    )
                     if live:
                         filters, share = scope()
                         self._latin_fallback(out, q, filters, order, limit, offset, live, probed, share)
@@ -794,16 +933,17 @@ class SearchMixin(_Core):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return 0, True
-        q = bound_query(sanitize_fts5_query(query))
-        if not q:
+        parsed = parse_query(query)
+        if parsed is None:
             return 0, True
+        q = parsed.q
         cap = max(int(cap), 0)
         ranked = SortOrder.parse(sort) is SortOrder.RANK
         filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
         tool_role = "tool" in (role_filter or ())
         cjk_ready = self._cjk_ready()
         try:
-            if contains_cjk(q):
+            if parsed.cjk:
                 raw = q.strip('"').strip()
                 gap = self._unindexed_range()
                 for route in self._cjk_routes(raw, ranked, tool_role, cjk_ready):
@@ -887,7 +1027,7 @@ class SearchMixin(_Core):
         sql = (
             f"SELECT COUNT(*) FROM (SELECT 1 {source} WHERE {cond}"
             + "".join(" AND " + w for w in where)
-            + " LIMIT ?)"
+            + " LIMIT +?)"
         )
         n = int(self._scalar(sql, [*params, *fparams, cap + 1], default=0))
         return (n, True) if n <= cap else (cap, False)
@@ -918,7 +1058,7 @@ class SearchMixin(_Core):
             f"= {table}.rowid "
             f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?"
             + "".join(" AND " + w for w in where)
-            + f" ORDER BY {table}.rowid DESC LIMIT ?",
+            + f" ORDER BY {table}.rowid DESC LIMIT +?",
             [match, *params, scan + 1],
         )
         n = sum(1 for content, tool, calls in rows[:scan] if _glued_text(content, tool, calls, terms))
@@ -1002,7 +1142,7 @@ class SearchMixin(_Core):
                     t
                     for (t,) in conn.execute(
                         "SELECT term FROM temp.hermes_vocab_messages_fts WHERE term >= ? AND "
-                        "term < ? LIMIT ?",
+                        "term < ? LIMIT +?",
                         (prefix, prefix + "\U0010ffff", self._PREFIX_MAX_TERMS + 1),
                     )
                 ]
@@ -1169,7 +1309,7 @@ class SearchMixin(_Core):
             "_tc, m.timestamp, "
             "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
             "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
-            "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT ? OFFSET ?"
+            "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT +? OFFSET +?"
         )
         return with_marked_snippets(
             read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms
@@ -1205,22 +1345,64 @@ class SearchMixin(_Core):
             return None
         return [bool(v) for v in row]
 
-    def _probe_first(self, q: str, tri: tuple[str, str] | None) -> tuple[bool, bool | None] | None:
-        """Does the primary index have a row for `q`, and, only if not, does `tri` (the trigram
-        probe standing for both retries) have one? None: FTS5 rejects `q`.
+    def _probe_first(
+        self, q: str, stand_ins: tuple[tuple[str, str], ...]
+    ) -> tuple[int, tuple[bool, ...] | None] | None:
+        """How many rows the primary index has for `q`, counted up to `SMALL_PLAN_MIN` (below it:
+        exactly), and, only if none, which `stand_ins` (index, match) have a row (None: not
+        asked). None: FTS5 rejects `q`.
 
-        One statement either way, and `CASE` opens the trigram cursor only when the primary has no
-        row: a word's trigram phrase reads one doclist per three letters (130 of 145 µs for a rare
-        word in a 10k store, whose answer then did not need it).
+        One statement either way, and `CASE` opens the stand-ins' cursors only when the primary
+        has no row: a word's trigram phrase reads one doclist per three letters (130 of 145 µs for
+        a rare word in a 10k store, whose answer then did not need it). The count lets a query with
+        a handful of matches be answered by one statement in any order (`_fts_route`).
         """
-        if tri is None:
-            found = self._probe([(FTS5.index, q)])
-            return None if found is None else (found[0], None)
+        sql = _first_probe_sql(tuple(t for t, _m in stand_ins), self.SMALL_PLAN_MIN)
         try:
-            row = self._conn().execute(_first_probe_sql(tri[0]), (q, tri[1])).fetchall()[0]
+            row = self._conn().execute(sql, (q, *(m for _t, m in stand_ins))).fetchall()[0]
         except apsw.SQLError:
             return None
-        return (True, None) if row[0] == 1 else (False, row[0] == 2)
+        n = int(row[0] or 0)
+        return (n, None) if n or not stand_ins else (0, tuple(bool(v) for v in row[1:]))
+
+    def _longest_probes(self, q: str, cjk_ready: bool) -> tuple[tuple[str, str], ...]:
+        """For a retry of several words without operators: each retry index with the longest word
+        alone (an AND needs every word; the longest, likely the rarest, is one doclist)."""
+        routes = self._latin_fallback_routes(q, cjk_ready)
+        tokens = [match.split(" ") for _r, match in routes]
+        if not routes or not all(
+            len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens
+        ):
+            return ()
+        return tuple((r.index, max(ts, key=len)) for (r, _m), ts in zip(routes, tokens, strict=True))
+
+    def _query_facts(self, q: str, cjk_ready: bool) -> dict[Any, Any]:
+        """What this connection's probes learned about `q` (filled by `_memo`), kept until any
+        connection commits (data_version: others; total_changes: this one).
+
+        A search with no hits was three quarters probes (the primary index, the trigram stand-in
+        for the retries, the retries' own probes); typing, re-sorting and filtering repeat a
+        query, and checking that nothing changed costs one `PRAGMA data_version`. Results are
+        never kept: only which indexes have rows, how many (up to a cap) and the retry proofs.
+        """
+        conn = self._conn()
+        version = (int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes())
+        cache = _connection_facts(conn)
+        key = (q, cjk_ready)
+        hit = cache.get(key)
+        if hit is not None and hit[0] == version:
+            return hit[1]
+        facts: dict[Any, Any] = {}
+        cache.put(key, (version, facts))
+        return facts
+
+    @staticmethod
+    def _memo(facts: dict[Any, Any], key: Any, compute: Callable[[], T]) -> T:
+        """`facts[key]`, computed once (an exception leaves nothing behind)."""
+        if key in facts:
+            return facts[key]
+        value = facts[key] = compute()
+        return value
 
     # A retry's candidates for one word are read and checked whole up to this many rows.
     GLUED_SCAN_MAX = 256
@@ -1246,7 +1428,7 @@ class SearchMixin(_Core):
         rows: list[tuple[Any, ...]] = conn.execute(
             f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id "
             f"= {table}.rowid "
-            f"WHERE {table} MATCH ? LIMIT ?",
+            f"WHERE {table} MATCH ? LIMIT +?",
             (match, self.GLUED_SCAN_MAX + 1),
         ).fetchall()
         ids = (
@@ -1257,7 +1439,7 @@ class SearchMixin(_Core):
         cache.put(key, (version, ids))
         return ids
 
-    def _word_on_trigram(self, q: str, cjk_ready: bool) -> tuple[str, str] | None:
+    def _word_on_trigram(self, parsed: ParsedQuery, cjk_ready: bool) -> tuple[str, str] | None:
         """The trigram probe that stands for both v23 retries of one plain ASCII word, if any.
 
         Every row the cjk retry keeps holds the word literally (`_glued_to_cjk`, ASCII case
@@ -1267,24 +1449,31 @@ class SearchMixin(_Core):
         """
         lay = self.layout
         if not (
-            _PLAIN_WORD.fullmatch(q.strip('"').strip())
+            parsed.plain_word
             and lay.kind == "v23"
             and not lay.base_building
             and lay.trigram_triggers_complete
         ):
             return None
-        by_route = dict(self._latin_fallback_routes(q, cjk_ready))
+        by_route = dict(self._latin_fallback_routes(parsed.q, cjk_ready))
         return (TRIGRAM.index, by_route[TRIGRAM]) if {FTS_CJK, TRIGRAM} <= by_route.keys() else None
 
-    def _live_fallbacks(self, routes: list[tuple[Route, str]]) -> tuple[list[tuple[Route, str]], bool]:
+    def _live_fallbacks(
+        self, routes: list[tuple[Route, str]], longest: tuple[bool, ...] | None = None
+    ) -> tuple[list[tuple[Route, str]], bool]:
         """The retry routes that have any row for their match, and whether they were probed.
 
-        A retry of several words first probes their longest alone (each index, one statement).
+        A retry of several words first probes their longest alone (each index, one statement),
+        unless the primary probe already did (`longest`: each route's answer, `_longest_probes`).
         """
         # An AND of quoted tokens needs each of them: its longest token alone (likely the rarest)
         # is one doclist instead of all of them (12 against 30-36 µs at 1M for 3 words).
         tokens = [match.split(" ") for _r, match in routes]
-        if all(len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens):
+        if longest is not None and len(longest) == len(routes):
+            routes = [r for r, hit in zip(routes, longest, strict=True) if hit]
+            if not routes:
+                return [], True
+        elif all(len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens):
             found = self._probe(
                 [(r.index, max(ts, key=len)) for (r, _m), ts in zip(routes, tokens, strict=True)]
             )
@@ -1365,6 +1554,8 @@ class SearchMixin(_Core):
         (`\\x00json:[{"type": "text", …`): those rows get a snippet cut from the one flattened text
         (`content_text`, what the transcript and the exports show), marking what FTS5 marked."""
         # Rows of an FTS route say whether they are multimodal (`_multimodal`); others are looked up.
+        if not rows:
+            return
         ids = [r["id"] for r in rows if not r.get("_flat") and r.get("_multimodal", 1)]
         if not ids:
             return

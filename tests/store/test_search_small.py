@@ -4,10 +4,11 @@ ids in the same order as the general plan, on small and larger stores."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
-from conftest import ids
+from conftest import ids, populate_f
 
 from hermes_tui.state import SessionDB
 
@@ -98,14 +99,17 @@ def _answers(db: SessionDB) -> dict[tuple, tuple[list[int], str]]:
 
 
 def _general_plan(db: SessionDB, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The general plan, without the small-store shortcuts: both probes evaluated, no glued-id proof."""
+    """The general plan, without the small-store shortcuts: both probes evaluated, matches never
+    counted (so never "a few": no single-statement plan), no glued-id proof, nothing kept."""
     cls = type(db)
 
-    def probe_first(self, q, tri):
-        found = self._probe([("messages_fts", q), *([tri] if tri else [])])
-        return None if found is None else (found[0], found[1] if tri else None)
+    def probe_first(self, q, stand_ins):
+        found = self._probe([("messages_fts", q), *stand_ins])
+        many = self.SMALL_PLAN_MIN if found and found[0] else 0
+        return None if found is None else (many, tuple(found[1:]) if stand_ins else None)
 
     monkeypatch.setattr(cls, "_probe_first", probe_first)
+    monkeypatch.setattr(cls, "_query_facts", lambda self, q, cjk_ready: {})
     monkeypatch.setattr(cls, "_glued_ids", lambda self, tri, q: None)
     monkeypatch.setattr(cls, "SMALL_STORE_MAX", -1)  # rank order by `_ranked`, as on large stores
 
@@ -180,10 +184,11 @@ def test_a_word_with_hits_does_not_open_the_trigram_index(db):
         pytest.skip("needs the cjk_unicode61 index")
     db.create_session("c", "cli")
     db.append_message("c", "user", "the zeppelin landed")
-    assert db._probe_first("zeppelin", ("messages_fts_trigram", '"zeppelin"')) == (True, None)
-    assert db._probe_first("zeppeli", ("messages_fts_trigram", '"zeppeli"')) == (False, True)
-    assert db._probe_first("xylophonist", ("messages_fts_trigram", '"xylophonist"')) == (False, False)
-    assert db._probe_first("docker OR OR nginx", ("messages_fts_trigram", '"x"')) is None
+    tri = lambda word: (("messages_fts_trigram", f'"{word}"'),)  # noqa: E731
+    assert db._probe_first("zeppelin", tri("zeppelin")) == (1, None)
+    assert db._probe_first("zeppeli", tri("zeppeli")) == (0, (True,))
+    assert db._probe_first("xylophonist", tri("xylophonist")) == (0, (False,))
+    assert db._probe_first("docker OR OR nginx", tri("x")) is None
 
 
 def test_too_many_candidates_leave_the_glued_proof_unknown(db, monkeypatch):
@@ -262,3 +267,71 @@ def test_the_result_rows_say_which_need_their_flattened_text(db):
     seen = _all_statements(db, lambda: plain.append(db.search("landed", context=False)))
     assert len(plain[0].results) == 1
     assert not any("content >= ?" in sql for sql in seen), seen  # no read for the snippet's text
+
+
+@pytest.mark.parametrize("sort", [None, "newest", "oldest"])
+def test_what_probes_learned_is_dropped_by_any_commit(db, sort):
+    """A query's probe results are kept per connection until anyone commits: a no-hit word, a
+    word glued to CJK and a rare word find what this connection and another one write next."""
+    db.create_session("c", "cli")
+    db.append_message("c", "user", "nothing here")
+    for q in ("xylophonist", "quasar", "zeppelin"):
+        assert db.search_messages(q, sort=sort) == []
+        assert db.search_messages(q, sort=sort) == []  # kept
+    mine = db.append_message("c", "user", "a xylophonist plays")  # this connection's commit
+    assert ids(db.search_messages("xylophonist", sort=sort)) == [mine]
+    other = SessionDB(db.db_path)
+    try:
+        glued = other.append_message("c", "user", "部署quasar完成")
+        rare = other.append_message("c", "user", "the zeppelin landed")
+    finally:
+        other.close()
+    out = db.search("quasar", sort=sort)
+    assert (ids(out.results), out.route) == (
+        ([glued], "fts_cjk") if db.capabilities()["cjk_index"] == "ready" else ([glued], out.route)
+    )
+    assert ids(db.search_messages("zeppelin", sort=sort)) == [rare]
+
+
+def test_a_few_matches_are_one_statement_in_every_order(db):
+    """The probe counts a query's matches up to `SMALL_PLAN_MIN`; fewer are sorted by one
+    statement (newest first: no rowid walk and id-range statement; rank: no top-K list)."""
+    db.create_session("c", "cli")
+    db.create_session("t", "telegram")
+    for i in range(40):
+        db.append_message(("c", "t")[i % 2], "user", f"error number {i}")
+    a = db.append_message("c", "user", "the zeppelin landed", timestamp=1_700_000_001)
+    b = db.append_message("t", "user", "a zeppelin again", timestamp=1_700_000_001)  # a tie: by id
+    first = _match_statements(db, lambda: db.search_messages("zeppelin"))
+    assert len(first) == 2 and "SELECT n, CASE" in first[0], first  # the probe, then the answer
+    for sort, want in ((None, None), ("newest", [b, a]), ("oldest", [a, b])):
+        got: list = []
+        seen = _match_statements(
+            db, lambda sort=sort, got=got: got.append(db.search_messages("zeppelin", sort=sort))
+        )
+        assert len(seen) == 1, seen  # the probe's answer is kept until a commit
+        assert want is None or ids(got[0]) == want
+    many = _match_statements(db, lambda: db.search_messages("error", sort="newest"))
+    assert sum("ORDER BY messages_fts.rowid DESC" in sql for sql in many) == 1, many  # the walk
+
+
+def test_no_fts_statement_binds_a_bare_limit(db):
+    """SQLite offers a bound `LIMIT ?`/`OFFSET ?` to a virtual table's planner, which marks the
+    parameter so every new binding re-prepares the statement: 18-25 µs a search statement at 10k.
+    `LIMIT +?` is the same limit as an expression, prepared once."""
+    populate_f(db)
+    seen = _all_statements(
+        db,
+        lambda: (
+            [
+                db.search_messages(q, sort=sort, source_filter=src, offset=off)
+                for q in ("docker", "deploy*", "youer", "东京", "大别山", "xylophonist", "docker OR java")
+                for sort in (None, "newest", "oldest")
+                for src in (None, ["cli"])
+                for off in (0, 1)
+            ]
+            + [db.search_count(q) for q in ("docker", "youer", "东京")]
+        ),
+    )
+    bare = [sql for sql in seen if re.search(r"\b(LIMIT|OFFSET) \?", sql)]
+    assert not bare, bare
