@@ -1279,6 +1279,20 @@ class SearchMixin(_Core):
         side.build_in_background(lambda: _source_connection(self))
         return False
 
+    def cjk_index_progress(self, query: str | None = None) -> tuple[int, int] | None:
+        """(+) `(indexed, newest)` message ids while the CJK side index is being built or is far
+        behind the store: the CJK searches it answers (every CJK query on 0.19.0's files, single
+        CJK characters on v23 ones) are substring scans meanwhile (minutes at 10M), and the
+        browser says how far the index is. None when no side index applies (or ``query`` has no
+        CJK), or when the next CJK search catches up inline."""
+        if self._cjk_impl is None or (query is not None and not contains_cjk(query)):
+            return None
+        top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
+        hw = self._side().high_water()
+        if top <= 0 or hw >= top or (hw >= 0 and top - hw <= MAX_INLINE_LAG):
+            return None
+        return max(0, hw), top
+
     def build_cjk_side_index(self) -> int:
         """(+) Bring the CJK side index fully up to date now (blocking); returns its high water."""
         return self._side().sync(self._conn())

@@ -205,3 +205,34 @@ async def test_o_cycles_the_result_order_from_the_list(many_hits: Path) -> None:
         await settle(pilot)
         assert search.shown is not None and search.shown.sort == "oldest"
         assert [h["id"] for h in search.hits] == expected_ids(many_hits, "needle", "oldest")[:RESULT_LIMIT]
+
+
+async def test_a_substring_scan_while_the_cjk_index_builds_says_how_far_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a store whose CJK side index is not built yet, a CJK search is a substring scan (minutes
+    at 10M messages): the status line says so while it runs and how far the index is after."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "state.db"
+    with SessionDB(path) as db:
+        db.create_session("s", "cli")
+        for i in range(40):
+            db.append_message("s", "user", f"密码 message {i}", timestamp=DEMO_BASE + i)
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        main = main_of(app)
+        search = main.query_one("#search", SearchPane)
+        progress = search.index_progress
+        assert progress is not None
+        asked: list[tuple[str, object]] = []
+        search.index_progress = lambda q: asked.append((q, got := progress(q))) or got  # type: ignore[func-returns-value]
+        await pilot.press("slash", "密")  # one character: the side index's to answer
+        await settle(pilot)
+        assert asked == [("密", (0, 40))]  # nothing indexed of the 40 messages
+        assert search.route == "like_scan" and len(search.hits) == RESULT_LIMIT
+        assert "CJK index 0% built" in status_of(main)
+        # While the scan runs (the worker posts this first), the status says why it may take long.
+        search.post_message(SearchPane.Building(search.current_request(), (25, 100)))
+        await pilot.pause()
+        assert "CJK index 25% built" in status_of(main) and "reads every message" in status_of(main)

@@ -490,6 +490,7 @@ class MainScreen(Screen[None]):
         self._start_follower(message.db)
         search = self.query_one("#search", SearchPane)
         search.set_sources(message.sources)
+        search.index_progress = db.cjk_index_progress
         search.connect(self._searcher, self._titles, self._counter)
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
@@ -730,9 +731,9 @@ class MainScreen(Screen[None]):
         """Point the search pane at the stores the list spans."""
         assert self.stores is not None
         names = self.profile_filter
-        self.query_one("#search", SearchPane).connect(
-            self.stores.searcher(names), self.stores.titles, self.stores.counter(names)
-        )
+        search = self.query_one("#search", SearchPane)
+        search.index_progress = None  # one store's CJK build progress; not said across stores
+        search.connect(self.stores.searcher(names), self.stores.titles, self.stores.counter(names))
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="merge the stores")
     def load_merged_worker(

@@ -97,6 +97,12 @@ ROUTE_WORDS = {
 }
 
 
+def building_words(building: tuple[int, int]) -> str:
+    """ "CJK index 43% built": how far the side index of a 0.19.0 store is (ids are in order)."""
+    indexed, newest = building
+    return f"CJK index {min(99, int(100 * indexed / max(1, newest)))}% built"
+
+
 def route_words(route: str) -> str:
     """The route as the status line says it (unknown names are shown as they are); several
     stores' routes are joined with `+`."""
@@ -125,6 +131,8 @@ class SearchResults:
     seconds: float = 0.0
     error: str | None = None
     offset: int = 0  # 0: the first page (replaces the list); else a further page (appended)
+    #: `(indexed, newest)` of a CJK index still being built when the search ran (`index_progress`).
+    building: tuple[int, int] | None = None
 
 
 class QueryInput(Input):
@@ -189,6 +197,14 @@ class SearchPane(Vertical):
             super().__init__()
             self.results = results
 
+    class Building(Message):
+        """Private: a search is about to scan every message while the CJK index is built."""
+
+        def __init__(self, request: SearchRequest, building: tuple[int, int]) -> None:
+            super().__init__()
+            self.request = request
+            self.building = building
+
     class Counted(Message):
         """Private: the count worker finished (``count`` None: counting is not available)."""
 
@@ -218,10 +234,14 @@ class SearchPane(Vertical):
         self.searcher = searcher
         self.titles = titles
         self.counter: Counter | None = None
+        #: `SessionDB.cjk_index_progress` of a store whose CJK index is built in the background
+        #: (None: not applicable, e.g. several stores): the status line says how far it is.
+        self.index_progress: Callable[[str], tuple[int, int] | None] | None = None
         self.now = now
         self.hits: list[dict[str, Any]] = []
         self.shown: SearchRequest | None = None
         self.route = ""
+        self.building: tuple[int, int] | None = None
         self.error: str | None = None
         #: Every hit of `shown` is loaded (the last page came back short).
         self.exhausted = True
@@ -362,6 +382,11 @@ class SearchPane(Vertical):
     def _page(self, request: SearchRequest, offset: int) -> SearchResults:
         """One page of hits with their sessions' rows (worker thread)."""
         assert self.searcher is not None
+        building = (
+            self.index_progress(request.query) if self.index_progress is not None and offset == 0 else None
+        )
+        if building is not None:  # a substring scan may take long: say why while it runs
+            self.post_message(self.Building(request, building))
         started = time.perf_counter()
         hits, route = self.searcher(
             request.query,
@@ -374,7 +399,9 @@ class SearchPane(Vertical):
             rows = self.titles(list(dict.fromkeys(hit_key(h) for h in hits)))
             for hit in hits:
                 hit["_session"] = rows.get(hit_key(hit), {})
-        return SearchResults(request, hits, route, time.perf_counter() - started, offset=offset)
+        return SearchResults(
+            request, hits, route, time.perf_counter() - started, offset=offset, building=building
+        )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="search", description="search messages")
     def search_worker(self, request: SearchRequest) -> None:
@@ -432,6 +459,18 @@ class SearchPane(Vertical):
         elif results.request == self.shown and results.offset == len(self.hits):
             self._append(results)
 
+    @on(Building)
+    def _building(self, message: Building) -> None:
+        message.stop()
+        if message.request == self.current_request():
+            self._status(
+                Text(
+                    f"searching… ({building_words(message.building)}; until then a CJK query "
+                    "reads every message)",
+                    style="italic",
+                )
+            )
+
     @on(Counted)
     def _counted(self, message: Counted) -> None:
         message.stop()
@@ -484,6 +523,7 @@ class SearchPane(Vertical):
         self.hits = list(results.hits)
         self.shown = results.request
         self.route = results.route
+        self.building = results.building
         self.error = results.error
         self.exhausted = len(self.hits) < RESULT_LIMIT
         self.total = len(self.hits) if self.exhausted else None
@@ -575,6 +615,8 @@ class SearchPane(Vertical):
             for profile, (n, exact) in per_profile.items():
                 status.append(f" · {one_line(profile, 24)} {n:,}{'' if exact else '+'}")
         status.append(f" · {route_words(self.route)}", style="bold")
+        if self.building is not None and self.route == "like_scan":
+            status.append(f" · {building_words(self.building)}")
         self._status(status)
 
     def _status(self, text: Text) -> None:

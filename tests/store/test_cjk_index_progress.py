@@ -1,0 +1,46 @@
+"""`cjk_index_progress`: how far the CJK side index is while substring scans stand in for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_tui.state import SessionDB
+from hermes_tui.state.side_index import side_index_path
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    root = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
+    return root
+
+
+def _populate(db: SessionDB, n: int) -> None:
+    db.create_session("s", "cli")
+    for i in range(n):
+        db.append_message("s", "user", f"数据库 message {i}", timestamp=1_000 + i)
+
+
+def test_progress_until_the_side_index_is_built_then_none(cache, db_path):
+    with SessionDB(db_path=db_path) as db:
+        _populate(db, 30)
+        top = 30
+        assert not side_index_path(db.db_path).exists()
+        assert db.cjk_index_progress("密") == (0, top)  # not built yet: a single character scans
+        assert db.cjk_index_progress() == (0, top)
+        assert db.cjk_index_progress("deploy") is None  # a Latin query never uses it
+        db.build_cjk_side_index()
+        assert db.cjk_index_progress("密") is None
+        db.append_message("s", "user", "新しい 数据库")  # a little behind: caught up inline
+        assert db.cjk_index_progress("密") is None
+
+
+def test_far_behind_reports_the_indexed_and_newest_ids(cache, db_path, monkeypatch):
+    import hermes_tui.state.search as search
+
+    with SessionDB(db_path=db_path) as db:
+        _populate(db, 10)
+        db.build_cjk_side_index()
+        _populate_more = [db.append_message("s", "user", f"追加 {i}") for i in range(25)]
+        monkeypatch.setattr(search, "MAX_INLINE_LAG", 20)  # 25 behind is "far" here
+        assert db.cjk_index_progress("密") == (10, max(_populate_more))
