@@ -6,7 +6,8 @@
 A v22 file has no cjk index and must not get one (its triggers would break 0.19.0's writers), so
 1–2 character CJK queries are answered from a side file under the cache folder; until it has
 caught up they use LIKE. This measures what a user of such a store sees, on a copy of `--legacy`
-(the original is never written) with a fresh cache folder:
+(the original is never written; `--in-place`: no copy, the owner's appends stay in it) with a
+fresh cache folder:
 
 1. first build: the first 1–2 character CJK search starts it in a background thread (as in the
    browser); meanwhile one bench CJK query every `--every-s` seconds, with its latency and route;
@@ -16,6 +17,15 @@ caught up they use LIKE. This measures what a user of such a store sees, on a co
    messages of the corpus (~15% CJK); then the first CJK search (route, latency) and, polled
    every 10 ms meanwhile, the time until the side file has caught up again (that search starts
    the catch-up in the background when the side file is more than `MAX_INLINE_LAG` ids behind).
+   `--owner-no-optimize`: the same `append_message` calls without 0.19.0's full FTS optimize
+   every 1,000 writes (at 10M each rewrites the whole index, minutes; the side file only reads
+   `messages`, so the catch-up measured is the same).
+4. reopened (`--reopen-append`, default 1,000; 0 skips it): the owner appends while no browser is
+   open; then a new `SessionDB` runs the first CJK search (its first sync first checks every id
+   the side file holds against the store) and the catch-up is polled as in 3; that check
+   (`_reconcile`) is also timed on its own, and a control: the first CJK search of another new
+   `SessionDB` once nothing is behind. Each new `SessionDB` runs `prepare_search()` first, as
+   the browser does after first paint.
 """
 
 from __future__ import annotations
@@ -52,10 +62,12 @@ import json, sys, time
 sys.path.insert(0, sys.argv[3])
 import corpus
 from hermes_state import SessionDB
+if sys.argv[4] == "1":  # no 1,000-write full optimize (at 10M each one rewrites ~20 GB of index)
+    SessionDB._OPTIMIZE_EVERY_N_WRITES = 10**12
 db = SessionDB(db_path=__import__("pathlib").Path(sys.argv[1]))
 n = int(sys.argv[2]); done = 0; t0 = time.perf_counter(); worst = 0.0
-for s in corpus.iter_sessions(max(n, 2000), seed=4242):
-    sid = "owner-" + s["id"]
+for s in corpus.iter_sessions(max(n, 2000), seed=int(sys.argv[5])):
+    sid = "owner%s-" % sys.argv[5] + s["id"]
     db.create_session(sid, s["source"], model=s["model"])
     for m in s["messages"]:
         if done >= n:
@@ -115,17 +127,35 @@ def main() -> int:
     ap.add_argument("--every-s", type=float, default=2.0)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--timeout-s", type=float, default=3600)
+    ap.add_argument(
+        "--reopen-append",
+        type=int,
+        default=1000,
+        help="step 4: messages the owner appends while no browser is open (0: skip the step)",
+    )
+    ap.add_argument(
+        "--owner-no-optimize",
+        action="store_true",
+        help="the owner's appends without 0.19.0's full FTS optimize every 1,000 writes (a 10M "
+        "store: each one rewrites ~20 GB); the rows and their triggers are the same",
+    )
+    ap.add_argument(
+        "--in-place",
+        action="store_true",
+        help="no copy (disk): the owner's appends stay in --legacy (sessions 'owner4242-…', 'owner4343-…')",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
 
     work = args.workdir or args.legacy.parent
-    copy = work / f"side-{args.legacy.name}"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    copy = args.legacy if args.in_place else work / f"side-{args.legacy.name}"
     t = time.perf_counter()
-    shutil.copyfile(args.legacy, copy)
-    if Path(f"{args.legacy}-wal").exists():
-        shutil.copyfile(f"{args.legacy}-wal", f"{copy}-wal")
+    if not args.in_place:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
+        shutil.copyfile(args.legacy, copy)
+        if Path(f"{args.legacy}-wal").exists():
+            shutil.copyfile(f"{args.legacy}-wal", f"{copy}-wal")
     copy_s = time.perf_counter() - t
     cache = Path(tempfile.mkdtemp(prefix="side-cache-", dir=work))
     os.environ["XDG_CACHE_HOME"] = str(cache)  # a fresh side index, never the user's
@@ -133,7 +163,7 @@ def main() -> int:
     from hermes_tui.state import SessionDB  # noqa: PLC0415 - after XDG_CACHE_HOME is set
     from hermes_tui.state.side_index import SideIndex  # noqa: PLC0415
 
-    out: dict[str, Any] = {"legacy": str(args.legacy), "copy_s": copy_s}
+    out: dict[str, Any] = {"legacy": str(args.legacy), "copy_s": copy_s, "in_place": args.in_place}
     db = SessionDB(copy, migrate=False)  # as the browser opens a store
     caps = db.capabilities()
     out["fts_layout"], out["schema_version"] = caps["fts_layout"], caps["schema_version"]
@@ -186,25 +216,8 @@ def main() -> int:
     out["side_route"] = routes
 
     # 3. the owner appends; catch-up
-    sys.path.insert(0, str(ROOT / "tests"))
-    from peer.oracle import peer_python  # noqa: PLC0415 - tests/ is not an installed package
-
-    env = dict(os.environ, HERMES_HOME=tempfile.mkdtemp(prefix="hermes-home-", dir=work))
-    t = time.perf_counter()
-    proc = subprocess.run(
-        [str(peer_python()), "-c", OWNER_SCRIPT, str(copy), str(args.append), str(HERE)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    owner = (
-        json.loads(proc.stdout.strip().splitlines()[-1])
-        if proc.returncode == 0
-        else {"error": proc.stderr[-2000:]}
-    )
-    owner["wall_with_start_s"] = time.perf_counter() - t
-    out["owner_append"] = owner
+    home = tempfile.mkdtemp(prefix="hermes-home-", dir=work)
+    out["owner_append"] = owner_append(copy, args.append, 4242, args.owner_no_optimize, home)
     top1 = _max_id(copy)
     # The user's first CJK search after the appends runs in a thread (as in the browser's worker)
     # while this thread polls the side file every 10 ms: the catch-up time is then measured on
@@ -248,10 +261,18 @@ def main() -> int:
     out["catch_up"] = {"new_ids": top1 - top0, "catch_up_s": catch_s, "searches": after}
     print(f"catch-up of {top1 - top0} ids: {catch_s} s", file=sys.stderr)
     db.close()
+
+    # 4. reopened: the browser was closed while the owner appended `--reopen-append` messages;
+    # a new process's first sync first checks every id the side file holds against the store
+    # (`_reconcile`: rows another program deleted), then indexes the new ones.
+    if args.reopen_append:
+        out["reopen"] = reopen(copy, args, home, SessionDB, SideIndex)
+        print(f"reopen: {json.dumps(out['reopen'], ensure_ascii=False)}", file=sys.stderr)
     shutil.rmtree(cache, ignore_errors=True)
-    shutil.rmtree(env["HERMES_HOME"], ignore_errors=True)
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(home, ignore_errors=True)
+    if not args.in_place:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{copy}{suffix}").unlink(missing_ok=True)
     print(
         json.dumps({k: v for k, v in out.items() if k != "side_route"}, indent=1, ensure_ascii=False)[:4000]
     )
@@ -259,6 +280,95 @@ def main() -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1, ensure_ascii=False))
     return 0
+
+
+def owner_append(copy: Path, n: int, seed: int, no_optimize: bool, home: str) -> dict[str, Any]:
+    """`n` messages appended by hermes-agent 0.19.0 itself (`append_message`), in its interpreter;
+    `seed` picks the corpus (and the session ids)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from peer.oracle import peer_python  # noqa: PLC0415 - tests/ is not an installed package
+
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [
+            str(peer_python()),
+            "-c",
+            OWNER_SCRIPT,
+            str(copy),
+            str(n),
+            str(HERE),
+            "1" if no_optimize else "0",
+            str(seed),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, HERMES_HOME=home),
+        check=False,
+    )
+    owner: dict[str, Any] = (
+        json.loads(proc.stdout.strip().splitlines()[-1])
+        if proc.returncode == 0
+        else {"error": proc.stderr[-2000:]}
+    )
+    owner["wall_with_start_s"] = time.perf_counter() - t
+    owner["no_optimize"] = no_optimize
+    return owner
+
+
+def reopen(
+    copy: Path, args: argparse.Namespace, home: str, session_db: Any, side_index: Any
+) -> dict[str, Any]:
+    """Step 4: the owner appends while no browser is open; then a new `SessionDB` (as a new
+    browser process) runs its first CJK search, and the side file's reconcile is timed alone."""
+    owner = owner_append(copy, args.reopen_append, 4343, args.owner_no_optimize, home)
+    top = _max_id(copy)
+    t = time.perf_counter()
+    db = session_db(copy, migrate=False)
+    open_ms = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    db.prepare_search()  # as the browser does after first paint: not part of the first search
+    prepare_ms = (time.perf_counter() - t) * 1000
+    side = side_index(copy)
+    hw0 = side.high_water()
+    first: list[tuple[float, str, int]] = []
+    t1 = time.perf_counter()
+    searcher = threading.Thread(target=lambda: first.append(timed_search(db, "错")))
+    searcher.start()
+    catch_s = None
+    while time.perf_counter() - t1 < args.timeout_s:
+        if side.high_water() >= top:
+            catch_s = time.perf_counter() - t1
+            break
+        time.sleep(0.01)
+    searcher.join()
+    ms, route, n = first[0]
+    second = timed_search(db, "部署")
+    # What that first sync's reconcile costs on its own (a fresh instance has not reconciled).
+    fresh = side_index(copy)
+    conn = fresh._open()
+    held = conn.execute("SELECT count(*) FROM side_fts_docsize").fetchall()[0][0]
+    t2 = time.perf_counter()
+    fresh._reconcile(conn, db._conn())
+    reconcile_s = time.perf_counter() - t2
+    conn.close()
+    db.close()
+    # Control: the first CJK search of another new process once nothing is behind.
+    db = session_db(copy, migrate=False)
+    db.prepare_search()
+    control = timed_search(db, "错")
+    db.close()
+    return {
+        "owner_append": owner,
+        "new_ids": top - hw0,
+        "open_ms": open_ms,
+        "prepare_search_ms": prepare_ms,
+        "first_search": {"query": "cjk_1char_zh", "ms": round(ms, 2), "route": route, "n": n},
+        "second_search": {"query": "cjk_2char_zh", "ms": round(second[0], 2), "route": second[1]},
+        "catch_up_s": catch_s,
+        "held_ids": held,
+        "reconcile_s": reconcile_s,
+        "control_first_search": {"ms": round(control[0], 2), "route": control[1]},
+    }
 
 
 def _max_id(path: Path) -> int:
