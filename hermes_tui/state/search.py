@@ -1274,7 +1274,9 @@ class SearchMixin(_Core):
         if hw >= top:
             return True
         if hw >= 0 and top - hw <= MAX_INLINE_LAG:
-            side.sync(self._conn())
+            side.sync(self._conn(), reconcile=False)
+            if not side.reconciled:  # forget rows deleted elsewhere, off this search's path
+                side.build_in_background(lambda: _source_connection(self))
             return True
         side.build_in_background(lambda: _source_connection(self))
         return False
