@@ -29,6 +29,7 @@ class LiveListApp(App[None]):
         super().__init__()
         self.ids = [f"s{i:06d}" for i in range(N)]
         self.extra: dict[str, int] = {}  # messages appended "by a writer", per session
+        self.highlighted: list[str | None] = []  # SessionList.Highlighted, as posted
         self.clock = NOW
 
     def row(self, sid: str) -> dict[str, Any]:
@@ -58,6 +59,9 @@ class LiveListApp(App[None]):
 
     def on_mount(self) -> None:
         self.query_one(SessionList).set_order(list(self.ids))
+
+    def on_session_list_highlighted(self, message: SessionList.Highlighted) -> None:
+        self.highlighted.append(message.session_id)
 
 
 def drawn(sl: SessionList, index: int) -> str:
@@ -344,12 +348,16 @@ async def test_a_burst_of_live_reorders_fetches_the_rows_on_screen_once() -> Non
         rows = sl.row_source
         assert rows is not None
         sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        app.highlighted.clear()
         for n in range(1, 11):
             app.extra["s000004"] = n
             sl.update_order(list(app.ids))
         await settle(pilot)
         assert 1 <= len(fetched) <= 2  # the visible page(s), once
         assert "   13 " in drawn(sl, 4)
+        # A refresh of rows on screen does not announce the cursor's row again: that reopened
+        # its session, which a delete may just have removed ("session not found").
+        assert app.highlighted == []
 
 
 async def test_rows_fetched_before_a_live_reorder_show_if_their_page_still_holds_them() -> None:

@@ -212,12 +212,14 @@ class SessionList(ScrollView, can_focus=True):
             page: int,
             rows: list[dict[str, Any]],
             statuses: dict[str, dict[str, Any]] | None = None,
+            announce: bool = True,
         ) -> None:
             super().__init__()
             self.generation = generation
             self.page = page
             self.rows = rows
             self.statuses = statuses or {}
+            self.announce = announce
 
     class PageFailed(Message):
         """A page fetch failed; the screen turns it into a notification."""
@@ -357,6 +359,7 @@ class SessionList(ScrollView, can_focus=True):
             return
         self.provisional = provisional
         self._deferred = []
+        self._row_refresh.cancel()  # a new order: its pages are fetched as they are drawn
         self._generation += 1
         self._rows_generation = self._generation
         self._ids = ids
@@ -559,6 +562,7 @@ class SessionList(ScrollView, can_focus=True):
 
     def invalidate(self) -> None:
         """Drop cached rows (after a write elsewhere) and fetch the visible page again."""
+        self._row_refresh.cancel()
         self._generation += 1
         self._rows_generation = self._generation
         self._pages.clear()
@@ -573,20 +577,24 @@ class SessionList(ScrollView, can_focus=True):
     def _refresh_visible_pages(self) -> None:
         top = int(self.scroll_offset.y)
         for page in range(top // PAGE_SIZE, (top + self._body_height) // PAGE_SIZE + 1):
-            self._fetch_page(page)
+            self._fetch_page(page, announce=False)
 
-    def _fetch_page(self, page: int) -> None:
-        """Fetch ``page`` in a worker (again, if cached: its rows replace the cached ones)."""
+    def _fetch_page(self, page: int, announce: bool = True) -> None:
+        """Fetch ``page`` in a worker (again, if cached: its rows replace the cached ones).
+        ``announce`` False (a refresh of rows already shown): the cursor's row is not announced
+        again (`Highlighted` would reopen its session, which a delete may have removed)."""
         if page in self._pending or self.row_source is None:
             return
         start = page * PAGE_SIZE
         if start >= len(self._ids) or page < 0:
             return
         self._pending.add(page)
-        self.load_page_worker(self._generation, page, self._ids, start)
+        self.load_page_worker(self._generation, page, self._ids, start, announce)
 
     @work(thread=True, exit_on_error=False, group="list-pages", description="fetch a page of session rows")
-    def load_page_worker(self, generation: int, page: int, order: Sequence[Any], start: int) -> None:
+    def load_page_worker(
+        self, generation: int, page: int, order: Sequence[Any], start: int, announce: bool = True
+    ) -> None:
         """Fetch one page of rows off the event loop (slicing a merged order merges it here)."""
         assert self.row_source is not None
         try:
@@ -598,7 +606,7 @@ class SessionList(ScrollView, can_focus=True):
             self.post_message(self.PageLoaded(generation, page, []))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(self.PageLoaded(generation, page, rows, statuses))
+            self.post_message(self.PageLoaded(generation, page, rows, statuses, announce))
 
     def on_session_list_page_loaded(self, message: PageLoaded) -> None:
         message.stop()
@@ -618,7 +626,7 @@ class SessionList(ScrollView, can_focus=True):
         self._pages.move_to_end(message.page)
         while len(self._pages) > MAX_PAGES:
             self._pages.popitem(last=False)
-        if message.page == self.cursor // PAGE_SIZE:
+        if message.announce and message.page == self.cursor // PAGE_SIZE:
             self.post_message(self.Highlighted(self.selected_id, self.cursor, self.selected_profile))
         self._refresh_changed(before)
 
