@@ -373,27 +373,16 @@ class BrowserStores:
                 if keep is not None:
                     seeded.keep_index = seeded.keys.index_or_none(keep)  # type: ignore[union-attr]
                 return seeded
-            return self._order(flt, order, profiles, keep, first, active_since)
+            merged = self.fed.session_order(flt, order=order, profiles=profiles)
+            keys = MergedKeys(merged)
+            if active_since is not None:
+                return self._active_only(keys, merged, keep, active_since)
+            keys.upto(first)
+            keep_index = keys.index_or_none(keep) if keep is not None else None
+            return OrderResult(keys, keep_index, merged.counts, dict(merged.errors), len(merged))
         finally:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
-
-    def _order(
-        self,
-        flt: SessionFilter,
-        order: str,
-        profiles: Sequence[str] | None,
-        keep: Key | None,
-        first: int,
-        active_since: tuple[float, float] | None,
-    ) -> OrderResult:
-        merged = self.fed.session_order(flt, order=order, profiles=profiles)
-        keys = MergedKeys(merged)
-        if active_since is not None:
-            return self._active_only(keys, merged, keep, active_since)
-        keys.upto(first)
-        keep_index = keys.index_or_none(keep) if keep is not None else None
-        return OrderResult(keys, keep_index, merged.counts, dict(merged.errors), len(merged))
 
     def seed_order(
         self, flt: SessionFilter, order: str, result: OrderResult, first_rows: list[dict[str, Any]]
