@@ -48,6 +48,8 @@ records writer p50/p99/max, appends over 1 s and errors, and the `-wal` size (ma
 per follower report, several reads in flight, the transcript title re-laid out on each).
 `O1`/`O8` are `B1`/`B8` with the app of `--base-tree` (another checkout, e.g. the previous commit
 from `git archive`): before/after in one run.
+`N1`/`N8` are `B1`/`B8` with the browser process at `--nice` (default 10): does a browser that
+yields the CPU to the agents keep them as fast as alone?
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
 re-read on every change, polls at 4 Hz after changes, every visible status re-reported; the
 transcript's follow fix stays). `C1`/`C8` are controls: the writers with a process burning
@@ -438,7 +440,13 @@ class AppFollower:
     """The browser in its own process; `label()` names the window its samples fall in."""
 
     def __init__(
-        self, db: Path, open_id: str, key_every_s: float, whatif: str | None = None, tree: Path = ROOT
+        self,
+        db: Path,
+        open_id: str,
+        key_every_s: float,
+        whatif: str | None = None,
+        tree: Path = ROOT,
+        nice: int = 0,
     ) -> None:
         env = dict(os.environ)
         if whatif is not None:
@@ -450,6 +458,7 @@ class AppFollower:
             stdout=subprocess.PIPE,
             text=True,
             env=env,
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -650,7 +659,7 @@ def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEO", int(name[1:])
+    follow, writers = name[0] in "BDEON", int(name[1:])
     burner = None
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burner = subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)])
@@ -664,7 +673,14 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
         tree = args.base_tree if name[0] == "O" else ROOT
         if tree is None:
             raise SystemExit("an O phase needs --base-tree")
-        app = AppFollower(db, SESSION if writers == 1 else "-", args.key_every_s, whatif, tree)
+        app = AppFollower(
+            db,
+            SESSION if writers == 1 else "-",
+            args.key_every_s,
+            whatif,
+            tree,
+            nice=args.nice if name[0] == "N" else 0,
+        )
         app.send("lag on")
         if writers > 1:
             app.send("label before")
@@ -799,6 +815,7 @@ def main() -> int:
     ap.add_argument("--keys-s", type=float, default=15.0)
     ap.add_argument("--key-every-s", type=float, default=0.5)
     ap.add_argument("--order", default="A1,B1,A8,B8")
+    ap.add_argument("--nice", type=int, default=10, help="N phases: the browser's nice value")
     ap.add_argument("--burn", type=float, default=0.7, help="C phases: fraction of a core burnt")
     ap.add_argument("--workdir", type=Path, default=Path("/work/bench-data"))
     ap.add_argument(

@@ -44,3 +44,30 @@ async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
             await until(pilot, lambda: transcript.at_bottom, what="the view at the end")
     finally:
         writer.close()
+
+
+async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> None:
+    """Content shorter than the view shows its end: the next message follows, no "N new ↓".
+
+    Textual's compositor puts an anchored view that is shorter than the screen at a negative
+    offset (CI saw -11 with a maximum of 0, after following had left it at -23); the old check
+    ``scroll_y >= max_scroll_y - 1`` then said "not at the bottom" and a new session's next
+    messages were counted as new below instead of followed."""
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "short", "cli")
+        app = live_app(demo_db)
+        async with app.run_test(size=(160, 50)) as pilot:
+            main = await open_live(pilot, "short")
+            transcript = main.query_one("#transcript", TranscriptView)
+            writer.call("append_message", "short", "user", content="first")
+            await until(pilot, lambda: transcript.message_count == 1, what="the first message")
+            await pilot.pause(0.3)
+            assert transcript.max_scroll_y == 0
+            transcript.set_reactive(TranscriptView.scroll_y, -11)  # as the compositor leaves it
+            transcript._tail_at = None  # a layout since following moved the offset
+            writer.call("append_message", "short", "user", content="second")
+            await until(pilot, lambda: transcript.message_count == 2, what="the second message")
+            assert transcript.new_below == 0
+    finally:
+        writer.close()

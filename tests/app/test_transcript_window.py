@@ -17,6 +17,8 @@ from textual.widgets import Button
 
 from hermes_tui.app.styles import stylesheet_paths
 from hermes_tui.app.widgets.transcript import (
+    FOLLOW_DROP_STEP,
+    FOLLOW_WINDOW,
     JUMP_WINDOW,
     MAX_WINDOW,
     MessageBlock,
@@ -203,7 +205,26 @@ async def test_live_append_at_the_bottom_follows_and_drops_the_front() -> None:
             await pilot.pause()
             assert followed
         assert transcript.end == 500 == len(transcript.items)
-        assert transcript.end - transcript.start == MAX_WINDOW
+        assert FOLLOW_WINDOW <= transcript.end - transcript.start < FOLLOW_WINDOW + FOLLOW_DROP_STEP
+        assert transcript.at_bottom and transcript.new_below == 0
+        assert_consistent(transcript)
+
+
+async def test_following_one_message_at_a_time_drops_the_front_in_steps() -> None:
+    """Each removal costs Textual a second layout of the screen: a writer's messages arriving
+    one by one drop the window's front once per `FOLLOW_DROP_STEP`, not once per message."""
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 300)
+        await pilot.press("end")
+        await pilot.pause()
+        starts = {transcript.start}
+        for i in range(100):
+            assert await transcript.append_items([message_view(r) for r in rows(1, 301 + i)])
+            await pilot.pause()
+            starts.add(transcript.start)
+            assert transcript.end - transcript.start < FOLLOW_WINDOW + FOLLOW_DROP_STEP
+        assert len(starts) <= 100 // FOLLOW_DROP_STEP + 1  # one drop per append: 21
         assert transcript.at_bottom and transcript.new_below == 0
         assert_consistent(transcript)
 
@@ -228,3 +249,27 @@ async def test_live_append_scrolled_up_mounts_only_what_fits() -> None:
         await pilot.pause()
         assert transcript.end == 260 and transcript.new_below == 0
         assert_consistent(transcript)
+
+
+async def test_a_followed_append_lays_the_screen_out_once() -> None:
+    """Textual's default asks for a second layout of the whole screen after one that placed new
+    widgets (their and the view's grown virtual size): ~20 ms each while following a writer."""
+    app = WindowApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = await open_view(pilot, 300)
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        screen = app.screen
+        layouts = 0
+        original = screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            nonlocal layouts
+            layouts += 1
+            original(*args, **kwargs)  # type: ignore[arg-type]
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        for i in range(10):  # 50 items at the end: no drop of the front
+            assert await transcript.append_items([message_view(r) for r in rows(1, 301 + i)])
+            await pilot.pause(0.1)
+        assert layouts <= 12  # 20 before

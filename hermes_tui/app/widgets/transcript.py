@@ -70,6 +70,14 @@ MAX_WINDOW = 120
 #: come before the hit.
 JUMP_WINDOW = 40
 JUMP_BEFORE = 10
+#: While following a writer the window keeps the last FOLLOW_WINDOW items (scrolling up mounts
+#: earlier ones as usual): each live append lays the whole screen out, and arranging 120 items
+#: was a third of that. It may hold FOLLOW_DROP_STEP more before its front is dropped: Textual
+#: lays the screen out again after each removal (the removal's completion runs twice, once
+#: after the layout that already placed it), so dropping one message per append made every
+#: live append two layouts.
+FOLLOW_WINDOW = 40
+FOLLOW_DROP_STEP = 20
 #: Tool calls of one message prepared and mounted at first, and revealed per press of the
 #: "more tool calls" row. One message with 5,000 calls took 12.6 s to appear and 300+ MB when
 #: every call became a widget.
@@ -469,6 +477,11 @@ class MessagePart(Static):
     again to place them, and that nesting was most of the layout cost of a window.
     """
 
+    #: A part scrolls nothing, and the layout that sizes it is the one that sets this: Textual's
+    #: default (a change asks for a layout) laid the whole screen out a second time after each
+    #: live append, for the parts it had just placed.
+    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False)
+
     def __init__(
         self,
         renderable: RenderableType | None,
@@ -739,6 +752,8 @@ def message_parts(
 class DividerBlock(Static):
     """The line between two segments of a compression chain."""
 
+    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False)  # as `MessagePart`'s
+
     def __init__(self, divider: Divider) -> None:
         kind = one_line(divider.edge_kind, 20) or "root"
         label = one_line(divider.title) or one_line(divider.session_id)
@@ -774,6 +789,12 @@ class TranscriptView(VerticalScroll, can_focus=True):
     and a find hit mount a fresh window where they land, so a 50,000-message session costs
     what a 200-message one does however it is read.
     """
+
+    #: Its size comes from the pane, not from what it holds: a taller content changes the scroll
+    #: range (set in the same layout) and nothing around it, but Textual's default asked for a
+    #: second layout of the whole screen after each live append (a scrollbar that appears still
+    #: asks for its own).
+    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up,k", "scroll_up", "Up", show=False),
@@ -884,8 +905,14 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     @property
     def at_bottom(self) -> bool:
-        """The reader sees the end: every item is mounted and the view is scrolled to the end."""
-        return self.end >= len(self.items) and self.scroll_y >= self.max_scroll_y - 1
+        """The reader sees the end: every item is mounted and the view is scrolled to the end.
+
+        A view whose content fits shows its end whatever the offset: Textual's compositor puts an
+        anchored view shorter than the screen at a negative offset (seen at -11 with max 0), which
+        once made a live append stop following a new session's first messages."""
+        if self.end < len(self.items):
+            return False
+        return self.max_scroll_y <= 0 or self.scroll_y >= self.max_scroll_y - 1
 
     def _set_new_below(self, count: int) -> None:
         if count != self.new_below:
@@ -923,8 +950,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
                 room = len(fresh) if follow else max(0, MAX_WINDOW - (self.end - self.start))
                 with self.app.batch_update():
                     await self._mount_items(self.end, self.end + min(room, len(fresh)))
-                    excess = self.end - self.start - MAX_WINDOW
-                    if excess > 0:
+                    excess = self.end - self.start - (FOLLOW_WINDOW if follow else MAX_WINDOW)
+                    if excess >= (FOLLOW_DROP_STEP if follow else 1):
                         await self._drop_front(excess, keep_place=not follow)
         await self._set_button("after", len(self.items) - self.end)
         if follow:
