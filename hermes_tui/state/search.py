@@ -143,6 +143,8 @@ FTS5 = Route("fts5", "messages_fts")
 FTS_CJK = Route("fts_cjk", "messages_fts_cjk", windowed_rank=True)
 TRIGRAM = Route("trigram", "messages_fts_trigram", windowed_rank=True)
 CJK_SIDE = Route("cjk_side")
+#: The side index while it is built: it answers for the ids it holds, LIKE for the newer rest.
+CJK_SIDE_PARTIAL = Route("cjk_side_partial")
 LIKE_SCAN = Route("like_scan")
 INTERRUPTED = Route("interrupted")
 EMPTY = Route("empty")
@@ -693,17 +695,57 @@ class SearchMixin(_Core):
         two, so it is newest first too until the conversion ends. LIKE is a substring match: the
         unconverted part may find more than the index would, never less.
         """
+
+        def indexed(order: SortOrder, want: int) -> list[dict[str, Any]]:
+            try:
+                return (
+                    self._fts_route(route, match, filters, order, want, 0)
+                    if self._any_match(route.index, match)
+                    else []
+                )
+            except apsw.SQLError:
+                return []
+
+        return self._merged_with_gap(indexed, raw, gap, filters, sort, limit, offset)
+
+    def _side_with_gap(
+        self,
+        raw: str,
+        reach: tuple[int, int],
+        filters: tuple[list[str], list[Any]],
+        sort: SortOrder,
+        limit: int,
+        offset: int,
+    ) -> list[dict[str, Any]]:
+        """The CJK side index while it is built: its matches among the ids it holds (up to its
+        high water, read once: the builder adds batches meanwhile) merged with LIKE matches among
+        the newer ids. The scan shrinks as the build goes on (the whole store when it starts)."""
+        where, params = filters
+        held = ([*where, f"m.id <= {int(reach[0])}"], params)
+        return self._merged_with_gap(
+            lambda order, want: self._side_route(raw, held, order, want, 0),
+            raw,
+            reach,
+            filters,
+            sort,
+            limit,
+            offset,
+        )
+
+    def _merged_with_gap(
+        self,
+        indexed: Callable[[SortOrder, int], list[dict[str, Any]]],
+        raw: str,
+        gap: tuple[int, int],
+        filters: tuple[list[str], list[Any]],
+        sort: SortOrder,
+        limit: int,
+        offset: int,
+    ) -> list[dict[str, Any]]:
+        """`indexed(order, n)`'s first n rows merged with the LIKE matches among ids (lo, hi]."""
         asc = sort is SortOrder.OLDEST
-        order = SortOrder.OLDEST if asc else SortOrder.NEWEST
         want = limit + offset if limit >= 0 else -1
-        try:
-            hits = (
-                self._fts_route(route, match, filters, order, want, 0)
-                if self._any_match(route.index, match)
-                else []
-            )
-        except apsw.SQLError:
-            hits = []
+        hits = indexed(SortOrder.OLDEST if asc else SortOrder.NEWEST, want)
         where, params = filters
         gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], params)
         more = self._like_route(raw, gap_filters, want, 0, asc=asc)
@@ -718,6 +760,21 @@ class SearchMixin(_Core):
             return []
         like, params, terms = cond
         where, fparams = filters
+        if not asc and limit >= 0:
+            # Newest first: walk back from the newest message and stop at the k newest matches
+            # (a common CJK character: a few thousand rows), instead of reading every message to
+            # sort the matches (13-23 s at 10M whatever the query).
+            ids = self._newest_walk(
+                "FROM messages m JOIN sessions s ON s.id = m.session_id",
+                like,
+                params,
+                "m.id",
+                filters,
+                limit + offset,
+            )
+            if not ids:
+                return []
+            where, fparams = [*where, _rowids_in("m", ids)], [*fparams, json.dumps(ids)]
         sql = (
             "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, "
             "m.tool_calls AS _tc, "
@@ -812,10 +869,15 @@ class SearchMixin(_Core):
                         break
                     except apsw.SQLError:
                         out.route = ""
-                if not out.route and self._side_eligible(raw, tool_role) and self._side_ready():
+                reach = self._side_reach() if not out.route and self._side_eligible(raw, tool_role) else None
+                if reach is not None:
                     try:
-                        out.results = self._side_route(raw, filters, order, limit, offset)
-                        out.route = CJK_SIDE.name
+                        if reach[0] >= reach[1]:
+                            out.results = self._side_route(raw, filters, order, limit, offset)
+                            out.route = CJK_SIDE.name
+                        else:
+                            out.results = self._side_with_gap(raw, reach, filters, order, limit, offset)
+                            out.route = CJK_SIDE_PARTIAL.name
                     except apsw.SQLError:
                         out.route = ""
                 if not out.route:
@@ -956,12 +1018,23 @@ class SearchMixin(_Core):
                         if gap and route is TRIGRAM
                         else counted
                     )
-                if self._side_eligible(raw, tool_role) and self._side_ready():
+                reach = self._side_reach() if self._side_eligible(raw, tool_role) else None
+                if reach is not None:
                     try:
                         self._attach_side()
-                        return self._count_fts(
-                            "cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f"
+                        if reach[0] >= reach[1]:
+                            return self._count_fts(
+                                "cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f"
+                            )
+                        where, fparams = filters
+                        held = self._count_fts(
+                            "cjk_side.side_fts",
+                            quote_tokens(raw),
+                            ([*where, f"m.id <= {int(reach[0])}"], fparams),
+                            cap,
+                            alias="f",
                         )
+                        return self._count_gap(raw, reach, filters, cap, held)
                     except apsw.SQLError:
                         pass
                 like = self._like_where(raw)
@@ -1155,8 +1228,28 @@ class SearchMixin(_Core):
         return bool(self._scalar("SELECT 1 FROM sqlite_master WHERE type='index' AND name=?", (name,)))
 
     def _newest_ids(self, table: str, match: str, filters: tuple[list[str], list[Any]], k: int) -> list[int]:
-        """Ids of the k newest matches without scoring every match: scan by rowid descending and
-        stop once no smaller id can be newer than the k-th timestamp found (exact)."""
+        """Ids of the k newest matches of an FTS index, without scoring every match."""
+        return self._newest_walk(
+            f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id",
+            f"{table} MATCH ?",
+            [match],
+            f"{table}.rowid",
+            filters,
+            k,
+        )
+
+    def _newest_walk(
+        self,
+        source: str,
+        cond: str,
+        cond_params: list[Any],
+        id_col: str,
+        filters: tuple[list[str], list[Any]],
+        k: int,
+    ) -> list[int]:
+        """Ids of the k newest rows of `source` meeting `cond`: walk by id descending and stop
+        once no smaller id can be newer than the k-th timestamp found (exact; the bounds are
+        the message index's block maxima)."""
         import heapq
 
         where, params = filters
@@ -1166,13 +1259,12 @@ class SearchMixin(_Core):
         batch = max(200, 4 * k)
         conn = self._conn()
         while True:
-            cond = "" if cursor is None else f" AND {table}.rowid < {int(cursor)}"
+            below = "" if cursor is None else f" AND {id_col} < {int(cursor)}"
             rows: list[tuple[Any, ...]] = conn.execute(
-                f"SELECT m.id, m.timestamp FROM {table} JOIN messages m ON m.id = {table}.rowid "
-                f"JOIN sessions s ON s.id = m.session_id WHERE {table} MATCH ?{cond}"
+                f"SELECT m.id, m.timestamp {source} WHERE {cond}{below}"
                 + "".join(" AND " + w for w in where)
-                + f" ORDER BY {table}.rowid DESC LIMIT {batch}",
-                [match, *params],
+                + f" ORDER BY {id_col} DESC LIMIT {batch}",
+                [*cond_params, *params],
             ).fetchall()
             for mid, ts in rows:
                 item = (_as_bound(ts), int(mid))
@@ -1263,23 +1355,26 @@ class SearchMixin(_Core):
             side = self._side_index = SideIndex(self.db_path)
         return side
 
-    def _side_ready(self) -> bool:
-        """The side index can answer now, catching up inline when only a little behind (10k new
-        messages take ~0.16 s to index; the LIKE route it would otherwise take costs ~1 s at 1M)."""
+    def _side_reach(self) -> tuple[int, int] | None:
+        """`(held, newest)`: the side index answers for message ids up to `held`, the store's
+        newest is `newest`; `held >= newest` when it answers for every message. It catches up
+        inline when only a little behind (10k new messages take ~0.16 s to index; the LIKE
+        route it would otherwise take costs ~1 s at 1M), and builds on a background thread
+        otherwise. None when it cannot help yet (no side index, or none of it built)."""
         if self._cjk_impl is None:
-            return False
+            return None
         side = self._side()
         top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
         hw = side.high_water()
         if hw >= top:
-            return True
+            return top, top
         if hw >= 0 and top - hw <= MAX_INLINE_LAG:
             side.sync(self._conn(), reconcile=False)
             if not side.reconciled:  # forget rows deleted elsewhere, off this search's path
                 side.build_in_background(lambda: _source_connection(self))
-            return True
+            return top, top
         side.build_in_background(lambda: _source_connection(self))
-        return False
+        return (hw, top) if hw > 0 else None
 
     def cjk_index_progress(self, query: str | None = None) -> tuple[int, int] | None:
         """(+) `(indexed, newest)` message ids while the CJK side index is being built or is far

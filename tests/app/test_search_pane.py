@@ -236,3 +236,34 @@ async def test_a_substring_scan_while_the_cjk_index_builds_says_how_far_it_is(
         search.post_message(SearchPane.Building(search.current_request(), (25, 100)))
         await pilot.pause()
         assert "CJK index 25% built" in status_of(main) and "reads every message" in status_of(main)
+
+
+async def test_a_partly_built_cjk_index_answers_with_a_scan_of_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once part of the side index is built, a CJK search reads only the messages it does not
+    hold yet: the status names both and says how far the index is."""
+    import hermes_tui.state.search as store_search
+    import hermes_tui.state.side_index as side_index
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(side_index, "BATCH", 10)
+    monkeypatch.setattr(store_search, "MAX_INLINE_LAG", 0)
+    monkeypatch.setattr(side_index.SideIndex, "build_in_background", lambda self, open_source: None)
+    path = tmp_path / "state.db"
+    with SessionDB(path) as db:
+        db.create_session("s", "cli")
+        for i in range(40):
+            db.append_message("s", "user", f"密码 message {i}", timestamp=DEMO_BASE + i)
+        assert db._side().sync(db._conn(), limit_rows=10) == 10
+    app = make_app(path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        main = main_of(app)
+        search = main.query_one("#search", SearchPane)
+        await pilot.press("slash", "密")
+        await settle(pilot)
+        assert search.route == "cjk_side_partial" and len(search.hits) == RESULT_LIMIT
+        assert [h["id"] for h in search.hits][:3] == [40, 39, 38]  # newest first, from the scan
+        status = status_of(main)
+        assert route_words("cjk_side_partial") in status and "CJK index 25% built" in status

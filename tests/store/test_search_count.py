@@ -86,7 +86,7 @@ def test_routes_are_covered(db):
 
 def test_like_route_before_the_side_index_is_built(db, monkeypatch):
     _populate(db)
-    monkeypatch.setattr(type(db), "_side_ready", lambda self: False)
+    monkeypatch.setattr(type(db), "_side_reach", lambda self: None)
     ids, route = _all_pages(db, "本")
     assert route == "like_scan" and ids
     assert db.search_count("本") == (len(ids), True)

@@ -24,23 +24,14 @@ LEGEND = (
 )
 
 
-#: What each `SessionDB.search` route means, in the words the search pane should show.
-ROUTE_WORDS: dict[str, str] = {
-    "fts5": "word index",
-    "fts_cjk": "CJK index",
-    "trigram": "substring index",
-    "cjk_side": "CJK side index",
-    "like_scan": "substring scan",
-    "empty": "nothing to search for",
-}
-
 ROUTES_HELP = (
     "Search routes (named under the search box): word index = whole words and prefixes (word*), "
     "the fastest; CJK index = Chinese, Japanese and Korean text by character pairs; substring "
     "index = runs of 3+ characters anywhere, e.g. a word glued to CJK text; CJK side index = "
-    "short CJK queries answered from a separate cache file (your database is not changed); "
-    "substring scan = every message is read (slower on big stores; used while an index is "
-    "missing or still building)."
+    "short CJK queries answered from a separate cache file (your database is not changed; "
+    "while it is first built it answers for the messages it holds, and the newer ones are "
+    "scanned); substring scan = every message is read (slower on big stores; used while an "
+    "index is missing)."
 )
 
 _KEY_NAMES = {

@@ -92,6 +92,7 @@ ROUTE_WORDS = {
     "fts_cjk": "CJK word index",
     "trigram": "trigram index",
     "cjk_side": "CJK side index",
+    "cjk_side_partial": "CJK side index so far + substring scan of the newer messages",
     "like_scan": "substring scan (no index for this query)",
     "empty": "nothing to search",
 }
@@ -466,7 +467,7 @@ class SearchPane(Vertical):
             self._status(
                 Text(
                     f"searching… ({building_words(message.building)}; until then a CJK query "
-                    "reads every message)",
+                    "reads every message it does not hold yet)",
                     style="italic",
                 )
             )
@@ -615,7 +616,7 @@ class SearchPane(Vertical):
             for profile, (n, exact) in per_profile.items():
                 status.append(f" · {one_line(profile, 24)} {n:,}{'' if exact else '+'}")
         status.append(f" · {route_words(self.route)}", style="bold")
-        if self.building is not None and self.route == "like_scan":
+        if self.building is not None and self.route in ("like_scan", "cjk_side_partial"):
             status.append(f" · {building_words(self.building)}")
         self._status(status)
 
