@@ -10,7 +10,9 @@ caught up they use LIKE. This measures what a user of such a store sees, on a co
 fresh cache folder:
 
 1. first build: the first 1–2 character CJK search starts it in a background thread (as in the
-   browser); meanwhile one bench CJK query every `--every-s` seconds, with its latency and route;
+   browser); meanwhile one bench CJK query every `--every-s` seconds, with its latency and route
+   (`like_scan` before any of the index is built, then `cjk_side_partial`: the index so far and
+   LIKE above its high water);
    the build time is until the side file's high water reaches the store's last message id;
 2. the side route once built: p50/p95 of each CJK class, all/one source, rank/newest;
 3. catch-up: the owner (hermes-agent 0.19.0 itself, `append_message`) appends `--append`
@@ -213,6 +215,9 @@ def main() -> int:
         "searches": during,
         "like_p50_ms": pct([d["ms"] for d in during if d["route"] == "like_scan"], 50),
         "like_p95_ms": pct([d["ms"] for d in during if d["route"] == "like_scan"], 95),
+        # The side index so far + LIKE above its high water (from 2026-12-04's second run on).
+        "partial_p50_ms": pct([d["ms"] for d in during if d["route"] == "cjk_side_partial"], 50),
+        "partial_p95_ms": pct([d["ms"] for d in during if d["route"] == "cjk_side_partial"], 95),
         "side_file_mb": side.path.stat().st_size / 1e6 if side.path.exists() else None,
     }
     print(f"first build: {build_s} s", file=sys.stderr)
