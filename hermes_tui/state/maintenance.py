@@ -8,6 +8,7 @@ is never blocked for more than one chunk and a crash resumes where it stopped.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 from pathlib import Path
@@ -262,28 +263,35 @@ class MaintenanceMixin(_Core):
             and not self._backfill(F.CJK_HIGH_WATER, F.CJK_PROGRESS, cjk_tables, pause_factor, max_chunks)
         ):
             return {"ok": False, "reason": "backfill_incomplete"}
-        # The virtual tables sort before their shadows; dropping one drops its shadows.
+        # The virtual tables sort before their shadows; dropping one drops its shadows. The
+        # drop of the last one settles the version in the same transaction, so no reader sees
+        # the conversion finished (`conversion_pending()` false) before its meta says so.
         for trash in self.layout.trash_tables:
             with contextlib.suppress(apsw.SQLError):
-                self._execute_write(statement(f'DROP TABLE IF EXISTS "{trash}"'))
+                self._execute_write(functools.partial(self._drop_trash_and_settle, trash=trash))
+        self._execute_write(functools.partial(self._drop_trash_and_settle, trash=None))
         self.refresh_structure()
         if self.layout.trash_tables:
             return {"ok": False, "reason": "teardown_incomplete"}
-
-        def settle(c: apsw.Connection) -> None:
-            c.execute(
-                "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, '1')", (F.FTS_STORAGE_VERSION_KEY,)
-            )
-            c.execute("DELETE FROM state_meta WHERE key = ?", (F.FTS_OPTIMIZE_AVAILABLE_KEY,))
-            c.execute("UPDATE schema_version SET version = 23 WHERE version < 23")
-
-        self._execute_write(settle)
         vacuumed = None
         if vacuum:
             self.vacuum()
             vacuumed = True
         self.refresh_structure()
         return {"ok": True, "vacuumed": vacuumed}
+
+    @staticmethod
+    def _drop_trash_and_settle(c: apsw.Connection, trash: str | None) -> None:
+        """Drop one old table (if named); once none is left, mark the storage converted."""
+        if trash is not None:
+            c.execute(f'DROP TABLE IF EXISTS "{trash}"')
+        left = "SELECT 1 FROM sqlite_master WHERE name LIKE 'fts^_v22^_trash^_%' ESCAPE '^' LIMIT 1"
+        if c.execute(left).fetchall():
+            return
+        settled = "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, '1')"
+        c.execute(settled, (F.FTS_STORAGE_VERSION_KEY,))
+        c.execute("DELETE FROM state_meta WHERE key = ?", (F.FTS_OPTIMIZE_AVAILABLE_KEY,))
+        c.execute("UPDATE schema_version SET version = 23 WHERE version < 23")
 
     @staticmethod
     def _demote_legacy(c: apsw.Connection) -> None:

@@ -140,3 +140,23 @@ def test_writes_during_the_gap_are_found_and_counted_once(db_path):
         n, exact = db.search_count("common", cap=100_000)
         assert exact and n == N_MESSAGES - N_MESSAGES % 13 + 1
         assert db.search("fresh", sort="newest").results[0]["snippet"]
+
+
+def test_no_reader_sees_the_conversion_finished_before_its_version_is_settled(db_path):
+    """The last old table goes in the same transaction that records the converted storage:
+    a reader polling `conversion_pending()` then reading the meta never sees them disagree."""
+    _legacy_store(db_path)
+    seen: list[tuple[bool, str | None]] = []
+    with SessionDB(db_path=db_path) as db, SessionDB(db_path=db_path, migrate=False) as reader:
+        real = db._execute_write
+
+        def write(fn):
+            out = real(fn)
+            reader.refresh_structure()
+            seen.append((reader.conversion_pending(), reader.get_meta(F.FTS_STORAGE_VERSION_KEY)))
+            return out
+
+        db._execute_write = write
+        assert db.optimize_fts_storage(pause_factor=0)["ok"]
+    finished = [meta for pending, meta in seen if not pending]
+    assert finished and all(meta == "1" for meta in finished), seen
