@@ -47,6 +47,10 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 MIN_SQLITE = (3, 51, 3)
+# A `state_meta` key a trash restore sets to a new token in each of its transactions: restored
+# messages come back under their old ids, so any process's newest-first bounds (`_block_max`)
+# built since they were deleted may be too low for them; a new token means "rebuild".
+MESSAGES_RESTORED_KEY = "hermes_tui_messages_restored"
 CONTENDED_AFTER_S = 0.001  # a BEGIN IMMEDIATE slower than this waited for another writer
 CONTENDED_YIELD_S = (0.001, 0.004)  # the step back before the next write (the busy poll range)
 
@@ -268,6 +272,7 @@ class _Core:
         self._source_shares_cache: tuple[float, dict[str, float] | None] | None = None
         self._blockmax_cache: tuple[int, list[float], list[float]] | None = None
         self._blockmax_lock = threading.Lock()
+        self._blockmax_epoch: str | None = None  # MESSAGES_RESTORED_KEY when the bounds were read
         self._top_id_cache: tuple[float, int] | None = None  # (when, largest message id)
         self._prefix_cache: BoundedCache[tuple[int, str], tuple[Any, list[str]]] = BoundedCache(256)
         self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(

@@ -47,7 +47,7 @@ from typing import Any
 
 import apsw
 
-from .core import _Core, placeholders
+from .core import MESSAGES_RESTORED_KEY, _Core, placeholders
 from .errors import StoreError
 from .paths import earlier_user_data_dirs, fsync_path, user_data_dir
 
@@ -751,9 +751,12 @@ class TrashMixin(_Core):
         if cur:
             batches.append(cur)
         orphan_notes: list[dict[str, Any]] = []
+        token = secrets.token_hex(8)
         for n, batch in enumerate(batches):
             t0 = time.monotonic()
-            restore = partial(self._restore_batch, batch=batch, snap=snap, fks=fks, orphan_notes=orphan_notes)
+            restore = partial(
+                self._restore_batch, batch=batch, snap=snap, fks=fks, orphan_notes=orphan_notes, token=token
+            )
             got = self._execute_write(restore)
             results.update(got)
             self._step("restore-batch")
@@ -768,7 +771,11 @@ class TrashMixin(_Core):
         m["restore_results"] = ordered
         _replace_private(path / "manifest.json", json.dumps(m, indent=1))
         self._step("restore-marked")
-        self._side_reindex([mm["id"] for s in restored for mm in snap.messages.get(s, ())])
+        back = [mm for s in restored for mm in snap.messages.get(s, ())]
+        self._side_reindex([mm["id"] for mm in back])
+        raise_bounds = getattr(self, "_block_max_restored", None)  # SearchMixin's, like `_side`
+        if back and raise_bounds is not None:
+            raise_bounds([(mm["id"], mm.get("timestamp")) for mm in back], token)
         return {
             "entry": entry_id,
             "restored": len(restored),
@@ -813,7 +820,10 @@ class TrashMixin(_Core):
         snap: _Snapshot,
         fks: dict[str, str],
         orphan_notes: list[dict[str, Any]],
+        token: str,
     ) -> dict[str, dict[str, Any]]:
+        """One transaction of a restore. It sets `MESSAGES_RESTORED_KEY` to `token`: every
+        process's newest-first bounds then know that rows came back under old ids."""
         out: dict[str, dict[str, Any]] = {}
         s_cols = self._live_columns(conn, "sessions")
         m_cols = self._live_columns(conn, "messages")
@@ -885,6 +895,14 @@ class TrashMixin(_Core):
                         }
                     )
             out[sid] = {"id": sid, "status": "restored", "messages": len(msgs), "notes": notes}
+        if any(r["status"] == "restored" and r["messages"] for r in out.values()) and self._live_columns(
+            conn, "state_meta"
+        ):
+            conn.execute(
+                "INSERT INTO state_meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+                "excluded.value",
+                (MESSAGES_RESTORED_KEY, token),
+            )
         return out
 
     def _live_columns(self, conn: apsw.Connection, table: str) -> list[str]:
