@@ -242,3 +242,24 @@ async def test_undo_and_trash_are_in_the_palette_and_help(demo_db: Path) -> None
         assert labels["Trash"] == "T"
         assert labels["Undo the last delete or prune"] == "u"
         assert not main.query(Button)  # nothing but the registry was needed
+
+
+async def test_deleting_the_open_session_shows_no_error(demo_db: Path) -> None:
+    """The screen reloads the shown session after any write of its own; after a delete of that
+    very session the reload finds nothing. That used to pop "Could not open session: session …
+    not found" after every delete of the session on screen (seen in a real terminal)."""
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await ready(pilot)
+        sid = main.session_list.selected_id
+        await settle(pilot, rounds=3)
+        assert sid is not None and main.current_session == sid
+        await pilot.press("D")
+        await settle(pilot)
+        await pilot.press("ctrl+d")
+        await settle(pilot, rounds=4)
+        assert isinstance(app.screen, MainScreen)
+        errors = [str(n.message) for n in app._notifications if n.severity == "error"]
+        assert errors == [], errors
+        assert any(m.startswith("Deleted 1 session") for m in notes(app)), notes(app)
+        assert main.current_session != sid

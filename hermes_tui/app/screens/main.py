@@ -1280,7 +1280,7 @@ class MainScreen(Screen[None]):
         self.reload_order(keep=(profile, current) if self.stores is not None and current else current)
         if current is not None:
             self.current_session = None
-            self.load_session(current, profile=profile)
+            self.load_session(current, profile=profile, reload=True)
 
     # ------------------------------------------------------------------ transcript + lineage
     def load_session(
@@ -1290,9 +1290,12 @@ class MainScreen(Screen[None]):
         terms: tuple[str, ...] = (),
         focus: bool = False,
         profile: str | None = None,
+        reload: bool = False,
     ) -> None:
         """Fetch a transcript and its lineage in a worker (the newest request wins). Over several
-        stores ``profile`` names the session's store (default: the open transcript's)."""
+        stores ``profile`` names the session's store (default: the open transcript's). A
+        ``reload`` of the shown session after this app's own write finds it gone when that
+        write deleted it: the pane says so, it is not an error."""
         if self.stores is not None and profile is None:
             profile = self.current_profile
         db = self.db_for(profile)
@@ -1301,7 +1304,7 @@ class MainScreen(Screen[None]):
         self._wanted = session_id
         self._wanted_profile = profile
         self.query_one("#transcript", TranscriptView).loading = True
-        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode, db, profile)
+        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode, db, profile, reload)
 
     @work(
         thread=True, exit_on_error=False, exclusive=True, group="transcript", description="load a transcript"
@@ -1315,6 +1318,7 @@ class MainScreen(Screen[None]):
         chain: bool,
         db: SessionDB | None = None,
         profile: str | None = None,
+        reload: bool = False,
     ) -> None:
         """get_session + get_lineage + get_messages, prepared into view records off the loop."""
         db = db or self.db
@@ -1323,7 +1327,10 @@ class MainScreen(Screen[None]):
         try:
             rows = db.list_rows([session_id])
             if not rows:
-                self.post_message(StoreFailed("open session", f"session {session_id} not found"))
+                if reload and not worker.is_cancelled:
+                    self.app.call_from_thread(self.call_later, self._reloaded_session_gone, session_id)
+                elif not reload:
+                    self.post_message(StoreFailed("open session", f"session {session_id} not found"))
                 return
             lineage = db.get_lineage(session_id)
             segments = chain_segments(db, session_id, lineage) if chain else []
@@ -2000,13 +2007,27 @@ class MainScreen(Screen[None]):
         if loaded is not None and loaded.session_id == self.current_session:
             self.query_one("#transcript", TranscriptView).border_subtitle = self._transcript_subtitle(loaded)
 
-    async def _current_deleted(self, session_id: str) -> None:
-        """The open session was deleted by another program: say so where it was shown."""
+    async def _reloaded_session_gone(self, session_id: str) -> None:
+        """The shown session went with this app's own delete (its reload found nothing)."""
+        transcript = self.query_one("#transcript", TranscriptView)
+        transcript.loading = False
+        if self._wanted == session_id and self.current_session is None:  # nothing newer asked for
+            await self._current_deleted(session_id, elsewhere=False)
+
+    async def _current_deleted(self, session_id: str, elsewhere: bool = True) -> None:
+        """The open session was deleted (by another program, unless ``elsewhere`` is false):
+        say so where it was shown."""
         self.current_session = None
         self._last_loaded = None
         transcript = self.query_one("#transcript", TranscriptView)
-        await transcript.clear_transcript(f"Session {session_id} was deleted elsewhere (by another program).")
-        transcript.border_subtitle = "deleted elsewhere"
+        if elsewhere:
+            await transcript.clear_transcript(
+                f"Session {session_id} was deleted elsewhere (by another program)."
+            )
+            transcript.border_subtitle = "deleted elsewhere"
+        else:
+            await transcript.clear_transcript(f"Session {session_id} was deleted (u undoes).")
+            transcript.border_subtitle = "deleted"
         self.query_one("#transcript-title", Static).update(Text(""))
         self.query_one("#lineage", LineageTree).show_lineage(None)
         self._show_live_tip()
