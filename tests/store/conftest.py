@@ -40,6 +40,14 @@ def open_db(path, **kw) -> SessionDB:
 
 
 @pytest.fixture
+def xdg_cache(tmp_path, monkeypatch):
+    """A private `XDG_CACHE_HOME`: the CJK side index files of a test's stores go there."""
+    root = tmp_path / "xdg-cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
+    return root
+
+
+@pytest.fixture
 def db_path(tmp_path):
     return tmp_path / "state.db"
 

@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from hermes_tui.state import SessionDB
 from hermes_tui.state.side_index import side_index_path
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
-    return root
 
 
 def _populate(db: SessionDB, n: int) -> None:
@@ -21,7 +12,7 @@ def _populate(db: SessionDB, n: int) -> None:
         db.append_message("s", "user", f"数据库 message {i}", timestamp=1_000 + i)
 
 
-def test_progress_until_the_side_index_is_built_then_none(cache, db_path):
+def test_progress_until_the_side_index_is_built_then_none(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db, 30)
         top = 30
@@ -35,7 +26,7 @@ def test_progress_until_the_side_index_is_built_then_none(cache, db_path):
         assert db.cjk_index_progress("密") is None
 
 
-def test_far_behind_reports_the_indexed_and_newest_ids(cache, db_path, monkeypatch):
+def test_far_behind_reports_the_indexed_and_newest_ids(xdg_cache, db_path, monkeypatch):
     import hermes_tui.state.search as search
 
     with SessionDB(db_path=db_path) as db:

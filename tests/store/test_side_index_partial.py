@@ -18,12 +18,7 @@ QUERIES = ["本", "日", "服", "京 OR 密", "服 NOT 修"]
 
 
 @pytest.fixture
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-
-
-@pytest.fixture
-def partial(cache, db_path, monkeypatch):
+def partial(xdg_cache, db_path, monkeypatch):
     """A store whose side index holds its first ~100 messages and is not built further."""
     monkeypatch.setattr(side_index, "BATCH", 50)
     monkeypatch.setattr(search, "MAX_INLINE_LAG", 0)  # any lag is "far": no inline catch-up
@@ -70,7 +65,7 @@ def test_the_search_says_how_far_the_index_is(partial):
     assert db.cjk_index_progress("本") == (held, top)
 
 
-def test_nothing_built_yet_scans_everything(cache, db_path, monkeypatch):
+def test_nothing_built_yet_scans_everything(xdg_cache, db_path, monkeypatch):
     monkeypatch.setattr(side_index.SideIndex, "build_in_background", lambda self, open_source: None)
     monkeypatch.setattr(search, "MAX_INLINE_LAG", 0)
     with SessionDB(db_path=db_path) as db:

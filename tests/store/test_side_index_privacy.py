@@ -16,13 +16,6 @@ from hermes_tui.state.side_index import side_index_path
 SECRET = "我的密码 hunter2 请记住"
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
-    return root
-
-
 def _mode(path) -> int:
     return stat.S_IMODE(os.lstat(path).st_mode)
 
@@ -54,19 +47,19 @@ def _found(db: SessionDB, query: str) -> set[str]:
     return {r["session_id"] for r in db.search(query, limit=100, include_inactive=True).results}
 
 
-def test_side_files_are_0600_in_0700_folders(cache, db_path):
+def test_side_files_are_0600_in_0700_folders(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
         path = side_index_path(db.db_path)
         assert db.search("密").route == "cjk_side"
-    assert path.is_relative_to(cache)
+    assert path.is_relative_to(xdg_cache)
     assert _mode(path.parent) == 0o700 and _mode(path.parent.parent) == 0o700
     for p in path.parent.iterdir():
         assert _mode(p) == 0o600, p
 
 
-def test_loose_side_files_from_an_older_version_are_tightened_on_open(cache, db_path):
+def test_loose_side_files_from_an_older_version_are_tightened_on_open(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
@@ -108,7 +101,7 @@ def _replace(db):
 
 
 @pytest.mark.parametrize("op", [_delete_session, _delete_sessions, _delete_batched, _prune, _clear, _replace])
-def test_deleted_text_leaves_the_side_file_before_the_call_returns(cache, db_path, op):
+def test_deleted_text_leaves_the_side_file_before_the_call_returns(xdg_cache, db_path, op):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
@@ -125,7 +118,7 @@ def test_deleted_text_leaves_the_side_file_before_the_call_returns(cache, db_pat
             assert "secret" in _found(db, "換")
 
 
-def test_rewritten_text_is_replaced(cache, db_path):
+def test_rewritten_text_is_replaced(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
@@ -137,7 +130,7 @@ def test_rewritten_text_is_replaced(cache, db_path):
         assert mid in {r["id"] for r in db.search("新", limit=50).results}
 
 
-def test_rows_deleted_by_another_program_are_forgotten_at_the_next_sync(cache, db_path):
+def test_rows_deleted_by_another_program_are_forgotten_at_the_next_sync(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
@@ -152,7 +145,7 @@ def test_rows_deleted_by_another_program_are_forgotten_at_the_next_sync(cache, d
         assert "secret" not in _found(db, "密")
 
 
-def test_appends_do_not_touch_the_side_file(cache, db_path):
+def test_appends_do_not_touch_the_side_file(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
         db.build_cjk_side_index()
@@ -164,7 +157,7 @@ def test_appends_do_not_touch_the_side_file(cache, db_path):
         assert db._local.side_pending == []
 
 
-def test_read_only_store_writes_only_in_the_cache(cache, db_path):
+def test_read_only_store_writes_only_in_the_cache(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         _populate(db)
     before = {p: p.stat().st_mtime_ns for p in db_path.parent.iterdir()}
@@ -176,7 +169,7 @@ def test_read_only_store_writes_only_in_the_cache(cache, db_path):
 
 
 def test_a_search_catching_up_leaves_the_check_for_deleted_rows_to_a_background_thread(
-    cache, db_path, monkeypatch
+    xdg_cache, db_path, monkeypatch
 ):
     """The first catch-up of a process used to check every indexed id inline (5.8 s in the first
     CJK search at 10M); the search only needs the new rows, the forgetting happens just after."""

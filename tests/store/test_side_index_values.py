@@ -2,17 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from hermes_tui.state import SessionDB
 from hermes_tui.state.side_index import side_text
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    root = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
-    return root
 
 
 def test_side_text_reads_bytes_and_numbers_in_the_tool_columns():
@@ -20,7 +11,7 @@ def test_side_text_reads_bytes_and_numbers_in_the_tool_columns():
     assert side_text("plain", None, None) is None
 
 
-def test_a_bytes_tool_name_is_indexed_not_fatal(cache, db_path):
+def test_a_bytes_tool_name_is_indexed_not_fatal(xdg_cache, db_path):
     with SessionDB(db_path=db_path) as db:
         db.create_session("s", "cli")
         mid = db.append_message("s", "user", "结果 ok")

@@ -15,12 +15,7 @@ import pytest
 from hermes_tui.state import SessionDB
 from hermes_tui.state.core import MESSAGES_RESTORED_KEY
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
-    return root
+pytestmark = pytest.mark.usefixtures("xdg_cache")
 
 
 def populate(db: SessionDB) -> None:

@@ -17,12 +17,7 @@ from hermes_tui.state import fts_schema as F
 from hermes_tui.state import schema as S
 from hermes_tui.state.side_index import SideIndex, side_index_path
 
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "xdg-cache"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(root))
-    return root
+pytestmark = pytest.mark.usefixtures("xdg_cache")
 
 
 def make_legacy(path: Path) -> None:
