@@ -273,6 +273,15 @@ def _fts_query_sql(table: str, where: tuple[str, ...], order_sql: str) -> str:
     )
 
 
+def _ids_between(
+    filters: tuple[list[str], list[Any]], above: int | None, upto: int
+) -> tuple[list[str], list[Any]]:
+    """`filters` narrowed to message ids in (above, upto] (`above` None: no lower bound)."""
+    where, params = filters
+    low = "" if above is None else f"m.id > {int(above)} AND "
+    return [*where, f"{low}m.id <= {int(upto)}"], params
+
+
 @functools.lru_cache(maxsize=32)
 def _probe_sql(tables: tuple[str, ...]) -> str:
     """One `EXISTS` per index, parameters in order (built once per index list)."""
@@ -721,8 +730,7 @@ class SearchMixin(_Core):
         """The CJK side index while it is built: its matches among the ids it holds (up to its
         high water, read once: the builder adds batches meanwhile) merged with LIKE matches among
         the newer ids. The scan shrinks as the build goes on (the whole store when it starts)."""
-        where, params = filters
-        held = ([*where, f"m.id <= {int(reach[0])}"], params)
+        held = _ids_between(filters, None, reach[0])
         return self._merged_with_gap(
             lambda order, want: self._side_route(raw, held, order, want, 0),
             raw,
@@ -747,9 +755,7 @@ class SearchMixin(_Core):
         asc = sort is SortOrder.OLDEST
         want = limit + offset if limit >= 0 else -1
         hits = indexed(SortOrder.OLDEST if asc else SortOrder.NEWEST, want)
-        where, params = filters
-        gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], params)
-        more = self._like_route(raw, gap_filters, want, 0, asc=asc)
+        more = self._like_route(raw, _ids_between(filters, gap[0], gap[1]), want, 0, asc=asc)
         merged = sorted(hits + more, key=lambda r: (_as_bound(r["timestamp"]), int(r["id"])), reverse=not asc)
         return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
 
@@ -1027,11 +1033,10 @@ class SearchMixin(_Core):
                             return self._count_fts(
                                 "cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f"
                             )
-                        where, fparams = filters
                         held = self._count_fts(
                             "cjk_side.side_fts",
                             quote_tokens(raw),
-                            ([*where, f"m.id <= {int(reach[0])}"], fparams),
+                            _ids_between(filters, None, reach[0]),
                             cap,
                             alias="f",
                         )
@@ -1083,13 +1088,11 @@ class SearchMixin(_Core):
         if like is None or not indexed[1]:
             return indexed
         sql, params, _terms = like
-        where, fparams = filters
-        gap_filters = ([*where, f"m.id > {int(gap[0])} AND m.id <= {int(gap[1])}"], fparams)
         n, exact = self._count_sql(
             "FROM messages m JOIN sessions s ON s.id = m.session_id",
             sql,
             params,
-            gap_filters,
+            _ids_between(filters, gap[0], gap[1]),
             cap - indexed[0],
         )
         return (indexed[0] + n, exact)
