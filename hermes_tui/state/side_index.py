@@ -31,6 +31,7 @@ import apsw
 from ..safe_text import as_text
 from .cjk import install_cjk_tokenizer
 from .cjk.python_tokenizer import _CLASS as _CJK_CLASS
+from .connection import stable_plans
 from .paths import private_dir, private_file, user_cache_dir
 from .text import content_text
 
@@ -86,6 +87,7 @@ class SideIndex:
         private_file(self.path)
         conn = apsw.Connection(str(self.path))
         conn.set_busy_timeout(5000)
+        stable_plans(conn)
         install_cjk_tokenizer(conn)
         conn.execute("PRAGMA journal_mode=WAL").fetchall()  # returns a row: run it on its own
         conn.execute("PRAGMA secure_delete=ON")  # freed pages are zeroed: deleted text leaves the file
