@@ -9,6 +9,7 @@ index, and inline `DELETE FROM messages_fts` on an external-content table corrup
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 BASE_TRIGGERS = ("messages_fts_insert", "messages_fts_delete", "messages_fts_update")
@@ -162,6 +163,18 @@ class FtsLayout:
     @property
     def trigram_triggers_complete(self) -> bool:
         return all(t in self.triggers for t in TRIGRAM_TRIGGERS)
+
+    @functools.cached_property
+    def trigram_stands_in(self) -> bool:
+        """A plain word's trigram phrase can stand for both v23 retries in the first probe: the
+        trigram index is complete and kept current (`SearchMixin._word_on_trigram`). Asked by
+        every search of a word, so computed once per layout."""
+        return (
+            self.kind == "v23"
+            and self.has_trigram
+            and not self.base_building
+            and self.trigram_triggers_complete
+        )
 
     @property
     def cjk_triggers_present(self) -> bool:

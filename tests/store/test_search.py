@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB
+from hermes_tui.state import search as search_module
+from hermes_tui.state.fts_query import bound_query, contains_cjk
 
 san = SessionDB._sanitize_fts5_query
 
@@ -566,6 +568,29 @@ def test_no_query_raises_and_quotes_stay_balanced(fixture_f, raw):
     assert q.count('"') % 2 == 0 and len(q) <= len(raw) + 2 * q.count('"')
     assert isinstance(fixture_f.search_messages(raw), list)
     assert isinstance(fixture_f.search_messages(raw, sort="newest", source_filter=["cli"]), list)
+
+
+def _full_parse(raw: str) -> tuple[str, bool, bool] | None:
+    """`search._parse` without its one-word shortcut: the sanitizer, the bounds, the routing."""
+    q = bound_query(san(raw))
+    return (
+        (q, contains_cjk(q), re.fullmatch(r"[A-Za-z0-9]{3,}", q.strip('"').strip()) is not None)
+        if q
+        else None
+    )
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list(' \tabzAZ09NDORTé-_.*"')), max_size=12)
+    | st.sampled_from(["and", "OR", " not ", "Android", "ORacle", " or1 ", "x" * 2049, "a" * 2048])
+)
+def test_the_one_word_shortcut_parses_as_the_sanitizer_does(raw):
+    """`_ascii_word` skips the sanitizer for one ASCII word: whatever it accepts must parse the same."""
+    parsed = search_module._parse(raw)
+    assert (None if parsed is None else (parsed.q, parsed.cjk, parsed.plain_word)) == _full_parse(raw)
+    if search_module._ascii_word(raw) is not None:  # (the shortcut's own cases are not vacuous)
+        assert re.fullmatch(r" *[A-Za-z0-9]+ *", raw)
 
 
 def _tie_heavy_store(db) -> None:
