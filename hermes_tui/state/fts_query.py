@@ -196,6 +196,8 @@ def expand_prefixes(query: str, terms_for: Callable[[str], list[str] | None]) ->
 
 def _query_words(tokens: list[str]) -> int:
     """What a query costs to look up: every word, inside phrases too, and every CJK bigram."""
+    if _CJK.search(" ".join(tokens)) is None:  # (most queries: a word each, no bigrams)
+        return sum(len(tok.strip('"()').split()) for tok in tokens if tok.upper() not in OPERATORS)
     n = 0
     for tok in tokens:
         if tok.upper() in OPERATORS:
@@ -219,8 +221,8 @@ def bound_query(q: str) -> str:
         tokens = q.replace("(", " ").replace(")", " ").split()
     elif not {t.upper() for t in tokens} & {"OR", "NOT"}:
         words = [t for t in tokens if t.upper() != "AND"]
-        counts = Counter(words)
-        if len(counts) < len(words) and (len(set(counts.values())) == 1 or len(words) > DEDUPE_ALWAYS_ABOVE):
+        counts = Counter(words) if len(set(words)) < len(words) else None
+        if counts and (len(set(counts.values())) == 1 or len(words) > DEDUPE_ALWAYS_ABOVE):
             tokens = list(counts)
             q = " ".join(tokens)
     n = _query_words(tokens)

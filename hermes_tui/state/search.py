@@ -914,11 +914,16 @@ class SearchMixin(_Core):
                 retry = not tool_role and limit != 0
                 facts = self._query_facts(q, cjk_ready)
                 memo = self._memo
+
+                def routes() -> list[tuple[Route, str]]:
+                    """The v23 retries (asked by the probe's stand-ins and the retry itself)."""
+                    return memo(facts, "routes", lambda: self._latin_fallback_routes(q, cjk_ready))
+
                 tri = memo(facts, "tri", lambda: self._word_on_trigram(parsed, cjk_ready)) if retry else None
                 # What stands for the retries in the probe: a plain word's trigram phrase, or for
                 # several words the longest one alone in each retry index.
                 stand_ins: tuple[tuple[str, str], ...] = (
-                    ((tri,) if tri else memo(facts, "longest", lambda: self._longest_probes(q, cjk_ready)))
+                    ((tri,) if tri else memo(facts, "longest", lambda: self._longest_probes(routes())))
                     if retry
                     else ()
                 )
@@ -964,9 +969,7 @@ class SearchMixin(_Core):
                     live, probed = memo(
                         facts,
                         "live",
-                        lambda: self._live_fallbacks(
-                            self._latin_fallback_routes(q, cjk_ready), None if tri else stood
-                        ),
+                        lambda: self._live_fallbacks(routes(), None if tri else stood),
                     )
                     if live:
                         filters, share = scope()
@@ -1548,10 +1551,10 @@ class SearchMixin(_Core):
         n = int(row[0] or 0)
         return (n, None) if n or not stand_ins else (0, tuple(bool(v) for v in row[1:]))
 
-    def _longest_probes(self, q: str, cjk_ready: bool) -> tuple[tuple[str, str], ...]:
+    @staticmethod
+    def _longest_probes(routes: list[tuple[Route, str]]) -> tuple[tuple[str, str], ...]:
         """For a retry of several words without operators: each retry index with the longest word
         alone (an AND needs every word; the longest, likely the rarest, is one doclist)."""
-        routes = self._latin_fallback_routes(q, cjk_ready)
         tokens = [match.split(" ") for _r, match in routes]
         if not routes or not all(
             len(ts) > 1 and not any(t.upper() in OPERATORS for t in ts) for ts in tokens
