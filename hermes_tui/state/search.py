@@ -202,6 +202,9 @@ class ParsedQuery:
     q: str  # sanitised and bounded: the MATCH of the primary index
     cjk: bool
     plain_word: bool  # one plain ASCII word: the trigram probe can stand for both v23 retries
+    # FTS5 rejects it (an operator first or last, as `AND OR "" ***` leaves `OR ""`): upstream
+    # answers `[]` after the error; this answers it without opening the index.
+    rejected: bool = False
 
 
 # Raw queries longer than this are parsed every time instead of being kept.
@@ -220,7 +223,10 @@ def _parse(query: str) -> ParsedQuery | None:
     q = bound_query(sanitize_fts5_query(query))  # `QueryTooComplex` is raised, never kept
     if not q:
         return None
-    return ParsedQuery(q, contains_cjk(q), _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None)
+    cjk = contains_cjk(q)
+    words = q.split()
+    rejected = not cjk and (words[0] in OPERATORS or words[-1] in OPERATORS)  # (FTS5's are uppercase)
+    return ParsedQuery(q, cjk, _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None, rejected)
 
 
 _ASCII_WORD = re.compile(r" *([A-Za-z0-9]+) *")
@@ -837,6 +843,8 @@ class SearchMixin(_Core):
         parsed = parse_query(query)
         if parsed is None:
             return SearchOutcome()
+        if parsed.rejected:
+            return SearchOutcome(query=parsed.q, route=FTS5.name)
         args = (parsed, source_filter, exclude_sources, role_filter, limit, offset, sort, include_inactive)
         if parsed.cjk:  # (the side index is ATTACHed on first use, which no transaction allows)
             return self._search_parsed(*args, context=context)

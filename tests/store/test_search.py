@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import ids
 from hypothesis import HealthCheck, given, settings
@@ -591,6 +592,31 @@ def test_the_one_word_shortcut_parses_as_the_sanitizer_does(raw):
     assert (None if parsed is None else (parsed.q, parsed.cjk, parsed.plain_word)) == _full_parse(raw)
     if search_module._ascii_word(raw) is not None:  # (the shortcut's own cases are not vacuous)
         assert re.fullmatch(r" *[A-Za-z0-9]+ *", raw)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(
+        st.sampled_from(["OR", "AND", "NOT", "or", "not", "foo", "docker", '""', '"OR"', "(", "*", "::"]),
+        max_size=5,
+    )
+)
+def test_a_query_answered_as_rejected_is_one_fts5_rejects(fixture_f, words):
+    """`ParsedQuery.rejected` answers `[]` without opening the index: only for what FTS5 refuses."""
+    raw = " ".join(words)
+    parsed = search_module._parse(raw)
+    if parsed is None or not parsed.rejected:
+        return
+    with pytest.raises(apsw.SQLError, match="syntax error"):
+        fixture_f._conn().execute(
+            "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", (parsed.q,)
+        ).fetchall()
+    assert fixture_f.search_messages(raw) == []
+
+
+def test_what_the_sanitizer_leaves_an_operator_first_is_rejected():
+    assert search_module._parse('AND OR "" *** :: (').rejected
+    assert not search_module._parse("or docker").rejected  # (lowercase: a word to FTS5)
 
 
 def _tie_heavy_store(db) -> None:
