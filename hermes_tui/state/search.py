@@ -359,53 +359,20 @@ def _glued_text(content: Any, tool_name: str | None, tool_calls: str | None, ter
     return False
 
 
-# English letter frequencies (%), digits as rare as "k": a guess at which trigram of a word
-# has the shortest doclist (`SearchMixin._glued_candidates` checks the guess before using it).
-_LETTER_FREQ = dict(
-    zip(
-        "etaoinsrhdlucmfywgpbvkxqjz",
-        (
-            12.7,
-            9.1,
-            8.2,
-            7.5,
-            7.0,
-            6.7,
-            6.3,
-            6.0,
-            6.1,
-            4.3,
-            4.0,
-            2.8,
-            2.8,
-            2.4,
-            2.2,
-            2.0,
-            2.0,
-            1.9,
-            1.5,
-            1.5,
-            1.0,
-            0.8,
-            0.15,
-            0.1,
-            0.15,
-            0.07,
-        ),
-        strict=True,
-    )
-)
+# English letters from the most to the least frequent (digits count as "k"): a guess at which
+# trigram of a word has the shortest doclist (`SearchMixin._glued_candidates` checks it first).
+_LETTER_RANK = {c: i for i, c in enumerate("etaoinshrdlcumwfgypbvkjxqz")}
 
 
 def _rarest_trigram(word: str) -> str:
     """The trigram of `word` (3+ ASCII letters or digits) whose letters are rarest in English."""
     low = word.lower()
-    freq = _LETTER_FREQ
+    rank = _LETTER_RANK
 
-    def score(i: int) -> float:
-        return freq.get(low[i], 0.8) * freq.get(low[i + 1], 0.8) * freq.get(low[i + 2], 0.8)
+    def rarity(i: int) -> int:
+        return rank.get(low[i], 21) + rank.get(low[i + 1], 21) + rank.get(low[i + 2], 21)
 
-    best = min(range(len(low) - 2), key=score)
+    best = max(range(len(low) - 2), key=rarity)
     return low[best : best + 3]
 
 
