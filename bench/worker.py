@@ -511,7 +511,6 @@ def op_serve_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
 
         ours_search.parse_query = ours_search._parse  # type: ignore[assignment]
         db._query_facts = lambda q, cjk_ready: {}
-        db._glued_cache.get = lambda key: None  # (also kept per query string until a commit)
     cases = {key: (q, kw) for key, q, kw in search_cases()}
     _PROTO.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:

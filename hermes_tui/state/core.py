@@ -275,9 +275,6 @@ class _Core:
         self._blockmax_epoch: str | None = None  # MESSAGES_RESTORED_KEY when the bounds were read
         self._top_id_cache: tuple[float, int] | None = None  # (when, largest message id)
         self._prefix_cache: BoundedCache[tuple[int, str], tuple[Any, list[str]]] = BoundedCache(256)
-        self._glued_cache: BoundedCache[tuple[int, str], tuple[Any, frozenset[int] | None]] = BoundedCache(
-            256
-        )
         self._side_index: SideIndex | None = None
         # The mixins' hooks into the core, filled once by `_install_hooks()`.
         self._write_guards: list[WriteGuard] = []

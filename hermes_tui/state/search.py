@@ -1632,62 +1632,39 @@ class SearchMixin(_Core):
     GLUED_SCAN_MAX = 256
 
     def _glued_ids(self, tri: tuple[str, str], q: str) -> frozenset[int] | None:
-        """Ids of every row where the word `q` touches a CJK character (None: more than
-        `GLUED_SCAN_MAX` trigram rows hold it, so unknown). An empty set proves both v23 retries
+        """Ids of every row where the plain word `q` touches a CJK character (None: more than
+        `GLUED_SCAN_MAX` rows may hold it, so unknown). An empty set proves both v23 retries
         empty whatever the filters and order, as each keeps only such rows (`_word_on_trigram`).
 
         A word whose hits the filters all drop (a rare word in one source) otherwise runs both
         retries in full to find nothing: 0.9 ms at 10k messages, against 0.05 for upstream's
-        whole search. The answer is kept until any connection commits, as `_prefix_terms` does.
-        """
-        conn = self._conn()
-        version = (conn.execute("PRAGMA data_version").fetchall()[0][0], conn.total_changes())
-        cache = self._glued_cache
-        key = (id(conn), q)
-        hit = cache.get(key)
-        if hit is not None and hit[0] == version:
-            return hit[1]
-        table, match = tri
-        terms = _latin_terms(q)
-        rows = self._glued_candidates(conn, table, match)
-        if rows is None:
-            ids = None
-        else:
-            word = match.strip('"').lower()  # (a plain ASCII word: `_word_on_trigram`)
-            ids = frozenset(
-                int(i) for i, c, t, tc in rows if _may_glue(word, c, t, tc) and _glued_text(c, t, tc, terms)
-            )
-        cache.put(key, (version, ids))
-        return ids
-
-    def _glued_candidates(
-        self, conn: apsw.Connection, table: str, match: str
-    ) -> list[tuple[Any, ...]] | None:
-        """(id, content, tool_name, tool_calls) of rows that may hold the word `match` (a quoted
-        plain word), a superset of its trigram rows; None: more than `GLUED_SCAN_MAX` hold it.
+        whole search. Kept with the query's other facts until any connection commits.
 
         The word's phrase reads every one of its trigrams' doclists, and a common one ("lin" of
         "zeppelin": 980 rows at 10k messages) costs what all of them do: 55 µs at 10k, 150 at 100k
         for 2 and 21 rows. The rows of its rarest-looking trigram alone (by English letter
-        frequencies) are a superset read in 9-13 µs, checked in Python after; when that trigram
-        turns out common, the phrase is read as before.
+        frequencies) are a superset read in 9-13 µs, checked in Python; when that trigram has too
+        many rows, the phrase is read as before.
         """
-        word = match.strip('"')
-        rare = f'"{_rarest_trigram(word)}"'
+        table, match = tri
         cap = self.GLUED_SCAN_MAX
         fetch = (
             f"SELECT m.id, m.content, m.tool_name, m.tool_calls FROM {table} JOIN messages m ON m.id "
             f"= {table}.rowid WHERE {table} MATCH ? LIMIT +?"
         )
+        word = match.strip('"')
+        conn = self._conn()
+        rows: list[tuple[Any, ...]] = []
         if len(word) > 3:
-            n = conn.execute(
-                f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT +?)",
-                (rare, cap + 1),
-            ).fetchall()[0][0]
-            if n is not None and int(n) <= cap:
-                return conn.execute(fetch, (rare, cap + 1)).fetchall()
-        rows: list[tuple[Any, ...]] = conn.execute(fetch, (match, cap + 1)).fetchall()
-        return None if len(rows) > cap else rows
+            rows = conn.execute(fetch, (f'"{_rarest_trigram(word)}"', cap + 1)).fetchall()
+        if len(word) <= 3 or len(rows) > cap:
+            rows = conn.execute(fetch, (match, cap + 1)).fetchall()
+            if len(rows) > cap:
+                return None
+        terms, low = _latin_terms(q), word.lower()
+        return frozenset(
+            int(i) for i, c, t, tc in rows if _may_glue(low, c, t, tc) and _glued_text(c, t, tc, terms)
+        )
 
     def _word_on_trigram(self, parsed: ParsedQuery, cjk_ready: bool) -> tuple[str, str] | None:
         """The trigram probe that stands for both v23 retries of one plain ASCII word, if any.
