@@ -2052,7 +2052,9 @@ class MainScreen(Screen[None]):
                 # title alone instead of laying the whole screen out again.
                 same_height = isinstance(old, Text) and len(old.split()) == len(text.split())
                 title.update(text, layout=not same_height)
-        lineage.border_subtitle = "L: live tip" if tip is not None else ""
+        subtitle = "L: live tip" if tip is not None else ""
+        if lineage.border_subtitle != subtitle:  # (Textual repaints the pane on every set)
+            lineage.border_subtitle = subtitle
         # The footer recomposes on every refresh (700+ times a minute when it ran on each live
         # update at 8 writers): only when what `L` offers changed.
         shown = (self.current_session, tip)
