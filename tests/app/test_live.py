@@ -334,6 +334,32 @@ async def test_compression_mid_follow_by_hermes_agent_shows_in_lineage_and_l_jum
         await until(pilot, lambda: "still going" in transcript_text(main), what="following the tip")
 
 
+@pytest.mark.peer
+async def test_the_open_sessions_lineage_node_keeps_its_count_while_following(peer_db: Peer) -> None:
+    """Found in tmux: the list and the title said 40 messages, the lineage node still 30."""
+    peer = peer_db
+    peer.call("create_session", "count-a", "cli", model="m")
+    peer.call("append_message", "count-a", "user", content="first")
+    assert peer.db_path is not None
+    app = live_app(peer.db_path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        main = await open_live(pilot, "count-a")
+        lineage = main.query_one("#lineage", LineageTree)
+
+        def self_label() -> str:
+            node = next(n for n in lineage._node_of.values() if n.data and n.data.get("is_self"))
+            return str(node.label)
+
+        assert " 1 msgs" in self_label()
+        for i in range(3):
+            peer.call("append_message", "count-a", "assistant", content=f"reply {i}")
+        await until(pilot, lambda: "reply 2" in transcript_text(main), what="the replies followed")
+        await until(pilot, lambda: " 4 msgs" in self_label(), what="the node's count")
+        peer.call("set_session_title", "count-a", "Renamed meanwhile")
+        peer.call("append_message", "count-a", "user", content="after the rename")
+        await until(pilot, lambda: "Renamed meanwhile" in self_label(), what="the node's title")
+
+
 # ------------------------------------------------------------------ the follower itself
 
 

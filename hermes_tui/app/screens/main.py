@@ -1994,6 +1994,8 @@ class MainScreen(Screen[None]):
                 loaded.lineage = message.lineage
             self.query_one("#lineage", LineageTree).show_lineage(message.lineage)
             self._care_changed()
+        else:  # the open session's node keeps up with the list and the title (counts, title)
+            self.query_one("#lineage", LineageTree).update_session(message.row)
         self._show_live_tip()
         if loaded is not None and loaded.session_id == message.session_id:
             subtitle = self._transcript_subtitle(loaded)

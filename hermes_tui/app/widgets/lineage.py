@@ -95,10 +95,27 @@ class LineageTree(Tree[dict[str, Any]]):
         self.auto_expand = False
         self.guide_depth = 3
         self.lineage: dict[str, Any] | None = None
+        self._node_of: dict[str, TreeNode[dict[str, Any]]] = {}
+
+    #: What a live append changes in a session's node label (a lineage re-read is only asked for
+    #: when a child or an end appears).
+    LIVE_FIELDS = ("message_count", "input_tokens", "output_tokens", "title")
+
+    def update_session(self, row: dict[str, Any]) -> None:
+        """Refresh one node's counts and title from a fresh session row: only its line repaints."""
+        node = self._node_of.get(str(row.get("id")))
+        if node is None or node.data is None:
+            return
+        data = node.data
+        if all(data.get(k) == row.get(k) for k in self.LIVE_FIELDS):
+            return
+        data.update({k: row.get(k) for k in self.LIVE_FIELDS})
+        node.set_label(node_label(data))
 
     def show_lineage(self, lineage: dict[str, Any] | None) -> None:
         """Rebuild the tree from a `get_lineage` dict and put the cursor on the selected node."""
         self.clear()
+        self._node_of = {}
         self.lineage = lineage
         if not lineage or not lineage.get("nodes"):
             return
@@ -124,6 +141,7 @@ class LineageTree(Tree[dict[str, Any]]):
             seen.add(n["id"])
             kids = by_parent.get(n["id"], [])
             tree_node = parent_node.add(node_label(n), data=n, expand=True, allow_expand=bool(kids))
+            self._node_of[n["id"]] = tree_node
             if n.get("is_self"):
                 self_node = tree_node
             for kid in reversed(kids):
