@@ -1643,7 +1643,7 @@ class SearchMixin(_Core):
         The word's phrase reads every one of its trigrams' doclists, and a common one ("lin" of
         "zeppelin": 980 rows at 10k messages) costs what all of them do: 55 µs at 10k, 150 at 100k
         for 2 and 21 rows. The rows of its rarest-looking trigram alone (by English letter
-        frequencies) are a superset read in 9-13 µs, checked in Python; when that trigram has too
+        rank) are a superset read in 9-13 µs, checked in Python; when that trigram has too
         many rows, the phrase is read as before.
         """
         table, match = tri
