@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
+
+import pytest
+from textual._styles_cache import StylesCache
+from textual.geometry import Region
 
 from hermes_tui.app.widgets.transcript import TranscriptView
 
-from .test_live import Writer, live_app, open_live, until
+from .test_live import Writer, live_app, open_live, transcript_text, until
 
 N = 170  # past the transcript's window of mounted items (120)
 
@@ -69,5 +74,47 @@ async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> 
             writer.call("append_message", "short", "user", content="second")
             await until(pilot, lambda: transcript.message_count == 2, what="the second message")
             assert transcript.new_below == 0
+    finally:
+        writer.close()
+
+
+async def test_a_followed_append_repaints_only_the_transcripts_count_row(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append changes the transcript's children and the count in its subtitle, not its own
+    paint (background and border, behind the messages): of that paint only the bottom border row,
+    where the count is, is painted again (Textual repainted all of it, ~3 ms an append), and that
+    row shows the new count."""
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "paint", "cli")
+        for i in range(30):  # taller than the view: its scrollbar is there before the appends
+            writer.call("append_message", "paint", "user", content=f"before {i}")
+        app = live_app(demo_db)
+        async with app.run_test(size=(120, 30)) as pilot:
+            main = await open_live(pilot, "paint")
+            transcript = main.query_one("#transcript", TranscriptView)
+
+            def bottom_row() -> str:
+                width, height = transcript.outer_size  # (`size` is the content's)
+                return transcript.render_lines(Region(0, height - 1, width, 1))[0].text
+
+            await pilot.press("G")
+            await until(pilot, lambda: "30 msgs" in bottom_row() and transcript.at_bottom, what="the end")
+            painted: list[int] = []
+            render_line = StylesCache.render_line
+
+            def spy(self: StylesCache, styles: Any, y: int, *args: Any, **kwargs: Any) -> Any:
+                if styles.node is transcript:
+                    painted.append(y)
+                return render_line(self, styles, y, *args, **kwargs)
+
+            monkeypatch.setattr(StylesCache, "render_line", spy)
+            for i in range(3):
+                writer.call("append_message", "paint", "assistant", content=f"fresh {i}")
+                await until(pilot, lambda i=i: f"{31 + i} msgs" in bottom_row(), what=f"count {31 + i}")
+                await until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), what=f"fresh {i}")
+            assert transcript.at_bottom
+            assert painted and set(painted) == {transcript.outer_size.height - 1}
     finally:
         writer.close()

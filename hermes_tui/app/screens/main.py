@@ -1139,7 +1139,7 @@ class MainScreen(Screen[None]):
             self.current_session = None
             transcript = self.query_one("#transcript", TranscriptView)
             await transcript.clear_transcript(sessions.empty_text)
-            transcript.border_subtitle = ""
+            transcript.show_subtitle("")
             self.query_one("#transcript-title", Static).update(Text(""))
             self.query_one("#lineage", LineageTree).show_lineage(None)
 
@@ -1397,7 +1397,7 @@ class MainScreen(Screen[None]):
         self._last_loaded = loaded
         await transcript.show(loaded.data, target_id=loaded.target_id, terms=loaded.terms)
         transcript.border_title = "Chain" if loaded.data.chain else "Transcript"
-        transcript.border_subtitle = self._transcript_subtitle(loaded)
+        transcript.show_subtitle(self._transcript_subtitle(loaded))
         self.query_one("#transcript-title", Static).update(self._title_text(loaded.row))
         self.query_one("#lineage", LineageTree).show_lineage(loaded.lineage)
         self._show_live_tip()
@@ -1574,7 +1574,7 @@ class MainScreen(Screen[None]):
         transcript = self.query_one("#transcript", TranscriptView)
         if transcript.data is loaded.data:
             await transcript.show(loaded.data)
-        transcript.border_subtitle = self._transcript_subtitle(plain)
+        transcript.show_subtitle(self._transcript_subtitle(plain))
 
     def action_back(self) -> None:
         """Escape: transcript → search results (state kept) → list; closes filters first."""
@@ -1998,16 +1998,14 @@ class MainScreen(Screen[None]):
             self.query_one("#lineage", LineageTree).update_session(message.row)
         self._show_live_tip()
         if loaded is not None and loaded.session_id == message.session_id:
-            subtitle = self._transcript_subtitle(loaded)
-            if transcript.border_subtitle != subtitle:  # setting it repaints the whole transcript
-                transcript.border_subtitle = subtitle
+            transcript.show_subtitle(self._transcript_subtitle(loaded))
 
     @on(TranscriptView.NewBelow)
     def _new_below(self, message: TranscriptView.NewBelow) -> None:
         """The "N new ↓ G" marker in the transcript's subtitle comes and goes."""
         loaded = self._last_loaded
         if loaded is not None and loaded.session_id == self.current_session:
-            self.query_one("#transcript", TranscriptView).border_subtitle = self._transcript_subtitle(loaded)
+            self.query_one("#transcript", TranscriptView).show_subtitle(self._transcript_subtitle(loaded))
 
     async def _reloaded_session_gone(self, session_id: str) -> None:
         """The shown session went with this app's own delete (its reload found nothing)."""
@@ -2026,10 +2024,10 @@ class MainScreen(Screen[None]):
             await transcript.clear_transcript(
                 f"Session {session_id} was deleted elsewhere (by another program)."
             )
-            transcript.border_subtitle = "deleted elsewhere"
+            transcript.show_subtitle("deleted elsewhere")
         else:
             await transcript.clear_transcript(f"Session {session_id} was deleted (u undoes).")
-            transcript.border_subtitle = "deleted"
+            transcript.show_subtitle("deleted")
         self.query_one("#transcript-title", Static).update(Text(""))
         self.query_one("#lineage", LineageTree).show_lineage(None)
         self._show_live_tip()
