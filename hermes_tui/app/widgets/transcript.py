@@ -35,6 +35,7 @@ from textual.css.styles import RulesMap
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, RichVisual, Visual
@@ -52,6 +53,7 @@ from hermes_tui.app.render import (
     truncate_text,
 )
 from hermes_tui.app.widgets.find_bar import FindBar
+from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 
 if TYPE_CHECKING:
@@ -875,6 +877,17 @@ class TranscriptView(VerticalScroll, can_focus=True):
             width, height = self.outer_size
             regions = (Region(-offset.x, height - 1 - offset.y, width, 1),)
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's property, making a `PaintedScrollBar` (its thumb moves with every append)."""
+        if self._vertical_scrollbar is None:
+            bar = self._vertical_scrollbar = PaintedScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
+            )
+            bar.display = False
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def _children_done(self) -> None:
         self._children_only = False
