@@ -26,6 +26,8 @@ user has them, plus instruments that only read:
   frame, the live reorders' time, and the rows rendered from scratch (`_row_strip` calls);
 - the transcript's live appends (calls, and those that mounted messages: UI updates) and the
   screen's reads of the open session (`session_pace.starts`);
+- what each screen update repaints (`frame_kinds`: "layout: " when it lays the screen out, then
+  the widgets it repaints);
 - which widgets asked for each layout (`layout_causes`; with `HERMES_BENCH_WHO=1`, the stacks
   that asked the right pane or the transcript for one);
 - a watchdog thread keeps the loop thread's stack whenever the lag probe has not woken for 0.5 s;
@@ -176,6 +178,23 @@ async def main():
             return followed
 
         TranscriptView.append_items = append_trim
+    # What each screen update repaints (`Screen._on_timer_update`): "layout: " when it lays the
+    # screen out, then the widgets it repaints (message parts by class) — counted per label.
+    frame_kinds = {}
+    orig_tick = MainScreen._on_timer_update
+
+    def counted_tick(self):
+        if self.is_current and not self.app._batch_count and (
+            self._layout_required or self._scroll_required or self._repaint_required or self._dirty_widgets
+        ):
+            names = sorted({type(w).__name__ + (f"#{w.id}" if w.id and not w.id.startswith("msg-") else "")
+                            for w in self._dirty_widgets})
+            key = ("layout: " if self._layout_required else "") + (",".join(names[:6]) or "-")
+            kinds = frame_kinds.setdefault(state["label"], {})
+            kinds[key] = kinds.get(key, 0) + 1
+        return orig_tick(self)
+
+    MainScreen._on_timer_update = counted_tick
     async with app.run_test(size=(160, 50)) as pilot:
         t_open = time.monotonic()
         while not isinstance(app.screen, MainScreen) or app.screen.state != "ready":
@@ -415,6 +434,8 @@ async def main():
                "pending_never_visible": len(frames["pending"]),
                "live_appends": appends, "live_reads": screen.session_pace.starts,
                "layout_causes": sorted(causes.items(), key=lambda kv: -kv[1])[:12],
+               "frame_kinds": {k: sorted(v.items(), key=lambda kv: -kv[1])[:8]
+                               for k, v in frame_kinds.items()},
                "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")}}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
@@ -511,6 +532,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     out["live_appends"] = res.get("live_appends")
     out["live_reads"] = res.get("live_reads")
     out["layout_causes"] = res.get("layout_causes")
+    out["frame_kinds"] = res.get("frame_kinds")
     seen = [s[1] for s in res["seen"]]
     if seen:
         t0 = res["seen"][0][0]
@@ -791,6 +813,10 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                 f"{ls['frames']} > 16 ms; {ls['total_s']:.2f} s in all; {ls['update_order_n']} reorders, "
                 f"max {ls['update_order_max_ms']:.1f} ms; {ls['row_strips']} rows rendered) | |"
             )
+        for label, kinds in (app.get("frame_kinds") or {}).items():
+            if label == "writers":
+                top = "; ".join(f"{n} {k}" for k, n in kinds[:4])
+                lines.append(f"| screen updates ({label}): what they repaint, top 4 | | {top} | |")
         if "full_gcs" in app:
             gcs = ", ".join(f"{k} {v}" for k, v in app["full_gcs"].items() if k not in ("start", "ready"))
             lines.append(f"| app full GCs | | {gcs} | |")

@@ -9,6 +9,8 @@ counted "N new ↓" instead of following.
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ import pytest
 from textual._styles_cache import StylesCache
 from textual.geometry import Region
 
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
 
 from .test_live import Writer, live_app, open_live, transcript_text, until
 
@@ -116,5 +118,55 @@ async def test_a_followed_append_repaints_only_the_transcripts_count_row(
                 await until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), what=f"fresh {i}")
             assert transcript.at_bottom
             assert painted and set(painted) == {transcript.outer_size.height - 1}
+    finally:
+        writer.close()
+
+
+async def test_a_followed_append_paints_its_new_message_once(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout that places a new message paints it, and nothing asks for it again: Textual's
+    styling at mount asked each new part for a repaint, posted once it was mounted (usually after
+    that layout), and the part's size set by the layout asked for another, so every followed
+    append painted its new parts again in a frame of their own."""
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "once", "cli")
+        for i in range(30):  # taller than the view: following scrolls
+            writer.call("append_message", "once", "user", content=f"before {i}")
+        app = live_app(demo_db)
+        async with app.run_test(size=(120, 30)) as pilot:
+            main = await open_live(pilot, "once")
+            transcript = main.query_one("#transcript", TranscriptView)
+            await pilot.press("G")
+            await until(
+                pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), what="the end"
+            )
+            painted: Counter[str | None] = Counter()
+            render_lines = MessagePart.render_lines
+
+            def spy(self: MessagePart, crop: Region) -> Any:
+                if sys._getframe(1).f_code.co_name == "_get_renders":  # the compositor's paint
+                    painted[self.id] += 1
+                return render_lines(self, crop)
+
+            asked: Counter[str | None] = Counter()
+            on_update = type(main)._on_update
+
+            async def update_spy(self: Any, message: Any) -> None:
+                asked[message.widget.id] += 1
+                await on_update(self, message)
+
+            monkeypatch.setattr(MessagePart, "render_lines", spy)
+            monkeypatch.setattr(type(main), "_on_update", update_spy)
+            for i in range(3):
+                painted.clear()
+                asked.clear()
+                mid = writer.call("append_message", "once", "assistant", content=f"fresh {i}")
+                await until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), what=f"fresh {i}")
+                await asyncio.sleep(0.3)  # (frames after it: none should paint it again)
+                assert painted[f"msg-{mid}"] == 1, (i, painted[f"msg-{mid}"])
+                assert asked[f"msg-{mid}"] == 0, (i, asked[f"msg-{mid}"])
+            assert transcript.at_bottom
     finally:
         writer.close()

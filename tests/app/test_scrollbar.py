@@ -60,3 +60,54 @@ async def test_the_painted_bar_is_textuals_bar_in_every_theme_and_state(demo_db:
         bar.grabbed = None
         bar.mouse_over = False
         assert checked >= 2 * 3 * 9 * 2
+
+
+async def test_the_bar_repaints_for_a_new_theme_at_the_same_position(demo_db: Path) -> None:
+    """The kept lines follow what `render` gives now: a theme change with the thumb where it was
+    paints the new theme's colours (as Textual's own path does)."""
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        main = pilot.app.screen
+        await settle(pilot)
+        bar = main.session_list.vertical_scrollbar
+        assert isinstance(bar, PaintedScrollBar)
+        await until(pilot, lambda: bar.size.height > 0, what="the list's bar shown")
+        width, height = bar.size
+        crop = Region(0, 0, width, height)
+        themes = sorted(app.available_themes)
+        assert len(themes) >= 2
+        seen = set()
+        for theme in themes:
+            app.theme = theme
+            await settle(pilot)
+            got = _segments(bar.render_lines(crop))
+            bar._set_dirty()
+            assert got == _segments(ScrollBar.render_lines(bar, crop)), theme
+            seen.add(repr(got))
+        assert len(seen) > 1, "the themes should paint the bar differently"
+
+
+async def test_a_refresh_that_would_paint_the_same_lines_is_dropped(demo_db: Path) -> None:
+    """Textual asks each vertical bar to repaint whenever the screen is laid out; a bar whose
+    lines would not change asks for no frame, one whose thumb moved does."""
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        main = pilot.app.screen
+        await settle(pilot)
+        sessions = main.session_list
+        bar = sessions.vertical_scrollbar
+        assert isinstance(bar, PaintedScrollBar)
+        await until(pilot, lambda: bar.size.height > 0, what="the list's bar shown")
+        bar.render_lines(Region(0, 0, *bar.size))  # (what the screen shows now)
+        assert sessions.max_scroll_y > 0
+        bar._repaint_required = False
+        bar.refresh()
+        assert not bar._repaint_required, "nothing changed: no repaint"
+        sessions.scroll_to(y=sessions.max_scroll_y, animate=False, immediate=True)
+        bar._repaint_required = False
+        bar.refresh()
+        assert bar._repaint_required, "the thumb moved: a repaint"
+        await settle(pilot)
+        bar._set_dirty()
+        crop = Region(0, 0, *bar.size)
+        assert _segments(bar.render_lines(crop)) == _segments(ScrollBar.render_lines(bar, crop))

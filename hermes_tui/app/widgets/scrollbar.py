@@ -1,4 +1,4 @@
-"""A vertical scrollbar that paints its lines in one pass (the transcript's).
+"""A vertical scrollbar that paints its lines in one pass, and only when they change.
 
 Why: while the browser follows a writer, every append moves the transcript's thumb, and
 Textual repaints the bar line by line through its general styling path (background, tint,
@@ -7,13 +7,23 @@ largest single cost left. A scrollbar has no border, padding or text: its lines 
 own segments over the widget's base style, which is what Textual's path produces for it
 (`tests/app/test_scrollbar.py` compares the two in every theme, hovered, grabbed and at many
 positions). Anything else (a horizontal bar) takes Textual's path.
+
+And Textual asks every vertical bar of a scrolling widget to repaint whenever the screen is laid
+out, changed or not (`_scroll_update`); the repaint comes a frame later, so each live append
+drew a second frame for the bars alone. A refresh that would paint the same lines is dropped.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.geometry import Region
-from textual.scrollbar import ScrollBar
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
+from textual.widget import Widget
+
+if TYPE_CHECKING:
+    from typing import Self
 
 
 class PaintedScrollBar(ScrollBar):
@@ -23,31 +33,68 @@ class PaintedScrollBar(ScrollBar):
         super().__init__(vertical, name, thickness=thickness)
         self._painted: tuple[tuple[object, ...], list[Strip]] | None = None
 
-    def _lines(self) -> list[Strip]:
+    def _paint_key(self) -> tuple[object, ...] | None:
+        """Everything the lines depend on, from what `render` returns now (its colours follow the
+        theme, hover and grab); None: not a bar this class paints."""
         width, height = self.size
-        base = self.rich_style
-        key = (
+        if not self.vertical or not width or not height or self.parent is None:
+            return None
+        bar = self.render()
+        if type(bar) is not ScrollBarRender:  # (a custom `renderer`: Textual's path)
+            return None
+        return (
             width,
             height,
-            self.window_virtual_size,
-            self.window_size,
-            self.position,
-            bool(self.grabbed),
-            self.mouse_over,
-            base,
+            bar.virtual_size,
+            bar.window_size,
+            bar.position,
+            bar.thickness,
+            bar.style,
+            self.rich_style,
         )
+
+    def _lines(self, key: tuple[object, ...]) -> list[Strip]:
         if self._painted is not None and self._painted[0] == key:
             return self._painted[1]
+        width, height = self.size
         console = self.app.console
         options = console.options.update_dimensions(width, height)
         rows = console.render_lines(self.render(), options, pad=False)
-        lines = [Strip(row, width).apply_style(base) for row in rows]
+        lines = [Strip(row, width).apply_style(self.rich_style) for row in rows]
         self._painted = (key, lines)
         return lines
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        width, height = self.size
-        if not self.vertical or not width or not height:
+        key = self._paint_key()
+        if key is None:
+            self._painted = None
             return super().render_lines(crop)
-        lines = self._lines()
+        lines = self._lines(key)
         return [line.crop(crop.x, crop.right) for line in lines[crop.y : crop.bottom]]
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        """Drop a repaint that would paint the lines already on screen."""
+        if (
+            repaint
+            and not (regions or layout or recompose)
+            and self._painted is not None
+            and self._is_mounted
+            and self._paint_key() == self._painted[0]
+        ):
+            return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+
+def painted_vertical_scrollbar(widget: Widget) -> ScrollBar:
+    """Textual's `Widget.vertical_scrollbar` with a `PaintedScrollBar`: a scrolling widget's
+    `vertical_scrollbar` property returns this (the transcript's and the session list's)."""
+    bar = widget._vertical_scrollbar
+    if bar is None:
+        bar = widget._vertical_scrollbar = PaintedScrollBar(
+            vertical=True, name="vertical", thickness=widget.scrollbar_size_vertical
+        )
+        bar.display = False
+        widget.app._start_widget(widget, bar)
+    return bar

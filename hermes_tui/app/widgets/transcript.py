@@ -53,7 +53,7 @@ from hermes_tui.app.render import (
     truncate_text,
 )
 from hermes_tui.app.widgets.find_bar import FindBar
-from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
+from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 
 if TYPE_CHECKING:
@@ -484,7 +484,7 @@ class MessagePart(Static):
     #: A part scrolls nothing, and the layout that sizes it is the one that sets this: Textual's
     #: default (a change asks for a layout) laid the whole screen out a second time after each
     #: live append, for the parts it had just placed.
-    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False)
+    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
 
     def __init__(
         self,
@@ -496,6 +496,18 @@ class MessagePart(Static):
         super().__init__(classes=classes, id=id)
         self._memo = _Memo(renderable) if renderable is not None else None
         self._visual_cache: dict[Hashable, Any] = {}
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        """A part being mounted needs no repaint of its own: the layout that places it paints it.
+
+        Textual's styling at mount asks for one anyway, which it posts once the part is mounted,
+        usually after that layout: each live append painted its new parts a second time in the
+        next frame (with the scrollbars, ~1 of ~2.6 frames an append)."""
+        if not self._is_mounted and not layout and not recompose:
+            return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def _renderable(self) -> RenderableType:
         """What this part shows now (subclasses add a header or a fold title)."""
@@ -756,7 +768,7 @@ def message_parts(
 class DividerBlock(Static):
     """The line between two segments of a compression chain."""
 
-    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False)  # as `MessagePart`'s
+    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)  # as `MessagePart`'s
 
     def __init__(self, divider: Divider) -> None:
         kind = one_line(divider.edge_kind, 20) or "root"
@@ -880,14 +892,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
-        """Textual's property, making a `PaintedScrollBar` (its thumb moves with every append)."""
-        if self._vertical_scrollbar is None:
-            bar = self._vertical_scrollbar = PaintedScrollBar(
-                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
-            )
-            bar.display = False
-            self.app._start_widget(self, bar)
-        return self._vertical_scrollbar
+        """Textual's, painted in one pass and only when it changes (`PaintedScrollBar`)."""
+        return painted_vertical_scrollbar(self)
 
     def _children_done(self) -> None:
         self._children_only = False
