@@ -518,7 +518,13 @@ class SearchMixin(_Core):
     # matches) that cost more than the second scoring it saves, 1.3-2.5x upstream's time with a
     # source filter; at 100k and up it wins. With a handful of matches FTS5's own rank sorter
     # loses instead (it prepares a nested statement per query: ~65 µs of a 140 µs search).
+    # With a source or role filter the single statement runs up to `FILTERED_FACTOR` times as
+    # many messages: `_ranked`'s top-K list then misses whenever other messages rank first (a
+    # cron job's short "error" lines in another source), and widening it scores every match
+    # again and checks thousands of ids (20.6 ms at 124k messages, upstream 16, the single
+    # statement on this index 10.6); on a store without such skew it was 6.0 against 7.6.
     SMALL_STORE_MAX = 20_000
+    FILTERED_FACTOR = 10
     SMALL_PLAN_MIN = 32
 
     def _matches_at_least(self, table: str, match: str, n: int) -> bool:
@@ -526,14 +532,15 @@ class SearchMixin(_Core):
         sql = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT +?)"
         return int(self._scalar(sql, (match, n), default=0) or 0) >= n
 
-    def _small_store(self) -> bool:
-        """At most `SMALL_STORE_MAX` messages (the largest id, re-read at most once a minute)."""
+    def _small_store(self, filtered: bool = False) -> bool:
+        """At most `SMALL_STORE_MAX` messages (times `FILTERED_FACTOR` for a `filtered` rank
+        order; the largest id, re-read at most once a minute)."""
         now = time.monotonic()
         cached = self._top_id_cache
         if cached is None or now - cached[0] >= self.SHARE_TTL_S:
             cached = (now, int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0) or 0))
             self._top_id_cache = cached
-        return cached[1] <= self.SMALL_STORE_MAX
+        return cached[1] <= self.SMALL_STORE_MAX * (self.FILTERED_FACTOR if filtered else 1)
 
     def _any_match(self, table: str, match: str) -> bool:
         """Does the index have any row for `match` (filters aside)? One doclist seek, no scoring."""
@@ -609,7 +616,7 @@ class SearchMixin(_Core):
             return []
         if (
             floor is None
-            and self._small_store()
+            and self._small_store(filtered=share < 1.0)
             and (many if many is not None else self._matches_at_least(table, match, self.SMALL_PLAN_MIN))
         ):
             return self._fts_query(table, match, filters, "ORDER BY rank", limit, offset)  # the same order

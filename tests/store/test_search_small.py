@@ -205,10 +205,11 @@ def test_too_many_candidates_leave_the_glued_proof_unknown(db, monkeypatch):
 
 
 def test_rank_order_on_a_small_store_is_upstreams_one_statement(db, monkeypatch):
-    """Up to `SMALL_STORE_MAX` messages a ranked Latin search with at least `SMALL_PLAN_MIN`
-    matches is one `ORDER BY rank` statement (upstream's plan): `_ranked`'s top-K list, filter
-    check and page were three FTS5 cursors, slower than the second scoring they save at ~1k
-    matches. Larger stores, and fewer matches (FTS5's sorter prepares a statement), keep `_ranked`."""
+    """Up to `SMALL_STORE_MAX` messages (ten times that with a source or role filter) a ranked
+    Latin search with at least `SMALL_PLAN_MIN` matches is one `ORDER BY rank` statement
+    (upstream's plan): `_ranked`'s top-K list, filter check and page were three FTS5 cursors,
+    slower than the second scoring they save at ~1k matches. Larger stores, and fewer matches
+    (FTS5's sorter prepares a statement), keep `_ranked`."""
     db.create_session("c", "cli")
     db.create_session("t", "telegram")
     for i in range(40):
@@ -221,9 +222,18 @@ def test_rank_order_on_a_small_store_is_upstreams_one_statement(db, monkeypatch)
     small = _match_statements(db, query)
     ranked = [sql for sql in small if "rank" in sql]
     assert len(ranked) == 1 and "ORDER BY rank" in ranked[0], small
+    # Up to `FILTERED_FACTOR` times that size a filtered rank order keeps the one statement (a
+    # top-K list of the best matches misses when other sources' rows rank first), while an
+    # unfiltered one runs `_ranked`.
     monkeypatch.setattr(type(db), "SMALL_STORE_MAX", 10)
     monkeypatch.setattr(db, "_top_id_cache", None)
-    assert not db._small_store()
+    assert not db._small_store() and db._small_store(filtered=True)
+    mid = [sql for sql in _match_statements(db, query) if "rank" in sql]
+    assert len(mid) == 1 and "ORDER BY rank" in mid[0], mid
+    unfiltered = _match_statements(db, lambda: db.search_messages("error"))
+    assert any("ORDER BY +rank" in sql for sql in unfiltered), unfiltered
+    monkeypatch.setattr(type(db), "SMALL_STORE_MAX", 3)
+    assert not db._small_store(filtered=True)
     large = _match_statements(db, query)
     assert any("ORDER BY +rank" in sql for sql in large), large
     by_ranked = ids(query())
