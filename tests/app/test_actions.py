@@ -331,3 +331,28 @@ async def test_stats_screen_and_optimize(demo_db: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_deleting_the_selected_session_selects_the_row_that_took_its_place(demo_db: Path) -> None:
+    """After a delete the list is read again; the deleted row's place goes to the next row, and
+    that session opens (the reload used to jump to the first row while the live follower's
+    reorder kept the place: which one the user got depended on which landed last)."""
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        await settle(pilot)
+        ids = list(main.session_list._ids)
+        index = len(ids) // 2
+        victim, after = ids[index], ids[index + 1]
+        await open_on(pilot, victim)
+        assert main.session_list.cursor == index
+        await pilot.press("D")
+        await settle(pilot)
+        assert isinstance(app.screen, DeleteDialog)
+        await pilot.press("ctrl+d")
+        await settle(pilot, rounds=3)
+        assert not exists(demo_db, victim)
+        await wait_until(pilot, lambda: main.current_session == after, "the next row open")
+        assert main.session_list.cursor == index
+        assert main.session_list.selected_id == after

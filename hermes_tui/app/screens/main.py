@@ -335,6 +335,9 @@ class MainScreen(Screen[None]):
         self._live_order_again = False
         #: A live change came while the list showed a provisional head (refresh after hand-over).
         self._live_order_missed = False
+        # The list cursor when this app's own write asked for a reload: a selected session that
+        # the write removed gives its place to the next row (`_order_loaded`), as a live reorder does.
+        self._reload_near: tuple[Any, int] | None = None
         self._live_error_shown = False
         #: The list's order as live changes move it (only the sessions they name are re-read).
         self.live_ids = IncrementalOrder()
@@ -1130,6 +1133,17 @@ class MainScreen(Screen[None]):
                 self._live_order_missed = False
                 self._refresh_order_live()
         else:
+            near, self._reload_near = self._reload_near, None
+            if (
+                keep_index is None
+                and near is not None
+                and near[0] == message.keep
+                and message.keep not in message.ids
+            ):
+                # The kept session went with the write (a delete): the row that took its place
+                # is selected, not the first one. A live reorder of the same change does the
+                # same, so whichever lands last, the same session opens.
+                keep_index = min(near[1], max(len(message.ids) - 1, 0))
             sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
@@ -1277,7 +1291,9 @@ class MainScreen(Screen[None]):
         """A write happened (actions issue): drop caches and re-query everything shown."""
         self.session_list.invalidate()
         current, profile = self.current_session, self.current_profile
-        self.reload_order(keep=(profile, current) if self.stores is not None and current else current)
+        keep = (profile, current) if self.stores is not None and current else current
+        self._reload_near = (keep or self.session_list.selected_key, self.session_list.cursor)
+        self.reload_order(keep=keep)
         if current is not None:
             self.current_session = None
             self.load_session(current, profile=profile, reload=True)
