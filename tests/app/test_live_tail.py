@@ -25,6 +25,22 @@ from .test_live import Writer, live_app, open_live, transcript_text, until
 N = 170  # past the transcript's window of mounted items (120)
 
 
+def _tall_session(writer: Writer, sid: str, n: int = 30) -> None:
+    """A session taller than a 120x30 view (following scrolls it; its scrollbar is there)."""
+    writer.call("create_session", sid, "cli")
+    for i in range(n):
+        writer.call("append_message", sid, "user", content=f"before {i}")
+
+
+async def _at_its_end(pilot: Any, sid: str) -> tuple[Any, TranscriptView]:
+    """The session open and its transcript at the end (`G`), following."""
+    main = await open_live(pilot, sid)
+    transcript = main.query_one("#transcript", TranscriptView)
+    await pilot.press("G")
+    await until(pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), what="the end")
+    return main, transcript
+
+
 async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
     writer = Writer(demo_db)
     try:
@@ -89,20 +105,16 @@ async def test_a_followed_append_repaints_only_the_transcripts_count_row(
     row shows the new count."""
     writer = Writer(demo_db)
     try:
-        writer.call("create_session", "paint", "cli")
-        for i in range(30):  # taller than the view: its scrollbar is there before the appends
-            writer.call("append_message", "paint", "user", content=f"before {i}")
+        _tall_session(writer, "paint")
         app = live_app(demo_db)
         async with app.run_test(size=(120, 30)) as pilot:
-            main = await open_live(pilot, "paint")
-            transcript = main.query_one("#transcript", TranscriptView)
+            main, transcript = await _at_its_end(pilot, "paint")
 
             def bottom_row() -> str:
                 width, height = transcript.outer_size  # (`size` is the content's)
                 return transcript.render_lines(Region(0, height - 1, width, 1))[0].text
 
-            await pilot.press("G")
-            await until(pilot, lambda: "30 msgs" in bottom_row() and transcript.at_bottom, what="the end")
+            await until(pilot, lambda: "30 msgs" in bottom_row(), what="the count")
             painted: list[int] = []
             render_line = StylesCache.render_line
 
@@ -131,17 +143,10 @@ async def test_a_followed_append_paints_its_new_message_once(
     append painted its new parts again in a frame of their own."""
     writer = Writer(demo_db)
     try:
-        writer.call("create_session", "once", "cli")
-        for i in range(30):  # taller than the view: following scrolls
-            writer.call("append_message", "once", "user", content=f"before {i}")
+        _tall_session(writer, "once")
         app = live_app(demo_db)
         async with app.run_test(size=(120, 30)) as pilot:
-            main = await open_live(pilot, "once")
-            transcript = main.query_one("#transcript", TranscriptView)
-            await pilot.press("G")
-            await until(
-                pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), what="the end"
-            )
+            main, transcript = await _at_its_end(pilot, "once")
             painted: Counter[str | None] = Counter()
             render_lines = MessagePart.render_lines
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.style import Style
 from textual.geometry import Region
 from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.strip import Strip
@@ -33,44 +34,31 @@ class PaintedScrollBar(ScrollBar):
         super().__init__(vertical, name, thickness=thickness)
         self._painted: tuple[tuple[object, ...], list[Strip]] | None = None
 
-    def _paint_key(self) -> tuple[object, ...] | None:
+    def _paint_key(self) -> tuple[tuple[object, ...], ScrollBarRender, Style] | None:
         """Everything the lines depend on, from what `render` returns now (its colours follow the
-        theme, hover and grab); None: not a bar this class paints."""
+        theme, hover and grab), with that renderable and the base style; None: not a bar this class paints."""
         width, height = self.size
         if not self.vertical or not width or not height or self.parent is None:
             return None
         bar = self.render()
         if type(bar) is not ScrollBarRender:  # (a custom `renderer`: Textual's path)
             return None
-        return (
-            width,
-            height,
-            bar.virtual_size,
-            bar.window_size,
-            bar.position,
-            bar.thickness,
-            bar.style,
-            self.rich_style,
-        )
-
-    def _lines(self, key: tuple[object, ...]) -> list[Strip]:
-        if self._painted is not None and self._painted[0] == key:
-            return self._painted[1]
-        width, height = self.size
-        console = self.app.console
-        options = console.options.update_dimensions(width, height)
-        rows = console.render_lines(self.render(), options, pad=False)
-        lines = [Strip(row, width).apply_style(self.rich_style) for row in rows]
-        self._painted = (key, lines)
-        return lines
+        base = self.rich_style
+        key = (width, height, bar.virtual_size, bar.window_size, bar.position, bar.thickness, bar.style, base)
+        return key, bar, base
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        key = self._paint_key()
-        if key is None:
+        paint = self._paint_key()
+        if paint is None:
             self._painted = None
             return super().render_lines(crop)
-        lines = self._lines(key)
-        return [line.crop(crop.x, crop.right) for line in lines[crop.y : crop.bottom]]
+        key, bar, base = paint
+        if self._painted is None or self._painted[0] != key:
+            width, height = self.size
+            console = self.app.console
+            rows = console.render_lines(bar, console.options.update_dimensions(width, height), pad=False)
+            self._painted = (key, [Strip(row, width).apply_style(base) for row in rows])
+        return [line.crop(crop.x, crop.right) for line in self._painted[1][crop.y : crop.bottom]]
 
     def refresh(
         self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
@@ -81,7 +69,8 @@ class PaintedScrollBar(ScrollBar):
             and not (regions or layout or recompose)
             and self._painted is not None
             and self._is_mounted
-            and self._paint_key() == self._painted[0]
+            and (paint := self._paint_key()) is not None
+            and paint[0] == self._painted[0]
         ):
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
