@@ -50,6 +50,16 @@ records writer p50/p99/max, appends over 1 s and errors, and the `-wal` size (ma
 per follower report, several reads in flight, the transcript title re-laid out on each).
 `O1`/`O8` are `B1`/`B8` with the app of `--base-tree` (another checkout, e.g. the previous commit
 from `git archive`): before/after in one run.
+`P1`/`P8` and `Q1`/`Q8` are `B1`/`B8` and `O1`/`O8` without the lag probe (its coroutine wakes the
+app's loop every 5 ms, which a user's browser never does): how much of a writer's tail is the
+instrument?
+`T1`/`T8` are `P1`/`P8` with the browser pinned to one CPU, `I1`/`I8` with it at `SCHED_IDLE`
+(experiments: is the writer's tail the browser's threads running side by side, or priority?).
+`H1`/`H8` run it at `SCHED_BATCH`, `L1`/`L8` with a 50 ms EEVDF slice, `K1`/`K8` with a 0.1 ms one;
+`W1`/`W8` with every thread but the loop's at `SCHED_IDLE`, `X1`/`X8` that and the loop thread's
+slice at 0.1 ms (what `hermes_tui/app/cpu_share.py` found, 2026-12-04: only `I` kept the writer's
+p99 as alone). `Y1`/`Y8` are `B1`/`B8` with the app's `--yield-cpu` (every thread at `SCHED_IDLE`); `S8`/`Z8`
+are `B8`/`Y8` with a process burning each core (what a key costs a yielding browser then).
 `N1`/`N8` are `B1`/`B8` with the browser process at `--nice` (default 10): does a browser that
 yields the CPU to the agents keep them as fast as alone?
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
@@ -145,9 +155,19 @@ def commands():
             return
 
 async def main():
-    app = HermesApp(Path(path), read_only=True)
-    holder["app"] = app
     whatif = set(filter(None, os.environ.get("HERMES_BENCH_WHATIF", "").split(",")))
+    app = HermesApp(Path(path), read_only=True, **({"yield_cpu": True} if "yield" in whatif else {}))
+    holder["app"] = app
+    if "thr-idle" in whatif:  # every thread but the loop's at SCHED_IDLE
+        from hermes_tui.app import cpu_share
+        orig_run = threading.Thread.run
+        def idle_run(self):
+            cpu_share.background_thread()
+            orig_run(self)
+        threading.Thread.run = idle_run
+    if "loop-short" in whatif:  # the loop thread with EEVDF's shortest slice
+        from hermes_tui.app import cpu_share
+        cpu_share.short_slices()
     if "gc30" in whatif:  # what if full collections were at most one per 30 s
         import gc
         from hermes_tui.app import gc_policy
@@ -468,8 +488,25 @@ class AppFollower:
         whatif: str | None = None,
         tree: Path = ROOT,
         nice: int = 0,
+        sched: str | None = None,
     ) -> None:
         env = dict(os.environ)
+
+        def prepare() -> None:
+            if nice:
+                os.nice(nice)
+            if sched == "pin":  # one CPU: its threads never run side by side
+                os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+            elif sched == "idle":
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            elif sched == "batch":
+                os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+            elif sched in ("long", "short"):  # EEVDF's own slice (Linux 6.12+)
+                from hermes_tui.app import cpu_share
+
+                if not cpu_share.set_slice(50_000_000 if sched == "long" else cpu_share.SHORTEST_SLICE_NS):
+                    raise OSError("this kernel has no per-task slice")
+
         if whatif is not None:
             env["HERMES_BENCH_WHATIF"] = whatif
         self.proc = subprocess.Popen(  # `-c` puts the working directory first: `tree`'s hermes_tui
@@ -479,7 +516,7 @@ class AppFollower:
             stdout=subprocess.PIPE,
             text=True,
             env=env,
-            preexec_fn=(lambda: os.nice(nice)) if nice else None,
+            preexec_fn=prepare if (nice or sched) else None,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -680,19 +717,36 @@ def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds
     return {**writer_stats(results), "wal_max_bytes": max(wal_max, wal_end), "wal_end_bytes": wal_end}
 
 
+#: Browser phases that only change how the app process is scheduled or run (the docstring).
+PHASE_WHATIF = {
+    "D": "before",
+    "E": "unpaced",
+    "W": "thr-idle",
+    "X": "thr-idle,loop-short",
+    "Y": "yield",
+    "Z": "yield",
+}
+PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short"}
+NO_PROBE = "PQTIHLKWX"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
+SATURATED = "SZ"  # B and Y with a process burning each core
+
+
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEON", int(name[1:])
-    burner = None
+    follow, writers = name[0] in "BDEON" + NO_PROBE + "Y" + SATURATED, int(name[1:])
+    burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
-        burner = subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)])
+        burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
+    if name[0] in SATURATED:  # every core busy: what does a key cost the browser then?
+        burn = [sys.executable, "-c", BURNER, "1.0"]
+        burners += [subprocess.Popen(burn) for _ in range(os.cpu_count() or 2)]
     seconds = args.phase_s if writers == 1 else args.multi_phase_s
     sessions = [SESSION] if writers == 1 else [f"{SESSION}-{i}" for i in range(writers)]
     db = fresh_copy(base, args.workdir, name)
     t0 = time.monotonic()
     app = None
     if follow:
-        whatif = {"D": "before", "E": "unpaced"}.get(name[0])
-        tree = args.base_tree if name[0] == "O" else ROOT
+        whatif = PHASE_WHATIF.get(name[0])
+        tree = args.base_tree if name[0] in "OQ" else ROOT
         if tree is None:
             raise SystemExit("an O phase needs --base-tree")
         app = AppFollower(
@@ -702,8 +756,10 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
             whatif,
             tree,
             nice=args.nice if name[0] == "N" else 0,
+            sched=PHASE_SCHED.get(name[0]),
         )
-        app.send("lag on")
+        if name[0] not in NO_PROBE:  # the browser as a user has it, no 5 ms probe waking its loop
+            app.send("lag on")
         if writers > 1:
             app.send("label before")
             app.send("keys on")
@@ -739,10 +795,11 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
         out["app"] = summarize(res)
         out["app"]["idle_cpu_pct"] = out["app"]["cpu_pct"].get("idle-slow", out["app"]["cpu_pct"].get("idle"))
         out["app"]["sessions"] = app.ready["sessions"]
-    if burner is not None:
+    for burner in burners:
         burner.kill()
         burner.wait()
-        out["burn"] = args.burn
+    if burners:
+        out["burn"] = args.burn if name.startswith("C") else float(len(burners))
     out["wall_s"] = time.monotonic() - t0
     print(f"[{time.strftime('%H:%M:%S')}] {name}: {json.dumps(out)}", file=sys.stderr, flush=True)
     return out

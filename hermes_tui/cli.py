@@ -1,11 +1,11 @@
 """Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
-[--resume-tui] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick [--query Q] [--source S]
-[--format id|resume] [--all] [--profile NAME]``.
+[--resume-tui] [--yield-cpu] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick
+[--query Q] [--source S] [--format id|resume] [--all] [--profile NAME]``.
 
 ``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
 maintained separately); everything else opens the browser. When the browser exits to resume a
 session (key R), the command runs here, after Textual has restored the terminal: this process
-becomes Hermes (`os.execvp`).
+becomes Hermes (`os.execvp`; after `--yield-cpu` it starts Hermes at normal priority and waits).
 
 ``pick`` is the shell's picker (like fzf): the UI draws on the terminal (Textual's driver writes
 to stderr; ``/dev/tty`` is put in place of a redirected stdin or stderr) and only the result goes
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -65,6 +67,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume-cmd", metavar="TEMPLATE", default=None, help=RESUME_HELP)
     parser.add_argument("--resume-tui", action="store_true", help="resume in Hermes' TUI (adds --tui)")
+    parser.add_argument(
+        "--yield-cpu",
+        action="store_true",
+        help="run the browser at idle CPU priority (Linux SCHED_IDLE): agents writing are never "
+        "slowed, but on a machine whose every core is busy the browser waits for one",
+    )
     parser.add_argument(
         "--settings",
         metavar="PATH",
@@ -134,12 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_resume(argv: tuple[str, ...]) -> int:
-    """Become the resume command (the terminal is already restored); 127 when it cannot start."""
+    """Become the resume command (the terminal is already restored); 127 when it cannot start.
+
+    After `--yield-cpu` this process is at `SCHED_IDLE` for good and so would the agent be: it
+    then runs as a child started from the thread kept at normal priority, and this process waits
+    for it (ignoring the terminal's interrupts, which are the agent's) and exits with its status."""
+    from hermes_tui.app import cpu_share
     from hermes_tui.app.handoff import command_text
 
     sys.stdout.flush()
     sys.stderr.flush()
     try:
+        if cpu_share.yielded():
+            child = cpu_share.unyielded(subprocess.Popen, list(argv))
+            for sig in (signal.SIGINT, signal.SIGQUIT):
+                signal.signal(sig, signal.SIG_IGN)
+            status = child.wait()
+            return 128 - status if status < 0 else status  # killed by signal N: 128 + N, as a shell says
         os.execvp(argv[0], list(argv))
     except OSError as exc:
         print(f"hermes-tui: could not run {command_text(argv)}: {exc}", file=sys.stderr)
@@ -195,6 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pick=pick,
         settings_path=args.settings,
         prefetch=not federating,
+        yield_cpu=args.yield_cpu,
     )
     if federating:
         from hermes_tui.app.stores import StoreChoice, federate

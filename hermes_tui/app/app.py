@@ -22,7 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.theme import Theme
 
-from hermes_tui.app import textual_fixes
+from hermes_tui.app import cpu_share, textual_fixes
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
@@ -103,13 +103,17 @@ class HermesApp(App[Handoff]):
         pick: PickOptions | None = None,
         settings_path: Path | None = None,
         prefetch: bool = True,
+        yield_cpu: bool = False,
     ) -> None:
         """``theme`` None: the remembered one. ``settings_path`` None: `settings.default_path()`
         (``$HERMES_TUI_CONFIG`` or the platform's config folder). ``prefetch`` False: the caller
-        opens other stores (`stores.federate`), so ordering this one ahead would only compete."""
+        opens other stores (`stores.federate`), so ordering this one ahead would only compete.
+        ``yield_cpu``: every thread of the app at `SCHED_IDLE` (`--yield-cpu`, or the settings'
+        `[live] yield_cpu`; cpu_share.py)."""
         super().__init__()
         # Remembered settings: read once, never fails; written only on a change.
         loaded = load_settings(settings_path)
+        self.yield_cpu = yield_cpu or loaded.settings.yield_cpu
         self.settings_warning = loaded.warning
         self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
         textual_fixes.install()  # strips that are not their own reference cycle (textual_fixes.py)
@@ -142,6 +146,14 @@ class HermesApp(App[Handoff]):
         from hermes_tui.app.screens.main import MainScreen
 
         return MainScreen()
+
+    def on_load(self) -> None:
+        """How the loop thread shares the CPU (cpu_share.py), set before the driver and the
+        workers start their threads, which inherit it."""
+        if self.yield_cpu:
+            cpu_share.yield_everything()
+        else:
+            cpu_share.short_slices()
 
     def on_mount(self) -> None:
         # Set in code so TEXTUAL_THEME in the environment cannot change what tests see.

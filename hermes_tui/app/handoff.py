@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from hermes_tui.app import cpu_share
 from hermes_tui.state import hermes_root
 
 DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume {id} {tui}"
@@ -199,7 +200,8 @@ def _terminal_out() -> IO[str] | None:
 def run_pager(argv: Sequence[str], text: str) -> int:
     """Show ``text`` in the pager (on its stdin); returns the pager's exit status."""
     out = _terminal_out()
-    done = subprocess.run(list(argv), input=text.encode("utf-8", "replace"), stdout=out, check=False)
+    data = text.encode("utf-8", "replace")
+    done = cpu_share.unyielded(subprocess.run, list(argv), input=data, stdout=out, check=False)
     return done.returncode
 
 
@@ -215,7 +217,7 @@ def run_editor(argv: Sequence[str], text: str, filename: str) -> int:
             handle.write(text)
         os.chmod(path, 0o400)
         out = _terminal_out()
-        return subprocess.run([*argv, str(path)], stdout=out, check=False).returncode
+        return cpu_share.unyielded(subprocess.run, [*argv, str(path)], stdout=out, check=False).returncode
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,4 +1,5 @@
-"""Remembered settings: theme, list order and filters, pane sizes and which panes are shown.
+"""Remembered settings: theme, list order and filters, pane sizes and which panes are shown, and
+whether the browser yields the CPU to agents (`[live] yield_cpu`, set in the file only).
 
 One TOML file, ``$HERMES_TUI_CONFIG`` or ``--settings PATH`` when given, else
 ``platformdirs.user_config_dir("hermes-tui")/settings.toml`` (``~/.config/hermes-tui/`` on
@@ -98,6 +99,9 @@ class Settings:
     show_list: bool = field(default=True, metadata=_key("panes", "list", _flag, "true or false"))
     show_lineage: bool = field(default=True, metadata=_key("panes", "lineage", _flag, "true or false"))
     show_transcript: bool = field(default=True, metadata=_key("panes", "transcript", _flag, "true or false"))
+    #: `--yield-cpu` for every run (cpu_share.py); set in the file only: the app cannot take back
+    #: its priority once yielded, so nothing in it toggles this.
+    yield_cpu: bool = field(default=False, metadata=_key("live", "yield_cpu", _flag, "true or false"))
 
     def with_pane(self, pane: str, shown: bool) -> Settings:
         """The same settings with ``pane`` (list, lineage, transcript) shown or hidden; at least

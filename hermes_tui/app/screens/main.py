@@ -814,7 +814,7 @@ class MainScreen(Screen[None]):
                 if holder and holder[0] in self._store_followers.values() and not holder[0].stopped:
                     self.post_message(self.StoreLive(profile, update))
 
-            follower = LiveFollower(db, report, clock=self.hermes.now)
+            follower = LiveFollower(db, report, clock=self.hermes.now, background=True)
             holder.append(follower)
             self._store_followers[profile] = follower
             threading.Thread(target=follower.run, name=f"hermes-live-{profile}", daemon=True).start()
@@ -1817,7 +1817,9 @@ class MainScreen(Screen[None]):
         if self.follower is not None:
             self.follower.stop()
         self.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
+        follower = LiveFollower(
+            db, lambda update: self._post_live(follower, update), clock=self.hermes.now, background=True
+        )
         self.follower = follower
         self._live_error_shown = False
         self._care_changed()
