@@ -58,8 +58,9 @@ instrument?
 `H1`/`H8` run it at `SCHED_BATCH`, `L1`/`L8` with a 50 ms EEVDF slice, `K1`/`K8` with a 0.1 ms one;
 `W1`/`W8` with every thread but the loop's at `SCHED_IDLE`, `X1`/`X8` that and the loop thread's
 slice at 0.1 ms (what `hermes_tui/app/cpu_share.py` found, 2026-12-04: only `I` kept the writer's
-p99 as alone). `Y1`/`Y8` are `B1`/`B8` with the app's `--yield-cpu` (every thread at `SCHED_IDLE`); `S8`/`Z8`
-are `B8`/`Y8` with a process burning each core (what a key costs a yielding browser then).
+p99 as alone). `Y1`/`Y8` are `B1`/`B8` with the app's `--yield-cpu` (every thread at `SCHED_IDLE`); `S8`/`Z8`/
+`U8`/`V8` are `B8`/`Y8`/`O8`/`A8` with a process burning each core (what a key costs a yielding
+browser then, and what its starved reads cost the `-wal`).
 `N1`/`N8` are `B1`/`B8` with the browser process at `--nice` (default 10): does a browser that
 yields the CPU to the agents keep them as fast as alone?
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
@@ -728,11 +729,11 @@ PHASE_WHATIF = {
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short"}
 NO_PROBE = "PQTIHLKWX"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
-SATURATED = "SZ"  # B and Y with a process burning each core
+SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEON" + NO_PROBE + "Y" + SATURATED, int(name[1:])
+    follow, writers = name[0] in "BDEON" + NO_PROBE + "YSZU", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
@@ -746,7 +747,7 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     app = None
     if follow:
         whatif = PHASE_WHATIF.get(name[0])
-        tree = args.base_tree if name[0] in "OQ" else ROOT
+        tree = args.base_tree if name[0] in "OQU" else ROOT
         if tree is None:
             raise SystemExit("an O phase needs --base-tree")
         app = AppFollower(

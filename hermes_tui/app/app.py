@@ -11,6 +11,7 @@ shortly after in its own thread, and at exit.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
@@ -149,11 +150,12 @@ class HermesApp(App[Handoff]):
 
     def on_load(self) -> None:
         """How the loop thread shares the CPU (cpu_share.py), set before the driver and the
-        workers start their threads, which inherit it."""
-        if self.yield_cpu:
-            cpu_share.yield_everything()
-        else:
+        workers start their threads, which inherit it. Yielding, the thread workers (the store's
+        reads) run on the threads it kept at normal priority."""
+        if not self.yield_cpu:
             cpu_share.short_slices()
+        elif cpu_share.yield_everything() and (readers := cpu_share.reader_pool()) is not None:
+            asyncio.get_running_loop().set_default_executor(readers)
 
     def on_mount(self) -> None:
         # Set in code so TEXTUAL_THEME in the environment cannot change what tests see.

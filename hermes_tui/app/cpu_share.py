@@ -5,22 +5,23 @@ The live bench (`bench/live_app_bench.py`, 1M messages, a hermes-agent 0.19.0 wr
 appends/s, 2 cores) measured the writer's p99 at about 2× with the browser following than alone,
 and found the cause in the scheduler, not in the database: pinning the browser to one CPU or
 making it `SCHED_BATCH` changed nothing, while the browser at `SCHED_IDLE` left the writer as
-fast as alone. Three levers, none needing privileges:
+fast as alone. The levers, none needing privileges:
 
-- `background_thread()`: the calling thread runs at `SCHED_IDLE` — it gets a CPU only when no
-  other task wants one. For threads whose work nobody waits for at the keyboard (the live
-  follower's polls and reads); a starved one delays what the screen follows, never a key. It
-  cannot be undone without privileges (Linux treats `SCHED_IDLE` as nice 20), so never for a
-  thread that is pooled or serves input.
-- `short_slices()`: the calling thread (and every thread it starts later) asks EEVDF (Linux
-  6.12+) for its shortest slice, 0.1 ms: a waking agent waits out at most that much of the
-  browser's turn instead of 1.4 ms, and a waking browser (a key) preempts long-slice work
-  sooner. Older kernels ignore the request.
-- `yield_everything()`: `SCHED_IDLE` for the calling thread and every thread it starts later —
-  the `--yield-cpu` choice for whoever wants the agents never slowed, and accepts that on a
-  machine whose every core is busy the browser then waits for one to free up. A program started
-  from an idle thread would be idle for good too (an agent the browser resumes, a pager, an
-  editor), so it first keeps one thread at the old priority: `unyielded()` runs there.
+- `short_slices()` (the default): the calling thread (and every thread it starts later) asks
+  EEVDF (Linux 6.12+) for its shortest slice, 0.1 ms: a waking agent waits out at most that
+  much of the browser's turn instead of 1.4 ms, and a waking browser (a key) preempts
+  long-slice work sooner. Older kernels ignore the request.
+- `yield_everything()` (`--yield-cpu`): `SCHED_IDLE` for the calling thread (the event loop,
+  which draws) and every thread it starts later: it gets a CPU only when no other task wants
+  one, which the agents then never wait for; on a machine whose every core is busy the browser
+  waits for one to free up. Linux lets no unprivileged thread leave `SCHED_IDLE`, so two kinds
+  of work first get threads kept at the old priority:
+  - reads of the store (`reader_pool()`, the loop's default executor, and `start_thread()` for
+    the live followers): a starved reader holds its snapshot and so holds back the writers'
+    checkpoints — the bench saw the `-wal` reach 27–55 MB against 5 with every core busy;
+  - programs the browser starts (`unyielded()`: an agent it resumes, a pager, an editor), which
+    would inherit `SCHED_IDLE` for good.
+- `background_thread()`: the calling thread alone at `SCHED_IDLE` (what the two above build on).
 
 Each returns whether the kernel took the request; a refusal is never an error.
 """
@@ -33,6 +34,7 @@ import os
 import platform
 import struct
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
@@ -69,32 +71,56 @@ def background_thread() -> bool:
     return True
 
 
-_normal: ThreadPoolExecutor | None = None  # one thread kept at the priority before yielding
+_launcher: ThreadPoolExecutor | None = None  # one thread kept at the priority before yielding
+
+
+def _started_pool(n: int, name: str) -> ThreadPoolExecutor:
+    """A pool whose ``n`` threads all exist now, started by (and so at the priority of) the
+    calling thread; a pool starts its threads lazily, from whichever thread submits."""
+    pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix=name)
+    started = threading.Barrier(n + 1)
+    for _ in range(n):
+        pool.submit(started.wait)
+    started.wait()
+    return pool
 
 
 def yield_everything() -> bool:
     """`SCHED_IDLE` for the calling thread and the threads it starts from now on, after keeping
-    one thread at the calling thread's priority for `unyielded()`."""
-    global _normal
+    one thread at its priority, which starts what must not be idle (`reader_pool`,
+    `start_thread`, `unyielded`)."""
+    global _launcher
     if not _linux():
         return False
-    if _normal is None:
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hermes-normal-priority")
-        pool.submit(int).result()  # its one thread exists now, started at the caller's priority
-        _normal = pool
+    if _launcher is None:
+        _launcher = _started_pool(1, "hermes-launcher")
     return background_thread()
 
 
 def yielded() -> bool:
     """Did `yield_everything()` run in this process?"""
-    return _normal is not None
+    return _launcher is not None
+
+
+def reader_pool() -> ThreadPoolExecutor | None:
+    """A new pool for the store's reads, its threads at the priority before yielding (None when
+    nothing yielded): the app makes it the event loop's default executor, which runs its thread
+    workers and is shut down with the loop."""
+    if _launcher is None:
+        return None
+    return unyielded(_started_pool, min(32, (os.cpu_count() or 1) + 4), "hermes-reader")  # asyncio's size
+
+
+def start_thread(thread: threading.Thread) -> None:
+    """Start ``thread`` (one that reads the store) at the priority before yielding."""
+    unyielded(thread.start)
 
 
 def unyielded(fn: Callable[P, R], /, *args: P.args, **kwargs: P.kwargs) -> R:
     """``fn(*args, **kwargs)`` on the thread kept at the priority before `yield_everything()`
     (inline when nothing yielded): for the programs the browser starts, which inherit the
     policy of the thread that starts them."""
-    pool = _normal
+    pool = _launcher
     if pool is None:
         return fn(*args, **kwargs)
     return pool.submit(fn, *args, **kwargs).result()

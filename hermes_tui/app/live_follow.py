@@ -11,9 +11,7 @@ waited for the next poll 125 ms on average at 4 Hz, a third of the 300 ms budget
 screen), `FAST_S` while the user is at the keyboard or the store changed in the last
 `IDLE_INPUT_S` (`touch()` is called on every key and mouse press; a user watching an agent write
 never touches a key), `SLOW_S` after a spell with neither, at once when a poll says `more` or the
-UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`. The app's followers run at
-`SCHED_IDLE` (`background=True`): nobody waits for a poll at the keyboard, and an agent's append
-never waits for one.
+UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`.
 
 Live statuses: when a poll saw changes, only the visible sessions they name are read again (a
 status derives from a session's last message, its end and its start); all visible rows when the
@@ -30,7 +28,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_tui.app import cpu_share
 from hermes_tui.state import Changes
 
 HOT_S = 0.1
@@ -77,12 +74,8 @@ class LiveFollower:
         status_every_s: float = STATUS_EVERY_S,
         hot_s: float = HOT_S,
         hot_for_s: float = HOT_FOR_S,
-        background: bool = False,
     ) -> None:
-        """``background``: the polling thread runs at `SCHED_IDLE` (`cpu_share.background_thread`),
-        as the app's do: a follower never takes a CPU an agent wants."""
         self.db = db
-        self.background = background
         self.report = report
         self.clock = clock
         self.hot_s = min(hot_s, fast_s)
@@ -151,8 +144,6 @@ class LiveFollower:
     # ------------------------------------------------------------------ the polling thread
     def run(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         """The thread body: poll, report, sleep (wakeable) until stopped or cancelled."""
-        if self.background:
-            cpu_share.background_thread()
         with self._lock:
             care = list(self._care)
         try:

@@ -1,12 +1,13 @@
 """How the browser shares the CPU with agents (cpu_share.py): what each lever sets, on which
-thread, and that the app pulls them — its live followers at `SCHED_IDLE`, its loop thread with
-the shortest slice, everything idle with `--yield-cpu`.
+thread, and that the app pulls them — its loop thread with the shortest slice by default; with
+`--yield-cpu` everything idle but what reads the store and the programs it starts.
 
 Each lever is tried in a thread of its own: `SCHED_IDLE` cannot be undone without privileges, and
 the test process must keep its priority."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -21,7 +22,6 @@ from hermes_tui.app import cpu_share
 from hermes_tui.cli import build_parser
 
 from .test_live import live_app, settle
-from .test_live_follow_rate import _Store
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="scheduling policies are Linux's")
 T = TypeVar("T")
@@ -90,33 +90,13 @@ def test_short_slices_leaves_an_idle_thread_idle() -> None:
     assert in_thread(idle_then_short) == (False, os.SCHED_IDLE)
 
 
-@linux
-def test_a_background_follower_polls_from_an_idle_thread() -> None:
-    from hermes_tui.app.live_follow import LiveFollower
-
-    seen: list[int] = []
-
-    class Store(_Store):
-        def change_watcher(self, care_about: Any = (), **kw: Any) -> Any:
-            seen.append(os.sched_getscheduler(0))  # called from the polling thread
-            return super().change_watcher(care_about, **kw)
-
-    for background in (False, True):
-        follower = LiveFollower(Store(threading.Event()), lambda u: None, background=background)
-        thread = threading.Thread(target=follower.run)
-        thread.start()
-        follower.stop()
-        thread.join(10)
-    assert seen == [os.SCHED_OTHER, os.SCHED_IDLE]
-
-
 def _policy_of(name: str) -> int | None:
     thread = next((t for t in threading.enumerate() if t.name == name), None)
     return None if thread is None or thread.native_id is None else os.sched_getscheduler(thread.native_id)
 
 
 @linux
-async def test_the_apps_live_follower_runs_idle_and_its_loop_asks_for_short_slices(
+async def test_the_app_asks_for_short_slices_by_default_and_its_follower_stays_normal(
     demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[str] = []
@@ -125,14 +105,87 @@ async def test_the_apps_live_follower_runs_idle_and_its_loop_asks_for_short_slic
     app = live_app(demo_db)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
-        assert _policy_of("hermes-live-follow") == os.SCHED_IDLE
+        assert _policy_of("hermes-live-follow") == os.SCHED_OTHER  # a reader is never idle
     assert calls == ["short"]
-    calls.clear()
-    app = live_app(demo_db)
-    app.yield_cpu = True
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-    assert calls == ["yield"]
+
+
+YIELDING_APP = """
+import asyncio, json, os, sys, threading
+from pathlib import Path
+from hermes_tui.app.app import HermesApp
+
+async def main():
+    app = HermesApp(Path(sys.argv[1]), read_only=True, yield_cpu=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(400):  # until the follower runs and a thread worker has read the store
+            await pilot.pause(0.05)
+            names = {t.name for t in threading.enumerate()}
+            if "hermes-live-follow" in names and app.screen.session_list.total:
+                break
+        print(json.dumps({t.name: os.sched_getscheduler(t.native_id) for t in threading.enumerate()}))
+
+asyncio.run(main())
+"""
+
+
+@linux
+def test_a_yielding_app_draws_idle_but_reads_the_store_at_normal_priority(
+    demo_db: Path, tmp_path: Path
+) -> None:
+    """`--yield-cpu`: the loop thread (drawing) at SCHED_IDLE; the thread workers (the loop's
+    default executor) and the live follower on threads kept at normal priority, since a starved
+    reader holds back the writers' checkpoints (the bench: a 27-55 MB -wal against 5)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "HERMES_TUI_CONFIG": str(tmp_path / "settings.toml")}
+    done = subprocess.run(
+        [sys.executable, "-c", YIELDING_APP, str(demo_db)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    policies = json.loads(done.stdout.strip().splitlines()[-1])
+    assert policies["MainThread"] == os.SCHED_IDLE
+    assert policies["hermes-live-follow"] == os.SCHED_OTHER
+    assert policies["hermes-launcher_0"] == os.SCHED_OTHER
+    readers = {name: p for name, p in policies.items() if name.startswith("hermes-reader")}
+    assert readers and set(readers.values()) == {os.SCHED_OTHER}
+    # Every other thread too: the thread workers ran on the kept readers, not on threads the
+    # idle loop would have started for its own default executor.
+    assert {name: p for name, p in policies.items() if p != os.SCHED_OTHER} == {"MainThread": os.SCHED_IDLE}
+
+
+@linux
+def test_after_yielding_what_reads_the_store_starts_at_the_old_priority(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(cpu_share, "_launcher", None)  # this process has not yielded; undone after
+
+    def yielded_then_start() -> tuple[int, int, int, int]:
+        assert cpu_share.yield_everything()
+        pool = cpu_share.reader_pool()
+        assert pool is not None
+        try:
+            in_pool = pool.submit(os.sched_getscheduler, 0).result()
+        finally:
+            pool.shutdown()
+        seen: list[int] = []
+        kept = threading.Thread(target=lambda: seen.append(os.sched_getscheduler(0)))
+        cpu_share.start_thread(kept)
+        kept.join(10)
+        direct = in_thread(lambda: os.sched_getscheduler(0))
+        return in_pool, seen[0], direct, os.sched_getscheduler(0)
+
+    try:
+        assert in_thread(yielded_then_start) == (os.SCHED_OTHER, os.SCHED_OTHER, os.SCHED_IDLE, os.SCHED_IDLE)
+    finally:
+        launcher = cpu_share._launcher
+        if launcher is not None:
+            launcher.shutdown()
+        monkeypatch.setattr(cpu_share, "_launcher", None)
+    assert cpu_share.reader_pool() is None  # nothing yielded: the loop keeps its own executor
 
 
 def test_yield_cpu_flag_reaches_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,7 +206,7 @@ PRINT_POLICY = "import os; print(os.sched_getscheduler(0))"
 @linux
 def test_programs_started_after_yielding_run_at_the_old_priority(monkeypatch: pytest.MonkeyPatch) -> None:
     """A pager, an editor or a resumed agent inherits the policy of the thread that starts it."""
-    monkeypatch.setattr(cpu_share, "_normal", None)  # this process has not yielded; undone after
+    monkeypatch.setattr(cpu_share, "_launcher", None)  # this process has not yielded; undone after
 
     def yielded_then_spawn() -> tuple[str, str, int]:
         assert cpu_share.yield_everything()
@@ -166,7 +219,7 @@ def test_programs_started_after_yielding_run_at_the_old_priority(monkeypatch: py
         direct, kept, thread_policy = in_thread(yielded_then_spawn)
         assert cpu_share.yielded()
     finally:
-        pool = cpu_share._normal
+        pool = cpu_share._launcher
         if pool is not None:
             pool.shutdown()
     assert (direct, kept) == (str(os.SCHED_IDLE), str(os.SCHED_OTHER))

@@ -29,7 +29,7 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
-from hermes_tui.app import actions
+from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
@@ -814,10 +814,11 @@ class MainScreen(Screen[None]):
                 if holder and holder[0] in self._store_followers.values() and not holder[0].stopped:
                     self.post_message(self.StoreLive(profile, update))
 
-            follower = LiveFollower(db, report, clock=self.hermes.now, background=True)
+            follower = LiveFollower(db, report, clock=self.hermes.now)
             holder.append(follower)
             self._store_followers[profile] = follower
-            threading.Thread(target=follower.run, name=f"hermes-live-{profile}", daemon=True).start()
+            thread = threading.Thread(target=follower.run, name=f"hermes-live-{profile}", daemon=True)
+            cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
         self.session_list.on_visible = self._visible_keys_changed
 
     def _stop_store_followers(self) -> None:
@@ -1817,15 +1818,15 @@ class MainScreen(Screen[None]):
         if self.follower is not None:
             self.follower.stop()
         self.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(
-            db, lambda update: self._post_live(follower, update), clock=self.hermes.now, background=True
-        )
+        follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
         self.follower = follower
         self._live_error_shown = False
         self._care_changed()
         # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
         # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
-        threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True).start()
+        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
+        # reader would hold back the writers' checkpoints.
+        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
 
     def _post_live(self, follower: LiveFollower, update: LiveUpdate) -> None:
         """From the polling thread: only the current store's follower reports (a store being
