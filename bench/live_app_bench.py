@@ -61,6 +61,7 @@ slice at 0.1 ms (what `hermes_tui/app/cpu_share.py` found, 2026-12-04: only `I` 
 p99 as alone). `Y1`/`Y8` are `B1`/`B8` with the app's `--yield-cpu` (every thread at `SCHED_IDLE`); `S8`/`Z8`/
 `U8`/`V8` are `B8`/`Y8`/`O8`/`A8` with a process burning each core (what a key costs a yielding
 browser then, and what its starved reads cost the `-wal`).
+`G1`/`G8` are `B1`/`B8` with `HERMES_BENCH_WHATIF=gc30` (at most one full collection per 30 s).
 `N1`/`N8` are `B1`/`B8` with the browser process at `--nice` (default 10): does a browser that
 yields the CPU to the agents keep them as fast as alone?
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
@@ -726,6 +727,7 @@ PHASE_WHATIF = {
     "X": "thr-idle,loop-short",
     "Y": "yield",
     "Z": "yield",
+    "G": "gc30",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short"}
 NO_PROBE = "PQTIHLKWX"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -733,7 +735,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEON" + NO_PROBE + "YSZU", int(name[1:])
+    follow, writers = name[0] in "BDEON" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
