@@ -109,8 +109,8 @@ class HermesApp(App[Handoff]):
         """``theme`` None: the remembered one. ``settings_path`` None: `settings.default_path()`
         (``$HERMES_TUI_CONFIG`` or the platform's config folder). ``prefetch`` False: the caller
         opens other stores (`stores.federate`), so ordering this one ahead would only compete.
-        ``yield_cpu``: every thread of the app at `SCHED_IDLE` (`--yield-cpu`, or the settings'
-        `[live] yield_cpu`; cpu_share.py)."""
+        ``yield_cpu``: the drawing at `SCHED_IDLE`, the store's reads kept at normal priority
+        (`--yield-cpu`, or the settings' `[live] yield_cpu`; cpu_share.py)."""
         super().__init__()
         # Remembered settings: read once, never fails; written only on a change.
         loaded = load_settings(settings_path)
