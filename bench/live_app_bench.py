@@ -66,7 +66,17 @@ browser then, and what its starved reads cost the `-wal`).
 yields the CPU to the agents keep them as fast as alone?
 `D1`/`D8` are `B1`/`B8` with the follower as it was before the incremental order (whole order
 re-read on every change, polls at 4 Hz after changes, every visible status re-reported; the
-transcript's follow fix stays). `C1`/`C8` are controls: the writers with a process burning
+transcript's follow fix stays). 2026-12-05, which part of the browser costs the writer its tail
+(all `P`-like, no lag probe): `J1` runs it in a session of its own with that session's autogroup
+at nice 19 (a priority the app could take back, unlike `SCHED_IDLE`); `M1` gives the CPU away
+(`sched_yield`) after every millisecond of its CPU time; `F1` takes live messages into the open
+transcript once a second instead of five times; `R1` follows, reads and reports everything but
+draws nothing of it; `e1` polls every 5 ms and draws at the first commit after its interval
+(what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
+timer polls only). `--separate-sessions` starts each writer and the browser in a session
+(autogroup) of its own, as agents and the browser in separate terminals are, and every phase
+reads the writers' scheduler statistics (`/proc/PID/task/*/schedstat`): time on a CPU and
+waiting for one, per append. `C1`/`C8` are controls: the writers with a process burning
 `--burn` of a core (what the browser used while they wrote) instead of the browser: is a slower
 writer the browser, or just CPU?
 """
@@ -170,6 +180,23 @@ async def main():
     if "loop-short" in whatif:  # the loop thread with EEVDF's shortest slice
         from hermes_tui.app import cpu_share
         cpu_share.short_slices()
+    if "yield1ms" in whatif:  # every 1 ms of the process's CPU, the loop thread gives way
+        import signal
+        signal.signal(signal.SIGVTALRM, lambda *a: os.sched_yield())
+        signal.siginterrupt(signal.SIGVTALRM, False)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0.001, 0.001)
+    if "nosignal" in whatif:  # the follower polls on its timer only
+        from hermes_tui.app.live_follow import LiveFollower
+        LiveFollower._open_signal = lambda self: None
+    if "noshow" in whatif:  # the follower and its reads as they are, nothing drawn from them
+        async def apply_nothing(self, message):  # the next read starts after these, as it would
+            tv = self.query_one("#transcript", TranscriptView)
+            if message.items and tv.data is not None and tv.data.session_id == message.session_id:
+                tv.items.extend(message.items)
+
+        MainScreen._apply_live_session = apply_nothing
+        SessionList.set_live = lambda self, statuses: None
+        MainScreen._refresh_order_live = lambda self: None
     if "gc30" in whatif:  # what if full collections were at most one per 30 s
         import gc
         from hermes_tui.app import gc_policy
@@ -203,18 +230,24 @@ async def main():
     # What each screen update repaints (`Screen._on_timer_update`): "layout: " when it lays the
     # screen out, then the widgets it repaints (message parts by class) — counted per label.
     frame_kinds = {}
+    frame_walls = []
     orig_tick = MainScreen._on_timer_update
 
     def counted_tick(self):
-        if self.is_current and not self.app._batch_count and (
+        if not (self.is_current and not self.app._batch_count and (
             self._layout_required or self._scroll_required or self._repaint_required or self._dirty_widgets
-        ):
-            names = sorted({type(w).__name__ + (f"#{w.id}" if w.id and not w.id.startswith("msg-") else "")
-                            for w in self._dirty_widgets})
-            key = ("layout: " if self._layout_required else "") + (",".join(names[:6]) or "-")
-            kinds = frame_kinds.setdefault(state["label"], {})
-            kinds[key] = kinds.get(key, 0) + 1
-        return orig_tick(self)
+        )):
+            return orig_tick(self)
+        names = sorted({type(w).__name__ + (f"#{w.id}" if w.id and not w.id.startswith("msg-") else "")
+                        for w in self._dirty_widgets})
+        key = ("layout: " if self._layout_required else "") + (",".join(names[:6]) or "-")
+        kinds = frame_kinds.setdefault(state["label"], {})
+        kinds[key] = kinds.get(key, 0) + 1
+        t0 = time.time()
+        try:
+            return orig_tick(self)
+        finally:  # when each frame's work ran (wall clock, as the writers' commit stamps)
+            frame_walls.append((state["label"], t0, time.time()))
 
     MainScreen._on_timer_update = counted_tick
     async with app.run_test(size=(160, 50)) as pilot:
@@ -233,6 +266,26 @@ async def main():
         sl.focus()
         await pilot.pause(0.5)
         ready_s = time.monotonic() - t_open
+        if "align" in whatif:  # what if the browser drew right after a commit, in the writer's pause
+            from hermes_tui.app.live_follow import Pacer
+            screen.follower.hot_s = 0.005
+            pace = screen.session_pace
+
+            def aligned_next(self=pace):  # a commit after the interval starts a run at once
+                if self.running or not self.pending:
+                    return None
+                wait = self._last_start + self.every_s - self.clock()
+                if wait <= 0:
+                    return 0.0
+                if self.timed:
+                    return None
+                self.timed = True  # a fallback for the last commit of a burst
+                return wait + 0.2
+
+            pace._next = aligned_next
+        for w in whatif:  # what if the open transcript took live messages at most every N s
+            if w.startswith("apply"):
+                screen.session_pace.every_s = float(w[len("apply"):])
         if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
             from hermes_tui.app.live_follow import LiveFollower
             screen.live_ids.full_every_s = 0.0
@@ -458,7 +511,10 @@ async def main():
                "layout_causes": sorted(causes.items(), key=lambda kv: -kv[1])[:12],
                "frame_kinds": {k: sorted(v.items(), key=lambda kv: -kv[1])[:8]
                                for k, v in frame_kinds.items()},
-               "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")}}
+               "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")},
+               "frame_walls": frame_walls,
+               "commits": sorted(i.timestamp for i in tv.items
+                                 if isinstance(i, MessageView) and isinstance(i.timestamp, (int, float)))}
         sys.__stdout__.write(json.dumps(out) + "\n")
         sys.__stdout__.flush()
         app.exit()
@@ -491,10 +547,13 @@ class AppFollower:
         tree: Path = ROOT,
         nice: int = 0,
         sched: str | None = None,
+        new_session: bool = False,
     ) -> None:
         env = dict(os.environ)
 
         def prepare() -> None:
+            if sched == "autogroup":  # its session's autogroup at nice 19 (needs a session of its own)
+                Path("/proc/self/autogroup").write_text("19")
             if nice:
                 os.nice(nice)
             if sched == "pin":  # one CPU: its threads never run side by side
@@ -519,6 +578,7 @@ class AppFollower:
             text=True,
             env=env,
             preexec_fn=prepare if (nice or sched) else None,
+            start_new_session=new_session,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -549,9 +609,36 @@ def writer_stats(results: list[dict[str, Any]]) -> dict[str, Any]:
         "p50_ms": pct(lat, 50) * 1e3,
         "p99_ms": pct(lat, 99) * 1e3,
         "max_ms": max(lat) * 1e3 if lat else float("nan"),
+        "mean_ms": sum(lat) / len(lat) * 1e3 if lat else float("nan"),
         # appends over 1 s: 0.19.0 runs its FTS 'optimize' inside an append every 1,000 writes
         "over_1s": sorted(round(x, 1) for x in lat if x > 1.0),
     }
+
+
+def frames_vs_commits(walls: list[Any], commits: list[float]) -> dict[str, Any]:
+    """When the screen's frames ran against the followed writer's commits (1-writer phases): the
+    end of each frame after the last commit before it, and the frames still running at the next
+    commit (a draw that lands on the writer's append)."""
+    import bisect
+
+    out: dict[str, Any] = {}
+    for label in sorted({w[0] for w in walls}):
+        ends, over, n = [], 0, 0
+        for _, start, end in (w for w in walls if w[0] == label):
+            i = bisect.bisect_right(commits, start)
+            if i == 0 or i >= len(commits):
+                continue
+            n += 1
+            ends.append(end - commits[i - 1])
+            over += end > commits[i]
+        if n:
+            out[label] = {
+                "n": n,
+                "end_after_commit_p50_ms": pct(ends, 50) * 1e3,
+                "end_after_commit_p95_ms": pct(ends, 95) * 1e3,
+                "on_the_next_commit": over,
+            }
+    return out
 
 
 def summarize(res: dict[str, Any]) -> dict[str, Any]:
@@ -688,6 +775,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             labels[i]: round((marks[i + 1][6] - marks[i][6]) / max(1e-9, marks[i + 1][2] - marks[i][2]), 2)
             for i in range(len(labels) - 1)
         }
+    out["frames_vs_commits"] = frames_vs_commits(res.get("frame_walls", []), res.get("commits", []))
     return out
 
 
@@ -701,22 +789,46 @@ def fresh_copy(base: Path, workdir: Path, name: str) -> Path:
 
 def run_writers(db: Path, sessions: list[str], args: argparse.Namespace, seconds: float) -> dict[str, Any]:
     """`len(sessions)` peer processes appending for `seconds`; writer stats and `-wal` sizes."""
-    peers = [Peer(db) for _ in sessions]
+    peers = [Peer(db, new_session=args.separate_sessions) for _ in sessions]
     try:
         n = int(seconds * args.rate * 2) + 10  # more than needed: stopped, not finished, at the end
         for peer, sid in zip(peers, sessions, strict=True):
             peer.run_appender(sid, n, interval_s=max(0.0, 1 / args.rate - 0.002))
         t_end = time.monotonic() + seconds
+        sched0 = [schedstat(peer._proc.pid) for peer in peers]
         wal_max = 0
         while time.monotonic() < t_end:
             wal_max = max(wal_max, wal_size(db))
             time.sleep(0.5)
         wal_end = wal_size(db)
+        sched1 = [schedstat(peer._proc.pid) for peer in peers]
         results = [peer.stop_appender(wait=False) for peer in peers]
     finally:
         for peer in peers:
             peer.close()
-    return {**writer_stats(results), "wal_max_bytes": max(wal_max, wal_end), "wal_end_bytes": wal_end}
+    stats = writer_stats(results)
+    ran, waited, slices = (sum(b[i] - a[i] for a, b in zip(sched0, sched1, strict=True)) for i in range(3))
+    # the writers' time on a CPU and waiting for one (the kernel's schedstat, every thread), per append
+    per = max(stats["appended"], 1)
+    stats.update(
+        ran_ms_per_append=ran / per / 1e6,
+        runq_wait_ms_per_append=waited / per / 1e6,
+        slices_per_append=slices / per,
+    )
+    return {**stats, "wal_max_bytes": max(wal_max, wal_end), "wal_end_bytes": wal_end}
+
+
+def schedstat(pid: int) -> tuple[int, int, int]:
+    """Summed over a process's threads: ns on a CPU, ns waiting on a run queue, timeslices."""
+    total = [0, 0, 0]
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue
+        for i in range(3):
+            total[i] += int(fields[i])
+    return total[0], total[1], total[2]
 
 
 #: Browser phases that only change how the app process is scheduled or run (the docstring).
@@ -728,14 +840,19 @@ PHASE_WHATIF = {
     "Y": "yield",
     "Z": "yield",
     "G": "gc30",
+    "R": "noshow",
+    "M": "yield1ms",
+    "F": "apply1.0",
+    "e": "align",
+    "n": "nosignal",
 }
-PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short"}
-NO_PROBE = "PQTIHLKWX"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
+PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
+NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
 SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEON" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONn" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
@@ -760,6 +877,7 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
             tree,
             nice=args.nice if name[0] == "N" else 0,
             sched=PHASE_SCHED.get(name[0]),
+            new_session=args.separate_sessions or name[0] == "J",
         )
         if name[0] not in NO_PROBE:  # the browser as a user has it, no 5 ms probe waking its loop
             app.send("lag on")
@@ -901,6 +1019,11 @@ def main() -> int:
     ap.add_argument("--keys-s", type=float, default=15.0)
     ap.add_argument("--key-every-s", type=float, default=0.5)
     ap.add_argument("--order", default="A1,B1,A8,B8")
+    ap.add_argument(
+        "--separate-sessions",
+        action="store_true",
+        help="each writer and the browser in a session (autogroup) of its own, as in separate terminals",
+    )
     ap.add_argument("--nice", type=int, default=10, help="N phases: the browser's nice value")
     ap.add_argument("--burn", type=float, default=0.7, help="C phases: fraction of a core burnt")
     ap.add_argument("--workdir", type=Path, default=Path("/work/bench-data"))

@@ -55,6 +55,7 @@ from . import sql_fragments as Q
 from .core import _Core, chunks, placeholders
 from .listing import ORDERS, SessionFilter, order_key_sql
 from .text import read_tuples, tool_calls_list
+from .write_signal import WriteSignal, write_signal
 
 WINDOW = 32  # newest session rows remembered (rowid → id) to see reused rowids and deletions
 TRACK_MAX = 512  # sessions whose title/end/deletion are followed besides `care_about`
@@ -162,6 +163,12 @@ class LiveMixin(_Core):
     def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> ChangeWatcher:
         """A `ChangeWatcher` starting now (poll it from one thread)."""
         return ChangeWatcher(self, care_about, **kw)
+
+    def write_signal(self) -> WriteSignal | None:
+        """A file descriptor readable soon after any program writes this store's files, so a
+        follower can poll right after a commit (`write_signal.py`); None where there is none
+        (not Linux, no inotify): poll on a timer. The caller closes it."""
+        return write_signal(self.db_path)
 
     def changes_since(
         self,

@@ -63,6 +63,46 @@ def test_pacer_timer_firing_while_running_waits_for_the_run() -> None:
     assert pace.finished() == 0.0
 
 
+def test_a_quiet_pacer_starts_with_the_first_commit_after_its_interval() -> None:
+    """`quiet_s`: the run lands right after a commit (an ask), in the writer's pause; the timer
+    only catches the last commit of a burst, `quiet_s` after the interval."""
+    clock = _Clock()
+    pace = Pacer(0.2, clock, quiet_s=0.05)
+    assert pace.ask() == 0.0  # quiet before: at once
+    pace.start()
+    assert pace.finished() is None
+    clock.t += 0.05
+    wait = pace.ask()  # a commit within the interval: wait for the next one, or the fallback
+    assert wait is not None and abs(wait - (0.15 + 0.05)) < 1e-9
+    clock.t += 0.1
+    assert pace.ask() is None  # still within the interval: merged
+    clock.t += 0.08  # 0.23 s after the start: the interval is over
+    assert pace.ask(True) == 0.0  # a commit now starts the run, the timer still out
+    assert pace.start() is True
+    assert pace.finished() is None
+    clock.t += 0.02
+    assert pace.due() is None  # the stale timer: everything asked was covered
+    # the last commit of a burst: no commit follows, the timer starts it
+    clock.t += 0.03
+    wait = pace.ask()
+    assert wait is not None and abs(wait - (0.15 + 0.05)) < 1e-9
+    clock.t += wait
+    assert pace.due() == 0.0
+    pace.start()
+    assert pace.starts == 3
+
+
+def test_without_quiet_the_timer_alone_starts_the_next_run() -> None:
+    clock = _Clock()
+    pace = Pacer(0.2, clock)
+    pace.start()
+    pace.finished()
+    clock.t += 0.05
+    assert pace.ask() is not None
+    clock.t += 0.18  # the interval is over, but a timer is out: it starts the run
+    assert pace.ask() is None
+
+
 @contextlib.asynccontextmanager
 async def following(db: Path, sid: str, first: str) -> AsyncIterator[tuple[Any, Any, Writer]]:
     """A session `sid` with one user message written by a subprocess writer, open and followed

@@ -297,6 +297,7 @@ class Peer:
         *,
         hermes_home: str | None = None,
         python: Path | None = None,
+        new_session: bool = False,
         **open_kwargs: Any,
     ) -> None:
         self.db_path = Path(db_path) if db_path is not None else None
@@ -316,6 +317,7 @@ class Peer:
             encoding="utf-8",
             env=env,
             bufsize=1,
+            start_new_session=new_session,  # its own autogroup, as an agent in another terminal
         )
         self._lock = threading.Lock()
         self.handle: int | None = None

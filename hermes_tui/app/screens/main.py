@@ -32,7 +32,7 @@ from textual.worker import get_current_worker
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.debounce import Debouncer
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
@@ -343,7 +343,7 @@ class MainScreen(Screen[None]):
         self.live_ids = IncrementalOrder()
         #: The open session's live reads: one at a time, at most five a second (a burst of
         #: messages is one mount and one scroll, not one per poll).
-        self.session_pace = Pacer()
+        self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
 
     @property
     def hermes(self) -> HermesApp:
