@@ -2,7 +2,9 @@
 
 Both open the store read-only (tailing never writes) and follow it with the store's change
 detection (`SessionDB.change_watcher`: one `PRAGMA data_version` per idle poll, no read
-transaction held between polls, so the agents writing to the file are never slowed down).
+transaction held between polls, so the agents writing to the file are never slowed down). On
+Linux they also poll right after any write to the store's files (`SessionDB.write_signal`), so
+a commit prints within milliseconds whatever `--interval` is.
 
 `tail` prints a session's messages, then (with `--follow`) each new one as it is committed until
 interrupted. When the session is compressed it says `→ continued in <child id> (compression)` and
@@ -35,6 +37,7 @@ from hermes_tui.state import (
     SessionDB,
     SessionNotFound,
     StoreError,
+    WriteSignal,
     content_text,
     default_db_path,
     tool_call_fields,
@@ -173,6 +176,7 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
     if sid is None:
         raise SessionNotFound(f"no session with id or unique id prefix {one_line(args.session, 80)!r}")
     tail = _Tail(db, args, sid)
+    signal = db.write_signal() if args.follow else None
     try:
         watcher = (
             db.change_watcher([sid]) if args.follow else None
@@ -198,10 +202,21 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
                 while (tip := tail.compressed_tip()) is not None:
                     tail.continue_in(tip, watcher)
             if not ch.more:
-                time.sleep(args.interval)
+                _pause(signal, args.interval)
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
+    finally:
+        if signal is not None:
+            signal.close()
+
+
+def _pause(signal: WriteSignal | None, seconds: float) -> None:
+    """Until the next poll: `seconds`, or sooner when the store's files are written."""
+    if signal is None:
+        time.sleep(seconds)
+    else:
+        signal.wait(seconds)
 
 
 # ---------------------------------------------------------------- watch
@@ -266,6 +281,7 @@ def _watch_events(db: SessionDB, args: argparse.Namespace, ch: Changes) -> None:
 
 
 def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
+    signal = db.write_signal()
     try:
         watcher = db.change_watcher()
         start = {"type": "start", "message_id": watcher.cursor.message_hw}
@@ -282,10 +298,13 @@ def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
             if ch:
                 _watch_events(db, args, ch)
             if not ch.more:
-                time.sleep(args.interval)
+                _pause(signal, args.interval)
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
+    finally:
+        if signal is not None:
+            signal.close()
 
 
 # ---------------------------------------------------------------- standalone

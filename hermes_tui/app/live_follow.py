@@ -14,8 +14,8 @@ never touches a key), `SLOW_S` after a spell with neither, at once when a poll s
 UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`.
 
 Right after each commit: where the store offers a `write_signal()` (Linux inotify), the follower
-also wakes when a program writes the store's files, waits `SETTLE_S` for the rest of that
-transaction's pages, and polls. So what it reports, and what the browser draws from it, comes in
+also wakes when a program writes the store's files (`WriteSignal.wait`: it lets the rest of that
+transaction's pages in first), and polls. So what it reports, and what the browser draws from it, comes in
 the writer's pause after a commit instead of at a moment unrelated to the writes: on 2 cores a
 draw that lands on an agent's append is what doubled that append's p99 (`bench/live_app_bench.py`).
 The timer polls stay: a write the signal cannot see (another machine's) is still found.
@@ -30,7 +30,6 @@ idle list is not redrawn.
 from __future__ import annotations
 
 import os
-import select
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,7 +45,6 @@ SLOW_S = 1.0
 IDLE_INPUT_S = 30.0
 STATUS_EVERY_S = 60.0
 ERROR_BACKOFF_S = 2.0
-SETTLE_S = 0.002  # after a write signal: a transaction's pages are written within ~1 ms
 
 
 class _Store(Protocol):
@@ -58,8 +56,8 @@ class _Store(Protocol):
 
 
 class _Wakeup:
-    """`threading.Event`'s `set`/`clear`/`wait`, where `wait` also returns when a file descriptor
-    becomes readable (the store's write signal): a self-pipe, so both wake one `select`."""
+    """`threading.Event`'s `set`/`is_set`/`clear`/`wait`, and a `fileno()` readable once set (a
+    self-pipe), so one `select` waits for it and for the store's write signal together."""
 
     def __init__(self) -> None:
         self._flag = threading.Event()
@@ -68,6 +66,9 @@ class _Wakeup:
         os.set_blocking(self._r, False)
         os.set_blocking(self._w, False)
         self._closed = False
+
+    def fileno(self) -> int:
+        return self._r
 
     def set(self) -> None:
         self._flag.set()
@@ -93,16 +94,8 @@ class _Wakeup:
             except BlockingIOError:
                 pass
 
-    def wait(self, timeout: float, signal: Any = None) -> bool:
-        """Until `set()`, `signal` readable, or `timeout` s; returns whether `signal` is readable."""
-        if self._flag.is_set():
-            return False
-        fds: list[Any] = [self._r] if signal is None else [self._r, signal]
-        try:
-            readable, _, _ = select.select(fds, [], [], max(0.0, timeout))
-        except (OSError, ValueError):  # closed meanwhile: the follower is stopping
-            return False
-        return signal is not None and signal in readable
+    def wait(self, timeout: float) -> bool:
+        return self._flag.wait(timeout)
 
     def close(self) -> None:
         with self._lock:
@@ -140,7 +133,6 @@ class LiveFollower:
         hot_s: float = HOT_S,
         hot_for_s: float = HOT_FOR_S,
         use_signal: bool = True,
-        settle_s: float = SETTLE_S,
     ) -> None:
         self.db = db
         self.report = report
@@ -152,7 +144,6 @@ class LiveFollower:
         self.idle_input_s = idle_input_s
         self.status_every_s = status_every_s
         self.use_signal = use_signal
-        self.settle_s = settle_s
         self._lock = threading.Lock()
         self._care: list[str] = []
         self._visible: list[str] = []
@@ -278,15 +269,11 @@ class LiveFollower:
             self._wake.clear()
 
     def _sleep(self, seconds: float, signal: Any) -> None:
-        """Until the next poll is due, `wake()`, or a write to the store's files (then settle)."""
-        deadline = time.monotonic() + seconds
-        while self._wake.wait(deadline - time.monotonic(), signal):
-            time.sleep(self.settle_s)  # the rest of the transaction's pages, so one poll sees it
-            if signal.drain():
-                self.signalled += 1
-                return
-            if time.monotonic() >= deadline:  # only other files in the directory were written
-                return
+        """Until the next poll is due, `wake()`, or a write to the store's files."""
+        if signal is None or self._wake.is_set():
+            self._wake.wait(seconds)
+        elif signal.wait(seconds, also=self._wake):
+            self.signalled += 1
 
     def _news(self, statuses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The statuses whose label would show something else than last reported."""

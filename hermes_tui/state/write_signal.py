@@ -20,11 +20,17 @@ mount) and is absent outside Linux. Followers keep polling on their timer as wel
 from __future__ import annotations
 
 import os
+import select
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 #: The files whose writes mean "maybe a commit": the database, its WAL and its rollback journal.
 SUFFIXES = ("", "-wal", "-journal")
+#: After a write, wait this long before saying so: a transaction writes its pages within ~1 ms,
+#: so one poll then sees the commit instead of one poll per page.
+SETTLE_S = 0.002
 
 
 class WriteSignal:
@@ -57,6 +63,24 @@ class WriteSignal:
                 break
             hit = hit or any(event.name in self.names or not event.name for event in events)
         return hit
+
+    def wait(self, timeout: float, also: Any = None, settle_s: float = SETTLE_S) -> bool:
+        """Until the store's files are written (True, `settle_s` after the write), `also` (a file
+        descriptor or an object with `fileno()`) is readable, or `timeout` s pass (False).
+        Writes to other files of the directory are read and ignored."""
+        deadline = time.monotonic() + timeout
+        fds = [self] if also is None else [self, also]
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select(fds, [], [], left)
+            except (OSError, ValueError):  # `also` closed meanwhile: its owner is stopping
+                return False
+            if not readable or (also is not None and also in readable):
+                return False
+            time.sleep(settle_s)
+            if self.drain():
+                return True
+        return False
 
     def close(self) -> None:
         self._inotify.close()

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +195,23 @@ def test_watch_streams_sessions_messages_and_ends(store):
         assert f.proc.wait(timeout=TIMEOUT) == 130
     finally:
         f.stop()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the write signal is inotify")
+def test_a_commit_prints_at_once_whatever_the_interval(store):
+    """With a minute between polls, only the store's write signal can print these in time."""
+    path, db = store
+    tail = Follower("tail", "live-1", "--follow", "--json", "--db", str(path), "--interval", "60")
+    watch = Follower("watch", "--json", "--db", str(path), "--interval", "60")
+    try:
+        assert [tail.next_json()["type"] for _ in range(2)] == ["message", "message"]
+        assert watch.next_json()["type"] == "start"
+        for i in range(3):
+            started = time.monotonic()
+            mid = db.append_message("live-1", "user", f"signalled {i}")
+            assert tail.next_json()["message"]["id"] == mid
+            assert watch.next_json()["message"]["id"] == mid
+            assert time.monotonic() - started < 10  # not the 60 s tick
+    finally:
+        tail.stop()
+        watch.stop()

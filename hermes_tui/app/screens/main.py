@@ -2006,18 +2006,22 @@ class MainScreen(Screen[None]):
         if loaded is not None and loaded.session_id == message.session_id:
             loaded.row = message.row
         transcript = self.query_one("#transcript", TranscriptView)
-        if message.items and transcript.data is not None and transcript.data.session_id == message.session_id:
-            await transcript.append_items(message.items)
-        if message.lineage is not None:
+        data = transcript.data
+        # One frame for all of it: a frame between the mount and the subtitle painted the new
+        # message twice (the subtitle repaints the transcript with its children).
+        with self.app.batch_update():
+            if message.items and data is not None and data.session_id == message.session_id:
+                await transcript.append_items(message.items)
+            if message.lineage is not None:
+                if loaded is not None and loaded.session_id == message.session_id:
+                    loaded.lineage = message.lineage
+                self.query_one("#lineage", LineageTree).show_lineage(message.lineage)
+                self._care_changed()
+            else:  # the open session's node keeps up with the list and the title (counts, title)
+                self.query_one("#lineage", LineageTree).update_session(message.row)
+            self._show_live_tip()
             if loaded is not None and loaded.session_id == message.session_id:
-                loaded.lineage = message.lineage
-            self.query_one("#lineage", LineageTree).show_lineage(message.lineage)
-            self._care_changed()
-        else:  # the open session's node keeps up with the list and the title (counts, title)
-            self.query_one("#lineage", LineageTree).update_session(message.row)
-        self._show_live_tip()
-        if loaded is not None and loaded.session_id == message.session_id:
-            transcript.show_subtitle(self._transcript_subtitle(loaded))
+                transcript.show_subtitle(self._transcript_subtitle(loaded))
 
     @on(TranscriptView.NewBelow)
     def _new_below(self, message: TranscriptView.NewBelow) -> None:
