@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.live_follow import SIGNAL_GAP_S, LiveFollower, LiveUpdate
 from hermes_tui.state import SessionDB
 
 from .test_live import Writer, live_app, open_live, transcript_text, until
@@ -81,6 +81,29 @@ def test_a_commit_elsewhere_is_reported_at_once_not_at_the_next_tick(demo_db: Pa
         writer.close()
         signalled.stop()
         polling.stop()
+
+
+def test_a_stream_of_commits_is_polled_at_most_every_signal_gap(demo_db: Path, db: SessionDB) -> None:
+    """Eight agents commit ~160 times a second: a poll each would be most of a core."""
+    following = Following(db)
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "burst", "cli")
+        assert wait_for(lambda: "burst" in following.new_sessions(), 5)
+        polls, started = following.follower.polls, time.monotonic()
+        for i in range(60):
+            writer.call("append_message", "burst", "user", content=f"burst {i}")
+        elapsed = time.monotonic() - started
+
+        def seen() -> int:
+            return sum(len(r.changes.messages.get("burst", [])) for r in following.reports)
+
+        assert wait_for(lambda: seen() == 60, 5), seen()  # every message, none lost
+        assert following.follower.polls - polls <= elapsed / SIGNAL_GAP_S + 3
+        assert following.follower.polls - polls < 60  # fewer polls than commits
+    finally:
+        writer.close()
+        following.stop()
 
 
 def test_writes_to_other_files_of_the_directory_do_not_poll(demo_db: Path, db: SessionDB) -> None:
