@@ -151,3 +151,35 @@ def test_marks_are_checked_per_key_against_a_merged_list() -> None:
     assert still_listed(marks, merged) == {("work", "a")}
     assert merged.lookups == 2
     assert still_listed({"x", "y"}, ["y", "z"]) == {"y"}
+
+
+async def test_a_reload_under_the_loading_cover_keeps_the_view() -> None:
+    """Under the loading cover Textual gives the list no size. A reload then (the one after a
+    delete, when its order took longer than a frame) scrolled as if the list were one row high:
+    the view jumped by a row. The scroll to the cursor waits for the real size."""
+    app = ListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        height = sl.scrollable_content_region.height - 1
+        ids = app.ids[:40]
+        sl.set_order(ids)
+        sl.cursor = height - 3  # near the bottom of the first screen
+        await settle(pilot)
+        assert int(sl.scroll_offset.y) == 0
+
+        async def reload(keep: str) -> None:
+            sl.loading = True
+            await settle(pilot)
+            assert sl.scrollable_content_region.height == 0  # what the cover does (the premise)
+            sl.set_order([i for i in ids if i != ids[0]] if keep == ids[height - 2] else ids, keep=keep)
+            sl.loading = False
+            await settle(pilot)
+
+        await reload(ids[height - 2])  # the first row went (a delete): the cursor's session moved up
+        assert sl.selected_id == ids[height - 2]
+        assert int(sl.scroll_offset.y) == 0
+        await reload(ids[39])  # a kept session below the screen: scrolled to, once sized
+        top = int(sl.scroll_offset.y)
+        assert sl.selected_id == ids[39]
+        assert top <= sl.cursor < top + height

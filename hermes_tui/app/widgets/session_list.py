@@ -264,6 +264,9 @@ class SessionList(ScrollView, can_focus=True):
         #: Fetches the rows on screen again for fresh counts, at most every `ROW_REFRESH_S`,
         #: while the order changes live (`_reorder`).
         self._row_refresh = Debouncer(self, ROW_REFRESH_S, self._refresh_visible_pages)
+        #: A scroll to the cursor asked for while the list had no size (centred or not), done
+        #: once it has one.
+        self._scroll_wanted: bool | None = None
         self.page_fetches = 0
         self.selection: set[str] = set()
         self._anchor: int | None = None
@@ -654,6 +657,12 @@ class SessionList(ScrollView, can_focus=True):
         return max(1, self.scrollable_content_region.height - 1)
 
     def _scroll_cursor_into_view(self, center: bool = False) -> None:
+        if self.scrollable_content_region.height <= 0:
+            # Not laid out yet, or laid out under the loading cover (Textual then gives the list
+            # no size): scrolled with a 1-row body, a reload after a delete scrolled the list by
+            # one row. The next resize, to the real size, scrolls instead.
+            self._scroll_wanted = center or bool(self._scroll_wanted)
+            return
         top = int(self.scroll_offset.y)
         height = self._body_height
         if center and not (top <= self.cursor < top + height):
@@ -670,6 +679,9 @@ class SessionList(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, self._lines())
+        wanted, self._scroll_wanted = self._scroll_wanted, None
+        if wanted is not None:
+            self._scroll_cursor_into_view(center=wanted)
         self.call_after_refresh(self._report_visible)
 
     def watch_cursor(self, old: int, new: int) -> None:
