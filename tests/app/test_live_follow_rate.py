@@ -154,3 +154,39 @@ def test_follower_stays_fast_while_the_store_changes_and_slows_once_it_is_quiet(
         thread.join(5)
     assert not thread.is_alive()
     assert any(r.changes.messages for r in reports)
+
+
+def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> None:
+    """A live reorder reports the same visible rows in another order: no status read, no
+    early poll. A row scrolled into view is read at once."""
+    writing = threading.Event()
+    states = {
+        i: {"state": "waiting", "idle_s": 3.0, "last_role": "assistant", "last_message_id": 1} for i in "abcd"
+    }
+    store = _StatusStore(writing, states)
+    store.watcher = _Watcher(writing)
+    reports: list[LiveUpdate] = []
+    follower = LiveFollower(store, reports.append, fast_s=60, slow_s=60, hot_s=60, status_every_s=600)
+    follower.show(["a", "b", "c"])
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+
+    def wait(predicate: Any) -> None:
+        deadline = time.monotonic() + 5
+        while not predicate():
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+
+    try:
+        wait(lambda: follower.polls >= 1 and store.asked)
+        polls, asked = follower.polls, len(store.asked)
+        follower.show(["c", "a", "b"])  # reordered: nothing to read
+        time.sleep(0.3)
+        assert (follower.polls, len(store.asked)) == (polls, asked)
+        follower.show(["c", "a", "d"])  # "d" came into view: read now, not at the next tick
+        wait(lambda: len(store.asked) > asked)
+        assert sorted(store.asked[-1]) == ["a", "c", "d"]
+    finally:
+        follower.stop()
+        thread.join(5)
+    assert not thread.is_alive()
