@@ -247,7 +247,7 @@ async def main():
         try:
             return orig_tick(self)
         finally:  # when each frame's work ran (wall clock, as the writers' commit stamps)
-            frame_walls.append((state["label"], t0, time.time()))
+            frame_walls.append((state["label"], t0, time.time(), key))
 
     MainScreen._on_timer_update = counted_tick
     async with app.run_test(size=(160, 50)) as pilot:
@@ -624,19 +624,25 @@ def frames_vs_commits(walls: list[Any], commits: list[float]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label in sorted({w[0] for w in walls}):
         ends, over, n = [], 0, 0
-        for _, start, end in (w for w in walls if w[0] == label):
+        over_kinds: dict[str, int] = {}
+        for w in (w for w in walls if w[0] == label):
+            start, end = w[1], w[2]
             i = bisect.bisect_right(commits, start)
             if i == 0 or i >= len(commits):
                 continue
             n += 1
             ends.append(end - commits[i - 1])
-            over += end > commits[i]
+            if end > commits[i]:
+                over += 1
+                kind = w[3] if len(w) > 3 else "?"
+                over_kinds[kind] = over_kinds.get(kind, 0) + 1
         if n:
             out[label] = {
                 "n": n,
                 "end_after_commit_p50_ms": pct(ends, 50) * 1e3,
                 "end_after_commit_p95_ms": pct(ends, 95) * 1e3,
                 "on_the_next_commit": over,
+                "on_the_next_commit_by_kind": dict(sorted(over_kinds.items(), key=lambda kv: -kv[1])[:8]),
             }
     return out
 
