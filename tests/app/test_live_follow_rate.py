@@ -84,6 +84,25 @@ class _StatusStore(_Store):
         return {i: dict(self.states[i]) for i in ids if i in self.states}
 
 
+def wait(predicate: Any) -> None:
+    deadline = time.monotonic() + 5
+    while not predicate():
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+
+
+def _following(
+    store: _StatusStore, reports: list[LiveUpdate], visible: list[str], **kw: Any
+) -> tuple[LiveFollower, threading.Thread]:
+    """A follower of ``store`` showing ``visible``, started on its own thread."""
+    store.watcher = _Watcher(store.writing)
+    follower = LiveFollower(store, reports.append, **kw)
+    follower.show(visible)
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+    return follower, thread
+
+
 def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_label_changes() -> None:
     writing = threading.Event()
     states = {
@@ -92,18 +111,10 @@ def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_
         "b": {"state": "waiting", "idle_s": 3.0, "last_role": "assistant", "last_message_id": 7},
     }
     store = _StatusStore(writing, states)
-    store.watcher = _Watcher(writing)
     reports: list[LiveUpdate] = []
-    follower = LiveFollower(store, reports.append, fast_s=0.01, slow_s=0.01, status_every_s=0.3)
-    follower.show(["s", "a", "b"])
-    thread = threading.Thread(target=follower.run)
-    thread.start()
-
-    def wait(predicate: Any) -> None:
-        deadline = time.monotonic() + 5
-        while not predicate():
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
+    follower, thread = _following(
+        store, reports, ["s", "a", "b"], fast_s=0.01, slow_s=0.01, status_every_s=0.3
+    )
 
     try:
         wait(lambda: reports)  # the visible rows, all read and reported once
@@ -164,18 +175,9 @@ def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> Non
         i: {"state": "waiting", "idle_s": 3.0, "last_role": "assistant", "last_message_id": 1} for i in "abcd"
     }
     store = _StatusStore(writing, states)
-    store.watcher = _Watcher(writing)
-    reports: list[LiveUpdate] = []
-    follower = LiveFollower(store, reports.append, fast_s=60, slow_s=60, hot_s=60, status_every_s=600)
-    follower.show(["a", "b", "c"])
-    thread = threading.Thread(target=follower.run)
-    thread.start()
-
-    def wait(predicate: Any) -> None:
-        deadline = time.monotonic() + 5
-        while not predicate():
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
+    follower, thread = _following(
+        store, [], ["a", "b", "c"], fast_s=60, slow_s=60, hot_s=60, status_every_s=600
+    )
 
     try:
         wait(lambda: follower.polls >= 1 and store.asked)
