@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -13,7 +12,6 @@ from hypothesis import strategies as st
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
-from textual.await_remove import AwaitRemove
 from textual.strip import Strip
 
 from hermes_tui.app import textual_fixes
@@ -97,50 +95,6 @@ def test_install_is_idempotent() -> None:
     textual_fixes.install()
     assert Strip.divide is textual_fixes._divide_no_self_cycle
     assert Strip.crop_extend is textual_fixes._crop_extend_no_self_cycle
-    assert AwaitRemove.__init__ is textual_fixes._await_remove_once
-
-
-async def _layouts_asked_by_a_removal(awaited: bool) -> tuple[int, int]:
-    """How many layouts a removal asks of its parent, and the children left."""
-    from textual.app import App, ComposeResult
-    from textual.containers import VerticalScroll
-    from textual.widgets import Static
-
-    box = VerticalScroll(*(Static(f"line {i}") for i in range(5)))
-
-    class Host(App[None]):
-        def compose(self) -> ComposeResult:
-            yield box
-
-    async with Host().run_test(size=(40, 10)) as pilot:
-        await pilot.pause()
-        asked = []
-        refresh = box.refresh
-
-        def counting(*regions: Any, **kw: Any) -> Any:
-            if kw.get("layout"):
-                asked.append(1)
-            return refresh(*regions, **kw)
-
-        box.refresh = counting  # type: ignore[method-assign]
-        removal = box.remove_children(list(box.children)[:2])
-        if awaited:
-            await removal
-        for _ in range(5):
-            await pilot.pause()
-        return len(asked), len(box.children)
-
-
-async def test_a_removal_asks_for_one_layout_awaited_or_not() -> None:
-    """Textual runs an awaited removal's completion twice (the caller's await and the app's
-    queue): two layouts of the screen, the second after the frame that placed the removal."""
-    assert await _layouts_asked_by_a_removal(awaited=True) == (1, 3)
-    assert await _layouts_asked_by_a_removal(awaited=False) == (1, 3)
-
-
-async def test_textual_alone_asks_twice_for_an_awaited_removal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(AwaitRemove, "__init__", textual_fixes._await_remove_init)
-    assert await _layouts_asked_by_a_removal(awaited=True) == (2, 3)
 
 
 async def test_a_message_part_lets_go_of_its_lines_when_unmounted() -> None:

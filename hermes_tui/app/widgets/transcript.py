@@ -77,9 +77,9 @@ JUMP_BEFORE = 10
 #: While following a writer the window keeps the last FOLLOW_WINDOW items (scrolling up mounts
 #: earlier ones as usual): each live append lays the whole screen out, and arranging 120 items
 #: was a third of that. It may hold FOLLOW_DROP_STEP more before its front is dropped: Textual
-#: laid the screen out again after each removal (the removal's completion ran twice, once after
-#: the layout that already placed it; `textual_fixes` now runs it once), and a drop still
-#: repaints the "more before" row.
+#: lays the screen out again after each removal (the removal's completion runs twice, once
+#: after the layout that already placed it), so dropping one message per append made every
+#: live append two layouts.
 FOLLOW_WINDOW = 40
 FOLLOW_DROP_STEP = 20
 #: Tool calls of one message prepared and mounted at first, and revealed per press of the
