@@ -223,6 +223,7 @@ class LiveFollower:
             self._watcher = self.db.change_watcher(care)
         except Exception as exc:  # the store went away while opening: say so, then stop
             self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
+            self._wake.close()  # its pipe: each failed open leaked two fds
             return
         with self._lock:  # ids set while the watcher was being made
             if self._care != care:

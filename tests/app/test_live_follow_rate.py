@@ -193,3 +193,15 @@ def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> Non
         follower.stop()
         thread.join(5)
     assert not thread.is_alive()
+
+
+def test_a_follower_whose_store_fails_to_open_closes_its_wakeup_pipe() -> None:
+    class _Failing(_Store):
+        def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> _Watcher:
+            raise OSError("gone")
+
+    reports: list[LiveUpdate] = []
+    follower = LiveFollower(_Failing(threading.Event()), reports.append)
+    follower.run()
+    assert reports and reports[0].error == "OSError: gone"
+    assert follower._wake._closed
