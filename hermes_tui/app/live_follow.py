@@ -49,6 +49,11 @@ ERROR_BACKOFF_S = 2.0
 #: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
 #: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
 SIGNAL_GAP_S = 0.04
+#: A poll woken by a write that found nothing polls once more this much later: the write signal
+#: sees the commit's last WAL frame being written, but the commit is published a moment after,
+#: in the `-shm` index (written through mmap, which makes no event). On a busy machine the poll
+#: could fall in between, and the commit then waited for the next tick (in tests, a minute).
+RECHECK_S = 0.02
 
 
 class _Store(Protocol):
@@ -161,6 +166,7 @@ class LiveFollower:
         self.polls = 0  # polls run (tests and the bench read it)
         self.signalled = 0  # polls started by a write signal (tests and the bench read it)
         self._signal_poll = float("-inf")  # monotonic time of the last of those
+        self._woken_by_signal = False  # the last sleep ended with a write signal
         self.has_signal = False  # the store offered a write signal (set once `run` opened it)
 
     # ------------------------------------------------------------------ from the UI thread
@@ -277,7 +283,8 @@ class LiveFollower:
                 continue
             if changes.more:
                 continue
-            self._sleep(self.interval, signal)
+            recheck, self._woken_by_signal = self._woken_by_signal and not changes, False
+            self._sleep(RECHECK_S if recheck else self.interval, signal)
             self._wake.clear()
 
     def _sleep(self, seconds: float, signal: Any) -> None:
@@ -293,6 +300,7 @@ class LiveFollower:
         if signal.wait(deadline - time.monotonic(), also=self._wake):
             self.signalled += 1
             self._signal_poll = time.monotonic()
+            self._woken_by_signal = True
 
     def _news(self, statuses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The statuses whose label would show something else than last reported."""

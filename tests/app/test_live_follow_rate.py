@@ -205,3 +205,57 @@ def test_a_follower_whose_store_fails_to_open_closes_its_wakeup_pipe() -> None:
     follower.run()
     assert reports and reports[0].error == "OSError: gone"
     assert follower._wake._closed
+
+
+class _Signal:
+    """A write signal that fires once, right away, then stays quiet."""
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def wait(self, timeout: float, also: Any = None) -> bool:
+        if not self.fired:
+            self.fired = True
+            return True
+        also.wait(timeout)
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+class _PublishedLate(_Store):
+    """The commit a write signalled is seen one poll later (published after its last write)."""
+
+    def __init__(self) -> None:
+        super().__init__(threading.Event())
+        self.polled = 0
+
+    def write_signal(self) -> _Signal:
+        return _Signal()
+
+    def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> Any:
+        store = self
+
+        class Late(_Watcher):
+            def poll(self) -> Changes:
+                store.polled += 1  # 1: the first poll, 2: woken by the write, too early
+                return Changes(messages={"s": [1]}) if store.polled == 3 else Changes()
+
+        return Late(self.writing)
+
+
+def test_a_write_whose_poll_found_nothing_is_polled_again_soon() -> None:
+    """The signal comes with the commit's last write; the commit is published a moment later.
+    A woken poll that found nothing looks once more, not at the next tick (a minute here)."""
+    reports: list[LiveUpdate] = []
+    follower = LiveFollower(_PublishedLate(), reports.append, fast_s=60, slow_s=60, hot_s=60)
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+    try:
+        wait(lambda: any(r.changes.messages for r in reports))
+        assert follower.signalled == 1
+    finally:
+        follower.stop()
+        thread.join(5)
+    assert not thread.is_alive()
