@@ -121,6 +121,8 @@ class LiveUpdate:
     changes: Changes = field(default_factory=Changes)
     statuses: dict[str, dict[str, Any]] | None = None
     error: str | None = None
+    #: Monotonic time of the write signal that started this poll (None: a timer or `wake()`).
+    after_write: float | None = None
 
 
 class LiveFollower:
@@ -256,6 +258,7 @@ class LiveFollower:
         last_status = float("-inf")
         failing = False
         while not self._stop.is_set() and not cancelled():
+            after_write = self._signal_poll if self._woken_by_signal else None
             try:
                 changes = self._watcher.poll()
                 self.polls += 1
@@ -272,7 +275,7 @@ class LiveFollower:
                     if dirty or due:
                         last_status = time.monotonic()
                 if changes or statuses:
-                    self.report(LiveUpdate(changes, statuses or None))
+                    self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
                 failing = False
             except Exception as exc:  # a vanished or locked file: report once, keep trying
                 if not failing:

@@ -32,6 +32,7 @@ from textual.worker import get_current_worker
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.debounce import Debouncer
+from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
@@ -46,6 +47,7 @@ from hermes_tui.app.render import (
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult, StoreChoice, all_stores, open_chosen
 from hermes_tui.app.widgets.lineage import LineageTree
+from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
@@ -344,6 +346,11 @@ class MainScreen(Screen[None]):
         #: The open session's live reads: one at a time, at most five a second (a burst of
         #: messages is one mount and one scroll, not one per poll).
         self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
+        #: While a writer streams, a live append's frame waits for its next commit (frame_hold.py).
+        self.write_rhythm = WriteRhythm()
+        self.frame_hold = FrameHold(self)
+        #: The widgets whose scrollbars are painted in the frame that moved them (`_compositor_refresh`).
+        self._scrolled: list[Widget] = []
 
     @property
     def hermes(self) -> HermesApp:
@@ -404,6 +411,7 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
+        self._scrolled = [self.session_list, self.query_one("#transcript", TranscriptView)]
         for selector, keys in PANE_KEYS.items():
             pane = self.query_one(selector)
             for key, action, description in keys:
@@ -1834,7 +1842,18 @@ class MainScreen(Screen[None]):
         if follower is self.follower and not follower.stopped:
             self.post_message(LiveChanged(update))
 
+    def _compositor_refresh(self) -> None:
+        """Textual's, with the scrollbars that asked to repaint during this frame's layout painted
+        in it (`PaintedScrollBar.join_frame`): each live append moved the transcript's thumb in
+        a second frame of its own."""
+        for widget in self._scrolled:
+            bar = widget._vertical_scrollbar
+            if isinstance(bar, PaintedScrollBar):
+                bar.join_frame()
+        super()._compositor_refresh()
+
     def on_unmount(self) -> None:
+        self.frame_hold.release()
         if self.follower is not None:
             self.follower.stop()
         self._stop_store_followers()
@@ -1846,7 +1865,9 @@ class MainScreen(Screen[None]):
     @on(events.MouseScrollDown)
     @on(events.MouseScrollUp)
     def _user_input(self, event: events.Event) -> None:
-        """Input keeps the follower at its fast rate (it slows down after a quiet spell)."""
+        """Input keeps the follower at its fast rate (it slows down after a quiet spell) and
+        is drawn at once (a held live frame goes with it)."""
+        self.frame_hold.release()
         if self.follower is not None:
             self.follower.touch()
 
@@ -1874,6 +1895,9 @@ class MainScreen(Screen[None]):
     async def _live_changed(self, message: LiveChanged) -> None:
         update = message.update
         assert isinstance(update, LiveUpdate)
+        self.frame_hold.release()  # a commit came: the pause after it is the time to draw
+        if update.after_write is not None:
+            self.write_rhythm.note(update.after_write)
         if update.error is not None:
             if not self._live_error_shown:
                 self._live_error_shown = True
@@ -2022,6 +2046,8 @@ class MainScreen(Screen[None]):
             self._show_live_tip()
             if loaded is not None and loaded.session_id == message.session_id:
                 transcript.show_subtitle(self._transcript_subtitle(loaded))
+        if message.items and self.is_current and self.write_rhythm.streaming(time.monotonic()):
+            self.frame_hold.hold()  # (a dialog on top draws at once: its keys never reach here)
 
     @on(TranscriptView.NewBelow)
     def _new_below(self, message: TranscriptView.NewBelow) -> None:

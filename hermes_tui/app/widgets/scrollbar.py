@@ -75,6 +75,22 @@ class PaintedScrollBar(ScrollBar):
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
+    def join_frame(self) -> bool:
+        """Paint a repaint this bar asked for in the frame its screen is drawing now (called just
+        before the screen renders), instead of in a frame of its own after it.
+
+        A live append lays the screen out, and the transcript's thumb moves in that layout: its
+        repaint came a frame later, ~20 ms after the append's frame, often just as the writer
+        committed again (the frame on a commit is what slows an agent's append on 2 cores)."""
+        if not self._repaint_required or not self._is_mounted or not self.display:
+            return False
+        compositor = self.screen._compositor
+        if self not in compositor.visible_widgets:
+            return False
+        compositor.update_widgets({self})
+        self._repaint_required = False  # (its `_check_refresh` would post it for the next frame)
+        return True
+
 
 def painted_vertical_scrollbar(widget: Widget) -> ScrollBar:
     """Textual's `Widget.vertical_scrollbar` with a `PaintedScrollBar`: a scrolling widget's

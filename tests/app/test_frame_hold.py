@@ -1,0 +1,176 @@
+"""A live append's frame waits for the writer's next commit while a writer streams
+(`hermes_tui/app/frame_hold.py`, issue #18): the mount lands in one pause between commits, the
+frame in the next, and nothing waits longer than `HOLD_MAX_S`, after a key, or once writes stop.
+
+Real subprocess writers and the real clock for the screen's part."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+
+from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
+
+from .test_live import Writer, live_app, open_live, transcript_text, until
+
+# ------------------------------------------------------------------ the rhythm
+
+
+def test_one_write_is_not_a_stream() -> None:
+    rhythm = WriteRhythm(stream_gap_s=0.15)
+    assert not rhythm.streaming(10.0)
+    rhythm.note(10.0)
+    assert not rhythm.streaming(10.01)
+
+
+def test_writes_close_together_are_a_stream_until_they_stop() -> None:
+    rhythm = WriteRhythm(stream_gap_s=0.15)
+    rhythm.note(10.0)
+    rhythm.note(10.05)
+    assert rhythm.streaming(10.06)
+    assert not rhythm.streaming(10.05 + 0.2)  # no commit for a while: nothing is coming
+
+
+def test_a_write_after_a_quiet_spell_is_not_a_stream() -> None:
+    rhythm = WriteRhythm(stream_gap_s=0.15)
+    rhythm.note(10.0)
+    rhythm.note(10.05)
+    rhythm.note(15.0)  # the agent paused: the next message is not due soon
+    assert not rhythm.streaming(15.01)
+    rhythm.note(14.0)  # an older time (reports out of order) changes nothing
+    assert not rhythm.streaming(15.01)
+
+
+# ------------------------------------------------------------------ the hold
+
+
+class Frames(App[None]):
+    """One Static; `frames` counts what reaches the terminal."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("before", id="text")
+
+    def on_mount(self) -> None:
+        self.frames = 0
+        display = self._display
+
+        def counted(screen: Any, update: Any) -> None:
+            if update is not None:
+                self.frames += 1
+            display(screen, update)
+
+        self._display = counted  # type: ignore[method-assign]
+
+
+async def test_a_hold_keeps_the_frame_until_released() -> None:
+    app = Frames()
+    async with app.run_test(size=(40, 5)) as pilot:
+        await pilot.pause(0.05)
+        hold = FrameHold(app.screen, max_s=5.0)
+        hold.hold()
+        frames = app.frames
+        app.query_one("#text", Static).update("after")
+        await pilot.pause(0.2)
+        assert hold.held and app.frames == frames  # nothing drawn meanwhile
+        hold.release()
+        await pilot.pause(0.1)
+        assert not hold.held and app.frames > frames
+        hold.release()  # twice: nothing to do
+
+
+async def test_a_hold_ends_by_itself_after_max_s() -> None:
+    app = Frames()
+    async with app.run_test(size=(40, 5)) as pilot:
+        await pilot.pause(0.05)
+        hold = FrameHold(app.screen, max_s=0.05)
+        hold.hold()
+        hold.hold()  # one hold at a time
+        frames = app.frames
+        app.query_one("#text", Static).update("after")
+        deadline = time.monotonic() + 2.0
+        while app.frames == frames and time.monotonic() < deadline:
+            await pilot.pause(0.01)
+        assert not hold.held and app.frames > frames
+        assert hold.holds == 1
+        assert app._batch_count == 0  # noqa: SLF001
+
+
+# ------------------------------------------------------------------ the browser
+
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the write signal is inotify")
+
+
+def stream(writer: Writer, sid: str, n: int, every_s: float) -> threading.Thread:
+    """Append ``n`` messages to ``sid``, one every ``every_s``, from a thread."""
+
+    def run() -> None:
+        for i in range(n):
+            writer.call("append_message", sid, "assistant", content=f"streamed {i}")
+            time.sleep(every_s)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+@linux_only
+async def test_a_streaming_writer_gets_its_frames_held_and_every_message_shows(demo_db: Path) -> None:
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "tail", "cli")
+        writer.call("append_message", "tail", "user", content="first line")
+        app = live_app(demo_db)
+        async with app.run_test(size=(120, 30)) as pilot:
+            main = await open_live(pilot, "tail")
+            assert main.follower is not None and main.follower.has_signal
+            thread = stream(writer, "tail", 40, 0.05)
+            await until(pilot, lambda: "streamed 39" in transcript_text(main), what="the last message")
+            thread.join(10)
+            assert main.frame_hold.holds > 0  # the frames of a stream waited for a commit
+            await until(pilot, lambda: not main.frame_hold.held, timeout=1.0, what="the hold to end")
+            assert app._batch_count == 0  # noqa: SLF001
+            text = transcript_text(main)
+            assert all(f"streamed {i}" in text for i in range(40))
+    finally:
+        writer.close()
+
+
+@linux_only
+async def test_a_message_after_a_quiet_spell_is_drawn_at_once(demo_db: Path) -> None:
+    writer = Writer(demo_db)
+    try:
+        writer.call("create_session", "tail", "cli")
+        writer.call("append_message", "tail", "user", content="first line")
+        app = live_app(demo_db)
+        async with app.run_test(size=(120, 30)) as pilot:
+            main = await open_live(pilot, "tail")
+            await pilot.pause(0.5)
+            writer.call("append_message", "tail", "assistant", content="one answer")
+            await until(pilot, lambda: "one answer" in transcript_text(main), what="the answer")
+            await pilot.pause(0.3)
+            writer.call("append_message", "tail", "assistant", content="a second answer")
+            await until(pilot, lambda: "a second answer" in transcript_text(main), what="the second")
+            assert main.frame_hold.holds == 0
+    finally:
+        writer.close()
+
+
+async def test_a_key_draws_a_held_frame_at_once(demo_db: Path) -> None:
+    app = live_app(demo_db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)
+        main = app.screen
+        hold = main.frame_hold  # type: ignore[attr-defined]
+        hold.max_s = 30.0
+        hold.hold()
+        await pilot.press("down")
+        assert not hold.held
+        assert app._batch_count == 0  # noqa: SLF001
