@@ -34,7 +34,12 @@ user has them, plus instruments that only read:
 - `HERMES_BENCH_WHATIF=gc30` tries a fix without changing the app: at most one full collection
   per 30 s (the app's own policy runs one every 0.5 s once input is quiet for 1 s); `window`:
   live appends unmount the oldest messages past 450 mounted, down to 300 (the app mounts all);
-- with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE);
+- with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE;
+  with `HERMES_BENCH_PROFILE_LABEL=writers` only while the writers write);
+- with `HERMES_BENCH_TRACE=1`, the hops of each live append (`hops_ms`): ms from the newest
+  commit it brings to the follower's report, the read's start and end, the apply's start and
+  end, and the first frame after it (start, end), p50 and p95; and how many frames waited for
+  the writer's next commit (`frame_holds`, `hermes_tui/app/frame_hold.py`);
 - CPU is `time.process_time()` (every thread of the process) over labelled windows; the idle
   window starts 1.5 s after the writers stop, with no input and the lag probe off; `idle-slow`
   is its part from 32 s on, once the live follower has slowed down to its idle rate.
@@ -73,8 +78,9 @@ at nice 19 (a priority the app could take back, unlike `SCHED_IDLE`); `M1` gives
 transcript once a second instead of five times; `R1` follows, reads and reports everything but
 draws nothing of it; `e1` polls every 5 ms and draws at the first commit after its interval
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
-timer polls only). `--separate-sessions` starts each writer and the browser in a session
-(autogroup) of its own, as agents and the browser in separate terminals are, and every phase
+timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time).
+A scrollbar in `frame_kinds` is named by its widget (`PaintedScrollBar<transcript>`).
+`--separate-sessions` starts each writer and the browser in a session (autogroup) of its own, as agents and the browser in separate terminals are, and every phase
 reads the writers' scheduler statistics (`/proc/PID/task/*/schedstat`): time on a CPU and
 waiting for one, per append. `C1`/`C8` are controls: the writers with a process burning
 `--burn` of a core (what the browser used while they wrote) instead of the browser: is a slower
@@ -111,6 +117,7 @@ APP_FOLLOWER = r"""
 import asyncio, cProfile, json, os, sys, threading, time
 from pathlib import Path
 from textual import events
+from textual.widget import Widget as TextualWidget
 from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import SessionList
@@ -238,8 +245,12 @@ async def main():
             self._layout_required or self._scroll_required or self._repaint_required or self._dirty_widgets
         )):
             return orig_tick(self)
-        names = sorted({type(w).__name__ + (f"#{w.id}" if w.id and not w.id.startswith("msg-") else "")
-                        for w in self._dirty_widgets})
+        def name(w):  # a scrollbar by its widget's id: whose bar is it?
+            if w.id is None and isinstance(getattr(w, "parent", None), TextualWidget) and w.parent.id:
+                return f"{type(w).__name__}<{w.parent.id}>"
+            return type(w).__name__ + (f"#{w.id}" if w.id and not w.id.startswith("msg-") else "")
+
+        names = sorted({name(w) for w in self._dirty_widgets})
         key = ("layout: " if self._layout_required else "") + (",".join(names[:6]) or "-")
         kinds = frame_kinds.setdefault(state["label"], {})
         kinds[key] = kinds.get(key, 0) + 1
@@ -283,6 +294,11 @@ async def main():
                 return wait + 0.2
 
             pace._next = aligned_next
+        for w in whatif:  # what if the window kept while following were N items (drops N/2 at a time)
+            if w.startswith("fw"):
+                from hermes_tui.app.widgets import transcript as transcript_module
+                transcript_module.FOLLOW_WINDOW = int(w[2:])
+                transcript_module.FOLLOW_DROP_STEP = max(1, int(w[2:]) // 2)
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):
                 screen.session_pace.every_s = float(w[len("apply"):])
@@ -413,10 +429,61 @@ async def main():
                 )
 
         screen._refresh_layout = timed_layout
+        # With HERMES_BENCH_TRACE=1, when each hop of a live append ran (wall clock): the
+        # follower's reports, each read of the open session (start, end), its apply (start, end).
+        hops = {"report": [], "read": [], "apply": []}
+        if os.environ.get("HERMES_BENCH_TRACE"):
+            orig_post = screen._post_live
+
+            def traced_post(follower, update):
+                if update.changes:
+                    hops["report"].append(time.time())
+                return orig_post(follower, update)
+
+            screen._post_live = traced_post
+            orig_list_rows = type(screen.db).list_rows
+            read_at = {}
+
+            def traced_list_rows(db, ids, *a, **kw):
+                if threading.current_thread() is not threading.main_thread():
+                    read_at[threading.get_ident()] = time.time()
+                return orig_list_rows(db, ids, *a, **kw)
+
+            type(screen.db).list_rows = traced_list_rows
+            orig_ls_init = MainScreen.LiveSession.__init__
+
+            def traced_ls_init(self, *a, **kw):
+                orig_ls_init(self, *a, **kw)
+                hops["read"].append((read_at.pop(threading.get_ident(), None), time.time()))
+
+            MainScreen.LiveSession.__init__ = traced_ls_init
+            orig_apply = screen._apply_live_session
+
+            async def traced_apply(message):
+                t0 = time.time()
+                try:
+                    return await orig_apply(message)
+                finally:
+                    stamps = [i.timestamp for i in (message.items or [])
+                              if isinstance(i.timestamp, (int, float))]
+                    hops["apply"].append((max(stamps) if stamps else None, t0, time.time(), state["label"]))
+
+            screen._apply_live_session = traced_apply
         prof_path = os.environ.get("HERMES_BENCH_PROFILE")  # cProfile of the loop thread, whole run
         prof = cProfile.Profile() if prof_path else None
-        if prof is not None:
+        prof_label = os.environ.get("HERMES_BENCH_PROFILE_LABEL")  # only in this window (e.g. writers)
+        if prof is not None and not prof_label:
             prof.enable()
+        if prof is not None and prof_label:
+            async def profile_window():
+                on = False
+                while not state["stop"]:
+                    if (state["label"] == prof_label) != on:
+                        on = not on
+                        prof.enable() if on else prof.disable()
+                    await asyncio.sleep(0.05)
+
+            asyncio.create_task(profile_window())
 
         async def lag_probe():
             while not state["stop"]:
@@ -508,11 +575,12 @@ async def main():
                "transcript_items": len(tv.items), "transcript_widgets": len(tv.children),
                "pending_never_visible": len(frames["pending"]),
                "live_appends": appends, "live_reads": screen.session_pace.starts,
+               "frame_holds": getattr(getattr(screen, "frame_hold", None), "holds", None),
                "layout_causes": sorted(causes.items(), key=lambda kv: -kv[1])[:12],
                "frame_kinds": {k: sorted(v.items(), key=lambda kv: -kv[1])[:8]
                                for k, v in frame_kinds.items()},
                "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")},
-               "frame_walls": frame_walls,
+               "frame_walls": frame_walls, "hops": hops,
                "commits": sorted(i.timestamp for i in tv.items
                                  if isinstance(i, MessageView) and isinstance(i.timestamp, (int, float)))}
         sys.__stdout__.write(json.dumps(out) + "\n")
@@ -674,6 +742,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     }
     out["live_appends"] = res.get("live_appends")
     out["live_reads"] = res.get("live_reads")
+    out["frame_holds"] = res.get("frame_holds")
     out["layout_causes"] = res.get("layout_causes")
     out["frame_kinds"] = res.get("frame_kinds")
     seen = [s[1] for s in res["seen"]]
@@ -793,7 +862,47 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
             for i in range(len(labels) - 1)
         }
     out["frames_vs_commits"] = frames_vs_commits(res.get("frame_walls", []), res.get("commits", []))
+    if res.get("hops", {}).get("apply"):
+        out["hops_ms"] = hop_latencies(res["hops"], res.get("frame_walls", []))
     return out
+
+
+def hop_latencies(hops: dict[str, list[Any]], frame_walls: list[Any]) -> dict[str, Any]:
+    """`HERMES_BENCH_TRACE`: for each live apply of the writers' window, ms from the newest
+    commit it brings to each hop (the follower's report, the read's start and end, the apply's
+    start and end, the first frame started after it and that frame's end); p50 and p95."""
+    import bisect
+
+    reports = sorted(hops["report"])
+    reads = sorted((s, e) for s, e in hops["read"] if s is not None)
+    read_ends = [e for _, e in reads]
+    frames = sorted((t0, t1) for label, t0, t1, _ in frame_walls if label == "writers")
+    frame_starts = [f[0] for f in frames]
+    rows: dict[str, list[float]] = {}
+    for commit, a0, a1, label in hops["apply"]:
+        if commit is None or label != "writers":
+            continue
+        i = bisect.bisect_left(reports, commit)
+        j = bisect.bisect_right(read_ends, a0) - 1  # the read this apply brings
+        k = bisect.bisect_left(frame_starts, a1)
+        if i >= len(reports) or j < 0 or k >= len(frames):
+            continue
+        points = {
+            "report": reports[i],
+            "read_start": reads[j][0],
+            "read_end": reads[j][1],
+            "apply_start": a0,
+            "apply_end": a1,
+            "frame_start": frames[k][0],
+            "frame_end": frames[k][1],
+        }
+        for name, t in points.items():
+            rows.setdefault(name, []).append((t - commit) * 1e3)
+
+    def summary(v: list[float]) -> dict[str, Any]:
+        return {"p50": round(pct(v, 50), 1), "p95": round(pct(v, 95), 1), "n": len(v)}
+
+    return {name: summary(v) for name, v in rows.items()}
 
 
 def fresh_copy(base: Path, workdir: Path, name: str) -> Path:
@@ -869,6 +978,7 @@ PHASE_WHATIF = {
     "F": "apply1.0",
     "e": "align",
     "n": "nosignal",
+    "w": "fw16",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -876,7 +986,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONn" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnw" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
