@@ -80,11 +80,11 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time).
 A scrollbar in `frame_kinds` is named by its widget (`PaintedScrollBar<transcript>`).
-`--separate-sessions` starts each writer and the browser in a session (autogroup) of its own, as agents and the browser in separate terminals are, and every phase
-reads the writers' scheduler statistics (`/proc/PID/task/*/schedstat`): time on a CPU and
-waiting for one, per append. `C1`/`C8` are controls: the writers with a process burning
-`--burn` of a core (what the browser used while they wrote) instead of the browser: is a slower
-writer the browser, or just CPU?
+`--separate-sessions` starts each writer and the browser in a session (autogroup) of its own, as
+agents and the browser in separate terminals are, and every phase reads the writers' scheduler
+statistics (`/proc/PID/task/*/schedstat`): time on a CPU and waiting for one, per append.
+`C1`/`C8` are controls: the writers with a process burning `--burn` of a core (what the browser
+used while they wrote) instead of the browser: is a slower writer the browser, or just CPU?
 """
 
 from __future__ import annotations
