@@ -78,7 +78,8 @@ at nice 19 (a priority the app could take back, unlike `SCHED_IDLE`); `M1` gives
 transcript once a second instead of five times; `R1` follows, reads and reports everything but
 draws nothing of it; `e1` polls every 5 ms and draws at the first commit after its interval
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
-timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time).
+timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
+`h1` draws a live append's frame at once instead of holding it to the writer's next commit.
 A scrollbar in `frame_kinds` is named by its widget (`PaintedScrollBar<transcript>`).
 `--separate-sessions` starts each writer and the browser in a session (autogroup) of its own, as
 agents and the browser in separate terminals are, and every phase reads the writers' scheduler
@@ -192,6 +193,9 @@ async def main():
         signal.signal(signal.SIGVTALRM, lambda *a: os.sched_yield())
         signal.siginterrupt(signal.SIGVTALRM, False)
         signal.setitimer(signal.ITIMER_VIRTUAL, 0.001, 0.001)
+    if "nohold" in whatif:  # a live append's frame drawn at once, not held to the next commit
+        from hermes_tui.app.frame_hold import FrameHold
+        FrameHold.hold = lambda self: None
     if "nosignal" in whatif:  # the follower polls on its timer only
         from hermes_tui.app.live_follow import LiveFollower
         LiveFollower._open_signal = lambda self: None
@@ -979,6 +983,7 @@ PHASE_WHATIF = {
     "e": "align",
     "n": "nosignal",
     "w": "fw16",
+    "h": "nohold",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -986,7 +991,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnw" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwh" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))

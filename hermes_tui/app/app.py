@@ -26,6 +26,7 @@ from textual.theme import Theme
 from hermes_tui.app import cpu_share, textual_fixes
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.commands import SessionCommands
+from hermes_tui.app.frame_hold import FrameHold
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.handoff import (
     Handoff,
@@ -263,6 +264,12 @@ class HermesApp(App[Handoff]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.collector.touch()
+            # Input is drawn at once: a live frame held for the writer's next commit goes with
+            # it (here, before any widget can stop the event: the search box stops its keys).
+            for screen in self.screen_stack:
+                hold = getattr(screen, "frame_hold", None)
+                if isinstance(hold, FrameHold):
+                    hold.release()
         await super().on_event(event)
 
     def display_path(self, path: Path) -> str:

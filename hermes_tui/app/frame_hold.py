@@ -9,7 +9,7 @@ writer's pause: the mount right after one commit, the frame right after the next
 follower's report of it releases the hold), or `HOLD_MAX_S` later when no commit comes.
 
 Only while a writer streams (`WriteRhythm`: two commits seen close together): a message after a
-quiet spell is drawn at once. A key or a click releases the hold (the screen calls `release`).
+quiet spell is drawn at once. Input releases the hold (`HermesApp.on_event` calls `release`).
 """
 
 from __future__ import annotations

@@ -174,3 +174,20 @@ async def test_a_key_draws_a_held_frame_at_once(demo_db: Path) -> None:
         await pilot.press("down")
         assert not hold.held
         assert app._batch_count == 0  # noqa: SLF001
+
+
+async def test_typing_in_the_search_box_draws_a_held_frame_at_once(demo_db: Path) -> None:
+    """The search box stops its keys before the screen sees them: the app releases the hold."""
+    app = live_app(demo_db)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.3)
+        main = app.screen
+        await pilot.press("slash")
+        await pilot.pause(0.1)
+        assert main.has_class("-searching")
+        hold = main.frame_hold  # type: ignore[attr-defined]
+        hold.max_s = 30.0
+        hold.hold()
+        await pilot.press("x")
+        assert not hold.held
+        assert app._batch_count == 0  # noqa: SLF001

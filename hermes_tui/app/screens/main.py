@@ -1865,9 +1865,7 @@ class MainScreen(Screen[None]):
     @on(events.MouseScrollDown)
     @on(events.MouseScrollUp)
     def _user_input(self, event: events.Event) -> None:
-        """Input keeps the follower at its fast rate (it slows down after a quiet spell) and
-        is drawn at once (a held live frame goes with it)."""
-        self.frame_hold.release()
+        """Input keeps the follower at its fast rate (it slows down after a quiet spell)."""
         if self.follower is not None:
             self.follower.touch()
 
@@ -2047,7 +2045,7 @@ class MainScreen(Screen[None]):
             if loaded is not None and loaded.session_id == message.session_id:
                 transcript.show_subtitle(self._transcript_subtitle(loaded))
         if message.items and self.is_current and self.write_rhythm.streaming(time.monotonic()):
-            self.frame_hold.hold()  # (a dialog on top draws at once: its keys never reach here)
+            self.frame_hold.hold()  # (never under a dialog: its frames are drawn at once)
 
     @on(TranscriptView.NewBelow)
     def _new_below(self, message: TranscriptView.NewBelow) -> None:
