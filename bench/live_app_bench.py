@@ -684,7 +684,34 @@ def writer_stats(results: list[dict[str, Any]]) -> dict[str, Any]:
         "mean_ms": sum(lat) / len(lat) * 1e3 if lat else float("nan"),
         # appends over 1 s: 0.19.0 runs its FTS 'optimize' inside an append every 1,000 writes
         "over_1s": sorted(round(x, 1) for x in lat if x > 1.0),
+        "latencies_ms": [round(x * 1e3, 3) for x in lat],  # every append, for `pooled`
     }
+
+
+def pooled(phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each kind of phase (its name: `B1`, `O8`, …) over all its phases of the run, the writers'
+    appends pooled: p50/p99/max, and p99 against the pooled writer-alone phases of as many
+    writers. A phase's p99 is the 8th-slowest of ~800 appends and the writer-alone phases of one
+    run differ by ±7 % in it; pooled over several interleaved phases the comparison steadies."""
+    kinds: dict[str, list[float]] = {}
+    for ph in phases:
+        kinds.setdefault(ph["phase"], []).extend(x / 1e3 for x in ph.get("latencies_ms", []))
+    counts = {k: sum(1 for ph in phases if ph["phase"] == k) for k in kinds}
+    out: dict[str, Any] = {}
+    for kind, lat in kinds.items():
+        if not lat:
+            continue
+        alone = kinds.get("A" + kind[1:], [])
+        p99 = pct(lat, 99) * 1e3
+        out[kind] = {
+            "phases": counts[kind],
+            "appends": len(lat),
+            "p50_ms": round(pct(lat, 50) * 1e3, 3),
+            "p99_ms": round(p99, 3),
+            "max_ms": round(max(lat) * 1e3, 2),
+            "p99_vs_alone": round(p99 / (pct(alone, 99) * 1e3), 3) if alone else None,
+        }
+    return out
 
 
 def frames_vs_commits(walls: list[Any], commits: list[float]) -> dict[str, Any]:
@@ -1061,7 +1088,8 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
     if burners:
         out["burn"] = args.burn if name.startswith("C") else float(len(burners))
     out["wall_s"] = time.monotonic() - t0
-    print(f"[{time.strftime('%H:%M:%S')}] {name}: {json.dumps(out)}", file=sys.stderr, flush=True)
+    shown = {k: v for k, v in out.items() if k != "latencies_ms"}
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: {json.dumps(shown)}", file=sys.stderr, flush=True)
     return out
 
 
@@ -1185,9 +1213,18 @@ def main() -> int:
         results.append(phase(base, args, name))
         if args.json:  # partial results survive an interrupted run
             args.json.write_text(
-                json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "phases": results}, indent=2)
+                json.dumps(
+                    {
+                        "args": {k: str(v) for k, v in vars(args).items()},
+                        "pooled": pooled(results),
+                        "phases": results,
+                    },
+                    indent=2,
+                )
             )
     print(report(results, args))
+    for kind, st in pooled(results).items():
+        print(f"pooled {kind}: {st}")
     return 0
 
 
