@@ -36,6 +36,8 @@ user has them, plus instruments that only read:
   live appends unmount the oldest messages past 450 mounted, down to 300 (the app mounts all);
 - with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE;
   with `HERMES_BENCH_PROFILE_LABEL=writers` only while the writers write);
+- every append's latency per phase (`latencies_ms`), and `pooled` at the top of the result file:
+  each kind of phase over all its phases of the run, p99 against the pooled writer-alone phases;
 - with `HERMES_BENCH_TRACE=1`, the hops of each live append (`hops_ms`): ms from the newest
   commit it brings to the follower's report, the read's start and end, the apply's start and
   end, and the first frame after it (start, end), p50 and p95; and how many frames waited for
