@@ -17,8 +17,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
+from hermes_tui.app.screens.main import MainScreen
 
-from .test_live import Writer, live_app, open_live, transcript_text, until
+from .test_live import Writer, following_tail, live_app, transcript_text, until
 
 # ------------------------------------------------------------------ the rhythm
 
@@ -123,71 +124,47 @@ def stream(writer: Writer, sid: str, n: int, every_s: float) -> threading.Thread
 
 @linux_only
 async def test_a_streaming_writer_gets_its_frames_held_and_every_message_shows(demo_db: Path) -> None:
-    writer = Writer(demo_db)
-    try:
-        writer.call("create_session", "tail", "cli")
-        writer.call("append_message", "tail", "user", content="first line")
-        app = live_app(demo_db)
-        async with app.run_test(size=(120, 30)) as pilot:
-            main = await open_live(pilot, "tail")
-            assert main.follower is not None and main.follower.has_signal
-            thread = stream(writer, "tail", 40, 0.05)
-            await until(pilot, lambda: "streamed 39" in transcript_text(main), what="the last message")
-            thread.join(10)
-            assert main.frame_hold.holds > 0  # the frames of a stream waited for a commit
-            await until(pilot, lambda: not main.frame_hold.held, timeout=1.0, what="the hold to end")
-            assert app._batch_count == 0  # noqa: SLF001
-            text = transcript_text(main)
-            assert all(f"streamed {i}" in text for i in range(40))
-    finally:
-        writer.close()
+    async with following_tail(demo_db) as (app, pilot, main, writer):
+        assert main.follower is not None and main.follower.has_signal
+        thread = stream(writer, "tail", 40, 0.05)
+        await until(pilot, lambda: "streamed 39" in transcript_text(main), what="the last message")
+        thread.join(10)
+        assert main.frame_hold.holds > 0  # the frames of a stream waited for a commit
+        await until(pilot, lambda: not main.frame_hold.held, timeout=1.0, what="the hold to end")
+        assert app._batch_count == 0  # noqa: SLF001
+        text = transcript_text(main)
+        assert all(f"streamed {i}" in text for i in range(40))
 
 
 @linux_only
 async def test_a_message_after_a_quiet_spell_is_drawn_at_once(demo_db: Path) -> None:
-    writer = Writer(demo_db)
-    try:
-        writer.call("create_session", "tail", "cli")
-        writer.call("append_message", "tail", "user", content="first line")
-        app = live_app(demo_db)
-        async with app.run_test(size=(120, 30)) as pilot:
-            main = await open_live(pilot, "tail")
-            await pilot.pause(0.5)
-            writer.call("append_message", "tail", "assistant", content="one answer")
-            await until(pilot, lambda: "one answer" in transcript_text(main), what="the answer")
-            await pilot.pause(0.3)
-            writer.call("append_message", "tail", "assistant", content="a second answer")
-            await until(pilot, lambda: "a second answer" in transcript_text(main), what="the second")
-            assert main.frame_hold.holds == 0
-    finally:
-        writer.close()
+    async with following_tail(demo_db) as (_app, pilot, main, writer):
+        await pilot.pause(0.5)
+        writer.call("append_message", "tail", "assistant", content="one answer")
+        await until(pilot, lambda: "one answer" in transcript_text(main), what="the answer")
+        await pilot.pause(0.3)
+        writer.call("append_message", "tail", "assistant", content="a second answer")
+        await until(pilot, lambda: "a second answer" in transcript_text(main), what="the second")
+        assert main.frame_hold.holds == 0
 
 
-async def test_a_key_draws_a_held_frame_at_once(demo_db: Path) -> None:
+@pytest.mark.parametrize(
+    ("before", "key"),
+    [((), "down"), (("slash",), "x")],  # a list key; a letter typed in the search box, which stops its keys
+    ids=["a list key", "typing in the search box"],
+)
+async def test_input_draws_a_held_frame_at_once(demo_db: Path, before: tuple[str, ...], key: str) -> None:
+    """The app releases the hold on input, before any widget can stop the event."""
     app = live_app(demo_db)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause(0.3)
         main = app.screen
-        hold = main.frame_hold  # type: ignore[attr-defined]
-        hold.max_s = 30.0
-        hold.hold()
-        await pilot.press("down")
-        assert not hold.held
-        assert app._batch_count == 0  # noqa: SLF001
-
-
-async def test_typing_in_the_search_box_draws_a_held_frame_at_once(demo_db: Path) -> None:
-    """The search box stops its keys before the screen sees them: the app releases the hold."""
-    app = live_app(demo_db)
-    async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause(0.3)
-        main = app.screen
-        await pilot.press("slash")
+        assert isinstance(main, MainScreen)
+        await pilot.press(*before)
         await pilot.pause(0.1)
-        assert main.has_class("-searching")
-        hold = main.frame_hold  # type: ignore[attr-defined]
-        hold.max_s = 30.0
-        hold.hold()
-        await pilot.press("x")
-        assert not hold.held
+        assert main.has_class("-searching") == bool(before)
+        main.frame_hold.max_s = 30.0
+        main.frame_hold.hold()
+        await pilot.press(key)
+        assert not main.frame_hold.held
         assert app._batch_count == 0  # noqa: SLF001

@@ -5,13 +5,14 @@ hermes-agent 0.19.0 (`tests/peer/oracle.py`). Every wait polls a condition with 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,21 @@ async def open_live(pilot: Pilot[None], sid: str) -> MainScreen:
     await until(pilot, lambda: main.current_session == sid, what=f"{sid} open")
     await settle(pilot)
     return main
+
+
+@contextlib.asynccontextmanager
+async def following_tail(path: Path) -> AsyncIterator[tuple[Any, Pilot[None], MainScreen, Writer]]:
+    """The app on ``path`` with session "tail" open (one user message), and the writer in
+    another process that wrote it (closed on exit)."""
+    writer = Writer(path)
+    try:
+        writer.call("create_session", "tail", "cli")
+        writer.call("append_message", "tail", "user", content="first line")
+        app = live_app(path)
+        async with app.run_test(size=(120, 30)) as pilot:
+            yield app, pilot, await open_live(pilot, "tail"), writer
+    finally:
+        writer.close()
 
 
 def transcript_text(main: MainScreen) -> str:

@@ -19,7 +19,7 @@ import pytest
 from hermes_tui.app.live_follow import SIGNAL_GAP_S, LiveFollower, LiveUpdate
 from hermes_tui.state import SessionDB
 
-from .test_live import Writer, live_app, open_live, transcript_text, until
+from .test_live import Writer, following_tail, transcript_text, until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -142,18 +142,10 @@ def test_stop_ends_a_follower_waiting_on_the_signal_and_closes_what_it_opened(db
 
 
 async def test_the_browser_follows_an_append_through_the_signal(demo_db: Path) -> None:
-    writer = Writer(demo_db)
-    try:
-        writer.call("create_session", "tail", "cli")
-        writer.call("append_message", "tail", "user", content="first line")
-        app = live_app(demo_db)
-        async with app.run_test(size=(120, 30)) as pilot:
-            main = await open_live(pilot, "tail")
-            follower = main.follower
-            assert follower is not None and follower.has_signal
-            signalled = follower.signalled
-            writer.call("append_message", "tail", "assistant", content="fresh from elsewhere")
-            await until(pilot, lambda: "fresh from elsewhere" in transcript_text(main), what="the append")
-            assert follower.signalled > signalled
-    finally:
-        writer.close()
+    async with following_tail(demo_db) as (_app, pilot, main, writer):
+        follower = main.follower
+        assert follower is not None and follower.has_signal
+        signalled = follower.signalled
+        writer.call("append_message", "tail", "assistant", content="fresh from elsewhere")
+        await until(pilot, lambda: "fresh from elsewhere" in transcript_text(main), what="the append")
+        assert follower.signalled > signalled
