@@ -1,0 +1,443 @@
+"""The trash treats its own files as untrusted input.
+
+A trash entry is two files in a folder beside the store; anything that can write there (a sync
+tool, a backup restored over it, another program, a hand edit, a full disk) can leave them
+malformed or forged. Each test here is an attack that worked before: SQL in a table name, one
+malformed manifest breaking every listing, a forged `orphan` row re-parenting a live session, a
+symlinked trash folder steering retention and `empty` into another folder, a disk-full write
+leaving message text behind. Rules checked: a bad entry is listed as `damaged` with a reason and
+changes nothing; the other entries still list, restore and empty; only links the entry's own
+delete removed are put back; a trash folder that is a link is never followed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_trash import build, table_dump
+
+from hermes_tui.state import SessionDB, TrashError
+from hermes_tui.state import trash as T
+
+
+@pytest.fixture(autouse=True)
+def private_data_home(tmp_path, monkeypatch):
+    """The user data folder (fallback trash, the trash's link key) inside the test's folder."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    return tmp_path / "xdg-data"
+
+
+@pytest.fixture
+def tdb(db):
+    db.trash_root = None
+    return db
+
+
+def full_dump(db: SessionDB) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of the file (FTS shadow tables and sqlite_sequence included), with
+    its rowid where it has one: a bad entry must leave all of it exactly as it was."""
+    conn = db._conn()
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchall()[0][0] or ""
+        if sql.upper().startswith("CREATE VIRTUAL"):
+            continue  # its shadow tables are dumped
+        cols = [r[1] for r in conn.execute(f'PRAGMA table_info("{name}")')]
+        sel = ", ".join(
+            f'typeof("{c}"), CASE typeof("{c}") WHEN \'text\' THEN CAST("{c}" AS BLOB) ELSE "{c}" END'
+            for c in cols
+        )
+        try:
+            rows = conn.execute(f'SELECT rowid, {sel} FROM "{name}"').fetchall()
+        except Exception:  # noqa: BLE001 - WITHOUT ROWID tables
+            rows = conn.execute(f'SELECT {sel} FROM "{name}"').fetchall()
+        out[name] = sorted((tuple(repr(v) if isinstance(v, float) else v for v in r) for r in rows), key=repr)
+    return out
+
+
+def entry_path(db: SessionDB, entry_id: str) -> Path:
+    return T.beside_root(db.db_path) / entry_id
+
+
+def edit_manifest(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    man = path / "manifest.json"
+    data = json.loads(man.read_text())
+    change(data)
+    man.write_text(json.dumps(data))
+
+
+def sized(path: Path) -> None:
+    """A careful forger: the manifest's `bytes` made to match the edited rows file."""
+    edit_manifest(path, lambda m: m.update(bytes=(path / "rows.jsonl").stat().st_size))
+
+
+def add_rows(path: Path, *records: dict[str, Any]) -> None:
+    with open(path / "rows.jsonl", "a", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec) + "\n")
+    sized(path)
+
+
+def by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {e["id"]: e for e in entries}
+
+
+# ---------------------------------------------------------------- SQL in names
+def test_sql_in_a_cascade_table_name_never_runs(tdb):
+    """A crafted `cascade_tables` name deleted a live message and retitled a live session."""
+    build(tdb, 3)
+    res = tdb.trash_sessions(["s0"])
+    evil = (
+        "x\"); DELETE FROM messages WHERE session_id = 's1'; "
+        "UPDATE sessions SET title = 'pwned' WHERE id = 's2'; --"
+    )
+    edit_manifest(Path(res["trash_path"]), lambda m: m["cascade_tables"].update({evil: "session_id"}))
+    before = full_dump(tdb)
+    with pytest.raises(TrashError, match="damaged.*cascade table"):
+        tdb.restore_trash(res["trash_entry"])
+    assert full_dump(tdb) == before
+    [entry] = tdb.list_trash()
+    assert entry["status"] == "damaged" and "cascade table" in entry["reason"]
+
+
+def test_sql_in_a_row_table_or_column_name_never_runs(tdb):
+    build(tdb, 3)
+    res = tdb.trash_sessions(["s0"])
+    path = Path(res["trash_path"])
+    add_rows(path, {"t": 'messages" ; DELETE FROM messages; --', "r": {"id": 999, "session_id": "s0"}})
+    before = full_dump(tdb)
+    with pytest.raises(TrashError, match="damaged"):
+        tdb.restore_trash(res["trash_entry"])
+    assert full_dump(tdb) == before
+    rows = (path / "rows.jsonl").read_text().splitlines()[:-1]
+    line = json.loads(rows[0])
+    line["r"]['title") VALUES (1); DELETE FROM messages; --'] = "x"
+    (path / "rows.jsonl").write_text("\n".join([json.dumps(line), *rows[1:]]) + "\n")
+    sized(path)
+    with pytest.raises(TrashError, match="damaged.*column"):
+        tdb.restore_trash(res["trash_entry"])
+    assert full_dump(tdb) == before
+
+
+# ---------------------------------------------------------------- one malformed manifest
+MALFORMED: dict[str, Callable[[dict[str, Any]], None]] = {
+    "sessions not a list": lambda m: m.update(sessions=5),
+    "a session not an object": lambda m: m.update(sessions=[1]),
+    "counts not an object": lambda m: m.update(counts=[]),
+    "created_at text": lambda m: m.update(created_at="yesterday"),
+    "created_at huge": lambda m: m.update(created_at=1e308),
+    "deleted_ids not ids": lambda m: m.update(deleted_ids=[{"id": 1}]),
+    "status unknown": lambda m: m.update(status="\x1b[31mevil"),
+    "what unknown": lambda m: m.update(what=["delete"]),
+    "cascade_tables a list": lambda m: m.update(cascade_tables=["session_model_usage"]),
+    "an unknown table": lambda m: m["cascade_tables"].update(no_such_table="session_id"),
+    "a wrong column": lambda m: m["cascade_tables"].update(session_model_usage="model"),
+    "missing sessions": lambda m: m.pop("sessions"),
+    "missing deleted_ids": lambda m: m.pop("deleted_ids"),
+    "format text": lambda m: m.update(format="1"),
+    "another entry's id": lambda m: m.update(id="20200101T000000Z-abcdef"),
+    "title a number": lambda m: m["sessions"][0].update(title=7),
+}
+
+
+@pytest.mark.parametrize("name", list(MALFORMED))
+def test_a_malformed_manifest_is_reported_and_the_other_entries_still_work(tdb, name):
+    """One malformed manifest made `list_trash`, every restore and `empty` fail."""
+    build(tdb, 3)
+    good = tdb.trash_sessions(["s0"])
+    bad = tdb.trash_sessions(["s1"])
+    edit_manifest(Path(bad["trash_path"]), MALFORMED[name])
+    before = full_dump(tdb)
+    entries = by_id(tdb.list_trash())
+    assert entries[good["trash_entry"]]["status"] == "deleted"
+    assert entries[bad["trash_entry"]]["status"] == "damaged" and entries[bad["trash_entry"]]["reason"]
+    report = tdb.trash_report()
+    assert [s["id"] for s in report["skipped"]] == [bad["trash_entry"]]
+    with pytest.raises(TrashError, match="damaged"):
+        tdb.trash_entry(bad["trash_entry"])
+    with pytest.raises(TrashError, match="damaged"):
+        tdb.restore_trash(bad["trash_entry"])
+    assert full_dump(tdb) == before
+    assert tdb.restore_trash(good["trash_entry"])["restored"] == 1
+    later = tdb.trash_sessions(["s2"])  # its retention reads the damaged entry too
+    assert later["trash_entry"] and later["deleted"] == 1
+    out = tdb.empty_trash()
+    assert set(out["removed"]) == {good["trash_entry"], bad["trash_entry"], later["trash_entry"]}
+    assert tdb.list_trash() == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"{", b'{"format": 1, "sessions": [', b"\xff\xfe not utf-8", b"[]", b"null", b"NaN"],
+)
+def test_an_unreadable_manifest_is_damaged_not_an_error(tdb, content):
+    build(tdb, 2)
+    good = tdb.trash_sessions(["s0"])
+    bad = tdb.trash_sessions(["s1"])
+    (Path(bad["trash_path"]) / "manifest.json").write_bytes(content)
+    entries = by_id(tdb.list_trash())
+    assert entries[good["trash_entry"]]["status"] == "deleted"
+    assert entries[bad["trash_entry"]]["status"] == "damaged"
+    assert "manifest" in entries[bad["trash_entry"]]["reason"]
+
+
+def test_bad_values_in_rows_are_reported_before_anything_is_written(tdb):
+    build(tdb, 3)
+    res = tdb.trash_sessions(["s0", "s1"])
+    path = Path(res["trash_path"])
+    original = (path / "rows.jsonl").read_text()
+    lines = original.splitlines()
+    last_message = max(i for i, ln in enumerate(lines) if json.loads(ln)["t"] == "messages")
+    before = full_dump(tdb)
+    for bad in (
+        {"$b64": "***not base64***"},
+        {"$what": 1},
+        2**70,
+        [1, 2],
+        True,
+        "\ud800",
+    ):
+        rec = json.loads(lines[last_message])
+        rec["r"]["content"] = bad
+        edited = [*lines[:last_message], json.dumps(rec), *lines[last_message + 1 :]]
+        (path / "rows.jsonl").write_text("\n".join(edited) + "\n")
+        sized(path)
+        with pytest.raises(TrashError, match="damaged"):
+            tdb.restore_trash(res["trash_entry"])
+        assert full_dump(tdb) == before, bad
+    (path / "rows.jsonl").write_text(original)
+    sized(path)
+    assert tdb.restore_trash(res["trash_entry"])["restored"] == 2
+
+
+def test_a_rows_file_cut_short_or_grown_is_damaged(tdb):
+    """A completed entry's manifest records the size of its rows file: a cut or an appended
+    line (without the manifest edited to match) is found by the listing already."""
+    build(tdb, 2)
+    res = tdb.trash_sessions(["s0"])
+    rows = Path(res["trash_path"]) / "rows.jsonl"
+    data = rows.read_bytes()
+    before = full_dump(tdb)
+    for edited in (data[: len(data) // 2], data + b'{"t": "orphan"}\n'):
+        rows.write_bytes(edited)
+        [entry] = tdb.list_trash()
+        assert entry["status"] == "damaged" and "cut short or edited" in entry["reason"]
+        with pytest.raises(TrashError, match="damaged"):
+            tdb.restore_trash(res["trash_entry"])
+        assert full_dump(tdb) == before
+
+
+# ---------------------------------------------------------------- forged links
+def test_a_forged_orphan_row_does_not_reparent_an_unrelated_session(tdb):
+    build(tdb, 3)
+    res = tdb.trash_sessions(["s0"])
+    add_rows(Path(res["trash_path"]), {"t": "orphan", "r": {"id": "s1", "parent_session_id": "s0"}})
+    out = tdb.restore_trash(res["trash_entry"])
+    assert out["restored"] == 1
+    assert tdb.get_session("s1")["parent_session_id"] is None
+    [note] = out["orphans"]
+    assert note["id"] == "s1" and note["status"] == "kept" and "does not prove" in note["reason"]
+
+
+def test_a_forged_session_row_does_not_reparent_a_live_session(tdb):
+    """A sessions row for a live session the delete never took, listed as not deleted."""
+    build(tdb, 3)
+    res = tdb.trash_sessions(["s0"])
+    path = Path(res["trash_path"])
+    row = {"id": "s2", "source": "cli", "started_at": 1.0, "parent_session_id": "s0"}
+    add_rows(path, {"t": "sessions", "r": row})
+    edit_manifest(path, lambda m: m["sessions"].append({"id": "s2", "title": None}))
+    out = tdb.restore_trash(res["trash_entry"])
+    assert out["restored"] == 1
+    assert tdb.get_session("s2")["parent_session_id"] is None
+
+
+def test_a_copied_link_from_another_entry_does_not_verify(tdb):
+    """A genuine orphan row moved into another entry names a link that entry never removed."""
+    build(tdb, 3)
+    tdb.create_session("kid", "cli", parent_session_id="s1")
+    first = tdb.trash_sessions(["s1"])
+    stolen = [
+        ln for ln in (Path(first["trash_path"]) / "rows.jsonl").read_text().splitlines() if '"orphan"' in ln
+    ]
+    assert stolen
+    second = tdb.trash_sessions(["s0"])
+    tdb.restore_trash(first["trash_entry"])  # kid is a child of s1 again
+    tdb._conn().execute("UPDATE sessions SET parent_session_id = NULL WHERE id = 'kid'")
+    with open(Path(second["trash_path"]) / "rows.jsonl", "a") as fh:
+        rec = json.loads(stolen[0])
+        rec["r"]["parent_session_id"] = "s0"
+        fh.write(json.dumps(rec) + "\n")
+    sized(Path(second["trash_path"]))
+    tdb.restore_trash(second["trash_entry"])
+    assert tdb.get_session("kid")["parent_session_id"] is None
+
+
+def test_the_links_a_delete_removed_are_restored(tdb):
+    build(tdb, 2)
+    tdb.create_session("kid", "cli", parent_session_id="s0")
+    res = tdb.trash_sessions(["s0"])
+    assert tdb.get_session("kid")["parent_session_id"] is None
+    out = tdb.restore_trash(res["trash_entry"])
+    assert out["orphans"] == [{"id": "kid", "parent_session_id": "s0", "status": "relinked"}]
+    assert tdb.get_session("kid")["parent_session_id"] == "s0"
+
+
+# ---------------------------------------------------------------- symlinks and special files
+def _victim(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A folder of someone else's that looks like a trash: entry-named folders with files."""
+    victim = tmp_path / "victim"
+    kept = []
+    for name in ("20200101T000000Z-aaaaaa", "20200101T000000Z-bbbbbb"):
+        folder = victim / "state.db" / name
+        folder.mkdir(parents=True)
+        (folder / "precious.txt").write_text("do not delete")
+        kept.append(folder)
+    (kept[1] / "manifest.json").write_text(json.dumps({"format": 1, "created_at": 0}))
+    for folder in kept:
+        os.utime(folder, (0, 0))
+    return victim, kept
+
+
+@pytest.mark.parametrize("level", ["trash folder", "store folder"])
+def test_a_symlinked_trash_folder_is_never_followed(tdb, tmp_path, level):
+    """`.hermes-tui-trash` (or its per-store folder) replaced by a link: retention and `empty`
+    deleted folders in the link's target."""
+    build(tdb, 2)
+    victim, kept = _victim(tmp_path)
+    top = tdb.db_path.parent / T.TRASH_DIR_NAME
+    if level == "trash folder":
+        top.symlink_to(victim)
+    else:
+        top.mkdir(mode=0o700)
+        (top / tdb.db_path.name).symlink_to(victim / "state.db")
+    assert tdb.list_trash() == []
+    [problem] = tdb.trash_report()["skipped"]
+    assert problem["id"] is None and "link" in problem["reason"]
+    assert tdb.empty_trash()["removed"] == []
+    tdb.trash_max_bytes = 1
+    res = tdb.trash_sessions(["s0"])  # written elsewhere; its retention must not reach the victim
+    assert victim not in Path(res["trash_path"]).parents
+    tdb.apply_trash_retention()
+    tdb.empty_trash()
+    for folder in kept:
+        assert (folder / "precious.txt").read_text() == "do not delete"
+
+
+def test_an_entry_folder_that_is_a_link_is_never_followed(tdb, tmp_path):
+    build(tdb, 2)
+    tdb.trash_sessions(["s0"])
+    victim, kept = _victim(tmp_path)
+    root = T.beside_root(tdb.db_path)
+    (root / "20200101T000000Z-cccccc").symlink_to(kept[1])
+    entries = by_id(tdb.list_trash())
+    assert entries["20200101T000000Z-cccccc"]["status"] == "damaged"
+    tdb.empty_trash()
+    assert (kept[1] / "precious.txt").exists() and not (root / "20200101T000000Z-cccccc").exists()
+
+
+def test_entry_files_that_are_links_or_fifos_are_not_read(tdb, tmp_path):
+    """A manifest that is a link is not followed; one that is a FIFO does not hang the listing."""
+    build(tdb, 3)
+    linked = tdb.trash_sessions(["s0"])
+    fifo = tdb.trash_sessions(["s1"])
+    elsewhere = tmp_path / "elsewhere.json"
+    shutil.copy(Path(linked["trash_path"]) / "manifest.json", elsewhere)
+    (Path(linked["trash_path"]) / "manifest.json").unlink()
+    (Path(linked["trash_path"]) / "manifest.json").symlink_to(elsewhere)
+    (Path(fifo["trash_path"]) / "manifest.json").unlink()
+    os.mkfifo(Path(fifo["trash_path"]) / "manifest.json")
+    got: list[Any] = []
+    worker = threading.Thread(target=lambda: got.append(tdb.list_trash()), daemon=True)
+    worker.start()
+    worker.join(60)
+    if worker.is_alive():  # unblock the reader so the test run can end, then fail
+        fd = os.open(Path(fifo["trash_path"]) / "manifest.json", os.O_WRONLY | os.O_NONBLOCK)
+        os.close(fd)
+        worker.join(10)
+        pytest.fail("list_trash blocked on a FIFO")
+    entries = by_id(got[0])
+    assert entries[linked["trash_entry"]]["status"] == "damaged"
+    assert entries[fifo["trash_entry"]]["status"] == "damaged"
+
+
+# ---------------------------------------------------------------- disk full
+def _no_trace_of(root: Path, needle: bytes) -> None:
+    for p in root.rglob("*"):
+        if p.is_file():
+            assert needle not in p.read_bytes(), p
+
+
+def test_disk_full_while_the_entry_is_written_leaves_no_entry(tdb, monkeypatch):
+    """ENOSPC at the rows file's write: the half-written entry (message text) is removed, nothing
+    is deleted, and the error says the disk is full."""
+    build(tdb, 2)
+    before = table_dump(tdb)
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fh: Any) -> None:
+            self.fh = fh
+            self.written = 0
+
+        def write(self, text: str) -> int:
+            self.written += len(text)
+            if self.written > 400:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return self.fh.write(text)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.fh, name)
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.fh.close()
+
+    def fdopen(fd: int, *a: Any, **kw: Any) -> Any:
+        return Full(real_fdopen(fd, *a, **kw))
+
+    monkeypatch.setattr(T.os, "fdopen", fdopen)
+    with pytest.raises(Exception) as caught:
+        tdb.trash_sessions(["s0", "s1"])
+    monkeypatch.setattr(T.os, "fdopen", real_fdopen)
+    assert "disk" in str(caught.value).lower() or "space" in str(caught.value).lower()
+    assert table_dump(tdb) == before
+    root = T.beside_root(tdb.db_path)
+    assert not any(root.iterdir()), list(root.iterdir())
+    _no_trace_of(root, b"zebra")
+    assert tdb.list_trash() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a tmpfs needs root")
+def test_a_really_full_filesystem_leaves_no_entry(tdb, tmp_path):
+    """The same on a real 64 KB tmpfs the entry does not fit in."""
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(small)]).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        for i in range(20):
+            tdb.create_session(f"big{i}", "cli")
+            tdb.append_message(f"big{i}", "user", f"zebra secret {i} " + "x" * 8000)
+        before = table_dump(tdb)
+        tdb.trash_root = small / "trash"
+        with pytest.raises(Exception) as caught:
+            tdb.trash_sessions([f"big{i}" for i in range(20)])
+        assert "disk" in str(caught.value).lower() or "space" in str(caught.value).lower()
+        assert table_dump(tdb) == before
+        assert not any((small / "trash").iterdir())
+        _no_trace_of(small, b"zebra secret")
+        assert tdb.list_trash() == []
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
