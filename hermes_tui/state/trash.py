@@ -530,10 +530,11 @@ class TrashMixin(TrashListing):
             assert entry is not None
             with entry:
                 m = loaded
-                snap = self._read_snapshot(entry, entry_id, m["cascade_tables"])
+                snap = self._read_snapshot(entry, entry_id, m)
                 return self._restore(entry, entry_id, m, snap)
 
-    def _read_snapshot(self, entry: TrashDir, entry_id: str, fks: dict[str, str]) -> Snapshot:
+    def _read_snapshot(self, entry: TrashDir, entry_id: str, m: dict[str, Any]) -> Snapshot:
+        """The entry's rows, checked whole (`read_rows`) before anything is written."""
         key = link_key(create=False)
         try:
             fd = entry.open_regular("rows.jsonl")
@@ -543,7 +544,9 @@ class TrashMixin(TrashListing):
             ) from None
         try:
             with os.fdopen(fd, encoding="utf-8", newline="\n") as fh:
-                return read_rows(fh, fks, self._columns_now(), partial(tag_ok, key, entry_id))
+                ids = frozenset(s["id"] for s in m["sessions"])
+                proven = partial(tag_ok, key, entry_id)
+                return read_rows(fh, m["cascade_tables"], self._columns_now(), proven, ids)
         except UnicodeDecodeError:
             raise DamagedEntry(f"trash entry {entry_id} is damaged: rows.jsonl is not UTF-8 text") from None
         except DamagedEntry as exc:

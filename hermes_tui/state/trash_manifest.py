@@ -265,16 +265,18 @@ def read_rows(
     cascade: Mapping[str, str],
     columns: Callable[[str], frozenset[str]],
     proven: Callable[[Any, Any, Any], bool],
+    sessions: frozenset[str],
 ) -> Snapshot:
     """The rows of `rows.jsonl`, every line checked: tables are `sessions`, `messages`, the
     entry's cascade tables (`cascade`, already checked live) or `orphan`; columns are live ones
-    (`columns(table)`); values decode. `proven(child, parent, tag)` checks a link's tag."""
+    (`columns(table)`); values decode; every row belongs to one of the manifest's `sessions`.
+    `proven(child, parent, tag)` checks a link's tag."""
     snap = Snapshot()
     for n, raw in enumerate(lines, 1):
         if not raw.endswith("\n"):
             break  # a torn last line: written after the fsync that preceded any delete
         try:
-            snap_line(snap, parse_json(raw), cascade, columns, proven)
+            snap_line(snap, parse_json(raw), cascade, columns, proven, sessions)
         except ValueError:
             raise DamagedEntry(f"rows.jsonl line {n} is not valid JSON") from None
         except DamagedEntry as exc:
@@ -288,13 +290,14 @@ def snap_line(
     cascade: Mapping[str, str],
     columns: Callable[[str], frozenset[str]],
     proven: Callable[[Any, Any, Any], bool],
+    sessions: frozenset[str],
 ) -> None:
     if not isinstance(rec, dict) or not isinstance(rec.get("t"), str):
         raise DamagedEntry("not a {t, r} record")
     table = rec["t"]
     if table == "reset":
-        if not _ids(rec.get("ids")):
-            raise DamagedEntry("a reset without its ids")
+        if not _ids(rec.get("ids")) or not sessions.issuperset(rec["ids"]):
+            raise DamagedEntry("a reset without its ids, or of sessions the manifest does not list")
         snap.reset(rec["ids"])
         return
     if table not in ("sessions", "messages", ORPHANS) and table not in cascade:
@@ -314,6 +317,9 @@ def snap_line(
     for col, kind in _REQUIRED.get(table, ((fk or "", str),)):
         if not isinstance(row.get(col), kind) or isinstance(row.get(col), bool):
             raise DamagedEntry(f"a {table} row without a valid {col}")
+    owner = {"sessions": "id", "messages": "session_id", ORPHANS: "parent_session_id"}.get(table, fk or "")
+    if row[owner] not in sessions:
+        raise DamagedEntry(f"a {table} row of session {shown(row[owner])}, which the manifest does not list")
     if table == "sessions":
         sid = row["id"]
         snap.sessions[sid] = row

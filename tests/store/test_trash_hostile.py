@@ -12,17 +12,21 @@ delete removed are put back; a trash folder that is a link is never followed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
 from test_trash import build, table_dump
 
 from hermes_tui.state import SessionDB, TrashError
@@ -441,3 +445,374 @@ def test_a_really_full_filesystem_leaves_no_entry(tdb, tmp_path):
         assert tdb.list_trash() == []
     finally:
         subprocess.run(["umount", str(small)], check=True)
+
+
+# ---------------------------------------------------------------- property: hostile trash files
+# A store with s0..s3, a child `kid` of s1 (the delete of s1 orphans it) and an unrelated `live`
+# session; per example: `good` = the trash entry of s0, `bad` = the entry of s1, then one hostile
+# change to `bad`'s files. Whatever the change, no exception but `TrashError` leaves the API
+# (and the CLI exits 0 or 1, never with an internal error); an entry reported damaged or
+# incomplete changes nothing (a dump of every table before and after); an entry that still
+# restores changes no row that existed (only its own rows come back, `kid` may get its genuine
+# parent back); `good` lists, restores identical rows, and `empty` removes everything.
+HOSTILE_VALUES = [
+    None,
+    "x",
+    "",
+    -1,
+    2**70,
+    1e308,
+    True,
+    [],
+    [1],
+    {},
+    {"a": 1},
+    "'; DROP TABLE sessions; --",
+    'x" ; DELETE FROM messages; --',
+    "\x1b]52;c;eA==\x07",
+    "\ud800",
+    "20200101T000000Z-abcdef",
+]
+SQL_NAMES = [
+    "messages",
+    "sessions",
+    "orphan",
+    "reset",
+    "no_such_table",
+    'session_model_usage" ; DELETE FROM messages; --',
+    "x\"); UPDATE sessions SET title = 'pwned'; --",
+    "sqlite_master",
+    "state_meta",
+]
+MANIFEST_KEYS = [
+    "format",
+    "id",
+    "created_at",
+    "what",
+    "status",
+    "sessions",
+    "counts",
+    "bytes",
+    "cascade_tables",
+    "deleted_ids",
+    "requested_ids",
+    "restored_ids",
+    "completed_at",
+    "store",
+]
+#: Keys without which a manifest is not one hermes-tui wrote.
+REQUIRED_KEYS = {
+    "format",
+    "id",
+    "created_at",
+    "what",
+    "status",
+    "sessions",
+    "counts",
+    "bytes",
+    "cascade_tables",
+    "deleted_ids",
+}
+SET_KEYS = [*MANIFEST_KEYS, "sessions[0].id", "sessions[0].title", "counts.messages"]
+BAD_ROW_VALUES = [2**70, -(2**70), True, [1], {"$x": 1}, {"$b64": "***"}, {"$float": "many"}, "\ud800"]
+
+
+def _size_fix(entry: Path) -> None:
+    man = entry / "manifest.json"
+    try:
+        data = json.loads(man.read_text())
+        data["bytes"] = (entry / "rows.jsonl").stat().st_size
+        man.write_text(json.dumps(data))
+    except (OSError, ValueError, TypeError):
+        pass
+
+
+def _rows(entry: Path) -> list[str]:
+    return (entry / "rows.jsonl").read_text().splitlines()
+
+
+def _write_rows(entry: Path, lines: list[str], forger: bool) -> None:
+    (entry / "rows.jsonl").write_text("".join(ln + "\n" for ln in lines))
+    if forger:
+        _size_fix(entry)
+
+
+def _set_path(data: dict[str, Any], key: str, value: Any) -> None:
+    if key == "sessions[0].id":
+        data["sessions"][0]["id"] = value
+    elif key == "sessions[0].title":
+        data["sessions"][0]["title"] = value
+    elif key == "counts.messages":
+        data["counts"]["messages"] = value
+    else:
+        data[key] = value
+
+
+@st.composite
+def mutations(draw: Any) -> tuple[str, bool, Callable[[Path, Path], None]]:
+    """(label, must be reported, change(bad entry, good entry))."""
+    kind = draw(
+        st.sampled_from(
+            [
+                "set",
+                "drop",
+                "cut manifest",
+                "random manifest",
+                "extra table",
+                "garbage line",
+                "row table",
+                "row column",
+                "row value",
+                "cut rows",
+                "forged orphan",
+                "forged session",
+                "entry link",
+                "file link",
+                "no rows",
+                "no manifest",
+            ]
+        )
+    )
+    forger = draw(st.booleans())  # a careful forger keeps the manifest's size right
+    if kind == "set":
+        key = draw(st.sampled_from(SET_KEYS))
+        value = draw(st.sampled_from(HOSTILE_VALUES))
+
+        def change(bad: Path, good: Path) -> None:
+            edit_manifest(bad, lambda m: _set_path(m, key, value))
+
+        return f"set {key}={value!r}", False, change
+    if kind == "drop":
+        key = draw(st.sampled_from(MANIFEST_KEYS))
+        return (
+            f"drop {key}",
+            key in REQUIRED_KEYS,
+            lambda bad, good: edit_manifest(bad, lambda m: m.pop(key, None)),
+        )
+    if kind == "cut manifest":
+        frac = draw(st.floats(0, 0.999))
+
+        def cut(bad: Path, good: Path) -> None:
+            data = (bad / "manifest.json").read_bytes()
+            (bad / "manifest.json").write_bytes(data[: int(len(data) * frac)])
+
+        return f"cut manifest at {frac:.3f}", True, cut
+    if kind == "random manifest":
+        blob = draw(st.binary(max_size=200))
+        return f"manifest = {blob!r}", True, lambda bad, good: (bad / "manifest.json").write_bytes(blob)
+    if kind == "extra table":
+        name = draw(st.one_of(st.sampled_from(SQL_NAMES), st.text(max_size=30)))
+        col = draw(st.sampled_from(["session_id", "id", 'x"; --']))
+        assume((name, col) != ("session_model_usage", "session_id"))
+        return (
+            f"cascade table {name!r}",
+            True,
+            lambda bad, good: edit_manifest(bad, lambda m: m["cascade_tables"].update({name: col})),
+        )
+    if kind == "garbage line":
+        garbage = draw(st.text(max_size=60).filter(lambda t: "\n" not in t and "\r" not in t))
+        where = draw(st.integers(0, 20))
+
+        def garble(bad: Path, good: Path) -> None:
+            lines = _rows(bad)
+            lines[where % len(lines)] = garbage
+            _write_rows(bad, lines, forger)
+
+        return f"line {where} = {garbage!r}", True, garble
+    if kind in ("row table", "row column", "row value"):
+        where = draw(st.integers(0, 20))
+        name = draw(st.sampled_from(SQL_NAMES))
+        value = draw(st.sampled_from(BAD_ROW_VALUES))
+
+        def edit_row(bad: Path, good: Path) -> None:
+            lines = _rows(bad)
+            i = where % len(lines)
+            rec = json.loads(lines[i])
+            if kind == "row table":
+                if name == rec["t"]:
+                    rec["t"] = "no_such_table"
+                else:
+                    rec["t"] = name
+                    rec.pop("ids", None)
+            elif kind == "row column":
+                rec["r"][name + "_not_a_column"] = 1
+            else:
+                rec["r"][sorted(rec["r"])[0]] = value
+            lines[i] = json.dumps(rec)
+            _write_rows(bad, lines, forger)
+
+        return f"{kind} line {where} ({name!r}, {value!r})", True, edit_row
+    if kind == "cut rows":
+        frac = draw(st.floats(0, 0.999))
+
+        def cut_rows(bad: Path, good: Path) -> None:
+            data = (bad / "rows.jsonl").read_bytes()
+            (bad / "rows.jsonl").write_bytes(data[: int(len(data) * frac)])
+            if forger:
+                _size_fix(bad)
+
+        return f"cut rows at {frac:.3f}", not forger, cut_rows
+    if kind == "forged orphan":
+        child = draw(st.sampled_from(["live", "s2", "kid", "s3"]))
+        tag = draw(st.one_of(st.none(), st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)))
+
+        def forge_orphan(bad: Path, good: Path) -> None:
+            rec: dict[str, Any] = {"t": "orphan", "r": {"id": child, "parent_session_id": "s1"}}
+            if tag is not None:
+                rec["k"] = tag
+            _write_rows(bad, [*_rows(bad), json.dumps(rec)], forger)
+
+        return f"forged orphan {child}", not forger, forge_orphan
+    if kind == "forged session":
+        victim = draw(st.sampled_from(["live", "s2", "s3"]))
+
+        def forge_session(bad: Path, good: Path) -> None:
+            row = {"id": victim, "source": "cli", "started_at": 1.0, "parent_session_id": "s1"}
+            _write_rows(bad, [*_rows(bad), json.dumps({"t": "sessions", "r": row})], forger)
+            edit_manifest(bad, lambda m: m["sessions"].append({"id": victim, "title": None}))
+
+        return f"forged session {victim}", not forger, forge_session
+    if kind == "entry link":
+
+        def entry_link(bad: Path, good: Path) -> None:
+            shutil.rmtree(bad)
+            bad.symlink_to(good)
+
+        return "entry folder is a link to another entry", True, entry_link
+    if kind == "file link":
+        name = draw(st.sampled_from(["manifest.json", "rows.jsonl"]))
+
+        def file_link(bad: Path, good: Path) -> None:
+            (bad / name).unlink()
+            (bad / name).symlink_to(good / name)
+
+        return f"{name} is a link", True, file_link
+    if kind == "no rows":
+        return "rows.jsonl missing", True, lambda bad, good: (bad / "rows.jsonl").unlink()
+    return "manifest.json missing", True, lambda bad, good: (bad / "manifest.json").unlink()
+
+
+def _keyed(db: SessionDB) -> dict[tuple[str, Any], tuple[Any, ...]]:
+    """Every row of the three data tables, by its key."""
+    conn = db._conn()
+    out: dict[tuple[str, Any], tuple[Any, ...]] = {}
+    for sid, *rest in conn.execute("SELECT id, * FROM sessions"):
+        out[("sessions", sid)] = tuple(rest)
+    for mid, *rest in conn.execute("SELECT id, * FROM messages"):
+        out[("messages", mid)] = tuple(rest)
+    for row in conn.execute("SELECT * FROM session_model_usage"):
+        out[("usage", row[:2])] = tuple(row)
+    return out
+
+
+def _cli(db_path: Path, *argv: str) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    from hermes_tui import cli_sessions
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_sessions.main([*argv, "--db", str(db_path)])
+    assert code in (0, 1), (argv, code, out.getvalue(), err.getvalue())
+    assert "internal error" not in out.getvalue() + err.getvalue(), (argv, out.getvalue(), err.getvalue())
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def hostile_template(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("hostile-trash") / "state.db"
+    db = SessionDB(path)
+    try:
+        build(db, 4)
+        db.create_session("kid", "cli", parent_session_id="s1")
+        db.append_message("kid", "user", "the kid's own words")
+        db.create_session("live", "cli")
+        db.append_message("live", "user", "a live session nobody deletes")
+    finally:
+        db.close()
+    return path
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+)
+@given(mutation=mutations(), via_cli=st.booleans())
+def test_fuzz_hostile_trash_files_never_break_the_trash(
+    hostile_template: Path, mutation: tuple[str, bool, Callable[[Path, Path], None]], via_cli: bool
+) -> None:
+    label, must_report, change = mutation
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.db"
+        shutil.copy(hostile_template, path)
+        db = SessionDB(path, migrate=False)
+        try:
+            s0_rows = {
+                k: v
+                for k, v in _keyed(db).items()
+                if k == ("sessions", "s0")
+                or (k[0] == "messages" and v[1] == "s0")
+                or (k[0] == "usage" and k[1][0] == "s0")
+            }
+            assert len(s0_rows) == 5
+            good = db.trash_sessions(["s0"])
+            bad = db.trash_sessions(["s1"])
+            good_path, bad_path = Path(good["trash_path"]), Path(bad["trash_path"])
+            change(bad_path, good_path)
+
+            report = db.trash_report()
+            entries = by_id(report["entries"])
+            assert entries[good["trash_entry"]]["status"] == "deleted", label
+            listed = entries[bad["trash_entry"]]
+            skipped = {s["id"]: s["reason"] for s in report["skipped"]}
+            assert (listed["status"] == "damaged") == (bad["trash_entry"] in skipped), label
+            if listed["status"] == "damaged":
+                assert listed["reason"] and skipped[bad["trash_entry"]] == listed["reason"]
+            code, out = _cli(path, "trash", "list", "--json")
+            assert code == 0 and bad["trash_entry"] in out
+            _cli(path, "trash", "show", bad["trash_entry"], "--json")
+            with contextlib.suppress(TrashError):
+                db.trash_entry(bad["trash_entry"])
+
+            before_all = full_dump(db)
+            before = _keyed(db)
+            if via_cli:
+                code, out = _cli(path, "trash", "restore", bad["trash_entry"], "--json")
+                refused = code == 1
+                reason = json.loads(out).get("error") if refused else None
+            else:
+                try:
+                    db.restore_trash(bad["trash_entry"])
+                    refused, reason = False, None
+                except TrashError as exc:
+                    refused, reason = True, str(exc)
+            event("refused" if refused else "restored")
+            if refused or listed["status"] in ("damaged", "incomplete"):
+                assert refused and reason, label
+                assert "damaged" in reason or "incomplete" in reason, (label, reason)
+                assert full_dump(db) == before_all, label
+            else:
+                assert not must_report, f"{label}: restored, not reported"
+                after = _keyed(db)
+                for key, row in before.items():
+                    if key == ("sessions", "kid") and after[key] != row:  # its genuine parent back
+                        assert db.get_session("kid")["parent_session_id"] == "s1", label
+                        assert sum(a != b for a, b in zip(row, after[key], strict=True)) == 1, label
+                        continue
+                    assert after.get(key) == row, (label, key)
+                for sid in ("live", "s2", "s3"):
+                    assert db.get_session(sid)["parent_session_id"] is None, (label, sid)
+
+            out_good = db.restore_trash(good["trash_entry"])
+            assert out_good["restored"] == 1 and out_good["conflicts"] == 0, label
+            back = _keyed(db)
+            assert {k: back.get(k) for k in s0_rows} == s0_rows, label
+            code, out = _cli(path, "trash", "empty", "--yes", "--json")
+            assert code == 0 and set(json.loads(out)["removed"]) >= {good["trash_entry"], bad["trash_entry"]}
+            assert db.list_trash() == [] and not good_path.exists()
+        finally:
+            db.close()
