@@ -37,11 +37,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import apsw
 
-from .core import MESSAGES_RESTORED_KEY, placeholders
+from . import trash_list
+from .core import MESSAGES_RESTORED_KEY, _Core, placeholders
 from .errors import DiskFullError, StoreError
 from .trash_files import (
     TRASH_DIR_NAME,
@@ -54,7 +56,7 @@ from .trash_files import (
     new_entry_id,
     tag_ok,
 )
-from .trash_list import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashListing
+from .trash_list import TRASH_MAX_BYTES, TRASH_RETENTION_S, Places, cascade_tables, writable_root
 from .trash_manifest import (
     FORMAT,
     ORPHANS,
@@ -106,8 +108,15 @@ def _text(raw: bytes) -> str | RawText:
         return RawText(raw)
 
 
-class TrashMixin(TrashListing):
-    """(+) `trash_sessions`, `restore_trash` (and `TrashListing`'s reading and emptying)."""
+class TrashMixin(_Core):
+    """(+) `trash_sessions`, `trash_report`, `list_trash`, `trash_entry`, `restore_trash`,
+    `empty_trash`, `apply_trash_retention` (reading and emptying: `trash_list`)."""
+
+    #: Retention applied when a new entry is written and by `apply_trash_retention()`.
+    trash_retention_s: float = TRASH_RETENTION_S
+    trash_max_bytes: int = TRASH_MAX_BYTES
+    #: Force the trash folder (tests, or a user setting); None: beside the store, else data dir.
+    trash_root: Path | None = None
 
     #: Test hook: called with a step name at each durable step of delete and restore.
     _trash_step_hook: Callable[[str], None] | None = None
@@ -116,6 +125,73 @@ class TrashMixin(TrashListing):
         hook = self._trash_step_hook
         if hook is not None:
             hook(name)
+
+    # ------------------------------------------------------------ places and tables
+    def _cascade_tables(self) -> dict[str, str]:
+        """Tables whose rows go with a session (`ON DELETE CASCADE` to sessions.id): table -> column."""
+        return cascade_tables(self._conn(), list(self._columns))
+
+    def _places(self) -> Places:
+        return Places(self.db_path, self.trash_root, self._cascade_tables())
+
+    def _live_columns(self, conn: apsw.Connection, table: str) -> list[str]:
+        return [r[1] for r in conn.execute(f"PRAGMA main.table_info({ident(table)})")]
+
+    def _columns_now(self) -> Callable[[str], frozenset[str]]:
+        """Each table's live columns (read when first asked: another program may have added one
+        since this store was opened)."""
+        conn = self._conn()
+        seen: dict[str, frozenset[str]] = {}
+
+        def columns(table: str) -> frozenset[str]:
+            if table not in seen:
+                seen[table] = frozenset(self._live_columns(conn, table))
+            return seen[table]
+
+        return columns
+
+    # ------------------------------------------------------------ reading and emptying
+    def trash_report(self) -> dict[str, Any]:
+        """(+) `{"entries": list_trash(), "skipped": [...]}`: `skipped` says what was not used
+        and why, one `{"id", "path", "reason"}` per damaged entry and per trash folder refused
+        (a link, another user's: `id` None). Never raises for what a trash file holds."""
+        return trash_list.report(self._places())
+
+    def list_trash(self) -> list[dict[str, Any]]:
+        """(+) The trash entries of this store, newest first: `id, created_at, what, status,
+        sessions` (how many), `messages, bytes, titles` (the first five), `path`. An entry whose
+        manifest is missing (a write cut short before anything was deleted) is `incomplete`; one
+        whose files are not what hermes-tui writes is `damaged`, with a `reason`."""
+        return self.trash_report()["entries"]
+
+    def trash_entry(self, entry_id: str) -> dict[str, Any]:
+        """(+) One entry's manifest (every session id and title, counts, status) and `path`;
+        `TrashError` when it is incomplete or damaged (the message says why)."""
+        with trash_list.find(self._places(), entry_id) as (root, m):
+            if m is None:
+                raise TrashError(
+                    f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
+                )
+            if m["status"] == "pending":
+                m = {**m, "status": "interrupted"}
+            entry = root.sub(entry_id)
+            assert entry is not None
+            with entry:
+                return {**m, "path": str(root.path / entry_id), "bytes": entry.size()}
+
+    def empty_trash(
+        self, older_than_s: float | None = None, *, entry_id: str | None = None
+    ) -> dict[str, Any]:
+        """(+) Remove entries for good (damaged ones too): all, those older than `older_than_s`,
+        or one `entry_id`. Returns `{"removed": [ids], "bytes": freed, "skipped": [...]}`
+        (`skipped` as in `trash_report`: folders not read, entries that could not be removed)."""
+        return trash_list.empty(self._places(), older_than_s, entry_id)
+
+    def apply_trash_retention(self, keep: str | None = None) -> dict[str, Any]:
+        """(+) Drop entries older than `trash_retention_s`, then the oldest while the trash holds
+        more than `trash_max_bytes` (never `keep`, the entry just written). Same result as
+        `empty_trash`."""
+        return trash_list.retention(self._places(), keep, self.trash_retention_s, self.trash_max_bytes)
 
     # ------------------------------------------------------------ delete with trash
     def trash_sessions(
@@ -162,7 +238,7 @@ class TrashMixin(TrashListing):
             ids = self._snapshot_into_temp(conn, wanted, fks)
             if not ids:
                 return empty
-            root = self._writable_trash_root()
+            root = writable_root(Places(self.db_path, self.trash_root, fks))
         except BaseException:
             self._guard_teardown(conn)
             raise
@@ -521,7 +597,7 @@ class TrashMixin(TrashListing):
         (by its tag) that its own delete removed it; `orphans` lists the others as `kept`.
         """
         self._require_writable()
-        with self._entry(entry_id) as (root, loaded):
+        with trash_list.find(self._places(), entry_id) as (root, loaded):
             if loaded is None:
                 raise TrashError(
                     f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
