@@ -18,7 +18,12 @@ Layout: `<store dir>/.hermes-tui-trash/<store file name>/<entry id>/` (folders 0
 writable. An entry is `rows.jsonl` (one `{"t": table, "r": row}` per line; `{"t": "reset",
 "ids": [...]}` drops what came before for those sessions) and `manifest.json`. JSON values
 are exact: floats round-trip through `repr`, bytes are `{"$b64": ...}`, non-finite floats
-`{"$float": "inf"}`.
+`{"$float": "inf"}`. A parent link the delete removes (an orphan's, an entry session's own)
+carries `"k"`, its tag under this user's link key (`trash_files`).
+
+The files are untrusted input when read back: `trash_manifest` checks them whole before a
+restore writes anything (schema, live table and column names, storable values), `trash_list`
+lists a bad entry as `damaged` with its reason, and folders are opened without following links.
 
 Restore inserts identical rows (message ids explicit, so FTS triggers index them again under
 their old rowids) in short batches with a savepoint per session. Rowids that differ after a
@@ -236,12 +241,13 @@ class TrashMixin(_Core):
         self._guard_setup(conn, fks)
         try:
             ids = self._snapshot_into_temp(conn, wanted, fks)
-            if not ids:
-                return empty
-            root = writable_root(Places(self.db_path, self.trash_root, fks))
+            root = writable_root(Places(self.db_path, self.trash_root, fks)) if ids else None
         except BaseException:
             self._guard_teardown(conn)
             raise
+        if root is None:
+            self._guard_teardown(conn)
+            return empty
         with root:
             try:
                 entry_id, entry, manifest, sign = self._write_entry(root, conn, ids, wanted, fks, what)
@@ -259,7 +265,10 @@ class TrashMixin(_Core):
                     manifest["status"] = "deleted"
                     manifest["bytes"] = _file_size(entry, "rows.jsonl")
                     manifest["completed_at"] = time.time()
-                    entry.replace("manifest.json", _manifest_text(manifest))
+                    # Rows are gone now: a full disk here leaves the entry `interrupted`, which
+                    # restores what went, and the caller still learns its id.
+                    with contextlib.suppress(OSError):
+                        entry.replace("manifest.json", _manifest_text(manifest))
                 finally:
                     entry.close()
             finally:

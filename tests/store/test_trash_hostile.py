@@ -423,6 +423,33 @@ def test_disk_full_while_the_entry_is_written_leaves_no_entry(tdb, monkeypatch):
     assert tdb.list_trash() == []
 
 
+def test_disk_full_at_the_final_manifest_still_returns_the_entry(tdb, monkeypatch):
+    """The rows are gone once the delete ran: a full disk when the manifest is marked `deleted`
+    leaves the entry `interrupted` (it restores what went) and the caller still gets its id."""
+    from hermes_tui.state import trash_files
+
+    build(tdb, 2)
+    before = table_dump(tdb)
+
+    def full(self: Any, name: str, text: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(trash_files.TrashDir, "replace", full)
+    res = tdb.trash_sessions(["s0", "s1"])
+    monkeypatch.undo()
+    assert res["deleted_ids"] == ["s0", "s1"] and res["trash_entry"]
+    [entry] = tdb.list_trash()
+    assert entry["id"] == res["trash_entry"] and entry["status"] == "interrupted"
+    assert tdb.restore_trash(res["trash_entry"])["restored"] == 2
+    assert table_dump(tdb) == before
+
+
+def test_nothing_to_delete_leaves_no_guard_behind(tdb):
+    build(tdb, 1)
+    assert tdb.trash_sessions(["nope"])["trash_entry"] is None
+    assert not tdb._tuples("SELECT name FROM sqlite_temp_master WHERE name LIKE 'hermes_trash%'")
+
+
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="mounting a tmpfs needs root")
 def test_a_really_full_filesystem_leaves_no_entry(tdb, tmp_path):
     """The same on a real 64 KB tmpfs the entry does not fit in."""
