@@ -1633,8 +1633,8 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
             e["id"],
             _short_time(e["created_at"]),
             e["what"] or "-",
-            e["sessions"],
-            e["messages"],
+            "-" if e["status"] == "damaged" else e["sessions"],
+            "-" if e["status"] == "damaged" else e["messages"],
             format_size(e["bytes"]),
             e["status"],
             _s(e.get("reason")) or ", ".join(one_line(t) for t in e["titles"] if t),
@@ -1653,8 +1653,10 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
 
 
 def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
-    report = _trash_report(db)
-    entry = db.trash_entry(_entry_ref(db, args.entry, report["entries"])["id"])
+    report = db.trash_report()
+    target = _entry_ref(db, args.entry, report["entries"])["id"]
+    _warn_skipped([s for s in report["skipped"] if s["id"] != target])  # its own error says why
+    entry = db.trash_entry(target)
     if args.json:
         _emit_json({**entry, "skipped": report["skipped"]})
         return 0
@@ -1681,8 +1683,10 @@ def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
 
 
 def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
-    report = _trash_report(db)
-    result = db.restore_trash(_entry_ref(db, args.entry, report["entries"])["id"])
+    report = db.trash_report()
+    target = _entry_ref(db, args.entry, report["entries"])["id"]
+    _warn_skipped([s for s in report["skipped"] if s["id"] != target])  # its own error says why
+    result = db.restore_trash(target)
     if args.json:
         _emit_json({**result, "skipped": report["skipped"]})
         return 0

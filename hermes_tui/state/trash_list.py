@@ -173,9 +173,9 @@ def describe(places: Places, root: TrashDir, name: str) -> dict[str, Any]:
     try:
         m, size = load(places, root, name)
     except DamagedEntry as exc:
-        return {**item, "status": "damaged", "reason": exc.reason}
+        return {**item, "status": "damaged", "reason": exc.reason, "bytes": _size(root, name)}
     except (OSError, TrashEntryNotFound) as exc:
-        return {**item, "status": "damaged", "reason": f"cannot be read: {exc}"}
+        return {**item, "status": "damaged", "reason": f"cannot be read: {exc}", "bytes": _size(root, name)}
     if m is None:
         return {**item, "status": "incomplete", "bytes": size}
     deleted = m["deleted_ids"]
@@ -190,6 +190,18 @@ def describe(places: Places, root: TrashDir, name: str) -> dict[str, Any]:
         "titles": [s["title"] for s in m["sessions"][:5]],
         "restored_at": m.get("restored_at"),
     }
+
+
+def _size(root: TrashDir, name: str) -> int:
+    """Bytes of the files in the entry folder `name` (0 for a link or anything else)."""
+    try:
+        entry = root.sub(name)
+    except (OSError, UnsafeFile):
+        return 0
+    if entry is None:
+        return 0
+    with entry:
+        return entry.size()
 
 
 def report(places: Places) -> dict[str, Any]:

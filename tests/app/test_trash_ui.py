@@ -299,6 +299,7 @@ async def test_trash_screen_shows_a_damaged_entry_with_its_reason(demo_db: Path)
         await pilot.press("x")
         await settle(pilot)
         assert isinstance(app.screen, ConfirmDialog)
+        assert f"{bad['trash_entry']}: damaged" in str(app.screen.query_one("#confirm-body", Static).render())
         await pilot.press("ctrl+d")
         await settle(pilot, rounds=2)
         assert table.row_count == 1

@@ -15,9 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_tui.state import SessionDB, TrashEntryNotFound
+from hermes_tui.state import SessionDB, TrashEntryNotFound, trash_list
 from hermes_tui.state import trash as T
-from hermes_tui.state import trash_list
 
 # Tables compared before/after; FTS shadow tables are checked by integrity-check and search.
 COMPARED = (

@@ -295,11 +295,14 @@ class TrashScreen(ActionDialog[None]):
         entry = next(e for e in self.entries if e["id"] == entry_id)
         body = Text()
         body.append(f"Trash entry {entry_id}: ", style="bold")
-        body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
-        body.append(
-            f"{plural(int(entry.get('messages') or 0), 'message')}, "
-            f"{format_size(int(entry.get('bytes') or 0))}.\n"
-        )
+        if entry.get("status") == "damaged":
+            body.append(f"damaged, {format_size(int(entry.get('bytes') or 0))}.\n")
+        else:
+            body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
+            body.append(
+                f"{plural(int(entry.get('messages') or 0), 'message')}, "
+                f"{format_size(int(entry.get('bytes') or 0))}.\n"
+            )
         body.append("They can no longer be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty this trash entry for good?", body, entry_id)
 
