@@ -59,8 +59,13 @@ def new_entry_id(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def _refuse_open(exc: OSError, path: Path, what: str) -> UnsafeFile:
-    if exc.errno == errno.ELOOP:
+def _refuse_open(exc: OSError, path: Path, what: str, dir_fd: int | None = None) -> UnsafeFile:
+    link = exc.errno == errno.ELOOP
+    if exc.errno == errno.ENOTDIR:  # O_DIRECTORY on a link says ENOTDIR, not ELOOP
+        with contextlib.suppress(OSError):
+            st = os.stat(path.name if dir_fd is not None else path, dir_fd=dir_fd, follow_symlinks=False)
+            link = stat.S_ISLNK(st.st_mode)
+    if link:
         return UnsafeFile(f"{path} is a link, not a {what}: never followed")
     if exc.errno == errno.ENOTDIR:
         return UnsafeFile(f"{path} is not a {what}")
@@ -113,7 +118,7 @@ class TrashDir:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            raise _refuse_open(exc, self.path / name, "folder") from exc
+            raise _refuse_open(exc, self.path / name, "folder", self.fd) from exc
         return TrashDir(fd, self.path / name)
 
     def check_private(self) -> None:
@@ -165,7 +170,7 @@ class TrashDir:
         except FileNotFoundError:
             raise
         except OSError as exc:
-            raise _refuse_open(exc, self.path / name, "file") from exc
+            raise _refuse_open(exc, self.path / name, "file", self.fd) from exc
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             os.close(fd)

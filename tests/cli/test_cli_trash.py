@@ -232,7 +232,7 @@ def test_a_symlinked_trash_folder_is_reported_not_followed(db_path, capsys, tmp_
     (db_path.parent / ".hermes-tui-trash").symlink_to(tmp_path / "victim")
     code, out, err = run(capsys, "trash", "list", "--db", db_path)
     assert code == 0 and "The trash is empty." in out
-    assert "warning: trash folder " in err and "link" in err
+    assert "warning: trash folder " in err and "is a link, not a folder: never followed" in err
     code, out, err = run(capsys, "trash", "empty", "--yes", "--db", db_path)
     assert code == 0 and (victim / "precious.txt").exists()
     code, out, _ = run(capsys, "trash", "empty", "--yes", "--json", "--db", db_path)

@@ -326,7 +326,7 @@ def test_a_symlinked_trash_folder_is_never_followed(tdb, tmp_path, level):
         (top / tdb.db_path.name).symlink_to(victim / "state.db")
     assert tdb.list_trash() == []
     [problem] = tdb.trash_report()["skipped"]
-    assert problem["id"] is None and "link" in problem["reason"]
+    assert problem["id"] is None and "is a link, not a folder: never followed" in problem["reason"]
     assert tdb.empty_trash()["removed"] == []
     tdb.trash_max_bytes = 1
     res = tdb.trash_sessions(["s0"])  # written elsewhere; its retention must not reach the victim
@@ -345,6 +345,7 @@ def test_an_entry_folder_that_is_a_link_is_never_followed(tdb, tmp_path):
     (root / "20200101T000000Z-cccccc").symlink_to(kept[1])
     entries = by_id(tdb.list_trash())
     assert entries["20200101T000000Z-cccccc"]["status"] == "damaged"
+    assert "is a link, not a folder: never followed" in entries["20200101T000000Z-cccccc"]["reason"]
     tdb.empty_trash()
     assert (kept[1] / "precious.txt").exists() and not (root / "20200101T000000Z-cccccc").exists()
 
@@ -371,7 +372,9 @@ def test_entry_files_that_are_links_or_fifos_are_not_read(tdb, tmp_path):
         pytest.fail("list_trash blocked on a FIFO")
     entries = by_id(got[0])
     assert entries[linked["trash_entry"]]["status"] == "damaged"
+    assert "manifest.json is a link, not a file" in entries[linked["trash_entry"]]["reason"]
     assert entries[fifo["trash_entry"]]["status"] == "damaged"
+    assert "not a regular file" in entries[fifo["trash_entry"]]["reason"]
 
 
 # ---------------------------------------------------------------- disk full
