@@ -135,6 +135,8 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   7    ambiguous session reference (kind: ambiguous)
   8    invalid value: a title too long or held by another session (kind: invalid)
        (trash restore exits 0 when sessions conflict: each is reported, nothing live is overwritten)
+       (a damaged trash entry: trash show/restore of it exit 1 with the reason; list and empty
+       warn on stderr, list it as damaged, and go on)
   9    repair: the store is damaged (--check), or it could not be repaired (it was left exactly
        as it was) (kind: damaged; with --json the diagnosis/repair report is printed instead)
   130  interrupted (kind: interrupted)
@@ -1574,9 +1576,24 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------- trash
-def _entry_ref(db: SessionDB, ref: str) -> dict[str, Any]:
+def _trash_report(db: SessionDB, *, entries: bool = True) -> dict[str, Any]:
+    """`db.trash_report()`, each skipped item also one `warning:` line on stderr (the JSON
+    documents carry them as `skipped`); `entries=False` warns of the refused folders only."""
+    report = db.trash_report()
+    _warn_skipped([s for s in report["skipped"] if entries or s["id"] is None])
+    return report
+
+
+def _warn_skipped(skipped: Sequence[dict[str, Any]]) -> None:
+    for item in skipped:
+        if item["id"] is None:
+            _err(f"warning: trash folder {_s(item['path'])} skipped: {_s(item['reason'])}")
+        else:
+            _err(f"warning: trash entry {_s(item['id'])} is damaged and was skipped: {_s(item['reason'])}")
+
+
+def _entry_ref(db: SessionDB, ref: str, entries: list[dict[str, Any]]) -> dict[str, Any]:
     """An entry id, or a unique prefix of one (exact targets, like session references)."""
-    entries = db.list_trash()
     exact = [e for e in entries if e["id"] == ref]
     if exact:
         return exact[0]
@@ -1603,9 +1620,10 @@ def cmd_trash(db: SessionDB, args: argparse.Namespace) -> int:
 
 
 def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
-    entries = db.list_trash()
+    report = _trash_report(db)
+    entries = report["entries"]
     if args.json:
-        _emit_json({"entries": entries})
+        _emit_json(report)
         return 0
     if not entries:
         _out("The trash is empty.")
@@ -1615,11 +1633,11 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
             e["id"],
             _short_time(e["created_at"]),
             e["what"] or "-",
-            e["sessions"],
-            e["messages"],
+            "-" if e["status"] == "damaged" else e["sessions"],
+            "-" if e["status"] == "damaged" else e["messages"],
             format_size(e["bytes"]),
             e["status"],
-            ", ".join(one_line(t) for t in e["titles"] if t),
+            _s(e.get("reason")) or ", ".join(one_line(t) for t in e["titles"] if t),
         ]
         for e in entries
     ]
@@ -1635,9 +1653,12 @@ def cmd_trash_list(db: SessionDB, args: argparse.Namespace) -> int:
 
 
 def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
-    entry = db.trash_entry(_entry_ref(db, args.entry)["id"])
+    report = db.trash_report()
+    target = _entry_ref(db, args.entry, report["entries"])["id"]
+    _warn_skipped([s for s in report["skipped"] if s["id"] != target])  # its own error says why
+    entry = db.trash_entry(target)
     if args.json:
-        _emit_json(entry)
+        _emit_json({**entry, "skipped": report["skipped"]})
         return 0
     deleted = entry.get("deleted_ids")
     gone = set(deleted) if isinstance(deleted, list) else None
@@ -1662,9 +1683,12 @@ def cmd_trash_show(db: SessionDB, args: argparse.Namespace) -> int:
 
 
 def cmd_trash_restore(db: SessionDB, args: argparse.Namespace) -> int:
-    result = db.restore_trash(_entry_ref(db, args.entry)["id"])
+    report = db.trash_report()
+    target = _entry_ref(db, args.entry, report["entries"])["id"]
+    _warn_skipped([s for s in report["skipped"] if s["id"] != target])  # its own error says why
+    result = db.restore_trash(target)
     if args.json:
-        _emit_json(result)
+        _emit_json({**result, "skipped": report["skipped"]})
         return 0
     _out(
         f"Restored {result['restored']} session{'s' if result['restored'] != 1 else ''}"
@@ -1699,20 +1723,24 @@ def cmd_trash_empty(db: SessionDB, args: argparse.Namespace) -> int:
         db.trash_retention_s = args.trash_keep
         db.trash_max_bytes = args.trash_max_mb
         result = db.apply_trash_retention()
+        _warn_skipped(result["skipped"])
     else:
-        entries = db.list_trash()
+        report = _trash_report(db, entries=False)
         now = time.time()
         doomed = [
-            e for e in entries if args.older_than is None or now - (e["created_at"] or now) >= args.older_than
+            e
+            for e in report["entries"]
+            if args.older_than is None or now - (e["created_at"] or now) >= args.older_than
         ]
         if not doomed:
-            result = {"removed": [], "bytes": 0}
+            result = {"removed": [], "bytes": 0, "skipped": [s for s in report["skipped"] if s["id"] is None]}
         else:
             age = f" older than {args.older_than / 86400:g} days" if args.older_than is not None else ""
             question = f"Remove {len(doomed)} trash entr{'ies' if len(doomed) != 1 else 'y'}{age} for good?"
             if not _confirm(args, question):
                 raise CliError("not confirmed: the trash was not emptied", "refused")
             result = db.empty_trash(older_than_s=args.older_than)
+            _warn_skipped([s for s in result["skipped"] if s["id"] is not None])  # not removed
     if args.json:
         _emit_json(result)
     else:

@@ -18,7 +18,12 @@ Layout: `<store dir>/.hermes-tui-trash/<store file name>/<entry id>/` (folders 0
 writable. An entry is `rows.jsonl` (one `{"t": table, "r": row}` per line; `{"t": "reset",
 "ids": [...]}` drops what came before for those sessions) and `manifest.json`. JSON values
 are exact: floats round-trip through `repr`, bytes are `{"$b64": ...}`, non-finite floats
-`{"$float": "inf"}`.
+`{"$float": "inf"}`. A parent link the delete removes (an orphan's, an entry session's own)
+carries `"k"`, its tag under this user's link key (`trash_files`).
+
+The files are untrusted input when read back: `trash_manifest` checks them whole before a
+restore writes anything (schema, live table and column names, storable values), `trash_list`
+lists a bad entry as `damaged` with its reason, and folders are opened without following links.
 
 Restore inserts identical rows (message ids explicit, so FTS triggers index them again under
 their old rowids) in short batches with a savepoint per session. Rowids that differ after a
@@ -28,33 +33,66 @@ composite primary keys), which reinsertion renumbers; messages keep theirs (`id`
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import hashlib
+import errno
 import json
-import math
 import os
-import re
 import secrets
-import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from . import trash_list
 from .core import MESSAGES_RESTORED_KEY, _Core, placeholders
-from .errors import StoreError
-from .paths import earlier_user_data_dirs, fsync_path, user_data_dir
+from .errors import DiskFullError, StoreError
+from .trash_files import (
+    TRASH_DIR_NAME,
+    TrashDir,
+    UnsafeFile,
+    beside_root,
+    fallback_root,
+    link_key,
+    link_tag,
+    new_entry_id,
+    tag_ok,
+)
+from .trash_list import TRASH_MAX_BYTES, TRASH_RETENTION_S, Places, cascade_tables, writable_root
+from .trash_manifest import (
+    FORMAT,
+    ORPHANS,
+    DamagedEntry,
+    RawText,
+    Snapshot,
+    TrashEntryNotFound,
+    TrashError,
+    decode_value,
+    encode_value,
+    ident,
+    line,
+    read_rows,
+)
 
-TRASH_DIR_NAME = ".hermes-tui-trash"
-TRASH_RETENTION_S = 30 * 86400.0  # entries older than this go when a new one is written
-TRASH_MAX_BYTES = 500 * 1024 * 1024  # then the oldest go while the trash is larger than this
-FORMAT = 1
+__all__ = [
+    "FORMAT",
+    "TRASH_DIR_NAME",
+    "TRASH_MAX_BYTES",
+    "TRASH_RETENTION_S",
+    "DamagedEntry",
+    "RawText",
+    "TrashEntryNotFound",
+    "TrashError",
+    "TrashMixin",
+    "beside_root",
+    "decode_value",
+    "encode_value",
+    "fallback_root",
+]
+
 RESTORE_BATCH_MESSAGES = 250  # messages per restore transaction (like the delete's batches)
 RESTORE_BATCH_SESSIONS = 50
 # After each restore batch the lock stays free as long as the batch held it, within these bounds:
@@ -64,210 +102,101 @@ RESTORE_YIELD_MIN_S = 0.005
 RESTORE_YIELD_MAX_S = 0.025
 GUARD_RETRIES = 8  # re-snapshots of sessions that changed under a running delete
 GUARD_MARK = "hermes-tui-trash: rows changed since the snapshot"
-ENTRY_RE = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{6}$")
-_ORPHANS = "orphan"
+#: A parent link the restore does not put back: the entry holds no valid tag for it.
+UNPROVEN = "not restored: this entry does not prove that its delete removed this link"
 
 
-class TrashError(StoreError):
-    """A trash entry cannot be written, read or restored."""
-
-
-class TrashEntryNotFound(TrashError):
-    """No trash entry with that id for this store."""
-
-
-# ---------------------------------------------------------------- values
-class RawText(bytes):
-    """A TEXT value that is not valid UTF-8 (another writer's bytes): kept byte for byte and
-    restored as TEXT (`CAST(? AS TEXT)`), not as a BLOB."""
-
-
-def encode_value(value: Any) -> Any:
-    """An SQLite value as exact JSON (bytes, raw text and non-finite floats tagged)."""
-    if isinstance(value, RawText):
-        return {"$text_b64": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, bytes):
-        return {"$b64": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, float) and not math.isfinite(value):
-        return {"$float": repr(value)}
-    return value
-
-
-def decode_value(value: Any) -> Any:
-    """The inverse of `encode_value`."""
-    if isinstance(value, dict):
-        if "$b64" in value:
-            return base64.b64decode(value["$b64"])
-        if "$text_b64" in value:
-            return RawText(base64.b64decode(value["$text_b64"]))
-        if "$float" in value:
-            return float(value["$float"])
-        raise TrashError(f"unknown tagged value in a trash entry: {sorted(value)}")
-    return value
-
-
-def _line(obj: dict[str, Any]) -> str:
-    return json.dumps(obj, allow_nan=False, separators=(",", ":")) + "\n"
-
-
-# ---------------------------------------------------------------- files
-def _private_dirs(path: Path, top: Path) -> None:
-    """Create `path` and its missing parents 0700; from `top` down each must be a real folder
-    (not a link: the trash holds message text)."""
-    for folder in [*reversed(path.parents), path]:
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            ours = folder == top or top in folder.parents
-            if ours and (folder.is_symlink() or not folder.is_dir()):
-                raise TrashError(f"{folder} is not a folder; cannot keep the trash there") from None
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Write `path` (0600, created new), fsync it."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _replace_private(path: Path, text: str) -> None:
-    """Atomically replace `path` with `text` (0600), file and folder fsynced."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    _write_private(tmp, text)
-    os.replace(tmp, path)
-    fsync_path(path.parent)
-
-
-def beside_root(db_path: Path) -> Path:
-    return db_path.parent / TRASH_DIR_NAME / db_path.name
-
-
-def fallback_root(db_path: Path, data_dir: Path | None = None) -> Path:
-    """The store's trash in the user data folder (used when its own folder is not writable)."""
-    digest = hashlib.sha256(str(db_path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return (data_dir or user_data_dir()) / "trash" / f"{db_path.name}-{digest}"
-
-
-def new_entry_id(now: float) -> str:
-    return datetime.fromtimestamp(now, UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-def _dir_bytes(path: Path) -> int:
-    total = 0
-    with contextlib.suppress(OSError):
-        for p in path.iterdir():
-            with contextlib.suppress(OSError):
-                total += p.stat().st_size
-    return total
-
-
-# ---------------------------------------------------------------- loading an entry
-class _Snapshot:
-    """The rows of an entry (later snapshots of a session replace earlier ones)."""
-
-    def __init__(self) -> None:
-        self.sessions: dict[str, dict[str, Any]] = {}
-        self.messages: dict[str, list[dict[str, Any]]] = {}
-        self.children: dict[str, dict[str, list[dict[str, Any]]]] = {}  # table -> sid -> rows
-        self.orphans: dict[str, dict[str, Any]] = {}  # child id -> {"id", "parent_session_id"}
-
-    def reset(self, ids: Sequence[str]) -> None:
-        drop = set(ids)
-        for sid in drop:
-            self.sessions.pop(sid, None)
-            self.messages.pop(sid, None)
-            for rows in self.children.values():
-                rows.pop(sid, None)
-        self.orphans = {k: v for k, v in self.orphans.items() if v["parent_session_id"] not in drop}
-
-    def add(self, table: str, row: dict[str, Any], fk: str | None) -> None:
-        if table == "sessions":
-            self.sessions[row["id"]] = row
-        elif table == "messages":
-            self.messages.setdefault(row["session_id"], []).append(row)
-        elif table == _ORPHANS:
-            self.orphans[row["id"]] = row
-        elif fk is not None:
-            self.children.setdefault(table, {}).setdefault(row[fk], []).append(row)
-
-
-def read_rows(path: Path, fks: dict[str, str]) -> _Snapshot:
-    snap = _Snapshot()
-    with open(path, encoding="utf-8") as fh:
-        for n, raw in enumerate(fh, 1):
-            if not raw.endswith("\n"):
-                break  # a torn last line: written after the fsync that preceded any delete
-            try:
-                rec = json.loads(raw)
-            except ValueError as exc:
-                raise TrashError(f"{path}: line {n} is not valid JSON") from exc
-            if rec.get("t") == "reset":
-                snap.reset(rec["ids"])
-                continue
-            row = {k: decode_value(v) for k, v in rec["r"].items()}
-            snap.add(rec["t"], row, rec.get("fk") or fks.get(rec["t"]))
-    return snap
+def _text(raw: bytes) -> str | RawText:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return RawText(raw)
 
 
 class TrashMixin(_Core):
-    """(+) `trash_sessions`, `list_trash`, `trash_entry`, `restore_trash`, `empty_trash`."""
+    """(+) `trash_sessions`, `trash_report`, `list_trash`, `trash_entry`, `restore_trash`,
+    `empty_trash`, `apply_trash_retention` (reading and emptying: `trash_list`)."""
 
     #: Retention applied when a new entry is written and by `apply_trash_retention()`.
     trash_retention_s: float = TRASH_RETENTION_S
     trash_max_bytes: int = TRASH_MAX_BYTES
     #: Force the trash folder (tests, or a user setting); None: beside the store, else data dir.
     trash_root: Path | None = None
+
     #: Test hook: called with a step name at each durable step of delete and restore.
     _trash_step_hook: Callable[[str], None] | None = None
-
-    # ------------------------------------------------------------ places
-    def _trash_roots(self) -> list[Path]:
-        if self.trash_root is not None:
-            return [Path(self.trash_root)]
-        earlier = [fallback_root(self.db_path, d) for d in earlier_user_data_dirs()]
-        return [beside_root(self.db_path), fallback_root(self.db_path), *earlier]
-
-    def _writable_trash_root(self) -> Path:
-        """Beside the store when its folder takes it, else the platform's data folder."""
-        if self.trash_root is not None:
-            root = Path(self.trash_root)
-            _private_dirs(root, root)
-            return root
-        beside = beside_root(self.db_path)
-        try:
-            _private_dirs(beside, beside.parent)
-            if os.access(beside, os.W_OK):
-                return beside
-        except (OSError, TrashError):
-            pass
-        root = fallback_root(self.db_path)
-        try:
-            _private_dirs(root, user_data_dir())
-        except OSError as exc:
-            raise TrashError(
-                f"cannot create a trash folder beside {self.db_path} or at {root}: {exc}"
-            ) from exc
-        return root
 
     def _step(self, name: str) -> None:
         hook = self._trash_step_hook
         if hook is not None:
             hook(name)
 
-    # ------------------------------------------------------------ tables
+    # ------------------------------------------------------------ places and tables
     def _cascade_tables(self) -> dict[str, str]:
         """Tables whose rows go with a session (`ON DELETE CASCADE` to sessions.id): table -> column."""
-        out: dict[str, str] = {}
-        for name in sorted(self._columns):
-            if name in ("sessions", "messages") or name.startswith("sqlite_"):
-                continue
-            for fk in self._conn().execute(f'PRAGMA foreign_key_list("{name}")'):
-                # (id, seq, table, from, to, on_update, on_delete, match)
-                if fk[2] == "sessions" and (fk[4] in (None, "id")) and str(fk[6]).upper() == "CASCADE":
-                    out[name] = fk[3]
-        return out
+        return cascade_tables(self._conn(), list(self._columns))
+
+    def _places(self) -> Places:
+        return Places(self.db_path, self.trash_root, self._cascade_tables())
+
+    def _live_columns(self, conn: apsw.Connection, table: str) -> list[str]:
+        return [r[1] for r in conn.execute(f"PRAGMA main.table_info({ident(table)})")]
+
+    def _columns_now(self) -> Callable[[str], frozenset[str]]:
+        """Each table's live columns (read when first asked: another program may have added one
+        since this store was opened)."""
+        conn = self._conn()
+        seen: dict[str, frozenset[str]] = {}
+
+        def columns(table: str) -> frozenset[str]:
+            if table not in seen:
+                seen[table] = frozenset(self._live_columns(conn, table))
+            return seen[table]
+
+        return columns
+
+    # ------------------------------------------------------------ reading and emptying
+    def trash_report(self) -> dict[str, Any]:
+        """(+) `{"entries": list_trash(), "skipped": [...]}`: `skipped` says what was not used
+        and why, one `{"id", "path", "reason"}` per damaged entry and per trash folder refused
+        (a link, another user's: `id` None). Never raises for what a trash file holds."""
+        return trash_list.report(self._places())
+
+    def list_trash(self) -> list[dict[str, Any]]:
+        """(+) The trash entries of this store, newest first: `id, created_at, what, status,
+        sessions` (how many), `messages, bytes, titles` (the first five), `path`. An entry whose
+        manifest is missing (a write cut short before anything was deleted) is `incomplete`; one
+        whose files are not what hermes-tui writes is `damaged`, with a `reason`."""
+        return self.trash_report()["entries"]
+
+    def trash_entry(self, entry_id: str) -> dict[str, Any]:
+        """(+) One entry's manifest (every session id and title, counts, status) and `path`;
+        `TrashError` when it is incomplete or damaged (the message says why)."""
+        with trash_list.find(self._places(), entry_id) as (root, m):
+            if m is None:
+                raise TrashError(
+                    f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
+                )
+            if m["status"] == "pending":
+                m = {**m, "status": "interrupted"}
+            entry = root.sub(entry_id)
+            assert entry is not None
+            with entry:
+                return {**m, "path": str(root.path / entry_id), "bytes": entry.size()}
+
+    def empty_trash(
+        self, older_than_s: float | None = None, *, entry_id: str | None = None
+    ) -> dict[str, Any]:
+        """(+) Remove entries for good (damaged ones too): all, those older than `older_than_s`,
+        or one `entry_id`. Returns `{"removed": [ids], "bytes": freed, "skipped": [...]}`
+        (`skipped` as in `trash_report`: folders not read, entries that could not be removed)."""
+        return trash_list.empty(self._places(), older_than_s, entry_id)
+
+    def apply_trash_retention(self, keep: str | None = None) -> dict[str, Any]:
+        """(+) Drop entries older than `trash_retention_s`, then the oldest while the trash holds
+        more than `trash_max_bytes` (never `keep`, the entry just written). Same result as
+        `empty_trash`."""
+        return trash_list.retention(self._places(), keep, self.trash_retention_s, self.trash_max_bytes)
 
     # ------------------------------------------------------------ delete with trash
     def trash_sessions(
@@ -312,15 +241,71 @@ class TrashMixin(_Core):
         self._guard_setup(conn, fks)
         try:
             ids = self._snapshot_into_temp(conn, wanted, fks)
-            if not ids:
-                return empty
-            now = time.time()
-            root = self._writable_trash_root()
-            entry_id = new_entry_id(now)
-            entry = root / entry_id
-            entry.mkdir(mode=0o700)
-            rows_path = entry / "rows.jsonl"
-            counts = self._dump_temp(conn, rows_path, fks, create=True)
+            root = writable_root(Places(self.db_path, self.trash_root, fks)) if ids else None
+        except BaseException:
+            self._guard_teardown(conn)
+            raise
+        if root is None:
+            self._guard_teardown(conn)
+            return empty
+        with root:
+            try:
+                entry_id, entry, manifest, sign = self._write_entry(root, conn, ids, wanted, fks, what)
+                try:
+                    self._step("entry-written")
+                    result = self._guarded_delete(
+                        conn, ids, (entry, sign), fks, require_ended, progress, cancel, batch_messages
+                    )
+                    if not result["deleted_ids"]:
+                        # Cancelled before the first batch, or every session was reopened: nothing
+                        # to restore.
+                        root.remove(entry_id)
+                        return {**result, "trash_entry": None, "trash_path": None}
+                    manifest["deleted_ids"] = result["deleted_ids"]
+                    manifest["status"] = "deleted"
+                    manifest["bytes"] = _file_size(entry, "rows.jsonl")
+                    manifest["completed_at"] = time.time()
+                    # Rows are gone now: a full disk here leaves the entry `interrupted`, which
+                    # restores what went, and the caller still learns its id.
+                    with contextlib.suppress(OSError):
+                        entry.replace("manifest.json", _manifest_text(manifest))
+                finally:
+                    entry.close()
+            finally:
+                self._guard_teardown(conn)
+            self._step("entry-completed")
+            retention = self._retention_after_write(entry_id)
+        return {
+            **result,
+            "trash_entry": entry_id,
+            "trash_path": str(root.path / entry_id),
+            "retention": retention,
+        }
+
+    def _write_entry(
+        self,
+        root: TrashDir,
+        conn: apsw.Connection,
+        ids: list[str],
+        wanted: list[str],
+        fks: dict[str, str],
+        what: str,
+    ) -> tuple[str, TrashDir, dict[str, Any], Signer]:
+        """The entry of `ids` (rows, then the manifest), fsynced before anything is deleted. A
+        write that fails (a full disk) removes what it wrote: a half entry holds message text,
+        and nothing was deleted with it."""
+        now = time.time()
+        entry_id = new_entry_id(now)
+        entry: TrashDir | None = None
+        made = False
+        try:
+            root.mkdir(entry_id)
+            made = True
+            entry = root.sub(entry_id)
+            assert entry is not None
+            key = link_key(create=True)
+            sign = None if key is None else partial(link_tag, key, entry_id)
+            counts = self._dump_temp(conn, entry, fks, create=True, sign=sign)
             titles = dict(self._tuples("SELECT id, title FROM temp.hermes_trash_s"))  # non-UTF-8 safe
             manifest: dict[str, Any] = {
                 "format": FORMAT,
@@ -330,40 +315,42 @@ class TrashMixin(_Core):
                 "store": str(self.db_path.resolve()),
                 "store_name": self.db_path.name,
                 "status": "pending",
-                "sessions": [{"id": i, "title": titles.get(i)} for i in ids],
+                "sessions": [{"id": i, "title": _title(titles.get(i))} for i in ids],
                 "counts": counts,
-                "bytes": rows_path.stat().st_size,
+                "bytes": _file_size(entry, "rows.jsonl"),
                 "cascade_tables": fks,
                 "requested_ids": wanted,
                 "deleted_ids": None,
             }
-            _write_private(entry / "manifest.json", json.dumps(manifest, indent=1))
-            fsync_path(entry)
-            fsync_path(root)
-            self._step("entry-written")
-            result = self._guarded_delete(
-                conn, ids, rows_path, fks, require_ended, progress, cancel, batch_messages
-            )
-        finally:
-            self._guard_teardown(conn)
-        if not result["deleted_ids"]:
-            # Cancelled before the first batch, or every session was reopened: nothing to restore.
-            self._remove_entry(entry)
-            return {**result, "trash_entry": None, "trash_path": None}
-        manifest["deleted_ids"] = result["deleted_ids"]
-        manifest["status"] = "deleted"
-        manifest["bytes"] = rows_path.stat().st_size
-        manifest["completed_at"] = time.time()
-        _replace_private(entry / "manifest.json", json.dumps(manifest, indent=1))
-        self._step("entry-completed")
-        retention = self.apply_trash_retention(keep=entry_id)
-        return {**result, "trash_entry": entry_id, "trash_path": str(entry), "retention": retention}
+            entry.write_new("manifest.json", _manifest_text(manifest))
+            entry.fsync()
+            root.fsync()
+        except BaseException as exc:
+            if entry is not None:
+                entry.close()
+            if made:
+                with contextlib.suppress(OSError):
+                    root.remove(entry_id)
+            if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise DiskFullError(
+                    f"the disk is full: the trash entry could not be written at {root.path} "
+                    "(its partial files were removed); nothing was deleted"
+                ) from exc
+            raise
+        return entry_id, entry, manifest, sign
+
+    def _retention_after_write(self, keep: str) -> dict[str, Any]:
+        """Retention after a delete that is done: a failure here must not hide the new entry."""
+        try:
+            return self.apply_trash_retention(keep=keep)
+        except (OSError, StoreError) as exc:
+            return {"removed": [], "bytes": 0, "skipped": [{"id": None, "path": None, "reason": str(exc)}]}
 
     def _guarded_delete(
         self,
         conn: apsw.Connection,
         ids: list[str],
-        rows_path: Path,
+        out: tuple[TrashDir, Signer],
         fks: dict[str, str],
         require_ended: bool,
         progress: Callable[[int, int], None] | None,
@@ -399,7 +386,7 @@ class TrashMixin(_Core):
                 gone = self._absent(conn, todo)
                 deleted += [i for i in todo if i in gone]
                 todo = [i for i in todo if i not in gone]
-                self._resnapshot(conn, todo, rows_path, fks)
+                self._resnapshot(conn, todo, out, fks)
                 continue
             deleted += res["deleted_ids"]
             batches += res["batches"]
@@ -428,7 +415,7 @@ class TrashMixin(_Core):
         return set(ids) - present
 
     def _resnapshot(
-        self, conn: apsw.Connection, ids: list[str], rows_path: Path, fks: dict[str, str]
+        self, conn: apsw.Connection, ids: list[str], out: tuple[TrashDir, Signer], fks: dict[str, str]
     ) -> None:
         """Sessions that changed under the delete: forget their old rows, snapshot them again."""
         conn.execute("DELETE FROM temp.hermes_trash_ids")
@@ -440,11 +427,12 @@ class TrashMixin(_Core):
         ):
             conn.execute(f"DELETE FROM temp.{t}")
         self._snapshot_into_temp(conn, ids, fks)
-        with open(rows_path, "a", encoding="utf-8") as fh:
-            fh.write(_line({"t": "reset", "ids": ids}))
+        entry, sign = out
+        with os.fdopen(entry.create("rows.jsonl", append=True), "w", encoding="utf-8") as fh:
+            fh.write(line({"t": "reset", "ids": ids}))
             fh.flush()
             os.fsync(fh.fileno())
-        self._dump_temp(conn, rows_path, fks, create=False)
+        self._dump_temp(conn, entry, fks, create=False, sign=sign)
         self._step("resnapshot")
 
     def _guard_setup(self, conn: apsw.Connection, fks: dict[str, str]) -> None:
@@ -463,8 +451,9 @@ class TrashMixin(_Core):
         abort = f"SELECT RAISE(ABORT, '{GUARD_MARK}')"
 
         def same(table: str, cols: Sequence[str], key: str, skip: Sequence[str] = ()) -> str:
-            cond = " AND ".join(f'e."{c}" IS old."{c}"' for c in cols if c not in skip)
-            return f'NOT EXISTS (SELECT 1 FROM temp.{table} e WHERE e."{key}" IS old."{key}" AND {cond})'
+            cond = " AND ".join(f"e.{ident(c)} IS old.{ident(c)}" for c in cols if c not in skip)
+            k = ident(key)
+            return f"NOT EXISTS (SELECT 1 FROM temp.{table} e WHERE e.{k} IS old.{k} AND {cond})"
 
         s_cols = [r[1] for r in conn.execute('PRAGMA main.table_info("sessions")')]
         m_cols = [r[1] for r in conn.execute('PRAGMA main.table_info("messages")')]
@@ -493,13 +482,14 @@ class TrashMixin(_Core):
         )
         for n, (table, col) in enumerate(fks.items()):
             t = f"hermes_trash_c_{table}"
-            cols = [r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
-            conn.execute(f'CREATE TEMP TABLE "{t}" AS SELECT * FROM main."{table}" WHERE 0')
-            conn.execute(f'CREATE INDEX temp."{t}_k" ON "{t}"("{col}")')
-            cond = " AND ".join(f'e."{c}" IS old."{c}"' for c in cols)
+            cols = self._live_columns(conn, table)
+            conn.execute(f"CREATE TEMP TABLE {ident(t)} AS SELECT * FROM main.{ident(table)} WHERE 0")
+            conn.execute(f"CREATE INDEX temp.{ident(t + '_k')} ON {ident(t)}({ident(col)})")
+            cond = " AND ".join(f"e.{ident(c)} IS old.{ident(c)}" for c in cols)
             conn.execute(
-                f'CREATE TEMP TRIGGER hermes_trash_guard_c{n} BEFORE DELETE ON main."{table}" '
-                f'WHEN old."{col}" IN {ours} AND NOT EXISTS (SELECT 1 FROM temp."{t}" e WHERE {cond}) '
+                f"CREATE TEMP TRIGGER hermes_trash_guard_c{n} BEFORE DELETE ON main.{ident(table)} "
+                f"WHEN old.{ident(col)} IN {ours} AND NOT EXISTS "
+                f"(SELECT 1 FROM temp.{ident(t)} e WHERE {cond}) "
                 f"BEGIN {abort}; END"
             )
 
@@ -511,7 +501,7 @@ class TrashMixin(_Core):
             )
         )
         for kind, name in found:  # triggers first, then the tables they read
-            conn.execute(f'DROP {kind.upper()} IF EXISTS temp."{name}"')
+            conn.execute(f"DROP {kind.upper()} IF EXISTS temp.{ident(name)}")
 
     def _snapshot_into_temp(
         self, conn: apsw.Connection, wanted: Sequence[str], fks: dict[str, str]
@@ -537,8 +527,8 @@ class TrashMixin(_Core):
                 )
                 for table, col in fks.items():
                     conn.execute(
-                        f'INSERT INTO temp."hermes_trash_c_{table}" SELECT * FROM main."{table}" WHERE '
-                        f'"{col}" IN ({ph})',
+                        f"INSERT INTO temp.{ident('hermes_trash_c_' + table)} "
+                        f"SELECT * FROM main.{ident(table)} WHERE {ident(col)} IN ({ph})",
                         part,
                     )
             conn.execute(
@@ -555,131 +545,50 @@ class TrashMixin(_Core):
         return [i for i in wanted if i in present]
 
     def _dump_temp(
-        self, conn: apsw.Connection, path: Path, fks: dict[str, str], *, create: bool
+        self, conn: apsw.Connection, entry: TrashDir, fks: dict[str, str], *, create: bool, sign: Signer
     ) -> dict[str, int]:
-        """Append the TEMP snapshot to `path` as JSONL, fsynced; returns row counts per table."""
+        """Append the TEMP snapshot to the entry's `rows.jsonl`, fsynced; returns row counts per
+        table. Each parent link the delete may remove (an orphan's, an entry session's own) gets
+        its tag (`k`) when this user has a link key."""
         counts: dict[str, int] = {}
         sources = [
             ("sessions", "hermes_trash_s", None),
             ("messages", "hermes_trash_m", None),
             *((t, f"hermes_trash_c_{t}", col) for t, col in fks.items()),
-            (_ORPHANS, "hermes_trash_o", None),
+            (ORPHANS, "hermes_trash_o", None),
         ]
-        flags = os.O_WRONLY | (os.O_CREAT | os.O_EXCL if create else os.O_APPEND)
-        fd = os.open(path, flags, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with os.fdopen(entry.create("rows.jsonl", append=not create), "w", encoding="utf-8") as fh:
             for table, temp, col in sources:
                 n = 0
-                cols = [r[1] for r in conn.execute(f'PRAGMA temp.table_info("{temp}")')]
+                cols = [r[1] for r in conn.execute(f"PRAGMA temp.table_info({ident(temp)})")]
                 # TEXT is fetched as bytes: APSW cannot decode TEXT that is not UTF-8, and such a
                 # value must come back as the same TEXT bytes.
                 sel = ", ".join(
-                    f"""typeof("{c}"), CASE typeof("{c}") WHEN 'text' THEN CAST("{c}" AS BLOB) """
-                    f"""ELSE "{c}" END"""
+                    f"typeof({ident(c)}), CASE typeof({ident(c)}) WHEN 'text' THEN CAST({ident(c)} AS BLOB) "
+                    f"ELSE {ident(c)} END"
                     for c in cols
                 )
-                for raw in conn.execute(f'SELECT {sel} FROM temp."{temp}"'):
+                for raw in conn.execute(f"SELECT {sel} FROM temp.{ident(temp)}"):
                     values = [
                         _text(raw[i + 1]) if raw[i] == "text" else raw[i + 1] for i in range(0, len(raw), 2)
                     ]
-                    rec: dict[str, Any] = {
-                        "t": table,
-                        "r": {c: encode_value(v) for c, v in zip(cols, values, strict=True)},
-                    }
+                    row = {c: encode_value(v) for c, v in zip(cols, values, strict=True)}
+                    rec: dict[str, Any] = {"t": table, "r": row}
                     if col is not None:
                         rec["fk"] = col
-                    fh.write(_line(rec))
+                    if (
+                        sign is not None
+                        and table in ("sessions", ORPHANS)
+                        and row["parent_session_id"] is not None
+                    ):
+                        rec["k"] = sign(row["id"], row["parent_session_id"])
+                    fh.write(line(rec))
                     n += 1
                 counts[table] = n
             fh.flush()
             os.fsync(fh.fileno())
-        fsync_path(path.parent)
+        entry.fsync()
         return counts
-
-    # ------------------------------------------------------------ reading the trash
-    def _entry_dirs(self) -> Iterator[tuple[str, Path]]:
-        seen: set[str] = set()
-        for root in self._trash_roots():
-            with contextlib.suppress(OSError):
-                for p in sorted(root.iterdir()):
-                    if ENTRY_RE.match(p.name) and p.is_dir() and not p.is_symlink() and p.name not in seen:
-                        seen.add(p.name)
-                        yield p.name, p
-
-    def _entry_dir(self, entry_id: str) -> Path:
-        if not isinstance(entry_id, str) or not ENTRY_RE.match(entry_id):
-            raise TrashEntryNotFound(f"no trash entry {entry_id!r} for {self.db_path}")
-        for name, path in self._entry_dirs():
-            if name == entry_id:
-                return path
-        raise TrashEntryNotFound(f"no trash entry {entry_id!r} for {self.db_path}")
-
-    @staticmethod
-    def _manifest(path: Path) -> dict[str, Any] | None:
-        try:
-            data = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) and data.get("format") == FORMAT else None
-
-    def list_trash(self) -> list[dict[str, Any]]:
-        """(+) The trash entries of this store, newest first: `id, created_at, what, status,
-        sessions` (how many), `messages, bytes, titles` (the first five), `path`. An entry whose
-        manifest is missing (a write cut short before anything was deleted) is listed as `incomplete`."""
-        out: list[dict[str, Any]] = []
-        for name, path in self._entry_dirs():
-            m = self._manifest(path)
-            size = _dir_bytes(path)
-            if m is None:
-                created: float | None = None
-                with contextlib.suppress(OSError):
-                    created = path.stat().st_mtime
-                out.append(
-                    {
-                        "id": name,
-                        "created_at": created,
-                        "what": None,
-                        "status": "incomplete",
-                        "sessions": 0,
-                        "messages": 0,
-                        "bytes": size,
-                        "titles": [],
-                        "path": str(path),
-                    }
-                )
-                continue
-            deleted = m.get("deleted_ids")
-            sessions = m.get("sessions") or []
-            n = len(deleted) if isinstance(deleted, list) else len(sessions)
-            status = m.get("status")
-            out.append(
-                {
-                    "id": name,
-                    "created_at": m.get("created_at"),
-                    "what": m.get("what"),
-                    "status": "interrupted" if status == "pending" else status,
-                    "sessions": n,
-                    "messages": (m.get("counts") or {}).get("messages", 0),
-                    "bytes": size,
-                    "titles": [s.get("title") for s in sessions[:5]],
-                    "path": str(path),
-                    "restored_at": m.get("restored_at"),
-                }
-            )
-        out.sort(key=lambda e: (e["created_at"] or 0, e["id"]), reverse=True)
-        return out
-
-    def trash_entry(self, entry_id: str) -> dict[str, Any]:
-        """(+) One entry's manifest (every session id and title, counts, status) and `path`."""
-        path = self._entry_dir(entry_id)
-        m = self._manifest(path)
-        if m is None:
-            raise TrashError(
-                f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
-            )
-        if m.get("status") == "pending":
-            m = {**m, "status": "interrupted"}
-        return {**m, "path": str(path), "bytes": _dir_bytes(path)}
 
     # ------------------------------------------------------------ restore
     def restore_trash(self, entry_id: str) -> dict[str, Any]:
@@ -690,19 +599,49 @@ class TrashMixin(_Core):
         restored cleared (`notes` says so); a parent that is gone leaves it a root. Orphaned
         children get their parent back only if they still have none. Never overwrites live data.
         The entry is kept and marked `restored` (or `partly-restored`).
+
+        The entry's files are checked whole before the first write: a damaged entry raises
+        `DamagedEntry` (a `TrashError`) with the reason and writes nothing. Table and column
+        names are the live database's; a parent link is put back only when the entry proves
+        (by its tag) that its own delete removed it; `orphans` lists the others as `kept`.
         """
         self._require_writable()
-        path = self._entry_dir(entry_id)
-        m = self._manifest(path)
-        if m is None:
-            raise TrashError(
-                f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
-            )
-        fks = {str(k): str(v) for k, v in (m.get("cascade_tables") or {}).items()}
-        snap = read_rows(path / "rows.jsonl", fks)
-        deleted = m.get("deleted_ids")
+        with trash_list.find(self._places(), entry_id) as (root, loaded):
+            if loaded is None:
+                raise TrashError(
+                    f"trash entry {entry_id} is incomplete (no manifest): nothing was deleted with it"
+                )
+            entry = root.sub(entry_id)
+            assert entry is not None
+            with entry:
+                m = loaded
+                snap = self._read_snapshot(entry, entry_id, m)
+                return self._restore(entry, entry_id, m, snap)
+
+    def _read_snapshot(self, entry: TrashDir, entry_id: str, m: dict[str, Any]) -> Snapshot:
+        """The entry's rows, checked whole (`read_rows`) before anything is written."""
+        key = link_key(create=False)
+        try:
+            fd = entry.open_regular("rows.jsonl")
+        except (OSError, UnsafeFile) as exc:
+            raise DamagedEntry(
+                f"trash entry {entry_id} is damaged: rows.jsonl cannot be read: {exc}"
+            ) from None
+        try:
+            with os.fdopen(fd, encoding="utf-8", newline="\n") as fh:
+                ids = frozenset(s["id"] for s in m["sessions"])
+                proven = partial(tag_ok, key, entry_id)
+                return read_rows(fh, m["cascade_tables"], self._columns_now(), proven, ids)
+        except UnicodeDecodeError:
+            raise DamagedEntry(f"trash entry {entry_id} is damaged: rows.jsonl is not UTF-8 text") from None
+        except DamagedEntry as exc:
+            raise DamagedEntry(f"trash entry {entry_id} is damaged: {exc.reason}") from None
+
+    def _restore(self, entry: TrashDir, entry_id: str, m: dict[str, Any], snap: Snapshot) -> dict[str, Any]:
+        fks: dict[str, str] = m["cascade_tables"]
+        deleted = m["deleted_ids"]
         interrupted = not isinstance(deleted, list)
-        candidates = [s["id"] for s in m.get("sessions") or [] if s["id"] in snap.sessions]
+        candidates = [s["id"] for s in m["sessions"] if s["id"] in snap.sessions]
         if isinstance(deleted, list):  # i.e. not interrupted
             keep = set(deleted)
             candidates = [c for c in candidates if c in keep]
@@ -737,7 +676,11 @@ class TrashMixin(_Core):
         for sid in never:
             parent = snap.sessions[sid].get("parent_session_id")
             if parent is not None and sid not in snap.orphans:
-                snap.orphans[sid] = {"id": sid, "parent_session_id": parent}
+                link = {"id": sid, "parent_session_id": parent}
+                if sid in snap.linked:
+                    snap.orphans[sid] = link
+                else:
+                    snap.unproven.setdefault(sid, link)
         batches: list[list[str]] = []
         cur: list[str] = []
         weight = 0
@@ -765,11 +708,17 @@ class TrashMixin(_Core):
         ordered = [results[s] for s in candidates if s in results]
         restored = [r["id"] for r in ordered if r["status"] == "restored"]
         conflicts = [r for r in ordered if r["status"] == "conflict"]
+        back_now = set(restored)
+        orphan_notes += [
+            {**link, "status": "kept", "reason": UNPROVEN}
+            for link in snap.unproven.values()
+            if link["parent_session_id"] in back_now and link["id"] not in snap.orphans
+        ]
         m["restored_ids"] = list(dict.fromkeys([*(m.get("restored_ids") or []), *restored]))
         m["status"] = "restored" if not conflicts else "partly-restored"
         m["restored_at"] = time.time()
         m["restore_results"] = ordered
-        _replace_private(path / "manifest.json", json.dumps(m, indent=1))
+        entry.replace("manifest.json", _manifest_text(m))
         self._step("restore-marked")
         back = [mm for s in restored for mm in snap.messages.get(s, ())]
         self._side_reindex([mm["id"] for mm in back])
@@ -803,7 +752,7 @@ class TrashMixin(_Core):
                 index.reindex(message_ids, self._conn())
 
     @staticmethod
-    def _is_restored_copy(conn: apsw.Connection, sid: str, snap: _Snapshot) -> bool:
+    def _is_restored_copy(conn: apsw.Connection, sid: str, snap: Snapshot) -> bool:
         """Is the live session `sid` this entry's own rows (same start time, same message ids)?"""
         row = conn.execute("SELECT started_at FROM sessions WHERE id = ?", (sid,)).fetchall()
         if not row or row[0][0] != snap.sessions[sid].get("started_at"):
@@ -817,7 +766,7 @@ class TrashMixin(_Core):
         self,
         conn: apsw.Connection,
         batch: Sequence[str],
-        snap: _Snapshot,
+        snap: Snapshot,
         fks: dict[str, str],
         orphan_notes: list[dict[str, Any]],
         token: str,
@@ -905,72 +854,13 @@ class TrashMixin(_Core):
             )
         return out
 
-    def _live_columns(self, conn: apsw.Connection, table: str) -> list[str]:
-        return [r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")')]
-
-    # ------------------------------------------------------------ emptying
-    def empty_trash(
-        self, older_than_s: float | None = None, *, entry_id: str | None = None
-    ) -> dict[str, Any]:
-        """(+) Remove entries for good: all, those older than `older_than_s`, or one `entry_id`.
-        Returns `{"removed": [ids], "bytes": freed}`."""
-        now = time.time()
-        removed: list[str] = []
-        freed = 0
-        for e in self.list_trash():
-            if entry_id is not None and e["id"] != entry_id:
-                continue
-            if older_than_s is not None and now - (e["created_at"] or now) < older_than_s:
-                continue
-            freed += e["bytes"]
-            self._remove_entry(Path(e["path"]))
-            removed.append(e["id"])
-        if entry_id is not None and not removed:
-            raise TrashEntryNotFound(f"no trash entry {entry_id!r} for {self.db_path}")
-        return {"removed": removed, "bytes": freed}
-
-    def apply_trash_retention(self, keep: str | None = None) -> dict[str, Any]:
-        """(+) Drop entries older than `trash_retention_s`, then the oldest while the trash holds
-        more than `trash_max_bytes` (never `keep`, the entry just written)."""
-        now = time.time()
-        entries = self.list_trash()
-        removed: list[str] = []
-        freed = 0
-        total = sum(e["bytes"] for e in entries)
-        for e in sorted(entries, key=lambda x: (x["created_at"] or 0, x["id"])):
-            if e["id"] == keep:
-                continue
-            old = now - (e["created_at"] or now) > self.trash_retention_s
-            if old or total > self.trash_max_bytes:
-                self._remove_entry(Path(e["path"]))
-                removed.append(e["id"])
-                freed += e["bytes"]
-                total -= e["bytes"]
-        return {"removed": removed, "bytes": freed}
-
-    @staticmethod
-    def _remove_entry(path: Path) -> None:
-        """Manifest first (the entry is then `incomplete`, never half a restorable entry)."""
-        with contextlib.suppress(FileNotFoundError):
-            (path / "manifest.json").unlink()
-        shutil.rmtree(path, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            fsync_path(path.parent)
-
-
-def _text(raw: bytes) -> str | RawText:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return RawText(raw)
-
 
 def _insert(conn: apsw.Connection, table: str, row: dict[str, Any], live: Sequence[str]) -> None:
     cols = [c for c in row if c in live]
-    names = ", ".join(f'"{c}"' for c in cols)
+    names = ", ".join(ident(c) for c in cols)
     marks = ", ".join("CAST(? AS TEXT)" if isinstance(row[c], RawText) else "?" for c in cols)
     values = [bytes(row[c]) if isinstance(row[c], RawText) else row[c] for c in cols]
-    conn.execute(f'INSERT INTO main."{table}" ({names}) VALUES ({marks})', values)
+    conn.execute(f"INSERT INTO main.{ident(table)} ({names}) VALUES ({marks})", values)
 
 
 def _parents_first(ids: list[str], rows: dict[str, dict[str, Any]]) -> list[str]:
@@ -988,3 +878,21 @@ def _parents_first(ids: list[str], rows: dict[str, dict[str, Any]]) -> list[str]
             done.add(s)
             out.append(s)
     return out
+
+
+def _title(value: Any) -> str | None:
+    """A title for the manifest: text as is, another stored type (a number) as its text."""
+    return value if value is None or isinstance(value, str) else str(value)
+
+
+def _manifest_text(manifest: dict[str, Any]) -> str:
+    return json.dumps(manifest, indent=1, allow_nan=False)
+
+
+def _file_size(folder: TrashDir, name: str) -> int:
+    st = folder.lstat(name)
+    return st.st_size if st is not None else 0
+
+
+#: Signs a parent link of the entry being written (None: this user has no link key).
+Signer = Callable[[Any, Any], str] | None

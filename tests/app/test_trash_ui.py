@@ -263,3 +263,50 @@ async def test_deleting_the_open_session_shows_no_error(demo_db: Path) -> None:
         assert errors == [], errors
         assert any(m.startswith("Deleted 1 session") for m in notes(app)), notes(app)
         assert main.current_session != sid
+
+
+async def test_trash_screen_shows_a_damaged_entry_with_its_reason(demo_db: Path) -> None:
+    """A malformed manifest made the whole trash screen an error; now it is one row that says
+    what is wrong, cannot be restored, and can be emptied."""
+    import json
+
+    ids = snapshot(demo_db)[0]
+    with SessionDB(demo_db) as db:
+        good = db.trash_sessions(ids[:1])
+        bad = db.trash_sessions(ids[1:2])
+    man = Path(bad["trash_path"]) / "manifest.json"
+    man.write_text(json.dumps({**json.loads(man.read_text()), "counts": [], "status": "\x1b]52;c;eA==\x07"}))
+    app = make_app(demo_db)
+    async with app.run_test(size=(140, 44)) as pilot:
+        await ready(pilot)
+        await pilot.press("T")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TrashScreen)
+        table = screen.query_one("#trash-table", DataTable)
+        assert table.row_count == 2
+        cells = [str(c) for c in table.get_row(bad["trash_entry"])]
+        assert cells[5] == "damaged" and "manifest.json: status" in cells[6]
+        assert "\x1b" not in "".join(cells) and "\x07" not in "".join(cells)
+        assert str(table.get_row(good["trash_entry"])[5]) == "deleted"
+        assert "1 damaged" in str(screen.query_one("#status", Static).render())
+        table.move_cursor(row=table.get_row_index(bad["trash_entry"]))
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is screen  # no restore dialog for it
+        status = str(screen.query_one("#status", Static).render())
+        assert "cannot be restored" in status and "status must be" in status
+        await pilot.press("x")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmDialog)
+        assert f"{bad['trash_entry']}: damaged" in str(app.screen.query_one("#confirm-body", Static).render())
+        await pilot.press("ctrl+d")
+        await settle(pilot, rounds=2)
+        assert table.row_count == 1
+        table.move_cursor(row=table.get_row_index(good["trash_entry"]))
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot, rounds=3)
+        assert "Restored 1 session" in str(screen.query_one("#trash-result", Static).render())
+    assert [e["id"] for e in trash_of(demo_db)] == [good["trash_entry"]]

@@ -38,6 +38,12 @@ def no_tty(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
 
+@pytest.fixture(autouse=True)
+def private_data_home(tmp_path, monkeypatch):
+    """The user data folder (fallback trash, the trash's link key) inside the test's folder."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
 def _entry_from(out: str) -> str:
     line = next(ln for ln in out.splitlines() if ln.startswith("moved to trash: "))
     return line.split()[3]
@@ -124,7 +130,7 @@ def test_trash_empty_asks_and_older_than(db_path, capsys, monkeypatch):
     code, out, _ = run(capsys, "trash", "empty", "--db", db_path, "--json")
     assert code == 0 and json.loads(out)["removed"] == [first]
     code, out, _ = run(capsys, "trash", "list", "--db", db_path, "--json")
-    assert json.loads(out) == {"entries": []}
+    assert json.loads(out) == {"entries": [], "skipped": []}
 
 
 def test_trash_empty_retention_flags(db_path, capsys):
@@ -173,3 +179,61 @@ def test_store_strings_in_trash_output_are_inert(db_path, capsys):
     for argv in (("trash", "list"), ("trash", "show", entry)):
         code, out, _ = run(capsys, *argv, "--db", db_path)
         assert code == 0 and "\x1b" not in out and "\x07" not in out and "evil" in out
+
+
+# ---------------------------------------------------------------- untrusted trash files
+def _manifest(db_path: Path, entry: str) -> Path:
+    return db_path.parent / ".hermes-tui-trash" / "state.db" / entry / "manifest.json"
+
+
+def test_a_damaged_entry_is_reported_and_every_other_command_still_works(db_path, capsys):
+    """One malformed manifest made `trash list`, every restore and `empty` fail, and a later
+    delete exit 1 without printing its entry id."""
+    _, out, _ = run(capsys, "delete", "tg-solo", "--yes", "--db", db_path)
+    good = _entry_from(out)
+    _, out, _ = run(capsys, "delete", "cli-open", "--yes", "--db", db_path)
+    bad = _entry_from(out)
+    man = _manifest(db_path, bad)
+    man.write_text(json.dumps({**json.loads(man.read_text()), "sessions": 5}))
+    before = dump(db_path)
+
+    code, out, err = run(capsys, "trash", "list", "--db", db_path)
+    assert code == 0 and good in out and bad in out and "damaged" in out
+    assert f"warning: trash entry {bad} is damaged and was skipped: " in err
+    code, out, _ = run(capsys, "trash", "list", "--json", "--db", db_path)
+    doc = json.loads(out)
+    assert code == 0 and {e["id"]: e["status"] for e in doc["entries"]} == {good: "deleted", bad: "damaged"}
+    [skipped] = doc["skipped"]
+    assert skipped["id"] == bad and "sessions" in skipped["reason"] and skipped["path"].endswith(bad)
+
+    code, _, err = run(capsys, "trash", "show", bad, "--db", db_path)
+    assert code == 1 and "damaged" in err and "sessions" in err
+    code, out, _ = run(capsys, "trash", "restore", bad, "--json", "--db", db_path)
+    assert code == 1 and "damaged" in json.loads(out)["error"]
+    assert dump(db_path) == before
+
+    code, out, err = run(capsys, "trash", "restore", good, "--db", db_path)
+    assert code == 0 and "Restored 1 session" in out and f"trash entry {bad} is damaged" in err
+    code, out, _ = run(capsys, "trash", "restore", good, "--json", "--db", db_path)
+    assert code == 0 and [s["id"] for s in json.loads(out)["skipped"]] == [bad]
+
+    code, out, _ = run(capsys, "delete", "old-one", "--yes", "--db", db_path)
+    assert code == 0 and _entry_from(out)
+    code, out, _ = run(capsys, "trash", "empty", "--yes", "--json", "--db", db_path)
+    assert code == 0 and bad in json.loads(out)["removed"] and len(json.loads(out)["removed"]) == 3
+    code, out, _ = run(capsys, "trash", "list", "--json", "--db", db_path)
+    assert json.loads(out) == {"entries": [], "skipped": []}
+
+
+def test_a_symlinked_trash_folder_is_reported_not_followed(db_path, capsys, tmp_path):
+    victim = tmp_path / "victim" / "state.db" / "20200101T000000Z-aaaaaa"
+    victim.mkdir(parents=True)
+    (victim / "precious.txt").write_text("keep")
+    (db_path.parent / ".hermes-tui-trash").symlink_to(tmp_path / "victim")
+    code, out, err = run(capsys, "trash", "list", "--db", db_path)
+    assert code == 0 and "The trash is empty." in out
+    assert "warning: trash folder " in err and "is a link, not a folder: never followed" in err
+    code, out, err = run(capsys, "trash", "empty", "--yes", "--db", db_path)
+    assert code == 0 and (victim / "precious.txt").exists()
+    code, out, _ = run(capsys, "trash", "empty", "--yes", "--json", "--db", db_path)
+    assert json.loads(out)["removed"] == [] and json.loads(out)["skipped"][0]["id"] is None

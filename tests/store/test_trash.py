@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hermes_tui.state import SessionDB, TrashEntryNotFound
+from hermes_tui.state import SessionDB, TrashEntryNotFound, trash_list
 from hermes_tui.state import trash as T
 
 # Tables compared before/after; FTS shadow tables are checked by integrity-check and search.
@@ -314,7 +314,9 @@ def test_falls_back_to_the_data_dir_when_the_store_folder_is_not_writable(tdb, t
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
-    monkeypatch.setattr(T, "beside_root", lambda p: blocker / "trash" / p.name)  # mkdir fails under a file
+    monkeypatch.setattr(
+        trash_list, "beside_root", lambda p: blocker / "trash" / p.name
+    )  # mkdir fails under a file
     res = tdb.trash_sessions(["s0"])
     path = Path(res["trash_path"])
     assert (tmp_path / "xdg" / "hermes-tui" / "trash") in path.parents

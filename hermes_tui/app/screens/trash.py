@@ -1,6 +1,8 @@
 """TrashScreen: the store's trash entries (what each delete and prune removed); restore or empty.
 
-Entries are few (retention keeps 30 days), so a DataTable holds them all. Listing reads the
+Entries are few (retention keeps 30 days), so a DataTable holds them all. An entry whose files
+are damaged (cut short, edited, forged) is a row that says why: it cannot be restored and can be
+emptied; a trash folder that was not read (a link) is named in the status line. Listing reads the
 trash folder only; restoring writes the store and emptying removes files, so both refuse on a
 store opened read-only, and both ask first: a restore shows what will come back, emptying says
 that it is for good. Every store call runs in a thread worker; titles are agent text and go
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
 
 #: Sessions listed by name in a restore confirmation; the count above is exact.
 SHOWN_SESSIONS = 12
+#: Statuses of entries that hold nothing to restore.
+NOT_RESTORABLE = ("damaged", "incomplete")
 HINT = "Enter restore · x empty this entry · X empty the whole trash · r reload · Esc close"
 
 
@@ -84,13 +88,24 @@ def entry_row(entry: dict[str, Any], now: float) -> tuple[Text, ...]:
     created = entry.get("created_at")
     when = f"{clock_time(created)} ({relative_time(created, now)})" if created else "—"
     titles = ", ".join(one_line(t, 30) for t in entry.get("titles") or [] if t)
+    status = str(entry.get("status") or "—")
+    if status == "damaged":
+        return (
+            Text(when),
+            Text("—"),
+            Text("—", justify="right"),
+            Text("—", justify="right"),
+            Text(format_size(int(entry.get("bytes") or 0)), justify="right"),
+            Text(status, style="bold red"),
+            Text(one_line(entry.get("reason"), 200), style="red", no_wrap=True, overflow="ellipsis"),
+        )
     return (
         Text(when),
         Text(str(entry.get("what") or "—")),
         Text(f"{entry.get('sessions') or 0:,}", justify="right"),
         Text(f"{entry.get('messages') or 0:,}", justify="right"),
         Text(format_size(int(entry.get("bytes") or 0)), justify="right"),
-        Text(str(entry.get("status") or "—"), style="bold" if entry.get("status") == "deleted" else ""),
+        Text(status, style="bold" if status == "deleted" else ""),
         Text(titles or "(untitled)", no_wrap=True, overflow="ellipsis"),
     )
 
@@ -160,13 +175,16 @@ class TrashScreen(ActionDialog[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="trash-list", description="list the trash")
     def load_worker(self) -> None:
         try:
-            entries = self.db.list_trash()
+            report = self.db.trash_report()
         except Exception as exc:
             self.app.call_from_thread(self.status, inert(error_text(exc)), "bold")
             return
-        self.app.call_from_thread(self._show_entries, entries)
+        folders = [s for s in report["skipped"] if s["id"] is None]
+        self.app.call_from_thread(self._show_entries, report["entries"], folders)
 
-    def _show_entries(self, entries: list[dict[str, Any]]) -> None:
+    def _show_entries(
+        self, entries: list[dict[str, Any]], folders: list[dict[str, Any]] | None = None
+    ) -> None:
         table = self.query_one("#trash-table", DataTable)
         keep = self.highlighted_id()
         self.entries = entries
@@ -177,10 +195,16 @@ class TrashScreen(ActionDialog[None]):
         if keep is not None and any(e["id"] == keep for e in entries):
             table.move_cursor(row=table.get_row_index(keep))
         if not entries:
-            self.status("The trash is empty: nothing deleted or pruned is kept.")
+            line = "The trash is empty: nothing deleted or pruned is kept."
         else:
             total = sum(int(e.get("bytes") or 0) for e in entries)
-            self.status(f"{entries_word(len(entries))}, {format_size(total)}. Retention: 30 days.")
+            damaged = sum(e.get("status") == "damaged" for e in entries)
+            line = f"{entries_word(len(entries))}, {format_size(total)}. Retention: 30 days."
+            if damaged:
+                line += f" {damaged:,} damaged: cannot be restored, x empties."
+        for folder in folders or []:
+            line += f" Not read: {one_line(folder.get('path'), 80)}: {one_line(folder.get('reason'), 120)}."
+        self.status(line, "bold" if folders else "")
 
     def highlighted_id(self) -> str | None:
         table = self.query_one("#trash-table", DataTable)
@@ -209,6 +233,11 @@ class TrashScreen(ActionDialog[None]):
         """Enter: show what the highlighted entry brings back, then restore it on confirmation."""
         entry_id = self.highlighted_id()
         if entry_id is None or self._refuse("restore"):
+            return
+        entry = next((e for e in self.entries if e["id"] == entry_id), {})
+        if entry.get("status") in NOT_RESTORABLE:
+            why = entry.get("reason") or "it has no manifest: nothing was deleted with it"
+            self.status(f"Entry {entry_id} cannot be restored: {one_line(why, 200)}", "bold")
             return
         self.preview_worker(entry_id)
 
@@ -266,11 +295,14 @@ class TrashScreen(ActionDialog[None]):
         entry = next(e for e in self.entries if e["id"] == entry_id)
         body = Text()
         body.append(f"Trash entry {entry_id}: ", style="bold")
-        body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
-        body.append(
-            f"{plural(int(entry.get('messages') or 0), 'message')}, "
-            f"{format_size(int(entry.get('bytes') or 0))}.\n"
-        )
+        if entry.get("status") == "damaged":
+            body.append(f"damaged, {format_size(int(entry.get('bytes') or 0))}.\n")
+        else:
+            body.append(f"{plural(int(entry.get('sessions') or 0), 'session')}, ")
+            body.append(
+                f"{plural(int(entry.get('messages') or 0), 'message')}, "
+                f"{format_size(int(entry.get('bytes') or 0))}.\n"
+            )
         body.append("They can no longer be restored afterwards. The store itself is not touched.")
         self._confirm_empty("Empty this trash entry for good?", body, entry_id)
 
