@@ -100,9 +100,11 @@ async def test_resume_exits_with_the_tip_command(
         assert main.session_list.selected_id == root
         await pilot.press("R")
         await settle(pilot)
-    assert app.return_value == Handoff("resume", tip, ("hermes", "--resume", tip))
+    # the store is not $HERMES_HOME/state.db: Hermes is pointed at its folder
+    home = (("HERMES_HOME", str(demo_db.parent)),)
+    assert app.return_value == Handoff("resume", tip, ("hermes", f"--resume={tip}"), env=home)
     subprocess.run(app.return_value.argv, check=True, env={"PATH": str(tmp_path / "bin")})
-    assert recorded_argv(record) == ["--resume", tip]
+    assert recorded_argv(record) == [f"--resume={tip}"]
 
 
 async def test_resume_from_a_profile_store_passes_the_profile(
@@ -120,7 +122,8 @@ async def test_resume_from_a_profile_store_passes_the_profile(
         await pilot.press("R")
         await settle(pilot)
     assert app.return_value is not None
-    assert app.return_value.argv == ("hermes", "-p", "work", "--resume", tip, "--tui")
+    assert app.return_value.argv == ("hermes", "-p", "work", f"--resume={tip}", "--tui")
+    assert app.return_value.env == ()
 
 
 async def test_resume_without_hermes_shows_and_copies_the_command(
@@ -135,8 +138,9 @@ async def test_resume_without_hermes_shows_and_copies_the_command(
         await pilot.press("R")
         await settle(pilot)
         assert app.is_running and isinstance(app.screen, MainScreen)
-        assert app.clipboard == f"hermes --resume {tip}"
-        assert any(f"hermes --resume {tip}" in t and "not on PATH" in t for t in toasts(app))
+        command = f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
+        assert app.clipboard == command
+        assert any(command in t and "not on PATH" in t for t in toasts(app))
     assert app.return_value is None
 
 
@@ -160,7 +164,7 @@ def test_resume_argv_is_never_reparsed_by_a_shell() -> None:
     """An id or profile with spaces, quotes or `;` stays one word; placeholders are validated."""
     odd = "a b';rm -rf ~ $(x)"
     argv = resume_argv(odd, profile="my profile", settings=ResumeSettings(tui=True))
-    assert argv == ["hermes", "-p", "my profile", "--resume", odd, "--tui"]
+    assert argv == ["hermes", "-p", "my profile", f"--resume={odd}", "--tui"]
     assert resume_argv("x", settings=ResumeSettings("h --resume '{id}'")) == ["h", "--resume", "x"]
     for bad in ("hermes --resume {nope}", "hermes --continue", "hermes 'unbalanced {id}", "{tui} {id}"):
         with pytest.raises(TemplateError):
@@ -203,7 +207,7 @@ async def test_copy_id_resume_command_and_transcript(demo_db: Path) -> None:
         assert app.clipboard == root
         assert any(f"{len(root)} characters" in t for t in toasts(app))
         await press_copy(pilot, "r")
-        assert app.clipboard == f"hermes --resume {tip}"
+        assert app.clipboard == f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
         await press_copy(pilot, "t")
         assert app.clipboard == to_markdown(exported)
         assert any(f"the transcript as Markdown: {len(app.clipboard):,} characters" in t for t in toasts(app))

@@ -3,6 +3,7 @@ or list row, Esc / ctrl+c cancel with status 1 and no result, --source narrows b
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,9 @@ async def test_pick_format_resume_prints_the_tip_command(demo_db: Path) -> None:
         assert main.session_list.selected_id == root
         await pilot.press("enter")
         await settle(pilot)
-    assert app.return_value == Handoff("pick", root, ("hermes", "--resume", tip), f"hermes --resume {tip}")
+    home = (("HERMES_HOME", str(demo_db.parent)),)
+    output = f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
+    assert app.return_value == Handoff("pick", root, ("hermes", f"--resume={tip}"), output, home)
 
 
 async def test_escape_and_ctrl_c_cancel_with_status_1(demo_db: Path) -> None:
@@ -174,9 +177,9 @@ async def test_pick_all_profiles_prints_the_row_and_its_profile(tmp_path: Path) 
     await _pick_list_row(app, ("work", "w-2"))
     assert app.return_value == Handoff("pick", "w-2", output="w-2")
     cases = {
-        ("work", "c-root"): ("hermes", "-p", "work", "--resume", "c-tip"),
-        ("default", "c-root"): ("hermes", "--resume", "c-root"),
-        ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume", "z-1"),
+        ("work", "c-root"): ("hermes", "-p", "work", "--resume=c-tip"),
+        ("default", "c-root"): ("hermes", "--resume=c-root"),
+        ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume=z-1"),
     }
     for key, argv in cases.items():
         app = federated_app(home, pick=PickOptions(output="resume"))
@@ -209,10 +212,11 @@ async def test_pick_all_profiles_search_hit_names_its_own_profile(tmp_path: Path
         return app.return_value
 
     for profile, argv in [
-        ("zeta", ("hermes", "-p", "zeta", "--resume", "z-1")),
-        ("default", ("hermes", "--resume", "s-shared")),
+        ("zeta", ("hermes", "-p", "zeta", "--resume=z-1")),
+        ("default", ("hermes", "--resume=s-shared")),
     ]:
-        assert await pick_hit_of(profile) == Handoff("pick", argv[-1], argv, " ".join(argv)), profile
+        sid = argv[-1].removeprefix("--resume=")
+        assert await pick_hit_of(profile) == Handoff("pick", sid, argv, " ".join(argv)), profile
 
 
 async def test_pick_one_profile_with_source(tmp_path: Path) -> None:
@@ -246,7 +250,7 @@ def test_cli_pick_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_p
         seen.append((getattr(self, "store_choice", None), self.pick))
 
     monkeypatch.setattr(HermesApp, "run", fake_run)
-    monkeypatch.setattr("hermes_tui.app.handoff.reattach_terminal", lambda: None)
+    monkeypatch.setattr("hermes_tui.app.handoff.picker_terminal", contextlib.nullcontext)
     assert cli.main(["pick", "--all", "--format", "resume"]) == 1  # nothing picked
     assert cli.main(["pick", "--profile", "work", "--profile", "zeta", "-q", "x"]) == 1
     assert cli.main(["pick"]) == 1

@@ -282,6 +282,12 @@ class Terminal:
             self.wait_until(lambda b=before: self.fingerprint() != b, what="Esc to change the screen")
         self.wait_for(text)
 
+    def resize(self, rows: int, cols: int) -> None:
+        """Resize the pty (the child's foreground process group gets SIGWINCH) and the screen."""
+        self.rows, self.cols = rows, cols
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+
     # ------------------------------------------------------------------ ending
     def wait_exit(self, timeout: float = DEFAULT_TIMEOUT) -> int:
         """Read until the child exits; its exit status (or -signal)."""
