@@ -146,17 +146,22 @@ def test_pick_with_stdout_captured_fills_the_terminal_and_follows_resizes(
     write_chain(peer_db())
     out = tmp_path / "picked"
     script = (
-        f"out=$({shlex.quote(str(hermes_tui_bin))} pick --db {shlex.quote(str(db_path))});"
-        f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; exit $rc'
+        "echo before the picker;"
+        f" out=$({shlex.quote(str(hermes_tui_bin))} pick --db {shlex.quote(str(db_path))});"
+        f' rc=$?; printf "%s" "$out" > {shlex.quote(str(out))}; echo after the picker; sleep 0.5; exit $rc'
     )
     t = Terminal(["/bin/sh", "-c", script], terminal_env(home), cols=120, rows=40, cwd=tmp_path)
     try:
         t.wait_for("4 sessions")
+        assert "before the picker" not in t.screen_text()  # drawn on the alternate screen
         t.wait_until(lambda: _footer_rows(t) == [39], what="the footer on the last of 40 rows only")
         t.resize(30, 100)
         t.wait_until(lambda: _footer_rows(t) == [29], what="the footer on the last of 30 rows only")
         t.wait_until(lambda: t.screen_lines()[0].endswith("4 sessions"), what="the header redrawn")
         t.press("escape")
+        t.wait_for("after the picker")
+        # the shell's own lines, as they were before and after: the picker's screen is gone
+        assert t.screen_lines()[:2] == ["before the picker", "after the picker"], t.screen_text()
         assert t.wait_exit() == 1
     finally:
         t.close()
