@@ -172,7 +172,7 @@ def copy_choice(screen: MainScreen, key: str) -> None:
             try:
                 command = app.resume_command_text(tip)
             except ResumeError as exc:
-                screen.notify(one_line(str(exc), 300), title="Resume", severity="error", markup=False)
+                screen.notify(one_line(str(exc), 300), title="Cannot copy", severity="error", markup=False)
                 return
             _copied(screen, "the resume command", command)
 
