@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from hermes_tui.app.federated_prefetch import FederatedPrefetch
+    from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.state import SessionDB
 
 DEFAULT_THEME = Settings.theme
@@ -185,11 +186,24 @@ class HermesApp(App[Handoff]):
 
         screen = self.screen
         if isinstance(screen, MainScreen):
+            self._search_titles_too(screen)
             screen.action_search()
             if self.pick.query:
                 field = screen.query_one("#search-input", Input)
                 field.value = self.pick.query
                 field.cursor_position = len(field.value)
+
+    def _search_titles_too(self, main: MainScreen) -> None:
+        """Picker mode's search lists the sessions whose title matches first (picker_search.py);
+        a store connected before this ran is connected again, wrapped."""
+        from hermes_tui.app.picker_search import store_finder, with_titles
+        from hermes_tui.app.widgets.search import SearchPane
+
+        search = main.query_one("#search", SearchPane)
+        finder = store_finder(main)
+        search.wrap = lambda searcher, counter: with_titles(searcher, counter, finder)
+        if search.searcher is not None and search.titles is not None:
+            search.connect(search.searcher, search.titles, search.counter)
 
     def on_main_screen_opened(self, message: object) -> None:
         """Picker mode's ``--source``: once the store is open (the main screen has filled both
