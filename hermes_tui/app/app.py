@@ -491,7 +491,12 @@ class HermesApp(App[Handoff]):
             command = build_resume_command(tip, store, home=home, settings=self.resume_settings)
             text = command_text(command)
         except ResumeError as exc:
-            self.notify(one_line(str(exc), 300), title="Cannot pick", severity="error", markup=False)
+            self.notify(
+                f"{one_line(str(exc), 300)} (--format id prints the id exactly)",
+                title="Cannot pick",
+                severity="error",
+                markup=False,
+            )
             return
         self.hand_off(Handoff("pick", sid, command.argv, output=text, env=command.env))
 

@@ -150,7 +150,7 @@ def resume_target(store: Path, home: str | os.PathLike[str] | None = None) -> Re
     if path.name != "state.db":
         raise ResumeError(
             f"Hermes opens only a folder's state.db, so it cannot resume a session of "
-            f"{one_line(path.name, 60)}: copy the session id (y i) instead"
+            f"{one_line(path.name, 60)}; copy the session id instead"
         )
     return ResumeTarget(hermes_home=resolved.parent)
 
@@ -219,7 +219,7 @@ def shell_word(word: str) -> str:
     if not word.isprintable():
         raise ResumeError(
             f"{one_line(word, 60)!r} holds control or invisible characters, which are never put "
-            "on a shell's command line: print the id exactly with --format id"
+            "on a shell's command line"
         )
     if _BARE_WORD.match(word):
         return word
