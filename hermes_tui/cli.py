@@ -105,8 +105,9 @@ def build_pick_parser() -> argparse.ArgumentParser:
     """`hermes-tui pick`: choose a session in the browser, print it for the shell."""
     parser = argparse.ArgumentParser(
         prog="hermes-tui pick",
-        description="Pick a session (search focused, Enter chooses, Esc cancels) and print its id "
-        "or its resume command on stdout. Exit status 1 when nothing was picked.",
+        description="Pick a session (search focused: titles and ids first, then messages; Enter "
+        "chooses, Esc cancels) and print its id or its resume command on stdout. Exit status 1 "
+        "when nothing was picked, 2 when stdout is a terminal and the id holds control characters.",
         epilog='Example: hermes --resume="$(hermes-tui pick)"',
     )
     parser.add_argument("--query", "-q", metavar="Q", default="", help="search query to start with")
@@ -116,8 +117,8 @@ def build_pick_parser() -> argparse.ArgumentParser:
         choices=("id", "resume"),
         default="id",
         help="print the session id (default; exactly as stored) or the whole resume command, "
-        "quoted so bash, zsh, fish and sh all run it as it is (a session whose id holds control "
-        "characters is refused)",
+        "quoted so bash, zsh, fish and sh all run it as it is (a session whose id or store path "
+        "holds control characters is refused)",
     )
     _add_profiles(
         parser, "pick from", "with --format resume the command names the session's profile (-p NAME)"
