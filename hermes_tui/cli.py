@@ -7,10 +7,10 @@ maintained separately); everything else opens the browser. When the browser exit
 session (key R), the command runs here, after Textual has restored the terminal: this process
 becomes Hermes (`os.execvp`; after `--yield-cpu` it starts Hermes at normal priority and waits).
 
-``pick`` is the shell's picker (like fzf): the UI draws on the terminal (Textual's driver writes
-to stderr; ``/dev/tty`` is put in place of a redirected stdin or stderr) and only the result goes
-to stdout, so ``hermes --resume "$(hermes-tui pick)"`` works. Exit status 0 with the result,
-1 with nothing printed when cancelled.
+``pick`` is the shell's picker (like fzf): the UI draws on the terminal (``/dev/tty`` stands in
+for every redirected standard stream while it runs, `handoff.picker_terminal`) and only the
+result goes to stdout, so ``hermes --resume="$(hermes-tui pick)"`` works. Exit status 0 with the
+result, 1 with nothing printed when cancelled, 2 when the id cannot be shown on a terminal.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from hermes_tui.state import default_db_path
 
 RESUME_HELP = (
     "resume command template (default: $HERMES_TUI_RESUME, else "
-    "'hermes {profile_args} --resume {id} {tui}'); "
+    "'hermes {profile_args} --resume={id} {tui}'); "
     "{id} the session (a compressed chain's live tip), {profile} the profile name, {profile_args} "
     "'-p NAME' for a named profile's store, {tui} '--tui' with --resume-tui. Split like a shell "
-    "line, run without a shell"
+    "line, run without a shell; HERMES_HOME is set to the folder of a store Hermes does not open "
+    "by default"
 )
 
 
@@ -104,9 +105,10 @@ def build_pick_parser() -> argparse.ArgumentParser:
     """`hermes-tui pick`: choose a session in the browser, print it for the shell."""
     parser = argparse.ArgumentParser(
         prog="hermes-tui pick",
-        description="Pick a session (search focused, Enter chooses, Esc cancels) and print its id "
-        "or its resume command on stdout. Exit status 1 when nothing was picked.",
-        epilog='Example: hermes --resume "$(hermes-tui pick)"',
+        description="Pick a session (search focused: titles and ids first, then messages; Enter "
+        "chooses, Esc cancels) and print its id or its resume command on stdout. Exit status 1 "
+        "when nothing was picked, 2 when stdout is a terminal and the id holds control characters.",
+        epilog='Example: hermes --resume="$(hermes-tui pick)"',
     )
     parser.add_argument("--query", "-q", metavar="Q", default="", help="search query to start with")
     parser.add_argument("--source", metavar="S", default=None, help="only sessions from this source")
@@ -114,7 +116,9 @@ def build_pick_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("id", "resume"),
         default="id",
-        help="print the session id (default) or the whole resume command",
+        help="print the session id (default; exactly as stored) or the whole resume command, "
+        "quoted so bash, zsh, fish and sh all run it as it is (a session whose id or store path "
+        "holds control characters is refused)",
     )
     _add_profiles(
         parser, "pick from", "with --format resume the command names the session's profile (-p NAME)"
@@ -141,28 +145,51 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run_resume(argv: tuple[str, ...]) -> int:
-    """Become the resume command (the terminal is already restored); 127 when it cannot start.
+def run_resume(argv: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()) -> int:
+    """Become the resume command, with ``env`` added to the environment (``HERMES_HOME`` of a
+    store Hermes does not open by default); the terminal is already restored. 127 when it
+    cannot start.
 
     After `--yield-cpu` this process is at `SCHED_IDLE` for good and so would the agent be: it
     then runs as a child started from the thread kept at normal priority, and this process waits
     for it (ignoring the terminal's interrupts, which are the agent's) and exits with its status."""
     from hermes_tui.app import cpu_share
-    from hermes_tui.app.handoff import command_text
+    from hermes_tui.app.handoff import ResumeCommand, shown_command
+    from hermes_tui.safe_text import one_line
 
     sys.stdout.flush()
     sys.stderr.flush()
+    environ = {**os.environ, **dict(env)}
     try:
         if cpu_share.yielded():
-            child = cpu_share.unyielded(subprocess.Popen, list(argv))
+            child = cpu_share.unyielded(subprocess.Popen, list(argv), env=environ)
             for sig in (signal.SIGINT, signal.SIGQUIT):
                 signal.signal(sig, signal.SIG_IGN)
             status = child.wait()
             return 128 - status if status < 0 else status  # killed by signal N: 128 + N, as a shell says
-        os.execvp(argv[0], list(argv))
+        os.execvpe(argv[0], list(argv), environ)
     except OSError as exc:
-        print(f"hermes-tui: could not run {command_text(argv)}: {exc}", file=sys.stderr)
+        shown = shown_command(ResumeCommand(argv, env))
+        print(f"hermes-tui: could not run {shown}: {one_line(str(exc))}", file=sys.stderr)
     return 127
+
+
+def print_picked(output: str) -> int:
+    """The picked id or command on stdout, exactly, for the shell reading it: 0. A terminal
+    there would draw it, so an id with control or invisible characters is refused (2) rather
+    than printed raw; piped, it is always printed exactly."""
+    if sys.stdout.isatty() and not output.isprintable():
+        from hermes_tui.safe_text import one_line
+
+        print(
+            f"hermes-tui: the session id {one_line(output, 80)!r} holds control or invisible "
+            "characters and is not printed on a terminal; pipe it (hermes-tui pick | …) to get it exactly",
+            file=sys.stderr,
+        )
+        return 2
+    sys.stdout.write(output + "\n")
+    sys.stdout.flush()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -228,16 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     if picking:
-        from hermes_tui.app.handoff import reattach_terminal
+        from hermes_tui.app.handoff import picker_terminal
 
-        reattach_terminal()
-    result = app.run()
+        with picker_terminal():
+            result = app.run()
+    else:
+        result = app.run()
     if isinstance(result, Handoff) and result.kind == "resume":
-        return run_resume(result.argv)
+        return run_resume(result.argv, result.env)
     if isinstance(result, Handoff) and result.kind == "pick":
-        sys.stdout.write(result.output + "\n")
-        sys.stdout.flush()
-        return 0
+        return print_picked(result.output)
     return 1 if picking else int(app.return_code or 0)
 
 

@@ -30,12 +30,12 @@ from hermes_tui.app.frame_hold import FrameHold
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.handoff import (
     Handoff,
+    ResumeCommand,
+    ResumeError,
     ResumeSettings,
-    TemplateError,
+    build_resume_command,
     command_text,
-    profile_for_store,
     program_available,
-    resume_argv,
 )
 from hermes_tui.app.handoff_actions import compression_tip, register_handoff_actions
 from hermes_tui.app.prefetch import OpenPrefetch
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from hermes_tui.app.federated_prefetch import FederatedPrefetch
+    from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.state import SessionDB
 
 DEFAULT_THEME = Settings.theme
@@ -185,11 +186,24 @@ class HermesApp(App[Handoff]):
 
         screen = self.screen
         if isinstance(screen, MainScreen):
+            self._search_titles_too(screen)
             screen.action_search()
             if self.pick.query:
                 field = screen.query_one("#search-input", Input)
                 field.value = self.pick.query
                 field.cursor_position = len(field.value)
+
+    def _search_titles_too(self, main: MainScreen) -> None:
+        """Picker mode's search lists the sessions whose title matches first (picker_search.py);
+        a store connected before this ran is connected again, wrapped."""
+        from hermes_tui.app.picker_search import store_finder, with_titles
+        from hermes_tui.app.widgets.search import SearchPane
+
+        search = main.query_one("#search", SearchPane)
+        finder = store_finder(main)
+        search.wrap = lambda searcher, counter: with_titles(searcher, counter, finder)
+        if search.searcher is not None and search.titles is not None:
+            search.connect(search.searcher, search.titles, search.counter)
 
     def on_main_screen_opened(self, message: object) -> None:
         """Picker mode's ``--source``: once the store is open (the main screen has filled both
@@ -325,11 +339,11 @@ class HermesApp(App[Handoff]):
         self.exit(return_code=1 if self.pick is not None else 0)
 
     # ------------------------------------------------------------------ handing over
-    def resume_command(self, session_id: str) -> list[str]:
-        """The resume command for ``session_id`` (already the tip); `TemplateError` if unusable."""
-        return resume_argv(
-            session_id, profile=profile_for_store(self._store_path()), settings=self.resume_settings
-        )
+    def resume_command(self, session_id: str) -> ResumeCommand:
+        """The resume command for ``session_id`` (already the tip) of the store the user is
+        looking at; `ResumeError` if there is none (an unusable template, a store Hermes cannot
+        open)."""
+        return build_resume_command(session_id, self._store_path(), settings=self.resume_settings)
 
     def _store_path(self) -> Path:
         """The file of the store the user is looking at: with several profiles open, the
@@ -341,29 +355,43 @@ class HermesApp(App[Handoff]):
         return db.db_path if db is not None else self.db_path
 
     def resume_command_text(self, session_id: str) -> str:
-        """The resume command as one shell-quoted line."""
+        """The resume command as one line every documented shell runs as it is (`ResumeError`
+        when it cannot be written so)."""
         return command_text(self.resume_command(session_id))
 
     def resume_session(self, session_id: str) -> None:
-        """Exit to run Hermes on ``session_id`` (a chain's tip); when the program is not on
-        PATH, show the exact command and copy it instead (nothing is run)."""
+        """Exit to run Hermes on ``session_id`` (a chain's tip), without a shell (any id is one
+        exact word); when the program is not on PATH, show the command and copy it instead
+        (nothing is run)."""
         try:
-            argv = self.resume_command(session_id)
-        except TemplateError as exc:
-            self.notify(str(exc), title="Resume template", severity="error", markup=False)
+            command = self.resume_command(session_id)
+        except ResumeError as exc:
+            self.notify(one_line(str(exc), 300), title="Resume", severity="error", markup=False)
             return
-        text = command_text(argv)
-        if not program_available(argv):
+        if not program_available(command.argv):
+            program = one_line(command.argv[0], 60)
+            try:
+                text = command_text(command)
+            except ResumeError as exc:
+                self.notify(
+                    f"{program} is not on PATH, and the command cannot be copied as shell text: "
+                    f"{one_line(str(exc), 200)}",
+                    title="Resume",
+                    severity="warning",
+                    timeout=12,
+                    markup=False,
+                )
+                return
             self.copy_to_clipboard(text)
             self.notify(
-                f"{argv[0]} is not on PATH. Copied the command to the clipboard:\n{text}",
+                f"{program} is not on PATH. Copied the command to the clipboard:\n{text}",
                 title="Resume",
                 severity="warning",
                 timeout=12,
                 markup=False,
             )
             return
-        self.hand_off(Handoff("resume", session_id, tuple(argv)))
+        self.hand_off(Handoff("resume", session_id, command.argv, env=command.env))
 
     def hand_off(self, result: Handoff) -> None:
         """Close the store and exit with ``result`` for `hermes_tui.cli.main` to act on."""
@@ -441,7 +469,11 @@ class HermesApp(App[Handoff]):
                 tip = compression_tip(db, sid)
             except Exception as exc:
                 self.call_from_thread(
-                    self.notify, str(exc), title="Could not pick", severity="error", markup=False
+                    self.notify,
+                    one_line(str(exc), 300),
+                    title="Could not pick",
+                    severity="error",
+                    markup=False,
                 )
                 return
             self.call_from_thread(self._picked_resume, sid, tip, db.db_path)
@@ -450,17 +482,23 @@ class HermesApp(App[Handoff]):
 
     def _picked_resume(self, sid: str, tip: str, store: Path) -> None:
         """The resume command of the picked session's tip, with ``-p`` for the profile whose
-        store ``store`` is (not the selected row's: a search hit may be in another store)."""
+        store ``store`` is (not the selected row's: a search hit may be in another store), as
+        text every documented shell runs as it is; a session that cannot be resumed so is
+        refused with a notice, and the picker stays."""
         choice = getattr(self, "store_choice", None)
         home = getattr(choice, "home", None)
         try:
-            argv = resume_argv(
-                tip, profile=profile_for_store(store, home=home), settings=self.resume_settings
+            command = build_resume_command(tip, store, home=home, settings=self.resume_settings)
+            text = command_text(command)
+        except ResumeError as exc:
+            self.notify(
+                f"{one_line(str(exc), 300)} (--format id prints the id exactly)",
+                title="Cannot pick",
+                severity="error",
+                markup=False,
             )
-        except TemplateError as exc:
-            self.notify(str(exc), title="Resume template", severity="error", markup=False)
             return
-        self.hand_off(Handoff("pick", sid, tuple(argv), output=command_text(argv)))
+        self.hand_off(Handoff("pick", sid, command.argv, output=text, env=command.env))
 
     async def action_pick_cancel(self) -> None:
         """Esc / ctrl+c in picker mode: nothing chosen, exit status 1."""

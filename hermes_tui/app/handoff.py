@@ -10,7 +10,12 @@ name can never add words or shell syntax: the result is an argv, run without a s
 placeholders: ``{id}`` (the session to resume: a compressed chain's live tip), ``{profile}``
 (the named profile, or empty), and two that stand alone as a word and expand to zero or more
 words: ``{profile_args}`` (``-p NAME`` for a named profile's store, nothing for the default one)
-and ``{tui}`` (``--tui`` when ``--resume-tui`` was given).
+and ``{tui}`` (``--tui`` when ``--resume-tui`` was given). Hermes finds any other store through
+``HERMES_HOME`` (`resume_target`), set for the command.
+
+Where the command is text for a shell (``pick --format resume``, the clipboard) every word is
+quoted by `shell_word`, one quoting that bash, zsh, fish and sh all read back as the same word
+(POSIX quoting is not enough: fish reads ``\'`` inside single quotes as an escape).
 """
 
 from __future__ import annotations
@@ -22,15 +27,18 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
 from hermes_tui.app import cpu_share
-from hermes_tui.state import hermes_root
+from hermes_tui.safe_text import one_line
+from hermes_tui.state import default_db_path, hermes_root
 
-DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume {id} {tui}"
+#: ``--resume=ID`` (one word): an id starting with ``-`` is never read as an option.
+DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume={id} {tui}"
 RESUME_ENV = "HERMES_TUI_RESUME"
 #: Tried in order when $PAGER is unset or names no program (`less` without -R: the Markdown is
 #: inert text, with no colours to pass through).
@@ -39,10 +47,20 @@ EDITOR_FALLBACKS: tuple[str, ...] = ("vi", "nano")
 
 _INLINE = re.compile(r"\{([A-Za-z_]*)\}")
 _WORD_PLACEHOLDERS = frozenset({"{profile_args}", "{tui}"})
+#: A profile name `hermes -p NAME` accepts (hermes_cli.main, 0.19.0); another name is not read
+#: as a profile there, so such a store is named by ``HERMES_HOME`` instead.
+HERMES_PROFILE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
+#: Words every shell reads as themselves unquoted (no glob, tilde, brace, `=`-first or `#`).
+_BARE_WORD = re.compile(r"[A-Za-z0-9_./:+,-][A-Za-z0-9_./:+,=-]*\Z")
+_QUOTE_OR_BACKSLASH = re.compile(r"(['\\])")
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^[ \t]{0,3}\1[`~]*[ \t]*$", re.M | re.S)
 
 
-class TemplateError(ValueError):
+class ResumeError(ValueError):
+    """The session cannot be resumed this way; the message says why, in the user's words."""
+
+
+class TemplateError(ResumeError):
     """The resume template cannot be used (unbalanced quotes, unknown placeholder, no {id})."""
 
 
@@ -50,14 +68,32 @@ class TemplateError(ValueError):
 class Handoff:
     """What the app returns to `hermes_tui.cli.main` when it exits to hand over.
 
-    ``kind`` "resume": run ``argv`` once the terminal is restored. "pick": print ``output``
-    (an id or a whole resume command) on stdout and exit 0.
+    ``kind`` "resume": run ``argv`` with ``env`` added to the environment once the terminal is
+    restored. "pick": print ``output`` (an id or a whole resume command) on stdout and exit 0.
     """
 
     kind: Literal["resume", "pick"]
     session_id: str
     argv: tuple[str, ...] = ()
     output: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ResumeCommand:
+    """A resume command: its words and the variables set for it (``HERMES_HOME``)."""
+
+    argv: tuple[str, ...]
+    env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ResumeTarget:
+    """How Hermes is pointed at a store: ``-p NAME`` for a named profile's store, ``HERMES_HOME``
+    for any other folder's ``state.db``, neither for the default store."""
+
+    profile: str | None = None
+    hermes_home: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +127,32 @@ def profile_for_store(db_path: Path, home: str | os.PathLike[str] | None = None)
     if path.name != "state.db" or path.parent.parent != profiles:
         return None
     return path.parent.name
+
+
+def resume_target(store: Path, home: str | os.PathLike[str] | None = None) -> ResumeTarget:
+    """How a resumed Hermes finds ``store``: nothing for the store it opens by default
+    (``$HERMES_HOME/state.db``, or ``home``'s), ``-p NAME`` for a profile's store whose name
+    Hermes accepts, else ``HERMES_HOME`` set to the store's folder (Hermes opens
+    ``$HERMES_HOME/state.db``). Raises `ResumeError` for a file not named ``state.db``: no
+    setting makes Hermes open it, and another store's session of the same id must not be resumed
+    in its place."""
+    path = Path(store).expanduser()
+    default = Path(home).expanduser() / "state.db" if home is not None else default_db_path()
+    try:
+        resolved, default_resolved = path.resolve(), default.resolve()
+    except (OSError, RuntimeError):
+        resolved, default_resolved = path.absolute(), default.absolute()
+    if resolved == default_resolved:
+        return ResumeTarget()
+    profile = profile_for_store(path, home)
+    if profile is not None and HERMES_PROFILE_NAME.match(profile):
+        return ResumeTarget(profile=profile)
+    if path.name != "state.db":
+        raise ResumeError(
+            f"Hermes opens only a folder's state.db, so it cannot resume a session of "
+            f"{one_line(path.name, 60)}; copy the session id instead"
+        )
+    return ResumeTarget(hermes_home=resolved.parent)
 
 
 def validate_template(template: str) -> list[str]:
@@ -133,9 +195,65 @@ def resume_argv(
     return argv
 
 
-def command_text(argv: Sequence[str]) -> str:
-    """``argv`` as one line a POSIX shell runs unchanged (each word quoted as needed)."""
-    return shlex.join(argv)
+def build_resume_command(
+    session_id: str,
+    store: Path,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    settings: ResumeSettings = ResumeSettings(),
+) -> ResumeCommand:
+    """The command that resumes ``session_id`` of ``store`` (`resume_target` says how Hermes is
+    pointed there); `ResumeError` when it cannot be built."""
+    target = resume_target(store, home)
+    argv = resume_argv(session_id, profile=target.profile, settings=settings)
+    env = (("HERMES_HOME", str(target.hermes_home)),) if target.hermes_home is not None else ()
+    return ResumeCommand(tuple(argv), env)
+
+
+def shell_word(word: str) -> str:
+    """``word`` quoted so that bash, zsh (any options), fish and sh all read it back exactly:
+    bare when it holds only characters no shell expands, else single-quoted runs with each ``'``
+    written ``"'"`` and each backslash ``"\\"`` (inside double quotes both mean themselves in
+    all four; fish alone reads backslashes inside single quotes). `ResumeError` for a word with
+    a control, bidi or other invisible character: a shell's line editor would draw it raw."""
+    if not word.isprintable():
+        raise ResumeError(
+            f"{one_line(word, 60)!r} holds control or invisible characters, which are never put "
+            "on a shell's command line"
+        )
+    if _BARE_WORD.match(word):
+        return word
+    parts = []
+    for part in _QUOTE_OR_BACKSLASH.split(word):
+        if part == "'":
+            parts.append('"\'"')
+        elif part == "\\":
+            parts.append('"\\\\"')
+        elif part:
+            parts.append(f"'{part}'")
+    return "".join(parts) or "''"
+
+
+def command_text(command: ResumeCommand | Sequence[str]) -> str:
+    """The command as one line every documented shell (bash, zsh, fish, sh) runs unchanged:
+    variables through ``env NAME=VALUE``, each word quoted by `shell_word` (`ResumeError` for a
+    word that no quoting makes safe to show)."""
+    return " ".join(shell_word(w) for w in _words(command))
+
+
+def _words(command: ResumeCommand | Sequence[str]) -> list[str]:
+    if not isinstance(command, ResumeCommand):
+        return list(command)
+    return [*(["env"] if command.env else []), *(f"{k}={v}" for k, v in command.env), *command.argv]
+
+
+def shown_command(command: ResumeCommand | Sequence[str]) -> str:
+    """The command for a message on a terminal: `command_text`, or when a word cannot be
+    quoted, the words made inert (for reading, not for running)."""
+    try:
+        return command_text(command)
+    except ResumeError:
+        return one_line(shlex.join(_words(command)))
 
 
 def program_available(argv: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
@@ -222,17 +340,40 @@ def run_editor(argv: Sequence[str], text: str, filename: str) -> int:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def reattach_terminal() -> None:
-    """For `pick`: when stdin or stderr is not a terminal (``… | hermes-tui pick 2>log``), put
-    ``/dev/tty`` in its place, as fzf does, so the UI reads keys from and draws on the terminal
-    while stdout stays the pipe the result goes to. Does nothing without a controlling tty."""
+@contextmanager
+def picker_terminal() -> Iterator[None]:
+    """For `pick`: while the UI runs, every standard stream that is not a terminal (stdout is
+    the shell's pipe; ``… | hermes-tui pick 2>log``) is ``/dev/tty`` instead, as fzf does.
+    Textual reads keys from stdin, draws on stderr and asks stdout for the size
+    (`shutil.get_terminal_size`), so with the pipe there it drew 80×24 inside a larger terminal;
+    with the terminal there it fills it and follows its resizes. Afterwards stdout is the pipe
+    again, for the result alone. Does nothing without a controlling terminal."""
     try:
         tty = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
+        yield
         return
+    saved: int | None = None
     try:
-        for fd in (0, 2):
-            if not os.isatty(fd):
-                os.dup2(tty, fd)
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        for fd in (0, 1, 2):
+            if os.isatty(fd):
+                continue
+            if fd == 1:
+                try:
+                    saved = os.dup(1)
+                except OSError:  # stdout closed: the result has nowhere to go anyway
+                    pass
+            os.dup2(tty, fd)
     finally:
         os.close(tty)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            if sys.stdout is not None:
+                sys.stdout.flush()  # what was written meanwhile went to the terminal
+            os.dup2(saved, 1)
+            os.close(saved)

@@ -18,7 +18,7 @@ from textual.app import SuspendNotSupported
 from hermes_tui.app import actions
 from hermes_tui.app.actions import ActionSpec, need_session
 from hermes_tui.app.handoff import (
-    TemplateError,
+    ResumeError,
     clipboard_text,
     count_label,
     editor_argv,
@@ -55,7 +55,11 @@ def _in_worker(
             result = fetch(db)
         except Exception as exc:
             app.call_from_thread(
-                app.notify, error_text(exc), title=f"Could not {what}", severity="error", markup=False
+                app.notify,
+                one_line(error_text(exc), 300),  # store errors may quote an id
+                title=f"Could not {what}",
+                severity="error",
+                markup=False,
             )
             return
         app.call_from_thread(done, result)
@@ -167,8 +171,8 @@ def copy_choice(screen: MainScreen, key: str) -> None:
         def resume_done(tip: str) -> None:
             try:
                 command = app.resume_command_text(tip)
-            except TemplateError as exc:
-                screen.notify(str(exc), title="Resume template", severity="error", markup=False)
+            except ResumeError as exc:
+                screen.notify(one_line(str(exc), 300), title="Cannot copy", severity="error", markup=False)
                 return
             _copied(screen, "the resume command", command)
 
@@ -218,7 +222,10 @@ def _show_outside(
             _run_suspended(screen, lambda: run(found, result[0], result[1]))
         except OSError as exc:
             screen.notify(
-                error_text(exc), title=f"Could not run the {program}", severity="error", markup=False
+                one_line(error_text(exc), 300),
+                title=f"Could not run the {program}",
+                severity="error",
+                markup=False,
             )
 
     _in_worker(screen, what, lambda db: _session_markdown(db, sid), done)

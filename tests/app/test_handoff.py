@@ -3,29 +3,45 @@ programs on PATH that record what they were given, and the pure helpers of `hand
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import shlex
 import shutil
 import stat
 import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_tui.app.handoff import (
+    HERMES_PROFILE_NAME,
     Handoff,
+    ResumeCommand,
+    ResumeError,
     ResumeSettings,
+    ResumeTarget,
     TemplateError,
+    build_resume_command,
     clipboard_text,
+    command_text,
     editor_argv,
     first_code_block,
     pager_argv,
     profile_for_store,
     resume_argv,
+    resume_target,
+    shell_word,
+    shown_command,
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.transcript import Fold, TranscriptView
+from hermes_tui.cli import print_picked
 from hermes_tui.exporting import content_text, to_markdown
+from hermes_tui.safe_text import is_inert
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -100,9 +116,11 @@ async def test_resume_exits_with_the_tip_command(
         assert main.session_list.selected_id == root
         await pilot.press("R")
         await settle(pilot)
-    assert app.return_value == Handoff("resume", tip, ("hermes", "--resume", tip))
+    # the store is not $HERMES_HOME/state.db: Hermes is pointed at its folder
+    home = (("HERMES_HOME", str(demo_db.parent)),)
+    assert app.return_value == Handoff("resume", tip, ("hermes", f"--resume={tip}"), env=home)
     subprocess.run(app.return_value.argv, check=True, env={"PATH": str(tmp_path / "bin")})
-    assert recorded_argv(record) == ["--resume", tip]
+    assert recorded_argv(record) == [f"--resume={tip}"]
 
 
 async def test_resume_from_a_profile_store_passes_the_profile(
@@ -120,7 +138,8 @@ async def test_resume_from_a_profile_store_passes_the_profile(
         await pilot.press("R")
         await settle(pilot)
     assert app.return_value is not None
-    assert app.return_value.argv == ("hermes", "-p", "work", "--resume", tip, "--tui")
+    assert app.return_value.argv == ("hermes", "-p", "work", f"--resume={tip}", "--tui")
+    assert app.return_value.env == ()
 
 
 async def test_resume_without_hermes_shows_and_copies_the_command(
@@ -135,8 +154,9 @@ async def test_resume_without_hermes_shows_and_copies_the_command(
         await pilot.press("R")
         await settle(pilot)
         assert app.is_running and isinstance(app.screen, MainScreen)
-        assert app.clipboard == f"hermes --resume {tip}"
-        assert any(f"hermes --resume {tip}" in t and "not on PATH" in t for t in toasts(app))
+        command = f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
+        assert app.clipboard == command
+        assert any(command in t and "not on PATH" in t for t in toasts(app))
     assert app.return_value is None
 
 
@@ -160,7 +180,7 @@ def test_resume_argv_is_never_reparsed_by_a_shell() -> None:
     """An id or profile with spaces, quotes or `;` stays one word; placeholders are validated."""
     odd = "a b';rm -rf ~ $(x)"
     argv = resume_argv(odd, profile="my profile", settings=ResumeSettings(tui=True))
-    assert argv == ["hermes", "-p", "my profile", "--resume", odd, "--tui"]
+    assert argv == ["hermes", "-p", "my profile", f"--resume={odd}", "--tui"]
     assert resume_argv("x", settings=ResumeSettings("h --resume '{id}'")) == ["h", "--resume", "x"]
     for bad in ("hermes --resume {nope}", "hermes --continue", "hermes 'unbalanced {id}", "{tui} {id}"):
         with pytest.raises(TemplateError):
@@ -179,6 +199,97 @@ def test_profile_only_for_a_named_profile_store(tmp_path: Path) -> None:
     assert (
         profile_for_store(root / "profiles" / "work" / "state.db", home=root / "profiles" / "work") == "work"
     )
+
+
+def test_resume_target_names_each_store_the_way_hermes_finds_it(tmp_path: Path) -> None:
+    """The default store: nothing. A profile's store: `-p NAME` when Hermes accepts the name,
+    else HERMES_HOME. Another folder's state.db: HERMES_HOME. Any other file: refused."""
+    root = tmp_path / ".hermes"
+    assert resume_target(root / "state.db", home=root) == ResumeTarget()
+    assert resume_target(root / "profiles" / "work" / "state.db", home=root) == ResumeTarget("work")
+    odd = root / "profiles" / "Work Stuff" / "state.db"
+    assert resume_target(odd, home=root) == ResumeTarget(hermes_home=odd.parent)
+    elsewhere = tmp_path / "elsewhere" / "state.db"
+    assert resume_target(elsewhere, home=root) == ResumeTarget(hermes_home=elsewhere.parent)
+    with pytest.raises(ResumeError, match="only a folder's state.db"):
+        resume_target(tmp_path / "backup.db", home=root)
+    # $HERMES_HOME (no `home`): its own state.db is the default store
+    assert resume_target(Path(os.environ["HERMES_HOME"]) / "state.db") == ResumeTarget()
+    command = build_resume_command("s-1", elsewhere, home=root)
+    assert command == ResumeCommand(("hermes", "--resume=s-1"), (("HERMES_HOME", str(elsewhere.parent)),))
+    assert command_text(command) == f"env HERMES_HOME={elsewhere.parent} hermes --resume=s-1"
+
+
+def test_shell_word_keeps_plain_words_bare_and_quotes_the_rest() -> None:
+    assert shell_word("--resume=20250101_120000_abcdef") == "--resume=20250101_120000_abcdef"
+    assert shell_word("") == "''"
+    assert shell_word("a b") == "'a b'"
+    assert shell_word("=ls") == "'=ls'"  # zsh's `=cmd` expansion
+    assert shell_word("x\\'$(touch p)'\\") == '\'x\'"\\\\""\'"\'$(touch p)\'"\'""\\\\"'
+    for control in ("a\nb", "a\tb", "\x1b]52;c;x\x07", "\u202e", "\x9b"):
+        with pytest.raises(ResumeError):
+            shell_word(control)
+
+
+#: Any text (controls, bidi, quotes, backslashes) as an id; a folder name as a profile.
+ANY_ID = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+ANY_NAME = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"), min_size=1, max_size=20
+).filter(lambda name: name not in {".", ".."})
+
+
+@settings(max_examples=300, deadline=None)
+@given(sid=ANY_ID, name=ANY_NAME)
+def test_any_id_and_profile_name_resume_exactly_and_print_safely(sid: str, name: str) -> None:
+    """Hostile ids and profile names: the command run (an argv, no shell) holds the exact id as
+    one `--resume=ID` word and names the store exactly; a name `hermes -p` would not read is
+    never a `-p` value. Its shell text is printable and reads back as the same words, or is
+    refused; what a notice shows is always inert."""
+    root = Path("/nonexistent/hermes-root")
+    store = root / "profiles" / name / "state.db"
+    command = build_resume_command(sid, store, home=root)
+    words = list(command.argv)
+    assert words.count(f"--resume={sid}") == 1 and words[-1] == f"--resume={sid}"
+    if HERMES_PROFILE_NAME.match(name):
+        assert words == ["hermes", "-p", name, f"--resume={sid}"] and command.env == ()
+    else:
+        assert words == ["hermes", f"--resume={sid}"]
+        assert command.env == (("HERMES_HOME", str(store.parent)),)
+    everything = ["env", *(f"{k}={v}" for k, v in command.env)] if command.env else []
+    everything += words
+    try:
+        text = command_text(command)
+    except ResumeError:
+        assert not all(word.isprintable() for word in everything)
+    else:
+        assert text.isprintable() and shlex.split(text) == everything
+    shown = shown_command(command)
+    assert is_inert(shown) and "\n" not in shown
+
+
+class _Out(io.StringIO):
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@settings(max_examples=200, deadline=None)
+@given(sid=ANY_ID)
+def test_picked_id_is_exact_to_a_pipe_and_never_raw_on_a_terminal(sid: str) -> None:
+    pipe, err = _Out(tty=False), _Out(tty=False)
+    with contextlib.redirect_stdout(pipe), contextlib.redirect_stderr(err):
+        assert print_picked(sid) == 0
+    assert pipe.getvalue() == sid + "\n" and err.getvalue() == ""
+    tty, err = _Out(tty=True), _Out(tty=False)
+    with contextlib.redirect_stdout(tty), contextlib.redirect_stderr(err):
+        status = print_picked(sid)
+    if sid.isprintable():
+        assert status == 0 and tty.getvalue() == sid + "\n"
+    else:
+        assert status == 2 and tty.getvalue() == "" and is_inert(err.getvalue())
 
 
 # ---------------------------------------------------------------------- copy
@@ -203,7 +314,7 @@ async def test_copy_id_resume_command_and_transcript(demo_db: Path) -> None:
         assert app.clipboard == root
         assert any(f"{len(root)} characters" in t for t in toasts(app))
         await press_copy(pilot, "r")
-        assert app.clipboard == f"hermes --resume {tip}"
+        assert app.clipboard == f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
         await press_copy(pilot, "t")
         assert app.clipboard == to_markdown(exported)
         assert any(f"the transcript as Markdown: {len(app.clipboard):,} characters" in t for t in toasts(app))

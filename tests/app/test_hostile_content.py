@@ -256,6 +256,92 @@ async def test_hostile_strings_written_by_hermes_agent_0_19_0(peer_db: Peer) -> 
         assert "[binary: " in plain and "kid ␛]52" in plain
 
 
+# ------------------------------------------------------------------ hostile ids: resume, copy, pick
+HOSTILE_ID = "id " + PAYLOAD
+
+
+def write_hostile_id(path: Path) -> None:
+    db = SessionDB(path)
+    try:
+        db.create_session(HOSTILE_ID, "cli")
+        db.append_message(HOSTILE_ID, "user", "a session whose id is hostile")
+    finally:
+        db.close()
+
+
+async def _on_hostile_id(pilot: Any) -> MainScreen:
+    await settle(pilot)
+    main = pilot.app.screen
+    assert isinstance(main, MainScreen)
+    main.open_session(HOSTILE_ID)
+    await settle(pilot)
+    main.session_list.focus()
+    await pilot.pause()
+    assert main.session_list.selected_id == HOSTILE_ID
+    return main
+
+
+async def test_hostile_ids_through_resume_and_copy_stay_inert(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R without `hermes` on PATH: the notice is inert and nothing is copied (no shell line holds
+    the id safely); `y i` copies the exact id, `y r` refuses; every screen stays inert. With a
+    `hermes` on PATH, R hands over the exact id as one `--resume=` word."""
+    path = tmp_path / "state.db"
+    write_hostile_id(path)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    app = make_app(path)
+    async with app.run_test(size=(160, 60), notifications=True) as pilot:  # toasts drawn
+        await _on_hostile_id(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        assert app.is_running and app.clipboard == ""
+        plain = assert_inert_screen(app)
+        assert "not on PATH" in plain and "cannot be copied" in plain
+        from .test_handoff import press_copy
+
+        for key in ("i", "r"):
+            await press_copy(pilot, key)
+            assert app.clipboard == HOSTILE_ID  # `r` left the id's copy in place
+            assert_inert_screen(app)
+        assert "Cannot copy" in assert_inert_screen(app)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "hermes").write_text("#!/bin/sh\n")
+    (bin_dir / "hermes").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    app = make_app(path)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await _on_hostile_id(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+    assert app.return_value is not None
+    assert app.return_value.argv == ("hermes", f"--resume={HOSTILE_ID}")
+
+
+async def test_hostile_ids_through_the_picker_stay_inert(tmp_path: Path) -> None:
+    """`pick`: the id format hands over the exact id (cli.print_picked decides what reaches a
+    terminal); the resume format refuses with an inert notice and the picker stays."""
+    from hermes_tui.app.app import PickOptions
+
+    path = tmp_path / "state.db"
+    write_hostile_id(path)
+    for output in ("id", "resume"):
+        app = make_app(path, pick=PickOptions(query="hostile", output=output))  # type: ignore[arg-type]
+        async with app.run_test(size=(160, 60), notifications=True) as pilot:
+            await settle(pilot, rounds=3)
+            await pilot.press("enter")
+            await settle(pilot)
+            if output == "resume":
+                assert app.is_running
+                assert "Cannot pick" in assert_inert_screen(app)
+                await pilot.press("escape")
+                await settle(pilot)
+        expected = None if output == "resume" else HOSTILE_ID
+        assert (app.return_value.output if app.return_value else None) == expected, output
+
+
 # ------------------------------------------------------------------ every view survives every row
 
 ODD_ROW = {

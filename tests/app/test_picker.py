@@ -3,6 +3,7 @@ or list row, Esc / ctrl+c cancel with status 1 and no result, --source narrows b
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,9 @@ async def test_pick_format_resume_prints_the_tip_command(demo_db: Path) -> None:
         assert main.session_list.selected_id == root
         await pilot.press("enter")
         await settle(pilot)
-    assert app.return_value == Handoff("pick", root, ("hermes", "--resume", tip), f"hermes --resume {tip}")
+    home = (("HERMES_HOME", str(demo_db.parent)),)
+    output = f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
+    assert app.return_value == Handoff("pick", root, ("hermes", f"--resume={tip}"), output, home)
 
 
 async def test_escape_and_ctrl_c_cancel_with_status_1(demo_db: Path) -> None:
@@ -174,9 +177,9 @@ async def test_pick_all_profiles_prints_the_row_and_its_profile(tmp_path: Path) 
     await _pick_list_row(app, ("work", "w-2"))
     assert app.return_value == Handoff("pick", "w-2", output="w-2")
     cases = {
-        ("work", "c-root"): ("hermes", "-p", "work", "--resume", "c-tip"),
-        ("default", "c-root"): ("hermes", "--resume", "c-root"),
-        ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume", "z-1"),
+        ("work", "c-root"): ("hermes", "-p", "work", "--resume=c-tip"),
+        ("default", "c-root"): ("hermes", "--resume=c-root"),
+        ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume=z-1"),
     }
     for key, argv in cases.items():
         app = federated_app(home, pick=PickOptions(output="resume"))
@@ -209,10 +212,11 @@ async def test_pick_all_profiles_search_hit_names_its_own_profile(tmp_path: Path
         return app.return_value
 
     for profile, argv in [
-        ("zeta", ("hermes", "-p", "zeta", "--resume", "z-1")),
-        ("default", ("hermes", "--resume", "s-shared")),
+        ("zeta", ("hermes", "-p", "zeta", "--resume=z-1")),
+        ("default", ("hermes", "--resume=s-shared")),
     ]:
-        assert await pick_hit_of(profile) == Handoff("pick", argv[-1], argv, " ".join(argv)), profile
+        sid = argv[-1].removeprefix("--resume=")
+        assert await pick_hit_of(profile) == Handoff("pick", sid, argv, " ".join(argv)), profile
 
 
 async def test_pick_one_profile_with_source(tmp_path: Path) -> None:
@@ -246,7 +250,7 @@ def test_cli_pick_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_p
         seen.append((getattr(self, "store_choice", None), self.pick))
 
     monkeypatch.setattr(HermesApp, "run", fake_run)
-    monkeypatch.setattr("hermes_tui.app.handoff.reattach_terminal", lambda: None)
+    monkeypatch.setattr("hermes_tui.app.handoff.picker_terminal", contextlib.nullcontext)
     assert cli.main(["pick", "--all", "--format", "resume"]) == 1  # nothing picked
     assert cli.main(["pick", "--profile", "work", "--profile", "zeta", "-q", "x"]) == 1
     assert cli.main(["pick"]) == 1
@@ -260,3 +264,81 @@ def test_cli_pick_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_p
         PickOptions(query="x"),
         PickOptions(),
     ]
+
+
+# ---------------------------------------------------------------------- titles
+def _titled_store(path: Path) -> None:
+    with SessionDB(path) as db:
+        db.create_session("s-title", "cli")
+        db.append_message("s-title", "user", "nothing about airships here")
+        db.set_session_title("s-title", "Quarterly Zeppelin review")
+        db.create_session("s-msg", "telegram")
+        db.append_message("s-msg", "user", "quarterly zeppelin plans")
+
+
+async def test_pick_search_finds_sessions_by_title(tmp_path: Path) -> None:
+    """What is typed is matched against titles (and ids) the way the list's title filter
+    matches them, before the message hits: a title no message holds is found, and Enter on
+    it picks that session."""
+    path = tmp_path / "state.db"
+    _titled_store(path)
+    for query, expected in [
+        ("zeppelin review", [("title", "s-title")]),  # no message has both words
+        ("Quarterly zeppelin", [("title", "s-title"), ("user", "s-msg")]),
+        ("s-ms", [("title", "s-msg")]),  # an id, as the list's filter matches it
+    ]:
+        app = make_app(path, pick=PickOptions(query=query))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot, rounds=3)
+            main = app.screen
+            assert isinstance(main, MainScreen)
+            search = main.query_one("#search", SearchPane)
+            assert [(h["role"], h["session_id"]) for h in search.hits] == expected, query
+            assert search.total == len(expected)
+            await pilot.press("enter")
+            await settle(pilot)
+        assert app.return_value is not None and app.return_value.output == expected[0][1], query
+    # the source filter and a role filter apply: telegram has no such title, a role asks for messages
+    app = make_app(path, pick=PickOptions(query="Quarterly zeppelin", source="telegram"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        search = app.screen.query_one("#search", SearchPane)
+        assert [(h["role"], h["session_id"]) for h in search.hits] == [("user", "s-msg")]
+        app.screen.query_one("#search-role", Select).value = "user"
+        await settle(pilot)
+        assert [(h["role"], h["session_id"]) for h in search.hits] == [("user", "s-msg")]
+
+
+async def test_browser_search_stays_on_messages(tmp_path: Path) -> None:
+    """Only the picker adds title hits: the browser's search is a message search."""
+    path = tmp_path / "state.db"
+    _titled_store(path)
+    app = make_app(path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"zeppelin")
+        await settle(pilot)
+        hits = app.screen.query_one("#search", SearchPane).hits
+        assert [(h["role"], h["session_id"]) for h in hits] == [("user", "s-msg")]
+
+
+async def test_pick_all_profiles_finds_titles_in_every_store(tmp_path: Path) -> None:
+    from ._profiles import build_home, federated_app
+    from .test_profiles_ui import wait_for
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home, pick=PickOptions(query="shared", output="resume"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, rounds=3)
+        search = app.screen.query_one("#search", SearchPane)
+        await wait_for(pilot, lambda: len(search.hits) == 2)
+        assert {(h["profile"], h["session_id"], h["role"]) for h in search.hits} == {
+            ("default", "s-shared", "title"),
+            ("work", "s-shared", "title"),
+        }
+        work = next(i for i, h in enumerate(search.hits) if h["profile"] == "work")
+        await pilot.press("down", *(["down"] * work))
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+    assert app.return_value is not None and app.return_value.output == "hermes -p work --resume=s-shared"

@@ -8,6 +8,7 @@ Tests wait on conditions (text on the screen, process exit), never on fixed slee
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
@@ -85,6 +86,40 @@ def terminal_env(home: Path, hermes_home: Path | None = None) -> dict[str, str]:
     return env
 
 
+class AltScreen(pyte.Screen):
+    """A pyte screen with xterm's alternate screen (private mode 1049), which pyte ignores:
+    entering it saves the main screen and the cursor and clears, leaving restores both, as a
+    terminal does. Without it a full-screen program's last frame stayed on the emulated screen
+    after it left, over what the shell drew before and after it."""
+
+    ALT_SCREEN = 1049
+
+    def __init__(self, columns: int, lines: int) -> None:
+        super().__init__(columns, lines)
+        self.saved_main: tuple[dict[int, dict[int, pyte.screens.Char]], pyte.screens.Cursor] | None = None
+
+    def set_mode(self, *modes: int, **kwargs: object) -> None:
+        if kwargs.get("private") and self.ALT_SCREEN in modes and self.saved_main is None:
+            rows = {y: dict(row) for y, row in self.buffer.items()}
+            self.saved_main = (rows, copy.copy(self.cursor))
+            self.erase_in_display(2)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: object) -> None:
+        super().reset_mode(*modes, **kwargs)
+        if kwargs.get("private") and self.ALT_SCREEN in modes and self.saved_main is not None:
+            rows, cursor = self.saved_main
+            self.saved_main = None
+            self.buffer.clear()
+            for y, row in rows.items():
+                if y < self.lines:
+                    self.buffer[y].update({x: c for x, c in row.items() if x < self.columns})
+            self.cursor = cursor
+            self.ensure_hbounds()
+            self.ensure_vbounds()
+            self.dirty.update(range(self.lines))
+
+
 class Terminal:
     """One child process in a ``cols`` x ``rows`` pty, its screen emulated by pyte."""
 
@@ -96,9 +131,11 @@ class Terminal:
         cols: int = COLS,
         rows: int = ROWS,
         cwd: str | os.PathLike[str] | None = None,
+        echo: bool = False,
     ) -> None:
+        """``echo``: the pty starts with echo on (a shell's line editor echoes only then)."""
         self.cols, self.rows = cols, rows
-        self.screen = pyte.Screen(cols, rows)
+        self.screen = AltScreen(cols, rows)
         self.stream = pyte.ByteStream(self.screen)
         self.raw = bytearray()
         self.child = pexpect.spawn(
@@ -108,7 +145,7 @@ class Terminal:
             dimensions=(rows, cols),
             cwd=None if cwd is None else str(cwd),
             encoding=None,
-            echo=False,
+            echo=echo,
         )
         self.exitstatus: int | None = None
 
@@ -281,6 +318,12 @@ class Terminal:
             self.press("escape")
             self.wait_until(lambda b=before: self.fingerprint() != b, what="Esc to change the screen")
         self.wait_for(text)
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Resize the pty (the child's foreground process group gets SIGWINCH) and the screen."""
+        self.rows, self.cols = rows, cols
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
 
     # ------------------------------------------------------------------ ending
     def wait_exit(self, timeout: float = DEFAULT_TIMEOUT) -> int:

@@ -40,4 +40,4 @@ def test_pick_all_prints_the_resume_command_of_the_hits_profile(
         assert t.wait_exit() == 0
     finally:
         t.close()
-    assert out.read_text() == "hermes -p work --resume chain-tip"
+    assert out.read_text() == "hermes -p work --resume=chain-tip"

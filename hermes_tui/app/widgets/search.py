@@ -71,6 +71,9 @@ Titles = Callable[[list[Any]], dict[Any, dict[str, Any]]]
 #: ``counter(query, source_filter=..., role_filter=..., cap=...) -> (count, exact)``, or
 #: ``(count, exact, {profile: (count, exact)})`` over several stores
 Counter = Callable[..., tuple[Any, ...]]
+#: ``wrap(searcher, counter) -> (searcher, counter)``, applied to each store connected (picker
+#: mode puts the sessions whose title matches first: `hermes_tui.app.picker_search`)
+SearchWrap = Callable[[Searcher, "Counter | None"], tuple[Searcher, "Counter | None"]]
 
 
 def hit_key(hit: dict[str, Any]) -> Any:
@@ -235,6 +238,7 @@ class SearchPane(Vertical):
         self.searcher = searcher
         self.titles = titles
         self.counter: Counter | None = None
+        self.wrap: SearchWrap | None = None
         #: `SessionDB.cjk_index_progress` of a store whose CJK index is built in the background
         #: (None: not applicable, e.g. several stores): the status line says how far it is.
         self.index_progress: Callable[[str], tuple[int, int] | None] | None = None
@@ -302,6 +306,8 @@ class SearchPane(Vertical):
 
     def connect(self, searcher: Searcher, titles: Titles, counter: Counter | None = None) -> None:
         """Attach a store (it opened); a query typed while it was opening runs now."""
+        if self.wrap is not None:
+            searcher, counter = self.wrap(searcher, counter)
         self.searcher = searcher
         self.titles = titles
         self.counter = counter
