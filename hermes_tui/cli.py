@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.safe_text import one_line
 from hermes_tui.state import default_db_path
 
 RESUME_HELP = (
@@ -177,7 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "reset_settings", False):
         from hermes_tui.app import settings
 
-        print(settings.reset(args.settings))
+        try:
+            print(settings.reset(args.settings))
+        except settings.ResetRefused as exc:
+            print(f"hermes-tui: {one_line(str(exc))}", file=sys.stderr)
+            return 1
         return 0
     from hermes_tui.app.app import HermesApp, PickOptions
     from hermes_tui.app.handoff import Handoff, ResumeSettings, TemplateError, validate_template
