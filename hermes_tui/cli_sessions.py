@@ -36,7 +36,7 @@ from hermes_tui.exporting import (
     iso,
     json_text,
     make_private_dirs,
-    markdown_filename,
+    markdown_filenames,
     sha256_text,
     to_json,
     to_jsonl,
@@ -79,6 +79,10 @@ PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prun
 #: Commands that change one session: --profile NAME picks their one store; --all is refused.
 ONE_STORE_COMMANDS = frozenset({"rename", "delete"})
 TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
+EXPORT_FORMATS = ("json", "jsonl", "md")
+DEFAULT_EXPORT_FORMAT = "jsonl"
+#: The export format an `-o` file's extension names when `--format` is not given.
+_FORMAT_OF_SUFFIX = {".json": "json", ".jsonl": "jsonl", ".md": "md", ".markdown": "md"}
 SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
 CANDIDATES_SHOWN = 8
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -413,9 +417,20 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         help="sessions to export (none: every session matching the filters)",
     )
-    p.add_argument("--format", choices=("json", "jsonl", "md"), default="jsonl")
+    p.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        default=None,
+        help=f"json (one array), jsonl (one session per line) or md (Markdown). Default: from the -o"
+        f" file's extension ({', '.join(_FORMAT_OF_SUFFIX)}), {DEFAULT_EXPORT_FORMAT} on stdout;"
+        " any other -o needs --format",
+    )
     _add_profile_opts(p)
-    p.add_argument("--lineage", action="store_true", help="export each id's whole compression lineage as one")
+    p.add_argument(
+        "--lineage",
+        action="store_true",
+        help="export each session's whole compression chain (root to live tip) as one session",
+    )
     _add_list_filters(p)
     p.add_argument(
         "--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)"
@@ -1255,7 +1270,28 @@ def _export_items(db: SessionDB, args: argparse.Namespace) -> Iterator[dict[str,
         yield item
 
 
+def export_format(args: argparse.Namespace) -> str:
+    """`--format`, else the one the `-o` file's extension names (`backup.json` is JSON, not the
+    default JSONL under a misleading name); stdout gets the default. Any other `-o` without
+    `--format` is a usage error rather than a guess."""
+    if args.format:
+        return str(args.format)
+    out = args.output
+    if not out or out == "-":
+        return DEFAULT_EXPORT_FORMAT
+    suffix = Path(out).suffix.lower()
+    if suffix in _FORMAT_OF_SUFFIX:
+        return _FORMAT_OF_SUFFIX[suffix]
+    if Path(out).expanduser().is_dir():
+        raise UsageError(f"{out!r} is a directory: give --format md to write one Markdown file per session")
+    raise UsageError(
+        f"cannot tell the export format from {out!r}: name the file {', '.join(_FORMAT_OF_SUFFIX)},"
+        " or give --format json, jsonl or md"
+    )
+
+
 def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
+    args.format = export_format(args)
     if args.format == "md" and (not args.output or args.output == "-"):
         raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
     # Resolve every id before writing anything, so a typo leaves no half export.
@@ -1318,7 +1354,9 @@ def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any
 
 
 def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[str, Any]]) -> int:
-    bodies = [(_md_name(item), item, to_markdown(item)) for item in items]
+    bodies = [
+        (name, item, to_markdown(item)) for name, item in zip(markdown_filenames(items), items, strict=True)
+    ]
     manifest_path = directory / "manifest.jsonl"
     if not args.force:
         clashes = [directory / name for name, _i, _b in bodies if (directory / name).exists()]
@@ -1361,14 +1399,6 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
     else:
         _out(f"Exported {len(manifest)} sessions to {directory} (manifest: {manifest_path.name}).")
     return 0
-
-
-def _md_name(item: dict[str, Any]) -> str:
-    """The Markdown file name; in profile mode prefixed by the profile (ids repeat across stores)."""
-    name = markdown_filename(item)
-    if "profile" not in item:
-        return name
-    return re.sub(r"[^\w.-]+", "_", str(item["profile"])).strip("_.") + "-" + name
 
 
 def _bar(value: int, top: int, width: int = 40) -> str:
@@ -1984,6 +2014,7 @@ def _export_one(db: SessionDB, sid: str, lineage: bool) -> dict[str, Any] | None
 
 
 def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
+    args.format = export_format(args)
     if args.format == "md" and (not args.output or args.output == "-"):
         raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
     if args.sessions:  # every reference resolved before anything is written
