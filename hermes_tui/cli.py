@@ -166,6 +166,19 @@ def run_resume(argv: tuple[str, ...]) -> int:
     return 127
 
 
+COMMANDS = ("sessions", "pick")
+
+
+def _unknown_command(word: str) -> None:
+    """A first word that is no command: argparse's usage error (exit 2), with the nearest one."""
+    from hermes_tui.cli_sessions import did_you_mean
+
+    build_parser().error(
+        f"unknown command {one_line(word, 80)!r} (commands: {', '.join(COMMANDS)})"
+        + did_you_mean(word, COMMANDS)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `hermes-tui` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -173,6 +186,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hermes_tui import cli_sessions
 
         return int(cli_sessions.main(args_list[1:]) or 0)
+    if args_list and not args_list[0].startswith("-") and args_list[0] != "pick":
+        _unknown_command(args_list[0])
     picking = bool(args_list) and args_list[0] == "pick"
     args = build_pick_parser().parse_args(args_list[1:]) if picking else build_parser().parse_args(args_list)
     if getattr(args, "reset_settings", False):

@@ -17,6 +17,7 @@ stdout) and one of the exit codes in `EXIT_CODES`.
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import os
 import re
@@ -43,7 +44,7 @@ from hermes_tui.exporting import (
     to_markdown,
     write_export,
 )
-from hermes_tui.formatting import format_cost, format_size, row_cost
+from hermes_tui.formatting import format_cost, format_size, plural, row_cost
 from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
 from hermes_tui.state import (
     TRASH_MAX_BYTES,
@@ -224,11 +225,26 @@ _PRUNE_RANGES: tuple[tuple[str, Callable[[str], Any]], ...] = (
 
 
 # ---------------------------------------------------------------- parser
+#: argparse's words for a value outside an option's (or a subcommand's) choices.
+_INVALID_CHOICE_RE = re.compile(r"invalid choice: (['\"]?)(?P<bad>.*?)\1 \(choose from (?P<choices>.*)\)$")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`; did you mean 'list'?` when one of `choices` is close to the mistyped `word`, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
     """Raises instead of printing and exiting, so `main()` reports a usage error like any other
-    (one line, or a JSON object with --json) and returns the code in-process."""
+    (one line, or a JSON object with --json) and returns the code in-process. A mistyped
+    subcommand or choice gets the nearest valid one (`sessions lsit` → did you mean 'list'?)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        m = _INVALID_CHOICE_RE.search(message)
+        if m:
+            choices = [c.strip().strip("'\"") for c in m.group("choices").split(",")]
+            message += did_you_mean(m.group("bad"), choices)
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
@@ -334,8 +350,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_globals(parser, suppress=False)
+    parser.set_defaults(usage_parser=parser)  # bare `sessions` prints this parser's help (main)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
 
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
@@ -464,8 +480,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_live.add_watch_args(p)
 
     p = cmd("trash", "What delete and prune moved to the trash: list, show, restore or empty it.")
+    p.set_defaults(usage_parser=p)  # bare `sessions trash` prints the trash help
     tsub = p.add_subparsers(dest="trash_command", metavar="ACTION", parser_class=_Parser)
-    tsub.required = True
 
     def tcmd(name: str, help_: str) -> argparse.ArgumentParser:
         tp = tsub.add_parser(name, help=help_, description=help_)
@@ -715,11 +731,11 @@ def _confirm(args: argparse.Namespace, question: str, verb: str = "delete") -> b
 
 def _delete_question(rows: Sequence[dict[str, Any]], extra: int) -> str:
     """The prompt names what goes: `Delete session ID “title”?`, or the count and the first few."""
-    more = f" and {extra} delegate subagent session{'s' if extra != 1 else ''}" if extra else ""
+    more = f" and {plural(extra, 'delegate subagent session')}" if extra else ""
     if len(rows) == 1:
         return f"Delete session {_ident(rows[0])}{more}?"
     shown = ", ".join(_ident(r) for r in rows[:3]) + (", …" if len(rows) > 3 else "")
-    return f"Delete {len(rows) + extra} sessions ({shown}{more})?"
+    return f"Delete {plural(len(rows) + extra, 'session')} ({shown}{more})?"
 
 
 def _progress_printer(enabled: bool) -> Callable[[int, int], None] | None:
@@ -749,7 +765,10 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
         return 0
     _out(_list_table(rows, with_profile=False))
     more = len(order) - len(rows)
-    _out(f"\n{len(rows)} of {len(order)} sessions" + (f" ({more} more: raise --limit)" if more > 0 else ""))
+    _out(
+        f"\n{len(rows):,} of {plural(len(order), 'session')}"
+        + (f" ({more:,} more: raise --limit)" if more > 0 else "")
+    )
     return 0
 
 
@@ -806,7 +825,7 @@ def _message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
     if text:
         lines += ["  " + ln for ln in inert(text).splitlines()]
     if cut:
-        lines.append(f"  [… {cut:,} more characters: use --full, --json or export]")
+        lines.append(f"  [… {plural(cut, 'more character')}: use --full, --json or export]")
     for call in _tool_calls(msg.get("tool_calls")):
         if isinstance(call, dict):
             name, arguments = tool_call_fields(call)
@@ -913,7 +932,7 @@ def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
     if args.json:
         _emit_json({"route": outcome.route, "query": outcome.query, "results": outcome.results})
         return 0
-    _out(f"route: {outcome.route}  ({len(outcome.results)} hit{'s' if len(outcome.results) != 1 else ''})")
+    _out(f"route: {outcome.route}  ({plural(len(outcome.results), 'hit')})")
     for hit in outcome.results:
         _print_hit(hit, _s(hit.get("session_id")))
     return 0
@@ -941,12 +960,9 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
     check = db.check_title(sid, title)
     if not check["ok"]:
         msg = check.get("error") or "invalid title"
-        if check.get("holder"):
+        if check.get("holder"):  # the store's message names the holder; add where it is from
             holder = db.get_session(check["holder"]) or {"id": check["holder"]}
-            msg += (
-                f" (held by {_ident(holder)}: {_s(holder.get('source')) or '?'},"
-                f" started {_s(iso(holder.get('started_at')))})"
-            )
+            msg += f" ({_s(holder.get('source')) or '?'}, started {_s(iso(holder.get('started_at'))) or '?'})"
         raise CliError(msg, "invalid")
     db.set_session_title(sid, title)
     new = db.get_session_title(sid)
@@ -995,7 +1011,7 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
         _out(f"No filters: pruning ended sessions older than {DEFAULT_PRUNE_DAYS} days.")
     n = plan["sessions"]
     _out(
-        f"{n} session{'s' if n != 1 else ''}, {plan['messages']} messages would be deleted"
+        f"{plural(n, 'session')}, {plural(int(plan['messages'] or 0), 'message')} would be deleted"
         f" (about {format_size(plan['bytes_estimate'])} of the file)."
     )
     if n:
@@ -1107,7 +1123,7 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
     if args.export_before is not None:
         exported = _export_sessions_jsonl(db, to_delete, args.export_before, args.force)
         if not args.json:
-            _out(f"Exported {exported} sessions to {args.export_before}.")
+            _out(f"Exported {plural(exported, 'session')} to {args.export_before}.")
     # Exactly the reviewed rows: the candidates plus the delegate children the plan showed
     # (cascade_delegates=False, so a subagent created after the review is not swept along).
     result = _remove(db, args, to_delete, what="prune", require_ended=True)
@@ -1159,7 +1175,10 @@ def _restore_hint(args: argparse.Namespace, entry: str) -> str:
 
 
 def _print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
-    _out(f"Deleted {result['deleted']} of {result['requested']} sessions in {result['batches']} batches.")
+    _out(
+        f"Deleted {result['deleted']:,} of {plural(result['requested'], 'session')}"
+        f" in {plural(result['batches'], 'batch', 'batches')}."
+    )
     if result.get("skipped"):
         _out(f"{result['skipped']} were kept: they changed (reopened or removed) after the review.")
     if result.get("cancelled"):
@@ -1169,7 +1188,7 @@ def _print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
         _out(f"moved to trash: {entry} — restore with `{_restore_hint(args, entry)}`")
         removed = (result.get("retention") or {}).get("removed") or []
         if removed:
-            _out(f"Trash retention removed {len(removed)} older entr{'ies' if len(removed) != 1 else 'y'}.")
+            _out(f"Trash retention removed {plural(len(removed), 'older entry', 'older entries')}.")
     elif args.no_trash and result.get("deleted"):
         _out("Deleted for good (--no-trash): these sessions cannot be restored.")
 
@@ -1212,9 +1231,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     ids = list(dict.fromkeys(_resolve(db, ref) for ref in args.sessions))
     plan = _delete_plan(db, ids)
     if not args.json:
-        _out(
-            f"{len(ids)} session{'s' if len(ids) != 1 else ''} ({plan['messages']} messages incl. cascades):"
-        )
+        _out(f"{plural(len(ids), 'session')} ({plural(plan['messages'], 'message')} incl. cascades):")
         for row in plan["sessions"]:
             _out(
                 f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  "
@@ -1318,7 +1335,7 @@ def _write_items(args: argparse.Namespace, items: list[dict[str, Any]]) -> int:
     if args.json:
         _emit_json(summary)
     else:
-        _out(f"Exported {len(items)} sessions to {path}.")
+        _out(f"Exported {plural(len(items), 'session')} to {path}.")
     return 0
 
 
@@ -1346,7 +1363,8 @@ def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any
         return 0
     if target.exists():
         raise CliError(
-            f"{target} exists and is not a directory ({len(items)} sessions need a directory)", "refused"
+            f"{target} exists and is not a directory ({plural(len(items), 'session')} need a directory)",
+            "refused",
         )
     if not items:
         raise CliError("no sessions match: nothing was written", "not_found")
@@ -1397,7 +1415,7 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
             }
         )
     else:
-        _out(f"Exported {len(manifest)} sessions to {directory} (manifest: {manifest_path.name}).")
+        _out(f"Exported {plural(len(manifest), 'session')} to {directory} (manifest: {manifest_path.name}).")
     return 0
 
 
@@ -1508,7 +1526,7 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     for a in act:
         _out(
             f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, "
-            f"{a['sessions']} sessions"
+            f"{plural(int(a['sessions'] or 0), 'session')}"
         )
     h = data["store_health"]
     _out("\nStore health:")
@@ -1531,7 +1549,9 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- repair
 def _print_diagnosis(report: dict[str, Any]) -> None:
     n_s, n_m = report.get("sessions"), report.get("messages")
-    counts = f" ({n_s} sessions, {n_m} messages)" if n_s is not None else ""
+    counts = (
+        f" ({plural(int(n_s), 'session')}, {plural(int(n_m or 0), 'message')})" if n_s is not None else ""
+    )
     if report.get("healthy"):
         _out(f"{_s(report['path'])}: healthy{counts}.")
         return
@@ -1596,9 +1616,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _out(f"  * {_s(action)}")
     if result.get("backup_path"):
         _out(f"backup: {_s(result['backup_path'])}")
+    kept = plural(int(result.get("sessions") or 0), "session")
     _out(
-        f"Repaired ({_s(result.get('strategy'))}): kept {result.get('sessions')} sessions,"
-        f" {result.get('messages')} messages."
+        f"Repaired ({_s(result.get('strategy'))}): kept {kept},"
+        f" {plural(int(result.get('messages') or 0), 'message')}."
     )
     return 0
 
@@ -1925,7 +1946,7 @@ def pcmd_list(ctx: _Profiles, args: argparse.Namespace) -> int:
     more = len(merged) - len(rows)
     per = ", ".join(f"{one_line(p)} {c}" for p, c in merged.counts.items())
     _out(
-        f"\n{len(rows)} of {len(merged)} sessions ({per})"
+        f"\n{len(rows):,} of {plural(len(merged), 'session')} ({per})"
         + (f"; {more} more: raise --limit" if more > 0 else "")
     )
     return 0
@@ -1946,7 +1967,7 @@ def pcmd_search(ctx: _Profiles, args: argparse.Namespace) -> int:
         )
         return 0
     routes = ", ".join(f"{one_line(p)} {one_line(r)}" for p, r in found.routes.items())
-    _out(f"routes: {routes}  ({len(hits)} hit{'s' if len(hits) != 1 else ''})")
+    _out(f"routes: {routes}  ({plural(len(hits), 'hit')})")
     for hit in hits:
         _print_hit(hit, f"{_s(hit.get('profile'))}:{_s(hit.get('session_id'))}")
     return 0
@@ -2045,7 +2066,8 @@ def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
 def _prune_profile_question(plans: dict[str, tuple[dict[str, Any], list[str]]]) -> str:
     total = sum(len(ids) for _plan, ids in plans.values())
     per = ", ".join(f"{p} {len(ids)}" for p, (_plan, ids) in plans.items() if ids)
-    return f"Delete {total} sessions in {sum(1 for _p, ids in plans.values() if ids)} profiles ({per})?"
+    stores = sum(1 for _p, ids in plans.values() if ids)
+    return f"Delete {plural(total, 'session')} in {plural(stores, 'profile')} ({per})?"
 
 
 def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
@@ -2100,7 +2122,7 @@ def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
         write_export(args.export_before, to_jsonl(items), force=args.force)
         exported = len(items)
         if not args.json:
-            _out(f"Exported {exported} sessions to {args.export_before}.")
+            _out(f"Exported {plural(exported, 'session')} to {args.export_before}.")
     results: dict[str, dict[str, Any]] = {}
     failed: list[ProfileError] = []
     for p, (_plan, ids) in plans.items():  # each store in its own batches, through its trash
@@ -2286,6 +2308,16 @@ def _report(kind: str, message: str, as_json: bool) -> int:
     return EXIT_CODES[kind]
 
 
+def _no_command(args: argparse.Namespace) -> int:
+    """Bare `sessions` (or `sessions trash`): its help on stderr and exit 2, argparse's code for
+    a missing subcommand (with --json: the usage error object, stdout stays one document)."""
+    helper: argparse.ArgumentParser = args.usage_parser
+    if args.json:
+        return _report("usage", f"a command is needed (see: {helper.prog} --help)", True)
+    sys.stderr.write(helper.format_help())
+    return EXIT_CODES["usage"]
+
+
 def _writes(args: argparse.Namespace) -> bool:
     if args.command == "trash":
         return getattr(args, "trash_command", None) in TRASH_WRITE_COMMANDS
@@ -2305,6 +2337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except CliError as exc:  # usage errors raised by _Parser.error
         return _report(exc.kind, str(exc), wants_json)
+    if args.command is None or (args.command == "trash" and args.trash_command is None):
+        return _no_command(args)
     db: SessionDB | None = None
     try:
         if args.command == "repair":
