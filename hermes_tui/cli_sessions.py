@@ -76,7 +76,7 @@ DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
 #: Commands that read several profiles' stores at once with --all / --profile NAME (repeatable).
-PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune"})
+PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune", "tail", "watch"})
 #: Commands that change one session: --profile NAME picks their one store; --all is refused.
 ONE_STORE_COMMANDS = frozenset({"rename", "delete"})
 TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
@@ -115,16 +115,19 @@ session references (ID):
   (the newest session of a numbered family "T", "T #2", …) and says which one it chose.
 
 profiles (--all, --profile NAME):
-  list, search, show, stats, export and prune read every discovered store with --all (the
-  default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and profiles/<name>/state.db),
-  or the named ones with --profile NAME (repeatable; on show the option is --all-profiles, as
-  --all there means inactive messages). rename and delete take --profile NAME (one store) and
-  refuse --all. Ids are unique only within a store: a reference matching sessions in several
-  stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE, PROFILE:PREFIX), where an explicit
-  PROFILE: wins over the same text read as a plain reference. With profiles, --json documents
-  are objects whose records carry a "profile" field, plus an "errors" list; a store that cannot
-  be read prints one `warning:` line (stderr) and the others still answer. --db PATH is one store
-  and cannot be combined with them.
+  list, search, show, stats, export, prune, tail and watch read every discovered store with
+  --all (the default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and
+  profiles/<name>/state.db), or the named ones with --profile NAME (repeatable; on show the
+  option is --all-profiles, as --all there means inactive messages). rename and delete take
+  --profile NAME (one store) and refuse --all. Ids are unique only within a store: a reference
+  matching sessions in several stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE,
+  PROFILE:PREFIX), where an explicit PROFILE: wins over the same text read as a plain
+  reference. With profiles, --json documents are objects whose records carry a "profile"
+  field, plus an "errors" list; a store that cannot be read prints one `warning:` line
+  (stderr) and the others still answer. tail and watch stream: every JSON event carries its
+  "profile", watch names sessions PROFILE:ID when several stores are open, and a store that
+  fails is a `warning:` line (with --json an {"type": "error", ...} event) while the others
+  keep streaming. --db PATH is one store and cannot be combined with them.
 
 exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   0    ok
@@ -476,8 +479,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmd("tail", cli_live.TAIL_HELP)
     cli_live.add_tail_args(p)
+    _add_profile_opts(p)
     p = cmd("watch", cli_live.WATCH_HELP)
     cli_live.add_watch_args(p)
+    _add_profile_opts(p)
 
     p = cmd("trash", "What delete and prune moved to the trash: list, show, restore or empty it.")
     p.set_defaults(usage_parser=p)  # bare `sessions trash` prints the trash help
@@ -1925,6 +1930,59 @@ def _resolve_across(ctx: _Profiles, ref: str, *, family: bool = False) -> tuple[
     )
 
 
+# ---------------------------------------------------------------- tail and watch
+def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
+    """`tail REF`: the reference resolved like every command's, then `cli_live` streams."""
+    target = _resolve_target(db, args.session)
+    return cli_live.tail_session(db, cli_live.Stream.of(args), target.id, args.follow)
+
+
+def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
+    return cli_live.watch_store(db, cli_live.Stream.of(args))
+
+
+def _raise(_profile: str, exc: BaseException) -> None:
+    raise exc
+
+
+def pcmd_tail(ctx: _Profiles, args: argparse.Namespace) -> int:
+    """`tail REF --all/--profile`: REF resolved across the stores (PROFILE:ID), followed on its
+    store's thread; its JSON events carry the profile."""
+    profile, target = _resolve_across(ctx, args.session)
+    stream = cli_live.Stream.of(args, profile)
+    return cli_live.run_followers(
+        {
+            profile: lambda stop: ctx.fed.submit(
+                profile, cli_live.tail_session, stream, target.id, args.follow, stop
+            )
+        },
+        _raise,
+    )
+
+
+def pcmd_watch(ctx: _Profiles, args: argparse.Namespace) -> int:
+    """`watch --all/--profile`: every open store at once, each on its own thread; a store that
+    fails is reported (a warning, or an "error" event) and the others keep streaming."""
+    if args.json:  # stores that could not be opened: events on the stream, as later failures are
+        for problem in ctx.problems:
+            cli_live.Stream.of(args).emit({"type": "error", **problem}, "")
+
+    def failed(profile: str, exc: BaseException) -> None:
+        error = ProfileError.of(profile, exc)
+        ctx.failed([error])
+        if args.json:
+            cli_live.Stream.of(args).emit({"type": "error", **_op_problem(error)}, "")
+
+    def follower(profile: str) -> Callable[[cli_live.Stop], Any]:
+        stream = cli_live.Stream.of(args, profile, label=ctx.several)
+        return lambda stop: ctx.fed.submit(profile, cli_live.watch_store, stream, stop)
+
+    code = cli_live.run_followers({p: follower(p) for p in ctx.fed.profiles}, failed)
+    if code == 1:
+        raise CliError("every store failed while watching (see the warnings)", "error")
+    return code
+
+
 def _errors_json(ctx: _Profiles) -> list[dict[str, Any]]:
     return list(ctx.problems)
 
@@ -2174,6 +2232,8 @@ PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
     "stats": pcmd_stats,
     "export": pcmd_export,
     "prune": pcmd_prune,
+    "tail": pcmd_tail,
+    "watch": pcmd_watch,
 }
 
 
@@ -2236,8 +2296,8 @@ COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "export": cmd_export,
     "stats": cmd_stats,
     "trash": cmd_trash,
-    "tail": cli_live.cmd_tail,
-    "watch": cli_live.cmd_watch,  # reads only: opened read-only
+    "tail": cmd_tail,
+    "watch": cmd_watch,  # reads only: opened read-only
 }
 
 
