@@ -79,15 +79,8 @@ def _json_escape(match: re.Match[str]) -> str:
 def json_text(obj: Any, indent: int | None = None) -> str:
     """`obj` as JSON that is safe to print: UTF-8 text kept readable (CJK stays CJK), every
     control and bidi character escaped. Bytes become text (`as_text`), unknown types `str()`.
-
-    This is data (exports, `--json`): never cut. Indenting recurses once per level in Python,
-    so a value nested too deep for that is written on one line instead (the same document)."""
-    try:
-        text = json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
-    except RecursionError:
-        if indent is None:
-            raise
-        text = json.dumps(obj, ensure_ascii=False, default=_json_default)
+    This is data (exports, `--json`): never cut; text shown to people goes through `pretty_json`."""
+    text = json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
     return _JSON_UNSAFE_RE.sub(_json_escape, text)
 
 
