@@ -328,7 +328,9 @@ NAME_PART_MAX = 100
 
 
 def _name_part(text: str) -> str:
-    return _UNSAFE_NAME_RE.sub("_", text).strip("._")[:NAME_PART_MAX] or "session"
+    """`text` as a piece of a file name: safe characters only, never a leading `.` (hidden) or
+    `-` (read as an option by the tools the file is handed to)."""
+    return _UNSAFE_NAME_RE.sub("_", text).strip("._-")[:NAME_PART_MAX] or "session"
 
 
 def markdown_filename(session: Mapping[str, Any]) -> str:

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hermes_tui import cli_sessions
 from hermes_tui.app import render
@@ -153,3 +156,33 @@ def test_one_pretty_printer_bounds_the_depth() -> None:
     assert "\x1b" not in exporting.pretty_json(hostile, safe=True)
     name, args = render.tool_call_parts({"function": {"name": "t", "arguments": "[" * DEEP + "]" * DEEP}})
     assert name == "t" and args.startswith("[[[[")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    ids=st.lists(
+        st.text(min_size=0, max_size=300) | st.sampled_from(["a/b", "a_b", "A_B", "..", "a_b-1693b0cfc4"]),
+        max_size=12,
+        unique=True,
+    ),
+    profile=st.none() | st.text(max_size=40),
+)
+def test_any_ids_get_unique_safe_stable_names(ids: list[str], profile: str | None) -> None:
+    from hermes_tui.exporting import markdown_filenames
+
+    sessions = [{"id": i} if profile is None else {"profile": profile, "id": i} for i in ids]
+    names = markdown_filenames(sessions)
+    assert names == markdown_filenames(sessions)  # stable
+    assert len({n.casefold() for n in names}) == len(ids)  # unique, even case-insensitively
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*\.md", name) and len(name) < 255
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ids=st.lists(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,30}[a-z0-9]", fullmatch=True), max_size=12, unique=True)
+)
+def test_plain_ids_keep_their_plain_names(ids: list[str]) -> None:
+    from hermes_tui.exporting import markdown_filenames
+
+    assert markdown_filenames([{"id": i} for i in ids]) == [f"{i}.md" for i in ids]
