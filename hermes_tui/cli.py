@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.safe_text import one_line
 from hermes_tui.state import default_db_path
 
 RESUME_HELP = (
@@ -155,7 +156,6 @@ def run_resume(argv: tuple[str, ...], env: tuple[tuple[str, str], ...] = ()) -> 
     for it (ignoring the terminal's interrupts, which are the agent's) and exits with its status."""
     from hermes_tui.app import cpu_share
     from hermes_tui.app.handoff import ResumeCommand, shown_command
-    from hermes_tui.safe_text import one_line
 
     sys.stdout.flush()
     sys.stderr.flush()
@@ -179,8 +179,6 @@ def print_picked(output: str) -> int:
     there would draw it, so an id with control or invisible characters is refused (2) rather
     than printed raw; piped, it is always printed exactly."""
     if sys.stdout.isatty() and not output.isprintable():
-        from hermes_tui.safe_text import one_line
-
         print(
             f"hermes-tui: the session id {one_line(output, 80)!r} holds control or invisible "
             "characters and is not printed on a terminal; pipe it (hermes-tui pick | …) to get it exactly",
@@ -192,6 +190,19 @@ def print_picked(output: str) -> int:
     return 0
 
 
+COMMANDS = ("sessions", "pick")
+
+
+def _unknown_command(word: str) -> None:
+    """A first word that is no command: argparse's usage error (exit 2), with the nearest one."""
+    from hermes_tui.cli_sessions import did_you_mean
+
+    build_parser().error(
+        f"unknown command {one_line(word, 80)!r} (commands: {', '.join(COMMANDS)})"
+        + did_you_mean(word, COMMANDS)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `hermes-tui` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
@@ -199,12 +210,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hermes_tui import cli_sessions
 
         return int(cli_sessions.main(args_list[1:]) or 0)
+    if args_list and not args_list[0].startswith("-") and args_list[0] != "pick":
+        _unknown_command(args_list[0])
     picking = bool(args_list) and args_list[0] == "pick"
     args = build_pick_parser().parse_args(args_list[1:]) if picking else build_parser().parse_args(args_list)
     if getattr(args, "reset_settings", False):
         from hermes_tui.app import settings
 
-        print(settings.reset(args.settings))
+        try:
+            print(settings.reset(args.settings))
+        except settings.ResetRefused as exc:
+            print(f"hermes-tui: {one_line(str(exc))}", file=sys.stderr)
+            return 1
         return 0
     from hermes_tui.app.app import HermesApp, PickOptions
     from hermes_tui.app.handoff import Handoff, ResumeSettings, TemplateError, validate_template

@@ -11,35 +11,43 @@ interrupted. When the session is compressed it says `→ continued in <child id>
 goes on in the new tip; when the session is deleted it says so and exits 3. `watch` streams new
 sessions, messages, ends, continuations and deletions across the whole store. With `--json` every
 event is one JSON object per line (`{"type": "message" | "session" | "ended" | "continued" |
-"deleted" | "title" | "removed", ...}`; `watch` starts with a `"start"` event). Ctrl-C ends both
-with exit code 130 and no traceback.
+"deleted" | "title" | "removed" | "error", ...}`; `watch` starts with a `"start"` event). Ctrl-C
+ends both with exit code 130 and no traceback.
+
+With `--all` / `--profile NAME` (`cli_sessions` resolves `tail`'s reference across the stores, as
+every command does) each store is followed on its own thread (`Federation.submit`): every JSON
+event carries its `profile`, `watch`'s text lines name sessions `PROFILE:ID` when several stores
+are open, and a store that fails is reported (a `warning:` line, or an `"error"` event) while the
+others keep streaming. Events of different stores never interleave within an event.
 Every store string is printed through `hermes_tui.safe_text`.
 
-The functions `add_tail_args`/`cmd_tail` and `add_watch_args`/`cmd_watch` are registered by
-`cli_sessions`; `python -m hermes_tui.cli_live tail|watch ...` runs them standalone.
+This module streams; `cli_sessions` parses, opens and resolves (`tail`'s reference goes through
+its one resolver) and calls `tail_session` / `watch_store` / `run_followers`.
+`python -m hermes_tui.cli_live tail|watch ...` is `hermes-tui sessions tail|watch ...`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from hermes_tui.exporting import json_text
+from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, one_line
 from hermes_tui.state import (
     Changes,
     ChangeWatcher,
     SessionDB,
-    SessionNotFound,
-    StoreError,
     WriteSignal,
     content_text,
-    default_db_path,
     tool_call_fields,
 )
 
@@ -63,7 +71,11 @@ def _interval(text: str) -> float:
 
 
 def add_tail_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("session", metavar="ID", help="session id or unique id prefix")
+    p.add_argument(
+        "session",
+        metavar="ID",
+        help="session id, unique id prefix, or exact title (PROFILE:ID with --all/--profile)",
+    )
     p.add_argument("-f", "--follow", action="store_true", help="keep printing new messages until Ctrl-C")
     p.add_argument(
         "--interval",
@@ -85,15 +97,70 @@ def add_watch_args(p: argparse.ArgumentParser) -> None:
 
 
 # ---------------------------------------------------------------- output
-def _emit(args: argparse.Namespace, obj: dict[str, Any], text: str | list[str]) -> None:
-    """One event: a JSON line with --json, else the (already inert) text lines. Flushed at
-    once: a follower is read line by line by people and pipes."""
-    if getattr(args, "json", False):
-        sys.stdout.write(json_text(obj) + "\n")
-    else:
-        for line in [text] if isinstance(text, str) else text:
-            sys.stdout.write(inert(line) + "\n")
-    sys.stdout.flush()
+_OUTPUT = threading.Lock()  # one event at a time: several stores' followers share stdout
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Where one follower's events go. `profile`: the store's profile in profile mode (every JSON
+    event carries it); `label`: several stores are open, so text lines name it (`PROFILE:ID`)."""
+
+    json: bool = False
+    interval: float = DEFAULT_INTERVAL_S
+    profile: str | None = None
+    label: bool = False
+
+    @classmethod
+    def of(cls, args: argparse.Namespace, profile: str | None = None, label: bool = False) -> Stream:
+        return cls(bool(getattr(args, "json", False)), args.interval, profile, label)
+
+    def ref(self, sid: Any) -> str:
+        """A session id as text lines show it: `PROFILE:ID` when several stores stream."""
+        return f"{one_line(self.profile)}:{one_line(sid)}" if self.label else one_line(sid)
+
+    def emit(self, obj: dict[str, Any], text: str | list[str]) -> None:
+        """One event: a JSON line with --json, else the (already inert) text lines. Flushed at
+        once: a follower is read line by line by people and pipes."""
+        if self.json:
+            lines = [json_text(obj if self.profile is None else {**obj, "profile": self.profile})]
+        else:
+            lines = [inert(line) for line in ([text] if isinstance(text, str) else text)]
+        with _OUTPUT:
+            for line in lines:
+                sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+
+    def note(self, text: str) -> None:
+        """A line for people (stderr), never part of the stream."""
+        with _OUTPUT:
+            print(inert(text), file=sys.stderr, flush=True)
+
+
+class Stop:
+    """Ctrl-C for followers on other threads: `set()` wakes every pause at once (a pipe each
+    pause also selects on, beside the store's write signal)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._read, self._write = os.pipe()
+
+    def set(self) -> None:
+        if not self._event.is_set():
+            self._event.set()
+            os.write(self._write, b"x")
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def fileno(self) -> int:
+        return self._read
+
+    def wait(self, seconds: float) -> None:
+        self._event.wait(seconds)
+
+    def close(self) -> None:
+        os.close(self._read)
+        os.close(self._write)
 
 
 def _time(ts: Any) -> str:
@@ -110,7 +177,7 @@ def _message_lines(msg: dict[str, Any]) -> list[str]:
     lines = [f"{head}  {_time(msg.get('timestamp'))}"]
     text = content_text(msg.get("content"))
     if len(text) > TEXT_LIMIT:
-        text = text[:TEXT_LIMIT] + f" [… {len(text) - TEXT_LIMIT:,} more characters]"
+        text = text[:TEXT_LIMIT] + f" [… {plural(len(text) - TEXT_LIMIT, 'more character')}]"
     lines += ["  " + ln for ln in inert(text).splitlines()]
     calls = msg.get("tool_calls") or []
     for call in calls if isinstance(calls, list) else [calls]:
@@ -122,17 +189,17 @@ def _message_lines(msg: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _session_label(row: dict[str, Any]) -> str:
+def _session_label(stream: Stream, row: dict[str, Any]) -> str:
     title = row.get("title")
-    return one_line(row.get("id")) + (f" “{one_line(title, 60)}”" if title else "")
+    return stream.ref(row.get("id")) + (f" “{one_line(title, 60)}”" if title else "")
 
 
 # ---------------------------------------------------------------- tail
 class _Tail:
     """Prints one session's messages exactly once each (by id), across compressions."""
 
-    def __init__(self, db: SessionDB, args: argparse.Namespace, sid: str):
-        self.db, self.args, self.sid, self.last_id = db, args, sid, 0
+    def __init__(self, db: SessionDB, stream: Stream, sid: str):
+        self.db, self.stream, self.sid, self.last_id = db, stream, sid, 0
 
     def drain(self) -> None:
         """Every message of the current session after the last one printed."""
@@ -141,10 +208,8 @@ class _Tail:
                 self.sid, after_id=self.last_id, limit=PAGE, include_inactive=False
             )
             for msg in page:
-                _emit(
-                    self.args,
-                    {"type": "message", "session_id": self.sid, "message": msg},
-                    _message_lines(msg),
+                self.stream.emit(
+                    {"type": "message", "session_id": self.sid, "message": msg}, _message_lines(msg)
                 )
                 self.last_id = max(self.last_id, int(msg["id"]))
             if len(page) < PAGE:
@@ -152,8 +217,7 @@ class _Tail:
 
     def continue_in(self, tip: str, watcher: ChangeWatcher | None) -> None:
         self.drain()  # whatever the old session got before it ended
-        _emit(
-            self.args,
+        self.stream.emit(
             {"type": "continued", "from": self.sid, "to": tip, "reason": "compression"},
             f"→ continued in {one_line(tip)} (compression)",
         )
@@ -171,28 +235,23 @@ class _Tail:
         return tip if tip and tip != self.sid else None
 
 
-def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
-    sid = db.resolve_session_id(args.session)
-    if sid is None:
-        raise SessionNotFound(f"no session with id or unique id prefix {one_line(args.session, 80)!r}")
-    tail = _Tail(db, args, sid)
-    signal = db.write_signal() if args.follow else None
+def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: Stop | None = None) -> int:
+    """Print session `sid` (already resolved), then with `follow` each new message until Ctrl-C
+    (130), `stop` (130) or its deletion (3)."""
+    tail = _Tail(db, stream, sid)
+    signal = db.write_signal() if follow else None
     try:
-        watcher = (
-            db.change_watcher([sid]) if args.follow else None
-        )  # before the history: nothing falls between
+        watcher = db.change_watcher([sid]) if follow else None  # before the history: nothing falls between
         tail.drain()
         if watcher is None:
             return 0
         while (tip := tail.compressed_tip()) is not None:
             tail.continue_in(tip, watcher)
-        while True:
+        while stop is None or not stop.is_set():
             ch = watcher.poll()
             if tail.sid in ch.deleted:
-                _emit(
-                    args,
-                    {"type": "deleted", "session_id": tail.sid},
-                    f"× session {one_line(tail.sid)} was deleted",
+                stream.emit(
+                    {"type": "deleted", "session_id": tail.sid}, f"× session {one_line(tail.sid)} was deleted"
                 )
                 return EXIT_DELETED
             if tail.sid in ch.messages or ch.reset or ch.more:
@@ -202,7 +261,8 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
                 while (tip := tail.compressed_tip()) is not None:
                     tail.continue_in(tip, watcher)
             if not ch.more:
-                _pause(signal, args.interval)
+                _pause(signal, stream.interval, stop)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
@@ -211,24 +271,26 @@ def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
             signal.close()
 
 
-def _pause(signal: WriteSignal | None, seconds: float) -> None:
-    """Until the next poll: `seconds`, or sooner when the store's files are written."""
-    if signal is None:
-        time.sleep(seconds)
+def _pause(signal: WriteSignal | None, seconds: float, stop: Stop | None = None) -> None:
+    """Until the next poll: `seconds`, or sooner when the store's files are written or `stop`
+    is set."""
+    if signal is not None:
+        signal.wait(seconds, also=stop)
+    elif stop is not None:
+        stop.wait(seconds)
     else:
-        signal.wait(seconds)
+        time.sleep(seconds)
 
 
 # ---------------------------------------------------------------- watch
-def _watch_events(db: SessionDB, args: argparse.Namespace, ch: Changes) -> None:
+def _watch_events(db: SessionDB, stream: Stream, ch: Changes) -> None:
     for row in ch.new_sessions:
         extra = ""
         if row.get("parent_session_id"):
-            extra = f" (child of {one_line(row['parent_session_id'])}, {one_line(row.get('edge_kind'))})"
-        _emit(
-            args,
+            extra = f" (child of {stream.ref(row['parent_session_id'])}, {one_line(row.get('edge_kind'))})"
+        stream.emit(
             {"type": "session", "session": row},
-            f"+ session {_session_label(row)} [{one_line(row.get('source'), 30)}]{extra}",
+            f"+ session {_session_label(stream, row)} [{one_line(row.get('source'), 30)}]{extra}",
         )
     for sid, ids in ch.messages.items():
         wanted = set(ids)
@@ -243,62 +305,56 @@ def _watch_events(db: SessionDB, args: argparse.Namespace, ch: Changes) -> None:
                     text = content_text(msg.get("content")) or (
                         f"→ tool call {one_line(msg.get('tool_calls'), 100)}" if msg.get("tool_calls") else ""
                     )
-                    _emit(
-                        args,
+                    stream.emit(
                         {"type": "message", "session_id": sid, "message": msg},
-                        f"{one_line(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: "
+                        f"{stream.ref(sid)} [#{msg['id']}] {one_line(msg.get('role'), 20)}: "
                         f"{one_line(text, 160)}",
                     )
             if not page:
                 break
             after = int(page[-1]["id"])
     for sid, title in ch.titles.items():
-        _emit(
-            args,
+        stream.emit(
             {"type": "title", "session_id": sid, "title": title},
-            f"~ session {one_line(sid)} titled “{one_line(title, 60)}”",
+            f"~ session {stream.ref(sid)} titled “{one_line(title, 60)}”",
         )
     for sid, reason in ch.ended.items():
-        _emit(
-            args,
+        stream.emit(
             {"type": "ended", "session_id": sid, "end_reason": reason},
-            f"- session {one_line(sid)} ended ({one_line(reason, 40) or 'no reason'})",
+            f"- session {stream.ref(sid)} ended ({one_line(reason, 40) or 'no reason'})",
         )
     for sid, tip in ch.continued.items():
-        _emit(
-            args,
+        stream.emit(
             {"type": "continued", "from": sid, "to": tip, "reason": "compression"},
-            f"→ {one_line(sid)} continued in {one_line(tip)} (compression)",
+            f"→ {stream.ref(sid)} continued in {stream.ref(tip)} (compression)",
         )
     for sid in ch.deleted:
-        _emit(args, {"type": "deleted", "session_id": sid}, f"× session {one_line(sid)} was deleted")
+        stream.emit({"type": "deleted", "session_id": sid}, f"× session {stream.ref(sid)} was deleted")
     if ch.sessions_removed:
-        _emit(
-            args,
+        where = f" in {one_line(stream.profile)}" if stream.label else ""
+        stream.emit(
             {"type": "removed", "count": ch.sessions_removed},
-            f"× {ch.sessions_removed} other session(s) deleted",
+            f"× {plural(ch.sessions_removed, 'other session')} deleted{where}",
         )
 
 
-def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
+def watch_store(db: SessionDB, stream: Stream, stop: Stop | None = None) -> int:
+    """Stream the store's changes until Ctrl-C or `stop` (130)."""
     signal = db.write_signal()
     try:
         watcher = db.change_watcher()
-        start = {"type": "start", "message_id": watcher.cursor.message_hw}
-        if args.json:
-            _emit(args, start, "")
+        if stream.json:
+            stream.emit({"type": "start", "message_id": watcher.cursor.message_hw}, "")
         else:
-            print(
-                f"watching {inert(str(db.db_path))} for new sessions and messages (Ctrl-C to stop)",
-                file=sys.stderr,
-                flush=True,
-            )
-        while True:
+            where = f"{one_line(stream.profile)} ({db.db_path})" if stream.profile is not None else db.db_path
+            stream.note(f"watching {where} for new sessions and messages (Ctrl-C to stop)")
+        while stop is None or not stop.is_set():
             ch = watcher.poll()
             if ch:
-                _watch_events(db, args, ch)
+                _watch_events(db, stream, ch)
             if not ch.more:
-                _pause(signal, args.interval)
+                _pause(signal, stream.interval, stop)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
@@ -307,44 +363,54 @@ def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
             signal.close()
 
 
-# ---------------------------------------------------------------- standalone
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m hermes_tui.cli_live", description="Follow a Hermes store."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, help_, add in (("tail", TAIL_HELP, add_tail_args), ("watch", WATCH_HELP, add_watch_args)):
-        p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("--db", type=Path, metavar="PATH", default=None)
-        p.add_argument("--json", action="store_true")
-        p.add_argument("--read-only", action="store_true", help="accepted; following always opens read-only")
-        add(p)
-    return parser
+# ---------------------------------------------------------------- several stores
+def run_followers(
+    followers: dict[str, Callable[[Stop], Future[int]]], failed: Callable[[str, BaseException], None]
+) -> int:
+    """Start one follower per store (`followers[profile](stop)` submits it to the store's thread)
+    and wait until they end or Ctrl-C (then `stop` ends them all: 130). A store whose follower
+    raises goes to `failed` and the others go on; the code is the first follower's own (tail: 0
+    or 3), 1 when every one of them failed."""
+    stop = Stop()
+    running: dict[Future[int], str] = {}
+    codes: list[int] = []
+    try:
+        for profile, start in followers.items():
+            running[start(stop)] = profile
+        try:
+            while running:
+                done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    profile = running.pop(fut)
+                    try:
+                        codes.append(fut.result())
+                    except Exception as exc:  # noqa: BLE001 - one store's failure, the others go on
+                        failed(profile, exc)
+        except KeyboardInterrupt:
+            stop.set()
+            wait(list(running))
+            sys.stdout.flush()
+            return EXIT_INTERRUPTED
+    finally:
+        stop.set()
+        wait(list(running))
+        stop.close()
+    return codes[0] if codes else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run `tail` or `watch` on their own (what `hermes-tui sessions tail|watch` runs)."""
-    args = build_parser().parse_args(argv)
-    db: SessionDB | None = None
-    try:
-        db = SessionDB(Path(args.db or default_db_path()).expanduser(), read_only=True)
-        return (cmd_tail if args.command == "tail" else cmd_watch)(db, args)
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return 0
-    except StoreError as exc:
-        code = EXIT_DELETED if isinstance(exc, SessionNotFound) else 1
-        if args.json:
-            sys.stdout.write(
-                json_text({"error": one_line(str(exc)), "kind": "not_found" if code == 3 else "error"}) + "\n"
-            )
-        else:
-            print("error: " + one_line(str(exc)), file=sys.stderr)
-        return code
-    finally:
-        if db is not None:
-            db.close()
+    """`python -m hermes_tui.cli_live tail|watch ...`: the same as `hermes-tui sessions tail|watch`
+    (one parser, one resolver, one error report)."""
+    from hermes_tui import cli_sessions
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] not in ("tail", "watch"):
+        print(
+            "usage: python -m hermes_tui.cli_live tail|watch ... (see: hermes-tui sessions --help)",
+            file=sys.stderr,
+        )
+        return 2
+    return cli_sessions.main(args)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ stdout) and one of the exit codes in `EXIT_CODES`.
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import os
 import re
@@ -36,14 +37,14 @@ from hermes_tui.exporting import (
     iso,
     json_text,
     make_private_dirs,
-    markdown_filename,
+    markdown_filenames,
     sha256_text,
     to_json,
     to_jsonl,
     to_markdown,
     write_export,
 )
-from hermes_tui.formatting import format_cost, format_size, row_cost
+from hermes_tui.formatting import format_cost, format_size, plural, row_cost
 from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
 from hermes_tui.state import (
     TRASH_MAX_BYTES,
@@ -75,10 +76,14 @@ DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
 #: Commands that read several profiles' stores at once with --all / --profile NAME (repeatable).
-PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune"})
+PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune", "tail", "watch"})
 #: Commands that change one session: --profile NAME picks their one store; --all is refused.
 ONE_STORE_COMMANDS = frozenset({"rename", "delete"})
 TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
+EXPORT_FORMATS = ("json", "jsonl", "md")
+DEFAULT_EXPORT_FORMAT = "jsonl"
+#: The export format an `-o` file's extension names when `--format` is not given.
+_FORMAT_OF_SUFFIX = {".json": "json", ".jsonl": "jsonl", ".md": "md", ".markdown": "md"}
 SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
 CANDIDATES_SHOWN = 8
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$", re.IGNORECASE)
@@ -110,16 +115,19 @@ session references (ID):
   (the newest session of a numbered family "T", "T #2", …) and says which one it chose.
 
 profiles (--all, --profile NAME):
-  list, search, show, stats, export and prune read every discovered store with --all (the
-  default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and profiles/<name>/state.db),
-  or the named ones with --profile NAME (repeatable; on show the option is --all-profiles, as
-  --all there means inactive messages). rename and delete take --profile NAME (one store) and
-  refuse --all. Ids are unique only within a store: a reference matching sessions in several
-  stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE, PROFILE:PREFIX), where an explicit
-  PROFILE: wins over the same text read as a plain reference. With profiles, --json documents
-  are objects whose records carry a "profile" field, plus an "errors" list; a store that cannot
-  be read prints one `warning:` line (stderr) and the others still answer. --db PATH is one store
-  and cannot be combined with them.
+  list, search, show, stats, export, prune, tail and watch read every discovered store with
+  --all (the default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and
+  profiles/<name>/state.db), or the named ones with --profile NAME (repeatable; on show the
+  option is --all-profiles, as --all there means inactive messages). rename and delete take
+  --profile NAME (one store) and refuse --all. Ids are unique only within a store: a reference
+  matching sessions in several stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE,
+  PROFILE:PREFIX), where an explicit PROFILE: wins over the same text read as a plain
+  reference. With profiles, --json documents are objects whose records carry a "profile"
+  field, plus an "errors" list; a store that cannot be read prints one `warning:` line
+  (stderr) and the others still answer. tail and watch stream: every JSON event carries its
+  "profile", watch names sessions PROFILE:ID when several stores are open, and a store that
+  fails is a `warning:` line (with --json an {"type": "error", ...} event) while the others
+  keep streaming. --db PATH is one store and cannot be combined with them.
 
 exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   0    ok
@@ -222,11 +230,26 @@ _PRUNE_RANGES: tuple[tuple[str, Callable[[str], Any]], ...] = (
 
 
 # ---------------------------------------------------------------- parser
+#: argparse's words for a value outside an option's (or a subcommand's) choices.
+_INVALID_CHOICE_RE = re.compile(r"invalid choice: (['\"]?)(?P<bad>.*?)\1 \(choose from (?P<choices>.*)\)$")
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`; did you mean 'list'?` when one of `choices` is close to the mistyped `word`, else ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 class _Parser(argparse.ArgumentParser):
     """Raises instead of printing and exiting, so `main()` reports a usage error like any other
-    (one line, or a JSON object with --json) and returns the code in-process."""
+    (one line, or a JSON object with --json) and returns the code in-process. A mistyped
+    subcommand or choice gets the nearest valid one (`sessions lsit` → did you mean 'list'?)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        m = _INVALID_CHOICE_RE.search(message)
+        if m:
+            choices = [c.strip().strip("'\"") for c in m.group("choices").split(",")]
+            message += did_you_mean(m.group("bad"), choices)
         raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
@@ -332,8 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_globals(parser, suppress=False)
+    parser.set_defaults(usage_parser=parser)  # bare `sessions` prints this parser's help (main)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
 
     def cmd(name: str, help_: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_, description=help_)
@@ -415,9 +438,20 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         help="sessions to export (none: every session matching the filters)",
     )
-    p.add_argument("--format", choices=("json", "jsonl", "md"), default="jsonl")
+    p.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        default=None,
+        help=f"json (one array), jsonl (one session per line) or md (Markdown). Default: from the -o"
+        f" file's extension ({', '.join(_FORMAT_OF_SUFFIX)}), {DEFAULT_EXPORT_FORMAT} on stdout;"
+        " any other -o needs --format",
+    )
     _add_profile_opts(p)
-    p.add_argument("--lineage", action="store_true", help="export each id's whole compression lineage as one")
+    p.add_argument(
+        "--lineage",
+        action="store_true",
+        help="export each session's whole compression chain (root to live tip) as one session",
+    )
     _add_list_filters(p)
     p.add_argument(
         "--limit", type=non_negative_int, default=0, help="with filters: at most N sessions (0 = all)"
@@ -447,12 +481,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = cmd("tail", cli_live.TAIL_HELP)
     cli_live.add_tail_args(p)
+    _add_profile_opts(p)
     p = cmd("watch", cli_live.WATCH_HELP)
     cli_live.add_watch_args(p)
+    _add_profile_opts(p)
 
     p = cmd("trash", "What delete and prune moved to the trash: list, show, restore or empty it.")
+    p.set_defaults(usage_parser=p)  # bare `sessions trash` prints the trash help
     tsub = p.add_subparsers(dest="trash_command", metavar="ACTION", parser_class=_Parser)
-    tsub.required = True
 
     def tcmd(name: str, help_: str) -> argparse.ArgumentParser:
         tp = tsub.add_parser(name, help=help_, description=help_)
@@ -702,11 +738,11 @@ def _confirm(args: argparse.Namespace, question: str, verb: str = "delete") -> b
 
 def _delete_question(rows: Sequence[dict[str, Any]], extra: int) -> str:
     """The prompt names what goes: `Delete session ID “title”?`, or the count and the first few."""
-    more = f" and {extra} delegate subagent session{'s' if extra != 1 else ''}" if extra else ""
+    more = f" and {plural(extra, 'delegate subagent session')}" if extra else ""
     if len(rows) == 1:
         return f"Delete session {_ident(rows[0])}{more}?"
     shown = ", ".join(_ident(r) for r in rows[:3]) + (", …" if len(rows) > 3 else "")
-    return f"Delete {len(rows) + extra} sessions ({shown}{more})?"
+    return f"Delete {plural(len(rows) + extra, 'session')} ({shown}{more})?"
 
 
 def _progress_printer(enabled: bool) -> Callable[[int, int], None] | None:
@@ -736,7 +772,10 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
         return 0
     _out(_list_table(rows, with_profile=False))
     more = len(order) - len(rows)
-    _out(f"\n{len(rows)} of {len(order)} sessions" + (f" ({more} more: raise --limit)" if more > 0 else ""))
+    _out(
+        f"\n{len(rows):,} of {plural(len(order), 'session')}"
+        + (f" ({more:,} more: raise --limit)" if more > 0 else "")
+    )
     return 0
 
 
@@ -793,7 +832,7 @@ def _message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
     if text:
         lines += ["  " + ln for ln in inert(text).splitlines()]
     if cut:
-        lines.append(f"  [… {cut:,} more characters: use --full, --json or export]")
+        lines.append(f"  [… {plural(cut, 'more character')}: use --full, --json or export]")
     for call in _tool_calls(msg.get("tool_calls")):
         if isinstance(call, dict):
             name, arguments = tool_call_fields(call)
@@ -900,7 +939,7 @@ def cmd_search(db: SessionDB, args: argparse.Namespace) -> int:
     if args.json:
         _emit_json({"route": outcome.route, "query": outcome.query, "results": outcome.results})
         return 0
-    _out(f"route: {outcome.route}  ({len(outcome.results)} hit{'s' if len(outcome.results) != 1 else ''})")
+    _out(f"route: {outcome.route}  ({plural(len(outcome.results), 'hit')})")
     for hit in outcome.results:
         _print_hit(hit, _s(hit.get("session_id")))
     return 0
@@ -928,12 +967,9 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
     check = db.check_title(sid, title)
     if not check["ok"]:
         msg = check.get("error") or "invalid title"
-        if check.get("holder"):
+        if check.get("holder"):  # the store's message names the holder; add where it is from
             holder = db.get_session(check["holder"]) or {"id": check["holder"]}
-            msg += (
-                f" (held by {_ident(holder)}: {_s(holder.get('source')) or '?'},"
-                f" started {_s(iso(holder.get('started_at')))})"
-            )
+            msg += f" ({_s(holder.get('source')) or '?'}, started {_s(iso(holder.get('started_at'))) or '?'})"
         raise CliError(msg, "invalid")
     db.set_session_title(sid, title)
     new = db.get_session_title(sid)
@@ -982,7 +1018,7 @@ def _print_plan(plan: dict[str, Any], implicit: bool) -> None:
         _out(f"No filters: pruning ended sessions older than {DEFAULT_PRUNE_DAYS} days.")
     n = plan["sessions"]
     _out(
-        f"{n} session{'s' if n != 1 else ''}, {plan['messages']} messages would be deleted"
+        f"{plural(n, 'session')}, {plural(int(plan['messages'] or 0), 'message')} would be deleted"
         f" (about {format_size(plan['bytes_estimate'])} of the file)."
     )
     if n:
@@ -1094,7 +1130,7 @@ def cmd_prune(db: SessionDB, args: argparse.Namespace) -> int:
     if args.export_before is not None:
         exported = _export_sessions_jsonl(db, to_delete, args.export_before, args.force)
         if not args.json:
-            _out(f"Exported {exported} sessions to {args.export_before}.")
+            _out(f"Exported {plural(exported, 'session')} to {args.export_before}.")
     # Exactly the reviewed rows: the candidates plus the delegate children the plan showed
     # (cascade_delegates=False, so a subagent created after the review is not swept along).
     result = _remove(db, args, to_delete, what="prune", require_ended=True)
@@ -1146,7 +1182,10 @@ def _restore_hint(args: argparse.Namespace, entry: str) -> str:
 
 
 def _print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
-    _out(f"Deleted {result['deleted']} of {result['requested']} sessions in {result['batches']} batches.")
+    _out(
+        f"Deleted {result['deleted']:,} of {plural(result['requested'], 'session')}"
+        f" in {plural(result['batches'], 'batch', 'batches')}."
+    )
     if result.get("skipped"):
         _out(f"{result['skipped']} were kept: they changed (reopened or removed) after the review.")
     if result.get("cancelled"):
@@ -1156,7 +1195,7 @@ def _print_result(result: dict[str, Any], args: argparse.Namespace) -> None:
         _out(f"moved to trash: {entry} — restore with `{_restore_hint(args, entry)}`")
         removed = (result.get("retention") or {}).get("removed") or []
         if removed:
-            _out(f"Trash retention removed {len(removed)} older entr{'ies' if len(removed) != 1 else 'y'}.")
+            _out(f"Trash retention removed {plural(len(removed), 'older entry', 'older entries')}.")
     elif args.no_trash and result.get("deleted"):
         _out("Deleted for good (--no-trash): these sessions cannot be restored.")
 
@@ -1199,9 +1238,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
     ids = list(dict.fromkeys(_resolve(db, ref) for ref in args.sessions))
     plan = _delete_plan(db, ids)
     if not args.json:
-        _out(
-            f"{len(ids)} session{'s' if len(ids) != 1 else ''} ({plan['messages']} messages incl. cascades):"
-        )
+        _out(f"{plural(len(ids), 'session')} ({plural(plan['messages'], 'message')} incl. cascades):")
         for row in plan["sessions"]:
             _out(
                 f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  "
@@ -1257,7 +1294,28 @@ def _export_items(db: SessionDB, args: argparse.Namespace) -> Iterator[dict[str,
         yield item
 
 
+def export_format(args: argparse.Namespace) -> str:
+    """`--format`, else the one the `-o` file's extension names (`backup.json` is JSON, not the
+    default JSONL under a misleading name); stdout gets the default. Any other `-o` without
+    `--format` is a usage error rather than a guess."""
+    if args.format:
+        return str(args.format)
+    out = args.output
+    if not out or out == "-":
+        return DEFAULT_EXPORT_FORMAT
+    suffix = Path(out).suffix.lower()
+    if suffix in _FORMAT_OF_SUFFIX:
+        return _FORMAT_OF_SUFFIX[suffix]
+    if Path(out).expanduser().is_dir():
+        raise UsageError(f"{out!r} is a directory: give --format md to write one Markdown file per session")
+    raise UsageError(
+        f"cannot tell the export format from {out!r}: name the file {', '.join(_FORMAT_OF_SUFFIX)},"
+        " or give --format json, jsonl or md"
+    )
+
+
 def cmd_export(db: SessionDB, args: argparse.Namespace) -> int:
+    args.format = export_format(args)
     if args.format == "md" and (not args.output or args.output == "-"):
         raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
     # Resolve every id before writing anything, so a typo leaves no half export.
@@ -1284,7 +1342,7 @@ def _write_items(args: argparse.Namespace, items: list[dict[str, Any]]) -> int:
     if args.json:
         _emit_json(summary)
     else:
-        _out(f"Exported {len(items)} sessions to {path}.")
+        _out(f"Exported {plural(len(items), 'session')} to {path}.")
     return 0
 
 
@@ -1312,7 +1370,8 @@ def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any
         return 0
     if target.exists():
         raise CliError(
-            f"{target} exists and is not a directory ({len(items)} sessions need a directory)", "refused"
+            f"{target} exists and is not a directory ({plural(len(items), 'session')} need a directory)",
+            "refused",
         )
     if not items:
         raise CliError("no sessions match: nothing was written", "not_found")
@@ -1320,7 +1379,9 @@ def _export_md(args: argparse.Namespace, target: Path, items: list[dict[str, Any
 
 
 def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[str, Any]]) -> int:
-    bodies = [(_md_name(item), item, to_markdown(item)) for item in items]
+    bodies = [
+        (name, item, to_markdown(item)) for name, item in zip(markdown_filenames(items), items, strict=True)
+    ]
     manifest_path = directory / "manifest.jsonl"
     if not args.force:
         clashes = [directory / name for name, _i, _b in bodies if (directory / name).exists()]
@@ -1361,16 +1422,8 @@ def _export_md_dir(args: argparse.Namespace, directory: Path, items: list[dict[s
             }
         )
     else:
-        _out(f"Exported {len(manifest)} sessions to {directory} (manifest: {manifest_path.name}).")
+        _out(f"Exported {plural(len(manifest), 'session')} to {directory} (manifest: {manifest_path.name}).")
     return 0
-
-
-def _md_name(item: dict[str, Any]) -> str:
-    """The Markdown file name; in profile mode prefixed by the profile (ids repeat across stores)."""
-    name = markdown_filename(item)
-    if "profile" not in item:
-        return name
-    return re.sub(r"[^\w.-]+", "_", str(item["profile"])).strip("_.") + "-" + name
 
 
 def _bar(value: int, top: int, width: int = 40) -> str:
@@ -1480,7 +1533,7 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
     for a in act:
         _out(
             f"  {_s(a['day'], 12)}  {_bar(a['messages'], top):<40}  {a['messages']} msgs, "
-            f"{a['sessions']} sessions"
+            f"{plural(int(a['sessions'] or 0), 'session')}"
         )
     h = data["store_health"]
     _out("\nStore health:")
@@ -1503,7 +1556,9 @@ def _print_stats(data: dict[str, Any], args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------- repair
 def _print_diagnosis(report: dict[str, Any]) -> None:
     n_s, n_m = report.get("sessions"), report.get("messages")
-    counts = f" ({n_s} sessions, {n_m} messages)" if n_s is not None else ""
+    counts = (
+        f" ({plural(int(n_s), 'session')}, {plural(int(n_m or 0), 'message')})" if n_s is not None else ""
+    )
     if report.get("healthy"):
         _out(f"{_s(report['path'])}: healthy{counts}.")
         return
@@ -1568,9 +1623,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
         _out(f"  * {_s(action)}")
     if result.get("backup_path"):
         _out(f"backup: {_s(result['backup_path'])}")
+    kept = plural(int(result.get("sessions") or 0), "session")
     _out(
-        f"Repaired ({_s(result.get('strategy'))}): kept {result.get('sessions')} sessions,"
-        f" {result.get('messages')} messages."
+        f"Repaired ({_s(result.get('strategy'))}): kept {kept},"
+        f" {plural(int(result.get('messages') or 0), 'message')}."
     )
     return 0
 
@@ -1902,6 +1958,59 @@ def _resolve_across(ctx: _Profiles, ref: str, *, family: bool = False) -> tuple[
     )
 
 
+# ---------------------------------------------------------------- tail and watch
+def cmd_tail(db: SessionDB, args: argparse.Namespace) -> int:
+    """`tail REF`: the reference resolved like every command's, then `cli_live` streams."""
+    target = _resolve_target(db, args.session)
+    return cli_live.tail_session(db, cli_live.Stream.of(args), target.id, args.follow)
+
+
+def cmd_watch(db: SessionDB, args: argparse.Namespace) -> int:
+    return cli_live.watch_store(db, cli_live.Stream.of(args))
+
+
+def _raise(_profile: str, exc: BaseException) -> None:
+    raise exc
+
+
+def pcmd_tail(ctx: _Profiles, args: argparse.Namespace) -> int:
+    """`tail REF --all/--profile`: REF resolved across the stores (PROFILE:ID), followed on its
+    store's thread; its JSON events carry the profile."""
+    profile, target = _resolve_across(ctx, args.session)
+    stream = cli_live.Stream.of(args, profile)
+    return cli_live.run_followers(
+        {
+            profile: lambda stop: ctx.fed.submit(
+                profile, cli_live.tail_session, stream, target.id, args.follow, stop
+            )
+        },
+        _raise,
+    )
+
+
+def pcmd_watch(ctx: _Profiles, args: argparse.Namespace) -> int:
+    """`watch --all/--profile`: every open store at once, each on its own thread; a store that
+    fails is reported (a warning, or an "error" event) and the others keep streaming."""
+    if args.json:  # stores that could not be opened: events on the stream, as later failures are
+        for problem in ctx.problems:
+            cli_live.Stream.of(args).emit({"type": "error", **problem}, "")
+
+    def failed(profile: str, exc: BaseException) -> None:
+        error = ProfileError.of(profile, exc)
+        ctx.failed([error])
+        if args.json:
+            cli_live.Stream.of(args).emit({"type": "error", **_op_problem(error)}, "")
+
+    def follower(profile: str) -> Callable[[cli_live.Stop], Any]:
+        stream = cli_live.Stream.of(args, profile, label=ctx.several)
+        return lambda stop: ctx.fed.submit(profile, cli_live.watch_store, stream, stop)
+
+    code = cli_live.run_followers({p: follower(p) for p in ctx.fed.profiles}, failed)
+    if code == 1:
+        raise CliError("every store failed while watching (see the warnings)", "error")
+    return code
+
+
 def _errors_json(ctx: _Profiles) -> list[dict[str, Any]]:
     return list(ctx.problems)
 
@@ -1923,7 +2032,7 @@ def pcmd_list(ctx: _Profiles, args: argparse.Namespace) -> int:
     more = len(merged) - len(rows)
     per = ", ".join(f"{one_line(p)} {c}" for p, c in merged.counts.items())
     _out(
-        f"\n{len(rows)} of {len(merged)} sessions ({per})"
+        f"\n{len(rows):,} of {plural(len(merged), 'session')} ({per})"
         + (f"; {more} more: raise --limit" if more > 0 else "")
     )
     return 0
@@ -1944,7 +2053,7 @@ def pcmd_search(ctx: _Profiles, args: argparse.Namespace) -> int:
         )
         return 0
     routes = ", ".join(f"{one_line(p)} {one_line(r)}" for p, r in found.routes.items())
-    _out(f"routes: {routes}  ({len(hits)} hit{'s' if len(hits) != 1 else ''})")
+    _out(f"routes: {routes}  ({plural(len(hits), 'hit')})")
     for hit in hits:
         _print_hit(hit, f"{_s(hit.get('profile'))}:{_s(hit.get('session_id'))}")
     return 0
@@ -2012,6 +2121,7 @@ def _export_one(db: SessionDB, sid: str, lineage: bool) -> dict[str, Any] | None
 
 
 def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
+    args.format = export_format(args)
     if args.format == "md" and (not args.output or args.output == "-"):
         raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
     if args.sessions:  # every reference resolved before anything is written
@@ -2042,7 +2152,8 @@ def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
 def _prune_profile_question(plans: dict[str, tuple[dict[str, Any], list[str]]]) -> str:
     total = sum(len(ids) for _plan, ids in plans.values())
     per = ", ".join(f"{p} {len(ids)}" for p, (_plan, ids) in plans.items() if ids)
-    return f"Delete {total} sessions in {sum(1 for _p, ids in plans.values() if ids)} profiles ({per})?"
+    stores = sum(1 for _p, ids in plans.values() if ids)
+    return f"Delete {plural(total, 'session')} in {plural(stores, 'profile')} ({per})?"
 
 
 def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
@@ -2097,7 +2208,7 @@ def pcmd_prune(ctx: _Profiles, args: argparse.Namespace) -> int:
         write_export(args.export_before, to_jsonl(items), force=args.force)
         exported = len(items)
         if not args.json:
-            _out(f"Exported {exported} sessions to {args.export_before}.")
+            _out(f"Exported {plural(exported, 'session')} to {args.export_before}.")
     results: dict[str, dict[str, Any]] = {}
     failed: list[ProfileError] = []
     for p, (_plan, ids) in plans.items():  # each store in its own batches, through its trash
@@ -2149,6 +2260,8 @@ PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
     "stats": pcmd_stats,
     "export": pcmd_export,
     "prune": pcmd_prune,
+    "tail": pcmd_tail,
+    "watch": pcmd_watch,
 }
 
 
@@ -2211,8 +2324,8 @@ COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "export": cmd_export,
     "stats": cmd_stats,
     "trash": cmd_trash,
-    "tail": cli_live.cmd_tail,
-    "watch": cli_live.cmd_watch,  # reads only: opened read-only
+    "tail": cmd_tail,
+    "watch": cmd_watch,  # reads only: opened read-only
 }
 
 
@@ -2283,6 +2396,16 @@ def _report(kind: str, message: str, as_json: bool) -> int:
     return EXIT_CODES[kind]
 
 
+def _no_command(args: argparse.Namespace) -> int:
+    """Bare `sessions` (or `sessions trash`): its help on stderr and exit 2, argparse's code for
+    a missing subcommand (with --json: the usage error object, stdout stays one document)."""
+    helper: argparse.ArgumentParser = args.usage_parser
+    if args.json:
+        return _report("usage", f"a command is needed (see: {helper.prog} --help)", True)
+    sys.stderr.write(helper.format_help())
+    return EXIT_CODES["usage"]
+
+
 def _writes(args: argparse.Namespace) -> bool:
     if args.command == "trash":
         return getattr(args, "trash_command", None) in TRASH_WRITE_COMMANDS
@@ -2302,6 +2425,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code) if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     except CliError as exc:  # usage errors raised by _Parser.error
         return _report(exc.kind, str(exc), wants_json)
+    if args.command is None or (args.command == "trash" and args.trash_command is None):
+        return _no_command(args)
     db: SessionDB | None = None
     try:
         if args.command == "repair":

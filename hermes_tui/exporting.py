@@ -15,7 +15,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,10 +30,14 @@ TOOL_RESULT_LIMIT = 20_000  # characters of a tool result shown in Markdown befo
 __all__ = [
     "TOOL_RESULT_LIMIT",
     "content_text",
+    "MAX_JSON_DEPTH",
     "iso",
     "json_text",
+    "load_json",
     "make_private_dirs",
     "markdown_filename",
+    "markdown_filenames",
+    "pretty_json",
     "sha256_text",
     "to_json",
     "to_jsonl",
@@ -73,12 +78,90 @@ def _json_escape(match: re.Match[str]) -> str:
 
 def json_text(obj: Any, indent: int | None = None) -> str:
     """`obj` as JSON that is safe to print: UTF-8 text kept readable (CJK stays CJK), every
-    control and bidi character escaped. Bytes become text (`as_text`), unknown types `str()`."""
+    control and bidi character escaped. Bytes become text (`as_text`), unknown types `str()`.
+    This is data (exports, `--json`): never cut; text shown to people goes through `pretty_json`."""
     text = json.dumps(obj, ensure_ascii=False, indent=indent, default=_json_default)
     return _JSON_UNSAFE_RE.sub(_json_escape, text)
 
 
 _dumps = json_text
+
+#: Nesting that is pretty-printed for reading (the transcript, Markdown exports, the pager);
+#: deeper JSON is shown as stored. Parsing and indenting recurse once per level, and a hostile
+#: 100,000-level value would overflow Python's stack (RecursionError) wherever it is shown.
+MAX_JSON_DEPTH = 100
+#: JSON text longer than this is shown as stored: parsing and re-indenting a 5 MB tool output only
+#: to cut it for display cost more than everything else in a transcript.
+MAX_PRETTY_JSON_CHARS = 200_000
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists and objects nest more than `limit` levels in `value` (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[Any] = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def load_json(text: str) -> Any:
+    """The value the JSON `text` holds, when it is at most `MAX_PRETTY_JSON_CHARS` long and nested
+    at most `MAX_JSON_DEPTH` levels; `ValueError` otherwise (never `RecursionError`)."""
+    if len(text) > MAX_PRETTY_JSON_CHARS:
+        raise ValueError("too long to pretty-print")
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deep to pretty-print") from None
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise ValueError("nested too deep to pretty-print")
+    return value
+
+
+def _as_stored(value: Any, safe: bool) -> str:
+    """A value that is not pretty-printed: its text (a string as it is), inert when `safe`."""
+    if not isinstance(value, str):
+        try:
+            value = json.dumps(value, ensure_ascii=False, default=_json_default)
+        except (TypeError, ValueError, RecursionError):
+            try:
+                value = str(value)
+            except Exception:  # noqa: BLE001 - a pathological __str__ must not take a view down
+                value = f"[unprintable {type(value).__name__}]"
+    return inert(value) if safe else value
+
+
+def pretty_json(value: Any, *, safe: bool = False) -> str:
+    """THE pretty-printer for JSON shown to people: `value` (or the JSON document a string holds)
+    indented by two. A string that is not JSON, longer than `MAX_PRETTY_JSON_CHARS` or nested
+    deeper than `MAX_JSON_DEPTH` comes back as it is, and so (as one line) does a value nested
+    deeper: never an exception.
+
+    Not sanitized unless `safe` (callers that draw it pass it through `inert`, which shows a C1
+    control as a picture); `safe` escapes controls inside the JSON's strings as `json_text` does
+    (the JSON stays valid) and makes text returned as it is inert."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = as_text(value)
+    if isinstance(value, str):
+        try:
+            value = load_json(value)
+        except ValueError:
+            return inert(value) if safe else value
+    elif _deeper_than(value, MAX_JSON_DEPTH):
+        return _as_stored(value, safe)
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False, default=_json_default)
+    except (TypeError, ValueError, RecursionError):
+        return _as_stored(value, safe)
+    return _JSON_UNSAFE_RE.sub(_json_escape, text) if safe else text
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -101,10 +184,11 @@ def _yaml_scalar(value: Any) -> str:
 
 
 def _pretty_arguments(args: Any) -> Any:
+    """JSON text as its value for pretty-printing; text that is not JSON (or too deep) as it is."""
     if isinstance(args, str):
         try:
-            return json.loads(args)
-        except (TypeError, ValueError):
+            return load_json(args)
+        except ValueError:
             return args
     return args
 
@@ -118,8 +202,8 @@ def _tool_call_block(call: Any) -> str:
             shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
         elif "arguments" in shown:
             shown["arguments"] = _pretty_arguments(shown["arguments"])
-        return f"**Tool call** {name}\n\n" + _fence(_dumps(shown, indent=2), "json")
-    return "**Tool call**\n\n" + _fence(_dumps(call, indent=2), "json")
+        return f"**Tool call** {name}\n\n" + _fence(pretty_json(shown, safe=True), "json")
+    return "**Tool call**\n\n" + _fence(pretty_json(call, safe=True), "json")
 
 
 def _code_span(text: str) -> str:
@@ -238,11 +322,51 @@ def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
     return "\n".join(parts)
 
 
+_UNSAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._-]+")
+#: Characters of a file name taken from an id (or a profile): the name stays far below 255 bytes.
+NAME_PART_MAX = 100
+
+
+def _name_part(text: str) -> str:
+    """`text` as a piece of a file name: safe characters only, never a leading `.` (hidden) or
+    `-` (read as an option by the tools the file is handed to)."""
+    return _UNSAFE_NAME_RE.sub("_", text).strip("._-")[:NAME_PART_MAX] or "session"
+
+
 def markdown_filename(session: Mapping[str, Any]) -> str:
-    """A safe file name for one session's Markdown: `<id>.md` (ids never hold `/`, but check)."""
-    sid = str(session.get("id") or "session")
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", sid).strip("._") or "session"
-    return f"{safe}.md"
+    """The file name of one session's Markdown (what `markdown_filenames` gives it alone)."""
+    return markdown_filenames([session])[0]
+
+
+def markdown_filenames(sessions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One file name per session of a folder export, unique and stable.
+
+    `<id>.md` when the id is a safe file name as it is; otherwise the id made safe plus a short
+    hash of the exact id (`a/b` → `a_b-<hash>.md`, so it never takes `a_b.md` from the session
+    `a_b`). Sessions that carry a `profile` are named `<profile>-<id>.md` by the same rule (ids
+    repeat across stores). Names that would still meet (compared case-insensitively, as macOS
+    and Windows file systems do) all take the hash, then a counter in list order. Names depend on
+    the sessions alone: the same export gets the same names every run.
+    """
+    plans: list[tuple[str, str, str]] = []  # (stem, preferred stem, hash)
+    for session in sessions:
+        parts = [str(session["profile"])] if "profile" in session else []
+        parts.append(str(session.get("id") or ""))
+        safe = [_name_part(p) for p in parts]
+        stem = "-".join(safe)
+        digest = hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()[:10]
+        plans.append((stem, stem if safe == parts else f"{stem}-{digest}", digest))
+    wanted = Counter(preferred.casefold() for _s, preferred, _d in plans)
+    names: list[str] = []
+    taken: set[str] = set()
+    for stem, preferred, digest in plans:
+        name = preferred if wanted[preferred.casefold()] == 1 else f"{stem}-{digest}"
+        candidate, n = name, 2
+        while candidate.casefold() in taken:
+            candidate, n = f"{name}-{n}", n + 1
+        taken.add(candidate.casefold())
+        names.append(f"{candidate}.md")
+    return names
 
 
 def sha256_text(text: str) -> str:

@@ -68,3 +68,10 @@ def format_size(n: Any) -> str:
     if number is None or number < 0:
         return INVALID_NUMBER
     return decimal(int(number))
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """THE count with its noun: ``1 session``, ``12 sessions``, ``1,234 batches``; ``many`` for an
+    irregular plural (``plural(n, "entry", "entries")``). Every count a person reads goes through
+    here, so no message says "1 sessions"."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {many or word + 's'}"

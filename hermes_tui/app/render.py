@@ -9,13 +9,13 @@ instead of raising; the text they return has been through `hermes_tui.safe_text`
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.text import Text
 
+from hermes_tui.exporting import pretty_json as pretty_json  # the one JSON pretty-printer
 from hermes_tui.formatting import INVALID_NUMBER as INVALID_NUMBER
 from hermes_tui.formatting import format_cost as usd  # the one cost formatter, under the app's name
 from hermes_tui.formatting import format_size as format_size
@@ -248,39 +248,6 @@ def _nth_newline(text: str, n: int) -> int:
         if pos < 0:
             return -1
     return pos
-
-
-#: JSON longer than this is shown as stored: parsing and re-indenting a 5 MB tool output only to
-#: cut it to `MAX_RENDER_CHARS` cost more than everything else in a transcript.
-MAX_PRETTY_JSON_CHARS = 200_000
-
-
-def pretty_json(value: Any) -> str:
-    """Indent JSON (or a JSON string); anything unparsable is returned as its string form.
-
-    The result is *not* sanitized (``json.dumps(ensure_ascii=False)`` writes C1 and bidi controls
-    raw): callers pass it through `inert` after this, never before only.
-    """
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        value = as_text(value)
-    if isinstance(value, str):
-        if len(value) > MAX_PRETTY_JSON_CHARS:
-            return value
-        try:
-            value = json.loads(value)
-        except (ValueError, TypeError, RecursionError):
-            return value
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        return as_text(value) if isinstance(value, str) else _safe_str(value)
-
-
-def _safe_str(value: Any) -> str:
-    try:
-        return str(value)
-    except Exception:  # a pathological __str__/__repr__ must not take a view down
-        return f"[unprintable {type(value).__name__}]"
 
 
 def content_text(content: Any) -> str:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import os
+import stat
 import tempfile
 import threading
 import tomllib
@@ -157,15 +159,51 @@ def backup_path(path: Path) -> Path:
     return path.with_name(path.name + ".bad")
 
 
+class _NotRegular(OSError):
+    """The settings path is a folder, a FIFO, a device or a socket: never read nor replaced."""
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def _read_regular(path: Path) -> bytes:
+    """At most `MAX_BYTES + 1` bytes of `path` if it is a regular file (a symlink to one is).
+
+    Opened non-blocking and checked on the open descriptor before any read: a plain `open()` of
+    a FIFO waits for a writer forever (start-up hung on a blank screen), and a device reads
+    without end. `_NotRegular` for anything but a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _NotRegular(_kind(mode))
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
 def load(path: Path | None = None) -> Loaded:
     """Read the settings file; never raises. No file → defaults and no problems."""
     path = default_path() if path is None else path
     loaded = Loaded(path)
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
+        raw = _read_regular(path)
     except FileNotFoundError:
         return loaded
+    except _NotRegular as exc:
+        loaded.problems.append(f"not a regular file ({exc}), not read")
+        return loaded  # not `damaged`: nothing may ever be written over it (see `save`)
     except OSError as exc:
         loaded.problems.append(f"cannot read it ({exc.strerror or type(exc).__name__})")
         loaded.damaged = True
@@ -265,6 +303,10 @@ def save(
     Raises `OSError` when the file cannot be written.
     """
     target = path.resolve() if path.is_symlink() else path
+    with contextlib.suppress(FileNotFoundError):
+        mode = target.stat().st_mode
+        if not stat.S_ISREG(mode):  # a FIFO or a device belongs to someone else: never replaced
+            raise _NotRegular(errno.EEXIST, f"{target} is {_kind(mode)}, not a settings file")
     note = ""
     if keep_old and target.is_file():
         _write_atomic(backup_path(target), target.read_bytes())
@@ -273,13 +315,30 @@ def save(
     return note
 
 
+class ResetRefused(Exception):
+    """`reset` deleted nothing: the path is not a settings file, or it could not be removed."""
+
+
 def reset(path: Path | None = None) -> str:
-    """Delete the settings file (for ``--reset-settings``); returns what was done, in words."""
+    """Delete the settings file (for ``--reset-settings``); returns what was done, in words.
+
+    Only a regular file (or a symlink, which goes and leaves its target) is deleted; anything
+    else, or a failure, raises `ResetRefused` with one line to print, nothing deleted."""
     path = default_path() if path is None else path
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return f"No settings file at {path}; nothing to reset."
+    except OSError as exc:
+        raise ResetRefused(f"cannot reset {path}: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise ResetRefused(f"{path} is {_kind(mode)}, not a settings file: nothing was deleted")
     try:
         path.unlink()
     except FileNotFoundError:
         return f"No settings file at {path}; nothing to reset."
+    except OSError as exc:
+        raise ResetRefused(f"cannot delete {path}: {exc.strerror or exc}") from None
     return f"Deleted {path}; hermes-tui starts with its default settings."
 
 

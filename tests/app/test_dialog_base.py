@@ -23,10 +23,12 @@ def test_a_complete_delete_or_prune_says_how_many_and_u() -> None:
 
 def test_a_cancelled_or_partial_one_says_how_many_of_how_many() -> None:
     assert deleted_message(_result(3, 1_500, cancelled=True)) == (
-        "Delete cancelled: 3 of 1,500 session(s) deleted, 1,497 kept — u to undo."
+        "Delete cancelled: 3 of 1,500 sessions deleted, 1,497 kept — u to undo."
     )
     assert pruned_message(_result(1_000, 1_002, skipped=2)) == (
-        "Prune done: 1,000 of 1,002 session(s) deleted, 2 kept (reopened since the preview) — u to undo."
+        "Prune done: 1,000 of 1,002 sessions deleted, 2 kept (reopened since the preview) — u to undo."
     )
     without_entry = {**_result(0, 2, cancelled=True), "trash_entry": None}
-    assert pruned_message(without_entry) == "Prune cancelled: 0 of 2 session(s) deleted, 2 kept."
+    assert pruned_message(without_entry) == "Prune cancelled: 0 of 2 sessions deleted, 2 kept."
+    one = {**_result(0, 1, cancelled=True), "trash_entry": None}
+    assert deleted_message(one) == "Delete cancelled: 0 of 1 session deleted, 1 kept."

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -293,3 +295,55 @@ async def test_picker_does_not_remember_its_source(demo_db: Path, private_settin
         screen = app.screen
         assert isinstance(screen, MainScreen) and screen.filter.sources == ("cli",)
     assert not private_settings.exists()
+
+
+# ---------------------------------------------------------------- not a regular file (issue 33, 15)
+LOAD_A_FIFO = """
+import sys
+from pathlib import Path
+from hermes_tui.app import settings
+print(settings.load(Path(sys.argv[1])).warning, flush=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_settings_path_is_refused_without_blocking(tmp_path: Path) -> None:
+    """A plain open() of a FIFO waits for a writer forever (start-up hung on a blank screen): the
+    load runs in a child with a timeout, so a regression fails here instead of hanging the suite."""
+    fifo = tmp_path / "settings.toml"
+    os.mkfifo(fifo)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", LOAD_A_FIFO, str(fifo)], capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("loading settings from a FIFO blocked")
+    assert done.returncode == 0, done.stderr
+    warning = done.stdout.strip()
+    assert warning == (
+        f"Settings {fifo}: not a regular file (a FIFO), not read (defaults used, file left as it is)"
+    )
+    with pytest.raises(OSError, match="is a FIFO, not a settings file"):
+        st.save(fifo, remembered(order="cost"))  # and nothing is ever written over it
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_a_folder_settings_path_gives_defaults_and_one_line(tmp_path: Path) -> None:
+    loaded = st.load(tmp_path)
+    assert loaded.settings == st.Settings() and not loaded.damaged
+    assert loaded.warning.endswith(
+        "not a regular file (a folder), not read (defaults used, file left as it is)"
+    )
+
+
+def test_reset_settings_on_a_folder_is_one_line_and_deletes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "settings.toml"
+    folder.mkdir()
+    (folder / "keep").write_text("mine")
+    assert cli.main(["--reset-settings", "--settings", str(folder)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"hermes-tui: {folder} is a folder, not a settings file: nothing was deleted\n"
+    assert (folder / "keep").read_text() == "mine"

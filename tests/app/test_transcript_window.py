@@ -26,6 +26,7 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptView,
     message_view,
 )
+from hermes_tui.formatting import plural
 
 
 def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
@@ -83,10 +84,13 @@ def assert_consistent(transcript: TranscriptView) -> None:
     assert bool(before) == (transcript.start > 0)
     assert bool(after) == (transcript.end < len(transcript.items))
     if before:
-        assert before.first(Button).label.plain == f"▲ {transcript.start} earlier messages"
+        assert before.first(Button).label.plain == f"▲ {plural(transcript.start, 'earlier message')}"
         assert transcript.children[0] is before.first()
     if after:
-        assert after.first(Button).label.plain == f"▼ {len(transcript.items) - transcript.end} more messages"
+        assert (
+            after.first(Button).label.plain
+            == f"▼ {plural(len(transcript.items) - transcript.end, 'more message')}"
+        )
         assert transcript.children[-1] is after.first()
 
 

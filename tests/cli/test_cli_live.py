@@ -8,18 +8,21 @@ waited for with timeouts (conditions, never fixed sleeps).
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hermes_tui.state import SessionDB
+from hermes_tui import cli_live, cli_sessions
+from hermes_tui.state import SessionDB, StoreError
 
 TIMEOUT = 20.0
 
@@ -33,7 +36,7 @@ def _as_from_a_shell() -> None:
 
 
 class Follower:
-    def __init__(self, *args: str):
+    def __init__(self, *args: str, env: dict[str, str] | None = None):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hermes_tui.cli_live", *args],
             stdout=subprocess.PIPE,
@@ -41,6 +44,7 @@ class Follower:
             text=True,
             encoding="utf-8",
             preexec_fn=_as_from_a_shell,
+            env=env,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -215,3 +219,146 @@ def test_a_commit_prints_at_once_whatever_the_interval(store):
     finally:
         tail.stop()
         watch.stop()
+
+
+# ---------------------------------------------------------------- references and profiles (issue 33, 5)
+def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
+    code = cli_sessions.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_tail_resolves_references_like_every_command(store, capsys):
+    """An exact title works (it was refused), through the one resolver: the same errors too."""
+    path, db = store
+    db.create_session("notes-1", "cli")
+    db.set_session_title("notes-1", "Release notes")
+    db.append_message("notes-1", "user", "draft the notes")
+    code, out, err = run(capsys, "tail", "Release notes", "--json", "--db", path)
+    assert code == 0, err
+    assert [json.loads(x)["message"]["content"] for x in out.splitlines()] == ["draft the notes"]
+    db.create_session("live-2", "cli")
+    code, _out, err = run(capsys, "tail", "live", "--db", path)  # a prefix of two ids
+    assert code == 7 and "is ambiguous" in err
+    code, _out, err = run(capsys, "tail", "Release", "--db", path)
+    assert code == 3 and "not an id, a unique id prefix, or an exact title" in err
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """$HERMES_HOME with a default store, profiles/work, and profiles/broken (not a database).
+    `shared` is in both stores, so it needs PROFILE:ID."""
+    root = tmp_path / ".hermes"
+    for store, sid, title in ((root, "d1", "Default chat"), (root / "profiles" / "work", "w1", "Work chat")):
+        store.mkdir(parents=True, exist_ok=True)
+        with SessionDB(store / "state.db") as db:
+            db.create_session(sid, "cli")
+            db.set_session_title(sid, title)
+            db.append_message(sid, "user", f"hello from {sid}")
+            db.create_session("shared", "cli")
+            db.append_message("shared", "user", f"shared in {sid}")
+    (root / "profiles" / "broken").mkdir()
+    (root / "profiles" / "broken" / "state.db").write_bytes(b"this is no database " * 100)
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    return root
+
+
+def test_tail_takes_all_and_profile(home, capsys):
+    code, out, err = run(capsys, "tail", "Work chat", "--all", "--json")
+    assert code == 0, err
+    events = [json.loads(x) for x in out.splitlines()]
+    assert [(e["profile"], e["session_id"], e["message"]["content"]) for e in events] == [
+        ("work", "w1", "hello from w1")
+    ]
+    code, out, _ = run(capsys, "tail", "work:shared", "--all", "--json")
+    assert code == 0 and json.loads(out)["message"]["content"] == "shared in w1"
+    code, out, _ = run(capsys, "tail", "shared", "--profile", "default", "--json")
+    assert code == 0 and json.loads(out)["profile"] == "default"
+    code, _out, err = run(capsys, "tail", "shared", "--all")
+    assert code == 7 and "write PROFILE:ID" in err
+    code, _out, err = run(capsys, "tail", "w1", "--all", "--db", home / "state.db")
+    assert code == 2  # --db is one store, as for every command
+
+
+def test_tail_follows_in_a_profile_store(home):
+    f = Follower("tail", "work:w1", "--all", "--follow", "--json", "--interval", "0.05", env=dict(os.environ))
+    try:
+        assert f.next_json()["message"]["content"] == "hello from w1"
+        with SessionDB(home / "profiles" / "work" / "state.db") as db:
+            mid = db.append_message("w1", "assistant", "live in work")
+        event = f.next_json()
+        assert (event["profile"], event["message"]["id"]) == ("work", mid)
+        f.proc.send_signal(signal.SIGINT)
+        assert f.proc.wait(timeout=TIMEOUT) == 130
+        assert "Traceback" not in f.stderr()
+    finally:
+        f.stop()
+
+
+def test_watch_all_streams_every_store_and_reports_the_broken_one(home):
+    f = Follower("watch", "--all", "--json", "--interval", "0.05", env=dict(os.environ))
+    try:
+        first = [f.next_json() for _ in range(3)]  # the broken store, then each store's start
+        errors = [e for e in first if e["type"] == "error"]
+        assert [(e["profile"], e["kind"]) for e in errors] == [("broken", "not_a_database")]
+        assert sorted(e["profile"] for e in first if e["type"] == "start") == ["default", "work"]
+        with SessionDB(home / "profiles" / "work" / "state.db") as db:
+            in_work = db.append_message("w1", "user", "to work")
+        with SessionDB(home / "state.db") as db:
+            in_default = db.append_message("d1", "user", "to default")
+        seen: dict[str, int] = {}
+        while len(seen) < 2:
+            event = f.next_json()
+            if event["type"] == "message":
+                seen[event["profile"]] = event["message"]["id"]
+        assert seen == {"work": in_work, "default": in_default}
+        f.proc.send_signal(signal.SIGINT)
+        assert f.proc.wait(timeout=TIMEOUT) == 130
+    finally:
+        f.stop()
+
+
+def test_watch_all_text_names_the_profile_on_each_line(home):
+    f = Follower("watch", "--all", "--interval", "0.05", env=dict(os.environ))
+    try:
+        with SessionDB(home / "profiles" / "work" / "state.db") as db:
+            deadline = time.monotonic() + TIMEOUT
+            line = ""
+            while "work:w1 [#" not in line and time.monotonic() < deadline:
+                db.append_message("w1", "user", "to work")  # until the follower has started
+                try:
+                    line = f.lines.get(timeout=1)
+                except queue.Empty:
+                    continue
+        assert line.startswith("work:w1 [#") and line.rstrip().endswith("user: to work")
+        f.proc.send_signal(signal.SIGINT)
+        assert f.proc.wait(timeout=TIMEOUT) == 130
+        err = f.stderr()
+        assert "warning: broken: " in err and "watching work (" in err and "watching default (" in err
+    finally:
+        f.stop()
+
+
+def test_a_store_that_fails_while_following_is_reported_and_the_others_go_on():
+    """`run_followers`: one store's follower raises; it is reported, the other keeps running until
+    it ends on its own, and the result is that one's."""
+    failed: list[tuple[str, str]] = []
+    reported = threading.Event()
+
+    def report(profile: str, exc: BaseException) -> None:
+        failed.append((profile, str(exc)))
+        reported.set()
+
+    def broken(stop: cli_live.Stop) -> int:
+        raise StoreError("disk I/O error")
+
+    def healthy(stop: cli_live.Stop) -> int:
+        assert reported.wait(TIMEOUT) and not stop.is_set()  # still running after the failure
+        return 0
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        code = cli_live.run_followers(
+            {"bad": lambda stop: pool.submit(broken, stop), "good": lambda stop: pool.submit(healthy, stop)},
+            report,
+        )
+    assert code == 0 and failed == [("bad", "disk I/O error")]

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hermes_tui.app.messages import SessionsChanged
+from hermes_tui.formatting import plural as plural  # the one pluraliser; screens import it from here
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -40,11 +41,6 @@ class WaitAbandoned(BaseException):  # noqa: N818 - a control-flow signal, not a
 def error_text(exc: BaseException) -> str:
     """A one-line, human readable error."""
     return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
-
-
-def plural(n: int, word: str) -> str:
-    """``1 session``, ``12 sessions``."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def unique_path(path: Path) -> Path:
@@ -68,7 +64,7 @@ def trashed_message(result: dict[str, Any], past: str, noun: str, skipped_note: 
     if not result["cancelled"] and not result["skipped"]:
         return f"{past} {plural(deleted, 'session')}{undo}."
     word = "cancelled" if result["cancelled"] else "done"
-    msg = f"{noun} {word}: {deleted:,} of {requested:,} session(s) deleted"
+    msg = f"{noun} {word}: {deleted:,} of {plural(requested, 'session')} deleted"
     if result["skipped"]:
         msg += f", {result['skipped']:,} {skipped_note}"
     elif result["cancelled"]:

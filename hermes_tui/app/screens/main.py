@@ -58,6 +58,7 @@ from hermes_tui.app.widgets.transcript import (
     message_view,
     prepare_first_window,
 )
+from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
 
@@ -996,9 +997,9 @@ class MainScreen(Screen[None]):
         elif self.state == "ready":
             total = self.session_list.total
             if self.filter_active and self.store_total is not None:
-                count = f"{total:,} of {self.store_total:,} sessions (filtered)"
+                count = f"{total:,} of {plural(self.store_total, 'session')} (filtered)"
             else:
-                count = f"{total:,} sessions"
+                count = plural(total, "session")
         extras = []
         if caps.get("schema_version") is not None:
             extras.append(f"schema v{caps['schema_version']}")

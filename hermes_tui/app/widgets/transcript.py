@@ -54,6 +54,7 @@ from hermes_tui.app.render import (
 )
 from hermes_tui.app.widgets.find_bar import FindBar
 from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
+from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 
 if TYPE_CHECKING:
@@ -1070,7 +1071,11 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     @staticmethod
     def _more_label(where: str, count: int) -> str:
-        return f"▲ {count} earlier messages" if where == "before" else f"▼ {count} more messages"
+        return (
+            f"▲ {plural(count, 'earlier message')}"
+            if where == "before"
+            else f"▼ {plural(count, 'more message')}"
+        )
 
     def _button(self, where: str) -> Button | None:
         """The "earlier" (first child) or "more" (last child) button, when mounted."""
