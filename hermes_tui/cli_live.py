@@ -43,6 +43,7 @@ from hermes_tui.exporting import json_text
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, one_line
 from hermes_tui.state import (
+    RECHECK_S,
     Changes,
     ChangeWatcher,
     SessionDB,
@@ -247,6 +248,7 @@ def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: St
             return 0
         while (tip := tail.compressed_tip()) is not None:
             tail.continue_in(tip, watcher)
+        woken = False
         while stop is None or not stop.is_set():
             ch = watcher.poll()
             if tail.sid in ch.deleted:
@@ -261,7 +263,7 @@ def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: St
                 while (tip := tail.compressed_tip()) is not None:
                     tail.continue_in(tip, watcher)
             if not ch.more:
-                _pause(signal, stream.interval, stop)
+                woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         sys.stdout.flush()
@@ -271,15 +273,22 @@ def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: St
             signal.close()
 
 
-def _pause(signal: WriteSignal | None, seconds: float, stop: Stop | None = None) -> None:
-    """Until the next poll: `seconds`, or sooner when the store's files are written or `stop`
-    is set."""
+def _pause(signal: WriteSignal | None, seconds: float, stop: Stop | None = None) -> bool:
+    """Until the next poll: `seconds`, or sooner when the store's files are written (True) or
+    `stop` is set."""
     if signal is not None:
-        signal.wait(seconds, also=stop)
-    elif stop is not None:
+        return signal.wait(seconds, also=stop)
+    if stop is not None:
         stop.wait(seconds)
     else:
         time.sleep(seconds)
+    return False
+
+
+def _next_pause(stream: Stream, woken: bool, found: bool) -> float:
+    """A poll woken by a write that found nothing looks again `RECHECK_S` later (the commit is
+    published just after its last write); otherwise the stream's interval."""
+    return RECHECK_S if woken and not found else stream.interval
 
 
 # ---------------------------------------------------------------- watch
@@ -348,12 +357,13 @@ def watch_store(db: SessionDB, stream: Stream, stop: Stop | None = None) -> int:
         else:
             where = f"{one_line(stream.profile)} ({db.db_path})" if stream.profile is not None else db.db_path
             stream.note(f"watching {where} for new sessions and messages (Ctrl-C to stop)")
+        woken = False
         while stop is None or not stop.is_set():
             ch = watcher.poll()
             if ch:
                 _watch_events(db, stream, ch)
             if not ch.more:
-                _pause(signal, stream.interval, stop)
+                woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
         return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         sys.stdout.flush()

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_tui.state import Changes
+from hermes_tui.state import RECHECK_S, Changes
 
 HOT_S = 0.1
 HOT_FOR_S = 10.0
@@ -49,11 +49,6 @@ ERROR_BACKOFF_S = 2.0
 #: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
 #: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
 SIGNAL_GAP_S = 0.04
-#: A poll woken by a write that found nothing polls once more this much later: the write signal
-#: sees the commit's last WAL frame being written, but the commit is published a moment after,
-#: in the `-shm` index (written through mmap, which makes no event). On a busy machine the poll
-#: could fall in between, and the commit then waited for the next tick (in tests, a minute).
-RECHECK_S = 0.02
 
 
 class _Store(Protocol):

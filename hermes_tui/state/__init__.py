@@ -34,13 +34,14 @@ from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
 from .text import content_text, tool_call_fields
 from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
-from .write_signal import WriteSignal
+from .write_signal import RECHECK_S, WriteSignal
 
 __all__ = [
     "Changes",
     "ChangeWatcher",
     "LiveCursor",
     "WriteSignal",
+    "RECHECK_S",
     "FederatedSearch",
     "Federation",
     "MergedOrder",

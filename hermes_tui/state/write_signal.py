@@ -92,6 +92,14 @@ class WriteSignal:
         self.close()
 
 
+#: A poll woken by a write that found nothing polls once more this much later: the signal sees
+#: the commit's last WAL frame being written, but the commit is published a moment after, in the
+#: `-shm` index (written through mmap, which makes no event). On a busy machine the poll could fall
+#: in between, and the commit then waited for the next tick (in tests, a minute). Every follower
+#: (the browser's and the CLI's) uses it.
+RECHECK_S = 0.02
+
+
 def write_signal(db_path: str | os.PathLike[str] | None) -> WriteSignal | None:
     """A `WriteSignal` for the store at `db_path`, or None where there is none to be had: not
     Linux, an in-memory store, a directory that cannot be watched, or the user's inotify limits

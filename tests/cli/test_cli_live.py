@@ -362,3 +362,70 @@ def test_a_store_that_fails_while_following_is_reported_and_the_others_go_on():
             report,
         )
     assert code == 0 and failed == [("bad", "disk I/O error")]
+
+
+class _SignalOnce:
+    """A write signal that fires once, at the first pause, then stays quiet."""
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def wait(self, timeout: float, also: Any = None) -> bool:
+        if not self.fired:
+            self.fired = True
+            return True
+        also.wait(timeout)
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+class _PublishedLateStore:
+    """The commit the signal announced becomes visible one poll later: it is published in the
+    `-shm` index just after its last WAL write, which is what the signal saw."""
+
+    db_path = "state.db"
+
+    def __init__(self) -> None:
+        self.polls = 0
+
+    def write_signal(self) -> _SignalOnce:
+        return _SignalOnce()
+
+    def change_watcher(self, care_about: Any = ()) -> Any:
+        store = self
+
+        class Watcher:
+            def poll(self) -> cli_live.Changes:
+                store.polls += 1  # 1: at start, 2: woken by the write but too early, 3: published
+                return cli_live.Changes(sessions_removed=1 if store.polls == 3 else 0)
+
+        return Watcher()
+
+
+def test_watch_polls_again_soon_when_a_signalled_poll_found_nothing() -> None:
+    """`watch` woken by a write whose commit is not yet visible looks again `RECHECK_S` later,
+    not at its next interval (a minute here): the flake of the end-to-end test above, made exact."""
+    seen = threading.Event()
+
+    class Recording(cli_live.Stream):
+        def emit(self, obj: dict[str, Any], text: str | list[str]) -> None:
+            seen.set()
+
+        def note(self, text: str) -> None:
+            pass
+
+    stop = cli_live.Stop()
+    store = _PublishedLateStore()
+    thread = threading.Thread(
+        target=cli_live.watch_store, args=(store, Recording(interval=60.0), stop), daemon=True
+    )
+    thread.start()
+    try:
+        assert seen.wait(TIMEOUT), f"the change was not reported; {store.polls} polls"
+        assert store.polls == 3
+    finally:
+        stop.set()
+        thread.join(TIMEOUT)
+    assert not thread.is_alive()
