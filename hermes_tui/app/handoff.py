@@ -25,10 +25,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from hermes_tui.app import cpu_share
-from hermes_tui.state import hermes_root
+from hermes_tui.app.render import pretty_json
+from hermes_tui.state import hermes_root, tool_call_fields
 
 DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume {id} {tui}"
 RESUME_ENV = "HERMES_TUI_RESUME"
@@ -179,6 +180,19 @@ def first_code_block(text: str) -> str | None:
     """The body of the first fenced code block (``` or ~~~) in Markdown ``text``, or None."""
     match = _FENCE.search(text)
     return match.group(2).rstrip("\n") if match else None
+
+
+def tool_calls_text(calls: Sequence[Any]) -> str:
+    """A message's tool calls as text to paste: each call's name on a line, then its arguments
+    (JSON indented, as the transcript's folds show them), a blank line between two calls. Raw,
+    as the agent wrote them, like a copied message (the clipboard is not a terminal)."""
+    blocks = []
+    for call in calls:
+        name, args = tool_call_fields(call)
+        title = name if isinstance(name, str) and name else pretty_json(name) if name else "tool call"
+        shown = pretty_json(args) if args is not None and args != "" else ""
+        blocks.append(f"{title}\n{shown}" if shown else title)
+    return "\n\n".join(blocks)
 
 
 def count_label(text: str) -> str:

@@ -21,6 +21,7 @@ from hermes_tui.app.handoff import (
     pager_argv,
     profile_for_store,
     resume_argv,
+    tool_calls_text,
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
@@ -239,7 +240,7 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
             'rows = db.execute(\n    "SELECT * FROM refunds WHERE order_id = ? ORDER BY id", (order_id,)\n)'
         )
         # A focused fold (the first assistant turn's reasoning) names its own message: that one
-        # made only a tool call, so there is nothing to copy, which the toast says.
+        # made only a tool call, so m copies the call (its name and arguments).
         first_turn = next(r for r in rows if r["role"] == "assistant")
         assert not content_text(first_turn["content"])
         transcript.scroll_home(animate=False)
@@ -247,7 +248,8 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
         transcript.query(Fold).first().focus()
         await settle(pilot)
         await press_copy(pilot, "m")
-        assert any(f"Message {first_turn['id']} has no text" in t for t in toasts(app))
+        assert app.clipboard == tool_calls_text(first_turn["tool_calls"])
+        assert any(f"Copied the tool calls of message {first_turn['id']}" in t for t in toasts(app))
 
 
 def test_clipboard_text_and_code_blocks() -> None:
