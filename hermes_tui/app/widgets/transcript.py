@@ -398,6 +398,30 @@ def _highlighted(text: Text, terms: Sequence[str]) -> Text:
     return copy
 
 
+class MarkedRender:
+    """A renderable (a message's Markdown body) with the search terms marked in the lines it
+    renders to, so the hit keeps its Markdown: it used to be shown as its literal source, the
+    one way terms could be marked in a `Text`. A term cut by a line wrap is not marked."""
+
+    def __init__(self, renderable: RenderableType, terms: Sequence[str]) -> None:
+        self.renderable = renderable
+        self.terms = tuple(terms)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        natural = options.update(height=None)
+        for line in console.render_lines(self.renderable, natural, pad=False):
+            text = Text(end="")
+            for segment in line:
+                if not segment.control:
+                    text.append(segment.text, segment.style)
+            highlight_terms(text, self.terms)
+            yield from text.render(console)
+            yield Segment.line()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
+
+
 def part_classes(view: MessageView, match: bool) -> str:
     """CSS classes every widget of one message carries (role colour, hidden, hit)."""
     classes = ["msg", f"-role-{view.role if view.role in ROLES else 'other'}"]
@@ -732,8 +756,10 @@ def message_parts(
     header = message_header(view, match=True) if match else prepared.header
     body = prepared.body
     output = prepared.output
-    if match and view.role != "tool" and view.text:
-        body = _highlighted(Text(_body_source(view)), terms)  # the hit: literal, terms marked
+    if match and terms and isinstance(body, Text):
+        body = _highlighted(body, terms)
+    elif match and terms and body is not None:
+        body = MarkedRender(body, terms)  # the hit keeps its Markdown, terms marked
     if match and output is not None:
         output = _highlighted(output, terms)
     reasoning = prepared.reasoning
