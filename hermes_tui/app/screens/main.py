@@ -1490,8 +1490,16 @@ class MainScreen(Screen[None]):
         """Show a session from anywhere (palette, lineage) and move the list cursor to it. Over
         several stores ``profile`` names its store (default: the open transcript's)."""
         self._came_from_search = False
-        ids = self.session_list._ids
         profile = (profile or self.current_profile) if self.stores is not None else None
+        self._cursor_to(session_id, profile)
+        self._wanted = session_id
+        self._wanted_profile = profile
+        self._highlight_due.cancel()
+        self.load_session(session_id, message_id, terms, focus=True, profile=profile)
+
+    def _cursor_to(self, session_id: str, profile: str | None) -> None:
+        """Move the list cursor to a session (when the list holds it) without loading it again."""
+        ids = self.session_list._ids
         try:
             key = (profile, session_id) if self.stores is not None else session_id
             finder = getattr(ids, "index_or_none", None)
@@ -1503,10 +1511,6 @@ class MainScreen(Screen[None]):
                 self.session_list.cursor = ids.index(key)
         except (ValueError, AttributeError):
             pass  # filtered out of the list: still show it
-        self._wanted = session_id
-        self._wanted_profile = profile
-        self._highlight_due.cancel()
-        self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="find-merged", description="find a row")
     def find_merged_worker(self, ids: Any, key: Key) -> None:
@@ -1587,10 +1591,14 @@ class MainScreen(Screen[None]):
         search.step(delta)
 
     async def leave_search(self) -> None:
-        """Close the search pane: the transcript drops its hit marker and "hit i/N"."""
+        """Close the search pane: the transcript drops its hit marker and "hit i/N" where the
+        reader is, and the list cursor goes to the session it shows (a hit opened from the
+        search is what the user was reading; the cursor stayed on the row left before)."""
         self.remove_class("-searching")
         self._came_from_search = False
         self.refresh_bindings()
+        if self.current_session is not None and self._wanted == self.current_session:
+            self._cursor_to(self.current_session, self.current_profile)
         loaded = self._last_loaded
         if loaded is None or loaded.target_id is None or loaded.session_id != self.current_session:
             return
@@ -1598,7 +1606,7 @@ class MainScreen(Screen[None]):
         self._last_loaded = plain
         transcript = self.query_one("#transcript", TranscriptView)
         if transcript.data is loaded.data:
-            await transcript.show(loaded.data)
+            await transcript.clear_hit()
         transcript.show_subtitle(self._transcript_subtitle(plain))
 
     def action_back(self) -> None:

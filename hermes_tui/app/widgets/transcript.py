@@ -1538,6 +1538,17 @@ class TranscriptView(VerticalScroll, can_focus=True):
         if saved is not None and saved != current:
             await self._rerender(saved)
 
+    async def clear_hit(self) -> None:
+        """Forget the search hit: its message is drawn plain again in place, so the reader's
+        place, the window and the current message stay (the search pane closed)."""
+        self._saved_hit = (None, ())
+        if self._find_current is not None:
+            return  # the find's match is marked now; closing the find restores no hit
+        index = self._marked_index()
+        self.target_id, self.terms = None, ()
+        if index is not None:
+            await self._rerender(index)
+
     def _show_count(self, text: str) -> None:
         bar = self.find_bar
         if bar is not None:
