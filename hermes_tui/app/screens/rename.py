@@ -43,11 +43,12 @@ class RenameDialog(ActionDialog[str | None]):
             yield Static(Text(f"Rename session {self.session_id}", style="bold"), id="dialog-title")
             yield Input(placeholder="title (empty clears it)", id="rename-input", select_on_focus=False)
             yield Static(Text(""), id="rename-check")
-            yield Static(Text(""), id="status")
-            with Horizontal(id="buttons"):
-                yield Button("Rename (enter)", id="ok", variant="primary")
-                yield Button("Suggest (ctrl+s)", id="suggest")
-                yield Button("Cancel (esc)", id="cancel")
+            with Vertical(id="dialog-keys"):
+                yield Static(Text(""), id="status", classes="-empty")
+                with Horizontal(id="buttons"):
+                    yield Button("Rename (enter)", id="ok", variant="primary")
+                    yield Button("Suggest (ctrl+s)", id="suggest")
+                    yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#rename-input", Input).disabled = True
