@@ -96,12 +96,14 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Find"),  # `/` in the transcript finds in it
         ("z", "screen.zoom", "Zoom"),
+        ("ctrl+s", "screen.toggle_pane('list')", "List"),
     ),
     "#lineage": (
         ("enter", "jump", "Open session"),
         ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Search"),
         ("z", "screen.zoom", "Zoom"),
+        ("ctrl+s", "screen.toggle_pane('list')", "List"),
     ),
     "#search": (("escape", "screen.back", "Back"),),
 }
@@ -225,7 +227,9 @@ class MainScreen(Screen[None]):
         Binding("less_than_sign,ctrl+left", "resize_list(-1)", "Narrower session list", show=False),
         Binding("greater_than_sign,ctrl+right", "resize_list(1)", "Wider session list", show=False),
         Binding("equals_sign", "resize_list(0)", "Session list at its automatic width", show=False),
-        Binding("ctrl+b", "toggle_pane('list')", "Show/hide the session list", show=False),
+        # ctrl+b is tmux's prefix (tmux never passes it on): ctrl+s (s for sessions, as `s`
+        # focuses them) works everywhere.
+        Binding("ctrl+b,ctrl+s", "toggle_pane('list')", "Show/hide the session list", show=False),
         Binding("ctrl+l", "toggle_pane('lineage')", "Show/hide the lineage", show=False),
         Binding("ctrl+t", "toggle_pane('transcript')", "Show/hide the transcript", show=False),
         Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
