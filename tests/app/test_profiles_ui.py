@@ -794,3 +794,41 @@ async def test_all_profiles_at_120_columns_show_the_profile_column(tmp_path: Pat
         assert "Profile" in header, header
         first = "".join(seg.text for seg in sessions.render_line(1))
         assert "work" in first or "default" in first or "zeta" in first, first
+
+
+# ---------------------------------------------------------------------- #33: p in --demo
+async def test_p_on_the_demo_says_there_are_no_other_profiles(demo_db: Path) -> None:
+    """In `--demo` (a store outside any Hermes home, and no ~/.hermes) `p` opened the demo beside
+    a "default: missing" badge; it says there is no other profile and leaves the list alone."""
+    app = make_app(demo_db, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        total = screen.session_list.total
+        await pilot.press("p")
+        await settle(pilot, 3)
+        assert screen.stores is None and screen.session_list.total == total
+        messages = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("No other profiles:") for m in messages), messages
+        assert "missing" not in str(screen.query_one("#info", Static).render())
+
+
+async def test_p_leaves_out_profile_folders_without_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile folder without `state.db` is not opened as a "missing" badge by `p` (it still
+    is one with `--all`, which asks for every folder); the stores that exist open."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    (home / "profiles" / "empty").mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    app = make_app(home / "state.db")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        assert screen.stores is not None
+        assert sorted(screen.stores.profiles) == ["default", "work", "zeta"]
+        assert "missing" not in str(screen.query_one("#info", Static).render())

@@ -59,7 +59,7 @@ from hermes_tui.app.widgets.transcript import (
     prepare_first_window,
 )
 from hermes_tui.safe_text import cell_width, inert, one_line
-from hermes_tui.state import SessionDB, SessionFilter, StoreError
+from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
     from hermes_tui.app.app import HermesApp
@@ -950,17 +950,34 @@ class MainScreen(Screen[None]):
         if self.state not in {"ready"}:
             return
         if self.stores is None:
-            choice = all_stores(StoreChoice(paths=(self.hermes.db_path,)))
-            self.notify("Opening every profile's store…", timeout=2)
-            self.open_stores(choice)
+            self.widen_profiles_worker(StoreChoice(paths=(self.hermes.db_path,)), None)
             return
         current = self.stores.current
         if len(self.stores.profiles) <= 1 and not self.stores.choice.all_profiles:
-            self.notify("Opening every profile's store…", timeout=2)  # one open: widen to all
-            self.open_stores(all_stores(self.stores.choice, current))
+            self.widen_profiles_worker(self.stores.choice, current)  # one open: widen to all
             return
         narrowed = self.profile_filter is None and current is not None
         self._set_profile_filter((current,) if narrowed and current else None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="widen", description="find profiles")
+    def widen_profiles_worker(self, choice: StoreChoice, current: str | None) -> None:
+        """`p` with one store open: open it with every other store that exists (a stat per
+        profile folder, here in a worker). A store that is not there is left out rather than
+        shown as a "missing" badge nobody asked for (`--demo`, a lone `--db` file, a home with
+        one profile); with none, `p` says so."""
+        wide = all_stores(choice, current)
+        refs, here = wide.refs()
+        existing = [r for r in refs if r.status != StoreStatus.MISSING]
+        if not any(r.profile != here for r in existing):
+            root = self.hermes.display_path(hermes_root(choice.home))
+            self.app.call_from_thread(
+                self.notify, f"No other profiles: {root} holds no other store.", timeout=4, markup=False
+            )
+            return
+        found = tuple(r.profile for r in existing if r.origin != "path")
+        chosen = StoreChoice(profiles=found, paths=choice.paths, home=choice.home, prefer=wide.prefer or here)
+        self.app.call_from_thread(self.notify, "Opening every profile's store…", timeout=2)
+        self.app.call_from_thread(self.open_stores, chosen)
 
     def _set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
         if profiles == self.profile_filter:
