@@ -14,10 +14,16 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app.render import one_line
 from hermes_tui.app.screens.dialog_base import GAVE_UP_WAITING, ActionDialog, error_text
+from hermes_tui.state import TitleError
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.state import SessionDB
+
+
+#: The status when the title was taken between the check and the write: the check line (run
+#: again) says by which session, so the status does not name it a second time.
+TAKEN = "Not renamed, nothing was written: the title was taken meanwhile."
 
 
 class RenameDialog(ActionDialog[str | None]):
@@ -172,13 +178,16 @@ class RenameDialog(ActionDialog[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rename-apply", description="rename")
     def apply_worker(self, text: str) -> None:
-        def write() -> tuple[bool, str]:
-            ok = self.db.set_session_title(self.session_id, text.strip() or None)
+        def write() -> tuple[bool, str] | None:
+            try:
+                ok = self.db.set_session_title(self.session_id, text.strip() or None)
+            except TitleError:
+                return None  # taken since the check: the check line, run again, names the holder
             return ok, self.db.get_session_title(self.session_id) or ""
 
         result, error = self.watched_write(write, gave_up=f"{GAVE_UP_WAITING}; nothing was written")
         if result is None:
-            self.app.call_from_thread(self._failed, error or "")
+            self.app.call_from_thread(self._failed, error or TAKEN)
             return
         ok, title = result
         if not ok:
