@@ -170,6 +170,27 @@ def editor_argv(env: Mapping[str, str] | None = None) -> list[str] | None:
     return _program(configured + list(EDITOR_FALLBACKS), env)
 
 
+#: Pagers and editors that take ``+LINE`` to start at that line (a file's, or stdin's for less).
+STARTS_AT_LINE = frozenset({"less", "vi", "vim", "nvim", "view", "nano", "emacs"})
+
+
+def at_line(argv: Sequence[str], line: int) -> list[str]:
+    """``argv`` opening at ``line`` (1-based) when its program takes ``+LINE``; else as it is."""
+    if line > 1 and argv and Path(argv[0]).name in STARTS_AT_LINE:
+        return [*argv, f"+{line}"]
+    return list(argv)
+
+
+def message_line(markdown: str, number: int) -> int:
+    """The line (1-based) of message ``number``'s heading (``## 3. assistant — …``) in a
+    session's Markdown (`hermes_tui.exporting.to_markdown`); 1 when it is not there."""
+    heading = f"## {number}. "
+    for n, line in enumerate(markdown.splitlines(), 1):
+        if line.startswith(heading):
+            return n
+    return 1
+
+
 def clipboard_text(text: str) -> str:
     """Store text as it goes to the clipboard: unchanged but for NULs (OSC 52 is base64, so
     escape bytes cannot reach the terminal, but a NUL cuts the paste short in most programs)."""

@@ -19,10 +19,12 @@ from hermes_tui.app import actions
 from hermes_tui.app.actions import ActionSpec, need_session
 from hermes_tui.app.handoff import (
     TemplateError,
+    at_line,
     clipboard_text,
     count_label,
     editor_argv,
     first_code_block,
+    message_line,
     pager_argv,
     run_editor,
     run_pager,
@@ -99,12 +101,16 @@ def message_copy(db: SessionDB, view: MessageView) -> tuple[str, bool]:
     raise LookupError(f"message {view.id} is no longer in session {view.session_id}")
 
 
-def _session_markdown(db: SessionDB, session_id: str) -> tuple[str, str]:
-    """``(markdown, filename)`` of a session, through `exporting` (already inert)."""
+def _session_markdown(db: SessionDB, session_id: str, message_id: int | None = None) -> tuple[str, str, int]:
+    """``(markdown, filename, line)`` of a session, through `exporting` (already inert); ``line``
+    is where message ``message_id``'s heading is in it (1 when none is given or found)."""
     exported = db.export_session(session_id)
     if not exported:
         raise LookupError(f"session {session_id} not found")
-    return to_markdown(exported), markdown_filename(exported)
+    markdown = to_markdown(exported)
+    ids = [m.get("id") for m in exported.get("messages") or []]
+    line = message_line(markdown, ids.index(message_id) + 1) if message_id in ids else 1
+    return markdown, markdown_filename(exported), line
 
 
 # ---------------------------------------------------------------------- copy
@@ -196,7 +202,8 @@ def _show_outside(
 ) -> None:
     """The target session as Markdown handed to a terminal program: ``run(argv, markdown,
     filename)`` with the app suspended, once a worker has read it. ``missing`` is the warning
-    when no such program is found (``argv`` None)."""
+    when no such program is found (``argv`` None). A program that takes ``+LINE`` opens at the
+    current message when it is in that session."""
     sid = need_session(screen)
     if sid is None:
         return
@@ -204,16 +211,19 @@ def _show_outside(
         screen.notify(missing, severity="warning")
         return
     found = argv
+    view = current_message(screen)
+    message_id = view.id if view is not None and view.session_id == sid else None
 
-    def done(result: tuple[str, str]) -> None:
+    def done(result: tuple[str, str, int]) -> None:
+        markdown, filename, line = result
         try:
-            _run_suspended(screen, lambda: run(found, result[0], result[1]))
+            _run_suspended(screen, lambda: run(at_line(found, line), markdown, filename))
         except OSError as exc:
             screen.notify(
                 error_text(exc), title=f"Could not run the {program}", severity="error", markup=False
             )
 
-    _in_worker(screen, what, lambda db: _session_markdown(db, sid), done)
+    _in_worker(screen, what, lambda db: _session_markdown(db, sid, message_id), done)
 
 
 def pager(screen: MainScreen) -> None:
@@ -266,7 +276,7 @@ SPECS: tuple[ActionSpec, ...] = (
         pager,
         show=False,
         palette="Read the session in the pager",
-        help="the session as Markdown in $PAGER",
+        help="the session as Markdown in $PAGER (less opens at the current message)",
     ),
     ActionSpec(
         "editor",
@@ -275,7 +285,7 @@ SPECS: tuple[ActionSpec, ...] = (
         editor,
         show=False,
         palette="Open the session in the editor",
-        help="a read-only temporary Markdown copy in $EDITOR, removed afterwards",
+        help="a read-only temporary Markdown copy in $EDITOR at the current message, removed afterwards",
     ),
 )
 
