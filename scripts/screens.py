@@ -1,13 +1,15 @@
 """Regenerate `screenshots/`: an SVG (and a PNG when cairosvg is installed) of each main state.
 
 Built from a fresh demo database with a fixed clock and theme, so reruns are reproducible:
-    .venv/bin/python scripts/screens.py
+    .venv/bin/python scripts/screens.py            # every state
+    .venv/bin/python scripts/screens.py 17 21      # the states whose names start so
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -132,6 +134,19 @@ async def s_copy(pilot: Pilot[None], db: Path) -> None:
     await settle(pilot)
 
 
+async def s_rename(pilot: Pilot[None], db: Path) -> None:
+    await open_title(pilot, db, "Nightly backup report")
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await pilot.press("r")
+    await settle(pilot)
+
+
+async def s_stats(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+    await pilot.press("S")
+    await settle(pilot)
+
+
 async def s_find(pilot: Pilot[None], db: Path) -> None:
     await open_title(pilot, db, "Fix flaky CI on the payments service", "ctrl+f", *"passed")
     await settle(pilot)
@@ -153,6 +168,15 @@ STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("13-trash", s_trash, (120, 40)),
     ("14-copy-menu", s_copy, (120, 40)),
     ("15-find-in-transcript", s_find, (120, 40)),
+    # Every dialog at 80×24, the smallest size they fit with their keys in sight.
+    ("17-prune-80x24", s_prune, (80, 24)),
+    ("18-delete-80x24", s_delete, (80, 24)),
+    ("19-export-80x24", s_export, (80, 24)),
+    ("20-rename-80x24", s_rename, (80, 24)),
+    ("21-trash-80x24", s_trash, (80, 24)),
+    ("22-stats-80x24", s_stats, (80, 24)),
+    ("23-help-80x24", s_help, (80, 24)),
+    ("24-copy-menu-80x24", s_copy, (80, 24)),
 ]
 
 
@@ -170,9 +194,23 @@ def to_png(svg: Path) -> Path | None:
     return png
 
 
-async def shoot(db: Path) -> list[Path]:
+def fresh_copy(master: Path, name: str) -> Path:
+    """A private copy of the demo database for one state (the delete and trash states write)."""
+    folder = master.parent / name
+    folder.mkdir()
+    for suffix in ("", "-wal"):
+        source = Path(f"{master}{suffix}")
+        if source.exists():
+            shutil.copy(source, folder / f"state.db{suffix}")
+    return folder / "state.db"
+
+
+async def shoot(master: Path, only: tuple[str, ...] = ()) -> list[Path]:
     made: list[Path] = []
     for name, step, size in STATES:
+        if only and not name.startswith(only):
+            continue
+        db = fresh_copy(master, name)
         app = HermesApp(db, now=lambda: NOW, theme="textual-dark", path_label="state.db")
         async with app.run_test(size=size) as pilot:
             await step(pilot, db)
@@ -191,7 +229,7 @@ def main() -> int:
         # Never the user's own settings: a key press here must not change (or read) them.
         os.environ["HERMES_TUI_CONFIG"] = str(Path(tmp) / "settings.toml")
         db = build_demo(Path(tmp) / "state.db", base=BASE)
-        for path in asyncio.run(shoot(db)):
+        for path in asyncio.run(shoot(db, tuple(sys.argv[1:]))):
             print(path.relative_to(ROOT))
     return 0
 

@@ -81,6 +81,10 @@ class PickOptions:
     output: Literal["id", "resume"] = "id"
 
 
+#: Terminals with fewer rows are "short" (the `-short` class): 80×24 is the size to fit.
+SHORT_ROWS = 30
+
+
 class HermesApp(App[Handoff]):
     """Browser over one `state.db`; never changes the file's structure, browsing never writes."""
 
@@ -144,6 +148,11 @@ class HermesApp(App[Handoff]):
             from hermes_tui.app.widgets.session_list import PAGE_SIZE
 
             self.prefetch = OpenPrefetch(self.db_path, read_only, PAGE_SIZE)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """``-short`` on a terminal under `SHORT_ROWS` rows: the dialogs drop their margins and
+        draw one-line buttons there, so each fits with its keys in sight (styles/dialogs.tcss)."""
+        self.set_class(event.size.height < SHORT_ROWS, "-short")
 
     def get_default_screen(self) -> Screen[None]:
         from hermes_tui.app.screens.main import MainScreen

@@ -31,11 +31,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from hermes_tui.app import cpu_share
+from hermes_tui.app.render import pretty_json
 from hermes_tui.safe_text import one_line
-from hermes_tui.state import default_db_path, hermes_root
+from hermes_tui.state import default_db_path, hermes_root, tool_call_fields
 
 #: ``--resume=ID`` (one word): an id starting with ``-`` is never read as an option.
 DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume={id} {tui}"
@@ -287,6 +288,27 @@ def editor_argv(env: Mapping[str, str] | None = None) -> list[str] | None:
     return _program(configured + list(EDITOR_FALLBACKS), env)
 
 
+#: Pagers and editors that take ``+LINE`` to start at that line (a file's, or stdin's for less).
+STARTS_AT_LINE = frozenset({"less", "vi", "vim", "nvim", "view", "nano", "emacs"})
+
+
+def at_line(argv: Sequence[str], line: int) -> list[str]:
+    """``argv`` opening at ``line`` (1-based) when its program takes ``+LINE``; else as it is."""
+    if line > 1 and argv and Path(argv[0]).name in STARTS_AT_LINE:
+        return [*argv, f"+{line}"]
+    return list(argv)
+
+
+def message_line(markdown: str, number: int) -> int:
+    """The line (1-based) of message ``number``'s heading (``## 3. assistant — …``) in a
+    session's Markdown (`hermes_tui.exporting.to_markdown`); 1 when it is not there."""
+    heading = f"## {number}. "
+    for n, line in enumerate(markdown.splitlines(), 1):
+        if line.startswith(heading):
+            return n
+    return 1
+
+
 def clipboard_text(text: str) -> str:
     """Store text as it goes to the clipboard: unchanged but for NULs (OSC 52 is base64, so
     escape bytes cannot reach the terminal, but a NUL cuts the paste short in most programs)."""
@@ -297,6 +319,19 @@ def first_code_block(text: str) -> str | None:
     """The body of the first fenced code block (``` or ~~~) in Markdown ``text``, or None."""
     match = _FENCE.search(text)
     return match.group(2).rstrip("\n") if match else None
+
+
+def tool_calls_text(calls: Sequence[Any]) -> str:
+    """A message's tool calls as text to paste: each call's name on a line, then its arguments
+    (JSON indented, as the transcript's folds show them), a blank line between two calls. Raw,
+    as the agent wrote them, like a copied message (the clipboard is not a terminal)."""
+    blocks = []
+    for call in calls:
+        name, args = tool_call_fields(call)
+        title = name if isinstance(name, str) and name else pretty_json(name) if name else "tool call"
+        shown = pretty_json(args) if args is not None and args != "" else ""
+        blocks.append(f"{title}\n{shown}" if shown else title)
+    return "\n\n".join(blocks)
 
 
 def count_label(text: str) -> str:

@@ -19,17 +19,20 @@ from hermes_tui.app import actions
 from hermes_tui.app.actions import ActionSpec, need_session
 from hermes_tui.app.handoff import (
     ResumeError,
+    at_line,
     clipboard_text,
     count_label,
     editor_argv,
     first_code_block,
+    message_line,
     pager_argv,
     run_editor,
     run_pager,
+    tool_calls_text,
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.dialog_base import error_text
-from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript import TranscriptView, call_list
 from hermes_tui.exporting import markdown_filename, to_markdown
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import content_text
@@ -82,42 +85,36 @@ def resume(screen: MainScreen) -> None:
     _in_worker(screen, "resume", lambda db: compression_tip(db, sid), app.resume_session)
 
 
-# ---------------------------------------------------------------------- the focused message
-def focused_message(screen: MainScreen) -> MessageView | None:
-    """The transcript message the user is on: the one holding the focused fold, else the search
-    hit when it is in view, else the first message in view."""
-    transcript = screen.query_one("#transcript", TranscriptView)
-    focused = screen.focused
-    if focused is not None and focused is not transcript and transcript in focused.ancestors:
-        current: MessageView | None = None
-        for child in transcript.children:
-            if isinstance(child, MessageBlock):
-                current = child.view
-            if child is focused:
-                return current
-    top, bottom = transcript.scroll_y, transcript.scroll_y + transcript.scrollable_content_region.height
-    blocks = [c for c in transcript.children if isinstance(c, MessageBlock)]
-    visible = [b for b in blocks if b.virtual_region.bottom > top and b.virtual_region.y < bottom]
-    for block in visible:
-        if block.view.id == transcript.target_id:
-            return block.view
-    return visible[0].view if visible else (blocks[0].view if blocks else None)
+# ---------------------------------------------------------------------- the current message
+def current_message(screen: MainScreen) -> MessageView | None:
+    """The transcript message the user is on: the transcript's one current message (a find or
+    search hit, a focused fold, Home/End, else the first message on screen)."""
+    return screen.query_one("#transcript", TranscriptView).current_message()
 
 
-def _message_text(db: SessionDB, view: MessageView) -> str:
-    """The stored content of one message (raw, as the agent wrote it)."""
+def message_copy(db: SessionDB, view: MessageView) -> tuple[str, bool]:
+    """``(text, from_calls)``: the stored content of one message (raw, as the agent wrote it),
+    or, when it has none, its tool calls' names and arguments (`tool_calls_text`)."""
     for row in db.get_messages(view.session_id, include_inactive=True):
         if row.get("id") == view.id:
-            return content_text(row.get("content"))
+            text = content_text(row.get("content"))
+            calls = call_list(row.get("tool_calls"))
+            if not text.strip() and calls:
+                return tool_calls_text(calls), True
+            return text, False
     raise LookupError(f"message {view.id} is no longer in session {view.session_id}")
 
 
-def _session_markdown(db: SessionDB, session_id: str) -> tuple[str, str]:
-    """``(markdown, filename)`` of a session, through `exporting` (already inert)."""
+def _session_markdown(db: SessionDB, session_id: str, message_id: int | None = None) -> tuple[str, str, int]:
+    """``(markdown, filename, line)`` of a session, through `exporting` (already inert); ``line``
+    is where message ``message_id``'s heading is in it (1 when none is given or found)."""
     exported = db.export_session(session_id)
     if not exported:
         raise LookupError(f"session {session_id} not found")
-    return to_markdown(exported), markdown_filename(exported)
+    markdown = to_markdown(exported)
+    ids = [m.get("id") for m in exported.get("messages") or []]
+    line = message_line(markdown, ids.index(message_id) + 1) if message_id in ids else 1
+    return markdown, markdown_filename(exported), line
 
 
 # ---------------------------------------------------------------------- copy
@@ -141,25 +138,26 @@ def copy_choice(screen: MainScreen, key: str) -> None:
     """Copy what ``key`` names (see `CopyMenu`)."""
     app: HermesApp = screen.hermes
     if key in {"m", "c"}:
-        view = focused_message(screen)
+        view = current_message(screen)
         if view is None:
             screen.notify("No message is shown: open a session first.", severity="warning")
             return
 
-        def message_done(text: str) -> None:
-            block = first_code_block(text) if key == "c" else text
+        def message_done(found: tuple[str, bool]) -> None:
+            text, from_calls = found
             if not text:
                 screen.notify(f"Message {view.id} has no text.", severity="warning")
-            elif block is None:
-                screen.notify(f"Message {view.id} has no code block.", severity="warning")
+            elif key == "m":
+                what = f"the tool calls of message {view.id}" if from_calls else f"message {view.id}"
+                _copied(screen, what, text)
             else:
-                _copied(
-                    screen,
-                    f"message {view.id}" if key == "m" else f"the code block of message {view.id}",
-                    block,
-                )
+                block = None if from_calls else first_code_block(text)
+                if block is None:
+                    screen.notify(f"Message {view.id} has no code block.", severity="warning")
+                else:
+                    _copied(screen, f"the code block of message {view.id}", block)
 
-        _in_worker(screen, "copy the message", lambda db: _message_text(db, view), message_done)
+        _in_worker(screen, "copy the message", lambda db: message_copy(db, view), message_done)
         return
     sid = need_session(screen)
     if sid is None:
@@ -208,7 +206,8 @@ def _show_outside(
 ) -> None:
     """The target session as Markdown handed to a terminal program: ``run(argv, markdown,
     filename)`` with the app suspended, once a worker has read it. ``missing`` is the warning
-    when no such program is found (``argv`` None)."""
+    when no such program is found (``argv`` None). A program that takes ``+LINE`` opens at the
+    current message when it is in that session."""
     sid = need_session(screen)
     if sid is None:
         return
@@ -216,10 +215,13 @@ def _show_outside(
         screen.notify(missing, severity="warning")
         return
     found = argv
+    view = current_message(screen)
+    message_id = view.id if view is not None and view.session_id == sid else None
 
-    def done(result: tuple[str, str]) -> None:
+    def done(result: tuple[str, str, int]) -> None:
+        markdown, filename, line = result
         try:
-            _run_suspended(screen, lambda: run(found, result[0], result[1]))
+            _run_suspended(screen, lambda: run(at_line(found, line), markdown, filename))
         except OSError as exc:
             screen.notify(
                 one_line(error_text(exc), 300),
@@ -228,7 +230,7 @@ def _show_outside(
                 markup=False,
             )
 
-    _in_worker(screen, what, lambda db: _session_markdown(db, sid), done)
+    _in_worker(screen, what, lambda db: _session_markdown(db, sid, message_id), done)
 
 
 def pager(screen: MainScreen) -> None:
@@ -281,7 +283,7 @@ SPECS: tuple[ActionSpec, ...] = (
         pager,
         show=False,
         palette="Read the session in the pager",
-        help="the session as Markdown in $PAGER",
+        help="the session as Markdown in $PAGER (less opens at the current message)",
     ),
     ActionSpec(
         "editor",
@@ -290,7 +292,7 @@ SPECS: tuple[ActionSpec, ...] = (
         editor,
         show=False,
         palette="Open the session in the editor",
-        help="a read-only temporary Markdown copy in $EDITOR, removed afterwards",
+        help="a read-only temporary Markdown copy in $EDITOR at the current message, removed afterwards",
     ),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.widgets import Button, Checkbox, Input, Static
@@ -91,6 +92,30 @@ async def test_rename_clash_names_the_holder(demo_db: Path) -> None:
         await settle(pilot)
         assert isinstance(app.screen, RenameDialog)
         assert title_of(demo_db, sid) == "Nightly backup report"
+
+
+async def test_rename_taken_meanwhile_names_the_holder_once(demo_db: Path) -> None:
+    """Another session takes the title between the dialog's check and Enter: the write refuses
+    and the dialog names the holder once (the check line), where the status line repeated the
+    same sentence with a 'TitleError:' prefix. Real clock."""
+    sid = sid_of(demo_db, "Nightly backup report")
+    holder = sid_of(demo_db, "Kubernetes deploy rollback")
+    app = make_app(demo_db, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await open_on(pilot, sid)
+        dialog = await rename_to(pilot, "Brand new title")
+        assert "will be saved as: Brand new title" in plain(dialog.query_one("#rename-check", Static))
+        with SessionDB(demo_db, migrate=False) as db:  # another process, meanwhile
+            assert db.set_session_title(holder, "Brand new title")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, RenameDialog)
+        check = plain(dialog.query_one("#rename-check", Static))
+        status = plain(dialog.query_one("#status", Static))
+        assert f"already in use by session {holder}" in check
+        assert (check + status).count(holder) == 1, (check, status)
+        assert "TitleError" not in status and "nothing was written" in status
+    assert title_of(demo_db, sid) == "Nightly backup report"
 
 
 async def test_rename_too_long_and_suggest(demo_db: Path) -> None:

@@ -10,6 +10,7 @@ import shlex
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -24,17 +25,20 @@ from hermes_tui.app.handoff import (
     ResumeSettings,
     ResumeTarget,
     TemplateError,
+    at_line,
     build_resume_command,
     clipboard_text,
     command_text,
     editor_argv,
     first_code_block,
+    message_line,
     pager_argv,
     profile_for_store,
     resume_argv,
     resume_target,
     shell_word,
     shown_command,
+    tool_calls_text,
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
@@ -350,7 +354,7 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
             'rows = db.execute(\n    "SELECT * FROM refunds WHERE order_id = ? ORDER BY id", (order_id,)\n)'
         )
         # A focused fold (the first assistant turn's reasoning) names its own message: that one
-        # made only a tool call, so there is nothing to copy, which the toast says.
+        # made only a tool call, so m copies the call (its name and arguments).
         first_turn = next(r for r in rows if r["role"] == "assistant")
         assert not content_text(first_turn["content"])
         transcript.scroll_home(animate=False)
@@ -358,7 +362,8 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
         transcript.query(Fold).first().focus()
         await settle(pilot)
         await press_copy(pilot, "m")
-        assert any(f"Message {first_turn['id']} has no text" in t for t in toasts(app))
+        assert app.clipboard == tool_calls_text(first_turn["tool_calls"])
+        assert any(f"Copied the tool calls of message {first_turn['id']}" in t for t in toasts(app))
 
 
 def test_clipboard_text_and_code_blocks() -> None:
@@ -430,6 +435,55 @@ async def test_no_pager_or_editor_is_a_clear_toast(
         await settle(pilot)
         assert any("No pager found" in t for t in toasts(app))
         assert any("No editor found" in t for t in toasts(app))
+
+
+async def test_pager_and_editor_open_at_the_current_message(
+    demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`v` and `E` on the message the reader is on (here: the one ctrl+f landed on) start the
+    pager and the editor at its heading when they take ``+LINE`` (less, vi, nano…); a pager that
+    does not is run as configured."""
+    sid, _tip = session_facts(demo_db, CODE_TITLE)
+    with SessionDB(demo_db, read_only=True, migrate=False) as db:
+        exported = db.export_session(sid)
+    assert exported is not None
+    markdown = to_markdown(exported)
+    numbers = {m["id"]: n for n, m in enumerate(exported["messages"], 1)}
+    fake_program(tmp_path / "bin", "less", tmp_path / "less", stdin=True)
+    fake_program(tmp_path / "bin", "vim", tmp_path / "vim", stat_file=True)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setenv("PAGER", "less -R")
+    monkeypatch.setenv("VISUAL", "vim")
+    app = make_app(demo_db, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await open_on(pilot, sid, focus_list=False)
+        transcript = main.query_one("#transcript", TranscriptView)
+        transcript.focus()
+        await pilot.press("ctrl+f", *"50 passed")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        hit = transcript.current_message()
+        assert hit is not None and numbers[hit.id] > 1
+        await pilot.press("v")
+        await settle(pilot)
+        await pilot.press("E")
+        await settle(pilot)
+    line = message_line(markdown, numbers[hit.id])
+    assert markdown.splitlines()[line - 1].startswith(f"## {numbers[hit.id]}. tool")
+    assert recorded_argv(tmp_path / "less") == ["-R", f"+{line}"]
+    assert Path(f"{tmp_path / 'less'}.stdin").read_text() == markdown
+    argv = recorded_argv(tmp_path / "vim")
+    assert argv[0] == f"+{line}" and argv[1].endswith(".md")
+
+
+def test_at_line_only_for_programs_that_take_it() -> None:
+    assert at_line(["less", "-R"], 12) == ["less", "-R", "+12"]
+    assert at_line(["/usr/bin/nvim"], 3) == ["/usr/bin/nvim", "+3"]
+    assert at_line(["bat", "--paging=always"], 12) == ["bat", "--paging=always"]
+    assert at_line(["less"], 1) == ["less"]
+    assert message_line("# T\n\n## 1. user — x\n\nhi\n\n## 2. assistant — y\n", 2) == 7
+    assert message_line("# T\n", 5) == 1
 
 
 def test_program_fallbacks(tmp_path: Path) -> None:

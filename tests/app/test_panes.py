@@ -3,6 +3,7 @@ lineage and transcript, remembered across restarts; the lineage pane's height fo
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -195,6 +196,26 @@ async def test_pane_keys_are_in_help(demo_db: Path) -> None:
         assert ("<, ctrl+left", "Narrower session list") in rows
         assert (">, ctrl+right", "Wider session list") in rows
         assert ("=", "Session list at its automatic width") in rows
-        assert ("ctrl+b", "Show/hide the session list") in rows
+        assert ("ctrl+b, ctrl+s", "Show/hide the session list") in rows
         assert ("ctrl+l", "Show/hide the lineage") in rows
         assert ("ctrl+t", "Show/hide the transcript") in rows
+
+
+async def test_ctrl_s_shows_and_hides_the_list_inside_tmux_too(demo_db: Path) -> None:
+    """ctrl+b is tmux's prefix, which tmux never passes on: ctrl+s does the same, and the footer
+    of the transcript and lineage panes names it (real clock)."""
+    app = make_app(demo_db, now=time.time)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _start(pilot)
+        transcript = screen.query_one("#transcript")
+        transcript.focus()
+        await settle(pilot)
+        shown = {b.key: b.description for b in (a.binding for a in screen.active_bindings.values()) if b.show}
+        assert shown.get("ctrl+s") == "List"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert not _shown(screen.session_list) and app.settings.show_list is False
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert _shown(screen.session_list) and app.settings.show_list is True
+        assert screen.focused is transcript  # showing the list leaves the reader where they are

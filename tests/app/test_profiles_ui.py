@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.stores import BrowserStores, StoreChoice
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList, layout_columns
+from hermes_tui.app.widgets.session_list import PROFILE_TITLE_MIN, SessionList, layout_columns
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
 from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
@@ -758,3 +759,76 @@ def test_an_order_seeded_ahead_is_dropped_when_a_store_changed(tmp_path: Path) -
         assert stores.order(SessionFilter(), "last_active", None, None, first=10) is not result
     finally:
         stores.close()
+
+
+# ---------------------------------------------------------------------- #33: the Profile column
+def test_the_profile_column_shows_wherever_the_title_keeps_its_room() -> None:
+    """The Profile column had a minimum list width of 60, while `PROFILE_DROPS` already gives
+    it room by dropping the less telling columns: at 120 columns, where the list with its
+    scrollbar is 59 cells, `--all` showed no Profile column."""
+    for width in range(36, 200):
+        keys = [c.key for c, _w in layout_columns(width, profile=True)]
+        title = next(w for c, w in layout_columns(width, profile=True) if c.key == "title")
+        with_profile = 1 + 2 + 12 + 10 + 4 + PROFILE_TITLE_MIN  # sel, mark, profile, time, 4 gaps
+        assert ("profile" in keys) == (width >= with_profile), (width, keys)
+        assert title >= PROFILE_TITLE_MIN or "profile" not in keys
+
+
+async def test_all_profiles_at_120_columns_show_the_profile_column(tmp_path: Path) -> None:
+    """`--all` at 120×40 over stores with more sessions than the list shows (so it has a
+    scrollbar), with the real clock: the header and every row carry the profile."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    with SessionDB(store_path(home, "work")) as db:
+        for n in range(60):
+            db.create_session(f"more-{n:02d}", "cli", model="test/model")
+            db.append_message(f"more-{n:02d}", "user", f"filler {n}")
+    app = federated_app(home, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, 3)
+        sessions = app.screen.query_one(SessionList)
+        await wait_for(pilot, lambda: sessions.total == 66)
+        assert sessions.show_profile and sessions.max_scroll_y > 0
+        width = sessions.scrollable_content_region.width
+        assert width < 60  # the width the old minimum hid the column at
+        header = "".join(seg.text for seg in sessions.render_line(0))
+        assert "Profile" in header, header
+        first = "".join(seg.text for seg in sessions.render_line(1))
+        assert "work" in first or "default" in first or "zeta" in first, first
+
+
+# ---------------------------------------------------------------------- #33: p in --demo
+async def test_p_on_the_demo_says_there_are_no_other_profiles(demo_db: Path) -> None:
+    """In `--demo` (a store outside any Hermes home, and no ~/.hermes) `p` opened the demo beside
+    a "default: missing" badge; it says there is no other profile and leaves the list alone."""
+    app = make_app(demo_db, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        total = screen.session_list.total
+        await pilot.press("p")
+        await settle(pilot, 3)
+        assert screen.stores is None and screen.session_list.total == total
+        messages = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("No other profiles:") for m in messages), messages
+        assert "missing" not in str(screen.query_one("#info", Static).render())
+
+
+async def test_p_leaves_out_profile_folders_without_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile folder without `state.db` is not opened as a "missing" badge by `p` (it still
+    is one with `--all`, which asks for every folder); the stores that exist open."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    (home / "profiles" / "empty").mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(home))
+    app = make_app(home / "state.db")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        assert screen.stores is not None
+        assert sorted(screen.stores.profiles) == ["default", "work", "zeta"]
+        assert "missing" not in str(screen.query_one("#info", Static).render())

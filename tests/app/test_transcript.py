@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+from rich.console import Console, RenderableType
 from rich.markdown import Markdown
+from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
@@ -15,6 +17,7 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.styles import stylesheet_paths
 from hermes_tui.app.widgets.transcript import (
     Fold,
+    MarkedRender,
     MessageBlock,
     MessagePart,
     TranscriptData,
@@ -39,6 +42,27 @@ def widget_text(widget: Widget) -> str:
 def transcript_text(transcript: TranscriptView) -> str:
     """Every mounted message part's lines, in order."""
     return "\n".join(widget_text(part) for part in transcript.query(MessagePart))
+
+
+def drawn_text(renderable: RenderableType, width: int = 100) -> Text:
+    """What a renderable draws at ``width``, as a Text whose spans keep each piece's style."""
+    console = Console(width=width, color_system="truecolor", force_terminal=True)
+    text = Text()
+    for line in console.render_lines(renderable, console.options, pad=False):
+        for segment in line:
+            text.append(segment.text, segment.style)
+        text.append("\n")
+    return text
+
+
+def marked_pieces(text: Text) -> list[str]:
+    """The pieces of ``text`` drawn in the search highlight (reverse video)."""
+    pieces = []
+    for span in text.spans:
+        style = span.style if isinstance(span.style, Style) else Style.parse(span.style)
+        if style.reverse:
+            pieces.append(text.plain[span.start : span.end])
+    return pieces
 
 
 def parts_of(transcript: TranscriptView, message_id: int) -> list[MessagePart]:
@@ -87,6 +111,24 @@ def test_parts_of_a_message_and_the_hit_does_not_mark_shared_text() -> None:
     assert fold.body.spans and not tool.prepared.output.spans  # type: ignore[union-attr]
     assert all(p.has_class("-match") for p in hit) and hit[-1].has_class("-end")
     assert not any(p.has_class("-end") for p in hit[:-1])
+
+
+def test_the_hit_keeps_its_markdown_with_the_terms_marked() -> None:
+    """A search or find hit used to be drawn as its Markdown source (``**``, backticks, fences)
+    to mark the terms; it is drawn as Markdown, the terms marked in what is drawn."""
+    source = "Use **logical replication** with `pg_dump`:\n\n```sql\nCREATE PUBLICATION pub;\n```\n"
+    view = message_view({"id": 5, "role": "assistant", "content": source})
+    block = message_parts(view, terms=("replication", "publication"), match=True)[0]
+    assert isinstance(block, MessageBlock)
+    plain = message_parts(view)[0]
+    assert isinstance(plain, MessageBlock)
+    assert block._memo is not None and plain._memo is not None
+    drawn = drawn_text(block._memo.renderable)
+    assert drawn.plain == drawn_text(plain._memo.renderable).plain  # drawn as the Markdown is
+    assert "**" not in drawn.plain and "`" not in drawn.plain and "logical replication" in drawn.plain
+    assert marked_pieces(drawn) == ["replication", "PUBLICATION"]
+    assert not marked_pieces(drawn_text(plain._memo.renderable))  # the shared Markdown is unmarked
+    assert "◆ match" in block._header.plain
 
 
 async def test_fold_toggles_on_click_enter_and_space(demo_db: Path) -> None:
@@ -201,4 +243,5 @@ async def test_markup_like_agent_text_renders_literally_everywhere() -> None:
         assert hit.match and hit.has_class("-match")
         rendered = hit._renderable()
         body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
-        assert isinstance(body, Text) and any(body.plain[s.start : s.end] == "INST" for s in body.spans)
+        assert isinstance(body, MarkedRender)  # the hit keeps its Markdown, "INST" marked in it
+        assert "INST" in marked_pieces(drawn_text(body))

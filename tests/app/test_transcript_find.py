@@ -32,7 +32,7 @@ from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
 from .test_actions import open_on, sid_of
-from .test_transcript import parts_of
+from .test_transcript import drawn_text, parts_of
 
 CI_SESSION = "Fix flaky CI on the payments service"
 
@@ -77,10 +77,10 @@ def marked_spans(text: Text, needle: str) -> list[str]:
 
 
 def body_text(block: MessageBlock) -> Text:
+    """A message block's body as drawn (a hit's Markdown is rendered, its terms marked)."""
     rendered = block._renderable()
     body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
-    assert isinstance(body, Text)
-    return body
+    return body if isinstance(body, Text) else drawn_text(body)
 
 
 THREE = [

@@ -91,7 +91,7 @@ def test_q_is_typed_while_searching_and_ctrl_q_quits(
     assert t.wait_exit() == 0
 
 
-def test_search_hit_opens_the_transcript_and_escape_returns_to_the_row(
+def test_search_hit_opens_the_transcript_and_escape_puts_the_cursor_on_it(
     peer_db: Callable[..., PeerDB], term, db_path: Path
 ) -> None:
     five_sessions(peer_db(), filler=40, hit_in="bravo", hit_at=31)
@@ -126,10 +126,12 @@ def test_search_hit_opens_the_transcript_and_escape_returns_to_the_row(
     match_row = t.find("◆ match")
     text_row = t.find("bravo message 31 mentions zebrafish once", last=True)
     assert match_row is not None and text_row is not None and text_row[0] == match_row[0] + 1
-    # Esc from the transcript goes back (through the results) to the list, on the row left before
+    # Esc from the transcript goes back (through the results) to the list, its cursor on the
+    # session read (issue #33: it stayed on the row left before, under another transcript)
     t.escape_until("Sessions 5")
     t.wait_until(lambda: cursor_title(t, titles) is not None, what="a cursor row in the list")
-    assert cursor_title(t, titles) == "Delta project"
+    assert cursor_title(t, titles) == "Bravo project"
+    assert "sess-bravo · cli" in t.screen_text() and "◆ match" not in t.screen_text()
     t.press("q")
     assert t.wait_exit() == 0
 

@@ -15,8 +15,8 @@ from textual.widgets import Static
 CHOICES: tuple[tuple[str, str, str], ...] = (
     ("i", "session id", "the session id"),
     ("r", "resume command", "the resume command"),
-    ("m", "focused message", "the message"),
-    ("c", "code block of the focused message", "the code block"),
+    ("m", "current message (its tool calls if it has no text)", "the message"),
+    ("c", "code block of the current message", "the code block"),
     ("t", "whole transcript as Markdown", "the transcript"),
 )
 

@@ -92,11 +92,12 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             yield Static(Text(f"Delete {noun}?", style="bold"), id="dialog-title")
             with VerticalScroll(id="dialog-body"):
                 yield Static(Text("reading…"), id="delete-plan")
-            yield ProgressBar(id="progress", show_eta=False)
-            yield Static(Text(""), id="status")
-            with Horizontal(id="buttons"):
-                yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
-                yield Button("Cancel (esc)", id="cancel")
+            with Vertical(id="dialog-keys"):
+                yield ProgressBar(id="progress", show_eta=False)
+                yield Static(Text(""), id="status", classes="-empty")
+                with Horizontal(id="buttons"):
+                    yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
+                    yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#cancel", Button).focus()

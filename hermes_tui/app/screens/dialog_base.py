@@ -92,7 +92,9 @@ class ActionDialog(ModalScreen[R]):
     def status(self, text: str | Text, style: str = "") -> None:
         """Show a line in `#status` (agent text must come in as `Text`; never markup)."""
         shown = text if isinstance(text, Text) else Text(text, style=style)
-        self.query_one("#status", Static).update(shown)
+        line = self.query_one("#status", Static)
+        line.update(shown)
+        line.set_class(not shown.plain, "-empty")  # an empty line gives its row back on a short screen
 
     def action_close(self) -> None:
         if self.busy:

@@ -76,11 +76,12 @@ class ExportDialog(ActionDialog[Path | None]):
             yield Label("path")
             yield Input(self.default_path(), id="export-path")
             yield MarkedCheckbox("overwrite an existing file", id="export-overwrite", compact=True)
-            yield Static(Text(""), id="status")
-            yield Static(Text(HINT), id="hint")
-            with Horizontal(id="buttons"):
-                yield Button("Export (ctrl+s)", id="confirm", variant="primary")
-                yield Button("Cancel (esc)", id="cancel")
+            with Vertical(id="dialog-keys"):
+                yield Static(Text(""), id="status", classes="-empty")
+                yield Static(Text(HINT), id="hint")
+                with Horizontal(id="buttons"):
+                    yield Button("Export (ctrl+s)", id="confirm", variant="primary")
+                    yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()

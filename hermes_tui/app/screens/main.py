@@ -60,7 +60,7 @@ from hermes_tui.app.widgets.transcript import (
 )
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
-from hermes_tui.state import SessionDB, SessionFilter, StoreError
+from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
     from hermes_tui.app.app import HermesApp
@@ -97,12 +97,14 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Find"),  # `/` in the transcript finds in it
         ("z", "screen.zoom", "Zoom"),
+        ("ctrl+s", "screen.toggle_pane('list')", "List"),
     ),
     "#lineage": (
         ("enter", "jump", "Open session"),
         ("L", "screen.live_tip", "Live tip"),
         ("slash", "screen.search", "Search"),
         ("z", "screen.zoom", "Zoom"),
+        ("ctrl+s", "screen.toggle_pane('list')", "List"),
     ),
     "#search": (("escape", "screen.back", "Back"),),
 }
@@ -226,7 +228,9 @@ class MainScreen(Screen[None]):
         Binding("less_than_sign,ctrl+left", "resize_list(-1)", "Narrower session list", show=False),
         Binding("greater_than_sign,ctrl+right", "resize_list(1)", "Wider session list", show=False),
         Binding("equals_sign", "resize_list(0)", "Session list at its automatic width", show=False),
-        Binding("ctrl+b", "toggle_pane('list')", "Show/hide the session list", show=False),
+        # ctrl+b is tmux's prefix (tmux never passes it on): ctrl+s (s for sessions, as `s`
+        # focuses them) works everywhere.
+        Binding("ctrl+b,ctrl+s", "toggle_pane('list')", "Show/hide the session list", show=False),
         Binding("ctrl+l", "toggle_pane('lineage')", "Show/hide the lineage", show=False),
         Binding("ctrl+t", "toggle_pane('transcript')", "Show/hide the transcript", show=False),
         Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
@@ -947,17 +951,34 @@ class MainScreen(Screen[None]):
         if self.state not in {"ready"}:
             return
         if self.stores is None:
-            choice = all_stores(StoreChoice(paths=(self.hermes.db_path,)))
-            self.notify("Opening every profile's store…", timeout=2)
-            self.open_stores(choice)
+            self.widen_profiles_worker(StoreChoice(paths=(self.hermes.db_path,)), None)
             return
         current = self.stores.current
         if len(self.stores.profiles) <= 1 and not self.stores.choice.all_profiles:
-            self.notify("Opening every profile's store…", timeout=2)  # one open: widen to all
-            self.open_stores(all_stores(self.stores.choice, current))
+            self.widen_profiles_worker(self.stores.choice, current)  # one open: widen to all
             return
         narrowed = self.profile_filter is None and current is not None
         self._set_profile_filter((current,) if narrowed and current else None)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="widen", description="find profiles")
+    def widen_profiles_worker(self, choice: StoreChoice, current: str | None) -> None:
+        """`p` with one store open: open it with every other store that exists (a stat per
+        profile folder, here in a worker). A store that is not there is left out rather than
+        shown as a "missing" badge nobody asked for (`--demo`, a lone `--db` file, a home with
+        one profile); with none, `p` says so."""
+        wide = all_stores(choice, current)
+        refs, here = wide.refs()
+        existing = [r for r in refs if r.status != StoreStatus.MISSING]
+        if not any(r.profile != here for r in existing):
+            root = self.hermes.display_path(hermes_root(choice.home))
+            self.app.call_from_thread(
+                self.notify, f"No other profiles: {root} holds no other store.", timeout=4, markup=False
+            )
+            return
+        found = tuple(r.profile for r in existing if r.origin != "path")
+        chosen = StoreChoice(profiles=found, paths=choice.paths, home=choice.home, prefer=wide.prefer or here)
+        self.app.call_from_thread(self.notify, "Opening every profile's store…", timeout=2)
+        self.app.call_from_thread(self.open_stores, chosen)
 
     def _set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
         if profiles == self.profile_filter:
@@ -1491,8 +1512,16 @@ class MainScreen(Screen[None]):
         """Show a session from anywhere (palette, lineage) and move the list cursor to it. Over
         several stores ``profile`` names its store (default: the open transcript's)."""
         self._came_from_search = False
-        ids = self.session_list._ids
         profile = (profile or self.current_profile) if self.stores is not None else None
+        self._cursor_to(session_id, profile)
+        self._wanted = session_id
+        self._wanted_profile = profile
+        self._highlight_due.cancel()
+        self.load_session(session_id, message_id, terms, focus=True, profile=profile)
+
+    def _cursor_to(self, session_id: str, profile: str | None) -> None:
+        """Move the list cursor to a session (when the list holds it) without loading it again."""
+        ids = self.session_list._ids
         try:
             key = (profile, session_id) if self.stores is not None else session_id
             finder = getattr(ids, "index_or_none", None)
@@ -1504,10 +1533,6 @@ class MainScreen(Screen[None]):
                 self.session_list.cursor = ids.index(key)
         except (ValueError, AttributeError):
             pass  # filtered out of the list: still show it
-        self._wanted = session_id
-        self._wanted_profile = profile
-        self._highlight_due.cancel()
-        self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="find-merged", description="find a row")
     def find_merged_worker(self, ids: Any, key: Key) -> None:
@@ -1588,10 +1613,14 @@ class MainScreen(Screen[None]):
         search.step(delta)
 
     async def leave_search(self) -> None:
-        """Close the search pane: the transcript drops its hit marker and "hit i/N"."""
+        """Close the search pane: the transcript drops its hit marker and "hit i/N" where the
+        reader is, and the list cursor goes to the session it shows (a hit opened from the
+        search is what the user was reading; the cursor stayed on the row left before)."""
         self.remove_class("-searching")
         self._came_from_search = False
         self.refresh_bindings()
+        if self.current_session is not None and self._wanted == self.current_session:
+            self._cursor_to(self.current_session, self.current_profile)
         loaded = self._last_loaded
         if loaded is None or loaded.target_id is None or loaded.session_id != self.current_session:
             return
@@ -1599,7 +1628,7 @@ class MainScreen(Screen[None]):
         self._last_loaded = plain
         transcript = self.query_one("#transcript", TranscriptView)
         if transcript.data is loaded.data:
-            await transcript.show(loaded.data)
+            await transcript.clear_hit()
         transcript.show_subtitle(self._transcript_subtitle(plain))
 
     def action_back(self) -> None:

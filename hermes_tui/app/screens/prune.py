@@ -143,12 +143,13 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 yield Static(Text("computing the preview…"), id="prune-preview")
             yield Static(Text(""), id="prune-excluded-summary", classes="-empty")
             yield ExcludedList(id="prune-excluded")
-            yield ProgressBar(id="progress", show_eta=False)
-            yield Static(Text(""), id="status")
-            yield Static(Text(HINT), id="hint")
-            with Horizontal(id="buttons"):
-                yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
-                yield Button("Cancel (esc)", id="cancel")
+            with Vertical(id="dialog-keys"):
+                yield ProgressBar(id="progress", show_eta=False)
+                yield Static(Text(""), id="status", classes="-empty")
+                yield Static(Text(HINT), id="hint")
+                with Horizontal(id="buttons"):
+                    yield Button("Delete (ctrl+d)", id="confirm", variant="error", disabled=True)
+                    yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#prune-days", Input).focus()

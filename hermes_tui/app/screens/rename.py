@@ -14,10 +14,16 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app.render import one_line
 from hermes_tui.app.screens.dialog_base import GAVE_UP_WAITING, ActionDialog, error_text
+from hermes_tui.state import TitleError
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.state import SessionDB
+
+
+#: The status when the title was taken between the check and the write: the check line (run
+#: again) says by which session, so the status does not name it a second time.
+TAKEN = "Not renamed, nothing was written: the title was taken meanwhile."
 
 
 class RenameDialog(ActionDialog[str | None]):
@@ -43,11 +49,12 @@ class RenameDialog(ActionDialog[str | None]):
             yield Static(Text(f"Rename session {self.session_id}", style="bold"), id="dialog-title")
             yield Input(placeholder="title (empty clears it)", id="rename-input", select_on_focus=False)
             yield Static(Text(""), id="rename-check")
-            yield Static(Text(""), id="status")
-            with Horizontal(id="buttons"):
-                yield Button("Rename (enter)", id="ok", variant="primary")
-                yield Button("Suggest (ctrl+s)", id="suggest")
-                yield Button("Cancel (esc)", id="cancel")
+            with Vertical(id="dialog-keys"):
+                yield Static(Text(""), id="status", classes="-empty")
+                with Horizontal(id="buttons"):
+                    yield Button("Rename (enter)", id="ok", variant="primary")
+                    yield Button("Suggest (ctrl+s)", id="suggest")
+                    yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#rename-input", Input).disabled = True
@@ -171,13 +178,16 @@ class RenameDialog(ActionDialog[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rename-apply", description="rename")
     def apply_worker(self, text: str) -> None:
-        def write() -> tuple[bool, str]:
-            ok = self.db.set_session_title(self.session_id, text.strip() or None)
+        def write() -> tuple[bool, str] | None:
+            try:
+                ok = self.db.set_session_title(self.session_id, text.strip() or None)
+            except TitleError:
+                return None  # taken since the check: the check line, run again, names the holder
             return ok, self.db.get_session_title(self.session_id) or ""
 
         result, error = self.watched_write(write, gave_up=f"{GAVE_UP_WAITING}; nothing was written")
         if result is None:
-            self.app.call_from_thread(self._failed, error or "")
+            self.app.call_from_thread(self._failed, error or TAKEN)
             return
         ok, title = result
         if not ok:

@@ -76,7 +76,22 @@ class RepairOffer(Static, can_focus=True):
 
     def _diagnosed(self, report: dict[str, Any]) -> None:
         self.report = report
+        # What the user can do first, then the diagnosis: on a short terminal (80×24) the
+        # panel's end is below the screen, and it held the R line.
         text = Text()
+        if report.get("repairable"):
+            text.append("R… repair: a backup is made first", style="bold")
+            text.append(
+                " (beside the file). The repair keeps every session and message, and the file is "
+                "only changed once the result checks out.\n"
+            )
+            self.focus()
+        else:
+            text.append(
+                "This damage cannot be repaired automatically; the file was left exactly as it was.\n"
+            )
+        text.append("b… browse it read-only", style="bold")
+        text.append(" as it is (nothing is written; a damaged index may leave search short).\n\n")
         text.append("What is wrong:\n", style="bold")
         problems = list(report.get("problems") or [])
         for problem in problems[:SHOWN_PROBLEMS]:
@@ -86,20 +101,7 @@ class RepairOffer(Static, can_focus=True):
         if report.get("sessions") is not None:
             text.append(
                 f"It still holds {report['sessions']:,} session(s) and {report.get('messages') or 0:,} "
-                "message(s).\n"
-            )
-        text.append("\nb… browse it read-only", style="bold")
-        text.append(" as it is (nothing is written; a damaged index may leave search short).\n")
-        if report.get("repairable"):
-            text.append("\nR… repair: a backup is made first", style="bold")
-            text.append(
-                " (beside the file). The repair keeps every session and message, and the file is "
-                "only changed once the result checks out."
-            )
-            self.focus()
-        else:
-            text.append(
-                "\nThis damage cannot be repaired automatically; the file was left exactly as it was."
+                "message(s)."
             )
         self.update(text)
         self.main.refresh_bindings()

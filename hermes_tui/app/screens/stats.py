@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.console import RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual import on, work
@@ -37,6 +37,31 @@ def bar(value: Any, peak: Any, width: int) -> str:
         return ""
     eighths = max(1, min(width * 8, round(v / p * width * 8)))
     return "█" * (eighths // 8) + (BLOCKS[eighths % 8] if eighths % 8 else "")
+
+
+class ActivityBars:
+    """One line per day: the date, a bar as wide as the pane leaves (up to `BAR_CELLS`), the
+    message and session counts. The bar used to be 50 cells whatever the width, so at 80
+    columns every line wrapped its session count onto a line of its own."""
+
+    #: The widest bar, and the cells the rest of a line takes: date, counts and their gaps.
+    BAR_CELLS = 50
+    REST_CELLS = 37
+
+    def __init__(self, days: list[dict[str, Any]]) -> None:
+        self.days = days
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = max(4, min(self.BAR_CELLS, options.max_width - self.REST_CELLS))
+        peak = max((to_number(d.get("messages")) or 0 for d in self.days), default=0)
+        for d in self.days:
+            line = Text(no_wrap=True, overflow="ellipsis")
+            line.append(f"{one_line(d.get('day'), 10):<10}  ")
+            line.append(f"{bar(d.get('messages'), peak, width):<{width}}", style="bold")
+            noun = "session" if to_number(d.get("sessions")) == 1 else "sessions"
+            line.append(f" {plain_count(d.get('messages')):>5} msgs  ")
+            line.append(f"{plain_count(d.get('sessions')):>3} {noun}")
+            yield line
 
 
 def _cost(v: Any) -> str:
@@ -191,20 +216,14 @@ class StatsScreen(Screen[None]):
         self.query_one("#stats-usage", Static).update(usage)
 
         text = Text()
-        text.append("Activity, last 30 days (messages per day)\n", style="bold")
+        text.append("Activity, last 30 days (messages per day)", style="bold")
         if data.get("activity") is None:
+            text.append("\n")
             text.append(_unavailable("activity", errors))
         act = _rows(data.get("activity"))
-        peak = max((to_number(d.get("messages")) or 0 for d in act), default=0)
         if not act and data.get("activity") is not None:
-            text.append("no activity in the last 30 days")
-        for d in act:
-            text.append(f"{one_line(d.get('day'), 10):<10}  ")
-            text.append(f"{bar(d.get('messages'), peak, 50):<50}", style="bold")
-            text.append(
-                f" {plain_count(d.get('messages')):>5} msgs  {plain_count(d.get('sessions')):>3} sessions\n"
-            )
-        self.query_one("#stats-activity", Static).update(text)
+            text.append("\nno activity in the last 30 days")
+        self.query_one("#stats-activity", Static).update(Group(text, ActivityBars(act)))
 
         costly = Table.grid(padding=(0, 4))
         costly.add_row(

@@ -76,7 +76,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("sel", "", 1),
     Column("mark", "", 2),
     Column("title", "Title / first prompt", 0),
-    Column("profile", "Profile", 12, min_total=60),
+    # No minimum width of its own: over several stores `PROFILE_DROPS` makes room for it (a
+    # minimum of 60 hid it at 120 columns, where the list's scrollbar leaves 59).
+    Column("profile", "Profile", 12),
     Column("source", "Source", 9, min_total=40),
     Column("model", "Model", 16, min_total=96),
     Column("msgs", "Msgs", 5, "right", min_total=50),

@@ -399,6 +399,30 @@ def _highlighted(text: Text, terms: Sequence[str]) -> Text:
     return copy
 
 
+class MarkedRender:
+    """A renderable (a message's Markdown body) with the search terms marked in the lines it
+    renders to, so the hit keeps its Markdown: it used to be shown as its literal source, the
+    one way terms could be marked in a `Text`. A term cut by a line wrap is not marked."""
+
+    def __init__(self, renderable: RenderableType, terms: Sequence[str]) -> None:
+        self.renderable = renderable
+        self.terms = tuple(terms)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        natural = options.update(height=None)
+        for line in console.render_lines(self.renderable, natural, pad=False):
+            text = Text(end="")
+            for segment in line:
+                if not segment.control:
+                    text.append(segment.text, segment.style)
+            highlight_terms(text, self.terms)
+            yield from text.render(console)
+            yield Segment.line()
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.renderable)
+
+
 def part_classes(view: MessageView, match: bool) -> str:
     """CSS classes every widget of one message carries (role colour, hidden, hit)."""
     classes = ["msg", f"-role-{view.role if view.role in ROLES else 'other'}"]
@@ -733,8 +757,10 @@ def message_parts(
     header = message_header(view, match=True) if match else prepared.header
     body = prepared.body
     output = prepared.output
-    if match and view.role != "tool" and view.text:
-        body = _highlighted(Text(_body_source(view)), terms)  # the hit: literal, terms marked
+    if match and terms and isinstance(body, Text):
+        body = _highlighted(body, terms)
+    elif match and terms and body is not None:
+        body = MarkedRender(body, terms)  # the hit keeps its Markdown, terms marked
     if match and output is not None:
         output = _highlighted(output, terms)
     reasoning = prepared.reasoning
@@ -850,6 +876,11 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.end = 0
         self.target_id: int | None = None
         self.terms: tuple[str, ...] = ()
+        #: The message the reader is on, which every message action (copy `m`/`c`) uses: set by
+        #: opening at a search hit, a find match, Home/End and a focused fold; it stays while any
+        #: part of it is on screen, else the message at the top of the view takes over
+        #: (`current_message`).
+        self.current_id: int | None = None
         self._growing = False
         self._folds_open = False
         #: Messages appended live below the reader (the "N new ↓" marker); 0 when following.
@@ -922,6 +953,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = None
         self.items = []
+        self.current_id = None
         self.start = self.end = 0
         await self.remove_children()
         if note:
@@ -937,6 +969,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.items = list(data.items)
         self._set_new_below(0)
         self.target_id = target_id
+        self.current_id = target_id
         self.terms = tuple(terms)
         self._folds_open = False  # a new transcript starts folded, so `x` opens its folds
         with self.app.batch_update():  # one paint for the swap, not an empty view in between
@@ -1268,6 +1301,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     async def action_first(self) -> None:
         """Home: the first messages (a fresh window when the first one is not mounted)."""
+        self.current_id = next((i.id for i in self.items if isinstance(i, MessageView)), None)
         if self.start > 0:
             await self._rewindow(0, min(len(self.items), JUMP_WINDOW))
             self.call_after_refresh(self.scroll_home, animate=False, immediate=True)
@@ -1276,6 +1310,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     async def action_last(self) -> None:
         """End: the last messages (a fresh window of the tail when the last one is not mounted)."""
+        self.current_id = self.last_message_id or None
         if self.end < len(self.items):
             await self._rewindow(max(0, len(self.items) - JUMP_WINDOW), len(self.items))
         self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
@@ -1287,6 +1322,54 @@ class TranscriptView(VerticalScroll, can_focus=True):
             for fold in self.query(Fold):
                 if not isinstance(fold, MoreCalls):
                     fold.collapsed = not self._folds_open
+
+    # ------------------------------------------------------------------ the current message
+    def message_of(self, widget: Widget) -> MessageView | None:
+        """The message one of this view's mounted widgets belongs to (None for a divider or a
+        button)."""
+        for k, run in enumerate(self._item_runs()):
+            if widget in run:
+                item = self.items[self.start + k] if self.start + k < len(self.items) else None
+                return item if isinstance(item, MessageView) else None
+        return None
+
+    def _on_screen(self) -> list[MessageView]:
+        """The mounted messages with a part in the viewport, top first."""
+        top = self.scroll_y
+        bottom = top + self.scrollable_content_region.height
+        shown: list[MessageView] = []
+        for k, run in enumerate(self._item_runs()):
+            item = self.items[self.start + k] if self.start + k < len(self.items) else None
+            if not isinstance(item, MessageView):
+                continue
+            if any(
+                w.virtual_region.height and w.virtual_region.bottom > top and w.virtual_region.y < bottom
+                for w in run
+            ):
+                shown.append(item)
+        return shown
+
+    def current_message(self) -> MessageView | None:
+        """The message the reader is on: `current_id` while any part of it is on screen, else
+        the first message on screen (which becomes the current one). Before the window is laid
+        out, `current_id`'s message, else the first one."""
+        shown = self._on_screen()
+        current = next((m for m in shown if m.id == self.current_id), None)
+        if current is None and shown:
+            current = shown[0]
+            self.current_id = current.id
+        if current is None:
+            messages = [i for i in self.items if isinstance(i, MessageView)]
+            current = next(
+                (m for m in messages if m.id == self.current_id), messages[0] if messages else None
+            )
+        return current
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A focused fold (Tab, a click) makes its message the current one."""
+        view = self.message_of(event.widget)
+        if view is not None:
+            self.current_id = view.id
 
     # ------------------------------------------------------------------ find
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -1381,6 +1464,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         assert isinstance(item, MessageView)
         previous = self._marked_index()
         self.target_id, self.terms, self._open_hits = item.id, (self.find_query,), True
+        self.current_id = item.id  # and stays so once the find is closed: it is still in view
         self._find_current = index
         self._show_count(f"{self.find_pos + 1}/{len(self.find_hits)}")
         if previous is not None and previous != index:
@@ -1458,6 +1542,17 @@ class TranscriptView(VerticalScroll, can_focus=True):
         saved = self.index_of(self.target_id) if self.target_id is not None else None
         if saved is not None and saved != current:
             await self._rerender(saved)
+
+    async def clear_hit(self) -> None:
+        """Forget the search hit: its message is drawn plain again in place, so the reader's
+        place, the window and the current message stay (the search pane closed)."""
+        self._saved_hit = (None, ())
+        if self._find_current is not None:
+            return  # the find's match is marked now; closing the find restores no hit
+        index = self._marked_index()
+        self.target_id, self.terms = None, ()
+        if index is not None:
+            await self._rerender(index)
 
     def _show_count(self, text: str) -> None:
         bar = self.find_bar
