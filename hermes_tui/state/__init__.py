@@ -34,13 +34,15 @@ from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
 from .text import content_text, tool_call_fields
 from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
-from .write_signal import WriteSignal
+from .write_signal import WriteSignal, WriteSignals, write_signals
 
 __all__ = [
     "Changes",
     "ChangeWatcher",
     "LiveCursor",
     "WriteSignal",
+    "WriteSignals",
+    "write_signals",
     "FederatedSearch",
     "Federation",
     "MergedOrder",
