@@ -58,8 +58,9 @@ from itertools import islice
 from typing import Any, Protocol, TypeVar, cast
 
 from .db import SessionDB
+from .errors import StoreError
 from .listing import ORDERS, SessionFilter, SessionOrder
-from .profiles import StoreRef, StoreStatus, file_status, open_store, store_workers
+from .profiles import StoreRef, StoreStatus, classify_error, file_status, open_store, store_workers
 from .store_threads import PROGRESS_STEPS, SearchLanes, Token, Worker, run_here, submit_each
 
 T = TypeVar("T")
@@ -132,16 +133,17 @@ class Federation:
         self._todo = todo
         self._unanswered = {self.refs[i].profile for i in todo}
         size = min(workers or store_workers(), len(todo))
-        self._workers = [Worker(f"hermes-store-{k}", self._open_next) for k in range(size)]
+        self._workers = [Worker(f"hermes-store-{k}") for k in range(size)]
+        self._hosted = [0] * size  # stores at home on each worker
         self._lanes = SearchLanes(max(1, size))
+        self._openers = [Worker(f"hermes-open-{k}", self._open_next) for k in range(size)]
         if wait:
             self.wait()
 
     # ------------------------------------------------------------------ opening
-    def _open_next(self, worker: Worker) -> bool:
-        """Open the next store on `worker` (its home from then on); False when none is left.
-        The worker runs it only when nothing else is asked of it: the stores it opened already
-        answer between opens."""
+    def _open_next(self, _opener: Worker) -> bool:
+        """Open the next store (on an opener's thread), hand it to its home; False when none is
+        left. A slow open holds up only this opener: the homes never open anything."""
         with self._lock:
             if self._closed or not self._todo:
                 return False
@@ -151,12 +153,17 @@ class Federation:
             got, db = open_store(ref, self.read_only)
         except Exception as exc:  # noqa: BLE001 - a bug or an odd file: that store's badge
             got, db = replace(ref, status=StoreStatus.UNREADABLE, reason=f"{type(exc).__name__}: {exc}"), None
+        home: Worker | None = None
+        if db is not None:
+            got, home = self._hand_over(got, db)
+            if home is None:
+                db = None
         with self._lock:
             closed = self._closed
             if not closed:
                 self.refs[i] = got
-                if db is not None:
-                    self._homes[got.profile] = worker
+                if db is not None and home is not None:
+                    self._homes[got.profile] = home
                     self.dbs = {**self.dbs, got.profile: db}
                     for prep in self._preparations:
                         prep.add(db)
@@ -171,6 +178,32 @@ class Federation:
             return False
         self._tell(got.profile)
         return True
+
+    def _hand_over(self, ref: StoreRef, db: SessionDB) -> tuple[StoreRef, Worker | None]:
+        """Give `db` to the home with the fewest stores: it makes its connection, then this
+        (opening) thread closes its own. None (the store closed, the ref says why) if the home
+        cannot reach it."""
+        with self._lock:
+            k = min(range(len(self._workers)), key=self._hosted.__getitem__)
+            self._hosted[k] += 1
+            home = self._workers[k]
+        try:
+            home.submit(_connect, db).result()
+        except Exception as exc:  # noqa: BLE001 - vanished meanwhile, or the federation closes
+            with self._lock:
+                self._hosted[k] -= 1
+            db.close()
+            status, reason = (
+                classify_error(exc, ref.path)
+                if isinstance(exc, StoreError)
+                else (
+                    StoreStatus.UNREADABLE,
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
+            return replace(ref, status=status, reason=reason), None
+        db.release_connection()
+        return ref, home
 
     def listen(self, fn: Callable[[str], None]) -> None:
         """Call `fn(profile)` (on a pool thread) each time a store answers from now on: it opened
@@ -331,7 +364,7 @@ class Federation:
                 self.call(p, SessionDB.close)
             except Exception:  # noqa: BLE001 - closing is best effort, the others still close
                 pass
-        for worker in self._workers:
+        for worker in self._openers + self._workers:
             worker.shutdown(wait=True)
         self.dbs = {}
         self._homes.clear()
@@ -466,6 +499,11 @@ class SearchPreparation:
             self._more.notify_all()
         self._hurry.set()
         self._thread.join(timeout)
+
+
+def _connect(db: SessionDB) -> None:
+    """Make this (home) thread's connection to `db` now."""
+    db._conn()
 
 
 def _gather(futures: dict[str, Future[Any]]) -> Outcome:

@@ -6,10 +6,13 @@ watcher's) stays valid. Why a bounded pool rather than a thread per store: with 
 was 300 threads (606 with their live followers, 2,999 with 2,700 empty profile folders), all
 contending for the GIL on two cores.
 
-A store's home is the worker that opened it (`Federation` hands each worker the next store to
-open as the worker comes free), so a store that is slow to open delays only the worker opening
-it. Searches run on a second bounded set of threads (`SearchLanes`), so they never queue behind
-the list's reads, and a new query stops what the previous ones still run there.
+Stores open on a second bounded set of workers, each taking the next store to open as it comes
+free, and are then handed to a home (the one with the fewest stores): a store that is slow to
+open (locked, cold, on a network file system) holds up one opener, never the reads of the stores
+already open. The opener's connection is closed once the home has its own
+(`SessionDB.release_connection`), so each store keeps one connection for its reads. Searches run
+on a third bounded set of threads (`SearchLanes`), so they never queue behind the list's reads,
+and a new query stops what the previous ones still run there.
 """
 
 from __future__ import annotations
@@ -41,12 +44,9 @@ def run_here(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
 
 
 class Worker:
-    """One thread of the pool: the home of the stores it opened.
-
-    What is asked of it (`submit`) runs first, in order; `background(worker)` (the next store to
-    open) runs only when nothing is asked, until it returns False (nothing left). So the stores
-    it opened answer the list while the others still open: behind the opens, the first list of
-    300 stores waited for all of them."""
+    """One thread of a pool: a home of stores (their reads, in the order asked: `submit`), or an
+    opener (`background(worker)`, the next store to open, until it returns False: nothing left;
+    then the thread ends)."""
 
     def __init__(self, name: str, background: Callable[[Worker], bool] | None = None) -> None:
         self._tasks: deque[tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = deque()
@@ -85,7 +85,7 @@ class Worker:
             if fut is None:
                 assert background is not None
                 if not background(self):
-                    background = None  # nothing left to do in the background
+                    return  # nothing left to open: an opener ends
                 continue
             if not fut.set_running_or_notify_cancel():
                 continue
