@@ -184,6 +184,15 @@ class Arrivals:
             self._posted = True
         self._post()
 
+    def poke(self) -> None:
+        """Post one message even though nobody answered (the screen catches up with stores that
+        answered before it listened)."""
+        with self._lock:
+            if self._posted:
+                return
+            self._posted = True
+        self._post()
+
     def take(self) -> set[str]:
         with self._lock:
             out, self._profiles, self._posted = self._profiles, set(), False
@@ -327,6 +336,8 @@ class BrowserStores:
         self._hurry_prepare: Callable[[], None] | None = None
         #: When a widget last read through these stores (the search builds wait for quiet).
         self._last_read = time.monotonic()
+        #: The stores the filter menus' values were last read from (`values`).
+        self.values_from: set[str] = set()
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False, *, wait: bool = True) -> BrowserStores:
@@ -521,8 +532,11 @@ class BrowserStores:
         return out
 
     def values(self, column: str) -> list[str]:
-        """Distinct `source`/`model` values over every open store, most common first."""
-        got = self.fed.map(SessionDB.distinct_values, None, column)
+        """Distinct `source`/`model` values over every open store, most common first (the
+        stores read are kept in `values_from`: stores that open later are read again)."""
+        names = self.fed.profiles
+        self.values_from = set(names)
+        got = self.fed.map(SessionDB.distinct_values, names, column)
         totals: dict[str, int] = {}
         for pairs in got.values.values():
             for value, n in pairs:

@@ -28,7 +28,16 @@ from .federation import (
 from .listing import OrderHead, SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
-from .profiles import StoreRef, StoreStatus, discover_stores, hermes_root, open_store, probe_store
+from .profiles import (
+    StoreRef,
+    StoreStatus,
+    discover_stores,
+    hermes_root,
+    open_store,
+    probe_store,
+    probe_stores,
+    store_workers,
+)
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
 from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
@@ -59,6 +68,8 @@ __all__ = [
     "open_store",
     "open_stores",
     "probe_store",
+    "probe_stores",
+    "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",
     "IntegrityError",

@@ -94,6 +94,14 @@ async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the
             assert keys(sessions) == [(p, s) for _ts, p, s in sorted(everything, reverse=True)]
             assert sessions.selected_key == picked and sessions.cursor == at + 2
             assert "opening" not in info_text(app) and f"{SLOW} 2" in info_text(app)
+            # The late store is followed live like the others (one follower for all of them).
+            follower = screen._stores_follower
+            assert follower is not None and set(follower.profiles) == {*names, SLOW}
+            with SessionDB(home / "profiles" / SLOW / "state.db") as db:
+                db.create_session("slow-new", "cli")
+                db.append_message("slow-new", "user", "a late arrival writes", timestamp=T0 + 20_000)
+            await wait_for(pilot, lambda: sessions.total == 24 and sessions.key_at(0) == (SLOW, "slow-new"))
+            assert sessions.selected_key == picked
     finally:
         release.set()
 

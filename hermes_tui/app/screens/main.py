@@ -332,12 +332,12 @@ class MainScreen(Screen[None]):
         self._stores_follower: StoresFollower | None = None
         #: Stores whose failure was notified; the stores that answered since the last
         #: `StoresArrived`; the list's last merge: the stores it covered and those it left out
-        #: because they had not answered yet; the stores the filter menus were read from.
+        #: because they had not answered yet.
         self._failures_told: set[str] = set()
         self._arrivals: Arrivals | None = None
         self._merged_profiles: set[str] = set()
         self._merge_pending: set[str] = set()
-        self._values_from: set[str] = set()
+        self._menu_profiles: list[str] = []  # the profile menu's choices
         self.caps: dict[str, Any] = {}
         self.filter = SessionFilter()
         self.order = "last_active"
@@ -761,15 +761,19 @@ class MainScreen(Screen[None]):
         profile_select = self.query_one("#filter-profile", Select)
         with self.prevent(Select.Changed):
             profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
-        profile_select.display = True
+        profile_select.display = True  # (its options follow the stores that open later)
         self.query_one("#search", SearchPane).set_sources(message.sources)
         self._connect_search()
+        # Listening first: a store answering from now on is heard of; one that answered since
+        # the stores were taken is caught up with by one message (`poke`).
+        arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
+        stores.fed.listen(arrivals.add)
         self._start_store_followers(stores)
         self._failures_told = set()
         self._tell_failures(stores)
-        self._values_from = set(stores.profiles)
-        arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
-        stores.fed.listen(arrivals.add)
+        self._menu_profiles = list(stores.profiles)
+        if stores.opening or stores.values_from != set(stores.profiles):
+            arrivals.poke()
         if not stores.profiles:
             sessions.loading = False
             sessions.empty_text = "No store could be opened: see the badges in the header."
@@ -919,18 +923,21 @@ class MainScreen(Screen[None]):
             db = stores.db_for(profile)
             if follower is not None and db is not None:
                 follower.add(profile, db)
-        select = self.query_one("#filter-profile", Select)
-        with self.prevent(Select.Changed):
-            picked = select.value
-            select.set_options([(one_line(p, 24), p) for p in stores.profiles])
-            if isinstance(picked, str) and picked in stores.profiles:
-                select.value = picked
+        profiles = stores.profiles
+        if profiles != self._menu_profiles:
+            self._menu_profiles = profiles
+            select = self.query_one("#filter-profile", Select)
+            with self.prevent(Select.Changed):
+                picked = select.value
+                select.set_options([(one_line(p, 24), p) for p in profiles])
+                if isinstance(picked, str) and picked in profiles:
+                    select.value = picked
         self._tell_failures(stores)
         if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind()):
             self._refresh_merged_live()
         self._update_info()
-        if not stores.opening and self._values_from != set(stores.profiles):
-            self._values_from = set(stores.profiles)
+        if not stores.opening and stores.values_from != set(profiles):
+            stores.values_from = set(profiles)  # read once more, by the worker
             self.store_values_worker(stores)
 
     def _merged(self, result: OrderResult) -> None:
