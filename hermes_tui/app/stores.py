@@ -167,8 +167,9 @@ def open_chosen(app: Any, choice: StoreChoice, read_only: bool) -> tuple[Browser
 
 class Arrivals:
     """The profiles that answered since the screen last took them (`take`), with one message on
-    its way at a time (`post`, called on the first `add` after a `take`): 300 stores answering
-    are a few messages, not 300. `add` is safe from any thread (the federation's listener)."""
+    its way at a time: `post` is called by the first `add`, then not again until the screen
+    `rearm`s (a moment after it took them, so 300 stores answering over a second are a handful of
+    messages and re-merges, not 300). `add` is safe from any thread (the federation's listener)."""
 
     def __init__(self, post: Callable[[], object]) -> None:
         self._post = post
@@ -194,9 +195,19 @@ class Arrivals:
         self._post()
 
     def take(self) -> set[str]:
+        """The profiles that answered since the last `take` (no message is posted until
+        `rearm`)."""
         with self._lock:
-            out, self._profiles, self._posted = self._profiles, set(), False
+            out, self._profiles = self._profiles, set()
         return out
+
+    def rearm(self) -> None:
+        """Post again for what answered since the last `take`, or on the next `add`."""
+        with self._lock:
+            if not self._profiles:
+                self._posted = False
+                return
+        self._post()
 
 
 class MergedKeys(Sequence[Key]):

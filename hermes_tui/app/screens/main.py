@@ -93,6 +93,9 @@ HEADER_PROFILES = 8
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
 FAILURES_TOLD = 3
 TOOLTIP_BADGES = 20
+#: Stores that answer after the list is shown are taken in at most this often (each time: a
+#: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
+ARRIVALS_EVERY_S = 0.15
 
 #: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
 #: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
@@ -834,7 +837,7 @@ class MainScreen(Screen[None]):
             self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
             result.keep_index,
         )
-        if self.stores is not None and self._merge_behind():  # stores that opened meanwhile
+        if self._merge_behind():  # stores that opened meanwhile
             self._refresh_merged_live()
 
     # Live follow over several stores: one follower per store keeps the merged list (order, Live
@@ -918,6 +921,7 @@ class MainScreen(Screen[None]):
         if stores is None or message.stores is not stores or self._arrivals is None:
             return
         arrived = self._arrivals.take()
+        self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
         follower = self._stores_follower
         for profile in stores.profiles:
             db = stores.db_for(profile)
@@ -933,7 +937,7 @@ class MainScreen(Screen[None]):
                 if isinstance(picked, str) and picked in profiles:
                     select.value = picked
         self._tell_failures(stores)
-        if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind()):
+        if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind(opening=True)):
             self._refresh_merged_live()
         self._update_info()
         if not stores.opening and stores.values_from != set(profiles):
@@ -944,10 +948,13 @@ class MainScreen(Screen[None]):
         self._merged_profiles = set(result.counts) | set(result.errors)
         self._merge_pending = set(result.pending)
 
-    def _merge_behind(self) -> bool:
+    def _merge_behind(self, opening: bool = False) -> bool:
         """Open stores (of the list's profiles) that the list's last merge neither covered nor
-        is waiting for (those it waits for come with their own `StoresArrived`)."""
-        assert self.stores is not None
+        is waiting for (those it waits for come with their own `StoresArrived`). While stores
+        still open only `StoresArrived` (paced: `ARRIVALS_EVERY_S`) asks, with `opening`: a
+        re-merge after each re-merge kept the event loop and the stores' threads busy."""
+        if self.stores is None or (self.stores.opening and not opening):
+            return False
         wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
         return not wanted <= self._merged_profiles | self._merge_pending
 
@@ -1077,7 +1084,7 @@ class MainScreen(Screen[None]):
             if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
                 self._update_list_title()
                 self._update_info()
-            if self.stores is not None and self._merge_behind():  # stores that opened meanwhile
+            if self._merge_behind():  # stores that opened meanwhile
                 self._live_order_again = True
         if self._live_order_again:
             self._refresh_merged_live()
