@@ -66,10 +66,11 @@ class FederatedPrefetch:
 
     def _open(self) -> None:
         try:
-            stores = BrowserStores.open(self.choice, self.read_only)
+            stores = BrowserStores.open(self.choice, self.read_only, wait=False)
         except Exception:  # noqa: BLE001 - the normal open path reports it
             return
         try:
+            stores.settle()  # the first stores; the others join the list as they answer
             sources, models = stores.values("source"), stores.values("model")
             if stores.profiles:
                 # The screen's first list: every store, last active first, no filter yet.

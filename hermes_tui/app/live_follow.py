@@ -139,6 +139,7 @@ class LiveFollower:
         hot_s: float = HOT_S,
         hot_for_s: float = HOT_FOR_S,
         use_signal: bool = True,
+        wakeup: Any = None,
     ) -> None:
         self.db = db
         self.report = report
@@ -156,7 +157,9 @@ class LiveFollower:
         self._visible_dirty = False
         self._last_input = time.monotonic()
         self._last_change = float("-inf")  # monotonic time of the last poll that saw a change
-        self._wake = _Wakeup()
+        #: `set`/`is_set`/`clear`/`wait`/`fileno`/`close`; a shared follower passes its own per
+        #: store (no pipe per store: `stores_follow.py`).
+        self._wake: Any = wakeup if wakeup is not None else _Wakeup()
         self._stop = threading.Event()
         self._watcher: Any = None
         self._shown: dict[str, tuple[Any, ...]] = {}  # what each reported status's label shows
@@ -165,6 +168,7 @@ class LiveFollower:
         self._signal_poll = float("-inf")  # monotonic time of the last of those
         self._woken_by_signal = False  # the last sleep ended with a write signal
         self.has_signal = False  # the store offered a write signal (set once `run` opened it)
+        self._last_status = float("-inf")  # monotonic time all visible statuses were last read
 
     # ------------------------------------------------------------------ from the UI thread
     def care(self, ids: Iterable[str]) -> None:
@@ -220,17 +224,12 @@ class LiveFollower:
     # ------------------------------------------------------------------ the polling thread
     def run(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         """The thread body: poll, report, sleep (wakeable) until stopped or cancelled."""
-        with self._lock:
-            care = list(self._care)
         try:
-            self._watcher = self.db.change_watcher(care)
+            self.ensure_watcher()
         except Exception as exc:  # the store went away while opening: say so, then stop
             self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
             self._wake.close()  # its pipe: each failed open leaked two fds
             return
-        with self._lock:  # ids set while the watcher was being made
-            if self._care != care:
-                self._watcher.care(self._care)
         signal = self._open_signal()
         try:
             self._follow(signal, cancelled)
@@ -249,28 +248,46 @@ class LiveFollower:
         self.has_signal = signal is not None
         return signal
 
+    def ensure_watcher(self) -> None:
+        """Make the change watcher, on the thread that will poll (its cursor belongs to that
+        thread's connection); raises what the store raises."""
+        if self._watcher is not None:
+            return
+        with self._lock:
+            care = list(self._care)
+        self._watcher = self.db.change_watcher(care)
+        with self._lock:  # ids set while the watcher was being made
+            if self._care != care:
+                self._watcher.care(self._care)
+
+    def poll_once(self, after_write: float | None = None) -> Changes:
+        """One poll: what changed, the statuses of the visible rows it may have changed (all of
+        them when the rows changed or `status_every_s` passed), reported if any; raises what the
+        store raises. On the watcher's thread."""
+        changes: Changes = self._watcher.poll()
+        self.polls += 1
+        if changes:
+            self._last_change = time.monotonic()
+        with self._lock:
+            visible, dirty = list(self._visible), self._visible_dirty
+            self._visible_dirty = False
+        due = time.monotonic() - self._last_status >= self.status_every_s
+        ask = visible if dirty or due else [i for i in visible if i in _touched(changes)]
+        statuses = None
+        if ask:
+            statuses = self._news(self.db.live_status(ask, self.clock()))
+            if dirty or due:
+                self._last_status = time.monotonic()
+        if changes or statuses:
+            self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
+        return changes
+
     def _follow(self, signal: Any, cancelled: Callable[[], bool]) -> None:
-        last_status = float("-inf")
         failing = False
         while not self._stop.is_set() and not cancelled():
             after_write = self._signal_poll if self._woken_by_signal else None
             try:
-                changes = self._watcher.poll()
-                self.polls += 1
-                if changes:
-                    self._last_change = time.monotonic()
-                with self._lock:
-                    visible, dirty = list(self._visible), self._visible_dirty
-                    self._visible_dirty = False
-                due = time.monotonic() - last_status >= self.status_every_s
-                ask = visible if dirty or due else [i for i in visible if i in _touched(changes)]
-                statuses = None
-                if ask:
-                    statuses = self._news(self.db.live_status(ask, self.clock()))
-                    if dirty or due:
-                        last_status = time.monotonic()
-                if changes or statuses:
-                    self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
+                changes = self.poll_once(after_write)
                 failing = False
             except Exception as exc:  # a vanished or locked file: report once, keep trying
                 if not failing:

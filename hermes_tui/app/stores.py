@@ -10,7 +10,10 @@ search). This module adapts them to the widgets, which were written for one stor
 - `BrowserStores` wraps the `Federation`: the list's row and live-status sources, the search
   pane's searcher / titles / counter (each new query stops the searches the previous keystrokes
   left running), and `db_for(profile)` for actions on the owning store. Its first order starts
-  each store's one-time newest-first search build in the background (`prepare_search`).
+  each store's one-time newest-first search build in the background (`prepare_search`). The
+  stores open in the background on a bounded pool: `settle` waits for the first ones, and an
+  order leaves out the stores that have not answered `ARRIVE_S` after the first (`pending`), so
+  300 profiles show the first stores' sessions at once and merge the others as they answer.
 - `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`, read
   in chunks where a worker asked (`peek` never reads, so drawing never waits).
 - `federate` makes an app open several stores, and starts opening them and merging the first
@@ -51,6 +54,12 @@ Key = tuple[str, str]
 #: the list or the search (as full collections wait for quiet input, `gc_policy.py`): the first
 #: jumps after first paint would otherwise share two cores with a 0.7 s scan at 1M messages.
 PREPARE_QUIET_S = 1.0
+
+#: How long an order (and the first open) waits for the other stores once the first answered:
+#: a few small stores all answer well within it, so they paint at once, merged exactly; 300
+#: stores, or one that is slow (locked, cold, on a network file system), answer later and are
+#: merged in then (`OrderResult.pending`, `Federation.listen`).
+ARRIVE_S = 0.15
 
 
 @dataclass(frozen=True)
@@ -139,7 +148,7 @@ def federate(app: Any, choice: StoreChoice) -> None:
 
 def open_chosen(app: Any, choice: StoreChoice, read_only: bool) -> tuple[BrowserStores, list[str], list[str]]:
     """The stores of `choice` with their source and model lists (a worker thread): those the
-    prefetch opened when it is for this choice, else opened now."""
+    prefetch opened when it is for this choice, else opened now (the first ones: `settle`)."""
     prefetch = getattr(app, "stores_prefetch", None)
     if prefetch is not None:
         app.stores_prefetch = None
@@ -147,12 +156,58 @@ def open_chosen(app: Any, choice: StoreChoice, read_only: bool) -> tuple[Browser
         if got is not None:
             return got.stores, got.sources, got.models
         prefetch.discard()
-    stores = BrowserStores.open(choice, read_only)
+    stores = BrowserStores.open(choice, read_only, wait=False)
     try:
+        stores.settle()
         return stores, stores.values("source"), stores.values("model")
     except BaseException:
         stores.close()
         raise
+
+
+class Arrivals:
+    """The profiles that answered since the screen last took them (`take`), with one message on
+    its way at a time: `post` is called by the first `add`, then not again until the screen
+    `rearm`s (a moment after it took them, so 300 stores answering over a second are a handful of
+    messages and re-merges, not 300). `add` is safe from any thread (the federation's listener)."""
+
+    def __init__(self, post: Callable[[], object]) -> None:
+        self._post = post
+        self._lock = threading.Lock()
+        self._profiles: set[str] = set()
+        self._posted = False
+
+    def add(self, profile: str) -> None:
+        with self._lock:
+            self._profiles.add(profile)
+            if self._posted:
+                return
+            self._posted = True
+        self._post()
+
+    def poke(self) -> None:
+        """Post one message even though nobody answered (the screen catches up with stores that
+        answered before it listened)."""
+        with self._lock:
+            if self._posted:
+                return
+            self._posted = True
+        self._post()
+
+    def take(self) -> set[str]:
+        """The profiles that answered since the last `take` (no message is posted until
+        `rearm`)."""
+        with self._lock:
+            out, self._profiles = self._profiles, set()
+        return out
+
+    def rearm(self) -> None:
+        """Post again for what answered since the last `take`, or on the next `add`."""
+        with self._lock:
+            if not self._profiles:
+                self._posted = False
+                return
+        self._post()
 
 
 class MergedKeys(Sequence[Key]):
@@ -263,6 +318,8 @@ class OrderResult:
     total: int
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Stores left out because they had not answered yet (merged again when they do).
+    pending: list[str] = field(default_factory=list)
 
 
 class BrowserStores:
@@ -276,7 +333,7 @@ class BrowserStores:
     def __init__(self, fed: Federation, current: str | None, choice: StoreChoice) -> None:
         self.fed = fed
         self.choice = choice
-        self.current = current if current in fed.dbs else (fed.profiles[0] if fed.profiles else None)
+        self._current = current
         self._search: FederatedSearch | None = None
         self._search_key: tuple[Any, ...] | None = None
         self._search_lock = threading.Lock()
@@ -290,14 +347,33 @@ class BrowserStores:
         self._hurry_prepare: Callable[[], None] | None = None
         #: When a widget last read through these stores (the search builds wait for quiet).
         self._last_read = time.monotonic()
+        #: The stores the filter menus' values were last read from (`values`).
+        self.values_from: set[str] = set()
 
     @classmethod
-    def open(cls, choice: StoreChoice, read_only: bool = False) -> BrowserStores:
-        """Discover and open the chosen stores in parallel (a worker thread)."""
+    def open(cls, choice: StoreChoice, read_only: bool = False, *, wait: bool = True) -> BrowserStores:
+        """Discover the chosen stores and open them on a bounded pool (a worker thread); with
+        `wait=False` they open in the background (`settle` waits for the first ones)."""
         refs, current = choice.refs()
-        return cls(open_stores(refs, read_only=read_only), current, choice)
+        return cls(open_stores(refs, read_only=read_only, wait=wait), current, choice)
+
+    def settle(self, grace: float = ARRIVE_S) -> None:
+        """Until a store is open (or none is left to open), then `grace` seconds more for the
+        others (a worker thread): a few stores are then all open, 300 are not yet."""
+        self.fed.wait(first=True)
+        self.fed.wait(grace)
 
     # ------------------------------------------------------------------ stores
+    @property
+    def current(self) -> str | None:
+        """The profile `p` narrows to: the chosen one while it is open or still opening, else
+        the first open store."""
+        wanted = self._current
+        if wanted is not None and (wanted in self.fed.dbs or wanted in self.fed.opening):
+            return wanted
+        profiles = self.fed.profiles
+        return profiles[0] if profiles else None
+
     @property
     def refs(self) -> list[StoreRef]:
         return self.fed.refs
@@ -310,7 +386,12 @@ class BrowserStores:
     @property
     def failed(self) -> list[StoreRef]:
         """Stores that could not be opened (each shown as a badge with its reason)."""
-        return [r for r in self.fed.refs if r.profile not in self.fed.dbs]
+        return self.fed.failed
+
+    @property
+    def opening(self) -> list[str]:
+        """Stores still opening (they join the list as they answer)."""
+        return self.fed.opening
 
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of `profile` (None if it is not open)."""
@@ -373,13 +454,15 @@ class BrowserStores:
                 if keep is not None:
                     seeded.keep_index = seeded.keys.index_or_none(keep)  # type: ignore[union-attr]
                 return seeded
-            merged = self.fed.session_order(flt, order=order, profiles=profiles)
+            merged = self.fed.session_order(flt, order=order, profiles=profiles, within=ARRIVE_S)
             keys = MergedKeys(merged)
             if active_since is not None:
                 return self._active_only(keys, merged, keep, active_since)
             keys.upto(first)
             keep_index = keys.index_or_none(keep) if keep is not None else None
-            return OrderResult(keys, keep_index, merged.counts, dict(merged.errors), len(merged))
+            return OrderResult(
+                keys, keep_index, merged.counts, dict(merged.errors), len(merged), pending=merged.pending
+            )
         finally:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
@@ -424,7 +507,7 @@ class BrowserStores:
         counts = {p: sum(1 for k in kept if k[0] == p) for p in merged.profiles}
         errors = {**merged.errors, **got.errors}
         keep_index = kept.index(keep) if keep in active and keep in kept else None
-        return OrderResult(kept, keep_index, counts, errors, len(merged))
+        return OrderResult(kept, keep_index, counts, errors, len(merged), pending=merged.pending)
 
     def list_rows(self, keys: Sequence[Key]) -> list[dict[str, Any]]:
         """List rows of `keys` in their order, each with its `profile`; read from every store of
@@ -433,8 +516,9 @@ class BrowserStores:
         wanted: dict[str, list[str]] = {}
         for profile, sid in keys:
             wanted.setdefault(profile, []).append(sid)
+        dbs = self.fed.dbs
         futures: dict[str, Future[list[dict[str, Any]]]] = {
-            p: self.fed.submit(p, SessionDB.list_rows, ids) for p, ids in wanted.items() if p in self.fed.dbs
+            p: self.fed.submit(p, SessionDB.list_rows, ids) for p, ids in wanted.items() if p in dbs
         }
         found: dict[Key, dict[str, Any]] = {}
         for p, fut in futures.items():
@@ -448,10 +532,9 @@ class BrowserStores:
         wanted: dict[str, list[str]] = {}
         for profile, sid in keys:
             wanted.setdefault(profile, []).append(sid)
+        dbs = self.fed.dbs
         futures = {
-            p: self.fed.submit(p, SessionDB.live_status, ids, now)
-            for p, ids in wanted.items()
-            if p in self.fed.dbs
+            p: self.fed.submit(p, SessionDB.live_status, ids, now) for p, ids in wanted.items() if p in dbs
         }
         out: dict[Key, dict[str, Any]] = {}
         for p, fut in futures.items():  # read in parallel, one store per thread
@@ -460,8 +543,11 @@ class BrowserStores:
         return out
 
     def values(self, column: str) -> list[str]:
-        """Distinct `source`/`model` values over every open store, most common first."""
-        got = self.fed.map(SessionDB.distinct_values, None, column)
+        """Distinct `source`/`model` values over every open store, most common first (the
+        stores read are kept in `values_from`: stores that open later are read again)."""
+        names = self.fed.profiles
+        self.values_from = set(names)
+        got = self.fed.map(SessionDB.distinct_values, names, column)
         totals: dict[str, int] = {}
         for pairs in got.values.values():
             for value, n in pairs:
@@ -504,8 +590,9 @@ class BrowserStores:
         return {(r["profile"], r["id"]): r for r in self.list_rows(keys)}
 
     def counter(self, profiles: Sequence[str] | None = None) -> Any:
-        """The search pane's `counter`: `(total, exact, {profile: (n, exact)})`."""
-        names = list(profiles) if profiles is not None else self.fed.profiles
+        """The search pane's `counter`: `(total, exact, {profile: (n, exact)})` over `profiles`
+        (None: every store open when it counts)."""
+        names = list(profiles) if profiles is not None else None
 
         def count(query: str, **kwargs: Any) -> tuple[int, bool, dict[str, tuple[int, bool]]]:
             cap = int(kwargs.pop("cap", 10_000))

@@ -28,13 +28,22 @@ from .federation import (
 from .listing import OrderHead, SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
-from .profiles import StoreRef, StoreStatus, discover_stores, hermes_root, open_store, probe_store
+from .profiles import (
+    StoreRef,
+    StoreStatus,
+    discover_stores,
+    hermes_root,
+    open_store,
+    probe_store,
+    probe_stores,
+    store_workers,
+)
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
 from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
 from .text import content_text, tool_call_fields
 from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
-from .write_signal import RECHECK_S, WriteSignal
+from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
     "Changes",
@@ -42,6 +51,8 @@ __all__ = [
     "LiveCursor",
     "WriteSignal",
     "RECHECK_S",
+    "WriteSignals",
+    "write_signals",
     "FederatedSearch",
     "Federation",
     "MergedOrder",
@@ -58,6 +69,8 @@ __all__ = [
     "open_store",
     "open_stores",
     "probe_store",
+    "probe_stores",
+    "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",
     "IntegrityError",

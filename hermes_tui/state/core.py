@@ -344,6 +344,26 @@ class _Core:
                 self._conn_by_thread[threading.get_ident()] = conn
         return conn
 
+    def release_connection(self) -> None:
+        """Close this thread's connection (a later call on this thread makes a new one).
+
+        For a store opened on one thread and read on another (a federation opens 300 stores on
+        a few threads, each read on a home thread that never waits for a slow open): the opening
+        thread's connection would otherwise stay open, idle, for as long as the store. Call it
+        once the reading thread has its own connection, so this one is never the last to close
+        (closing the last one is when SQLite would checkpoint a WAL)."""
+        conn = self._local.conn
+        if conn is None:
+            return
+        self._local.conn = None
+        with self._conns_lock:
+            if conn in self._conn_list:
+                self._conn_list.remove(conn)
+            if self._conn_by_thread.get(threading.get_ident()) is conn:
+                del self._conn_by_thread[threading.get_ident()]
+        with contextlib.suppress(apsw.Error):
+            conn.close()
+
     def refresh_structure(self, conn: apsw.Connection | None = None) -> None:
         """Re-read columns, layout and version (after DDL, ours or another process's)."""
         conn = conn or self._conn()

@@ -2,15 +2,18 @@
 
 Ids are only unique within a store, so everything here is addressed by `(profile, id)`.
 
-Each open store gets one worker thread of its own (`SessionDB` keeps one APSW connection per
-thread, so a store is always read through the same connection, and the stores are read in
-parallel). Every per-store call goes through `Federation.call`/`map`; a failure in one store is
-recorded as a `ProfileError` for that profile and never fails the whole list or search.
-Searches and their counts run on a second thread per store (`submit_search`), so they never
-queue behind the list's reads; a new query first stops what the previous ones still run there
-(`cancel_searches`: queued calls dropped, running statements aborted by a progress handler).
-`prepare_search` builds each store's newest-first search bounds ahead, on a thread of its own
-(`SearchPreparation`), which those cancels never reach.
+The stores open and are read on a bounded pool of threads, each store always on the same one,
+its home (`store_threads.py`: `SessionDB` keeps one APSW connection per thread, so a store is
+always read through the same connection, and the stores are read in parallel). They open in the
+background unless asked to wait (`open_stores(wait=False)`): a store is in `profiles` once it
+opened, `listen` hears of each one that answers, so a browser over 300 profiles shows the first
+ones at once. Every per-store call goes through `Federation.call`/`map`; a failure in one store
+is recorded as a `ProfileError` for that profile and never fails the whole list or search.
+Searches and their counts run on a second bounded set of threads (`submit_search`), so they
+never queue behind the list's reads; a new query first stops what the previous ones still run
+there (`cancel_searches`: queued calls dropped, running statements aborted by a progress
+handler). `prepare_search` builds each store's newest-first search bounds ahead, on a thread of
+its own (`SearchPreparation`), which those cancels never reach.
 
 **The merged list** is an exact k-way merge of each store's own `session_order`: the stores'
 orders are taken as they are (so each store's rows keep their relative order, even while an
@@ -18,10 +21,12 @@ agent writes to it) and interleaved by the order's key, descending, unknown (NUL
 ties by profile name and then the store's own order (id descending). The ids of every store are
 loaded (as `session_order` does for one store) and, by default, their order keys with them
 (`session_order(with_keys=True)`, the same statement: `OrderKeys`). With every key in hand, any
-position is found without merging what comes before it: the item at merged position `i` is
-found by binary search in the run that holds it, its rank being its own position plus, in each
-other run, the count of items before it (one `bisect` per run), so a page anywhere in the list
-costs O(runs² · log² n) comparisons plus the page itself, and so does `index_of`. The merge can
+position is found without merging what comes before it: an item's merged position is its own
+position plus, in each other run, the count of items before it (one `bisect` per run: that is
+`index_of`), and the item at merged position `i` is found by selection over all runs at once
+(`_starts`: a weighted median of the runs' middle items as the pivot, each round dropping a
+quarter of what is left), so a page anywhere costs O(runs · log n · log N) comparisons plus the
+page itself (N items in all: 300 stores cost what 300 bisects do, not 300² of them). The merge can
 also read keys through another `KeySource`: `RowKeys` reads them block by block from list rows,
 as the merge reaches them, and then the merge reads forward from the start (a deep jump in a
 100k-session list reads every row before it).
@@ -43,15 +48,20 @@ import math
 import operator
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future
+from concurrent.futures import wait as wait_futures
+from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import islice
 from typing import Any, Protocol, TypeVar, cast
 
 from .db import SessionDB
+from .errors import StoreError
 from .listing import ORDERS, SessionFilter, SessionOrder
-from .profiles import StoreRef, open_store
+from .profiles import StoreRef, StoreStatus, classify_error, file_status, open_store, store_workers
+from .store_threads import PROGRESS_STEPS, SearchLanes, Token, Worker, run_here, submit_each
 
 T = TypeVar("T")
 
@@ -80,46 +90,167 @@ class Outcome:
 
 
 class Federation:
-    """The open stores of several profiles, each read on a thread of its own.
+    """The open stores of several profiles, read on a bounded pool of threads.
 
     Build it with `open_stores(refs)`. `refs` keeps every store, the failed ones with their
-    status (for badges); `profiles` names the open ones, in the order given.
+    status (for badges); `profiles` names the open ones, in the order given. With `wait=False`
+    the stores open in the background: `opening` names those that have not answered yet,
+    `listen` hears of each as it answers, `wait` waits for them.
     """
 
-    def __init__(self, refs: Sequence[StoreRef], read_only: bool = False) -> None:
-        self._executors: dict[str, ThreadPoolExecutor] = {}
-        self._threads: dict[str, threading.Thread] = {}
-        self._search_lanes: dict[str, _SearchLane] = {}
-        self._search_tokens: dict[Future[Any], _Token] = {}
-        self._search_lock = threading.Lock()
-        self._preparations: list[SearchPreparation] = []
-        self.dbs: dict[str, SessionDB] = {}
+    def __init__(
+        self,
+        refs: Sequence[StoreRef],
+        read_only: bool = False,
+        *,
+        workers: int | None = None,
+        wait: bool = True,
+    ) -> None:
         self.read_only = read_only
-        pending: list[tuple[int, Future[tuple[StoreRef, SessionDB | None]]]] = []
         self.refs: list[StoreRef] = list(refs)
+        names = [r.profile for r in self.refs]
+        if len(set(names)) != len(names):
+            twice = next(n for n in names if names.count(n) > 1)
+            raise ValueError(f"profile {twice!r} given twice")
+        #: The open stores by profile; replaced whole when one opens (readers iterate it unlocked).
+        self.dbs: dict[str, SessionDB] = {}
+        self._homes: dict[str, Worker] = {}
+        self._lock = threading.Condition()
+        self._closed = False
+        self._listeners: list[Callable[[str], None]] = []
+        self._search_lock = threading.Lock()
+        self._search_tokens: dict[Future[Any], Token] = {}
+        self._preparations: list[SearchPreparation] = []
+        #: Each store's last order, with the store's version when it was read (`_order_of`).
+        self._orders: dict[str, tuple[Any, tuple[int, int], tuple[SessionOrder, bool]]] = {}
+        todo: deque[int] = deque()
         for i, ref in enumerate(self.refs):
-            if ref.profile in self._executors:
-                raise ValueError(f"profile {ref.profile!r} given twice")
-            ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"hermes-store-{ref.profile}")
-            self._executors[ref.profile] = ex
-            self._threads[ref.profile] = ex.submit(threading.current_thread).result()
-            # Opened on the store's own thread: the connection made while opening is the one
-            # every later call of this store reuses.
-            pending.append((i, ex.submit(open_store, ref, read_only)))
-        for i, fut in pending:
-            ref, db = fut.result()
-            self.refs[i] = ref
-            if db is None:
-                self._executors.pop(ref.profile).shutdown(wait=False)
-                self._threads.pop(ref.profile)
+            found = None if ref.usable else file_status(ref.path)
+            if found is not None:  # discovery's `stat` said so, and says so still: never opened
+                self.refs[i] = replace(ref, status=found[0], reason=found[1])
             else:
-                self.dbs[ref.profile] = db
+                todo.append(i)
+        self._todo = todo
+        self._unanswered = {self.refs[i].profile for i in todo}
+        size = min(workers or store_workers(), len(todo))
+        self._workers = [Worker(f"hermes-store-{k}") for k in range(size)]
+        self._hosted = [0] * size  # stores at home on each worker
+        self._lanes = SearchLanes(max(1, size))
+        self._openers = [Worker(f"hermes-open-{k}", self._open_next) for k in range(size)]
+        if wait:
+            self.wait()
+
+    # ------------------------------------------------------------------ opening
+    def _open_next(self, _opener: Worker) -> bool:
+        """Open the next store (on an opener's thread), hand it to its home; False when none is
+        left. A slow open holds up only this opener: the homes never open anything."""
+        with self._lock:
+            if self._closed or not self._todo:
+                return False
+            i = self._todo.popleft()
+            ref = self.refs[i]
+        try:
+            got, db = open_store(ref, self.read_only)
+        except Exception as exc:  # noqa: BLE001 - a bug or an odd file: that store's badge
+            got, db = replace(ref, status=StoreStatus.UNREADABLE, reason=f"{type(exc).__name__}: {exc}"), None
+        home: Worker | None = None
+        if db is not None:
+            got, home = self._hand_over(got, db)
+            if home is None:
+                db = None
+        with self._lock:
+            closed = self._closed
+            if not closed:
+                self.refs[i] = got
+                if db is not None and home is not None:
+                    self._homes[got.profile] = home
+                    self.dbs = {**self.dbs, got.profile: db}
+                    for prep in self._preparations:
+                        prep.add(db)
+                self._unanswered.discard(got.profile)
+                if not self._unanswered:  # no store will join the builds any more
+                    for prep in self._preparations:
+                        prep.finish()
+                self._lock.notify_all()
+        if closed:
+            if db is not None:
+                db.close()
+            return False
+        self._tell(got.profile)
+        return True
+
+    def _hand_over(self, ref: StoreRef, db: SessionDB) -> tuple[StoreRef, Worker | None]:
+        """Give `db` to the home with the fewest stores: it makes its connection, then this
+        (opening) thread closes its own. None (the store closed, the ref says why) if the home
+        cannot reach it."""
+        with self._lock:
+            k = min(range(len(self._workers)), key=self._hosted.__getitem__)
+            self._hosted[k] += 1
+            home = self._workers[k]
+        try:
+            home.submit(_connect, db).result()
+        except Exception as exc:  # noqa: BLE001 - vanished meanwhile, or the federation closes
+            with self._lock:
+                self._hosted[k] -= 1
+            db.close()
+            status, reason = (
+                classify_error(exc, ref.path)
+                if isinstance(exc, StoreError)
+                else (
+                    StoreStatus.UNREADABLE,
+                    f"{type(exc).__name__}: {exc}",
+                )
+            )
+            return replace(ref, status=status, reason=reason), None
+        db.release_connection()
+        return ref, home
+
+    def listen(self, fn: Callable[[str], None]) -> None:
+        """Call `fn(profile)` (on a pool thread) each time a store answers from now on: it opened
+        or failed to, or an order it was late with (`session_order(within=...)`) arrived."""
+        with self._lock:
+            self._listeners.append(fn)
+
+    def _tell(self, profile: str) -> None:
+        with self._lock:
+            listeners = list(self._listeners)
+        for fn in listeners:
+            try:
+                fn(profile)
+            except Exception:  # noqa: BLE001 - a listener's bug must not stop the opening
+                pass
+
+    @property
+    def opening(self) -> list[str]:
+        """The profiles whose stores have not answered yet (opened or failed), in order."""
+        with self._lock:
+            waiting = set(self._unanswered)
+        return [r.profile for r in self.refs if r.profile in waiting]
+
+    def wait(self, timeout: float | None = None, *, first: bool = False) -> bool:
+        """Until every store answered (`first`: until one is open, or none is left opening);
+        False if `timeout` passed first."""
+
+        def done() -> bool:
+            return not self._unanswered or (first and bool(self.dbs))
+
+        with self._lock:
+            return self._lock.wait_for(done, timeout)
 
     # ------------------------------------------------------------------ stores
     @property
     def profiles(self) -> list[str]:
         """The open stores' profiles, in discovery order."""
-        return [r.profile for r in self.refs if r.profile in self.dbs]
+        dbs = self.dbs
+        return [r.profile for r in self.refs if r.profile in dbs]
+
+    @property
+    def failed(self) -> list[StoreRef]:
+        """The stores that answered without opening (each with its status and reason)."""
+        dbs = self.dbs
+        with self._lock:
+            waiting = set(self._unanswered)
+        return [r for r in self.refs if r.profile not in dbs and r.profile not in waiting]
 
     def ref(self, profile: str) -> StoreRef:
         for r in self.refs:
@@ -135,9 +266,12 @@ class Federation:
     def submit(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
         """Run `fn(db, *args, **kwargs)` on `profile`'s thread."""
         db = self.dbs[profile]
-        if threading.current_thread() is self._threads[profile]:  # already there: no deadlock
-            return _run_here(fn, db, *args, **kwargs)
-        return self._executors[profile].submit(fn, db, *args, **kwargs)
+        return self._homes[profile].submit(fn, db, *args, **kwargs)
+
+    def submit_each(self, calls: Mapping[str, Callable[[SessionDB], T]]) -> dict[str, Future[T]]:
+        """`calls[profile](db)` on each open store's thread, one task per thread for all its
+        stores (a live poll of 300 stores is a few thread hops); stores not open are left out."""
+        return submit_each(self._homes, self.dbs, calls)
 
     def submit_search(self, profile: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
         """Run `fn(db, *args, **kwargs)` on `profile`'s *search* thread (its own connection):
@@ -145,12 +279,11 @@ class Federation:
         and `cancel_searches` stops what a superseded query left running or queued there."""
         db = self.dbs[profile]
         with self._search_lock:
-            lane = self._search_lanes.get(profile)
-            if lane is None:
-                lane = self._search_lanes[profile] = _SearchLane(profile, db)
+            lane = self._lanes.lane(profile)
             if threading.get_ident() == lane.ident:
-                return _run_here(fn, db, *args, **kwargs)
-            token = _Token()
+                lane.install(db)
+                return run_here(fn, db, *args, **kwargs)
+            token = Token()
             fut = lane.executor.submit(lane.run, token, fn, db, *args, **kwargs)
             self._search_tokens[fut] = token
         fut.add_done_callback(self._forget_search)
@@ -162,7 +295,7 @@ class Federation:
 
     def cancel_searches(self) -> None:
         """Stop every call on the search threads: the queued ones never start, the running ones
-        end at their next SQLite progress check (`SQLITE_INTERRUPT`, every `_PROGRESS_STEPS` VM steps,
+        end at their next SQLite progress check (`SQLITE_INTERRUPT`, every `PROGRESS_STEPS` VM steps,
         even a statement that only starts after this call). A new query calls it before it
         submits its own calls, which run undisturbed."""
         with self._search_lock:
@@ -178,51 +311,64 @@ class Federation:
     def map(
         self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any
     ) -> Outcome:
-        """`fn(db, ...)` on every store (or `profiles`) in parallel. An exception of one store is
-        its `ProfileError`; the others' values are kept."""
-        names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
+        """`fn(db, ...)` on every open store (or `profiles`) in parallel. An exception of one
+        store is its `ProfileError`; the others' values are kept."""
+        dbs = self.dbs
+        names = self.profiles if profiles is None else [p for p in profiles if p in dbs]
         return _gather({p: self.submit(p, fn, *args, **kwargs) for p in names})
 
     def map_search(
         self, fn: Callable[..., Any], profiles: Iterable[str] | None = None, *args: Any, **kwargs: Any
     ) -> Outcome:
         """`map` on the stores' search threads (see `submit_search`)."""
-        names = self.profiles if profiles is None else [p for p in profiles if p in self.dbs]
+        dbs = self.dbs
+        names = self.profiles if profiles is None else [p for p in profiles if p in dbs]
         return _gather({p: self.submit_search(p, fn, *args, **kwargs) for p in names})
 
     def interrupt(self, profiles: Iterable[str] | None = None) -> None:
         """Cancel running queries of the stores (from any thread): a superseded search."""
+        dbs = self.dbs
         for p in self.profiles if profiles is None else profiles:
-            if p in self.dbs:
-                self.dbs[p].interrupt()
+            if p in dbs:
+                dbs[p].interrupt()
 
     def prepare_search(self, quiet_for: Callable[[], float], quiet_s: float) -> SearchPreparation:
         """Build every store's newest-first search bounds (`SessionDB.prepare_search`) on a
         thread of its own, each once `quiet_for()` (seconds since the caller's last read) reaches
-        `quiet_s`, or at once after `hurry()`; see `SearchPreparation`."""
-        prep = SearchPreparation([self.dbs[p] for p in self.profiles], quiet_for, quiet_s)
-        self._preparations.append(prep)
+        `quiet_s`, or at once after `hurry()`; see `SearchPreparation`. Stores that open later
+        join it."""
+        with self._lock:
+            prep = SearchPreparation([self.dbs[p] for p in self.profiles], quiet_for, quiet_s)
+            self._preparations.append(prep)
+            if not self._unanswered:
+                prep.finish()
         return prep
 
     def close(self) -> None:
-        """Stop the searches and the search builds, close every store on its own thread, then
-        stop the threads."""
-        for prep in self._preparations:  # no build left reading a store while it closes
+        """Stop the opening, the searches and the search builds, close every store on its own
+        thread, then stop the threads."""
+        with self._lock:
+            self._closed = True
+            self._todo.clear()
+            self._unanswered.clear()
+            self._lock.notify_all()
+            preparations = list(self._preparations)
+        for prep in preparations:  # no build left reading a store while it closes
             prep.stop()
         self.cancel_searches()
-        for lane in self._search_lanes.values():  # no search still using a connection
-            lane.executor.shutdown(wait=True, cancel_futures=True)
+        with self._search_lock:
+            lanes, self._lanes = self._lanes, SearchLanes(1)
+        lanes.shutdown()
         for p in list(self.dbs):
             try:
                 self.call(p, SessionDB.close)
             except Exception:  # noqa: BLE001 - closing is best effort, the others still close
                 pass
-        for ex in self._executors.values():
-            ex.shutdown(wait=True)
-        self.dbs.clear()
-        self._executors.clear()
-        self._threads.clear()
-        self._search_lanes.clear()
+        for worker in self._openers + self._workers:
+            worker.shutdown(wait=True)
+        self.dbs = {}
+        self._homes.clear()
+        self._orders.clear()
 
     def __enter__(self) -> Federation:
         return self
@@ -238,9 +384,12 @@ class Federation:
         profiles: Iterable[str] | None = None,
         keys: KeySource | None = None,
         block: int = 256,
+        within: float | None = None,
     ) -> MergedOrder:
-        """The merged session list of the open stores (or only `profiles`), see `MergedOrder`."""
-        return MergedOrder(self, filter, order, profiles, keys, block)
+        """The merged session list of the open stores (or only `profiles`), see `MergedOrder`.
+        `within`: seconds to wait for the other stores once the first answered; those still
+        reading then are left out (`MergedOrder.pending`) and heard of by `listen` when done."""
+        return MergedOrder(self, filter, order, profiles, keys, block, within)
 
     def search(
         self, query: str, sort: str | None = "newest", profiles: Iterable[str] | None = None, **kwargs: Any
@@ -248,51 +397,40 @@ class Federation:
         """A federated search (see `FederatedSearch`); `kwargs` go to each store's `search()`."""
         return FederatedSearch(self, query, sort=sort, profiles=profiles, **kwargs)
 
+    def orders(
+        self, names: Sequence[str], flt: SessionFilter, order: str, with_keys: bool, within: float | None
+    ) -> tuple[Outcome, list[str]]:
+        """Each store's `session_order` (checked for binary search: `_order_checked`), read
+        again only where the store changed since (`_order_of`). With `within`, the stores that
+        have not answered `within` seconds after the first are `pending`, left out."""
+        key = (flt, order, with_keys)
+        futures = {p: self.submit(p, self._order_of, p, key) for p in names}
+        if within is None or not futures:
+            return _gather(futures), []
+        wait_futures(futures.values(), return_when=FIRST_COMPLETED)
+        wait_futures(futures.values(), timeout=within)
+        pending = [p for p, fut in futures.items() if not fut.done()]
+        for p in pending:  # its order lands in the cache; the listeners re-merge
+            futures[p].add_done_callback(partial(self._late, p))
+        return _gather({p: f for p, f in futures.items() if p not in pending}), pending
 
-#: VM steps between two checks of a search thread's progress handler: well under a millisecond of
-#: SQLite work, and few enough calls into Python (each must take the GIL back from the UI thread):
-#: a LIKE scan of 1M messages made 400 calls (4,000 at every 1,000 steps).
-_PROGRESS_STEPS = 10_000
+    def _late(self, profile: str, _fut: Future[Any]) -> None:
+        self._tell(profile)
 
-
-class _Token:
-    """One call on a search thread; `cancelled` makes its SQLite statements abort."""
-
-    __slots__ = ("cancelled",)
-
-    def __init__(self) -> None:
-        self.cancelled = False
-
-
-class _SearchLane:
-    """A store's search thread: one worker whose connection has a progress handler that aborts
-    the statement of a cancelled call (`sqlite3_interrupt` alone misses a statement that starts
-    just after it, and would hit whatever the connection runs next)."""
-
-    def __init__(self, profile: str, db: SessionDB) -> None:
-        self.current: _Token | None = None
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"hermes-search-{profile}")
-        self.ident: int = self.executor.submit(self._install, db).result()
-
-    def _install(self, db: SessionDB) -> int:
-        try:
-            db._conn().set_progress_handler(self._abort, _PROGRESS_STEPS)
-        except Exception:  # noqa: BLE001 - a closed or broken store: each call reports it
-            pass
-        return threading.get_ident()
-
-    def _abort(self) -> bool:
-        token = self.current
-        return token is not None and token.cancelled
-
-    def run(self, token: _Token, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        if token.cancelled:
-            raise CancelledError
-        self.current = token
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            self.current = None
+    def _order_of(
+        self, db: SessionDB, profile: str, key: tuple[SessionFilter, str, bool]
+    ) -> tuple[SessionOrder, bool]:
+        """`profile`'s order for `key`, kept from the last call while the store is unchanged:
+        no commit by another connection (`PRAGMA data_version`) nor by this one (its total
+        changes). A merge over 300 stores re-reads only those that changed (a live change, a
+        store that arrived). On the store's thread."""
+        version = (db.data_version(), db._conn().total_changes())
+        kept = self._orders.get(profile)
+        if kept is not None and kept[0] == key and kept[1] == version:
+            return kept[2]
+        got = _order_checked(db, key[0], key[1], with_keys=key[2])
+        self._orders[profile] = (key, version, got)  # read before it: a commit meanwhile reads again
+        return got
 
 
 class SearchPreparation:
@@ -304,11 +442,14 @@ class SearchPreparation:
     `quiet_s`, or until `hurry()` (a search asked for them). It runs on this thread's own
     connections, which a search's cancel never reaches; a search arriving meanwhile waits for
     its store's build instead of scanning again, and a store whose search got there first is
-    skipped cheaply. `stop()` aborts a build in progress (a progress handler: an interrupt alone
-    misses a statement that starts just after it)."""
+    skipped cheaply. `add` queues a store that opened since; the thread ends once the queue is
+    done after `finish()` (no store will join any more). `stop()` aborts a build in progress
+    (a progress handler: an interrupt alone misses a statement that starts just after it)."""
 
     def __init__(self, dbs: Sequence[SessionDB], quiet_for: Callable[[], float], quiet_s: float) -> None:
-        self._dbs = list(dbs)
+        self._queue: deque[SessionDB] = deque(dbs)
+        self._more = threading.Condition()
+        self._finished = False
         self._quiet_for = quiet_for
         self._quiet_s = quiet_s
         self._stopped = threading.Event()
@@ -316,8 +457,25 @@ class SearchPreparation:
         self._thread = threading.Thread(target=self._run, name="hermes-prepare-search", daemon=True)
         self._thread.start()
 
+    def add(self, db: SessionDB) -> None:
+        """Build `db`'s bounds too (a store that opened after this started)."""
+        with self._more:
+            self._queue.append(db)
+            self._more.notify()
+
+    def finish(self) -> None:
+        """No store will be added any more: end once the queued ones are built."""
+        with self._more:
+            self._finished = True
+            self._more.notify_all()
+
+    def _next(self) -> SessionDB | None:
+        with self._more:
+            self._more.wait_for(lambda: bool(self._queue) or self._finished or self._stopped.is_set())
+            return None if self._stopped.is_set() or not self._queue else self._queue.popleft()
+
     def _run(self) -> None:
-        for db in self._dbs:
+        while (db := self._next()) is not None:
             while not self._hurry.is_set() and (wait := self._quiet_s - self._quiet_for()) > 0:
                 self._hurry.wait(wait)
             if self._stopped.is_set():
@@ -325,7 +483,7 @@ class SearchPreparation:
             try:
                 conn = db._conn()  # this thread's own, idle once the build is done: a small cache
                 conn.execute("PRAGMA cache_size = 16")  # (one pass over an index; the OS caches it)
-                conn.set_progress_handler(self._stopped.is_set, _PROGRESS_STEPS)
+                conn.set_progress_handler(self._stopped.is_set, PROGRESS_STEPS)
                 db.prepare_search()
             except Exception:  # noqa: BLE001 - that store's first search builds it and reports
                 pass
@@ -336,9 +494,16 @@ class SearchPreparation:
 
     def stop(self, timeout: float = 5.0) -> None:
         """Abort the build in progress and build no more (waits for the thread)."""
-        self._stopped.set()
+        with self._more:
+            self._stopped.set()
+            self._more.notify_all()
         self._hurry.set()
         self._thread.join(timeout)
+
+
+def _connect(db: SessionDB) -> None:
+    """Make this (home) thread's connection to `db` now."""
+    db._conn()
 
 
 def _gather(futures: dict[str, Future[Any]]) -> Outcome:
@@ -352,20 +517,15 @@ def _gather(futures: dict[str, Future[Any]]) -> Outcome:
     return out
 
 
-def _run_here(fn: Callable[..., T], *args: Any, **kwargs: Any) -> Future[T]:
-    """`fn(*args, **kwargs)` run now on this thread, as a done future."""
-    fut: Future[T] = Future()
-    try:
-        fut.set_result(fn(*args, **kwargs))
-    except BaseException as exc:
-        fut.set_exception(exc)
-    return fut
-
-
-def open_stores(refs: Sequence[StoreRef], read_only: bool = False) -> Federation:
-    """Open every store in `refs` in parallel (`migrate=False`; `read_only` as asked, a store
-    that refuses writes opened read-only). Failures become statuses in `Federation.refs`."""
-    return Federation(refs, read_only=read_only)
+def open_stores(
+    refs: Sequence[StoreRef], read_only: bool = False, *, workers: int | None = None, wait: bool = True
+) -> Federation:
+    """Open the stores in `refs` (`migrate=False`; `read_only` as asked, a store that refuses
+    writes opened read-only), at most `workers` at a time (default `store_workers()`), on the
+    threads that will read them. Failures become statuses in `Federation.refs`; a ref that
+    discovery's `stat` already found failing is never opened. `wait=False` returns at once and
+    opens in the background (see `Federation.listen`)."""
+    return Federation(refs, read_only=read_only, workers=workers, wait=wait)
 
 
 # ---------------------------------------------------------------------- keys of the merged list
@@ -602,6 +762,7 @@ class MergedOrder:
         profiles: Iterable[str] | None = None,
         keys: KeySource | None = None,
         block: int = 256,
+        within: float | None = None,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
@@ -610,13 +771,12 @@ class MergedOrder:
         self.order = order
         self.key_source: KeySource = keys or OrderKeys()
         self.block = max(1, int(block))
-        got = fed.map(
-            _order_checked,
-            profiles,
-            self.filter,
-            order,
-            with_keys=bool(getattr(self.key_source, "with_keys", False)),
-        )
+        dbs = fed.dbs
+        asked = fed.profiles if profiles is None else [p for p in profiles if p in dbs]
+        with_keys = bool(getattr(self.key_source, "with_keys", False))
+        got, pending = fed.orders(asked, self.filter, order, with_keys, within)
+        #: Stores left out because they had not answered in time (`within`): merge again later.
+        self.pending: list[str] = pending
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]
         self._runs = [_OrderRun(self, p, got.values[p][0]) for p in names]
@@ -626,7 +786,6 @@ class MergedOrder:
         # search (`_starts`), so a far jump costs what the first page costs; otherwise the merge
         # has to read forward from the start.
         self._seek = isinstance(self.key_source, OrderKeys) and all(got.values[p][1] for p in names)
-        self._by_size = sorted(range(len(self._runs)), key=lambda i: -len(self._runs[i].order.ids))
 
     def __len__(self) -> int:
         return self._len
@@ -681,29 +840,46 @@ class MergedOrder:
         return pos + sum(self._before(j, dk, rank) for j in range(len(self._runs)) if j != run)
 
     def _starts(self, offset: int) -> list[int] | None:
-        """Where each run stands once the merged order's first `offset` items are taken: found
-        by binary search on the run holding item `offset` (largest runs tried first), in
-        O(runs² · log² n) key comparisons. Only for runs whose keys are sorted (`_seek`)."""
+        """Where each run stands once the merged order's first `offset` items are taken (None:
+        cannot happen with sorted runs). Only for runs whose keys are sorted (`_seek`).
+
+        The item at merged position `offset` lies, in each run `j`, within `lo[j] … hi[j]-1`
+        (at first the whole run). Each round takes the middle item of every run still open,
+        picks the weighted median of them (weights: what is left of each run) as the pivot and
+        counts the items before it in every run: exactly `offset`, and the pivot is the item;
+        fewer, and everything up to it is dropped; more, and everything from it on. The median
+        drops at least a quarter of what is left, so O(log N) rounds of O(runs · log n)."""
         sizes = [len(r.order.ids) for r in self._runs]
         if offset >= self._len:
             return sizes
-        for run in self._by_size:
-            if not sizes[run] or self._position(run, 0) > offset:
-                continue
-            lo, hi = 0, sizes[run] - 1  # the last item of `run` at or before `offset`
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if self._position(run, mid) <= offset:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            if self._position(run, lo) != offset:
-                continue
-            keys = self._runs[run].order.keys
-            assert keys is not None
-            dk, rank = desc_key(keys[lo]), self._merge._rank[run]
-            return [lo if j == run else self._before(j, dk, rank) for j in range(len(self._runs))]
-        return None
+        ranks = self._merge._rank
+        lo, hi = [0] * len(sizes), list(sizes)
+        while True:
+            middles: list[tuple[tuple[Any, ...], int, int, int]] = []
+            for j, run in enumerate(self._runs):
+                if lo[j] < hi[j]:
+                    keys = run.order.keys
+                    assert keys is not None
+                    mid = (lo[j] + hi[j]) // 2
+                    middles.append(((desc_key(keys[mid]), ranks[j], mid), hi[j] - lo[j], j, mid))
+            if not middles:
+                return None
+            middles.sort(key=operator.itemgetter(0))
+            half, seen, pick = sum(m[1] for m in middles) / 2, 0, 0
+            while (seen := seen + middles[pick][1]) < half:
+                pick += 1
+            (dk, rank, _pos), _weight, pivot, mid = middles[pick]
+            split = [
+                mid if j == pivot else lo[j] if lo[j] == hi[j] else self._before(j, dk, rank)
+                for j in range(len(sizes))
+            ]
+            before = sum(split)
+            if before == offset:
+                return split
+            if before < offset:  # the pivot and what precedes it are among the first `offset`
+                lo = [max(lo[j], split[j] + (j == pivot)) for j in range(len(sizes))]
+            else:  # the pivot and what follows it come after
+                hi = [min(hi[j], split[j]) for j in range(len(sizes))]
 
     def _seek_pairs(self, offset: int, n: int) -> list[tuple[str, str]] | None:
         """`pairs(offset, n)` without merging what comes before `offset` (None: cannot seek)."""

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
@@ -90,6 +91,58 @@ def _same_file_key(path: Path) -> str:
         return os.path.abspath(path.expanduser())
 
 
+def store_workers() -> int:
+    """How many threads open, probe and read the stores at once (a bounded pool, however many
+    profiles there are: 300 stores once meant 300 threads, each with its connections)."""
+    return min(8, max(4, 2 * (os.cpu_count() or 1)))
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    name: str
+    path: Path
+    origin: str
+    #: The profile folder as listed by `os.scandir` (None for the default store and given paths).
+    entry: os.DirEntry[str] | None = None
+
+
+def _profile_folders(profiles_dir: Path) -> list[os.DirEntry[str]]:
+    """The folders of `profiles/` by name, from one `os.scandir` pass (no call per folder where
+    the file system reports entry types, as Linux and macOS do); hidden ones are not profiles."""
+    try:
+        with os.scandir(profiles_dir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir and not entry.name.startswith("."):
+            out.append(entry)
+    return out
+
+
+def _looked_at(cand: _Candidate, real_profiles: str) -> tuple[str, tuple[StoreStatus, str] | None]:
+    """`(identity, file status)` of a candidate with as few calls as can be: a profile folder that
+    is no link, whose `state.db` is no link either, is `<profiles resolved>/<name>/state.db`, known
+    from the one `lstat` its status needs anyway (a folder without a store: that `lstat` alone).
+    Anything else (the default store, a given path, a link) is resolved in full."""
+    if cand.entry is not None and not cand.entry.is_symlink():
+        key = os.path.join(real_profiles, cand.entry.name, "state.db")
+        try:
+            st = os.lstat(cand.path)
+        except FileNotFoundError:
+            return key, _missing(cand.path)
+        except OSError:
+            return key, file_status(cand.path)
+        if not stat.S_ISLNK(st.st_mode):
+            return key, file_status(cand.path, st)
+    return _same_file_key(cand.path), file_status(cand.path)
+
+
 def discover_stores(
     extra_paths: Iterable[str | os.PathLike[str]] = (),
     home: str | os.PathLike[str] | None = None,
@@ -107,66 +160,78 @@ def discover_stores(
     """
     base = Path(home).expanduser() if home is not None else hermes_home()
     root = hermes_root(base)
-    candidates: list[tuple[str, Path, str]] = [(DEFAULT_PROFILE, root / "state.db", "default")]
+    candidates = [_Candidate(DEFAULT_PROFILE, root / "state.db", "default")]
     profiles_dir = root / "profiles"
-    try:
-        entries = sorted(os.scandir(profiles_dir), key=lambda e: e.name)
-    except OSError:
-        entries = []
-    for entry in entries:
-        try:
-            is_dir = entry.is_dir()
-        except OSError:
-            is_dir = False
-        if is_dir and not entry.name.startswith("."):
-            candidates.append((entry.name, Path(entry.path) / "state.db", "profile"))
+    for entry in _profile_folders(profiles_dir):
+        candidates.append(_Candidate(entry.name, Path(entry.path) / "state.db", "profile", entry))
     for extra in extra_paths:
-        candidates.append((os.fspath(extra), Path(extra).expanduser(), "path"))
+        candidates.append(_Candidate(os.fspath(extra), Path(extra).expanduser(), "path"))
+    real_profiles = _same_file_key(profiles_dir)
+    looked = [_looked_at(c, real_profiles) for c in candidates]
     current_key = _same_file_key(base / "state.db")
-    if current_key not in {_same_file_key(p) for _n, p, _o in candidates}:
+    if current_key not in {key for key, _found in looked}:
         # $HERMES_HOME outside what was listed (a profile folder not created yet, a hidden one):
         # it is still the store a plain `hermes` uses, so it comes first.
         in_profiles = base.parent.name == "profiles"
-        candidates.insert(
-            0,
-            (
-                base.name if in_profiles else DEFAULT_PROFILE,
-                base / "state.db",
-                "profile" if in_profiles else "default",
-            ),
+        first = _Candidate(
+            base.name if in_profiles else DEFAULT_PROFILE,
+            base / "state.db",
+            "profile" if in_profiles else "default",
         )
+        candidates.insert(0, first)
+        looked.insert(0, (current_key, file_status(first.path)))
 
     refs: list[StoreRef] = []
     seen: set[str] = set()
     names: set[str] = set()
-    for name, path, origin in candidates:
-        key = _same_file_key(path)
+    for cand, (key, found) in zip(candidates, looked, strict=True):
         if key in seen:
             continue
         seen.add(key)
-        unique, n = name, 2
+        unique, n = cand.name, 2
         while unique in names:
-            unique, n = f"{name} #{n}", n + 1
+            unique, n = f"{cand.name} #{n}", n + 1
         names.add(unique)
-        ref = StoreRef(unique, path, origin, current=key == current_key)
-        refs.append(probe_store(ref) if probe else _with_file_status(ref))
-    return refs
+        ref = StoreRef(unique, cand.path, cand.origin, current=key == current_key)
+        refs.append(ref if found is None else replace(ref, status=found[0], reason=found[1]))
+    return probe_stores(refs) if probe else refs
 
 
-def file_status(path: Path) -> tuple[StoreStatus, str] | None:
-    """What `stat` alone says is wrong with `path` (None: a readable regular file).
+def probe_stores(refs: Sequence[StoreRef]) -> list[StoreRef]:
+    """`refs` with the status of each store that `stat` found readable, by opening it read-only
+    once (`probe_store`), several at a time in a bounded pool (`store_workers`); the others are
+    kept as they are (a folder without a store is never opened)."""
+    out = list(refs)
+    todo = [i for i, r in enumerate(out) if r.usable]
+    if len(todo) <= 1:
+        for i in todo:
+            out[i] = probe_store(out[i])
+        return out
+    with ThreadPoolExecutor(min(store_workers(), len(todo)), thread_name_prefix="hermes-probe") as pool:
+        for i, probed in zip(todo, pool.map(probe_store, [out[i] for i in todo]), strict=True):
+            out[i] = probed
+    return out
+
+
+def _missing(path: Path) -> tuple[StoreStatus, str]:
+    return StoreStatus.MISSING, f"{path} does not exist"
+
+
+def file_status(path: Path, st: os.stat_result | None = None) -> tuple[StoreStatus, str] | None:
+    """What `stat` alone says is wrong with `path` (None: a readable regular file); `st`: its
+    `lstat` when the caller has it (None: looked at here).
 
     Never opens the file. A folder, FIFO, socket or device is "unreadable" as a store (SQLite
     would refuse it, and a FIFO would block an open); so is a file we may not read."""
     try:
-        st = os.lstat(path)
+        st = st if st is not None else os.lstat(path)
         if stat.S_ISLNK(st.st_mode):
             try:
                 st = os.stat(path)
             except FileNotFoundError:
                 return StoreStatus.MISSING, f"{path} is a link to {os.readlink(path)}, which does not exist"
     except FileNotFoundError:
-        return StoreStatus.MISSING, f"{path} does not exist"
+        return _missing(path)
     except NotADirectoryError:
         return StoreStatus.MISSING, f"{path} does not exist (a folder on its path is a file)"
     except PermissionError:
@@ -183,13 +248,6 @@ def file_status(path: Path) -> tuple[StoreStatus, str] | None:
     if not os.access(path, os.R_OK):
         return StoreStatus.UNREADABLE, f"cannot read {path}: permission denied"
     return None
-
-
-def _with_file_status(ref: StoreRef) -> StoreRef:
-    found = file_status(ref.path)
-    if found is None:
-        return replace(ref, status=StoreStatus.OK, reason="")
-    return replace(ref, status=found[0], reason=found[1])
 
 
 def classify_error(exc: StoreError, path: Path) -> tuple[StoreStatus, str]:

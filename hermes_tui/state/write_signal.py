@@ -100,6 +100,89 @@ class WriteSignal:
 RECHECK_S = 0.02
 
 
+class WriteSignals:
+    """One inotify instance for the files of many stores (`add`): `wait` says which were written.
+
+    A browser over 300 profiles would otherwise need 300 inotify instances, more than Linux
+    gives a user by default (`fs.inotify.max_user_instances` is 128): one instance with a watch
+    per directory stays within the default limits (watches: 8,192 and more)."""
+
+    def __init__(self) -> None:
+        from inotify_simple import INotify  # Linux only (see `write_signals`)
+
+        self._inotify = INotify(nonblocking=True)
+        #: Watch descriptor → {file name of the store or its sidecars: the store's path}.
+        self._names: dict[int, dict[str, str]] = {}
+
+    def add(self, db_path: str | os.PathLike[str]) -> bool:
+        """Watch the store at `db_path` too; False where its directory cannot be watched (the
+        caller's timer polls still find its commits)."""
+        from inotify_simple import flags
+
+        path = Path(db_path)
+        try:
+            wd = self._inotify.add_watch(path.parent, flags.MODIFY | flags.CREATE | flags.MOVED_TO)
+        except OSError:
+            return False
+        names = self._names.setdefault(wd, {})
+        for suffix in SUFFIXES:
+            names[path.name + suffix] = str(path)
+        return True
+
+    def fileno(self) -> int:
+        return self._inotify.fileno()
+
+    def drain(self) -> set[str]:
+        """Read every pending event without blocking: the stores whose files were written."""
+        hit: set[str] = set()
+        while True:
+            try:
+                events = self._inotify.read(timeout=0)
+            except BlockingIOError:
+                break
+            if not events:
+                break
+            for event in events:
+                names = self._names.get(event.wd, {})
+                if not event.name:  # the directory itself: any of its stores
+                    hit.update(names.values())
+                elif event.name in names:
+                    hit.add(names[event.name])
+        return hit
+
+    def wait(self, timeout: float, also: Any = None, settle_s: float = SETTLE_S) -> set[str]:
+        """The stores written (`settle_s` after the first write seen), or an empty set when
+        `also` became readable or `timeout` passed. Writes to other files are read and ignored."""
+        deadline = time.monotonic() + timeout
+        fds = [self] if also is None else [self, also]
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                readable, _, _ = select.select(fds, [], [], left)
+            except (OSError, ValueError):  # `also` closed meanwhile: its owner is stopping
+                return set()
+            if not readable or (also is not None and also in readable):
+                return set()
+            time.sleep(settle_s)
+            hit = self.drain()
+            if hit:
+                return hit
+        return set()
+
+    def close(self) -> None:
+        self._inotify.close()
+
+
+def write_signals() -> WriteSignals | None:
+    """A `WriteSignals`, or None where there is none to be had (not Linux, no inotify, or the
+    user's inotify instances used up): the caller then only polls."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return WriteSignals()
+    except (ImportError, OSError):
+        return None
+
+
 def write_signal(db_path: str | os.PathLike[str] | None) -> WriteSignal | None:
     """A `WriteSignal` for the store at `db_path`, or None where there is none to be had: not
     Linux, an in-memory store, a directory that cannot be watched, or the user's inotify limits

@@ -710,9 +710,11 @@ async def test_first_paint_uses_the_stores_opened_while_textual_starts(
     opens: list[str] = []
     real = BrowserStores.open.__func__  # type: ignore[attr-defined]
 
-    def counting(cls: type[BrowserStores], choice: StoreChoice, read_only: bool = False) -> BrowserStores:
+    def counting(
+        cls: type[BrowserStores], choice: StoreChoice, read_only: bool = False, **kw: Any
+    ) -> BrowserStores:
         opens.append(threading.current_thread().name)
-        return real(cls, choice, read_only)
+        return real(cls, choice, read_only, **kw)
 
     monkeypatch.setattr(BrowserStores, "open", classmethod(counting))
     app = federated_app(home)

@@ -45,7 +45,16 @@ from hermes_tui.app.render import (
     to_number,
 )
 from hermes_tui.app.settings import ORDERS
-from hermes_tui.app.stores import BrowserStores, Key, OrderResult, StoreChoice, all_stores, open_chosen
+from hermes_tui.app.stores import (
+    Arrivals,
+    BrowserStores,
+    Key,
+    OrderResult,
+    StoreChoice,
+    all_stores,
+    open_chosen,
+)
+from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
@@ -78,6 +87,16 @@ HIGHLIGHT_DEBOUNCE_S = 0.12
 READING_COLS = 80
 #: "Active now": open sessions with a message (or a start) in the last this many seconds.
 ACTIVE_WITHIN_S = 600.0
+#: Over more profiles than this the header sums the sessions and counts failures by kind (300
+#: names would not fit, and the badges after them were never seen).
+HEADER_PROFILES = 8
+#: Stores whose failure is notified one by one (then one notification for the rest), and named
+#: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
+FAILURES_TOLD = 3
+TOOLTIP_BADGES = 20
+#: Stores that answer after the list is shown are taken in at most this often (each time: a
+#: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
+ARRIVALS_EVERY_S = 0.15
 
 #: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
 #: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
@@ -317,7 +336,16 @@ class MainScreen(Screen[None]):
         #: The profiles the list and search span (None: every open store).
         self.profile_filter: tuple[str, ...] | None = None
         self.profile_counts: dict[str, int] = {}
-        self._store_followers: dict[str, LiveFollower] = {}
+        #: Live follow over several stores: one follower for all of them (`stores_follow.py`).
+        self._stores_follower: StoresFollower | None = None
+        #: Stores whose failure was notified; the stores that answered since the last
+        #: `StoresArrived`; the list's last merge: the stores it covered and those it left out
+        #: because they had not answered yet.
+        self._failures_told: set[str] = set()
+        self._arrivals: Arrivals | None = None
+        self._merged_profiles: set[str] = set()
+        self._merge_pending: set[str] = set()
+        self._menu_profiles: list[str] = []  # the profile menu's choices
         self.caps: dict[str, Any] = {}
         self.filter = SessionFilter()
         self.order = "last_active"
@@ -668,6 +696,23 @@ class MainScreen(Screen[None]):
             self.sources = sources
             self.models = models
 
+    class StoresArrived(Message):
+        """Stores answered since the last of these: opened, failed to, or brought an order they
+        were late with (a pool thread → screen; one on its way at a time)."""
+
+        def __init__(self, stores: BrowserStores) -> None:
+            super().__init__()
+            self.stores = stores
+
+    class StoreValues(Message):
+        """The source and model menus over every store, once all answered (worker → screen)."""
+
+        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
+            super().__init__()
+            self.stores = stores
+            self.sources = sources
+            self.models = models
+
     class MergedLoaded(Message):
         """A merged order of several stores (worker → screen)."""
 
@@ -685,7 +730,8 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the stores")
     def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
-        """Every store opens on its own thread (a failure is that store's badge)."""
+        """The stores open on a bounded pool (a failure is that store's badge); this waits for
+        the first ones, the others join as they answer (`StoresArrived`)."""
         try:  # the stores the open prefetch opened while Textual started, if it is this choice
             stores, sources, models = open_chosen(self.hermes, choice, read_only)
         except Exception as exc:
@@ -723,18 +769,19 @@ class MainScreen(Screen[None]):
         profile_select = self.query_one("#filter-profile", Select)
         with self.prevent(Select.Changed):
             profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
-        profile_select.display = True
+        profile_select.display = True  # (its options follow the stores that open later)
         self.query_one("#search", SearchPane).set_sources(message.sources)
         self._connect_search()
+        # Listening first: a store answering from now on is heard of; one that answered since
+        # the stores were taken is caught up with by one message (`poke`).
+        arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
+        stores.fed.listen(arrivals.add)
         self._start_store_followers(stores)
-        for ref in stores.failed:
-            self.notify(
-                inert(ref.badge, newlines=False),
-                title="A store could not be opened",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
+        self._failures_told = set()
+        self._tell_failures(stores)
+        self._menu_profiles = list(stores.profiles)
+        if stores.opening or stores.values_from != set(stores.profiles):
+            arrivals.poke()
         if not stores.profiles:
             sessions.loading = False
             sessions.empty_text = "No store could be opened: see the badges in the header."
@@ -790,10 +837,13 @@ class MainScreen(Screen[None]):
         sessions.show_profile = len(result.counts) > 1
         sessions._line_cache.clear()
         self.store_total = None
+        self._merged(result)
         await self._order_loaded(
             self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
             result.keep_index,
         )
+        if self._merge_behind():  # stores that opened meanwhile
+            self._refresh_merged_live()
 
     # Live follow over several stores: one follower per store keeps the merged list (order, Live
     # column, counts) current; the open transcript does not follow yet.
@@ -814,35 +864,35 @@ class MainScreen(Screen[None]):
             self.key = key  # (filter, order, profiles, active) it answers
 
     def _start_store_followers(self, stores: BrowserStores) -> None:
+        """One follower thread for every open store (stores that open later join it)."""
         self._stop_store_followers()
+
+        def report(profile: str, update: LiveUpdate) -> None:
+            if follower is self._stores_follower and not follower.stopped:
+                self.post_message(self.StoreLive(profile, update))
+
+        follower = StoresFollower(stores.fed.submit_each, report, clock=self.hermes.now)
+        self._stores_follower = follower
         for profile in stores.profiles:
             db = stores.db_for(profile)
-            if db is None:
-                continue
-            holder: list[LiveFollower] = []
-
-            def report(
-                update: LiveUpdate, profile: str = profile, holder: list[LiveFollower] = holder
-            ) -> None:
-                if holder and holder[0] in self._store_followers.values() and not holder[0].stopped:
-                    self.post_message(self.StoreLive(profile, update))
-
-            follower = LiveFollower(db, report, clock=self.hermes.now)
-            holder.append(follower)
-            self._store_followers[profile] = follower
-            thread = threading.Thread(target=follower.run, name=f"hermes-live-{profile}", daemon=True)
-            cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
+            if db is not None:
+                follower.add(profile, db)
+        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
+        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
         self.session_list.on_visible = self._visible_keys_changed
 
     def _stop_store_followers(self) -> None:
-        for follower in self._store_followers.values():
-            follower.stop()
-        self._store_followers = {}
+        if self._stores_follower is not None:
+            self._stores_follower.stop()
+        self._stores_follower = None
 
     def _care_stores(self) -> None:
         """Each store's follower cares about its rows on screen; the open session's store also
         about that session and its lineage (so its new messages are reported)."""
-        by_profile: dict[str, list[str]] = {p: [] for p in self._store_followers}
+        follower = self._stores_follower
+        if follower is None:
+            return
+        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
         for key in self.session_list.visible_ids:
             if isinstance(key, tuple) and key[0] in by_profile:
                 by_profile[key[0]].append(key[1])
@@ -852,16 +902,112 @@ class MainScreen(Screen[None]):
             lineage = self.query_one("#lineage", LineageTree).lineage or {}
             by_profile[current] += [n["id"] for n in lineage.get("nodes", [])[:64]]
         for profile, ids in by_profile.items():
-            self._store_followers[profile].care(ids)
+            follower.care(profile, ids)
 
     def _visible_keys_changed(self, keys: list[Any]) -> None:
-        by_profile: dict[str, list[str]] = {p: [] for p in self._store_followers}
+        follower = self._stores_follower
+        if follower is None:
+            return
+        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
         for key in keys:
             if isinstance(key, tuple) and key[0] in by_profile:
                 by_profile[key[0]].append(key[1])
         for profile, ids in by_profile.items():
-            self._store_followers[profile].show(ids)
+            follower.show(profile, ids)
         self._care_stores()
+
+    # Stores that answer after the list was first shown (300 profiles, or a slow one).
+    @on(StoresArrived)
+    def _stores_arrived(self, message: StoresArrived) -> None:
+        """Stores answered: the open ones join the follower, the profile menu and the list (a
+        re-merge: the cursor stays on its session), the failed ones are told; once every store
+        answered, the source and model menus cover them all."""
+        stores = self.stores
+        if stores is None or message.stores is not stores or self._arrivals is None:
+            return
+        arrived = self._arrivals.take()
+        self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
+        follower = self._stores_follower
+        for profile in stores.profiles:
+            db = stores.db_for(profile)
+            if follower is not None and db is not None:
+                follower.add(profile, db)
+        profiles = stores.profiles
+        if profiles != self._menu_profiles:
+            self._menu_profiles = profiles
+            select = self.query_one("#filter-profile", Select)
+            with self.prevent(Select.Changed):
+                picked = select.value
+                select.set_options([(one_line(p, 24), p) for p in profiles])
+                if isinstance(picked, str) and picked in profiles:
+                    select.value = picked
+        self._tell_failures(stores)
+        if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind(opening=True)):
+            self._refresh_merged_live()
+        self._update_info()
+        if not stores.opening and stores.values_from != set(profiles):
+            stores.values_from = set(profiles)  # read once more, by the worker
+            self.store_values_worker(stores)
+
+    def _merged(self, result: OrderResult) -> None:
+        self._merged_profiles = set(result.counts) | set(result.errors)
+        self._merge_pending = set(result.pending)
+
+    def _merge_behind(self, opening: bool = False) -> bool:
+        """Open stores (of the list's profiles) that the list's last merge neither covered nor
+        is waiting for (those it waits for come with their own `StoresArrived`). While stores
+        still open only `StoresArrived` (paced: `ARRIVALS_EVERY_S`) asks, with `opening`: a
+        re-merge after each re-merge kept the event loop and the stores' threads busy."""
+        if self.stores is None or (self.stores.opening and not opening):
+            return False
+        wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
+        return not wanted <= self._merged_profiles | self._merge_pending
+
+    def _tell_failures(self, stores: BrowserStores) -> None:
+        """A notification per store that could not be opened, the first `FAILURES_TOLD` of them
+        (each a badge in the header too); then one for the rest, however many."""
+        new = [r for r in stores.failed if r.profile not in self._failures_told]
+        if not new:
+            return
+        room = max(0, FAILURES_TOLD - len(self._failures_told))
+        for ref in new[:room]:
+            self.notify(
+                inert(ref.badge, newlines=False),
+                title="A store could not be opened",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+        if len(new) > room:
+            self.notify(
+                f"{len(new) - room:,} more stores could not be opened: see the header.",
+                title="Stores could not be opened",
+                severity="warning",
+                timeout=8,
+                markup=False,
+            )
+        self._failures_told.update(r.profile for r in new)
+
+    @work(thread=True, exit_on_error=False, group="values", description="read the stores' filter choices")
+    def store_values_worker(self, stores: BrowserStores) -> None:
+        try:
+            sources, models = stores.values("source"), stores.values("model")
+        except Exception:  # noqa: BLE001 - the menus keep what they have
+            return
+        self.post_message(self.StoreValues(stores, sources, models))
+
+    @on(StoreValues)
+    def _store_values(self, message: StoreValues) -> None:
+        if message.stores is not self.stores:
+            return
+        for selector, values in (("#filter-source", message.sources), ("#filter-model", message.models)):
+            select = self.query_one(selector, Select)
+            with self.prevent(Select.Changed):
+                picked = select.value
+                self._set_options(selector, values)
+                if isinstance(picked, str) and picked in values:
+                    select.value = picked
+        self.query_one("#search", SearchPane).set_sources(message.sources)
 
     @on(StoreLive)
     def _store_live(self, message: StoreLive) -> None:
@@ -938,10 +1084,13 @@ class MainScreen(Screen[None]):
             counts = (sessions.total, self.profile_counts)
             sessions.update_order(result.keys)
             self.profile_counts = result.counts
+            self._merged(result)
             sessions.show_profile = len(result.counts) > 1
             if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
                 self._update_list_title()
                 self._update_info()
+            if self._merge_behind():  # stores that opened meanwhile
+                self._live_order_again = True
         if self._live_order_again:
             self._refresh_merged_live()
 
@@ -1054,17 +1203,37 @@ class MainScreen(Screen[None]):
         assert self.stores is not None
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("hermes-tui", style="bold")
-        if self.state == "ready":
+        failed = self.stores.failed
+        if self.state == "ready" and len(self.profile_counts) > HEADER_PROFILES:
+            total = sum(self.profile_counts.values())  # 300 profiles: no room for each one's count
+            text.append(f" · {len(self.profile_counts):,} profiles · {total:,} sessions")
+        elif self.state == "ready":
             for profile, n in self.profile_counts.items():
                 ref = self.stores.ref(profile)
                 read_only = ref is not None and (ref.read_only or self.stores.fed.read_only)
                 mode = " (read-only)" if read_only else ""
                 text.append(f" · {one_line(profile, 24)} {n:,}{mode}")
-        for ref in self.stores.failed:
-            text.append(" · ")
-            text.append(f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse")
+        opening = len(self.stores.opening)
+        if opening:
+            text.append(f" · opening {opening:,} more…")
+        if len(failed) > HEADER_PROFILES:  # one badge per kind of failure, with its count
+            kinds: dict[str, int] = {}
+            for ref in failed:
+                kinds[str(ref.status)] = kinds.get(str(ref.status), 0) + 1
+            for kind, n in kinds.items():
+                text.append(" · ")
+                text.append(f"⚠ {n:,} {one_line(kind)}", style="bold reverse")
+        else:
+            for ref in failed:
+                text.append(" · ")
+                text.append(
+                    f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse"
+                )
         info = self.query_one("#info", Static)
-        info.tooltip = "\n".join(inert(ref.badge, newlines=False) for ref in self.stores.failed) or None
+        shown = [inert(ref.badge, newlines=False) for ref in failed[:TOOLTIP_BADGES]]
+        if len(failed) > TOOLTIP_BADGES:
+            shown.append(f"… and {len(failed) - TOOLTIP_BADGES:,} more")
+        info.tooltip = "\n".join(shown) or None
         self._info(text)
 
     def on_resize(self, event: events.Resize) -> None:

@@ -1,0 +1,309 @@
+"""One live follower for every open store of a federated browser (`--all`).
+
+Why not a `LiveFollower` thread per store, as before: 300 profiles were 300 polling threads,
+each with its own connection, inotify instance and wake-up pipe; on 2 cores they kept 121 % of a
+CPU busy while the list sat idle. Here one thread keeps every store's rhythm (a `LiveFollower`
+per store that never runs a thread of its own: its care/show ids, statuses and reports) and
+runs the polls that fall due on the stores' own threads (`Federation.submit_each`: one task per
+pool thread, so a store keeps its one connection, and its watcher's cursor stays valid).
+
+Where Linux inotify is there, one instance watches every store's directory (`WriteSignals`)
+and a written store is polled right after its commit, as with one store. The timer polls stay
+(a write the signal cannot see is still found), spread so that all the stores together make at
+most `POLLS_PER_S` timer polls a second; a store that changed lately keeps the hot rhythm, and
+with a few stores each one polls exactly as a `LiveFollower` of its own would.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from hermes_tui.app.live_follow import (
+    ERROR_BACKOFF_S,
+    RECHECK_S,
+    SIGNAL_GAP_S,
+    LiveFollower,
+    LiveUpdate,
+    _Wakeup,
+)
+from hermes_tui.state import Changes, SessionDB, write_signals
+
+#: Timer polls a second over all the stores together (each an unchanged `PRAGMA data_version`):
+#: 300 stores are each polled every 1.5 s without a write signal, 7 stores at their own rhythm.
+POLLS_PER_S = 200.0
+#: The longest sleep without a due poll (stores added meanwhile wake the thread anyway).
+MAX_SLEEP_S = 1.0
+
+SubmitEach = Callable[[Mapping[str, Callable[[SessionDB], Any]]], dict[str, Future[Any]]]
+
+
+class _StoreWake:
+    """A store's follower's wake-up inside the shared one: `set` (its `wake`, `show`) makes the
+    store's poll due now and wakes the shared thread."""
+
+    def __init__(self, owner: StoresFollower, profile: str) -> None:
+        self._owner = owner
+        self._profile = profile
+
+    def set(self) -> None:
+        self._owner._due_now(self._profile)
+
+    def is_set(self) -> bool:
+        return False
+
+    def clear(self) -> None:
+        pass
+
+    def wait(self, timeout: float) -> bool:  # never waited on: the shared thread sleeps
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class _Followed:
+    follower: LiveFollower
+    path: str
+    #: Monotonic time the next poll is due (0: at once; inf: while one runs, until it answers).
+    next_at: float = 0.0
+    busy: bool = False  # a poll is running on the store's thread
+    failing: bool = False
+    by_signal: bool = False  # the next poll was asked for by a write to its files
+    signalled_at: float = float("-inf")  # monotonic time of the last poll a write started
+
+
+class StoresFollower:
+    """Follows several stores from one thread (`run`) until `stop()`; reports each store's
+    `LiveUpdate` through `report(profile, update)`.
+
+    `submit_each` runs `{profile: fn}` as `fn(db)` on each store's own thread (the federation's).
+    `add`, `care`, `show`, `touch`, `wake` and `stop` are safe from any thread (the UI's).
+    """
+
+    def __init__(
+        self,
+        submit_each: SubmitEach,
+        report: Callable[[str, LiveUpdate], None],
+        *,
+        clock: Callable[[], float] = time.time,
+        use_signal: bool = True,
+        polls_per_s: float = POLLS_PER_S,
+        **rhythm: float,
+    ) -> None:
+        self._submit_each = submit_each
+        self._report = report
+        self._clock = clock
+        self._rhythm = rhythm  # each store's `LiveFollower` rhythm (fast_s, slow_s, ...: tests)
+        self._polls_per_s = polls_per_s
+        self._lock = threading.Lock()
+        self._stores: dict[str, _Followed] = {}
+        self._by_path: dict[str, str] = {}
+        self._unwatched: list[str] = []  # store paths whose directories are not watched yet
+        self._done: deque[tuple[str, Future[Any], bool]] = deque()
+        self._wake = _Wakeup()
+        self._stop = threading.Event()
+        self._signals = write_signals() if use_signal else None
+        self.polls = 0  # polls started (tests and the bench read it)
+        self.signalled = 0  # polls started by a write signal
+
+    # ------------------------------------------------------------------ from the UI thread
+    def add(self, profile: str, db: SessionDB) -> None:
+        """Follow `profile`'s store too (its first poll is due at once)."""
+        with self._lock:
+            if profile in self._stores or self._stop.is_set():
+                return
+            follower = LiveFollower(
+                db,
+                partial(self._report, profile),
+                clock=self._clock,
+                wakeup=_StoreWake(self, profile),
+                **self._rhythm,  # type: ignore[arg-type]
+            )
+            path = str(db.db_path)
+            self._stores[profile] = _Followed(follower, path)
+            self._by_path[path] = profile
+            self._unwatched.append(path)
+        self._wake.set()
+
+    @property
+    def profiles(self) -> list[str]:
+        with self._lock:
+            return list(self._stores)
+
+    def follower(self, profile: str) -> LiveFollower | None:
+        with self._lock:
+            st = self._stores.get(profile)
+        return st.follower if st is not None else None
+
+    def care(self, profile: str, ids: list[str]) -> None:
+        """`profile`'s ids whose ends, titles and deletions matter (see `LiveFollower.care`)."""
+        follower = self.follower(profile)
+        if follower is not None:
+            follower.care(ids)
+
+    def show(self, profile: str, ids: list[str]) -> None:
+        """`profile`'s rows on screen (see `LiveFollower.show`)."""
+        follower = self.follower(profile)
+        if follower is not None:
+            follower.show(ids)
+
+    def touch(self) -> None:
+        """The user pressed a key: every store at the fast rate again."""
+        with self._lock:
+            followers = [st.follower for st in self._stores.values()]
+        for follower in followers:
+            follower.touch()
+
+    def wake(self) -> None:
+        """Poll every store now."""
+        with self._lock:
+            for st in self._stores.values():
+                st.next_at = 0.0
+        self._wake.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def _due_now(self, profile: str) -> None:
+        with self._lock:
+            st = self._stores.get(profile)
+            if st is not None:
+                st.next_at = 0.0
+        self._wake.set()
+
+    # ------------------------------------------------------------------ the polling thread
+    def run(self) -> None:
+        """The thread body: start the polls that are due, take their answers, sleep until the
+        next one is due, a store is written, or `wake()`."""
+        try:
+            while not self._stop.is_set():
+                self._wake.clear()
+                self._watch_new()
+                self._take_answers()
+                self._start_due()
+                self._sleep(self._next_in())
+        finally:
+            if self._signals is not None:
+                self._signals.close()
+            self._wake.close()
+
+    def _watch_new(self) -> None:
+        with self._lock:
+            paths, self._unwatched = self._unwatched, []
+        if self._signals is not None:
+            for path in paths:
+                self._signals.add(path)
+
+    def _interval(self, follower: LiveFollower) -> float:
+        """`follower`'s own interval; a store that is not hot waits its turn among the others."""
+        interval = follower.interval
+        if interval <= follower.hot_s:
+            return interval
+        return max(interval, len(self._stores) / self._polls_per_s)
+
+    def _start_due(self) -> None:
+        now = time.monotonic()
+        calls: dict[str, Callable[[SessionDB], Any]] = {}
+        by_signal: dict[str, bool] = {}
+        with self._lock:
+            for profile, st in self._stores.items():
+                if st.busy or st.next_at > now:
+                    continue
+                st.busy, st.next_at = True, float("inf")
+                after_write = None
+                by_signal[profile], st.by_signal = st.by_signal, False
+                if by_signal[profile]:
+                    st.signalled_at = after_write = now
+                    self.signalled += 1
+                calls[profile] = _poll_call(st.follower, after_write)
+        if not calls:
+            return
+        self.polls += len(calls)
+        futures = self._submit_each(calls)
+        for profile in calls:
+            fut = futures.get(profile)
+            if fut is None:  # the store is not open any more: never polled again
+                continue
+            fut.add_done_callback(partial(self._answered, profile, by_signal[profile]))
+
+    def _answered(self, profile: str, by_signal: bool, fut: Future[Any]) -> None:
+        """A poll ended (on the store's thread): the follower thread takes it."""
+        self._done.append((profile, fut, by_signal))
+        self._wake.set()
+
+    def _take_answers(self) -> None:
+        while self._done:
+            profile, fut, by_signal = self._done.popleft()
+            now = time.monotonic()
+            with self._lock:
+                st = self._stores[profile]
+                st.busy = False
+                asked = st.next_at  # inf, or when a `wake`/`show`/write meanwhile wants a poll
+            try:
+                changes = fut.result()
+            except Exception as exc:  # a vanished or locked file: report once, keep trying
+                if not st.failing:
+                    self._report(profile, LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
+                st.failing = True
+                with self._lock:
+                    st.next_at = now + ERROR_BACKOFF_S
+                continue
+            st.failing = False
+            if changes.more:
+                due = now
+            else:  # a write woke it and it found nothing: the commit may be a moment behind
+                due = now + (RECHECK_S if by_signal and not changes else self._interval(st.follower))
+            with self._lock:
+                st.next_at = min(due, asked, st.next_at)
+
+    def _next_in(self) -> float:
+        now = time.monotonic()
+        with self._lock:
+            due = [st.next_at for st in self._stores.values() if not st.busy]
+        if self._done:
+            return 0.0
+        return min(MAX_SLEEP_S, max(0.0, min(due, default=now + MAX_SLEEP_S) - now))
+
+    def _sleep(self, seconds: float) -> None:
+        """Until the next poll is due, `wake()` (or an answer), or a write to a store's files
+        (polls woken by writes at least `SIGNAL_GAP_S` apart per store)."""
+        if seconds <= 0:
+            return
+        if self._signals is None:
+            self._wake.wait(seconds)
+            return
+        written = self._signals.wait(seconds, also=self._wake)
+        if not written:
+            return
+        now = time.monotonic()
+        with self._lock:
+            for path in written:
+                profile = self._by_path.get(path)
+                st = self._stores.get(profile) if profile is not None else None
+                if st is None:
+                    continue
+                st.by_signal = True
+                st.next_at = min(st.next_at, max(now, st.signalled_at + SIGNAL_GAP_S))
+
+
+def _poll_call(follower: LiveFollower, after_write: float | None) -> Callable[[SessionDB], Changes]:
+    """One poll of `follower`'s store, on the store's thread (its watcher is made there first)."""
+
+    def poll(_db: SessionDB) -> Changes:
+        follower.ensure_watcher()
+        return follower.poll_once(after_write)
+
+    return poll
