@@ -135,7 +135,7 @@ def test_the_pager_text_survives_deep_json(deep) -> None:
     from hermes_tui.app import handoff_actions
 
     with SessionDB(deep, read_only=True) as db:
-        markdown, name = handoff_actions._session_markdown(db, "deep")
+        markdown, name, _line = handoff_actions._session_markdown(db, "deep")
     assert name == "deep.md" and "**Tool call** `t`" in markdown
 
 
