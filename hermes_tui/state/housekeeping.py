@@ -18,8 +18,9 @@ from typing import Any
 
 import apsw
 
+from . import schema as S
 from . import sql_fragments as Q
-from .core import _Core, placeholders
+from .core import _Core, live_columns, placeholders
 from .errors import SessionNotFound
 from .text import TS_MAX, clean_row, num_sql
 
@@ -200,6 +201,53 @@ def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) 
     return sorted(found - seeds)
 
 
+def delete_unreferenced_system_prompts(conn: apsw.Connection) -> None:
+    """The v31 writer's `_delete_unreferenced_system_prompts`, run by every delete of sessions:
+    the shared `system_prompts` rows no session references any more (by `system_prompt_hash` or
+    `tool_names`, which holds a hash too) go. Nothing on a file without the table."""
+    if not live_columns(conn, "system_prompts"):
+        return
+    refs = [c for c in ("system_prompt_hash", "tool_names") if c in live_columns(conn, "sessions")]
+    if refs:
+        conn.execute(f"DELETE FROM system_prompts WHERE {unreferenced_prompt_sql(refs)}")
+
+
+def unreferenced_prompt_sql(refs: Sequence[str], outside: str = "") -> str:
+    """`system_prompts` rows no session references through the columns `refs` (`outside`: an
+    extra condition on the referencing session, e.g. "not one of those being deleted")."""
+    extra = f" AND {outside}" if outside else ""
+    return " AND ".join(
+        f"NOT EXISTS (SELECT 1 FROM sessions WHERE sessions.{c} = system_prompts.hash{extra})" for c in refs
+    )
+
+
+#: Child `c` continues the compression-ended `p` (the v31 writer's `_CONTINUATION_EDGE_SQL`: a
+#: branch, delegate or reset fork marked to `p`, or a tool session, is not a continuation).
+CONTINUATION_EDGE = (
+    "p.end_reason = 'compression'"
+    + "".join(
+        f" AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config END, "
+        f"'$.{marker}'), '') != p.id"
+        for marker in ("_branched_from", "_delegate_from", "_reset_from")
+    )
+    + " AND COALESCE(c.source, '') != 'tool'"
+)
+#: Unpinned continuations of a pinned segment: they belong to the pinned conversation.
+PINNED_TAIL_SQL = (
+    "WITH RECURSIVE tail(id) AS ("
+    " SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+    f" WHERE COALESCE(p.pinned, 0) = 1 AND {CONTINUATION_EDGE}"
+    " UNION"
+    " SELECT c.id FROM tail t JOIN sessions p ON p.id = t.id JOIN sessions c ON c.parent_session_id = p.id"
+    f" WHERE {CONTINUATION_EDGE}"
+    ") SELECT id FROM tail"
+)
+#: Why a prune keeps a matching session (`plan_prune`'s `excluded` reasons).
+HELD_PINNED = "pinned"
+HELD_PINNED_TAIL = "continues a pinned session"
+HELD_CONTINUED = "its conversation continues in a session this prune keeps"
+
+
 class HousekeepingMixin(_Core):
     # ------------------------------------------------------------ delete
     def _delete_ids_in(
@@ -220,6 +268,7 @@ class HousekeepingMixin(_Core):
         conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM messages WHERE session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM sessions WHERE id IN ({ph})", live)
+        delete_unreferenced_system_prompts(conn)
         return live
 
     def delegate_children(self, session_ids: Sequence[str]) -> list[str]:
@@ -311,7 +360,10 @@ class HousekeepingMixin(_Core):
                 "AND NOT EXISTS (SELECT 1 FROM sessions child WHERE child.parent_session_id = sessions.id)",
                 (session_id,),
             )
-            return conn.changes() > 0
+            if not conn.changes():
+                return False
+            delete_unreferenced_system_prompts(conn)
+            return True
 
         ok = self._execute_write(do)
         if ok:
@@ -418,15 +470,64 @@ class HousekeepingMixin(_Core):
             f["started_before"] = time.time() - older_than_days * 86400
         return f
 
+    def _pinned_tail(self) -> set[str]:
+        """Unpinned continuations of pinned sessions (empty without a `pinned` column)."""
+        if "pinned" not in live_columns(self._conn(), "sessions"):
+            return set()
+        return {r[0] for r in self._tuples(PINNED_TAIL_SQL)}
+
+    def _keeps_whole_lineages(self) -> bool:
+        """Today's Hermes (schema v24+) deletes a compression ancestor only with every
+        continuation after it; 0.19.0's v22 (and our v23) prune rows one by one, as before."""
+        return (self._schema_version or 0) > S.SCHEMA_VERSION
+
+    def _continued_ancestors(self, ids: Sequence[str]) -> set[str]:
+        """The compression ancestors among `ids` whose conversation continues, through a chain of
+        continuations, in a session not in `ids` (the v31 writer's `whole_lineages` rule)."""
+        chosen = set(ids)
+        edges: list[tuple[str, str]] = []
+        for i in range(0, len(ids), 400):
+            part = list(ids[i : i + 400])
+            edges += self._tuples(
+                "SELECT p.id, c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id "
+                f"WHERE p.id IN ({placeholders(part)}) AND {CONTINUATION_EDGE}",
+                part,
+            )
+        held: set[str] = set()
+        grew = True
+        while grew:
+            grew = False
+            for parent, child in edges:
+                if parent not in held and (child not in chosen or child in held):
+                    held.add(parent)
+                    grew = True
+        return held
+
     def list_prune_candidates(
-        self, older_than_days: float | None = None, source: str | None = None, **filters: Any
+        self,
+        older_than_days: float | None = None,
+        source: str | None = None,
+        *,
+        include_pinned: bool = False,
+        whole_lineages: bool = False,
+        **filters: Any,
     ) -> list[dict[str, Any]]:
+        """0.19.0's candidates, oldest first. Where the file has `pinned`, pinned sessions and
+        their unpinned continuations are not candidates unless `include_pinned` (the v31
+        writer's rule); `whole_lineages` drops compression ancestors whose conversation goes on
+        in a session that is not a candidate."""
         where, params = prune_filter_where(source, **self._prune_kwargs(older_than_days, filters))
-        return self._rows(
+        if not include_pinned and "pinned" in live_columns(self._conn(), "sessions"):
+            where += f" AND COALESCE(s.pinned, 0) = 0 AND s.id NOT IN ({PINNED_TAIL_SQL})"
+        rows = self._rows(
             "SELECT s.id, s.source, s.title, s.model, s.started_at, s.ended_at, s.message_count, s.archived "
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
+        if whole_lineages and rows:
+            held = self._continued_ancestors([r["id"] for r in rows])
+            rows = [r for r in rows if r["id"] not in held]
+        return rows
 
     def prune_sessions(
         self,
@@ -435,7 +536,10 @@ class HousekeepingMixin(_Core):
         sessions_dir: Path | None = None,
         **filters: Any,
     ) -> int:
-        """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches."""
+        """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches.
+        Never pinned sessions (unless `include_pinned=True`) and, on a file of today's Hermes,
+        never a compression ancestor whose conversation continues (see `list_prune_candidates`)."""
+        filters.setdefault("whole_lineages", self._keeps_whole_lineages())
         ids = [r["id"] for r in self.list_prune_candidates(older_than_days, source, **filters)]
         return self.delete_sessions_batched(
             ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
@@ -463,8 +567,11 @@ class HousekeepingMixin(_Core):
         """(+) Everything a person needs to review before a prune; writes nothing.
 
         Candidates match the filters and are ended, not archived (unless `include_archived`),
-        not pinned, and not active in the last `recent_activity_s`. Rows that match the filters
-        but are held back are listed under `excluded` with the reason.
+        not pinned nor an unpinned continuation of a pinned session, and not active in the last
+        `recent_activity_s`; on a file of today's Hermes (schema v24+) a compression ancestor
+        goes only with every continuation after it. Rows that match the filters but are held
+        back are listed under `excluded` with the reason (`HELD_*`, "still open", "archived",
+        "active in the last N minutes").
         """
         now = time.time() if now is None else now
         f = self._prune_kwargs(older_than_days, filters)
@@ -479,6 +586,7 @@ class HousekeepingMixin(_Core):
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
+        tail = self._pinned_tail() if rows else set()
         candidates: list[dict[str, Any]] = []
         excluded: list[dict[str, Any]] = []
         for r in rows:
@@ -488,7 +596,9 @@ class HousekeepingMixin(_Core):
             if r["ended_at"] is None:
                 reason = "still open"
             elif r["pinned"]:
-                reason = "pinned"
+                reason = HELD_PINNED
+            elif r["id"] in tail:
+                reason = HELD_PINNED_TAIL
             elif r["archived"] and not include_archived:
                 reason = "archived"
             elif r["last_message"] is not None and now - r["last_message"] < recent_activity_s:
@@ -497,6 +607,10 @@ class HousekeepingMixin(_Core):
                 excluded.append({**r, "reason": reason})
             else:
                 candidates.append(r)
+        if candidates and self._keeps_whole_lineages():
+            held = self._continued_ancestors([c["id"] for c in candidates])
+            excluded += [{**c, "reason": HELD_CONTINUED} for c in candidates if c["id"] in held]
+            candidates = [c for c in candidates if c["id"] not in held]
         ids = [c["id"] for c in candidates]
         cascade_all = collect_delegate_children(self._conn(), ids) if ids else []
         rows_all = self.list_rows(cascade_all) if cascade_all else []
