@@ -7,6 +7,7 @@ coordinate only through the file."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import pytest
 
 from hermes_tui import cli_sessions
 from hermes_tui.state import SessionDB, TitleError
+from hermes_tui.state.trash import DamagedEntry
 
 from .oracle import Peer, PeerError
 
@@ -465,3 +467,89 @@ def test_browsing_a_v31_file_writes_nothing(tmp_path, peer31_factory) -> None:
     assert cli("--db", path, "show", "s0") == 0
     assert cli("--db", path, "list") == 0
     assert path.read_bytes() == raw and path.stat().st_mtime_ns == stat.st_mtime_ns
+
+
+def test_a_prompt_left_unreferenced_during_the_delete_is_captured_too(tmp_path, peer31_factory) -> None:
+    """Between the snapshot and the first batch another program leaves a prompt unreferenced;
+    the delete's cleanup takes it (as the writer's would), so the batch is snapshotted again and
+    the entry holds it: the restore gives back exactly the file as it was before the delete."""
+    path = make_store(tmp_path, peer31_factory)
+    with SessionDB(path, migrate=False) as db:
+
+        def other_program(step: str) -> None:
+            if step == "entry-written":
+                db._trash_step_hook = None
+                conn = apsw.Connection(str(path))
+                conn.execute("INSERT INTO system_prompts VALUES ('orphan-hash', 'nobody uses me')")
+                conn.close()
+
+        db._trash_step_hook = other_program
+        res = db.trash_sessions(["s3"])
+        assert db._tuples("SELECT * FROM system_prompts WHERE hash = 'orphan-hash'") == []
+        rows = (Path(res["trash_path"]) / "rows.jsonl").read_text().splitlines()
+        assert any('"t":"reset"' in r for r in rows)
+        middle = dump(path)
+        db.restore_trash(res["trash_entry"])
+        assert db._tuples("SELECT prompt FROM system_prompts WHERE hash = 'orphan-hash'") == [
+            ("nobody uses me",)
+        ]
+    # The v31 writer's delete, from the state before ours (the orphan in place), leaves the same.
+    theirs = copies(path, "theirs.db")[0]
+    p = peer31_factory(theirs)
+    assert p.call("delete_session", "s3") is True
+    p.close()
+    assert without_restore_token(dump(theirs)) == without_restore_token(middle)
+
+
+def test_a_damaged_prompt_row_fails_the_whole_entry(tmp_path, peer31_factory) -> None:
+    path = make_store(tmp_path, peer31_factory)
+    with SessionDB(path, migrate=False) as db:
+        res = db.trash_sessions(["s3"])
+        entry = Path(res["trash_path"])
+        good = (entry / "rows.jsonl").read_text()
+
+        def tamper(extra: str) -> None:
+            (entry / "rows.jsonl").write_text(good + extra)
+            manifest = json.loads((entry / "manifest.json").read_text())
+            manifest["bytes"] = (entry / "rows.jsonl").stat().st_size
+            (entry / "manifest.json").write_text(json.dumps(manifest))
+
+        tamper('{"t":"system_prompts","r":{"hash":7,"prompt":"x"}}\n')
+        with pytest.raises(DamagedEntry, match="a system_prompts row without a valid hash"):
+            db.restore_trash(res["trash_entry"])
+        tamper('{"t":"system_prompts","r":{"hash":"h","bogus":"x"}}\n')
+        with pytest.raises(DamagedEntry, match="column 'bogus' is not a column of table system_prompts"):
+            db.restore_trash(res["trash_entry"])
+        assert db.get_session("s3") is None
+        tamper("")
+        assert db.restore_trash(res["trash_entry"])["restored"] == 1
+
+
+def test_restore_keeps_each_rows_own_title_provenance(tmp_path, peer31_factory) -> None:
+    path = tmp_path / "state.db"
+    p = peer31_factory(path)
+    for sid in ("mine", "auto"):
+        p.call("create_session", sid, "cli")
+        p.call("append_message", sid, "user", content=f"text of {sid}")
+    p.call("set_session_title", "mine", "Named by the user")
+    p.call("set_auto_title", "auto", "Named by the titler", source="llm")
+    p.close()
+    with SessionDB(path, migrate=False) as db:
+        gone = db.trash_sessions(["mine", "auto"])
+    p = peer31_factory(path)
+    p.call("create_session", "newcomer", "cli")
+    p.call("set_session_title", "newcomer", "Named by the titler")  # the title is taken meanwhile
+    p.close()
+    with SessionDB(path, migrate=False) as db:
+        out = db.restore_trash(gone["trash_entry"])
+        assert [s["status"] for s in out["sessions"]] == ["restored", "restored"]
+    p = peer31_factory(path)
+    assert (p.call("get_session_title", "mine"), p.call("get_session_title_source", "mine")) == (
+        "Named by the user",
+        "user",
+    )
+    assert (
+        p.call("get_session", "auto")["title"] is None
+        and p.call("get_session", "auto")["title_source"] is None
+    )
+    assert p.call("set_auto_title", "auto", "A fresh automatic title", source="llm") is True
