@@ -1365,6 +1365,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
                 f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  "
                 f"{row.get('message_count') or 0} msgs"
                 f"  {_cell(row.get('title'), 40)}"
+                f"{'  [pinned]' if row.get('pinned') else ''}"  # honoured, but a pin is a keep flag
             )
         if plan["cascade"]:
             _out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")

@@ -158,3 +158,13 @@ def test_all_and_profile_pick_the_store_of_each_reference(home, capsys) -> None:
     code, out, err = run(capsys, "unpin", "--all", "--read-only", "work:cli-docker")
     assert code == 4 and "--read-only" in err
     assert flags(work, "cli-docker")["cli-docker"] == (0, 1)
+
+
+def test_delete_names_a_pinned_session_and_still_deletes_it(store, capsys) -> None:
+    assert run(capsys, "--db", store, "pin", "tg-solo")[0] == 0
+    code, out, err = run(capsys, "--db", store, "delete", "tg-solo", "cli-docker", "--yes")
+    assert code == 0, err
+    listed = [line for line in out.splitlines() if line.startswith("  - ")]
+    assert [line.endswith("[pinned]") for line in listed] == [True, False]  # in the order given
+    with SessionDB(store, read_only=True) as db:
+        assert db.get_session("tg-solo") is None
