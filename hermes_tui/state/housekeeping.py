@@ -201,15 +201,32 @@ def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) 
     return sorted(found - seeds)
 
 
-def delete_unreferenced_system_prompts(conn: apsw.Connection) -> None:
-    """The v31 writer's `_delete_unreferenced_system_prompts`, run by every delete of sessions:
-    the shared `system_prompts` rows no session references any more (by `system_prompt_hash` or
-    `tool_names`, which holds a hash too) go. Nothing on a file without the table."""
+def prompt_refs(conn: apsw.Connection) -> list[str]:
+    """The `sessions` columns holding a `system_prompts.hash` (`system_prompt_hash`, and
+    `tool_names`, whose tool pin is stored there too); none on a file without the table."""
     if not live_columns(conn, "system_prompts"):
+        return []
+    return [c for c in ("system_prompt_hash", "tool_names") if c in live_columns(conn, "sessions")]
+
+
+def delete_unreferenced_system_prompts(conn: apsw.Connection, among: Sequence[Any] | None = None) -> None:
+    """The v31 writer's `_delete_unreferenced_system_prompts`, run by every delete of sessions:
+    the shared `system_prompts` rows no session references any more go. `among` limits the look
+    to those hashes (the ones a batch's sessions held): a whole scan per batch of a large prune
+    would hold the write lock as long as the batch itself (40 ms at 20k prompts)."""
+    refs = prompt_refs(conn)
+    if not refs:
         return
-    refs = [c for c in ("system_prompt_hash", "tool_names") if c in live_columns(conn, "sessions")]
-    if refs:
+    if among is None:
         conn.execute(f"DELETE FROM system_prompts WHERE {unreferenced_prompt_sql(refs)}")
+        return
+    hashes = list({h for h in among if isinstance(h, str)})
+    for i in range(0, len(hashes), 400):
+        part = hashes[i : i + 400]
+        unreferenced = unreferenced_prompt_sql(refs)
+        conn.execute(
+            f"DELETE FROM system_prompts WHERE hash IN ({placeholders(part)}) AND {unreferenced}", part
+        )
 
 
 def unreferenced_prompt_sql(refs: Sequence[str], outside: str = "") -> str:
@@ -251,9 +268,17 @@ HELD_CONTINUED = "its conversation continues in a session this prune keeps"
 class HousekeepingMixin(_Core):
     # ------------------------------------------------------------ delete
     def _delete_ids_in(
-        self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()
+        self,
+        conn: apsw.Connection,
+        ids: Sequence[str],
+        guard: str = "",
+        guard_params: Sequence[Any] = (),
+        *,
+        sweep: bool = True,
     ) -> list[str]:
-        """Delete `ids` (re-checked against `guard`) inside the caller's transaction."""
+        """Delete `ids` (re-checked against `guard`) inside the caller's transaction, then the
+        `system_prompts` rows they held that no session references any more; with `sweep` (one
+        batch of each delete) every unreferenced one, as the v31 writer's delete does."""
         if not ids:
             return []
         ph = placeholders(ids)
@@ -265,10 +290,15 @@ class HousekeepingMixin(_Core):
         if not live:
             return []
         ph = placeholders(live)
+        refs = prompt_refs(conn)
+        held = [
+            h for c in refs for (h,) in conn.execute(f"SELECT {c} FROM sessions WHERE id IN ({ph})", live)
+        ]
         conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM messages WHERE session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM sessions WHERE id IN ({ph})", live)
-        delete_unreferenced_system_prompts(conn)
+        if refs:
+            delete_unreferenced_system_prompts(conn, None if sweep else held)
         return live
 
     def delegate_children(self, session_ids: Sequence[str]) -> list[str]:
@@ -442,7 +472,9 @@ class HousekeepingMixin(_Core):
                     cancelled = True
                     break
                 t0 = time.monotonic()
-                got = self._execute_write(functools.partial(self._delete_ids_in, ids=batch, guard=guard))
+                got = self._execute_write(  # the first batch that deletes sweeps every orphan prompt
+                    functools.partial(self._delete_ids_in, ids=batch, guard=guard, sweep=not deleted)
+                )
                 held = time.monotonic() - t0
                 longest = max(longest, held)
                 deleted += got

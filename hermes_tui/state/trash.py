@@ -822,7 +822,7 @@ class TrashMixin(_Core):
         out: dict[str, dict[str, Any]] = {}
         s_cols = self._live_columns(conn, "sessions")
         m_cols = self._live_columns(conn, "messages")
-        p_cols = self._live_columns(conn, PROMPTS) if snap.prompts else []
+        p_cols = self._live_columns(conn, PROMPTS)
         for h in loose if p_cols else ():
             _insert(conn, PROMPTS, snap.prompts[h], p_cols, or_ignore=True)
         for sid in batch:
@@ -863,6 +863,17 @@ class TrashMixin(_Core):
             ):
                 row["parent_session_id"] = None
                 notes.append(f"parent session {parent} is gone: restored as a root")
+            prompt = row.get("system_prompt_hash")
+            if (
+                p_cols
+                and prompt is not None
+                and prompt not in snap.prompts
+                and not conn.execute("SELECT 1 FROM system_prompts WHERE hash = ?", (prompt,)).fetchall()
+            ):
+                # An entry written before deletes took prompts along, whose prompt another
+                # program's cleanup removed since: the conversation comes back without it.
+                row["system_prompt_hash"] = None
+                notes.append(f"its system prompt {_short(prompt)} is gone: restored without it")
             conn.execute("SAVEPOINT hermes_trash_restore")
             try:
                 refs = {row.get(c) for c in _PROMPT_REFS}
@@ -907,6 +918,12 @@ class TrashMixin(_Core):
                 (MESSAGES_RESTORED_KEY, token),
             )
         return out
+
+
+def _short(value: Any) -> str:
+    """A stored value for a note: its first 12 characters."""
+    text = str(value)
+    return text if len(text) <= 12 else text[:12] + "…"
 
 
 #: The `sessions` columns that hold a `system_prompts.hash`.

@@ -350,16 +350,23 @@ DELETED = ["s0", "s1", "s2", "s3", "c-tip", "k"]
 
 def test_delete_removes_what_the_writer_removes(tmp_path, peer31_factory) -> None:
     path = make_store(tmp_path, peer31_factory)
+    conn = apsw.Connection(str(path))  # a prompt nothing references (another program left it)
+    conn.execute("INSERT INTO system_prompts VALUES ('orphan-hash', 'left behind')")
+    conn.close()
+    settle(path, peer31_factory)
     before = dump(path)
-    assert len(before["system_prompts"]) == 5 and before["conversation_generations"]
-    theirs, ours, by_cli = copies(path, "theirs.db", "ours.db", "cli.db")
+    assert len(before["system_prompts"]) == 6 and before["conversation_generations"]
+    theirs, ours, by_cli, batched = copies(path, "theirs.db", "ours.db", "cli.db", "batched.db")
     p = peer31_factory(theirs)
     assert p.call("delete_sessions", DELETED) == len(DELETED)
     p.close()
     with SessionDB(ours, migrate=False) as db:
         assert db.delete_sessions(DELETED) == len(DELETED) + 1  # s1's delegate subagent too
+    with SessionDB(batched, migrate=False) as db:  # one session per transaction: the same result
+        done = db.delete_sessions_batched(DELETED, batch_messages=1)
+        assert done["batches"] == len(DELETED) + 1
     assert cli("--db", by_cli, "delete", "--yes", *DELETED) == 0  # through the trash
-    for copy in (ours, by_cli):
+    for copy in (ours, by_cli, batched):
         settle(copy, peer31_factory)
     expected = dump(theirs)
     # The shared prompt stays (c-root holds it); the tool pin only s0 and s2 had goes, and so do
@@ -369,6 +376,7 @@ def test_delete_removes_what_the_writer_removes(tmp_path, peer31_factory) -> Non
     assert expected["compression_locks"] == before["compression_locks"]
     assert dump(ours) == expected
     assert dump(by_cli) == expected
+    assert dump(batched) == expected
 
     with SessionDB(by_cli, migrate=False) as db:
         (entry,) = db.list_trash()
@@ -553,3 +561,28 @@ def test_restore_keeps_each_rows_own_title_provenance(tmp_path, peer31_factory) 
         and p.call("get_session", "auto")["title_source"] is None
     )
     assert p.call("set_auto_title", "auto", "A fresh automatic title", source="llm") is True
+
+
+def test_an_entry_without_the_prompt_it_needs_restores_without_it(tmp_path, peer31_factory) -> None:
+    """An entry written before deletes took prompts along (a hermes-tui of before), whose prompt
+    the writer's own cleanup removed since: the session comes back, without the prompt, and says so
+    (the file's foreign key to `system_prompts` would refuse the row otherwise)."""
+    path = make_store(tmp_path, peer31_factory)
+    with SessionDB(path, migrate=False) as db:
+        res = db.trash_sessions(["s3"])
+        entry = Path(res["trash_path"])
+        rows = [
+            r for r in (entry / "rows.jsonl").read_text().splitlines(True) if '"t":"system_prompts"' not in r
+        ]
+        (entry / "rows.jsonl").write_text("".join(rows))
+        manifest = json.loads((entry / "manifest.json").read_text())
+        manifest["bytes"] = (entry / "rows.jsonl").stat().st_size
+        (entry / "manifest.json").write_text(json.dumps(manifest))
+        out = db.restore_trash(res["trash_entry"])
+        (s3,) = out["sessions"]
+        assert s3["status"] == "restored"
+        gone = hashlib.sha256(b"the unique prompt of s3").hexdigest()[:12]
+        assert s3["notes"] == [f"its system prompt {gone}… is gone: restored without it"]
+    p = peer31_factory(path)
+    assert p.call("get_session", "s3")["system_prompt"] is None
+    assert [m["content"] for m in p.call("get_messages", "s3")][0] == "question of s3 about quokka"
