@@ -414,9 +414,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than",
         type=parse_duration,
         metavar="AGE",
-        help="started more than AGE ago (5h, 2d, 1w, or days)",
+        help="last active more than AGE ago (5h, 2d, 1w, or days); a store without activity times"
+        " (hermes-agent 0.19.0's) counts from the start",
     )
-    p.add_argument("--newer-than", type=parse_duration, metavar="AGE", help="started less than AGE ago")
+    p.add_argument(
+        "--newer-than",
+        type=parse_duration,
+        metavar="AGE",
+        help="last active less than AGE ago (without activity times: started)",
+    )
     p.add_argument("--before", type=parse_iso, metavar="DATE", help="started before DATE (ISO, UTC)")
     p.add_argument("--after", type=parse_iso, metavar="DATE", help="started at/after DATE (ISO, UTC)")
     p.add_argument("--source")
@@ -1108,17 +1114,24 @@ def pcmd_flag(ctx: _Profiles, args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, dict[str, Any], bool]:
+def _prune_filters(
+    args: argparse.Namespace, by_activity: bool = False
+) -> tuple[float | None, str | None, dict[str, Any], bool]:
+    """The store's prune filters. `--older-than`/`--newer-than` bound the last activity where the
+    store has `last_activity_at` (`by_activity`, as today's Hermes' own prune reads them), the
+    start time on older stores; `--before`/`--after` always bound the start time."""
     now = time.time()
     f: dict[str, Any] = {}
-    # A duration ago and a date may both bound one side: the stricter one wins.
-    for key, ago, when, stricter in (
-        ("started_before", args.older_than, args.before, min),
-        ("started_after", args.newer_than, args.after, max),
+    # A duration ago and a date may bound one side of the same time: the stricter one wins.
+    ages = ("last_active_before", "last_active_after") if by_activity else ("started_before", "started_after")
+    for key, when, stricter in (
+        (ages[0], None if args.older_than is None else now - args.older_than, min),
+        (ages[1], None if args.newer_than is None else now - args.newer_than, max),
+        ("started_before", args.before, min),
+        ("started_after", args.after, max),
     ):
-        given = [t for t in (None if ago is None else now - ago, when) if t is not None]
-        if given:
-            f[key] = stricter(given)
+        if when is not None:
+            f[key] = when if key not in f else stricter(f[key], when)
     for key, attr in (
         ("title_like", "title_contains"),
         ("end_reason", "end_reason"),
@@ -1211,7 +1224,7 @@ def _prune_plan(
     db: SessionDB, args: argparse.Namespace, target: Target | None = None
 ) -> tuple[dict[str, Any], list[str], bool]:
     """The reviewed prune plan of one store: (plan, ids to delete incl. delegate children, any filter)."""
-    older, source, filters, any_filter = _prune_filters(args)
+    older, source, filters, any_filter = _prune_filters(args, db.prunes_by_activity())
     if target is None and args.title:
         target = _resolve_target(db, args.title)
     if target is not None and target.title:

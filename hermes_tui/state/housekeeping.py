@@ -36,6 +36,8 @@ PRUNE_FILTERS = frozenset(
     {
         "started_before",
         "started_after",
+        "last_active_before",
+        "last_active_after",
         "title_like",
         "end_reason",
         "cwd_prefix",
@@ -68,10 +70,32 @@ def _marker_time(value: Any) -> float | None:
     return when if when == when and when not in (float("inf"), float("-inf")) else None
 
 
+#: The epoch window the v31 writer trusts a stored time in (`hermes_cli.timefmt`): a cell outside
+#: it (a garbage double, TEXT) is skipped rather than deciding a session's age.
+EPOCH_WINDOW = "BETWEEN 0.0 AND 4200000000.0"
+
+
+def last_active_sql(alias: str = "s", *, activity: bool = True) -> str:
+    """The v31 writer's `_sql_session_last_active`: the freshest of `last_activity_at` (where the
+    file has it) and the newest message, else `started_at`, each only inside `EPOCH_WINDOW`."""
+    act = f"{alias}.last_activity_at" if activity else "NULL"
+    newest = (
+        f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {alias}.id "
+        f"AND m.timestamp {EPOCH_WINDOW})"
+    )
+    started = f"(SELECT w.v FROM (SELECT {alias}.started_at AS v) w WHERE w.v {EPOCH_WINDOW})"
+    return (
+        f"COALESCE((SELECT MAX(a.v) FROM (SELECT {act} AS v UNION ALL SELECT {newest}) a "
+        f"WHERE a.v {EPOCH_WINDOW}), {started})"
+    )
+
+
 def prune_filter_where(
-    source: str | None = None, *, require_ended: bool = True, **f: Any
+    source: str | None = None, *, require_ended: bool = True, activity: bool = True, **f: Any
 ) -> tuple[str, list[Any]]:
-    """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told."""
+    """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told. Plus
+    the v31 writer's `last_active_before`/`last_active_after` (`last_active_sql`; `activity`:
+    the file has `last_activity_at`)."""
     unknown = set(f) - PRUNE_FILTERS
     if unknown:
         raise TypeError(f"unknown prune filter(s): {', '.join(sorted(unknown))}")
@@ -86,6 +110,14 @@ def prune_filter_where(
         add("s.started_at < ?", f["started_before"])
     if f.get("started_after") is not None:
         add("s.started_at >= ?", f["started_after"])
+    if f.get("last_active_before") is not None:
+        # A row the orphan sweep ended ages from that sweep, not from its old activity (upstream).
+        add(f"{last_active_sql(activity=activity)} < ?", f["last_active_before"])
+        add(
+            "(COALESCE(s.end_reason, '') != 'startup_orphan_reap' OR s.ended_at < ?)", f["last_active_before"]
+        )
+    if f.get("last_active_after") is not None:
+        add(f"{last_active_sql(activity=activity)} >= ?", f["last_active_after"])
     if source:
         add("s.source = ?", source)
     if f.get("title_like"):
@@ -499,12 +531,28 @@ class HousekeepingMixin(_Core):
         }
 
     # ------------------------------------------------------------ prune
-    @staticmethod
-    def _prune_kwargs(older_than_days: float | None, filters: dict[str, Any]) -> dict[str, Any]:
+    def prunes_by_activity(self) -> bool:
+        """(+) Whether an age (`older_than_days`, the CLI's `--older-than`) is last activity, as
+        today's Hermes reads it on a file with `last_activity_at`, or the start time (0.19.0)."""
+        return "last_activity_at" in live_columns(self._conn(), "sessions")
+
+    def _prune_kwargs(self, older_than_days: float | None, filters: dict[str, Any]) -> dict[str, Any]:
         f = dict(filters)
-        if f.get("started_before") is None and older_than_days is not None:
-            f["started_before"] = time.time() - older_than_days * 86400
+        if (
+            older_than_days is not None
+            and f.get("started_before") is None
+            and f.get("last_active_before") is None
+        ):
+            key = "last_active_before" if self.prunes_by_activity() else "started_before"
+            f[key] = time.time() - older_than_days * 86400
         return f
+
+    def _prune_where(
+        self, source: str | None, filters: dict[str, Any], require_ended: bool = True
+    ) -> tuple[str, list[Any]]:
+        return prune_filter_where(
+            source, require_ended=require_ended, activity=self.prunes_by_activity(), **filters
+        )
 
     def _pinned_tail(self) -> set[str]:
         """Unpinned continuations of pinned sessions (empty without a `pinned` column)."""
@@ -552,7 +600,7 @@ class HousekeepingMixin(_Core):
         their unpinned continuations are not candidates unless `include_pinned` (the v31
         writer's rule); `whole_lineages` drops compression ancestors whose conversation goes on
         in a session that is not a candidate."""
-        where, params = prune_filter_where(source, **self._prune_kwargs(older_than_days, filters))
+        where, params = self._prune_where(source, self._prune_kwargs(older_than_days, filters))
         if not include_pinned and "pinned" in live_columns(self._conn(), "sessions"):
             where += f" AND COALESCE(s.pinned, 0) = 0 AND s.id NOT IN ({PINNED_TAIL_SQL})"
         rows = self._rows(
@@ -611,7 +659,7 @@ class HousekeepingMixin(_Core):
         """
         now = time.time() if now is None else now
         f = self._prune_kwargs(older_than_days, filters)
-        where, params = prune_filter_where(source, require_ended=False, **f)
+        where, params = self._prune_where(source, f, require_ended=False)
         pinned = "s.pinned" if self.has_column("sessions", "pinned") else "0"
         archived = "s.archived" if self.has_column("sessions", "archived") else "0"
         rows = self._rows(

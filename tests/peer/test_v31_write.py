@@ -586,3 +586,42 @@ def test_an_entry_without_the_prompt_it_needs_restores_without_it(tmp_path, peer
     p = peer31_factory(path)
     assert p.call("get_session", "s3")["system_prompt"] is None
     assert [m["content"] for m in p.call("get_messages", "s3")][0] == "question of s3 about quokka"
+
+
+def test_an_age_is_last_activity_as_the_writer_reads_it(tmp_path, peer31_factory) -> None:
+    """`older_than_days` (the CLI's `--older-than`) on a file with `last_activity_at`: a session
+    started long ago but active lately (a message, or the activity heartbeat) is kept, and one
+    started lately whose messages are all old (imported history) goes, by the API's prune and by
+    the CLI's."""
+    path = tmp_path / "state.db"
+    p = peer31_factory(path)
+    long_ago, lately = time.time() - 200 * 86400, time.time() - 86400
+    for sid in ("idle", "new-message", "heartbeat", "fresh"):
+        p.call("create_session", sid, "cli")
+        p.call("append_message", sid, "user", content=f"hello from {sid}", timestamp=long_ago + 60)
+    p.call("append_message", "new-message", "user", content="back again", timestamp=lately)
+    for sid in ("idle", "new-message", "heartbeat", "fresh"):
+        p.call("end_session", sid, "user_exit")
+    p.close()
+    conn = apsw.Connection(str(path))
+    conn.execute("UPDATE sessions SET started_at = ? WHERE id != 'fresh'", (long_ago,))
+    conn.execute("UPDATE sessions SET last_activity_at = ? WHERE id = 'heartbeat'", (lately,))
+    conn.close()
+    settle(path, peer31_factory)
+    theirs, ours, cli_theirs, by_cli = copies(path, "t.db", "o.db", "ct.db", "cli.db")
+    p = peer31_factory(theirs)
+    assert p.call("prune_sessions", older_than_days=90) == 2
+    p.close()
+    p = peer31_factory(cli_theirs)
+    assert p.call("prune_sessions", older_than_days=90, archived=False) == 2
+    p.close()
+    with SessionDB(ours, migrate=False) as db:
+        assert db.prunes_by_activity()
+        assert db.prune_sessions(older_than_days=90) == 2
+    assert cli("--db", by_cli, "prune", "--older-than", "90d", "--yes") == 0
+    for copy in (ours, by_cli):
+        settle(copy, peer31_factory)
+    assert dump(ours) == dump(theirs)
+    assert dump(by_cli) == dump(cli_theirs)
+    with SessionDB(ours, read_only=True) as db:
+        assert sorted(db.session_order().ids) == ["heartbeat", "new-message"]
