@@ -536,7 +536,9 @@ class HousekeepingMixin(_Core):
         today's Hermes reads it on a file with `last_activity_at`, or the start time (0.19.0)."""
         return "last_activity_at" in live_columns(self._conn(), "sessions")
 
-    def _prune_kwargs(self, older_than_days: float | None, filters: dict[str, Any]) -> dict[str, Any]:
+    def _prune_kwargs(
+        self, older_than_days: float | None, filters: dict[str, Any], now: float | None = None
+    ) -> dict[str, Any]:
         f = dict(filters)
         if (
             older_than_days is not None
@@ -544,7 +546,7 @@ class HousekeepingMixin(_Core):
             and f.get("last_active_before") is None
         ):
             key = "last_active_before" if self.prunes_by_activity() else "started_before"
-            f[key] = time.time() - older_than_days * 86400
+            f[key] = (time.time() if now is None else now) - older_than_days * 86400
         return f
 
     def _prune_where(
@@ -658,7 +660,7 @@ class HousekeepingMixin(_Core):
         "active in the last N minutes").
         """
         now = time.time() if now is None else now
-        f = self._prune_kwargs(older_than_days, filters)
+        f = self._prune_kwargs(older_than_days, filters, now)
         where, params = self._prune_where(source, f, require_ended=False)
         pinned = "s.pinned" if self.has_column("sessions", "pinned") else "0"
         archived = "s.archived" if self.has_column("sessions", "archived") else "0"

@@ -617,6 +617,8 @@ def test_an_age_is_last_activity_as_the_writer_reads_it(tmp_path, peer31_factory
     p.close()
     with SessionDB(ours, migrate=False) as db:
         assert db.prunes_by_activity()
+        # The browser's prune dialog ("older than N days", its own clock) asks plan_prune this way.
+        assert sorted(db.plan_prune(older_than_days=90, now=time.time())["ids"]) == ["fresh", "idle"]
         assert db.prune_sessions(older_than_days=90) == 2
     assert cli("--db", by_cli, "prune", "--older-than", "90d", "--yes") == 0
     for copy in (ours, by_cli):
