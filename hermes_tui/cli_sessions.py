@@ -1,5 +1,5 @@
-"""`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, prune,
-delete, export, stats, trash) on the same store API.
+"""`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, archive,
+unarchive, pin, unpin, prune, delete, export, stats, trash) on the same store API.
 
 `delete` and `prune` move what they remove to the trash first (`SessionDB.trash_sessions`) and
 print the entry; `trash list|show|restore|empty` manage it; `--no-trash` deletes for good.
