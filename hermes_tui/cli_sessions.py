@@ -1,5 +1,5 @@
-"""`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, prune,
-delete, export, stats, trash) on the same store API.
+"""`hermes-tui sessions ...`: the browser's headless twin (list, show, search, rename, archive,
+unarchive, pin, unpin, prune, delete, export, stats, trash) on the same store API.
 
 `delete` and `prune` move what they remove to the trash first (`SessionDB.trash_sessions`) and
 print the entry; `trash list|show|restore|empty` manage it; `--no-trash` deletes for good.
@@ -49,6 +49,7 @@ from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
 from hermes_tui.state import (
     TRASH_MAX_BYTES,
     TRASH_RETENTION_S,
+    FeatureUnavailable,
     Federation,
     IntegrityError,
     InvalidArgument,
@@ -74,9 +75,18 @@ from hermes_tui.state import (
 
 DEFAULT_PRUNE_DAYS = 90
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
-WRITE_COMMANDS = frozenset({"rename", "prune", "delete"})
+#: The reversible flag verbs: (flag, value, past tense, the state "already" names).
+FLAG_COMMANDS: dict[str, tuple[str, bool, str, str]] = {
+    "archive": ("archived", True, "Archived", "archived"),
+    "unarchive": ("archived", False, "Unarchived", "not archived"),
+    "pin": ("pinned", True, "Pinned", "pinned"),
+    "unpin": ("pinned", False, "Unpinned", "not pinned"),
+}
+WRITE_COMMANDS = frozenset({"rename", "prune", "delete", *FLAG_COMMANDS})
 #: Commands that read several profiles' stores at once with --all / --profile NAME (repeatable).
-PROFILE_COMMANDS = frozenset({"list", "search", "show", "stats", "export", "prune", "tail", "watch"})
+PROFILE_COMMANDS = frozenset(
+    {"list", "search", "show", "stats", "export", "prune", "tail", "watch", *FLAG_COMMANDS}
+)
 #: Commands that change one session: --profile NAME picks their one store; --all is refused.
 ONE_STORE_COMMANDS = frozenset({"rename", "delete"})
 TRASH_WRITE_COMMANDS = frozenset({"restore", "empty"})
@@ -115,10 +125,11 @@ session references (ID):
   (the newest session of a numbered family "T", "T #2", …) and says which one it chose.
 
 profiles (--all, --profile NAME):
-  list, search, show, stats, export, prune, tail and watch read every discovered store with
-  --all (the default profile $HERMES_HOME/state.db or ~/.hermes/state.db, and
-  profiles/<name>/state.db), or the named ones with --profile NAME (repeatable; on show the
-  option is --all-profiles, as --all there means inactive messages). rename and delete take
+  list, search, show, stats, export, prune, archive, unarchive, pin, unpin, tail and watch
+  read every discovered store with --all (the default profile $HERMES_HOME/state.db or
+  ~/.hermes/state.db, and profiles/<name>/state.db), or the named ones with --profile NAME
+  (repeatable; on show the option is --all-profiles, as --all there means inactive
+  messages). rename and delete take
   --profile NAME (one store) and refuse --all. Ids are unique only within a store: a reference
   matching sessions in several stores is ambiguous; write it PROFILE:ID (PROFILE:TITLE,
   PROFILE:PREFIX), where an explicit PROFILE: wins over the same text read as a plain
@@ -135,8 +146,9 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
        disk_full, internal; HERMES_TUI_DEBUG=1 prints the traceback)
   2    usage: bad options or arguments (kind: usage)
   3    not found: no database at the path, or no such session (kind: not_found)
-  4    refused: read-only file or --read-only, no confirmation, declined, or an existing file
-       would be overwritten (kind: read_only, refused)
+  4    refused: read-only file or --read-only, no confirmation, declined, an existing file
+       would be overwritten, or the store has no column for it (pin on a store written by
+       hermes-agent 0.19.0) (kind: read_only, refused)
   5    another process held the write lock too long (kind: locked)
   6    the file is not a Hermes session store: empty, a folder, not SQLite, or SQLite
        without the sessions tables (kind: not_a_database)
@@ -402,9 +414,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--older-than",
         type=parse_duration,
         metavar="AGE",
-        help="started more than AGE ago (5h, 2d, 1w, or days)",
+        help="last active more than AGE ago (5h, 2d, 1w, or days); a store without activity times"
+        " (hermes-agent 0.19.0's) counts from the start",
     )
-    p.add_argument("--newer-than", type=parse_duration, metavar="AGE", help="started less than AGE ago")
+    p.add_argument(
+        "--newer-than",
+        type=parse_duration,
+        metavar="AGE",
+        help="last active less than AGE ago (without activity times: started)",
+    )
     p.add_argument("--before", type=parse_iso, metavar="DATE", help="started before DATE (ISO, UTC)")
     p.add_argument("--after", type=parse_iso, metavar="DATE", help="started at/after DATE (ISO, UTC)")
     p.add_argument("--source")
@@ -430,6 +448,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_profile_opts(p)
     _confirm_opts(p)
     _trash_opts(p)
+
+    for name, help_ in (
+        (
+            "archive",
+            "Archive sessions with their compression lineage: out of Hermes' lists, nothing deleted.",
+        ),
+        ("unarchive", "Bring archived sessions (and their compression lineage) back into the lists."),
+        ("pin", "Pin sessions with their compression lineage: kept by prune, listed first."),
+        ("unpin", "Unpin sessions (and their compression lineage)."),
+    ):
+        p = cmd(name, help_)
+        p.add_argument(
+            "sessions", metavar="ID", nargs="+", help="session id, unique id prefix, or exact title"
+        )
+        _add_profile_opts(p)
 
     p = cmd("export", "Export sessions as JSON, JSONL or Markdown.")
     p.add_argument(
@@ -987,17 +1020,118 @@ def cmd_rename(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
-def _prune_filters(args: argparse.Namespace) -> tuple[float | None, str | None, dict[str, Any], bool]:
+def _flag_targets(db: SessionDB, refs: Sequence[str]) -> list[Target]:
+    """Every reference resolved before anything is written (one bad reference changes nothing)."""
+    found: dict[str, Target] = {}
+    for ref in refs:
+        target = _resolve_target(db, ref)
+        found.setdefault(target.id, target)
+    return list(found.values())
+
+
+def _set_flags(db: SessionDB, args: argparse.Namespace, targets: Sequence[Target]) -> dict[str, Any]:
+    """`set_session_flags` of the resolved `targets`, each entry with its title (for the lines)."""
+    flag, value, _verb, _state = FLAG_COMMANDS[args.command]
+    result = db.set_session_flags([t.id for t in targets], flag, value)
+    titles = {t.id: t.title for t in targets}
+    for entry in result["sessions"]:
+        entry["title"] = titles.get(entry["id"])
+    return result
+
+
+def _flag_line(args: argparse.Namespace, entry: dict[str, Any], profile: str | None = None) -> str:
+    """What one archive/unarchive/pin/unpin did to a session and the rows of its lineage."""
+    _flag, _value, verb, state = FLAG_COMMANDS[args.command]
+    who = (f"{_s(profile)}:" if profile else "") + _ident(entry)
+    if not entry["found"]:  # removed between the resolution and the write
+        return f"{who}: no longer exists; nothing was changed."
+    n, changed = len(entry["lineage"]), len(entry["changed"])
+    if not changed:
+        line = f"{who}: already {state}" + (
+            f" (all {n} sessions of its compression lineage)" if n > 1 else ""
+        )
+    else:
+        line = f"{verb} {who}" + (
+            f" with its compression lineage ({changed} of {n} sessions changed)" if n > 1 else ""
+        )
+    if entry["unhidden"]:
+        line += f"; {plural(len(entry['unhidden']), 'hidden session')} made visible"
+    if entry["bot_chat"]:
+        line += "; the bot's canonical Bot Chat stays hidden"
+    return line + "."
+
+
+def cmd_flag(db: SessionDB, args: argparse.Namespace) -> int:
+    """archive | unarchive | pin | unpin REF...: reversible, so no trash and no confirmation."""
+    result = _set_flags(db, args, _flag_targets(db, args.sessions))
+    if args.json:
+        _emit_json({**_profile_field(args), "action": args.command, **result})
+        return 0
+    for entry in result["sessions"]:
+        _out(_flag_line(args, entry))
+    return 0
+
+
+def pcmd_flag(ctx: _Profiles, args: argparse.Namespace) -> int:
+    """The flag verbs with --all/--profile: each reference resolved across the stores (PROFILE:ID),
+    then each store's sessions changed on its thread; a store that fails is reported, the others
+    are changed."""
+    flag, value, _verb, _state = FLAG_COMMANDS[args.command]
+    by_store: dict[str, dict[str, Target]] = {}
+    for ref in args.sessions:
+        profile, target = _resolve_across(ctx, ref)
+        by_store.setdefault(profile, {}).setdefault(target.id, target)
+    results: dict[str, dict[str, Any]] = {}
+    errors: list[tuple[str, StoreError]] = []
+    for profile, targets in by_store.items():
+        try:
+            results[profile] = ctx.fed.call(profile, _set_flags, args, list(targets.values()))
+        except StoreError as exc:
+            errors.append((profile, exc))
+    ctx.failed([ProfileError.of(p, e) for p, e in errors])
+    entries = [{"profile": p, **e} for p, r in results.items() for e in r["sessions"]]
+    if args.json:
+        _emit_json(
+            {
+                "action": args.command,
+                "flag": flag,
+                "value": value,
+                "sessions": entries,
+                "rows": sum(r["rows"] for r in results.values()),
+                "changed": sum(r["changed"] for r in results.values()),
+                "errors": _errors_json(ctx),
+            }
+        )
+    else:
+        for entry in entries:
+            _out(_flag_line(args, entry, entry["profile"] if ctx.several else None))
+    if errors:
+        raise CliError(
+            f"{args.command} failed in {', '.join(p for p, _e in errors)}: {errors[0][1]}"
+            + (" (the other profiles were changed)" if results else ""),
+            _store_error_kind(errors[0][1]),
+        )
+    return 0
+
+
+def _prune_filters(
+    args: argparse.Namespace, by_activity: bool = False
+) -> tuple[float | None, str | None, dict[str, Any], bool]:
+    """The store's prune filters. `--older-than`/`--newer-than` bound the last activity where the
+    store has `last_activity_at` (`by_activity`, as today's Hermes' own prune reads them), the
+    start time on older stores; `--before`/`--after` always bound the start time."""
     now = time.time()
     f: dict[str, Any] = {}
-    # A duration ago and a date may both bound one side: the stricter one wins.
-    for key, ago, when, stricter in (
-        ("started_before", args.older_than, args.before, min),
-        ("started_after", args.newer_than, args.after, max),
+    # A duration ago and a date may bound one side of the same time: the stricter one wins.
+    ages = ("last_active_before", "last_active_after") if by_activity else ("started_before", "started_after")
+    for key, when, stricter in (
+        (ages[0], None if args.older_than is None else now - args.older_than, min),
+        (ages[1], None if args.newer_than is None else now - args.newer_than, max),
+        ("started_before", args.before, min),
+        ("started_after", args.after, max),
     ):
-        given = [t for t in (None if ago is None else now - ago, when) if t is not None]
-        if given:
-            f[key] = stricter(given)
+        if when is not None:
+            f[key] = when if key not in f else stricter(f[key], when)
     for key, attr in (
         ("title_like", "title_contains"),
         ("end_reason", "end_reason"),
@@ -1090,7 +1224,7 @@ def _prune_plan(
     db: SessionDB, args: argparse.Namespace, target: Target | None = None
 ) -> tuple[dict[str, Any], list[str], bool]:
     """The reviewed prune plan of one store: (plan, ids to delete incl. delegate children, any filter)."""
-    older, source, filters, any_filter = _prune_filters(args)
+    older, source, filters, any_filter = _prune_filters(args, db.prunes_by_activity())
     if target is None and args.title:
         target = _resolve_target(db, args.title)
     if target is not None and target.title:
@@ -1244,6 +1378,7 @@ def cmd_delete(db: SessionDB, args: argparse.Namespace) -> int:
                 f"  - {_s(row['id'])}  {_s(row.get('source'), 40) or '-'}  "
                 f"{row.get('message_count') or 0} msgs"
                 f"  {_cell(row.get('title'), 40)}"
+                f"{'  [pinned]' if row.get('pinned') else ''}"  # honoured, but a pin is a keep flag
             )
         if plan["cascade"]:
             _out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")
@@ -2262,6 +2397,7 @@ PROFILE_HANDLERS: dict[str, Callable[[_Profiles, argparse.Namespace], int]] = {
     "prune": pcmd_prune,
     "tail": pcmd_tail,
     "watch": pcmd_watch,
+    **dict.fromkeys(FLAG_COMMANDS, pcmd_flag),
 }
 
 
@@ -2326,6 +2462,7 @@ COMMANDS: dict[str, Callable[[SessionDB, argparse.Namespace], int]] = {
     "trash": cmd_trash,
     "tail": cmd_tail,
     "watch": cmd_watch,  # reads only: opened read-only
+    **dict.fromkeys(FLAG_COMMANDS, cmd_flag),
 }
 
 
@@ -2341,7 +2478,7 @@ def _store_error_kind(exc: StoreError) -> str:
         return "not_found"
     if isinstance(exc, LockTimeout):
         return "locked"
-    if isinstance(exc, StructureLocked):
+    if isinstance(exc, (StructureLocked, FeatureUnavailable)):
         return "refused"
     if isinstance(exc, (TitleError, IntegrityError, InvalidArgument)):
         return "invalid"

@@ -3,6 +3,7 @@
 from .db import SessionDB
 from .errors import (
     DiskFullError,
+    FeatureUnavailable,
     IntegrityError,
     InvalidArgument,
     LockTimeout,
@@ -73,6 +74,7 @@ __all__ = [
     "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",
+    "FeatureUnavailable",
     "IntegrityError",
     "InvalidArgument",
     "LockTimeout",

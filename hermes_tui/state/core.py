@@ -676,7 +676,7 @@ class _Core:
         @staticmethod
         def _tool_call_delta(tool_calls: Any) -> int: ...
 
-        # titles.py
+        # flags.py
         def set_session_archived(self, session_id: str, archived: bool) -> bool: ...
 
         # listing.py
@@ -775,3 +775,10 @@ def chunks(seq: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 def placeholders(items: Iterable[Any]) -> str:
     return ",".join("?" for _ in items)
+
+
+def live_columns(conn: apsw.Connection, table: str) -> frozenset[str]:
+    """`table`'s columns as the file has them now (another program may have added one since this
+    store was opened: a write names only what exists at write time); empty without the table.
+    `table` is one of the store's own constant names, never input."""
+    return frozenset(r[1] for r in conn.execute(f'PRAGMA main.table_info("{table}")'))

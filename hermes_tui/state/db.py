@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .flags import FlagsMixin
 from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
 from .lineage import LineageMixin
@@ -21,6 +22,7 @@ class SessionDB(
     SessionsMixin,
     MessagesMixin,
     TitlesMixin,
+    FlagsMixin,
     ListingMixin,
     LineageMixin,
     SearchMixin,

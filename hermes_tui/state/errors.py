@@ -49,6 +49,11 @@ class TitleError(StoreError, ValueError):
     """A title is too long or already held by another session."""
 
 
+class FeatureUnavailable(StoreError):
+    """The file has no column for this (an older Hermes wrote it: no `pinned` in 0.19.0's v22,
+    no `hidden` before today's Hermes); nothing was changed. The store never adds the column."""
+
+
 class LockTimeout(StoreError):
     """Another process held the write lock through every retry."""
 

@@ -19,7 +19,7 @@ from typing import Any
 import apsw
 
 from . import sql_fragments as Q
-from .core import _Core, placeholders
+from .core import _Core, live_columns, placeholders
 from .errors import SessionNotFound
 from .text import TS_MAX, clean_row, num_sql
 
@@ -35,6 +35,8 @@ PRUNE_FILTERS = frozenset(
     {
         "started_before",
         "started_after",
+        "last_active_before",
+        "last_active_after",
         "title_like",
         "end_reason",
         "cwd_prefix",
@@ -67,10 +69,32 @@ def _marker_time(value: Any) -> float | None:
     return when if when == when and when not in (float("inf"), float("-inf")) else None
 
 
+#: The epoch window the v31 writer trusts a stored time in (`hermes_cli.timefmt`): a cell outside
+#: it (a garbage double, TEXT) is skipped rather than deciding a session's age.
+EPOCH_WINDOW = "BETWEEN 0.0 AND 4200000000.0"
+
+
+def last_active_sql(alias: str = "s", *, activity: bool = True) -> str:
+    """The v31 writer's `_sql_session_last_active`: the freshest of `last_activity_at` (where the
+    file has it) and the newest message, else `started_at`, each only inside `EPOCH_WINDOW`."""
+    act = f"{alias}.last_activity_at" if activity else "NULL"
+    newest = (
+        f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {alias}.id "
+        f"AND m.timestamp {EPOCH_WINDOW})"
+    )
+    started = f"(SELECT w.v FROM (SELECT {alias}.started_at AS v) w WHERE w.v {EPOCH_WINDOW})"
+    return (
+        f"COALESCE((SELECT MAX(a.v) FROM (SELECT {act} AS v UNION ALL SELECT {newest}) a "
+        f"WHERE a.v {EPOCH_WINDOW}), {started})"
+    )
+
+
 def prune_filter_where(
-    source: str | None = None, *, require_ended: bool = True, **f: Any
+    source: str | None = None, *, require_ended: bool = True, activity: bool = True, **f: Any
 ) -> tuple[str, list[Any]]:
-    """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told."""
+    """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told. Plus
+    the v31 writer's `last_active_before`/`last_active_after` (`last_active_sql`; `activity`:
+    the file has `last_activity_at`)."""
     unknown = set(f) - PRUNE_FILTERS
     if unknown:
         raise TypeError(f"unknown prune filter(s): {', '.join(sorted(unknown))}")
@@ -85,6 +109,14 @@ def prune_filter_where(
         add("s.started_at < ?", f["started_before"])
     if f.get("started_after") is not None:
         add("s.started_at >= ?", f["started_after"])
+    if f.get("last_active_before") is not None:
+        # A row the orphan sweep ended ages from that sweep, not from its old activity (upstream).
+        add(f"{last_active_sql(activity=activity)} < ?", f["last_active_before"])
+        add(
+            "(COALESCE(s.end_reason, '') != 'startup_orphan_reap' OR s.ended_at < ?)", f["last_active_before"]
+        )
+    if f.get("last_active_after") is not None:
+        add(f"{last_active_sql(activity=activity)} >= ?", f["last_active_after"])
     if source:
         add("s.source = ?", source)
     if f.get("title_like"):
@@ -200,12 +232,90 @@ def delegate_closure_one_scan(conn: apsw.Connection, parent_ids: Sequence[str]) 
     return sorted(found - seeds)
 
 
+def prompt_refs(conn: apsw.Connection) -> list[str]:
+    """The `sessions` columns holding a `system_prompts.hash` (`system_prompt_hash`, and
+    `tool_names`, whose tool pin is stored there too); none on a file without the table."""
+    if not live_columns(conn, "system_prompts"):
+        return []
+    return [c for c in ("system_prompt_hash", "tool_names") if c in live_columns(conn, "sessions")]
+
+
+def delete_unreferenced_system_prompts(conn: apsw.Connection, among: Sequence[Any] | None = None) -> None:
+    """The v31 writer's `_delete_unreferenced_system_prompts`, run by every delete of sessions:
+    the shared `system_prompts` rows no session references any more go. `among` limits the look
+    to those hashes (the ones a batch's sessions held): a sweep in every batch of a large prune
+    scans every prompt each time (bench/prompt_cleanup_bench.py: 2,000 of 20,000 sessions, 1.3 s
+    against 0.8 s)."""
+    refs = prompt_refs(conn)
+    if not refs:
+        return
+    if among is None:  # by the hash index (covering): the table's rows hold the prompts' text
+        conn.execute(
+            "DELETE FROM system_prompts WHERE hash IN "
+            f"(SELECT hash FROM system_prompts WHERE {unreferenced_prompt_sql(refs)})"
+        )
+        return
+    hashes = list({h for h in among if isinstance(h, str)})
+    for i in range(0, len(hashes), 400):
+        part = hashes[i : i + 400]
+        unreferenced = unreferenced_prompt_sql(refs)
+        conn.execute(
+            f"DELETE FROM system_prompts WHERE hash IN ({placeholders(part)}) AND {unreferenced}", part
+        )
+
+
+def unreferenced_prompt_sql(refs: Sequence[str], outside: str = "") -> str:
+    """`system_prompts` rows no session references through the columns `refs` (`outside`: an
+    extra condition on the referencing session, e.g. "not one of those being deleted")."""
+    extra = f" AND {outside}" if outside else ""
+    return " AND ".join(
+        f"NOT EXISTS (SELECT 1 FROM sessions WHERE sessions.{c} = system_prompts.hash{extra})" for c in refs
+    )
+
+
+#: Child `c` continues the compression-ended `p` (the v31 writer's `_CONTINUATION_EDGE_SQL`: a
+#: branch, delegate or reset fork marked to `p`, or a tool session, is not a continuation).
+CONTINUATION_EDGE = (
+    "p.end_reason = 'compression'"
+    + "".join(
+        f" AND COALESCE(json_extract(CASE WHEN json_valid(c.model_config) THEN c.model_config END, "
+        f"'$.{marker}'), '') != p.id"
+        for marker in ("_branched_from", "_delegate_from", "_reset_from")
+    )
+    + " AND COALESCE(c.source, '') != 'tool'"
+)
+#: Unpinned continuations of a pinned segment: they belong to the pinned conversation.
+PINNED_TAIL_SQL = (
+    "WITH RECURSIVE tail(id) AS ("
+    " SELECT c.id FROM sessions c JOIN sessions p ON p.id = c.parent_session_id"
+    f" WHERE COALESCE(p.pinned, 0) = 1 AND {CONTINUATION_EDGE}"
+    " UNION"
+    " SELECT c.id FROM tail t JOIN sessions p ON p.id = t.id JOIN sessions c ON c.parent_session_id = p.id"
+    f" WHERE {CONTINUATION_EDGE}"
+    ") SELECT id FROM tail"
+)
+#: The first schema of today's Hermes (v24–v31), whose prune keeps compression lineages whole.
+TODAYS_HERMES_SCHEMA = 24
+#: Why a prune keeps a matching session (`plan_prune`'s `excluded` reasons).
+HELD_PINNED = "pinned"
+HELD_PINNED_TAIL = "continues a pinned session"
+HELD_CONTINUED = "its conversation continues in a session this prune keeps"
+
+
 class HousekeepingMixin(_Core):
     # ------------------------------------------------------------ delete
     def _delete_ids_in(
-        self, conn: apsw.Connection, ids: Sequence[str], guard: str = "", guard_params: Sequence[Any] = ()
+        self,
+        conn: apsw.Connection,
+        ids: Sequence[str],
+        guard: str = "",
+        guard_params: Sequence[Any] = (),
+        *,
+        sweep: bool = True,
     ) -> list[str]:
-        """Delete `ids` (re-checked against `guard`) inside the caller's transaction."""
+        """Delete `ids` (re-checked against `guard`) inside the caller's transaction, then the
+        `system_prompts` rows they held that no session references any more; with `sweep` (one
+        batch of each delete) every unreferenced one, as the v31 writer's delete does."""
         if not ids:
             return []
         ph = placeholders(ids)
@@ -217,9 +327,15 @@ class HousekeepingMixin(_Core):
         if not live:
             return []
         ph = placeholders(live)
+        refs = prompt_refs(conn)
+        held = [
+            h for c in refs for (h,) in conn.execute(f"SELECT {c} FROM sessions WHERE id IN ({ph})", live)
+        ]
         conn.execute(f"UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM messages WHERE session_id IN ({ph})", live)
         conn.execute(f"DELETE FROM sessions WHERE id IN ({ph})", live)
+        if refs:
+            delete_unreferenced_system_prompts(conn, None if sweep else held)
         return live
 
     def delegate_children(self, session_ids: Sequence[str]) -> list[str]:
@@ -311,7 +427,10 @@ class HousekeepingMixin(_Core):
                 "AND NOT EXISTS (SELECT 1 FROM sessions child WHERE child.parent_session_id = sessions.id)",
                 (session_id,),
             )
-            return conn.changes() > 0
+            if not conn.changes():
+                return False
+            delete_unreferenced_system_prompts(conn)
+            return True
 
         ok = self._execute_write(do)
         if ok:
@@ -390,7 +509,9 @@ class HousekeepingMixin(_Core):
                     cancelled = True
                     break
                 t0 = time.monotonic()
-                got = self._execute_write(functools.partial(self._delete_ids_in, ids=batch, guard=guard))
+                got = self._execute_write(  # the first batch that deletes sweeps every orphan prompt
+                    functools.partial(self._delete_ids_in, ids=batch, guard=guard, sweep=not deleted)
+                )
                 held = time.monotonic() - t0
                 longest = max(longest, held)
                 deleted += got
@@ -411,22 +532,89 @@ class HousekeepingMixin(_Core):
         }
 
     # ------------------------------------------------------------ prune
-    @staticmethod
-    def _prune_kwargs(older_than_days: float | None, filters: dict[str, Any]) -> dict[str, Any]:
+    def prunes_by_activity(self) -> bool:
+        """(+) Whether an age (`older_than_days`, the CLI's `--older-than`) is last activity, as
+        today's Hermes reads it on a file with `last_activity_at`, or the start time (0.19.0)."""
+        return "last_activity_at" in live_columns(self._conn(), "sessions")
+
+    def _prune_kwargs(
+        self, older_than_days: float | None, filters: dict[str, Any], now: float | None = None
+    ) -> dict[str, Any]:
         f = dict(filters)
-        if f.get("started_before") is None and older_than_days is not None:
-            f["started_before"] = time.time() - older_than_days * 86400
+        if (
+            older_than_days is not None
+            and f.get("started_before") is None
+            and f.get("last_active_before") is None
+        ):
+            key = "last_active_before" if self.prunes_by_activity() else "started_before"
+            f[key] = (time.time() if now is None else now) - older_than_days * 86400
         return f
 
+    def _prune_where(
+        self, source: str | None, filters: dict[str, Any], require_ended: bool = True
+    ) -> tuple[str, list[Any]]:
+        return prune_filter_where(
+            source, require_ended=require_ended, activity=self.prunes_by_activity(), **filters
+        )
+
+    def _pinned_tail(self) -> set[str]:
+        """Unpinned continuations of pinned sessions (empty without a `pinned` column)."""
+        if "pinned" not in live_columns(self._conn(), "sessions"):
+            return set()
+        return {r[0] for r in self._tuples(PINNED_TAIL_SQL)}
+
+    def _keeps_whole_lineages(self) -> bool:
+        """Today's Hermes (schema v24+) deletes a compression ancestor only with every
+        continuation after it; 0.19.0's v22 (and our v23) prune rows one by one, as before."""
+        return (self._schema_version or 0) >= TODAYS_HERMES_SCHEMA
+
+    def _continued_ancestors(self, ids: Sequence[str]) -> set[str]:
+        """The compression ancestors among `ids` whose conversation continues, through a chain of
+        continuations, in a session not in `ids` (the v31 writer's `whole_lineages` rule)."""
+        chosen = set(ids)
+        edges: list[tuple[str, str]] = []
+        for i in range(0, len(ids), 400):
+            part = list(ids[i : i + 400])
+            edges += self._tuples(
+                "SELECT p.id, c.id FROM sessions p JOIN sessions c ON c.parent_session_id = p.id "
+                f"WHERE p.id IN ({placeholders(part)}) AND {CONTINUATION_EDGE}",
+                part,
+            )
+        held: set[str] = set()
+        grew = True
+        while grew:
+            grew = False
+            for parent, child in edges:
+                if parent not in held and (child not in chosen or child in held):
+                    held.add(parent)
+                    grew = True
+        return held
+
     def list_prune_candidates(
-        self, older_than_days: float | None = None, source: str | None = None, **filters: Any
+        self,
+        older_than_days: float | None = None,
+        source: str | None = None,
+        *,
+        include_pinned: bool = False,
+        whole_lineages: bool = False,
+        **filters: Any,
     ) -> list[dict[str, Any]]:
-        where, params = prune_filter_where(source, **self._prune_kwargs(older_than_days, filters))
-        return self._rows(
+        """0.19.0's candidates, oldest first. Where the file has `pinned`, pinned sessions and
+        their unpinned continuations are not candidates unless `include_pinned` (the v31
+        writer's rule); `whole_lineages` drops compression ancestors whose conversation goes on
+        in a session that is not a candidate."""
+        where, params = self._prune_where(source, self._prune_kwargs(older_than_days, filters))
+        if not include_pinned and "pinned" in live_columns(self._conn(), "sessions"):
+            where += f" AND COALESCE(s.pinned, 0) = 0 AND s.id NOT IN ({PINNED_TAIL_SQL})"
+        rows = self._rows(
             "SELECT s.id, s.source, s.title, s.model, s.started_at, s.ended_at, s.message_count, s.archived "
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
+        if whole_lineages and rows:
+            held = self._continued_ancestors([r["id"] for r in rows])
+            rows = [r for r in rows if r["id"] not in held]
+        return rows
 
     def prune_sessions(
         self,
@@ -435,7 +623,10 @@ class HousekeepingMixin(_Core):
         sessions_dir: Path | None = None,
         **filters: Any,
     ) -> int:
-        """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches."""
+        """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches.
+        Never pinned sessions (unless `include_pinned=True`) and, on a file of today's Hermes,
+        never a compression ancestor whose conversation continues (see `list_prune_candidates`)."""
+        filters.setdefault("whole_lineages", self._keeps_whole_lineages())
         ids = [r["id"] for r in self.list_prune_candidates(older_than_days, source, **filters)]
         return self.delete_sessions_batched(
             ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
@@ -463,12 +654,15 @@ class HousekeepingMixin(_Core):
         """(+) Everything a person needs to review before a prune; writes nothing.
 
         Candidates match the filters and are ended, not archived (unless `include_archived`),
-        not pinned, and not active in the last `recent_activity_s`. Rows that match the filters
-        but are held back are listed under `excluded` with the reason.
+        not pinned nor an unpinned continuation of a pinned session, and not active in the last
+        `recent_activity_s`; on a file of today's Hermes (schema v24+) a compression ancestor
+        goes only with every continuation after it. Rows that match the filters but are held
+        back are listed under `excluded` with the reason (`HELD_*`, "still open", "archived",
+        "active in the last N minutes").
         """
         now = time.time() if now is None else now
-        f = self._prune_kwargs(older_than_days, filters)
-        where, params = prune_filter_where(source, require_ended=False, **f)
+        f = self._prune_kwargs(older_than_days, filters, now)
+        where, params = self._prune_where(source, f, require_ended=False)
         pinned = "s.pinned" if self.has_column("sessions", "pinned") else "0"
         archived = "s.archived" if self.has_column("sessions", "archived") else "0"
         rows = self._rows(
@@ -479,6 +673,7 @@ class HousekeepingMixin(_Core):
             f"FROM sessions s WHERE {where} ORDER BY s.started_at ASC",
             params,
         )
+        tail = self._pinned_tail() if rows else set()
         candidates: list[dict[str, Any]] = []
         excluded: list[dict[str, Any]] = []
         for r in rows:
@@ -488,7 +683,9 @@ class HousekeepingMixin(_Core):
             if r["ended_at"] is None:
                 reason = "still open"
             elif r["pinned"]:
-                reason = "pinned"
+                reason = HELD_PINNED
+            elif r["id"] in tail:
+                reason = HELD_PINNED_TAIL
             elif r["archived"] and not include_archived:
                 reason = "archived"
             elif r["last_message"] is not None and now - r["last_message"] < recent_activity_s:
@@ -497,6 +694,10 @@ class HousekeepingMixin(_Core):
                 excluded.append({**r, "reason": reason})
             else:
                 candidates.append(r)
+        if candidates and self._keeps_whole_lineages():
+            held = self._continued_ancestors([c["id"] for c in candidates])
+            excluded += [{**c, "reason": HELD_CONTINUED} for c in candidates if c["id"] in held]
+            candidates = [c for c in candidates if c["id"] not in held]
         ids = [c["id"] for c in candidates]
         cascade_all = collect_delegate_children(self._conn(), ids) if ids else []
         rows_all = self.list_rows(cascade_all) if cascade_all else []

@@ -48,8 +48,9 @@ from typing import Any
 import apsw
 
 from . import trash_list
-from .core import MESSAGES_RESTORED_KEY, _Core, placeholders
+from .core import MESSAGES_RESTORED_KEY, _Core, live_columns, placeholders
 from .errors import DiskFullError, StoreError
+from .housekeeping import unreferenced_prompt_sql
 from .trash_files import (
     TRASH_DIR_NAME,
     TrashDir,
@@ -65,6 +66,7 @@ from .trash_list import TRASH_MAX_BYTES, TRASH_RETENTION_S, Places, cascade_tabl
 from .trash_manifest import (
     FORMAT,
     ORPHANS,
+    PROMPTS,
     DamagedEntry,
     RawText,
     Snapshot,
@@ -423,6 +425,7 @@ class TrashMixin(_Core):
             "hermes_trash_s",
             "hermes_trash_m",
             "hermes_trash_o",
+            *(["hermes_trash_p"] if self._has_prompt_snapshot(conn) else []),
             *(f"hermes_trash_c_{n}" for n in fks),
         ):
             conn.execute(f"DELETE FROM temp.{t}")
@@ -480,6 +483,16 @@ class TrashMixin(_Core):
             "AND NOT EXISTS (SELECT 1 FROM temp.hermes_trash_o e WHERE e.id = old.id "
             f"AND e.parent_session_id IS old.parent_session_id) BEGIN {abort}; END"
         )
+        prompt_cols = self._live_columns(conn, PROMPTS)
+        if prompt_cols:
+            # The prompts the delete may remove (see `_snapshot_into_temp`): removing any other
+            # (one a writer added, unreferenced, since the snapshot) aborts the batch.
+            conn.execute(f"CREATE TEMP TABLE hermes_trash_p AS SELECT * FROM main.{PROMPTS} WHERE 0")
+            cond = " AND ".join(f"e.{ident(c)} IS old.{ident(c)}" for c in prompt_cols)
+            conn.execute(
+                f"CREATE TEMP TRIGGER hermes_trash_guard_p BEFORE DELETE ON main.{PROMPTS} "
+                f"WHEN NOT EXISTS (SELECT 1 FROM temp.hermes_trash_p e WHERE {cond}) BEGIN {abort}; END"
+            )
         for n, (table, col) in enumerate(fks.items()):
             t = f"hermes_trash_c_{table}"
             cols = self._live_columns(conn, table)
@@ -536,6 +549,7 @@ class TrashMixin(_Core):
                 "WHERE parent_session_id IN (SELECT id FROM temp.hermes_trash_ids) "
                 "AND id NOT IN (SELECT id FROM temp.hermes_trash_ids)"
             )
+            self._snapshot_prompts(conn)
             conn.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(apsw.Error):
@@ -543,6 +557,26 @@ class TrashMixin(_Core):
             raise
         present = {r[0] for r in conn.execute("SELECT id FROM temp.hermes_trash_ids")}
         return [i for i in wanted if i in present]
+
+    @staticmethod
+    def _has_prompt_snapshot(conn: apsw.Connection) -> bool:
+        return bool(conn.execute("SELECT 1 FROM sqlite_temp_master WHERE name = 'hermes_trash_p'").fetchall())
+
+    def _snapshot_prompts(self, conn: apsw.Connection) -> None:
+        """Copy the `system_prompts` rows the delete of the snapshotted sessions may remove: those
+        they reference (kept even when another session still does, so a restore never lacks the
+        text), and those no other session references (the delete's cleanup takes every
+        unreferenced prompt, as the v31 writer's does)."""
+        if not self._has_prompt_snapshot(conn):
+            return
+        refs = [c for c in ("system_prompt_hash", "tool_names") if c in live_columns(conn, "sessions")]
+        if not refs:
+            return
+        mine = " OR ".join(f"system_prompts.hash IN (SELECT {c} FROM temp.hermes_trash_s)" for c in refs)
+        alone = unreferenced_prompt_sql(refs, "sessions.id NOT IN (SELECT id FROM temp.hermes_trash_ids)")
+        conn.execute(
+            f"INSERT INTO temp.hermes_trash_p SELECT * FROM main.{PROMPTS} WHERE ({mine}) OR ({alone})"
+        )
 
     def _dump_temp(
         self, conn: apsw.Connection, entry: TrashDir, fks: dict[str, str], *, create: bool, sign: Signer
@@ -556,6 +590,7 @@ class TrashMixin(_Core):
             ("messages", "hermes_trash_m", None),
             *((t, f"hermes_trash_c_{t}", col) for t, col in fks.items()),
             (ORPHANS, "hermes_trash_o", None),
+            *([(PROMPTS, "hermes_trash_p", None)] if self._has_prompt_snapshot(conn) else []),
         ]
         with os.fdopen(entry.create("rows.jsonl", append=not create), "w", encoding="utf-8") as fh:
             for table, temp, col in sources:
@@ -695,10 +730,18 @@ class TrashMixin(_Core):
             batches.append(cur)
         orphan_notes: list[dict[str, Any]] = []
         token = secrets.token_hex(8)
+        used = {r.get(c) for r in snap.sessions.values() for c in _PROMPT_REFS}
+        loose = [h for h in snap.prompts if h not in used]  # unreferenced when the delete ran
         for n, batch in enumerate(batches):
             t0 = time.monotonic()
             restore = partial(
-                self._restore_batch, batch=batch, snap=snap, fks=fks, orphan_notes=orphan_notes, token=token
+                self._restore_batch,
+                batch=batch,
+                snap=snap,
+                fks=fks,
+                orphan_notes=orphan_notes,
+                token=token,
+                loose=loose if n == 0 else [],
             )
             got = self._execute_write(restore)
             results.update(got)
@@ -770,12 +813,18 @@ class TrashMixin(_Core):
         fks: dict[str, str],
         orphan_notes: list[dict[str, Any]],
         token: str,
+        loose: Sequence[str] = (),
     ) -> dict[str, dict[str, Any]]:
         """One transaction of a restore. It sets `MESSAGES_RESTORED_KEY` to `token`: every
-        process's newest-first bounds then know that rows came back under old ids."""
+        process's newest-first bounds then know that rows came back under old ids. The
+        `system_prompts` rows a session references come back with it (unless that prompt exists
+        again), `loose` ones (unreferenced when the delete took them) with the first batch."""
         out: dict[str, dict[str, Any]] = {}
         s_cols = self._live_columns(conn, "sessions")
         m_cols = self._live_columns(conn, "messages")
+        p_cols = self._live_columns(conn, PROMPTS)
+        for h in loose if p_cols else ():
+            _insert(conn, PROMPTS, snap.prompts[h], p_cols, or_ignore=True)
         for sid in batch:
             row = dict(snap.sessions[sid])
             msgs = snap.messages.get(sid, [])
@@ -804,6 +853,8 @@ class TrashMixin(_Core):
                 holder = conn.execute("SELECT id FROM sessions WHERE title = ? LIMIT 1", (title,)).fetchall()
                 if holder:
                     row["title"] = None
+                    if "title_source" in row:  # no title, no provenance (as Hermes writes it)
+                        row["title_source"] = None
                     notes.append(f"title now held by session {holder[0][0]}: restored without a title")
             parent = row.get("parent_session_id")
             if (
@@ -812,8 +863,22 @@ class TrashMixin(_Core):
             ):
                 row["parent_session_id"] = None
                 notes.append(f"parent session {parent} is gone: restored as a root")
+            prompt = row.get("system_prompt_hash")
+            if (
+                p_cols
+                and prompt is not None
+                and prompt not in snap.prompts
+                and not conn.execute("SELECT 1 FROM system_prompts WHERE hash = ?", (prompt,)).fetchall()
+            ):
+                # An entry written before deletes took prompts along, whose prompt another
+                # program's cleanup removed since: the conversation comes back without it.
+                row["system_prompt_hash"] = None
+                notes.append(f"its system prompt {_short(prompt)} is gone: restored without it")
             conn.execute("SAVEPOINT hermes_trash_restore")
             try:
+                refs = {row.get(c) for c in _PROMPT_REFS}
+                for prompt in [p for h, p in snap.prompts.items() if h in refs] if p_cols else ():
+                    _insert(conn, PROMPTS, prompt, p_cols, or_ignore=True)
                 _insert(conn, "sessions", row, s_cols)
                 for mm in msgs:
                     _insert(conn, "messages", mm, m_cols)
@@ -855,12 +920,25 @@ class TrashMixin(_Core):
         return out
 
 
-def _insert(conn: apsw.Connection, table: str, row: dict[str, Any], live: Sequence[str]) -> None:
+def _short(value: Any) -> str:
+    """A stored value for a note: its first 12 characters."""
+    text = str(value)
+    return text if len(text) <= 12 else text[:12] + "…"
+
+
+#: The `sessions` columns that hold a `system_prompts.hash`.
+_PROMPT_REFS = ("system_prompt_hash", "tool_names")
+
+
+def _insert(
+    conn: apsw.Connection, table: str, row: dict[str, Any], live: Sequence[str], *, or_ignore: bool = False
+) -> None:
     cols = [c for c in row if c in live]
     names = ", ".join(ident(c) for c in cols)
     marks = ", ".join("CAST(? AS TEXT)" if isinstance(row[c], RawText) else "?" for c in cols)
     values = [bytes(row[c]) if isinstance(row[c], RawText) else row[c] for c in cols]
-    conn.execute(f"INSERT INTO main.{ident(table)} ({names}) VALUES ({marks})", values)
+    verb = "INSERT OR IGNORE" if or_ignore else "INSERT"
+    conn.execute(f"{verb} INTO main.{ident(table)} ({names}) VALUES ({marks})", values)
 
 
 def _parents_first(ids: list[str], rows: dict[str, dict[str, Any]]) -> list[str]:

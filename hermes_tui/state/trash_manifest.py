@@ -22,6 +22,9 @@ from .text import TS_MAX
 
 FORMAT = 1
 ORPHANS = "orphan"
+#: The shared table whose rows a delete may remove without owning them (today's Hermes keeps each
+#: system prompt once, by hash; a delete drops the ones no session references any more).
+PROMPTS = "system_prompts"
 MANIFEST_MAX_BYTES = 64 * 1024 * 1024
 STATUSES = ("pending", "deleted", "restored", "partly-restored")
 INT64 = (-(2**63), 2**63 - 1)
@@ -237,6 +240,7 @@ class Snapshot:
         self.messages: dict[str, list[dict[str, Any]]] = {}
         self.children: dict[str, dict[str, list[dict[str, Any]]]] = {}  # table -> sid -> rows
         self.orphans: dict[str, dict[str, Any]] = {}  # child id -> {"id", "parent_session_id"}
+        self.prompts: dict[str, dict[str, Any]] = {}  # hash -> system_prompts row (shared: no reset)
         self.linked: set[str] = set()
         self.unproven: dict[str, dict[str, Any]] = {}
 
@@ -257,6 +261,7 @@ _REQUIRED: dict[str, tuple[tuple[str, type], ...]] = {
     "sessions": (("id", str),),
     "messages": (("id", int), ("session_id", str)),
     ORPHANS: (("id", str), ("parent_session_id", str)),
+    PROMPTS: (("hash", str),),
 }
 
 
@@ -268,7 +273,8 @@ def read_rows(
     sessions: frozenset[str],
 ) -> Snapshot:
     """The rows of `rows.jsonl`, every line checked: tables are `sessions`, `messages`, the
-    entry's cascade tables (`cascade`, already checked live) or `orphan`; columns are live ones
+    entry's cascade tables (`cascade`, already checked live), `orphan` or `system_prompts` (the
+    prompts the delete removed; shared, so owned by no session); columns are live ones
     (`columns(table)`); values decode; every row belongs to one of the manifest's `sessions`.
     `proven(child, parent, tag)` checks a link's tag."""
     snap = Snapshot()
@@ -300,7 +306,7 @@ def snap_line(
             raise DamagedEntry("a reset without its ids, or of sessions the manifest does not list")
         snap.reset(rec["ids"])
         return
-    if table not in ("sessions", "messages", ORPHANS) and table not in cascade:
+    if table not in ("sessions", "messages", ORPHANS, PROMPTS) and table not in cascade:
         raise DamagedEntry(f"table {shown(table)} is not one this entry holds")
     fk = cascade.get(table)
     if "fk" in rec and (fk is None or rec["fk"] != fk):
@@ -317,6 +323,9 @@ def snap_line(
     for col, kind in _REQUIRED.get(table, ((fk or "", str),)):
         if not isinstance(row.get(col), kind) or isinstance(row.get(col), bool):
             raise DamagedEntry(f"a {table} row without a valid {col}")
+    if table == PROMPTS:  # shared by sessions: no owner to check
+        snap.prompts[row["hash"]] = row
+        return
     owner = {"sessions": "id", "messages": "session_id", ORPHANS: "parent_session_id"}.get(table, fk or "")
     if row[owner] not in sessions:
         raise DamagedEntry(f"a {table} row of session {shown(row[owner])}, which the manifest does not list")

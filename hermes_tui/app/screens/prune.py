@@ -163,14 +163,15 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     def filters(self) -> tuple[dict[str, Any] | None, str | None]:
         """The `plan_prune` keyword arguments from the form, or an error to show.
 
-        "older than N days" becomes a timestamp from the live clock, so two calls never return
-        equal filters: whether a preview is current is decided on `form_values()` instead.
+        "older than N days" is `older_than_days`: `plan_prune` counts it back from the app's clock
+        (`now`), by last activity where the store keeps it. Whether a preview is current is
+        decided on `form_values()`.
         """
         values = self.form_values()
         kw: dict[str, Any] = {}
         try:
-            if values["days"]:
-                kw["started_before"] = self.main.hermes.now() - float(values["days"]) * 86400
+            if values["days"]:  # an age: last activity where the store keeps it (`plan_prune`)
+                kw["older_than_days"] = float(values["days"])
             for key in ("min_messages", "max_messages"):
                 if values[key]:
                     kw[key] = int(values[key])
