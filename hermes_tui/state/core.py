@@ -225,7 +225,8 @@ class _Core:
     The mixins depend on this class only: helpers they share live here, the methods they call on
     each other are declared below (`if TYPE_CHECKING`, implemented by exactly one mixin), and the
     ways they hook into the core are explicit lists filled by `_install_hooks()` (write guards,
-    steps after opening, steps before each upkeep round) rather than overrides calling `super()`.
+    steps after opening, steps before closing, steps before each upkeep round) rather than
+    overrides calling `super()`.
     """
 
     _WRITE_MAX_RETRIES = S._WRITE_MAX_RETRIES
@@ -286,6 +287,7 @@ class _Core:
         # The mixins' hooks into the core, filled once by `_install_hooks()`.
         self._write_guards: list[WriteGuard] = []
         self._open_hooks: list[Callable[[], None]] = []
+        self._close_hooks: list[Callable[[], None]] = []
         self._upkeep_pre_steps: list[Callable[[], None]] = []
         self._install_hooks()
         self._open()
@@ -597,6 +599,9 @@ class _Core:
         """
         if self._closed:
             return
+        for hook in self._close_hooks:
+            with contextlib.suppress(Exception):
+                hook()
         self._maintainer.stop()
         with self._conns_lock:
             conns = list(self._conn_list)

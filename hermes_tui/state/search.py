@@ -1467,6 +1467,18 @@ class SearchMixin(_Core):
             if pending:
                 self._side_forget(pending)
 
+    def _side_check(self) -> None:
+        """After opening (a `_Core._open_hooks` step): if this store has a side file, drop from it
+        the messages another program deleted since it was last checked, in the background (the
+        README's promise: they leave it the next time we open the store)."""
+        if self._cjk_impl is not None:
+            self._side().check_in_background(lambda: _source_connection(self))
+
+    def _side_stop(self) -> None:
+        """Before closing (a `_Core._close_hooks` step): end the side index's background work."""
+        if self._side_index is not None:
+            self._side_index.stop()
+
     def _side(self) -> SideIndex:
         side = self._side_index
         if side is None:
@@ -1487,6 +1499,8 @@ class SearchMixin(_Core):
         top = int(self._scalar("SELECT COALESCE(MAX(id), 0) FROM messages", default=0))
         hw = side.high_water()
         if hw >= top:
+            if not side.reconciled:  # built since this store was opened: check it once, aside
+                side.build_in_background(lambda: _source_connection(self))
             return top, top
         if hw >= 0 and top - hw <= MAX_INLINE_LAG:
             side.sync(self._conn(), reconcile=False)
