@@ -419,17 +419,19 @@ def close_as_found(conn: apsw.Connection, path: Path) -> None:
     removing the -wal and -shm its open created (the caller knows there was no -wal before).
 
     SQLite's own close does that when it checkpoints, so it is allowed only while the -wal is
-    empty, checked under the write lock (nobody can append meanwhile): with frames in it (another
-    process wrote since), nothing is checkpointed and the files stay. Never raises.
+    empty, checked under the write lock, and the connection is closed inside that transaction
+    (SQLite rolls it back and checkpoints in the one call): nobody can append meanwhile. With
+    frames in it (another process wrote since), nothing is checkpointed and the files stay.
+    Never raises.
     """
-    with contextlib.suppress(apsw.Error, OSError):
-        conn.set_busy_timeout(0)
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+    if os.path.lexists(sidecar(path, "-wal")):  # (a rollback-journal store has none)
+        with contextlib.suppress(apsw.Error, OSError):
+            conn.set_busy_timeout(0)
+            conn.execute("BEGIN IMMEDIATE")
             if os.lstat(sidecar(path, "-wal")).st_size == 0:
                 allow_checkpoint_on_close(conn)
-        finally:
-            conn.execute("ROLLBACK")
+            else:
+                conn.execute("ROLLBACK")
     with contextlib.suppress(apsw.Error):
         conn.close()
 

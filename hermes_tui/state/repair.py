@@ -204,7 +204,13 @@ def diagnose(db_path: str | os.PathLike[str], *, full: bool = True) -> dict[str,
     raises that `StoreError` instead of a report: `ReadOnlyError` for permissions or a read-only
     folder that lacks the -shm its -wal needs, `LockTimeout`, `StorageError`.
     """
-    path = Path(db_path).expanduser()
+    return _diagnose(Path(db_path).expanduser(), full, look=True)
+
+
+def _diagnose(path: Path, full: bool, *, look: bool) -> dict[str, Any]:
+    """`diagnose`; `look=False` reads through SQLite's usual read-only connection only (the
+    store is open in this process: its -wal and -shm are there, and a look would make other
+    threads wait for their connections while it runs)."""
     report: dict[str, Any] = {
         "path": str(path),
         "readable": False,
@@ -238,8 +244,9 @@ def diagnose(db_path: str | os.PathLike[str], *, full: bool = True) -> dict[str,
         # starts meanwhile may checkpoint into it, so the diagnosis counts only if the file did
         # not change while it ran (and after a few changes, it is made under SQLite's locks).
         stamp = _stamp(path)
-        unlocked = attempt < _STABLE_TRIES and not os.path.lexists(sidecar(path, "-wal"))
-        filled = _examined(path, dict(report), full, locked=attempt == _STABLE_TRIES)
+        locked = not look or attempt == _STABLE_TRIES
+        unlocked = not locked and not os.path.lexists(sidecar(path, "-wal"))
+        filled = _examined(path, dict(report), full, locked=locked)
         if not unlocked or _stamp(path) == stamp:
             break
     _judge(filled)
@@ -686,4 +693,4 @@ class RepairMixin(_Core):
 
     def diagnose(self, *, full: bool = True) -> dict[str, Any]:
         """`diagnose(self.db_path)`: read-only, on a connection of its own."""
-        return diagnose(self.db_path, full=full)
+        return _diagnose(self.db_path, full, look=False)

@@ -353,8 +353,13 @@ class SideIndex:
 
     def check_in_background(self, open_source: Callable[[], apsw.Connection]) -> None:
         """On opening a store that has a side file: forget what another program deleted since the
-        last check, and catch up, in the background (`sync` checks first)."""
-        if self.path.exists():
+        last check, and catch up, in the background (`sync` checks first). Never raises: a
+        cache folder we may not read (another user's HOME) only means there is nothing to check."""
+        try:
+            exists = self.path.exists()
+        except OSError:
+            return
+        if exists:
             self.build_in_background(open_source)
 
     def build_in_background(self, open_source: Callable[[], apsw.Connection]) -> None:
