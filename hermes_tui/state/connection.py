@@ -230,6 +230,7 @@ class _ShmGuard:
         self._cond = threading.Condition()
         self._looks: Counter[tuple[int, int]] = Counter()
         self._opens: Counter[tuple[int, int]] = Counter()
+        self._mine = threading.local()  # the keys this thread is looking at
 
     @staticmethod
     def _key(path: Path) -> tuple[int, int] | None:
@@ -245,6 +246,8 @@ class _ShmGuard:
         if key is None:
             yield
             return
+        if key in getattr(self._mine, "keys", ()):
+            raise RuntimeError(f"{path} is opened by the thread looking at it (it would wait forever)")
         with self._cond:
             self._cond.wait_for(lambda: not self._looks[key])
             self._opens[key] += 1
@@ -268,10 +271,14 @@ class _ShmGuard:
             alone = not self._opens[key]
             if alone:
                 self._looks[key] += 1
+        mine: set[tuple[int, int]] = self._mine.__dict__.setdefault("keys", set())
+        if alone:
+            mine.add(key)
         try:
             yield alone
         finally:
             if alone:
+                mine.discard(key)
                 with self._cond:
                     self._looks[key] -= 1
                     if not self._looks[key]:

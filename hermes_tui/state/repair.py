@@ -118,14 +118,21 @@ def _reading(path: Path, locked: bool, schema_errors: list[str]) -> Iterator[aps
     the file but may create its -wal/-shm. Errors that say nothing about damage (a read-only
     folder without the -shm a -wal needs, permissions, a lock held too long) are raised as their
     `StoreError`; `NotADatabaseError` (not SQLite, or corrupt) is left to the report."""
-    with contextlib.ExitStack() as stack:
-        conn = None if locked else stack.enter_context(looking(path, schema_errors))
-        if conn is None:
-            schema_errors.clear()
-            conn = open_connection(path, read_only=True, schema_errors=schema_errors)
-            stack.callback(conn.close)
+    if not locked:
+        with looking(path, schema_errors) as conn:
+            if conn is not None:
+                conn.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
+                yield conn
+                return
+        # (the look is over before the usual open: see `connection._ShmGuard`)
+    schema_errors.clear()
+    conn = open_connection(path, read_only=True, schema_errors=schema_errors)
+    try:
         conn.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
         yield conn
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.close()
 
 
 def _message(exc: BaseException) -> str:

@@ -241,3 +241,29 @@ def test_a_read_only_folder_is_not_damage(shared_dir: Path) -> None:  # noqa: F8
     assert out["raised"] == ReadOnlyError.__name__ and "folder is read-only" in out["message"], out
     assert (folder_state(quiet), folder_state(walonly)) == before
     assert probe(quiet / "state.db", read_only=True) == {"ok": ["s"]}
+
+
+def test_diagnose_falls_back_when_the_look_cannot_be_had_without_waiting_for_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look that yields no connection must end before the usual read-only open of the same file
+    (that open waits for looks to end): it waited for its own look, forever (seen in
+    test_repair_crash.py after a killed repair)."""
+    from hermes_tui.state import connection
+
+    p = tmp_path / "state.db"
+    crashed(_CRASHED_STORE, p)
+    real = connection._try_connect
+
+    def no_read_only_shm(path: Path, params: str, flags: int, schema_errors: list[str] | None = None):
+        return None if "readonly_shm" in params else real(path, params, flags, schema_errors)
+
+    monkeypatch.setattr(connection, "_try_connect", no_read_only_shm)
+    before = folder_state(tmp_path)
+    out: list[dict] = []
+    t = threading.Thread(target=lambda: out.append(diagnose(p)), daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive(), "diagnose is waiting for its own look"
+    assert out[0]["healthy"] and out[0]["messages"] == 15
+    assert set(folder_state(tmp_path)) == set(before)  # nothing created (the fallback is mode=ro)
