@@ -222,8 +222,8 @@ class _ShmGuard:
     SQLite shares one -shm mapping among all of a process's connections to a file, opened by the
     first one: a connection opened while a look holds it read-only would stay unable to write
     (every write "attempt to write a readonly database") for as long as it lives. So an open
-    waits while a look of its file is in progress, and a look made while an open is in progress
-    maps the -shm as usual.
+    waits while a look of its file is in progress, and a look waits for opens in progress (each
+    is one `_connect`: a schema read, or up to the busy timeout).
     """
 
     def __init__(self) -> None:
@@ -262,28 +262,25 @@ class _ShmGuard:
 
     @contextlib.contextmanager
     def look(self, path: Path) -> Iterator[bool]:
-        """Yields whether the look may map the -shm read-only (no open of the file in progress)."""
+        """Yields whether the look may map the -shm read-only (False: the file is gone)."""
         key = self._key(path)
         if key is None:
             yield False
             return
         with self._cond:
-            alone = not self._opens[key]
-            if alone:
-                self._looks[key] += 1
+            self._cond.wait_for(lambda: not self._opens[key])
+            self._looks[key] += 1
         mine: set[tuple[int, int]] = self._mine.__dict__.setdefault("keys", set())
-        if alone:
-            mine.add(key)
+        mine.add(key)
         try:
-            yield alone
+            yield True
         finally:
-            if alone:
-                mine.discard(key)
-                with self._cond:
-                    self._looks[key] -= 1
-                    if not self._looks[key]:
-                        del self._looks[key]
-                    self._cond.notify_all()
+            mine.discard(key)
+            with self._cond:
+                self._looks[key] -= 1
+                if not self._looks[key]:
+                    del self._looks[key]
+                self._cond.notify_all()
 
 
 _SHM = _ShmGuard()
@@ -380,8 +377,8 @@ def looking(path: Path, schema_errors: list[str] | None = None) -> Iterator[apsw
             conn = _try_connect(path, "?mode=ro&immutable=1", apsw.SQLITE_OPEN_READONLY, schema_errors)
             yield conn
         elif os.path.lexists(sidecar(path, "-shm")):
-            with _SHM.look(path) as alone:
-                params = "?mode=ro&readonly_shm=1" if alone else "?mode=ro"
+            with _SHM.look(path) as known:
+                params = "?mode=ro&readonly_shm=1" if known else "?mode=ro"
                 conn = _try_connect(path, params, apsw.SQLITE_OPEN_READONLY, schema_errors)
                 yield conn
         else:
