@@ -18,11 +18,15 @@ def pct(values: list[float], p: float) -> float:
     return s[min(len(s) - 1, max(0, round(p / 100 * (len(s) - 1))))]
 
 
-def search_cases() -> list[tuple[str, str, dict[str, Any]]]:
-    """(key, query, search_messages kwargs): every query class x {all, telegram} x {rank, newest}."""
+def search_cases(sources: tuple[str, ...] = ("telegram",)) -> list[tuple[str, str, dict[str, Any]]]:
+    """(key, query, search_messages kwargs): every query class x {all, each of `sources`} x {rank,
+    newest}. The filter on telegram (25% of the corpus' sessions) is keyed `src`, any other
+    source `src_<name>` (slack: 12%, the rarest)."""
+    filters: list[tuple[str, list[str] | None]] = [("all", None)]
+    filters += [("src" if s == "telegram" else f"src_{s}", [s]) for s in sources]
     cases = []
     for name, q in corpus.QUERIES:
-        for src_name, src in (("all", None), ("src", ["telegram"])):
+        for src_name, src in filters:
             for sort in (None, "newest"):
                 kw: dict[str, Any] = {"limit": 20}
                 if src:

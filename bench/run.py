@@ -184,6 +184,7 @@ def interleaved_search(
     reps: int,
     min_s: float,
     only: list[str] | None = None,
+    sources: tuple[str, ...] = ("telegram",),
 ) -> dict[str, dict[str, Any]]:
     """Search with both workers open at once, alternating case by case (A B, then B A, ...), each
     case `rounds` times per side; a case's percentiles pool all its samples. A noisy phase of the
@@ -210,7 +211,7 @@ def interleaved_search(
             if not ready.get("ready"):
                 raise RuntimeError(f"{lab} search worker failed to start: {ready}")
         labels = list(procs)
-        cases = [c for c in search_cases() if not only or any(o in c[0] for o in only)]
+        cases = [c for c in search_cases(sources) if not only or any(o in c[0] for o in only)]
         for i, (key, _q, _kw) in enumerate(cases):
             got: dict[str, list[dict[str, Any]]] = {lab: [] for lab in labels}
             for r in range(rounds):
@@ -325,6 +326,19 @@ def main() -> int:
         "again, as for a query not searched since the last commit)",
     )
     ap.add_argument(
+        "--search-sources",
+        default="telegram",
+        help="with --search-interleave: the source filters of the search cases, comma-separated "
+        "(telegram: 25%% of the sessions; slack: 12%%, the rarest, widens a ranked CJK window)",
+    )
+    ap.add_argument(
+        "--search-store",
+        default="own",
+        choices=("own", "upstream"),
+        help="search: each side searches the DB it built (own), or both search the one upstream "
+        "0.19.0 built, ours opening it with migrate=False as the browser does (upstream)",
+    )
+    ap.add_argument(
         "--search-min-s",
         type=float,
         default=0.25,
@@ -416,24 +430,38 @@ def main() -> int:
             step("size", "size", {})
         if "open" in scenarios:
             step("open", "open", {})
+
+        def search_db(lab: str, impl: str, dbs: dict[str, str] = dbs) -> dict[str, Any]:
+            """The DB a search worker opens (see `--search-store`)."""
+            if args.search_store == "own":
+                return {"db": dbs[lab]}
+            theirs = next(dbs[lb] for lb, im in zip(labels, impls, strict=True) if im == "upstream")
+            return {"db": theirs, **({"open": {"migrate": False}} if impl == "ours" else {})}
+
         if "search" in scenarios and args.search_interleave > 0:
             t = time.perf_counter()
+            sources = tuple(x for x in args.search_sources.split(",") if x)
             workers = [
                 (
                     lab,
                     *worker_command(
-                        pythons[impl], impl, "serve_search", {"db": dbs[lab], "cold": args.search_cold}
+                        pythons[impl],
+                        impl,
+                        "serve_search",
+                        {**search_db(lab, impl), "cold": args.search_cold, "sources": sources},
                     ),
                 )
                 for lab, impl in zip(labels, impls, strict=True)
             ]
             only = [o for o in args.search_only.split(",") if o] or None
             for lab, res in interleaved_search(
-                workers, args.search_interleave, args.reps, args.search_min_s, only
+                workers, args.search_interleave, args.reps, args.search_min_s, only, sources
             ).items():
                 per[lab]["search"] = res
             print(f"[{size}] search (interleaved) {time.perf_counter() - t:7.1f}s", file=sys.stderr)
         elif "search" in scenarios:
+            if args.search_store != "own":
+                ap.error("--search-store upstream needs --search-interleave")
             search_args = {"reps": args.reps, "min_s": args.search_min_s}
             step("search", "search", search_args)
             for n in range(1, args.search_rounds):

@@ -462,7 +462,8 @@ def _timed(fn: Any, reps: int, min_s: float = 0.0, max_reps: int = 2000) -> tupl
 
 
 def _search_store(SessionDB: Any, a: dict[str, Any]) -> Any:
-    db = SessionDB(db_path=Path(a["db"]))
+    # `open`: e.g. {"migrate": False}, as the browser opens a store another program writes.
+    db = SessionDB(db_path=Path(a["db"]), **a.get("open", {}))
     if hasattr(db, "build_cjk_side_index"):  # ours: steady state (the side file persists in the cache)
         t0 = time.perf_counter()
         db.build_cjk_side_index()
@@ -511,7 +512,7 @@ def op_serve_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
 
         ours_search.parse_query = ours_search._parse  # type: ignore[assignment]
         db._query_facts = lambda q, cjk_ready: {}
-    cases = {key: (q, kw) for key, q, kw in search_cases()}
+    cases = {key: (q, kw) for key, q, kw in search_cases(tuple(a.get("sources", ("telegram",))))}
     _PROTO.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         req = json.loads(line)

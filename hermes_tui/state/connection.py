@@ -6,6 +6,13 @@ mode: a file is switched to WAL only by `enable_wal`, which `SessionDB` calls fo
 initialises or migrates (`migrate=True`); a store opened with `migrate=False` or read-only keeps
 the mode its owner chose. `store_error` turns every APSW exception into a `StoreError` with one
 human line, so no raw SQLite error escapes opening or the write path.
+
+No connection checkpoints when it closes (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`): SQLite's last
+connection would otherwise copy whatever the -wal holds (a crashed writer's transactions, another
+program's) into the database file and delete the -wal, even if it never wrote. Only a store that
+writes lets its close checkpoint (`allow_checkpoint_on_close`, see `SessionDB.close`). Before any
+of these, `looking` opens a file in a way that creates and writes nothing, to decide whether it is
+a Hermes store at all.
 """
 
 from __future__ import annotations
@@ -14,8 +21,10 @@ import contextlib
 import os
 import random
 import stat
+import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
@@ -196,12 +205,97 @@ def stable_plans(conn: apsw.Connection) -> None:
     conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1)
 
 
-def _connect(path: Path, params: str, flags: int) -> apsw.Connection:
+def sidecar(path: Path, suffix: str) -> Path:
+    """The database's `-wal`, `-shm` or `-journal` file."""
+    return Path(str(path) + suffix)
+
+
+def allow_checkpoint_on_close(conn: apsw.Connection, allow: bool = True) -> None:
+    """Let (or stop) SQLite's close of the last connection to the file checkpoint the -wal into the
+    database and delete the -wal and -shm. Every connection starts with it off (`_connect`)."""
+    conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0 if allow else 1)
+
+
+class _ShmGuard:
+    """Keeps a `readonly_shm` look (`looking`) from overlapping another open of the same file.
+
+    SQLite shares one -shm mapping among all of a process's connections to a file, opened by the
+    first one: a connection opened while a look holds it read-only would stay unable to write
+    (every write "attempt to write a readonly database") for as long as it lives. So an open
+    waits while a look of its file is in progress, and a look waits for opens in progress (each
+    is one `_connect`: a schema read, or up to the busy timeout).
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._looks: Counter[tuple[int, int]] = Counter()
+        self._opens: Counter[tuple[int, int]] = Counter()
+        self._mine = threading.local()  # the keys this thread is looking at
+
+    @staticmethod
+    def _key(path: Path) -> tuple[int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino  # SQLite's own key: one -shm mapping per inode
+
+    @contextlib.contextmanager
+    def opening(self, path: Path) -> Iterator[None]:
+        key = self._key(path)
+        if key is None:
+            yield
+            return
+        if key in getattr(self._mine, "keys", ()):
+            raise RuntimeError(f"{path} is opened by the thread looking at it (it would wait forever)")
+        with self._cond:
+            self._cond.wait_for(lambda: not self._looks[key])
+            self._opens[key] += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._opens[key] -= 1
+                if not self._opens[key]:
+                    del self._opens[key]
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def look(self, path: Path) -> Iterator[bool]:
+        """Yields whether the look may map the -shm read-only (False: the file is gone)."""
+        key = self._key(path)
+        if key is None:
+            yield False
+            return
+        with self._cond:
+            self._cond.wait_for(lambda: not self._opens[key])
+            self._looks[key] += 1
+        mine: set[tuple[int, int]] = self._mine.__dict__.setdefault("keys", set())
+        mine.add(key)
+        try:
+            yield True
+        finally:
+            mine.discard(key)
+            with self._cond:
+                self._looks[key] -= 1
+                if not self._looks[key]:
+                    del self._looks[key]
+                self._cond.notify_all()
+
+
+_SHM = _ShmGuard()
+
+
+def _connect(path: Path, params: str, flags: int, schema_errors: list[str] | None = None) -> apsw.Connection:
     """Open and touch the schema, so "not a database" and "cannot open" surface here (raw APSW
     errors: the caller decides on fallbacks). Never creates the file: `SessionDB` does that itself
-    (mode 0600), so a file deleted meanwhile is an error, not a new world-readable database."""
+    (mode 0600), so a file deleted meanwhile is an error, not a new world-readable database.
+    The connection never checkpoints on close (`allow_checkpoint_on_close` turns that back on).
+    A read-only connection to a file whose schema does not parse skips the bad rows, and puts
+    SQLite's error in `schema_errors`."""
     conn = apsw.Connection("file:" + quote(str(path)) + params, flags=flags | apsw.SQLITE_OPEN_URI)
     try:
+        allow_checkpoint_on_close(conn, False)
         conn.set_busy_handler(busy_handler())
         stable_plans(conn)
         try:
@@ -212,6 +306,8 @@ def _connect(path: Path, params: str, flags: int) -> apsw.Connection:
             # diagnosed; a read-only connection cannot write anything.
             if not (flags & apsw.SQLITE_OPEN_READONLY) or "malformed database schema" not in str(exc).lower():
                 raise
+            if schema_errors is not None:
+                schema_errors.append(_sqlite_message(exc))
             conn.execute("PRAGMA writable_schema=ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except BaseException:
@@ -229,7 +325,7 @@ def _folder_writable(path: Path) -> bool:
         return False
 
 
-def _open_read_only(path: Path) -> apsw.Connection:
+def _open_read_only(path: Path, schema_errors: list[str] | None = None) -> apsw.Connection:
     """`mode=ro`; in a read-only folder, where SQLite cannot create a WAL database's -shm file,
     fall back to `immutable=1` only when there is no -wal file.
 
@@ -239,7 +335,8 @@ def _open_read_only(path: Path) -> apsw.Connection:
     transactions in it, so that is an error saying why instead.
     """
     try:
-        return _connect(path, "?mode=ro", apsw.SQLITE_OPEN_READONLY)
+        with _SHM.opening(path):
+            return _connect(path, "?mode=ro", apsw.SQLITE_OPEN_READONLY, schema_errors)
     except (apsw.ReadOnlyError, apsw.CantOpenError) as exc:
         if _folder_writable(path):
             raise store_error(exc, path) from exc
@@ -253,30 +350,106 @@ def _open_read_only(path: Path) -> apsw.Connection:
     except apsw.Error as exc:
         raise store_error(exc, path) from exc
     try:
-        return _connect(path, "?mode=ro&immutable=1", apsw.SQLITE_OPEN_READONLY)
+        return _connect(path, "?mode=ro&immutable=1", apsw.SQLITE_OPEN_READONLY, schema_errors)
     except apsw.Error as exc:
         raise store_error(first, path) from exc
 
 
-def open_immutable(path: Path) -> apsw.Connection | None:
-    """A connection that creates nothing and takes no lock (`immutable=1`), or None if the file has a
-    -wal (immutable would not see it) or SQLite cannot read it. Only for a first look at a file
-    before a read-only open: SQLite's read-only connections to a WAL file create -wal and -shm
-    files they cannot remove, so a file that turns out not to be a store would be left with two."""
-    if os.path.lexists(str(path) + "-wal"):
-        return None
+@contextlib.contextmanager
+def looking(path: Path, schema_errors: list[str] | None = None) -> Iterator[apsw.Connection | None]:
+    """A connection to look at a file before opening it, which creates and writes nothing (None
+    when no such connection can be had: the real open then decides, and reports).
+
+    SQLite's usual connections are not that: opening a WAL database creates its -wal and -shm
+    when they are missing (a read-only connection cannot remove them again), rebuilds the -shm's
+    index after a crashed writer, and the last one to close checkpoints the -wal. So:
+
+    - no -wal: `immutable=1` (every committed page is in the database file; no lock, no file);
+    - a -wal and its -shm: `mode=ro&readonly_shm=1`, the -shm mapped read-only (SQLite reads a
+      crashed writer's -wal into memory instead of fixing the -shm);
+    - a -wal without a -shm: a connection in `locking_mode=EXCLUSIVE`, which keeps the -wal's
+      index in memory (it needs the database file writable, and holds its lock for the look:
+      nobody else has the file open, or the -shm would exist), with `query_only`.
+    """
+    conn: apsw.Connection | None = None
     try:
-        return _connect(path, "?mode=ro&immutable=1", apsw.SQLITE_OPEN_READONLY)
+        if not os.path.lexists(sidecar(path, "-wal")):
+            conn = _try_connect(path, "?mode=ro&immutable=1", apsw.SQLITE_OPEN_READONLY, schema_errors)
+            yield conn
+        elif os.path.lexists(sidecar(path, "-shm")):
+            with _SHM.look(path) as known:
+                params = "?mode=ro&readonly_shm=1" if known else "?mode=ro"
+                conn = _try_connect(path, params, apsw.SQLITE_OPEN_READONLY, schema_errors)
+                yield conn
+        else:
+            conn = _exclusive_look(path)
+            yield conn
+    finally:
+        if conn is not None:
+            with contextlib.suppress(apsw.Error):
+                conn.close()
+
+
+def _try_connect(
+    path: Path, params: str, flags: int, schema_errors: list[str] | None = None
+) -> apsw.Connection | None:
+    try:
+        return _connect(path, params, flags, schema_errors)
     except apsw.Error:
         return None  # the real open reports it
 
 
-def open_connection(path: Path, *, read_only: bool) -> apsw.Connection:
-    """A configured connection; never changes the file; every failure is a `StoreError`."""
-    if read_only:
-        return _open_read_only(path)
+def _exclusive_look(path: Path) -> apsw.Connection | None:
     try:
-        conn = _connect(path, "", apsw.SQLITE_OPEN_READWRITE)
+        flags = apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_URI
+        conn = apsw.Connection("file:" + quote(str(path)), flags=flags)
+    except apsw.Error:
+        return None
+    try:
+        allow_checkpoint_on_close(conn, False)
+        conn.set_busy_handler(busy_handler(200))
+        conn.execute("PRAGMA query_only=1")
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE").fetchall()
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except apsw.Error:
+        with contextlib.suppress(apsw.Error):
+            conn.close()
+        return None
+    return conn
+
+
+def close_as_found(conn: apsw.Connection, path: Path) -> None:
+    """Close the last connection of a store that was only read, through a writable connection,
+    removing the -wal and -shm its open created (the caller knows there was no -wal before).
+
+    SQLite's own close does that when it checkpoints, so it is allowed only while the -wal is
+    empty, checked under the write lock, and the connection is closed inside that transaction
+    (SQLite rolls it back and checkpoints in the one call): nobody can append meanwhile. With
+    frames in it (another process wrote since), nothing is checkpointed and the files stay.
+    Never raises.
+    """
+    if os.path.lexists(sidecar(path, "-wal")):  # (a rollback-journal store has none)
+        with contextlib.suppress(apsw.Error, OSError):
+            conn.set_busy_timeout(0)
+            conn.execute("BEGIN IMMEDIATE")
+            if os.lstat(sidecar(path, "-wal")).st_size == 0:
+                allow_checkpoint_on_close(conn)
+            else:
+                conn.execute("ROLLBACK")
+    with contextlib.suppress(apsw.Error):
+        conn.close()
+
+
+def open_connection(
+    path: Path, *, read_only: bool, schema_errors: list[str] | None = None
+) -> apsw.Connection:
+    """A configured connection; never changes the file; every failure is a `StoreError`.
+    (`schema_errors`: see `_connect`; read-only connections only.)"""
+    if read_only:
+        return _open_read_only(path, schema_errors)
+    try:
+        with _SHM.opening(path):
+            conn = _connect(path, "", apsw.SQLITE_OPEN_READWRITE)
     except apsw.Error as exc:
         raise store_error(exc, path) from exc
     try:

@@ -12,6 +12,7 @@ rewrites a whole index.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import threading
 import time
@@ -26,9 +27,12 @@ import apsw
 from . import fts_upkeep as U
 from . import schema as S
 from .connection import (
+    allow_checkpoint_on_close,
+    close_as_found,
     create_private_file,
     open_connection,
     os_error,
+    sidecar,
     sqlite_file_size,
     store_error,
     tighten_sidecars,
@@ -36,7 +40,7 @@ from .connection import (
 from .errors import LockTimeout, NotAHermesStore, ReadOnlyError, StoreError
 from .fts_schema import FtsLayout, detect_layout
 from .paths import default_db_path
-from .schema_init import initialize, refuse_non_hermes_unopened
+from .schema_init import check_store_unopened, initialize
 from .text import read_rows, read_tuples
 
 if TYPE_CHECKING:
@@ -221,7 +225,8 @@ class _Core:
     The mixins depend on this class only: helpers they share live here, the methods they call on
     each other are declared below (`if TYPE_CHECKING`, implemented by exactly one mixin), and the
     ways they hook into the core are explicit lists filled by `_install_hooks()` (write guards,
-    steps after opening, steps before each upkeep round) rather than overrides calling `super()`.
+    steps after opening, steps before closing, steps before each upkeep round) rather than
+    overrides calling `super()`.
     """
 
     _WRITE_MAX_RETRIES = S._WRITE_MAX_RETRIES
@@ -260,6 +265,9 @@ class _Core:
             {"checkpoint": self._passive_checkpoint, "fts_merge": self._fts_merge_round}
         )
         self._closed = False
+        # A write was asked for (`_require_writable`): from then on `close()` checkpoints.
+        self._asked_to_write = False
+        self._wal_was_there = True  # set by `_open`: whether the file had a -wal before we opened it
         self._cjk_impl: str | None = None
         self._columns: dict[str, frozenset[str]] = {}
         self._layout: FtsLayout | None = None
@@ -279,6 +287,7 @@ class _Core:
         # The mixins' hooks into the core, filled once by `_install_hooks()`.
         self._write_guards: list[WriteGuard] = []
         self._open_hooks: list[Callable[[], None]] = []
+        self._close_hooks: list[Callable[[], None]] = []
         self._upkeep_pre_steps: list[Callable[[], None]] = []
         self._install_hooks()
         self._open()
@@ -295,11 +304,14 @@ class _Core:
 
         Only `migrate=True` may create a file or change one (journal mode included), and never
         another application's database unless `adopt_foreign`; so browsing (`migrate=False`,
-        `read_only=True`) leaves whatever it was pointed at byte-identical. Every failure closes
-        what was opened and is a `StoreError` with one line.
+        `read_only=True`) leaves whatever it was pointed at byte-identical. Whether an existing
+        file is a Hermes store is decided on a connection that creates and writes nothing
+        (`check_store_unopened`), before any other is opened. Every failure closes what was
+        opened and is a `StoreError` with one line.
         """
         path = self.db_path
         try:
+            self._wal_was_there = os.path.lexists(sidecar(path, "-wal"))
             size = sqlite_file_size(path)
             if self.read_only or not self.migrate:
                 if size is None:
@@ -308,9 +320,9 @@ class _Core:
                     raise NotAHermesStore(f"{path} is empty (0 bytes): not a Hermes session store")
             elif size is None:
                 self._created_file = create_private_file(path)
-            if self.read_only:
-                refuse_non_hermes_unopened(self)
-            elif not _writable(path):
+            if size:
+                check_store_unopened(self)
+            if not self.read_only and not _writable(path):
                 raise ReadOnlyError(f"{path} is read-only; open it with read_only=True to browse it")
             initialize(self, self._conn(), adopt_foreign=self.adopt_foreign)
             if self._created_file:
@@ -413,8 +425,10 @@ class _Core:
 
     # ------------------------------------------------------------------ writes
     def _require_writable(self) -> None:
+        """Refuse a write to a read-only store; otherwise the store is a writer from now on."""
         if self.read_only:
             raise ReadOnlyError("this store was opened read-only; writes are refused")
+        self._asked_to_write = True
 
     def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T:
         """Run `fn(conn)` in one short `BEGIN IMMEDIATE` transaction with jittered retries,
@@ -584,24 +598,50 @@ class _Core:
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:
-        """TRUNCATE-checkpoint the WAL (best effort; a no-op in a rollback-journal store, whose
-        mode `migrate=False` keeps) and close every connection."""
-        self._shutdown(checkpoint=not self.read_only)
+        """Close every connection. A store that writes (a `migrate=True` open, or any store once
+        a write was asked for) TRUNCATE-checkpoints the WAL first and lets SQLite remove it, as
+        upstream's `close()` does (a no-op in a rollback-journal store, whose mode `migrate=False`
+        keeps). A store that was only read never checkpoints: whatever another program left in
+        the -wal stays there, and the database file is not written."""
+        self._shutdown(checkpoint=self.is_writer)
+
+    @property
+    def is_writer(self) -> bool:
+        """Whether `close()` checkpoints: opened with `migrate=True`, or asked to write since."""
+        return not self.read_only and (self.migrate or self._asked_to_write)
 
     def _shutdown(self, checkpoint: bool) -> None:
-        """Close every connection; no checkpoint after a failed open (the file stays as found)."""
+        """Close every connection; no checkpoint after a failed open (the file stays as found).
+
+        Without a checkpoint, the -wal and -shm that our open made SQLite create beside a WAL
+        file are removed again while nothing was written to them (`close_as_found`; for a
+        read-only store through one writable connection, when the file and folder allow it).
+        """
         if self._closed:
             return
+        for hook in self._close_hooks:
+            with contextlib.suppress(Exception):
+                hook()
         self._maintainer.stop()
         with self._conns_lock:
             conns = list(self._conn_list)
             self._conn_list.clear()
+        tidy = bool(conns) and not checkpoint and not self._wal_was_there
+        last = conns.pop() if tidy and not self.read_only else None
         if conns and checkpoint:
             with contextlib.suppress(apsw.Error):
                 conns[0].wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            for conn in conns:
+                with contextlib.suppress(apsw.Error):
+                    allow_checkpoint_on_close(conn)
         for conn in conns:
             with contextlib.suppress(apsw.Error):
                 conn.close()
+        if last is not None:
+            close_as_found(last, self.db_path)
+        elif tidy and os.path.lexists(sidecar(self.db_path, "-wal")) and _writable(self.db_path):
+            with contextlib.suppress(StoreError, OSError):
+                close_as_found(open_connection(self.db_path, read_only=False), self.db_path)
         self._closed = True
         self._local = _ThreadState()
 
@@ -734,8 +774,6 @@ def _immediate(
 
 def _writable(path: Path) -> bool:
     """Writable by us *and* not marked read-only (root ignores permissions; we respect them)."""
-    import os
-
     for target in (path, path.parent):
         if not os.access(target, os.W_OK) or not (os.stat(target).st_mode & 0o222):
             return False

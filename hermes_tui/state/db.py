@@ -43,4 +43,6 @@ class SessionDB(
         """Every way a mixin hooks into the core, in one place (called by `_Core.__init__`)."""
         self._write_guards.append(self._side_write_guard)  # search: deleted text leaves the side index
         self._open_hooks.append(self._resume_conversion)  # maintenance: resume a storage conversion
+        self._open_hooks.append(self._side_check)  # search: forget what others deleted from the side index
+        self._close_hooks.append(self._side_stop)  # search: ... and stop that before closing
         self._upkeep_pre_steps.append(self._finish_conversion)  # maintenance: ... and finish it

@@ -34,7 +34,7 @@ USERMERGE = 2
 FULL_MERGE_SHARE = 0.125
 
 
-def _varint(data: bytes, i: int) -> tuple[int, int]:
+def varint(data: bytes, i: int) -> tuple[int, int]:
     """SQLite's big-endian varint (7 bits a byte, the 9th byte whole); returns (value, next i)."""
     value = 0
     for n in range(9):
@@ -62,20 +62,20 @@ def structure(conn: apsw.Connection, table: str) -> list[tuple[int, list[int]]]:
     data = bytes(rows[0][0])
     v2 = data[4:8] == b"\xff\x00\x00\x01"
     i = 8 if v2 else 4
-    n_levels, i = _varint(data, i)
-    n_segments, i = _varint(data, i)
-    _writes, i = _varint(data, i)
+    n_levels, i = varint(data, i)
+    n_segments, i = varint(data, i)
+    _writes, i = varint(data, i)
     levels = []
     for _ in range(n_levels):
-        n_merge, i = _varint(data, i)
-        n_seg, i = _varint(data, i)
+        n_merge, i = varint(data, i)
+        n_seg, i = varint(data, i)
         pages = []
         for _ in range(n_seg):
-            _id, i = _varint(data, i)
-            first, i = _varint(data, i)
-            last, i = _varint(data, i)
+            _id, i = varint(data, i)
+            first, i = varint(data, i)
+            last, i = varint(data, i)
             for _ in range(5 if v2 else 0):
-                _v, i = _varint(data, i)
+                _v, i = varint(data, i)
             pages.append(max(0, last - first + 1))
         levels.append((n_merge, pages))
     if sum(len(p) for _m, p in levels) != n_segments or i != len(data):

@@ -31,7 +31,7 @@ import os
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -39,10 +39,10 @@ from urllib.parse import quote
 import apsw
 
 from . import fts_schema as F
-from .connection import busy_handler, sqlite_file_size
+from .connection import busy_handler, looking, open_connection, sidecar, sqlite_file_size, store_error
 from .core import _Core
 from .core import _install_tokenizer as install_tokenizer
-from .errors import StoreError
+from .errors import NotADatabaseError, StoreError
 from .paths import fsync_path
 
 __all__ = ["diagnose", "is_fts_corruption_error", "is_malformed_db_error", "repair", "repair_state_db_schema"]
@@ -99,42 +99,40 @@ def _uri(path: Path, params: str) -> str:
     return "file:" + quote(str(path)) + params
 
 
-def _ro(path: Path, params: str) -> apsw.Connection:
-    conn = apsw.Connection(_uri(path, params), flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
-    conn.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
-    return conn
+_STABLE_TRIES = 3  # lock-free (immutable) diagnoses of a file that changed meanwhile, before locking
 
 
-def _read_only_connection(path: Path) -> tuple[apsw.Connection, str | None]:
-    """A read-only connection that can read a file whose schema does not parse.
-
-    Returns it with SQLite's schema error (None when the schema parses). `mode=ro` never writes
-    the database; in a read-only folder a file without a `-wal` is read `immutable=1` instead.
-    """
-    params = "?mode=ro"
-    conn = _ro(path, params)
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """What changes when anyone writes the file (a checkpoint included)."""
     try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-        return conn, None
-    except apsw.CantOpenError:
-        conn.close()
-        if os.path.lexists(str(path) + "-wal"):
-            raise
-        params = "?mode=ro&immutable=1"
-        conn = _ro(path, params)
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-            return conn, None
-        except apsw.Error as exc:
-            error: apsw.Error = exc
-    except apsw.Error as exc:
-        error = exc
-    conn.close()
-    if not is_malformed_db_error(error):
-        raise error
-    conn = _ro(path, params)
-    conn.execute("PRAGMA writable_schema=ON")  # skip the rows that do not parse (reads only)
-    return conn, _message(error)
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+@contextlib.contextmanager
+def _reading(path: Path, locked: bool, schema_errors: list[str]) -> Iterator[apsw.Connection]:
+    """A read-only connection for `diagnose` that creates and writes no file (`looking`), or with
+    `locked` (or when no such connection can be had) SQLite's usual read-only one, which locks
+    the file but may create its -wal/-shm. Errors that say nothing about damage (a read-only
+    folder without the -shm a -wal needs, permissions, a lock held too long) are raised as their
+    `StoreError`; `NotADatabaseError` (not SQLite, or corrupt) is left to the report."""
+    if not locked:
+        with looking(path, schema_errors) as conn:
+            if conn is not None:
+                conn.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
+                yield conn
+                return
+        # (the look is over before the usual open: see `connection._ShmGuard`)
+    schema_errors.clear()
+    conn = open_connection(path, read_only=True, schema_errors=schema_errors)
+    try:
+        conn.set_busy_handler(busy_handler(LOCK_TIMEOUT_MS))
+        yield conn
+    finally:
+        with contextlib.suppress(apsw.Error):
+            conn.close()
 
 
 def _message(exc: BaseException) -> str:
@@ -206,9 +204,20 @@ def diagnose(db_path: str | os.PathLike[str], *, full: bool = True) -> dict[str,
     `integrity_check` (lists of lines, `["ok"]` when fine; the latter only with `full`, else
     None), `sessions` and `messages` (counts), `problems` (one human line each), `healthy`,
     `repairable` (what `repair` can fix: duplicates and FTS indexes, nothing else), `error`
-    (why the file cannot be read at all).
+    (why the file cannot be read at all: not SQLite, or corrupt).
+
+    It creates and writes no file: no -wal or -shm appears beside the store, and nothing is
+    checkpointed (`_reading`). A file it cannot read for a reason that says nothing about damage
+    raises that `StoreError` instead of a report: `ReadOnlyError` for permissions or a read-only
+    folder that lacks the -shm its -wal needs, `LockTimeout`, `StorageError`.
     """
-    path = Path(db_path).expanduser()
+    return _diagnose(Path(db_path).expanduser(), full, look=True)
+
+
+def _diagnose(path: Path, full: bool, *, look: bool) -> dict[str, Any]:
+    """`diagnose`; `look=False` reads through SQLite's usual read-only connection only (the
+    store is open in this process: its -wal and -shm are there, and a look would make other
+    threads wait for their connections while it runs)."""
     report: dict[str, Any] = {
         "path": str(path),
         "readable": False,
@@ -227,7 +236,7 @@ def diagnose(db_path: str | os.PathLike[str], *, full: bool = True) -> dict[str,
     }
     try:
         size = sqlite_file_size(path)
-    except StoreError as exc:
+    except NotADatabaseError as exc:  # a folder, a device…; anything else is no damage: raised
         report["error"] = str(exc)
         return report
     if size is None:
@@ -236,20 +245,38 @@ def diagnose(db_path: str | os.PathLike[str], *, full: bool = True) -> dict[str,
     if size == 0:
         report["error"] = f"{path} is empty (0 bytes)"
         return report
+    filled = report
+    for attempt in range(1, _STABLE_TRIES + 1):
+        # Without a -wal the look reads the file `immutable=1`, without a lock: a writer that
+        # starts meanwhile may checkpoint into it, so the diagnosis counts only if the file did
+        # not change while it ran (and after a few changes, it is made under SQLite's locks).
+        stamp = _stamp(path)
+        locked = not look or attempt == _STABLE_TRIES
+        unlocked = not locked and not os.path.lexists(sidecar(path, "-wal"))
+        filled = _examined(path, dict(report), full, locked=locked)
+        if not unlocked or _stamp(path) == stamp:
+            break
+    _judge(filled)
+    return filled
+
+
+def _examined(path: Path, report: dict[str, Any], full: bool, *, locked: bool) -> dict[str, Any]:
+    """`report` filled by one reading of the file (see `diagnose`)."""
+    report.update(fts={}, problems=[])
+    schema_errors: list[str] = []
     try:
-        conn, report["schema_error"] = _read_only_connection(path)
-    except apsw.Error as exc:
-        report["error"] = f"SQLite cannot read {path}: {_message(exc)}"
-        return report
-    try:
-        _diagnose_into(conn, report, full)
+        with _reading(path, locked, schema_errors) as conn:
+            report["schema_error"] = schema_errors[0] if schema_errors else None
+            _diagnose_into(conn, report, full)
+    except NotADatabaseError as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, apsw.Error) else exc
+        report["error"] = f"SQLite cannot read {path}: {_message(cause)}"
+        report["readable"] = False
+    except (apsw.BusyError, apsw.LockedError) as exc:
+        raise store_error(exc, path) from exc
     except apsw.Error as exc:
         report["error"] = f"SQLite cannot read {path}: {_message(exc)}"
         report["readable"] = False
-    finally:
-        with contextlib.suppress(apsw.Error):
-            conn.close()
-    _judge(report)
     return report
 
 
@@ -673,4 +700,4 @@ class RepairMixin(_Core):
 
     def diagnose(self, *, full: bool = True) -> dict[str, Any]:
         """`diagnose(self.db_path)`: read-only, on a connection of its own."""
-        return diagnose(self.db_path, full=full)
+        return _diagnose(self.db_path, full, look=False)

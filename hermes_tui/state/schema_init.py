@@ -20,7 +20,7 @@ import apsw
 
 from . import fts_schema as F
 from . import sql_fragments as Q
-from .connection import enable_wal, open_immutable
+from .connection import enable_wal, looking
 from .errors import NotAHermesStore
 from .reconcile import add_missing_columns, declared_columns, missing_columns
 from .schema import (
@@ -103,20 +103,18 @@ def check_store(db: _Core, conn: apsw.Connection, adopt_foreign: bool) -> None:
     )
 
 
-def refuse_non_hermes_unopened(db: _Core) -> None:
-    """Read-only opens: refuse a file that is not a Hermes store before SQLite's read-only open
-    leaves -wal/-shm files beside a WAL-mode one (see `open_immutable`)."""
-    conn = open_immutable(db.db_path)
-    if conn is None:
-        return
-    try:
-        reason = not_hermes_reason(conn)
-    except apsw.Error:
-        reason = None  # the real open reports it
-    finally:
-        conn.close()
-    if reason is not None:
-        raise NotAHermesStore(f"{db.db_path} is an SQLite database but not a Hermes session store ({reason})")
+def check_store_unopened(db: _Core) -> None:
+    """`check_store` on a connection that creates and writes nothing (`connection.looking`),
+    before any connection that could write is opened: SQLite's last connection to close would
+    checkpoint a -wal another program left, and a read-only one leaves -wal/-shm files beside a
+    WAL-mode file. When no such connection can be had, `initialize` checks on the real one."""
+    with looking(db.db_path) as conn:
+        if conn is None:
+            return
+        try:
+            check_store(db, conn, db.adopt_foreign)
+        except apsw.Error:
+            return  # unreadable this way (a damaged schema…): the real open reports it
 
 
 def initialize(db: _Core, conn: apsw.Connection, *, adopt_foreign: bool = False) -> None:

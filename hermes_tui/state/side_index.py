@@ -11,7 +11,9 @@ incrementally by message id. Until it has caught up, search uses LIKE.
 It holds message text, so it is private like the store: files 0600 in 0700 folders, and text
 deleted from `state.db` leaves it before the deleting call returns (`forget`: the rows are
 deleted, the index rewritten without them, freed pages zeroed, the WAL truncated). Rows another
-program deletes are forgotten at the next sync (`reconcile`).
+program deletes are forgotten the next time a store is opened (`SideIndex.check_in_background`,
+`_reconcile`): a count compared with the one noted at the last check says whether any indexed
+message can have gone, so the ids are walked only when one did.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import apsw
@@ -32,11 +35,17 @@ from ..safe_text import as_text
 from .cjk import install_cjk_tokenizer
 from .cjk.python_tokenizer import _CLASS as _CJK_CLASS
 from .connection import stable_plans
+from .fts_upkeep import varint
 from .paths import private_dir, private_file, user_cache_dir
 from .text import content_text
 
 BATCH = 2000
 MAX_INLINE_LAG = 20_000  # ids behind the store that a search catches up inline (~0.3 s)
+# side_meta keys of the deletion check (`_reconcile`): the store had CHECKED_ROWS messages with
+# ids up to CHECKED_THROUGH (`_rows_through`) when the index last held none that had gone, plus
+# what we have indexed, deleted and restored since (counted as it happens).
+CHECKED_THROUGH = "checked_through"
+CHECKED_ROWS = "checked_rows"
 
 
 @functools.cache
@@ -80,6 +89,8 @@ class SideIndex:
         self.path = side_index_path(db_path)
         self._lock = threading.Lock()
         self._building: threading.Thread | None = None
+        self._source: apsw.Connection | None = None  # the background build's, for `stop()`
+        self._stopping = threading.Event()
         self._reconciled = False
 
     def _open(self) -> apsw.Connection:
@@ -132,7 +143,7 @@ class SideIndex:
         done = 0
         hw = 0
         first = True
-        while True:
+        while not self._stopping.is_set():
             with self._lock:
                 conn = self._open()
                 try:
@@ -158,6 +169,7 @@ class SideIndex:
                                     "INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text)
                                 )
                                 written.append(_as_int(mid))
+                        _mark_indexed(conn, len(rows), hw, _as_int(rows[-1][0]))
                         hw = _as_int(rows[-1][0])
                         conn.execute(
                             "INSERT OR REPLACE INTO side_meta(key, value) VALUES ('high_water', ?)",
@@ -171,6 +183,7 @@ class SideIndex:
             done += len(rows)
             if limit_rows is not None and done >= limit_rows:
                 return hw
+        return hw
 
     def forget(self, ids: Iterable[int], source: apsw.Connection) -> bool:
         """Make the side file hold exactly the store's current text for `ids` (deleted or changed
@@ -184,6 +197,8 @@ class SideIndex:
         with self._lock:
             conn = self._open()
             try:
+                with conn:  # our own deletions move the count the next check expects
+                    _mark_changed(conn, wanted, -1, source)
                 held = _held(conn, wanted)
                 if not held:
                     return False
@@ -234,6 +249,7 @@ class SideIndex:
                     held = set(_held(conn, part))
                     dropped = False
                     with conn:
+                        _mark_changed(conn, current, +1)  # brought back: counted again
                         for mid in part:
                             text = side_text(*current[mid]) if mid in current else None
                             if text is not None:
@@ -269,14 +285,35 @@ class SideIndex:
 
     def _reconcile(self, conn: apsw.Connection, source: apsw.Connection) -> None:
         """Forget rows deleted from the store behind our back (by another program, or while no
-        hermes-tui was running): every indexed id is checked against `messages`."""
-        held = [r[0] for r in conn.execute("SELECT id FROM side_fts_docsize")]
+        hermes-tui was running), walking the indexed ids only when one of them can have gone.
+
+        `CHECKED_ROWS` is what the store's count of messages up to `CHECKED_THROUGH` should be if
+        nobody else deleted any: measured at the last check, then moved by every batch we index,
+        every message our own writes delete (`forget`) and every one a restore brings back
+        (`reindex`). The same count now (`_rows_through`, cheap) means no other program deleted a
+        message up to there; any difference (or no mark: an older side file) walks every indexed
+        id. The new count is read before the walk, so a deletion during it is either seen by the
+        walk or shows at the next check. (Counted through `messages_fts`: a storage conversion in
+        progress, which grows that index without new messages, also makes the count differ.)
+        """
+        meta = _meta(conn)
+        hw = int(meta.get("high_water", 0))
+        through = int(meta[CHECKED_THROUGH]) if CHECKED_THROUGH in meta else None
+        now, then = _rows_through(source, hw, hw if through is None else through)
+        if through is None or CHECKED_ROWS not in meta or then != int(meta[CHECKED_ROWS]):
+            held = [r[0] for r in conn.execute("SELECT id FROM side_fts_docsize")]
+        else:
+            held = [r[0] for r in conn.execute("SELECT id FROM side_fts_docsize WHERE id > ?", (through,))]
         gone: set[int] = set()
         for i in range(0, len(held), 50_000):
+            if self._stopping.is_set():
+                return  # (the mark stays as it was: the next open checks again)
             part = held[i : i + 50_000]
             gone |= set(part) - _existing(source, part)
         if gone:
             self._drop(conn, gone)
+        with conn:
+            _set_mark(conn, hw, now)
 
     @staticmethod
     def _drop(conn: apsw.Connection, ids: Iterable[int]) -> None:
@@ -305,18 +342,43 @@ class SideIndex:
         if self._building is not None:
             self._building.join(timeout)
 
-    def build_in_background(self, open_source) -> None:
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the background build (its current statement is interrupted) and wait for it."""
+        self._stopping.set()
+        source = self._source
+        if source is not None:
+            with contextlib.suppress(apsw.Error):
+                source.interrupt()
+        self.wait(timeout)
+
+    def check_in_background(self, open_source: Callable[[], apsw.Connection]) -> None:
+        """On opening a store that has a side file: forget what another program deleted since the
+        last check, and catch up, in the background (`sync` checks first). Never raises: a
+        cache folder we may not read (another user's HOME) only means there is nothing to check."""
+        try:
+            exists = self.path.exists()
+        except OSError:
+            return
+        if exists:
+            self.build_in_background(open_source)
+
+    def build_in_background(self, open_source: Callable[[], apsw.Connection]) -> None:
         """Catch up in a daemon thread with its own store connection (`open_source()`)."""
-        if self._building is not None and self._building.is_alive():
+        if self._stopping.is_set() or (self._building is not None and self._building.is_alive()):
             return
 
         def run() -> None:
-            src = open_source()
+            try:
+                src = open_source()
+            except Exception:  # the store cannot be read now: the next open tries again
+                return
+            self._source = src
             try:
                 self.sync(src)
             except apsw.Error:
                 pass
             finally:
+                self._source = None
                 with contextlib.suppress(apsw.Error):
                     src.close()
 
@@ -325,6 +387,62 @@ class SideIndex:
 
     def uri(self) -> str:
         return f"file:{quote(str(self.path))}?mode=ro"
+
+
+def _meta(conn: apsw.Connection) -> dict[str, str]:
+    return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM side_meta")}
+
+
+def _set_mark(conn: apsw.Connection, through: int, rows: int) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO side_meta(key, value) VALUES (?, ?), (?, ?)",
+        (CHECKED_THROUGH, str(through), CHECKED_ROWS, str(rows)),
+    )
+
+
+def _mark_indexed(conn: apsw.Connection, rows: int, old_hw: int, new_hw: int) -> None:
+    """A batch read the store's `rows` messages in (old_hw, new_hw]: a mark at old_hw follows."""
+    meta = _meta(conn)
+    if meta.get(CHECKED_THROUGH) == str(old_hw) and CHECKED_ROWS in meta:
+        _set_mark(conn, new_hw, int(meta[CHECKED_ROWS]) + rows)
+
+
+def _mark_changed(
+    conn: apsw.Connection, ids: Iterable[int], sign: int, gone_from: apsw.Connection | None = None
+) -> None:
+    """Our own write brought back (+1) or deleted (-1: those of `ids` that `gone_from`, the store,
+    no longer has) messages `ids`: those up to the mark move the count it expects."""
+    meta = _meta(conn)
+    if CHECKED_THROUGH not in meta or CHECKED_ROWS not in meta:
+        return
+    through = int(meta[CHECKED_THROUGH])
+    mine = [i for i in ids if i <= through]
+    if gone_from is not None:
+        mine = sorted(set(mine) - _existing(gone_from, mine))
+    if mine:
+        _set_mark(conn, through, int(meta[CHECKED_ROWS]) + sign * len(mine))
+
+
+def _rows_through(source: apsw.Connection, *ids: int) -> tuple[int, ...]:
+    """For each of `ids`, how many messages the store has with an id up to it, in one snapshot.
+
+    Read without counting the table: FTS5 keeps the number of rows of the full-text index
+    `messages_fts` in its averages record (`%_data` row 1, a varint first), and every writer's
+    triggers keep that index in step with `messages` (0.19.0's and ours); then only the rows above
+    each id are counted (the newest rows, few). Without that index, `count(*)`.
+    """
+    above = ", ".join("(SELECT count(*) FROM messages WHERE id > ?)" for _ in ids)
+    row: tuple[Any, ...]
+    try:
+        row = source.execute(
+            f"SELECT (SELECT block FROM messages_fts_data WHERE id = 1), {above}", ids
+        ).fetchall()[0]
+        block = row[0]
+        total = varint(block, 0)[0] if isinstance(block, bytes) and block else 0
+    except apsw.SQLError:  # no such table
+        row = source.execute(f"SELECT (SELECT count(*) FROM messages), {above}", ids).fetchall()[0]
+        total = int(row[0])
+    return tuple(total - int(n) for n in row[1:])
 
 
 def _existing(source: apsw.Connection, ids: list[int]) -> set[int]:

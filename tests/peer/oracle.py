@@ -429,6 +429,13 @@ class Peer:
         """Stop (or, with ``wait``, let finish) the appender: ``{"appended", "errors", "latencies"}``."""
         return self._request({"op": "appender_stop", "wait": wait, "timeout": timeout})
 
+    def kill(self) -> None:
+        """SIGKILL the peer, as a crashed writer: no close, no checkpoint, its -wal left as it was."""
+        if self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait()
+        self.close()
+
     def close(self) -> None:
         """Close every database (TRUNCATE checkpoint) and end the process."""
         if self._proc.poll() is None:

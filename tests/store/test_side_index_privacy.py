@@ -200,3 +200,104 @@ def test_a_search_catching_up_leaves_the_check_for_deleted_rows_to_a_background_
         assert checked_on == ["cjk-side-index"]
         assert b"hunter2" not in _side_bytes(db)
         assert db.search("新").route == "cjk_side"
+
+
+def _held_ids(db: SessionDB) -> set[int]:
+    conn = apsw.Connection(
+        side_index_path(db.db_path).as_uri() + "?mode=ro",
+        flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI,
+    )
+    try:
+        return {r[0] for r in conn.execute("SELECT id FROM side_fts_docsize")}
+    finally:
+        conn.close()
+
+
+def _delete_elsewhere(db_path, where: str) -> None:
+    other = apsw.Connection(str(db_path))  # not our write path: no side-index hook
+    install_cjk_tokenizer(other)  # (the file's cjk index needs it)
+    other.execute(f"DELETE FROM messages WHERE {where}")
+    other.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_rows_another_program_deleted_leave_the_side_file_when_the_store_is_next_opened(
+    xdg_cache, db_path, read_only
+):
+    """Issue #33 item 10: with no new message after the deletion, nothing ever checked (the side
+    index was reconciled only when a search found new ids to index)."""
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        secret_ids = {r[0] for r in db._tuples("SELECT id FROM messages WHERE session_id = 'secret'")}
+        assert secret_ids <= _held_ids(db)
+    _delete_elsewhere(db_path, "session_id = 'secret'")
+    with SessionDB(db_path=db_path, read_only=read_only) as db:
+        db._side().wait(60)  # the check runs beside the opening, not in it
+        assert not secret_ids & _held_ids(db)
+        assert b"hunter2" not in _side_bytes(db)
+        assert "secret" not in _found(db, "密") and "keep" in _found(db, "密")
+
+
+def test_the_check_on_opening_walks_no_ids_when_nothing_was_deleted(xdg_cache, db_path, monkeypatch):
+    """What makes it cheap: the store's count up to the last checked id is what it was."""
+    from hermes_tui.state import side_index
+
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+    asked: list[list[int]] = []
+    real = side_index._existing
+
+    def spy(source, ids):
+        asked.append(list(ids))
+        return real(source, ids)
+
+    monkeypatch.setattr(side_index, "_existing", spy)
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+    assert [ids for ids in asked if ids] == []
+    with SessionDB(db_path=db_path) as db:
+        db.append_message("keep", "user", "新しい 密码以外")  # indexed by the search, counted
+        assert "keep" in _found(db, "新")
+        db._side().wait(60)
+    asked.clear()
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+    assert [ids for ids in asked if ids] == []
+    _delete_elsewhere(db_path, "session_id = 'keep' AND timestamp = 1000")  # one old, indexed row
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+        assert sum(len(ids) for ids in asked) == len(_held_ids(db)) + 1  # the count moved: all
+
+
+def test_our_own_deletes_and_restores_keep_the_check_cheap(xdg_cache, db_path, monkeypatch):
+    """Messages deleted (or brought back by a trash restore) through our own write path move the
+    expected count with them, so the next open need not walk the indexed ids to find them."""
+    from hermes_tui.state import side_index
+
+    with SessionDB(db_path=db_path) as db:
+        _populate(db)
+        db.build_cjk_side_index()
+        entry = db.trash_sessions(["secret"])["trash_entry"]
+    asked: list[list[int]] = []
+    real = side_index._existing
+
+    def spy(source, ids):
+        asked.append(list(ids))
+        return real(source, ids)
+
+    monkeypatch.setattr(side_index, "_existing", spy)
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+        assert [ids for ids in asked if ids] == []
+        db.restore_trash(entry)
+        assert "secret" in _found(db, "密")
+    asked.clear()
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+        assert db.delete_sessions_batched(["secret"], batch_messages=1)["deleted"] == 1
+    asked.clear()
+    with SessionDB(db_path=db_path) as db:
+        db._side().wait(60)
+    assert [ids for ids in asked if ids] == []

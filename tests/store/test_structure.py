@@ -120,7 +120,8 @@ def test_hooks_are_installed_by_the_composed_store(tmp_path: Path) -> None:
     db = SessionDB(tmp_path / "state.db")
     try:
         assert db._write_guards == [db._side_write_guard]
-        assert db._open_hooks == [db._resume_conversion]
+        assert db._open_hooks == [db._resume_conversion, db._side_check]
+        assert db._close_hooks == [db._side_stop]
         assert db._upkeep_pre_steps == [db._finish_conversion]
     finally:
         db.close()
