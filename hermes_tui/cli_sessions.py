@@ -1999,6 +1999,10 @@ def _op_problem(err: ProfileError) -> dict[str, Any]:
     }
 
 
+#: With --all, profile folders without a store are named one by one up to this many.
+MISSING_NAMED = 5
+
+
 class _Profiles:
     """The stores a profile-mode command reads: open ones in a `Federation`, failures as problems
     (each printed once as a `warning:` line, or listed in the JSON `errors`)."""
@@ -2009,8 +2013,7 @@ class _Profiles:
         self.problems: list[dict[str, Any]] = [_store_problem(r) for r in refs if not r.usable]
         self.fed: Federation = open_stores([r for r in refs if r.usable], read_only=not write)
         self.problems += [_store_problem(r) for r in self.fed.refs if r.profile not in self.fed.dbs]
-        for problem in self.problems:
-            self._warn(problem)
+        self._warn_all()
         if not self.fed.profiles:
             self.fed.close()
             first = self.problems[0] if self.problems else None
@@ -2027,6 +2030,24 @@ class _Profiles:
     def _warn(self, problem: dict[str, Any]) -> None:
         if not self.args.json:
             _err(f"warning: {problem['profile']}: {problem['status']} — {problem['reason']}")
+
+    def _warn_all(self) -> None:
+        """One line per problem, except that more than `MISSING_NAMED` profile folders without a
+        store (profiles that never ran: thousands of them are possible) are one summary line; the
+        JSON `errors` still lists each."""
+        missing = [p for p in self.problems if p["status"] == str(StoreStatus.MISSING)]
+        if len(missing) <= MISSING_NAMED:
+            missing = []
+        for problem in self.problems:
+            if problem not in missing:
+                self._warn(problem)
+        if missing and not self.args.json:
+            named = ", ".join(one_line(p["profile"]) for p in missing[:MISSING_NAMED])
+            more = len(missing) - MISSING_NAMED
+            _err(
+                f"warning: {plural(len(missing), 'profile')} without a state.db (no sessions yet): "
+                f"{named} and {more:,} more"
+            )
 
     def failed(self, errors: dict[str, ProfileError] | Sequence[ProfileError]) -> None:
         """Record (and warn about) stores that failed during the command."""

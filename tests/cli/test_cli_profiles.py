@@ -223,3 +223,21 @@ def test_profile_written_by_hermes_agent_0_19_0(home, capsys) -> None:
         }
         code, out, _ = run(capsys, "show", "From the agent", "--all-profiles", "--json")
         assert code == 0 and json.loads(out)["profile"] == "agent"
+
+
+def test_many_profiles_without_a_store_are_one_warning_line(home, capsys) -> None:
+    """Thousands of profile folders that never ran a session must not bury the output: past a
+    few they are one line naming the first ones; the JSON still lists every one."""
+    for i in range(40):
+        (home / "profiles" / f"never-{i:02d}").mkdir()
+    code, out, err = run(capsys, "list", "--all", "--limit", "0")
+    assert code == 0 and "work-only" in out
+    warnings = err.splitlines()
+    assert len(warnings) == 2, warnings  # `broken`, then the summary
+    assert warnings[0].startswith("warning: broken: not a database")
+    assert warnings[1].startswith("warning: 41 profiles without a state.db (no sessions yet): ")
+    assert warnings[1].endswith(" and 36 more")
+    code, out, err = run(capsys, "list", "--all", "--json", "--limit", "0")
+    doc = json.loads(out)
+    assert code == 0 and err == ""
+    assert sum(e["status"] == "missing" for e in doc["errors"]) == 41
