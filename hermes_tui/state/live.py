@@ -53,7 +53,7 @@ import apsw
 
 from . import sql_fragments as Q
 from .core import _Core, chunks, placeholders
-from .listing import ORDERS, SessionFilter, order_key_sql
+from .listing import ORDERS, SessionFilter, order_keys_of
 from .text import read_tuples, tool_calls_list
 from .write_signal import WriteSignal, write_signal
 
@@ -406,23 +406,16 @@ class LiveMixin(_Core):
     def order_keys(
         self, session_ids: Iterable[str], filter: SessionFilter | None = None, order: str = "last_active"
     ) -> dict[str, Any]:
-        """`{id: key}` for those of `session_ids` that match `filter`, each key exactly what
-        `session_order(filter, order)` sorts by (`key DESC, id DESC`, None last): a live list
-        moves only the sessions that changed instead of re-reading the whole order."""
+        """`{id: key}` for those of `session_ids` that `session_order(filter, order)` lists, each
+        key exactly what it sorts by (`key DESC, id DESC`, None last; with `filter.pinned_first`
+        each value is `(pinned, key)`): a live list moves only the sessions that changed instead
+        of re-reading the whole order. Folded (the default filter): a chain's tip, keyed as its
+        chain (`listing.order_keys_of`)."""
         flt = filter or SessionFilter()
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
-        key = order_key_sql(order)
-        where, params = flt.where(self)
-        cond = (where + " AND ") if where else " WHERE "
-        ids = list(dict.fromkeys(session_ids))
-        out: dict[str, Any] = {}
-        conn = self._conn()
-        with _read_txn(conn):
-            for part in chunks(ids, 500):
-                sql = f"SELECT s.id, {key} FROM sessions s{cond}s.id IN ({placeholders(part)})"
-                out.update(read_tuples(conn, sql, [*params, *part]))
-        return out
+        with _read_txn(self._conn()):
+            return order_keys_of(self, session_ids, flt, order)
 
     # ------------------------------------------------------------------ live status
     def live_status(
