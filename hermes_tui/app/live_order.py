@@ -46,7 +46,10 @@ class _Store(Protocol):
 
 def _sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
     """Ascending in SQLite's `ORDER BY key, id` (NULL keys first; ids by storage class: NULL,
-    numbers, text, blobs), so the list, which is that order reversed, is descending in it."""
+    numbers, text, blobs), so the list, which is that order reversed, is descending in it. A
+    `(pinned, key)` pair (`filter.pinned_first`) sorts by `pinned` first."""
+    if isinstance(key, tuple):
+        return (key[0], *_sort_key(sid, key[1]))
     if key is None:
         k: tuple[Any, ...] = (0, 0)
     else:
@@ -121,7 +124,10 @@ class IncrementalOrder:
         if full or self._what != (flt, order) or now - self._read_at >= self.full_every_s:
             so = db.session_order(flt, order=order, with_keys=True)
             self._ids = list(so.ids)
-            self._keys = dict(zip(so.ids, so.keys or [None] * len(so.ids), strict=True))
+            keys = so.keys or [None] * len(so.ids)
+            if flt.pinned_first:  # the pinned ones first: keys as `order_keys` gives them
+                keys = [(1 if i < so.pinned else 0, k) for i, k in enumerate(keys)]
+            self._keys = dict(zip(so.ids, keys, strict=True))
             self._what = (flt, order)
             self._read_at = now
             self.full_reads += 1

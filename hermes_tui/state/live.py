@@ -379,11 +379,12 @@ class LiveMixin(_Core):
 
     def _session_rows(self, conn: apsw.Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        kind_sql = Q.edge_kind_case("s", Q.resets_known(self))
         for part in chunks(list(ids), 500):
             rows = read_tuples(
                 conn,
                 f"""SELECT s.rowid, s.id, s.parent_session_id, s.source, s.title, s.started_at, s.ended_at,
-                           {Q.edge_kind_case("s")} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
+                           {kind_sql} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
                 list(part),
             )
             out += [

@@ -11,16 +11,18 @@ same way (`started` = the writers' default `started_at DESC`, `last_active` = th
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hermes_tui import cli_sessions
 from hermes_tui.state import SessionDB, SessionFilter
 
 from .oracle import V31, Peer, peer_python
-from .scenario31 import build_v31_store, upstream_list
+from .scenario31 import build_v31_store, copy_store, upstream_list
 
 pytestmark = pytest.mark.peer
 
@@ -147,6 +149,92 @@ def test_browsing_writes_nothing(v31_store: Any) -> None:
             db.get_messages(sid)
     assert path.read_bytes() == before
     assert {r["id"]: r["unread"] for r in upstream_list(peer)}["unread-1"] is True
+
+
+# ---------------------------------------------------------------------- the CLI
+def run(capsys: Any, *argv: Any) -> tuple[int, str, str]:
+    code = cli_sessions.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("flags", "upstream"),
+    [
+        ((), {}),
+        (("--archived",), {"archived_only": True}),
+        (("--include-hidden",), {"include_hidden": True}),
+        (("--archived", "--include-hidden"), {"archived_only": True, "include_hidden": True}),
+        (("--source", "telegram", "--include-hidden"), {"source": "telegram", "include_hidden": True}),
+    ],
+)
+def test_cli_list_json_is_hermes_list(
+    v31_store: Any, capsys: Any, flags: tuple[str, ...], upstream: dict
+) -> None:
+    path, peer, _facts = v31_store
+    theirs = upstream_list(peer, order_by_last_active=True, **upstream)
+    code, out, err = run(capsys, "list", "--db", path, "--json", "--limit", "0", *flags)
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["id"] for r in rows] == [r["id"] for r in theirs]
+    for mine, their in zip(rows, theirs, strict=True):
+        for key in ("archived", "hidden", "pinned", "unread", "last_active", "last_activity_description"):
+            assert mine[key] == their[key], (their["id"], key)
+
+
+def test_cli_list_text_marks_pinned_and_unread(v31_store: Any, capsys: Any) -> None:
+    path, _peer, _facts = v31_store
+    code, out, _ = run(capsys, "list", "--db", path, "--limit", "0")
+    assert code == 0
+    lines = {
+        ln.split()[1] if ln[:1] in "*●" else ln.split()[0]: ln for ln in out.splitlines()[2:] if ln.strip()
+    }
+    assert lines["pin"].startswith("*  pin ")
+    assert lines["unread-1"].startswith("●  unread-1 ") and lines["unread-0"].startswith("●  unread-0 ")
+    assert lines["read-1"].startswith("   read-1 ")
+    assert "* pinned  ● unread  a archived  h hidden" in out
+    assert "hid" not in lines and "arch" not in lines
+    code, out, _ = run(capsys, "list", "--db", path, "--archived", "--limit", "0")
+    rows = [ln.split() for ln in out.splitlines()[2:6]]
+    assert {r[1]: r[0] for r in rows} == {"pin-arch": "*a", "arch-hid": "ah", "auto-arch": "a", "arch": "a"}
+
+
+def test_cli_show_prints_flags_activity_and_what_the_list_shows(v31_store: Any, capsys: Any) -> None:
+    path, peer, _facts = v31_store
+    code, out, _ = run(capsys, "show", "busy", "--db", path)
+    assert code == 0 and "activity:    running the test suite" in out and "last active:" in out
+    code, out, _ = run(capsys, "show", "pin-arch", "--db", path)
+    assert "flags:       pinned, archived" in out
+    code, out, _ = run(capsys, "show", "unread-1", "--db", path, "--json")
+    session = json.loads(out)["session"]
+    theirs = {r["id"]: r for r in upstream_list(peer)}["unread-1"]
+    assert session["unread"] is True and session["last_active"] == theirs["last_active"]
+    # A hidden, archived session is still found and shown by its id.
+    code, out, _ = run(capsys, "show", "arch-hid", "--db", path)
+    assert code == 0 and "flags:       archived, hidden" in out
+
+
+def test_cli_list_all_profiles_applies_the_same_filter(
+    v31_store: Any, capsys: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, peer, _facts = v31_store
+    root = tmp_path / ".hermes"
+    (root / "profiles" / "work").mkdir(parents=True)
+    copy_store(path, root / "state.db")
+    copy_store(path, root / "profiles" / "work" / "state.db")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    archived = [r["id"] for r in upstream_list(peer, archived_only=True)]
+    code, out, err = run(capsys, "list", "--all", "--archived", "--json", "--limit", "0")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["counts"] == {"default": len(archived), "work": len(archived)}
+    assert sorted((r["profile"], r["id"]) for r in doc["sessions"]) == sorted(
+        (p, i) for p in ("default", "work") for i in archived
+    )
+    code, out, _ = run(capsys, "list", "--profile", "work", "--include-hidden", "--json", "--limit", "0")
+    hidden = [r["id"] for r in upstream_list(peer, include_hidden=True, order_by_last_active=True)]
+    assert [r["id"] for r in json.loads(out)["sessions"]] == hidden
 
 
 # ---------------------------------------------------------------------- 0.19.0's files (v22)
