@@ -183,3 +183,23 @@ def chain_roots(db: _Core, ids: Iterable[Any]) -> dict[Any, Any]:
     for start, sid in rows:
         out.setdefault(start, sid)
     return out
+
+
+def chain_members(db: _Core, ids: Iterable[Any]) -> set[Any]:
+    """Every session of the compression chains the ids belong to (the ids included): their
+    roots and every continuation below them."""
+    roots = chain_roots(db, ids)
+    if not roots:
+        return set()
+    rows = read_tuples(
+        db._conn(),
+        f"""WITH RECURSIVE ch(id) AS (
+                SELECT value FROM json_each(?)
+                UNION
+                SELECT c.id FROM ch JOIN sessions p ON p.id = ch.id
+                JOIN sessions c ON c.parent_session_id = p.id
+                WHERE p.end_reason = 'compression' AND {continuation_sql(db, "c")})
+            SELECT id FROM ch""",
+        (json.dumps(list(dict.fromkeys(roots.values()))),),
+    )
+    return {r[0] for r in rows} | set(roots)

@@ -297,10 +297,11 @@ def sort_key(sid: Any, key: Any, pinned: bool = False) -> tuple[Any, ...]:
 
 
 def order_keys_of(db: _Core, session_ids: Iterable[Any], flt: SessionFilter, order: str) -> dict[Any, Any]:
-    """`{id: key}` for those of `session_ids` that `session_order(flt, order)` lists, each key
-    exactly what it sorts by; with `flt.pinned_first` each value is `(pinned, key)` (pinned 0
-    or 1). Folded (`flt.folded`): an id is listed when it is the tip of a chain whose first
-    session the filter admits, keyed as that chain."""
+    """`{id: key}` for the sessions `session_order(flt, order)` lists that `session_ids`
+    concern, each key exactly what it sorts by; with `flt.pinned_first` each value is
+    `(pinned, key)` (pinned 0 or 1). Not folded: those of `session_ids` it lists. Folded
+    (`flt.folded`): for each id, the tip its chain is listed as (when the filter admits the
+    chain's first session), keyed as that chain: a message in any session of a chain moves it."""
     ids = list(dict.fromkeys(session_ids))
     if not ids:
         return {}
@@ -321,13 +322,14 @@ def order_keys_of(db: _Core, session_ids: Iterable[Any], flt: SessionFilter, ord
     own: list[Any] = []
     for sid in ids:
         root = roots.get(sid, sid)
-        if root not in admitted or tips.get(root, root) != sid:
+        if root not in admitted:
             continue
+        tip = tips.get(root, root) if flt.folded else sid
         k, p, _c = admitted[root]
-        out[sid] = (p, k)
-        if sid != root and order in ("messages", "tokens", "cost"):
-            own.append(sid)  # a tip is ordered by its own numbers
-    for part in chunks(own, 500):
+        out[tip] = (p, k)
+        if tip != root and order in ("messages", "tokens", "cost"):
+            own.append(tip)  # a tip is ordered by its own numbers
+    for part in chunks(list(dict.fromkeys(own)), 500):
         for sid, k in read_tuples(
             db._conn(),
             f"SELECT s.id, {order_key_sql(db, order)} FROM sessions s WHERE s.id IN ({placeholders(part)})",
@@ -625,6 +627,12 @@ class ListingMixin(_Core):
         if unresolved:
             keys = self._fold_chains(ids, keys, unresolved, keys_json, int(pinned), order)
         return SessionOrder(flt, order, ids, keys=keys if with_keys else None, pinned=int(pinned))
+
+    def list_count(self, filter: SessionFilter | None = None) -> int:
+        """How many sessions `session_order(filter)` lists, without ordering them (one count of
+        the admitted rows: a folded chain is admitted once, by its first session)."""
+        where, params = (filter or SessionFilter()).where(self)
+        return int(self._scalar(f"SELECT COUNT(*) FROM sessions s{where}", params, 0))
 
     def _folded_order_sql(self, where: str, pin: str, order: str) -> str:
         """The folded order's statement: each admitted session with its key, a compression-ended

@@ -52,6 +52,7 @@ from typing import Any
 import apsw
 
 from . import sql_fragments as Q
+from .chains import chain_members
 from .core import _Core, chunks, placeholders
 from .listing import ORDERS, SessionFilter, order_keys_of
 from .text import read_tuples, tool_calls_list
@@ -417,6 +418,18 @@ class LiveMixin(_Core):
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         with _read_txn(self._conn()):
             return order_keys_of(self, session_ids, flt, order)
+
+    def order_scope(self, session_ids: Iterable[str], filter: SessionFilter | None = None) -> set[str]:
+        """The sessions whose place in `session_order(filter, ...)` a change in `session_ids`
+        may move: the ids themselves, and folded (the default filter) every session of their
+        compression chains (a message in one sibling of a forked chain can make it the tip the
+        chain is listed as, in place of the other). A live list drops these before re-inserting
+        what `order_keys` gives for them."""
+        ids = set(session_ids)
+        if not (filter or SessionFilter()).folded or not ids:
+            return ids
+        with _read_txn(self._conn()):
+            return ids | chain_members(self, ids)
 
     # ------------------------------------------------------------------ live status
     def live_status(

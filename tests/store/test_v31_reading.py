@@ -17,9 +17,9 @@ import pytest
 
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.state import Changes, Federation, SessionDB, SessionFilter, StoreRef
-from hermes_tui.state.chains import EPOCH_MAX
 
 T = 1_700_000_000.0
+EPOCH_MAX = 4_200_000_000.0  # v31's recency window (hermes_cli.timefmt.EPOCH_MAX)
 V31_COLUMNS = (
     "last_activity_at REAL",
     "last_activity_description TEXT",
