@@ -106,3 +106,40 @@ def test_references_resolve_to_any_session(v31: Path, capsys: Any) -> None:
     """A hidden or archived session is not in the default list but still found by a prefix."""
     code, out, err = run(capsys, "show", "hidd", "--db", v31)
     assert code == 0 and "id:          hidden" in out and "only session whose id starts" in err
+
+
+def test_watch_names_a_reset_child(v31: Path) -> None:
+    """`watch` reports a new reset child as such (the live `Changes` edge kind, which its text
+    line prints as "(child of PARENT, reset)"), beside compression, branch and delegate."""
+    from tests.cli.test_cli_live import Follower
+
+    with SessionDB(v31, migrate=False) as db:
+        db.create_session("chat", "telegram", session_key="tg:1")
+        f = Follower("watch", "--json", "--db", str(v31), "--interval", "0.05")
+        try:
+            assert f.next_json()["type"] == "start"
+            db.end_session("chat", "session_reset")
+            db.create_session(
+                "chat-2",
+                "telegram",
+                session_key="tg:1",
+                parent_session_id="chat",
+                model_config={"_reset_from": "chat"},
+            )
+            db.create_session("legacy-2", "telegram", session_key="tg:1", parent_session_id="chat")
+            events = f.until(lambda e: e["type"] == "session" and e["session"]["id"] == "legacy-2")
+        finally:
+            f.stop()
+    kinds = {e["session"]["id"]: e["session"]["edge_kind"] for e in events if e["type"] == "session"}
+    assert kinds == {"chat-2": "reset", "legacy-2": "reset"}
+
+
+def test_show_lineage_names_reset_children(v31: Path, capsys: Any) -> None:
+    with SessionDB(v31, migrate=False) as db:
+        db.create_session("chat", "telegram", session_key="tg:1")
+        db.end_session("chat", "session_reset")
+        db.create_session("chat-2", "telegram", session_key="tg:1", parent_session_id="chat")
+    code, out, _ = run(capsys, "show", "chat-2", "--db", v31)
+    assert code == 0 and "* chat-2 [reset]" in out and "- chat [root]" in out
+    doc = json.loads(run(capsys, "show", "chat-2", "--db", v31, "--json")[1])
+    assert {n["id"]: n["edge_kind"] for n in doc["lineage"]["nodes"]} == {"chat": None, "chat-2": "reset"}
