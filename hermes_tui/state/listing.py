@@ -648,9 +648,12 @@ class ListingMixin(_Core):
                 f"CASE WHEN {tip} IS NOT NULL THEN (SELECT {order_key_sql(self, order, alias='t')} "
                 f"FROM sessions t WHERE t.id = {tip}) ELSE ok END"
             )
+        own = order_key_sql(self, order)
+        if order == "last_active":  # a chain's key is the chain's: its first session's is not needed
+            own = f"CASE WHEN s.end_reason = 'compression' THEN NULL ELSE {own} END"
         return f"""
             WITH base AS MATERIALIZED (
-                SELECT s.id AS rid, {pin} AS pin, {order_key_sql(self, order)} AS ok,
+                SELECT s.id AS rid, {pin} AS pin, {own} AS ok,
                        CASE WHEN s.end_reason = 'compression' THEN {chain_fold_sql(self, "s")} END AS cj
                 FROM sessions s{where})
             SELECT COALESCE({tip}, rid) AS id, {key} AS k, pin,
