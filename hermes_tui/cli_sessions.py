@@ -375,10 +375,18 @@ def build_parser() -> argparse.ArgumentParser:
         _add_globals(p, suppress=True)
         return p
 
-    p = cmd("list", "List sessions, most recently active first.")
+    p = cmd("list", "List sessions as Hermes lists them, most recently active first.")
     _add_profile_opts(p)
     _add_list_filters(p)
     p.add_argument("--limit", type=non_negative_int, default=50, help="at most N rows (0 = all; default 50)")
+    p.add_argument(
+        "--archived",
+        action="store_true",
+        help="only archived sessions (hidden ones too, as Hermes' archived view lists them)",
+    )
+    p.add_argument(
+        "--include-hidden", action="store_true", help="also list hidden sessions (e.g. Bot Mode's chat)"
+    )
 
     p = cmd("show", "Show one session: metadata, lineage and messages.")
     p.add_argument(
@@ -684,7 +692,7 @@ class Target:
 
 
 def _candidates(db: SessionDB, ref: str, exclude: Sequence[str] = ()) -> list[dict[str, Any]]:
-    ids = [i for i in db.session_order(SessionFilter(text=ref)).ids if i not in exclude]
+    ids = [i for i in db.session_order(SessionFilter.every_session(text=ref)).ids if i not in exclude]
     rows = db.list_rows(ids[:CANDIDATES_SHOWN]) if ids else []
     if len(ids) > CANDIDATES_SHOWN:
         rows.append({"id": f"… and {len(ids) - CANDIDATES_SHOWN} more", "title": None})
@@ -708,7 +716,7 @@ def _resolve_target(db: SessionDB, ref: str, *, family: bool = False) -> Target:
     row = db.get_session(ref)
     if row is not None:
         return Target(ref, row.get("title"), "id")
-    prefixed = [i for i in db.session_order(SessionFilter(text=ref)).ids if i.startswith(ref)]
+    prefixed = [i for i in db.session_order(SessionFilter.every_session(text=ref)).ids if i.startswith(ref)]
     titled = db.get_session_by_title(ref)
     family_id = db.resolve_session_by_title(ref) if family else None
     if family_id and titled is not None and family_id == titled["id"]:
@@ -746,7 +754,21 @@ def _resolve(db: SessionDB, ref: str) -> str:
 
 
 def _list_filter(args: argparse.Namespace) -> SessionFilter:
+    """`list`: Hermes' own list (`--archived`: its archived view; `--include-hidden`)."""
     return SessionFilter(
+        sources=tuple(args.source or ()),
+        models=tuple(args.model or ()),
+        started_after=args.after,
+        started_before=args.before,
+        archived="only" if getattr(args, "archived", False) else "exclude",
+        include_hidden=bool(getattr(args, "include_hidden", False)),
+    )
+
+
+def _export_filter(args: argparse.Namespace) -> SessionFilter:
+    """`export` without ids: every session matching the filters, archived, hidden and child
+    sessions included (an export is a copy, not a view)."""
+    return SessionFilter.every_session(
         sources=tuple(args.source or ()),
         models=tuple(args.model or ()),
         started_after=args.after,
@@ -812,10 +834,22 @@ def cmd_list(db: SessionDB, args: argparse.Namespace) -> int:
     return 0
 
 
+#: The list's marks column: pinned, unread, archived, hidden (legend printed under the table).
+ROW_MARKS = (("pinned", "*"), ("unread", "●"), ("archived", "a"), ("hidden", "h"))
+MARKS_LEGEND = "* pinned  ● unread  a archived  h hidden"
+
+
+def _marks(row: dict[str, Any]) -> str:
+    return "".join(mark for key, mark in ROW_MARKS if row.get(key))
+
+
 def _list_table(rows: Sequence[dict[str, Any]], with_profile: bool) -> str:
+    """The list as a table; a marks column (and its legend) only when a row has a mark."""
+    marked = any(_marks(r) for r in rows)
     table = [
         (
             *((r.get("profile"),) if with_profile else ()),
+            *((_marks(r),) if marked else ()),
             r["id"],
             r.get("title") or r.get("preview") or "",
             r.get("source") or "-",
@@ -827,14 +861,14 @@ def _list_table(rows: Sequence[dict[str, Any]], with_profile: bool) -> str:
         )
         for r in rows
     ]
-    shift = 1 if with_profile else 0
+    shift = (1 if with_profile else 0) + (1 if marked else 0)
     headers = ("ID", "TITLE / PREVIEW", "SOURCE", "MODEL", "MSGS", "TOKENS", "COST", "LAST ACTIVE")
     return _table(
-        (("PROFILE",) if with_profile else ()) + headers,
+        (("PROFILE",) if with_profile else ()) + (("",) if marked else ()) + headers,
         table,
         right=tuple(i + shift for i in (4, 5, 6)),
         limits=({0: 24} if with_profile else {}) | {i + shift: w for i, w in ((1, 40), (2, 16), (3, 24))},
-    )
+    ) + (f"\n{MARKS_LEGEND}" if marked else "")
 
 
 def _tool_calls(value: Any) -> list[Any]:
@@ -898,6 +932,10 @@ def cmd_show(
         _err(f"note: showing {_ident(session)}: {_HOW[target.how].format(ref=repr(args.session))}")
     lineage = db.get_lineage(sid)
     messages = db.get_messages(sid, include_inactive=args.all)
+    listed = (db.list_rows([sid]) or [{}])[0]
+    # What the list shows: Hermes' "last active" and unread, the flags as 0/1.
+    from_list = ("last_active", "unread", "archived", "hidden", "pinned")
+    session = {**session, **{k: listed[k] for k in from_list if k in listed}}
     if args.json:
         _emit_json(
             {
@@ -914,7 +952,10 @@ def cmd_show(
         ("title", session.get("title")),
         ("source", session.get("source")),
         ("model", session.get("model")),
+        ("flags", ", ".join(key for key, _mark in ROW_MARKS if session.get(key))),
         ("started", iso(session.get("started_at"))),
+        ("last active", iso(session.get("last_active"))),
+        ("activity", session.get("last_activity_description")),
         ("ended", iso(session.get("ended_at"))),
         ("end reason", session.get("end_reason")),
         ("parent", session.get("parent_session_id")),
@@ -943,6 +984,14 @@ def cmd_show(
                 f"[{kind}]"
                 f" {node.get('message_count') or 0} msgs" + (f" ({', '.join(marks)})" if marks else "")
             )
+    prompt = content_text(session.get("system_prompt"))
+    if prompt:
+        _out(f"\nSystem prompt ({plural(len(prompt), 'character')}):")
+        shown = prompt if args.full or len(prompt) <= SHOW_TEXT_LIMIT else prompt[:SHOW_TEXT_LIMIT]
+        for ln in inert(shown).splitlines():
+            _out("  " + ln)
+        if len(shown) < len(prompt):
+            _out(f"  [… {plural(len(prompt) - len(shown), 'more character')}: use --full, --json or export]")
     _out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
     for msg in messages:
         _out("")
@@ -1411,7 +1460,7 @@ def _export_items(db: SessionDB, args: argparse.Namespace) -> Iterator[dict[str,
     if args.sessions:
         ids = list(dict.fromkeys(_resolve(db, ref) for ref in args.sessions))
     else:
-        ids = db.session_order(_list_filter(args), order=args.order).ids
+        ids = db.session_order(_export_filter(args), order=args.order).ids
         if args.limit:
             ids = ids[: args.limit]
     done: set[str] = set()
@@ -2283,7 +2332,7 @@ def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
     if args.sessions:  # every reference resolved before anything is written
         pairs = list(dict.fromkeys((p, t.id) for p, t in (_resolve_across(ctx, r) for r in args.sessions)))
     else:
-        merged = ctx.fed.session_order(_list_filter(args), order=args.order)
+        merged = ctx.fed.session_order(_export_filter(args), order=args.order)
         pairs = merged.pairs(0, args.limit or len(merged))
         ctx.failed(merged.errors)
     items: list[dict[str, Any]] = []

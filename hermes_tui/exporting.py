@@ -267,6 +267,17 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
     heading = one_line(session.get("title")) or f"Session {one_line(sid)}"
     out.append(f"# {heading}")
     out.append("")
+    prompt = content_text(session.get("system_prompt"))
+    if prompt:  # the text itself (`get_session` resolves a `system_prompts` hash)
+        out += [
+            "<details>",
+            "<summary>System prompt</summary>",
+            "",
+            _fence(inert(prompt)),
+            "",
+            "</details>",
+            "",
+        ]
     messages = session.get("messages") or []
     if not messages:
         out.append("_No messages._")

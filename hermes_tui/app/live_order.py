@@ -9,8 +9,8 @@ match the filter are re-inserted at their place (binary search on the same `key 
 order SQLite sorts by), the others are dropped. New sessions are inserted the same way.
 
 Changes that do not name their sessions (`reset`, deletions counted but not named; under a
-filter without children, a parent that ended, re-opened or went) make the next update read the
-whole order again, and so does any update once `FULL_EVERY_S` has passed since
+filter without children, a parent that ended, re-opened or went, or a new compression tip)
+make the next update read the whole order again, and so does any update once `FULL_EVERY_S` has passed since
 the last whole read: writes the follower cannot see (token totals, archive flags set by another
 program) are picked up within that time, as a re-read on every change picked them up before.
 
@@ -39,14 +39,19 @@ class _Store(Protocol):
         self, session_ids: Iterable[str], filter: SessionFilter | None = ..., order: str = ...
     ) -> dict[str, Any]: ...
 
-    def session_count(self, *a: Any, **kw: Any) -> int: ...
+    def order_scope(self, session_ids: Iterable[str], filter: SessionFilter | None = ...) -> set[str]: ...
+
+    def list_count(self, filter: SessionFilter | None = ...) -> int: ...
 
     def active_sessions(self, now: float | None = ..., within_s: float = ...) -> list[str]: ...
 
 
 def _sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
     """Ascending in SQLite's `ORDER BY key, id` (NULL keys first; ids by storage class: NULL,
-    numbers, text, blobs), so the list, which is that order reversed, is descending in it."""
+    numbers, text, blobs), so the list, which is that order reversed, is descending in it. A
+    `(pinned, key)` pair (`filter.pinned_first`) sorts by `pinned` first."""
+    if isinstance(key, tuple):
+        return (key[0], *_sort_key(sid, key[1]))
     if key is None:
         k: tuple[Any, ...] = (0, 0)
     else:
@@ -97,8 +102,10 @@ class IncrementalOrder:
             self._pending |= changed_ids(ch)
             if ch.new_sessions or ch.deleted or ch.sessions_removed or ch.reset:
                 self._recount = True
-            if ch.ended or ch.reopened or ch.deleted or ch.sessions_removed:
+            if ch.ended or ch.reopened or ch.deleted or ch.sessions_removed or ch.continued:
                 self._parents = True
+            if any(r.get("edge_kind") == "compression" for r in ch.new_sessions):
+                self._parents = True  # a new tip: folded, its chain is listed under another id
 
     def invalidate(self) -> None:
         """The list was reloaded (or the store changed under it): read the whole order next time."""
@@ -121,14 +128,21 @@ class IncrementalOrder:
         if full or self._what != (flt, order) or now - self._read_at >= self.full_every_s:
             so = db.session_order(flt, order=order, with_keys=True)
             self._ids = list(so.ids)
-            self._keys = dict(zip(so.ids, so.keys or [None] * len(so.ids), strict=True))
+            keys = so.keys or [None] * len(so.ids)
+            if flt.pinned_first:  # the pinned ones first: keys as `order_keys` gives them
+                keys = [(1 if i < so.pinned else 0, k) for i, k in enumerate(keys)]
+            self._keys = dict(zip(so.ids, keys, strict=True))
             self._what = (flt, order)
             self._read_at = now
             self.full_reads += 1
             return list(self._ids)
         if pending:
-            fresh = db.order_keys(pending, flt, order)
-            for sid in pending:
+            # Folded (Hermes' list), a change in any session of a chain may move the tip the
+            # chain is listed as, or list it as another: every session of the chain is dropped
+            # (`order_scope`) and `order_keys` gives the tip back with the chain's key.
+            scope = db.order_scope(pending, flt)
+            fresh = db.order_keys(scope, flt, order)
+            for sid in scope | fresh.keys():
                 if sid in self._keys:
                     self._remove(sid)
             for sid, key in fresh.items():
@@ -147,7 +161,7 @@ class IncrementalOrder:
         if flt == SessionFilter() and active_since is None:
             total = len(ids)
         elif recount or self._total is None:
-            total = db.session_count(include_archived=True)
+            total = db.list_count(SessionFilter())  # the unfiltered list's length
         else:
             total = self._total
         self._total = total

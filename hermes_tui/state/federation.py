@@ -696,7 +696,7 @@ def _order_checked(db: SessionDB, *args: Any, **kwargs: Any) -> tuple[SessionOrd
     keys = got.keys
     if keys is None or len(keys) != len(got.ids):
         return got, False
-    return got, _sorted_desc(keys)
+    return got, _sorted_desc(keys[: got.pinned]) and _sorted_desc(keys[got.pinned :])
 
 
 def _sorted_desc(keys: list[Key]) -> bool:
@@ -709,6 +709,12 @@ def _sorted_desc(keys: list[Key]) -> bool:
     if not set(map(type, head)) <= {int, float}:  # a None (unknown) before a number too
         return False
     return all(map(operator.ge, head, islice(head, 1, None)))
+
+
+def run_key(order: SessionOrder, pos: int, key: Key) -> tuple[Any, ...]:
+    """The merge's key of item `pos` of a store's order: pinned items (`filter.pinned_first`:
+    the first `order.pinned`) before every other, then `desc_key`."""
+    return (0 if pos < order.pinned else 1, *desc_key(key))
 
 
 class _OrderRun:
@@ -742,7 +748,7 @@ class _OrderRun:
             self.fetch_to(pos + self.owner.block)
             if pos >= len(self.keys):
                 return None
-        return desc_key(self.keys[pos])
+        return run_key(self.order, pos, self.keys[pos])
 
 
 class MergedOrder:
@@ -825,18 +831,21 @@ class MergedOrder:
     def _before(self, run: int, dk: tuple[Any, ...], rank: int) -> int:
         """How many items of `run` come before an item with order key `dk` of the run whose
         profile ranks `rank` (equal keys: the lower-ranked profile first)."""
-        keys = self._runs[run].order.keys
+        order = self._runs[run].order
+        keys = order.keys
         assert keys is not None
+        # Pinned items (a group of their own, first) are searched apart from the others.
+        lo, hi = (0, order.pinned) if dk[0] == 0 else (order.pinned, len(keys))
         if self._merge._rank[run] < rank:
-            return bisect_right(keys, dk, key=desc_key)
-        return bisect_left(keys, dk, key=desc_key)
+            return bisect_right(keys, dk[1:], lo, hi, key=desc_key)
+        return bisect_left(keys, dk[1:], lo, hi, key=desc_key)
 
     def _position(self, run: int, pos: int) -> int:
         """Merged position of item `pos` of `run`: its place in its run plus every other run's
         items before it (one binary search per run)."""
         keys = self._runs[run].order.keys
         assert keys is not None
-        dk, rank = desc_key(keys[pos]), self._merge._rank[run]
+        dk, rank = run_key(self._runs[run].order, pos, keys[pos]), self._merge._rank[run]
         return pos + sum(self._before(j, dk, rank) for j in range(len(self._runs)) if j != run)
 
     def _starts(self, offset: int) -> list[int] | None:
@@ -861,7 +870,9 @@ class MergedOrder:
                     keys = run.order.keys
                     assert keys is not None
                     mid = (lo[j] + hi[j]) // 2
-                    middles.append(((desc_key(keys[mid]), ranks[j], mid), hi[j] - lo[j], j, mid))
+                    middles.append(
+                        ((run_key(run.order, mid, keys[mid]), ranks[j], mid), hi[j] - lo[j], j, mid)
+                    )
             if not middles:
                 return None
             middles.sort(key=operator.itemgetter(0))
@@ -891,7 +902,7 @@ class MergedOrder:
             keys = self._runs[j].order.keys
             assert keys is not None
             if pos < len(keys):
-                heap.append((desc_key(keys[pos]), self._merge._rank[j], pos, j))
+                heap.append((run_key(self._runs[j].order, pos, keys[pos]), self._merge._rank[j], pos, j))
         heapq.heapify(heap)
         out: list[tuple[str, str]] = []
         while heap and len(out) < n:
@@ -900,7 +911,7 @@ class MergedOrder:
             out.append((self._runs[j].profile, run.ids[pos]))
             if pos + 1 < len(run.ids):
                 assert run.keys is not None
-                heapq.heappush(heap, (desc_key(run.keys[pos + 1]), rank, pos + 1, j))
+                heapq.heappush(heap, (run_key(run, pos + 1, run.keys[pos + 1]), rank, pos + 1, j))
         return out
 
     def pairs(self, offset: int, n: int) -> list[tuple[str, str]]:

@@ -1,8 +1,9 @@
 """Lineage through `parent_session_id`: edge kinds, ancestors/descendants, compression chains.
 
-`parent_session_id` means four things: compression continuation, branch, delegate
-subagent, or an untagged child. Every edge is classified by the one CASE expression in
-`sql_fragments.edge_kind_case`, so the list, the tree and deletes agree.
+`parent_session_id` means five things: compression continuation, branch, delegate subagent,
+reset child (files of today's Hermes, schema v24+) or an untagged child. Every edge is
+classified by the one CASE expression in `sql_fragments.edge_kind_case`, so the list, the tree
+and deletes agree.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import json
 from typing import Any
 
 from . import sql_fragments as Q
+from .chains import compression_tips
 from .core import _Core
 from .errors import SessionNotFound
 from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
-from .text import clean_row, read_rows, read_tuples
+from .text import clean_row, read_rows
 
 _NODE_COLS = (
     "id",
@@ -52,13 +54,14 @@ def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 class LineageMixin(_Core):
     def _node_select(self, alias: str = "s") -> str:
         cols = [f"{alias}.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _NODE_COLS]
-        return ", ".join(cols) + f", {Q.edge_kind_case(alias)} AS edge_kind"
+        return ", ".join(cols) + f", {Q.edge_kind_case(alias, Q.resets_known(self))} AS edge_kind"
 
     def edge_kind(self, session_id: str) -> str | None:
-        """Kind of the edge to the parent: compression / branch / delegate / other, None for roots."""
+        """Kind of the edge to the parent: compression / branch / delegate / reset / other, None
+        for roots (`reset` only in files of today's Hermes, schema v24+)."""
         rows = read_rows(
             self._conn(),
-            f"SELECT {Q.edge_kind_case('s')} AS k, s.id FROM sessions s WHERE s.id = ?",
+            f"SELECT {Q.edge_kind_case('s', Q.resets_known(self))} AS k, s.id FROM sessions s WHERE s.id = ?",
             (session_id,),
         )
         if not rows:
@@ -114,31 +117,11 @@ class LineageMixin(_Core):
         return {"root": root["id"], "tip": tip, "self": session_id, "nodes": nodes}
 
     def get_compression_tip(self, session_id: str) -> str | None:
-        """Follow compression continuations forward to the live tip (0.19.0's preference order)."""
-        current = session_id
-        seen = {current} if current else set()
-        for _ in range(MAX_DEPTH):
-            row = read_tuples(
-                self._conn(),
-                f"""SELECT child.id FROM sessions parent
-                    JOIN sessions child ON child.parent_session_id = parent.id
-                    WHERE parent.id = ? AND parent.end_reason = 'compression'
-                      AND {Q.BRANCHED_FROM.format(a="child")} IS NULL
-                      AND {Q.DELEGATE_FROM.format(a="child")} IS NULL
-                      AND COALESCE(child.source, '') != 'tool'
-                    ORDER BY CASE WHEN child.end_reason = 'compression' THEN 0
-                                  WHEN child.ended_at IS NULL THEN 1 ELSE 2 END,
-                      COALESCE((SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = child.id),
-                               child.started_at) DESC,
-                      child.started_at DESC, child.id DESC
-                    LIMIT 1""",
-                (current,),
-            )
-            if not row or not row[0][0] or row[0][0] in seen:
-                return current
-            current = row[0][0]
-            seen.add(current)
-        return current
+        """Follow compression continuations forward to the live tip, by the rules of the file's
+        writer (`chains.compression_tips`: 0.19.0's, or v31's, which never follows a reset child)."""
+        if not isinstance(session_id, str):
+            return session_id
+        return compression_tips(self, [session_id]).get(session_id, session_id)
 
     def get_compression_lineage(self, session_id: str) -> list[str]:
         """Compression ancestors through the tip, chronological (0.19.0 semantics)."""

@@ -10,11 +10,12 @@ and can jump anywhere in O(1) — no OFFSET scans and no per-page re-sorting by 
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,10 +23,19 @@ import apsw
 
 from ..safe_text import as_text
 from . import sql_fragments as Q
+from .chains import (
+    chain_fold_sql,
+    chain_last_active_sql,
+    chain_roots,
+    compression_tips,
+    continuation_sql,
+    freshest_rule,
+    last_active_sql,
+)
 from .connection import open_connection
 from .core import _Core, chunks, placeholders
 from .errors import StoreError
-from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS
+from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS, resolved_prompts_sql, take_resolved_prompts
 from .text import TS_MAX, clean_row, num_sql, read_rows, read_tuples, ts_sql
 
 # Cut in SQL (a 10 MB prompt never leaves SQLite) with its type kept: a BLOB comes back as
@@ -40,23 +50,22 @@ _PREVIEW_SQL = (
 # MAX forever); the range is a bound on the (session_id, timestamp) index, so this is still
 # one index seek per session.
 _TS_RANGE = f"BETWEEN 0 AND {TS_MAX}"
-_LAST_ACTIVE_SQL = (
-    "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND "
-    f"m2.timestamp {_TS_RANGE}), "
-    f"{ts_sql('s.started_at')})"
-)
 
-# The same value for `session_order`, written so that the statement reads no `sessions` row:
-# the ids (and rowids) come from the small `id` index (`sqlite_autoindex_sessions_1`, in every
-# Hermes file) and `started_at` is looked up by rowid only for a session with no usable message
-# timestamp (COALESCE evaluates its second argument only then). Scanning the table instead read
-# every session row, scattered across the whole file: on a cold 1M-message / 100k-session file
-# that was 20 MB of random reads before the first message-index seek.
-_LAST_ACTIVE_ORDER_SQL = (
-    "COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id AND "
-    f"m2.timestamp {_TS_RANGE}), "
-    f"(SELECT {ts_sql('s3.started_at')} FROM sessions s3 WHERE s3.rowid = s.rowid))"
-)
+
+# 0.19.0-era files' recency for `session_order`, written so that the statement reads no
+# `sessions` row: the ids (and rowids) come from the small `id` index (`sqlite_autoindex_sessions_1`,
+# in every Hermes file) and `started_at` is looked up by rowid only for a session with no usable
+# message timestamp (COALESCE evaluates its second argument only then). Scanning the table instead
+# read every session row, scattered across the whole file: on a cold 1M-message / 100k-session
+# file that was 20 MB of random reads before the first message-index seek. (A file with
+# `last_activity_at` needs its row anyway: `chains.last_active_sql`.)
+def _last_active_order_sql(a: str = "s") -> str:
+    return (
+        f"COALESCE((SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = {a}.id AND "
+        f"m2.timestamp {_TS_RANGE}), "
+        f"(SELECT {ts_sql('s3.started_at')} FROM sessions s3 WHERE s3.rowid = {a}.rowid))"
+    )
+
 
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 
@@ -87,10 +96,14 @@ _ROW_COLUMNS = (
     "ended_at",
     "end_reason",
     "parent_session_id",
-    "archived",
     "billing_provider",
     "cwd",
+    "last_read_at",
+    "last_activity_description",
 )
+#: Flags a list row always carries, 0 where the file has no such column (0.19.0's: no `hidden`
+#: or `pinned`).
+ROW_FLAGS = ("archived", "hidden", "pinned")
 
 
 def _preview_text(raw: Any) -> str:
@@ -113,21 +126,71 @@ def _finish_preview(row: dict[str, Any]) -> dict[str, Any]:
     return clean_row(row, SESSION_NUMBERS + ("child_count",), SESSION_TIMESTAMPS)
 
 
+def finish_flags(row: dict[str, Any]) -> dict[str, Any]:
+    """`unread` (Hermes' `session_unread`: a `last_read_at` watermark that activity postdates;
+    NULL = never tracked = read) and the flags as 0/1, on a cleaned session row."""
+    for flag in ROW_FLAGS:
+        if flag in row:
+            value = row[flag]
+            row[flag] = 1 if isinstance(value, int | float) and value else 0
+    last_read = row.get("last_read_at")
+    if isinstance(last_read, int | float) and not isinstance(last_read, bool):
+        last_active = row.get("last_active") or row.get("started_at") or 0
+        row["unread"] = isinstance(last_active, int | float) and float(last_active) > float(last_read)
+    else:
+        row["unread"] = False
+    return row
+
+
+#: `SessionFilter.archived`: leave archived sessions out (Hermes' default list), list them
+#: too, or list only them (Hermes' `archived_only`, which also shows hidden ones).
+ARCHIVED_VIEWS = ("exclude", "include", "only")
+
+
 @dataclass(frozen=True)
 class SessionFilter:
-    """What the browser's list shows. Empty tuples mean "no restriction"."""
+    """What the browser's list shows. Empty tuples mean "no restriction".
+
+    The default is Hermes' own default list (`list_sessions_rich()` of the file's writer): no
+    hidden and no archived sessions, sub-agent runs and compression continuations left out, a
+    compressed conversation listed once as its live tip (`include_children=False`), branch and
+    (schema v24+) reset children listed. `include_children=True` lists every session as itself.
+    `archived`: one of `ARCHIVED_VIEWS`; `"only"` also lists hidden ones, as Hermes' archived
+    view does. `pinned_first` is an ordering option: pinned sessions first, then the order.
+    Flags a file does not have (0.19.0's has no `hidden`/`pinned`) filter nothing.
+    """
 
     sources: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     started_after: float | None = None
     started_before: float | None = None
     text: str | None = None
-    include_children: bool = True
-    include_archived: bool = True
+    include_children: bool = False
+    archived: str = "exclude"
+    include_hidden: bool = False
+    pinned_first: bool = False
+
+    def __post_init__(self) -> None:
+        if self.archived not in ARCHIVED_VIEWS:
+            raise ValueError(f"archived must be one of {', '.join(ARCHIVED_VIEWS)}, not {self.archived!r}")
+
+    @classmethod
+    def every_session(cls, **kw: Any) -> SessionFilter:
+        """A filter that leaves nothing out (children, archived and hidden sessions included),
+        e.g. to resolve a reference to any session."""
+        return cls(include_children=True, archived="include", include_hidden=True, **kw)
+
+    @property
+    def folded(self) -> bool:
+        """Compression chains are listed once, as their tip (see `session_order`)."""
+        return not self.include_children
 
     def where(self, db: _Core) -> tuple[str, list[Any]]:
+        """The WHERE (over `sessions s`) admitting the rows this filter lists before folding
+        (with `folded`, a chain is admitted by the session it starts at)."""
         clauses: list[str] = []
         params: list[Any] = []
+        resets = Q.resets_known(db)
         if self.sources:
             clauses.append(f"s.source IN ({placeholders(self.sources)})")
             params += list(self.sources)
@@ -142,14 +205,33 @@ class SessionFilter:
             params.append(self.started_before)
         if self.text:
             needle = "%" + Q.like_escape(self.text.strip().lower()) + "%"
-            title = "LOWER(COALESCE(s.title, ''))" if db.has_column("sessions", "title") else "''"
-            clauses.append(f"({title} LIKE ? ESCAPE '\\' OR LOWER(s.id) LIKE ? ESCAPE '\\')")
+            has_title = db.has_column("sessions", "title")
+            title = "LOWER(COALESCE({a}.title, ''))" if has_title else "''"
+            own = f"({title.format(a='s')} LIKE ? ESCAPE '\\' OR LOWER(s.id) LIKE ? ESCAPE '\\')"
             params += [needle, needle]
+            if self.folded:
+                # A folded chain matches by any of its sessions' titles or ids (the title moves
+                # to the tip), as Hermes' list search does.
+                own = (
+                    f"({own} OR (s.end_reason = 'compression' AND EXISTS ("
+                    "WITH RECURSIVE ch(id) AS (SELECT s.id UNION SELECT c.id FROM ch "
+                    "JOIN sessions p ON p.id = ch.id JOIN sessions c ON c.parent_session_id = p.id "
+                    f"WHERE p.end_reason = 'compression' AND {Q.continuation_child('c', resets)}) "
+                    f"SELECT 1 FROM ch JOIN sessions cs ON cs.id = ch.id "
+                    f"WHERE {title.format(a='cs')} LIKE ? ESCAPE '\\' OR LOWER(cs.id) LIKE ? ESCAPE '\\')))"
+                )
+                params += [needle, needle]
+            clauses.append(own)
         if not self.include_children:
-            clauses.append(Q.listable("s"))
+            clauses.append(Q.listable("s", resets))
             clauses.append(f"{Q.delegate_from('s')} IS NULL")
-        if not self.include_archived and db.has_column("sessions", "archived"):
-            clauses.append("s.archived = 0")
+        if db.has_column("sessions", "archived"):
+            if self.archived == "only":
+                clauses.append("s.archived = 1")
+            elif self.archived == "exclude":
+                clauses.append("s.archived = 0")
+        if not self.include_hidden and self.archived != "only" and db.has_column("sessions", "hidden"):
+            clauses.append("s.hidden = 0")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
@@ -163,26 +245,98 @@ class SessionOrder:
     #: With `session_order(with_keys=True)`: the value each id was sorted by (aligned with `ids`;
     #: None = unknown, sorted last), so a merge of several stores needs no second query.
     keys: list[float | int | None] | None = field(default=None, repr=False)
+    #: With `filter.pinned_first`: how many of the first ids are pinned (each part is in order).
+    pinned: int = 0
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
-def order_key_sql(order: str) -> str:
-    """The SQL expression (over `sessions s`) that `session_order` sorts `order` by, `DESC`
-    with `s.id DESC` and None last; the live list re-keys changed sessions with the same one."""
+def order_key_sql(db: _Core, order: str, folded: bool = False, alias: str = "s") -> str:
+    """The SQL expression (over `sessions {alias}`) that `session_order` sorts `order` by,
+    `DESC` with the id `DESC` and None last; the live list re-keys changed sessions with the same
+    one. `folded` (a filter without children): `last_active` of a compression-ended session is
+    the freshest of its whole chain, as Hermes sorts a conversation by its live tip."""
+    a = alias
     if order == "last_active":
-        # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
-        # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
-        return _LAST_ACTIVE_ORDER_SQL
+        own = last_active_sql(db, a) if freshest_rule(db) else _last_active_order_sql(a)
+        if not folded:
+            # One MAX seek per session on the (session_id, timestamp) index: at 1M messages it beat
+            # a GROUP BY over the whole index with long (91 vs 332 ms) and short sessions alike.
+            return own
+        chain = chain_last_active_sql(db, a)
+        return f"(CASE WHEN {a}.end_reason = 'compression' THEN {chain} ELSE {own} END)"
     return {
-        "started": ts_sql("s.started_at"),  # unknown starts last, not text first
+        "started": ts_sql(f"{a}.started_at"),  # unknown starts last, not text first
         # Numbers only: text in a counter would otherwise order before every number.
-        "messages": num_sql("s.message_count"),
-        "tokens": f"{num_sql('s.input_tokens')} + {num_sql('s.output_tokens')}",
-        "cost": f"CASE WHEN typeof(s.actual_cost_usd) IN ('integer', 'real') THEN s.actual_cost_usd "
-        f"ELSE {num_sql('s.estimated_cost_usd')} END",
+        "messages": num_sql(f"{a}.message_count"),
+        "tokens": f"{num_sql(f'{a}.input_tokens')} + {num_sql(f'{a}.output_tokens')}",
+        "cost": f"CASE WHEN typeof({a}.actual_cost_usd) IN ('integer', 'real') THEN {a}.actual_cost_usd "
+        f"ELSE {num_sql(f'{a}.estimated_cost_usd')} END",
     }[order]
+
+
+def _pinned_sql(db: _Core, flt: SessionFilter) -> str:
+    """SQL: 1 for a session `pinned_first` puts first, else 0."""
+    return "(COALESCE(s.pinned, 0) != 0)" if flt.pinned_first and db.has_column("sessions", "pinned") else "0"
+
+
+def sort_key(sid: Any, key: Any, pinned: bool = False) -> tuple[Any, ...]:
+    """Ascending in SQLite's `ORDER BY pinned, key, id` (NULL keys first; ids by storage class:
+    NULL, numbers, text, blobs), so an order, which is that reversed, descends in it."""
+    k: tuple[Any, ...] = (0, 0) if key is None else (1, key)
+    if isinstance(sid, str):
+        i: tuple[Any, ...] = (2, sid)
+    elif isinstance(sid, int | float):
+        i = (1, sid)
+    elif isinstance(sid, bytes):
+        i = (3, sid)
+    else:
+        i = (0, 0)
+    return (1 if pinned else 0, *k, *i)
+
+
+def order_keys_of(db: _Core, session_ids: Iterable[Any], flt: SessionFilter, order: str) -> dict[Any, Any]:
+    """`{id: key}` for the sessions `session_order(flt, order)` lists that `session_ids`
+    concern, each key exactly what it sorts by; with `flt.pinned_first` each value is
+    `(pinned, key)` (pinned 0 or 1). Not folded: those of `session_ids` it lists. Folded
+    (`flt.folded`): for each id, the tip its chain is listed as (when the filter admits the
+    chain's first session), keyed as that chain: a message in any session of a chain moves it."""
+    ids = list(dict.fromkeys(session_ids))
+    if not ids:
+        return {}
+    where, params = flt.where(db)
+    cond = (where + " AND ") if where else " WHERE "
+    key = order_key_sql(db, order, flt.folded)
+    pin = _pinned_sql(db, flt)
+    comp = "(s.end_reason = 'compression')" if flt.folded else "0"
+    roots = chain_roots(db, ids) if flt.folded else {}
+    wanted = list(dict.fromkeys(roots.get(i, i) for i in ids))
+    admitted: dict[Any, tuple[Any, int, int]] = {}
+    for part in chunks(wanted, 500):
+        sql = f"SELECT s.id, {key}, {pin}, {comp} FROM sessions s{cond}s.id IN ({placeholders(part)})"
+        for sid, k, p, c in read_tuples(db._conn(), sql, [*params, *part]):
+            admitted[sid] = (k, int(p or 0), int(c or 0))
+    tips = compression_tips(db, [sid for sid, (_k, _p, c) in admitted.items() if c])
+    out: dict[Any, Any] = {}
+    own: list[Any] = []
+    for sid in ids:
+        root = roots.get(sid, sid)
+        if root not in admitted:
+            continue
+        tip = tips.get(root, root) if flt.folded else sid
+        k, p, _c = admitted[root]
+        out[tip] = (p, k)
+        if tip != root and order in ("messages", "tokens", "cost"):
+            own.append(tip)  # a tip is ordered by its own numbers
+    for part in chunks(list(dict.fromkeys(own)), 500):
+        for sid, k in read_tuples(
+            db._conn(),
+            f"SELECT s.id, {order_key_sql(db, order)} FROM sessions s WHERE s.id IN ({placeholders(part)})",
+            list(part),
+        ):
+            out[sid] = (out[sid][0], k)
+    return out if flt.pinned_first else {sid: k for sid, (_p, k) in out.items()}
 
 
 @dataclass(frozen=True)
@@ -192,10 +346,6 @@ class OrderHead:
 
     ids: list[str]
     exact: bool
-
-
-def _as_number(value: Any) -> float:
-    return float(value) if isinstance(value, int | float) else 0.0
 
 
 class ListingMixin(_Core):
@@ -209,11 +359,12 @@ class ListingMixin(_Core):
         include_archived: bool,
         archived_only: bool,
         listable_only: bool,
+        include_hidden: bool = True,
     ) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         params: list[Any] = []
         if listable_only:
-            where += [Q.listable("s"), f"{Q.delegate_from('s')} IS NULL"]
+            where += [Q.listable("s", Q.resets_known(self)), f"{Q.delegate_from('s')} IS NULL"]
         if source:
             where.append("s.source = ?")
             params.append(source)
@@ -232,12 +383,16 @@ class ListingMixin(_Core):
                 where.append("s.archived = 1")
             elif not include_archived:
                 where.append("s.archived = 0")
+        # The archived view is Hermes' way back to an archived hidden (Bot Mode) chat: it lists them.
+        if not include_hidden and not archived_only and self.has_column("sessions", "hidden"):
+            where.append("s.hidden = 0")
         return where, params
 
     def _session_cols(self, compact: bool) -> str:
         if not compact:
             return "s.*"
-        return ", ".join(f"s.{c}" for c in sorted(self.columns("sessions")) if c != "system_prompt")
+        heavy = ("system_prompt", "system_prompt_hash", "git_metadata_generation")  # v31's compact cut
+        return ", ".join(f"s.{c}" for c in sorted(self.columns("sessions")) if c not in heavy)
 
     def list_sessions_rich(
         self,
@@ -255,8 +410,13 @@ class ListingMixin(_Core):
         id_query: str | None = None,
         search_query: str | None = None,
         compact_rows: bool = False,
+        include_hidden: bool = False,
     ) -> list[dict[str, Any]]:
-        """Sessions with `preview` and `last_active`, as 0.19.0 lists them (tips projected)."""
+        """Sessions with `preview`, `last_active` and `unread`, as the file's writer lists them
+        (0.19.0, or v31: hidden sessions left out unless `include_hidden` or `archived_only`,
+        reset children listed, the freshest-activity rule), compression roots projected to
+        their tips. Not compact: `system_prompt` is the text, also where the file keeps it in
+        `system_prompts`."""
         where, params = self._base_filters(
             source,
             exclude_sources,
@@ -265,9 +425,12 @@ class ListingMixin(_Core):
             include_archived,
             archived_only,
             not include_children,
+            include_hidden,
         )
         where_sql = ("WHERE " + " AND ".join(where)) if where else ""
         sel = self._session_cols(compact_rows)
+        prompt_sel, prompt_join = ("", "") if compact_rows else resolved_prompts_sql(self, tool_names=False)
+        last_active = last_active_sql(self, "s")
         if order_by_last_active:
             outer = list(where)
             extra: list[Any] = []
@@ -296,45 +459,38 @@ class ListingMixin(_Core):
                     extra.append("%" + Q.like_escape(compact) + "%")
                 outer.append(clause + "))")
             outer_sql = ("WHERE " + " AND ".join(outer)) if outer else ""
-            last_msg = (
-                f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = cur_id AND "
-                f"m.timestamp {_TS_RANGE})"
-            )
+            # UNION, not UNION ALL: a cycle of compression edges (a damaged file) ends the walk.
             sql = f"""
                 WITH RECURSIVE chain(root_id, cur_id) AS (
                     SELECT s.id, s.id FROM sessions s {where_sql}
-                    UNION ALL
+                    UNION
                     SELECT c.root_id, child.id FROM chain c
                     JOIN sessions parent ON parent.id = c.cur_id
                     JOIN sessions child ON child.parent_session_id = c.cur_id
-                    WHERE parent.end_reason = 'compression'
-                      AND {Q.BRANCHED_FROM.format(a="child")} IS NULL
-                      AND {Q.DELEGATE_FROM.format(a="child")} IS NULL
-                      AND COALESCE(child.source, '') != 'tool'),
+                    WHERE parent.end_reason = 'compression' AND {continuation_sql(self, "child")}),
                 chain_max AS (
-                    SELECT root_id, MAX(COALESCE(
-                        {last_msg},
-                        (SELECT {ts_sql("ss.started_at")} FROM sessions ss WHERE ss.id = cur_id))) AS eff
+                    SELECT root_id, MAX((SELECT {last_active_sql(self, "cs")}
+                        FROM sessions cs WHERE cs.id = cur_id)) AS eff
                     FROM chain GROUP BY root_id)
-                SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active,
+                SELECT {sel}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, {last_active} AS last_active,
                        COALESCE(cm.eff, {ts_sql("s.started_at")}) AS _eff
-                FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id
+                FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id{prompt_join}
                 {outer_sql}
                 ORDER BY _eff DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?"""
             all_params = params + params + extra + [limit, offset]
         else:
             sql = (
-                f"SELECT {sel}, {_PREVIEW_SQL} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active "
-                f"FROM sessions s {where_sql} ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
+                f"SELECT {sel}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, {last_active} AS last_active "
+                f"FROM sessions s{prompt_join} {where_sql} ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
             )
             all_params = params + [limit, offset]
         rows = []
         for row in read_rows(self._conn(), sql, all_params, decode=False):
             row.pop("_eff", None)
-            rows.append(_finish_preview(row))
+            rows.append(_finish_preview(take_resolved_prompts(row)))
         if project_compression_tips and not include_children:
             rows = [self._project_tip(r, compact_rows) for r in rows]
-        return rows
+        return [finish_flags(r) for r in rows]
 
     def _project_tip(self, row: dict[str, Any], compact: bool) -> dict[str, Any]:
         if row.get("end_reason") != "compression":
@@ -363,19 +519,22 @@ class ListingMixin(_Core):
         ):
             if key in tip_row:
                 merged[key] = tip_row[key]
+        if merged.get("title") is None and Q.resets_known(self):
+            merged["title"] = row.get("title")  # v31: a rotation cut off before the title moved
         merged["_lineage_root_id"] = row["id"]
         return merged
 
     def _rich_row(self, session_id: str, compact: bool = False) -> dict[str, Any] | None:
+        prompt_sel, prompt_join = ("", "") if compact else resolved_prompts_sql(self, tool_names=False)
         rows = read_rows(
             self._conn(),
-            f"SELECT {self._session_cols(compact)}, {_PREVIEW_SQL} AS _preview_raw, "
-            f"{_LAST_ACTIVE_SQL} AS last_active "
-            "FROM sessions s WHERE s.id = ?",
+            f"SELECT {self._session_cols(compact)}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, "
+            f"{last_active_sql(self, 's')} AS last_active "
+            f"FROM sessions s{prompt_join} WHERE s.id = ?",
             (session_id,),
             decode=False,
         )
-        return _finish_preview(rows[0]) if rows else None
+        return _finish_preview(take_resolved_prompts(rows[0])) if rows else None
 
     def session_count(
         self,
@@ -402,25 +561,31 @@ class ListingMixin(_Core):
     def search_sessions(
         self, source: str | None = None, limit: int = 20, offset: int = 0
     ) -> list[dict[str, Any]]:
-        """`sessions.*` + `last_active`, most recently used first (what `export_all` walks)."""
-        where = "WHERE s.source = ? " if source else ""
+        """`sessions.*` (prompts resolved) + `last_active` by the file's rule, most recently used
+        first (what `export_all` walks)."""
+        where = " WHERE s.source = ?" if source else ""
         params: list[Any] = [source] if source else []
+        prompt_sel, prompt_join = resolved_prompts_sql(self)
         rows = read_rows(
             self._conn(),
-            f"SELECT s.*, COALESCE(m.last_active, {ts_sql('s.started_at')}) AS last_active FROM sessions s "
-            "LEFT JOIN (SELECT session_id, MAX(timestamp) AS last_active FROM messages "
-            f"WHERE timestamp {_TS_RANGE} GROUP BY session_id) m "
-            f"ON m.session_id = s.id {where}"
-            "ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
+            f"SELECT s.*{prompt_sel}, {last_active_sql(self, 's')} AS last_active FROM sessions s"
+            f"{prompt_join}{where} ORDER BY last_active DESC, s.started_at DESC, s.id DESC LIMIT ? OFFSET ?",
             params + [limit, offset],
         )
-        return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
+        return [clean_row(take_resolved_prompts(r), SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
 
     # ------------------------------------------------------------ browser paging
     def session_order(
         self, filter: SessionFilter | None = None, order: str = "last_active", with_keys: bool = False
     ) -> SessionOrder:
         """Ids matching `filter`, ordered for display (ties broken by id, so the order is total).
+
+        With `filter.folded` (the default), a compression chain is listed once, as its live tip
+        (`get_compression_tip`), as Hermes lists it: the chain is admitted by the filter on the
+        session it starts at, and sorted by the freshest activity of the whole chain
+        (`last_active`), the start of that session (`started`), or the tip's own numbers
+        (`messages`, `tokens`, `cost`, what its row shows). With `filter.pinned_first` pinned
+        sessions come first (`SessionOrder.pinned` of them), each part in the order.
 
         `with_keys` also returns each id's order key (`SessionOrder.keys`), computed by the same
         expression in the same statement, so the keys are exactly what was sorted by (a
@@ -431,25 +596,118 @@ class ListingMixin(_Core):
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
         where, params = flt.where(self)
         warmers: list[threading.Thread] = []
-        if order == "last_active" and not where:
-            warmers = self._warm_for_order()
-        key = order_key_sql(order)
+        if order == "last_active":
+            warmers = self._warm_for_order(rows=bool(where) or freshest_rule(self))
+        pin = _pinned_sql(self, flt)
+        if flt.folded:
+            sql = self._folded_order_sql(where, pin, order)
+        else:
+            sql = (
+                f"SELECT s.id AS id, {order_key_sql(self, order)} AS k, {pin} AS pin, NULL AS unresolved "
+                f"FROM sessions s{where} ORDER BY pin DESC, k DESC, s.id DESC"
+            )
         # One row holding every id as a JSON array: 100k ids come back in a single step, not 100k
         # steps that each re-take the GIL (which the UI thread holds while it starts: 2x slower).
+        # The keys ride along as a second array of the same ordered rows (SQLite's JSON writes a
+        # REAL with enough digits to read back the same double, so ties stay ties); they are
+        # parsed only when asked for or when a chain SQL could not fold needs its place.
         try:
-            if not with_keys:
-                sql = f"SELECT s.id FROM sessions s{where} ORDER BY {key} DESC, s.id DESC"
-                packed = self._scalar(f"SELECT json_group_array(id) FROM ({sql})", params, default="[]")
-                return SessionOrder(flt, order, json.loads(packed))
-            # The keys ride along as a second array of the same ordered rows (SQLite's JSON writes a
-            # REAL with enough digits to read back the same double, so ties stay ties).
-            sql = f"SELECT s.id AS id, {key} AS k FROM sessions s{where} ORDER BY k DESC, s.id DESC"
-            rows = self._tuples(f"SELECT json_group_array(id), json_group_array(k) FROM ({sql})", params)
-            ids_json, keys_json = rows[0] if rows else ("[]", "[]")
-            return SessionOrder(flt, order, json.loads(ids_json or "[]"), keys=json.loads(keys_json or "[]"))
+            rows = self._tuples(
+                "SELECT json_group_array(id), json_group_array(k), COALESCE(SUM(pin), 0), "
+                f"json_group_array(unresolved) FILTER (WHERE unresolved IS NOT NULL) FROM ({sql})",
+                params,
+            )
         finally:
             for t in warmers:  # no reader is left holding a snapshot of the file after we return
                 t.join()
+        ids_json, keys_json, pinned, unresolved_json = rows[0] if rows else ("[]", "[]", 0, "[]")
+        ids: list[Any] = json.loads(ids_json or "[]")
+        keys: list[Any] | None = json.loads(keys_json or "[]") if with_keys else None
+        unresolved = json.loads(unresolved_json or "[]")
+        if unresolved:
+            keys = self._fold_chains(ids, keys, unresolved, keys_json, int(pinned), order)
+        return SessionOrder(flt, order, ids, keys=keys if with_keys else None, pinned=int(pinned))
+
+    def list_count(self, filter: SessionFilter | None = None) -> int:
+        """How many sessions `session_order(filter)` lists, without ordering them (one count of
+        the admitted rows: a folded chain is admitted once, by its first session)."""
+        where, params = (filter or SessionFilter()).where(self)
+        return int(self._scalar(f"SELECT COUNT(*) FROM sessions s{where}", params, 0))
+
+    def _folded_order_sql(self, where: str, pin: str, order: str) -> str:
+        """The folded order's statement: each admitted session with its key, a compression-ended
+        one replaced by its chain's tip and keyed as the chain (`chains.chain_fold_sql`); a chain
+        the walk could not settle keeps its first session's id, listed in `unresolved`."""
+        tip = "json_extract(cj, '$[1]')"
+        if order == "last_active":
+            key = "CASE WHEN cj IS NOT NULL THEN json_extract(cj, '$[0]') ELSE ok END"
+        elif order == "started":
+            key = "ok"
+        else:  # a tip is ordered by its own numbers, what its row shows
+            key = (
+                f"CASE WHEN {tip} IS NOT NULL THEN (SELECT {order_key_sql(self, order, alias='t')} "
+                f"FROM sessions t WHERE t.id = {tip}) ELSE ok END"
+            )
+        own = order_key_sql(self, order)
+        if order == "last_active":  # a chain's key is the chain's: its first session's is not needed
+            own = f"CASE WHEN s.end_reason = 'compression' THEN NULL ELSE {own} END"
+        return f"""
+            WITH base AS MATERIALIZED (
+                SELECT s.id AS rid, {pin} AS pin, {own} AS ok,
+                       CASE WHEN s.end_reason = 'compression' THEN {chain_fold_sql(self, "s")} END AS cj
+                FROM sessions s{where})
+            SELECT COALESCE({tip}, rid) AS id, {key} AS k, pin,
+                   CASE WHEN cj IS NOT NULL AND {tip} IS NULL THEN rid END AS unresolved
+            FROM base ORDER BY pin DESC, k DESC, id DESC"""
+
+    def _fold_chains(
+        self,
+        ids: list[Any],
+        keys: list[Any] | None,
+        unresolved: list[Any],
+        keys_json: str,
+        pinned: int,
+        order: str,
+    ) -> list[Any]:
+        """Replace, in place, each of the `unresolved` sessions of a folded order (chains that
+        fork or loop) by its chain's tip as the writers rank it (`compression_tips`). The key
+        stays (`last_active`, `started`: the chain's) or becomes the tip's own (`messages`,
+        `tokens`, `cost`); an entry whose new id or key no longer fits between its neighbours
+        moves to its place. Returns the keys (aligned with `ids`)."""
+        keys = keys if keys is not None else json.loads(keys_json or "[]")
+        tips = compression_tips(self, unresolved)
+        todo = {sid for sid in unresolved if tips.get(sid, sid) != sid}
+        moved = [i for i, sid in enumerate(ids) if sid in todo]
+        if not moved:
+            return keys
+        for i in moved:
+            ids[i] = tips[ids[i]]
+        if order in ("messages", "tokens", "cost"):
+            own = dict(
+                self._tuples(
+                    f"SELECT s.id, {order_key_sql(self, order)} FROM sessions s "
+                    "WHERE s.id IN (SELECT value FROM json_each(?))",
+                    [json.dumps([ids[i] for i in moved])],
+                )
+            )
+            for i in moved:
+                keys[i] = own.get(ids[i], keys[i])
+
+        def at(i: int) -> tuple[Any, ...]:
+            return sort_key(ids[i], keys[i], i < pinned)
+
+        n = len(ids)
+        misplaced = {i for i in moved if (i > 0 and at(i - 1) <= at(i)) or (i + 1 < n and at(i) <= at(i + 1))}
+        if misplaced:  # ties broken by the tip's id, or a tip's own numbers: re-sort those
+            entries = sorted(((at(i), ids[i], keys[i]) for i in misplaced), reverse=True)
+            kept = [i for i in range(n) if i not in misplaced]
+            merged = heapq.merge(
+                ((at(i), ids[i], keys[i]) for i in kept), entries, key=lambda e: e[0], reverse=True
+            )
+            pairs = [(sid, key) for _sk, sid, key in merged]
+            ids[:] = [sid for sid, _k in pairs]
+            keys[:] = [key for _s, key in pairs]
+        return keys
 
     def session_order_head(
         self, filter: SessionFilter | None = None, order: str = "last_active", limit: int = 50
@@ -463,13 +721,14 @@ class ListingMixin(_Core):
         each keyed exactly as `session_order` keys it and sorted the same way; the result misses
         a session only when its newest message has an older id than other sessions' newer
         messages (imported history), so it is marked `exact=False`. None (the caller waits for
-        the whole order) for the orders without an index to walk, a title/id text filter, and
-        when fewer than `limit` sessions were found (a narrow filter or a small store).
+        the whole order) for the orders without an index to walk, a title/id text filter,
+        `pinned_first`, and when fewer than `limit` sessions were found (a narrow filter or a
+        small store).
         """
         flt = filter or SessionFilter()
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
-        if limit <= 0 or flt.text:  # a title/id substring matches anywhere: no walk finds it early
+        if limit <= 0 or flt.text or flt.pinned_first:  # a substring matches anywhere: no walk finds it early
             return None
         where, params = flt.where(self)
         if order == "started":
@@ -482,6 +741,9 @@ class ListingMixin(_Core):
                     [*params, limit],
                 )
             ]
+            if flt.folded:  # a chain sorts by the start of its first session and shows as its tip
+                tips = compression_tips(self, ids)
+                ids = [tips.get(i, i) for i in ids]
             # Fewer than `limit` usable starts: the rest (unknown starts) would follow in an
             # order this walk did not read; a store that small orders in a few ms anyway.
             return OrderHead(ids, exact=True) if len(ids) == limit else None
@@ -494,13 +756,9 @@ class ListingMixin(_Core):
             [limit],
         ):
             candidates[sid] = None
-        keyed: list[tuple[str, Any]] = []
+        keyed: dict[Any, Any] = {}
         cursor: int | None = None
         scanned, batch = 0, max(256, 8 * limit)
-        key_sql = (
-            f"SELECT s.id, {_LAST_ACTIVE_ORDER_SQL} AS k FROM sessions s WHERE s.id IN "
-            "(SELECT value FROM json_each(?))" + (" AND " + where[len(" WHERE ") :] if where else "")
-        )
         while True:
             cond = "" if cursor is None else f"WHERE id < {int(cursor)} "
             rows: list[tuple[Any, ...]] = conn.execute(
@@ -516,7 +774,7 @@ class ListingMixin(_Core):
             if cursor is None:  # the first round also keys the newest-started sessions
                 fresh = list(candidates)
             if fresh:
-                keyed += self._tuples(key_sql, [json.dumps(fresh), *params])
+                keyed.update(order_keys_of(self, fresh, flt, order))
             if done or len(keyed) >= limit:
                 break
             cursor = int(rows[-1][0])
@@ -524,10 +782,10 @@ class ListingMixin(_Core):
         if len(keyed) < limit:  # a narrow filter, or a store small enough to order whole at once
             return None
         # `session_order` sorts `key DESC, id DESC` with NULL (no usable date) last.
-        keyed.sort(key=lambda r: (r[1] is not None, _as_number(r[1]), r[0]), reverse=True)
-        return OrderHead([sid for sid, _k in keyed[:limit]], exact=False)
+        ranked = sorted(keyed.items(), key=lambda r: sort_key(r[0], r[1]), reverse=True)
+        return OrderHead([sid for sid, _k in ranked[:limit]], exact=False)
 
-    def _warm_for_order(self) -> list[threading.Thread]:
+    def _warm_for_order(self, rows: bool = False) -> list[threading.Thread]:
         """Started threads that read the pages the unfiltered last-active order will need, when
         the file is not in the OS page cache (else none).
 
@@ -570,7 +828,7 @@ class ListingMixin(_Core):
         except (apsw.Error, StoreError):
             return []
         edges = sorted(bounds)
-        jobs = []
+        jobs: list[list[tuple[str, tuple[Any, ...]]]] = []
         for lo, hi in zip(edges, [*edges[1:], None], strict=True):
             upper = "" if hi is None else " AND {col} < ?"
             args = (lo,) if hi is None else (lo, hi)
@@ -584,6 +842,24 @@ class ListingMixin(_Core):
                     ),
                 ]
             )
+        if rows:
+            # The statement scans `sessions` in rowid order (a filter reads the rows) and seeks
+            # the message index in that order, i.e. anywhere: warm every id range, and the rows
+            # ahead of the scan (the last flag column read makes the row's pages come in).
+            jobs[0].insert(
+                0,
+                (
+                    "SELECT count(*) FROM messages INDEXED BY idx_messages_session WHERE session_id < ?",
+                    (edges[0],),
+                ),
+            )
+            flags = ("hidden", "archived", "end_reason")
+            col = next((c for c in flags if self.has_column("sessions", c)), "id")
+            cuts = [*(top * i // _WARM_THREADS for i in range(1, _WARM_THREADS)), top + 1]
+            for job, (first, last) in zip(jobs, zip(cuts, cuts[1:], strict=False), strict=False):
+                job.append(
+                    (f"SELECT count({col}) FROM sessions WHERE rowid >= ? AND rowid < ?", (first, last))
+                )
         return self._start_warmers(jobs)
 
     def _warm_for_table_scan(self, column: str) -> list[threading.Thread]:
@@ -654,6 +930,7 @@ class ListingMixin(_Core):
 
     def _row_select(self) -> str:
         cols = [f"s.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _ROW_COLUMNS]
+        cols += [f"s.{c}" if self.has_column("sessions", c) else f"0 AS {c}" for c in ROW_FLAGS]
         # The list shows a title or else the preview: reading the first user message (a random
         # page of `messages` per row) is only worth it for untitled sessions.
         preview = (
@@ -663,8 +940,8 @@ class ListingMixin(_Core):
         )
         return (
             ", ".join(cols)
-            + f", {preview} AS _preview_raw, {_LAST_ACTIVE_SQL} AS last_active, "
-            + f"{Q.edge_kind_case('s')} AS edge_kind, "
+            + f", {preview} AS _preview_raw, {last_active_sql(self, 's')} AS last_active, "
+            + f"{Q.edge_kind_case('s', Q.resets_known(self))} AS edge_kind, "
             + "(SELECT COUNT(*) FROM sessions c WHERE c.parent_session_id = s.id) AS child_count"
         )
 
@@ -672,6 +949,10 @@ class ListingMixin(_Core):
         """One page of list rows, returned in the order of `ids` (missing ids are skipped).
 
         `preview` (the first user prompt) is filled only for sessions without a title.
+        `last_active` follows the file's rule (`chains.last_active_sql`); `unread` is Hermes'
+        `session_unread`; `archived`/`hidden`/`pinned` are 0 or 1 (0 where the file has no such
+        column); a compression continuation (e.g. the tip a folded list shows) carries
+        `lineage_root_id`, the session its chain starts at.
         """
         found: dict[str, dict[str, Any]] = {}
         select = self._row_select()
@@ -682,7 +963,11 @@ class ListingMixin(_Core):
                 part,
                 decode=False,
             ):
-                found[row["id"]] = _finish_preview(row)
+                found[row["id"]] = finish_flags(_finish_preview(row))
+        continued = [sid for sid, r in found.items() if r.get("edge_kind") == "compression"]
+        if continued:
+            for sid, root in chain_roots(self, continued).items():
+                found[sid]["lineage_root_id"] = root if root != sid else None
         return [found[i] for i in ids if i in found]
 
     def list_sessions_page(

@@ -52,8 +52,9 @@ from typing import Any
 import apsw
 
 from . import sql_fragments as Q
+from .chains import chain_members
 from .core import _Core, chunks, placeholders
-from .listing import ORDERS, SessionFilter, order_key_sql
+from .listing import ORDERS, SessionFilter, order_keys_of
 from .text import read_tuples, tool_calls_list
 from .write_signal import WriteSignal, write_signal
 
@@ -379,11 +380,12 @@ class LiveMixin(_Core):
 
     def _session_rows(self, conn: apsw.Connection, ids: Sequence[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
+        kind_sql = Q.edge_kind_case("s", Q.resets_known(self))
         for part in chunks(list(ids), 500):
             rows = read_tuples(
                 conn,
                 f"""SELECT s.rowid, s.id, s.parent_session_id, s.source, s.title, s.started_at, s.ended_at,
-                           {Q.edge_kind_case("s")} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
+                           {kind_sql} FROM sessions s WHERE s.id IN ({placeholders(part)})""",
                 list(part),
             )
             out += [
@@ -406,23 +408,28 @@ class LiveMixin(_Core):
     def order_keys(
         self, session_ids: Iterable[str], filter: SessionFilter | None = None, order: str = "last_active"
     ) -> dict[str, Any]:
-        """`{id: key}` for those of `session_ids` that match `filter`, each key exactly what
-        `session_order(filter, order)` sorts by (`key DESC, id DESC`, None last): a live list
-        moves only the sessions that changed instead of re-reading the whole order."""
+        """`{id: key}` for those of `session_ids` that `session_order(filter, order)` lists, each
+        key exactly what it sorts by (`key DESC, id DESC`, None last; with `filter.pinned_first`
+        each value is `(pinned, key)`): a live list moves only the sessions that changed instead
+        of re-reading the whole order. Folded (the default filter): a chain's tip, keyed as its
+        chain (`listing.order_keys_of`)."""
         flt = filter or SessionFilter()
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
-        key = order_key_sql(order)
-        where, params = flt.where(self)
-        cond = (where + " AND ") if where else " WHERE "
-        ids = list(dict.fromkeys(session_ids))
-        out: dict[str, Any] = {}
-        conn = self._conn()
-        with _read_txn(conn):
-            for part in chunks(ids, 500):
-                sql = f"SELECT s.id, {key} FROM sessions s{cond}s.id IN ({placeholders(part)})"
-                out.update(read_tuples(conn, sql, [*params, *part]))
-        return out
+        with _read_txn(self._conn()):
+            return order_keys_of(self, session_ids, flt, order)
+
+    def order_scope(self, session_ids: Iterable[str], filter: SessionFilter | None = None) -> set[str]:
+        """The sessions whose place in `session_order(filter, ...)` a change in `session_ids`
+        may move: the ids themselves, and folded (the default filter) every session of their
+        compression chains (a message in one sibling of a forked chain can make it the tip the
+        chain is listed as, in place of the other). A live list drops these before re-inserting
+        what `order_keys` gives for them."""
+        ids = set(session_ids)
+        if not (filter or SessionFilter()).folded or not ids:
+            return ids
+        with _read_txn(self._conn()):
+            return ids | chain_members(self, ids)
 
     # ------------------------------------------------------------------ live status
     def live_status(

@@ -35,9 +35,10 @@ SESSION_NUMBERS = (
     *SESSION_USAGE_COLUMNS,
     "archived",
     "pinned",
+    "hidden",
     "rewind_count",
 )
-SESSION_TIMESTAMPS = ("started_at", "ended_at", "last_active")
+SESSION_TIMESTAMPS = ("started_at", "ended_at", "last_active", "last_read_at", "last_activity_at")
 
 #: Columns an insert of an existing session fills in where the stored row has NULL.
 _FILL_ON_CONFLICT = (
@@ -56,6 +57,30 @@ _FILL_ON_CONFLICT = (
 #: The keyword arguments `create_session`/`ensure_session` take: every column a conflict fills in,
 #: and `user_id`, which the first writer's row keeps (upstream).
 _SESSION_KWARGS = frozenset({*_FILL_ON_CONFLICT, "user_id"})
+
+
+def resolved_prompts_sql(db: _Core, tool_names: bool = True) -> tuple[str, str]:
+    """(extra select, joins) resolving `system_prompt` (and with `tool_names` that column) through
+    the shared `system_prompts` table (schema v25+: the row holds a hash, the inline column is
+    only a fallback), as the v31 writer's `get_session` does; empty on older files."""
+    if "system_prompts" not in db._columns or not db.has_column("sessions", "system_prompt_hash"):
+        return "", ""
+    select = ", COALESCE(sp.prompt, s.system_prompt) AS _system_prompt_resolved"
+    joins = " LEFT JOIN system_prompts sp ON sp.hash = s.system_prompt_hash"
+    if tool_names and db.has_column("sessions", "tool_names"):
+        select += ", COALESCE(tp.prompt, s.tool_names) AS _tool_names_resolved"
+        joins += " LEFT JOIN system_prompts tp ON tp.hash = s.tool_names"
+    return select, joins
+
+
+def take_resolved_prompts(row: dict[str, Any]) -> dict[str, Any]:
+    """Move `_system_prompt_resolved`/`_tool_names_resolved` (see `resolved_prompts_sql`) over
+    their columns."""
+    for column in ("system_prompt", "tool_names"):
+        resolved = f"_{column}_resolved"
+        if resolved in row:
+            row[column] = row.pop(resolved)
+    return row
 
 
 class SessionsMixin(_Core):
@@ -134,9 +159,16 @@ class SessionsMixin(_Core):
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """`sessions.*` of one row; whatever it holds, text comes back as str, `started_at`/
-        `ended_at` as a usable date or None, counters and costs as numbers or None."""
-        rows = read_rows(self._conn(), "SELECT * FROM sessions WHERE id = ?", (session_id,))
-        return clean_row(rows[0], SESSION_NUMBERS, SESSION_TIMESTAMPS) if rows else None
+        `ended_at` as a usable date or None, counters and costs as numbers or None.
+        `system_prompt` (and `tool_names`) are the text itself, also where the file keeps it in
+        `system_prompts` by hash (`COALESCE(sp.prompt, s.system_prompt)`, the v31 writer's read)."""
+        select, joins = resolved_prompts_sql(self)
+        rows = read_rows(
+            self._conn(), f"SELECT s.*{select} FROM sessions s{joins} WHERE s.id = ?", (session_id,)
+        )
+        if not rows:
+            return None
+        return clean_row(take_resolved_prompts(rows[0]), SESSION_NUMBERS, SESSION_TIMESTAMPS)
 
     def require_session(self, session_id: str) -> dict[str, Any]:
         row = self.get_session(session_id)

@@ -49,7 +49,8 @@ async def test_navigate_list_and_open_transcript(demo_db: Path) -> None:
         assert sessions.cursor == len(expected) - 1
         await pilot.press("home", "pagedown")
         await settle(pilot)
-        assert sessions.cursor == sessions.size.height - 1  # one page = visible rows minus the header
+        # one page = visible rows minus the header (Hermes' list of the demo is about one page)
+        assert sessions.cursor == min(sessions.size.height - 1, len(expected) - 1)
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.focused, TranscriptView)
@@ -222,7 +223,7 @@ async def test_filters_by_source_model_and_text(demo_db: Path) -> None:
         main.query_one("#filter-text", Input).value = "runbook"
         await settle(pilot)
         assert list(sessions._ids) == store_order(demo_db, text="runbook")
-        assert sessions.total == 3
+        assert sessions.total == 1  # the runbook's compression chain, listed once as its tip
 
 
 async def test_date_filter_uses_injected_clock(tmp_path: Path) -> None:

@@ -108,7 +108,9 @@ def toasts(app) -> list[str]:  # type: ignore[no-untyped-def]
 async def test_resume_exits_with_the_tip_command(
     demo_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """R on a compressed root resumes its live tip; the command runs the real `hermes` on PATH."""
+    """R on a compressed root resumes its live tip; the command runs the real `hermes` on PATH.
+    (Hermes' list shows the chain as its tip: the root is reached from the lineage, so the
+    transcript, not the list, has the focus.)"""
     root, tip = session_facts(demo_db, CHAIN_ROOT_TITLE)
     assert root != tip
     record = tmp_path / "hermes-called"
@@ -116,8 +118,8 @@ async def test_resume_exits_with_the_tip_command(
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
-        main = await open_on(pilot, root)
-        assert main.session_list.selected_id == root
+        main = await open_on(pilot, root, focus_list=False)
+        assert main.selected_session_id == root and root not in main.session_list._ids
         await pilot.press("R")
         await settle(pilot)
     # the store is not $HERMES_HOME/state.db: Hermes is pointed at its folder
@@ -154,7 +156,7 @@ async def test_resume_without_hermes_shows_and_copies_the_command(
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_on(pilot, root)
+        await open_on(pilot, root, focus_list=False)  # the root: from the lineage (the list shows the tip)
         await pilot.press("R")
         await settle(pilot)
         assert app.is_running and isinstance(app.screen, MainScreen)
@@ -313,7 +315,7 @@ async def test_copy_id_resume_command_and_transcript(demo_db: Path) -> None:
     assert exported is not None
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
-        await open_on(pilot, root)
+        await open_on(pilot, root, focus_list=False)  # the root: from the lineage (the list shows the tip)
         await press_copy(pilot, "i")
         assert app.clipboard == root
         assert any(f"{len(root)} characters" in t for t in toasts(app))

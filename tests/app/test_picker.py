@@ -65,22 +65,26 @@ async def test_pick_from_the_results_and_the_list(demo_db: Path) -> None:
 
 
 async def test_pick_format_resume_prints_the_tip_command(demo_db: Path) -> None:
+    """The compressed runbook is one row of Hermes' list, its live tip: picked, the command
+    resumes it."""
     root, tip = session_facts(demo_db, "Postgres upgrade runbook")
+    assert root != tip
     app = make_app(demo_db, pick=PickOptions(output="resume"))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, rounds=3)
         main = app.screen
         assert isinstance(main, MainScreen)
-        main.open_session(root)
+        assert root not in main.session_list._ids
+        main.open_session(tip)
         await settle(pilot)
         main.session_list.focus()
         await pilot.pause()
-        assert main.session_list.selected_id == root
+        assert main.session_list.selected_id == tip
         await pilot.press("enter")
         await settle(pilot)
     home = (("HERMES_HOME", str(demo_db.parent)),)
     output = f"env HERMES_HOME={demo_db.parent} hermes --resume={tip}"
-    assert app.return_value == Handoff("pick", root, ("hermes", f"--resume={tip}"), output, home)
+    assert app.return_value == Handoff("pick", tip, ("hermes", f"--resume={tip}"), output, home)
 
 
 async def test_escape_and_ctrl_c_cancel_with_status_1(demo_db: Path) -> None:
@@ -176,8 +180,8 @@ async def test_pick_all_profiles_prints_the_row_and_its_profile(tmp_path: Path) 
     app = federated_app(home, pick=PickOptions())
     await _pick_list_row(app, ("work", "w-2"))
     assert app.return_value == Handoff("pick", "w-2", output="w-2")
-    cases = {
-        ("work", "c-root"): ("hermes", "-p", "work", "--resume=c-tip"),
+    cases = {  # Hermes' list shows work's compressed chain as its tip
+        ("work", "c-tip"): ("hermes", "-p", "work", "--resume=c-tip"),
         ("default", "c-root"): ("hermes", "--resume=c-root"),
         ("zeta", "z-1"): ("hermes", "-p", "zeta", "--resume=z-1"),
     }

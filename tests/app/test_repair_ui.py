@@ -37,12 +37,19 @@ def counts(path: Path) -> tuple[int, int]:
         return db.session_count(), db.message_count()
 
 
+def listed(path: Path) -> int:
+    """How many sessions the list shows (Hermes' list: children folded)."""
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        return db.list_count()
+
+
 def plain(widget: Static) -> str:
     return str(widget.render())
 
 
 async def test_duplicate_schema_row_is_diagnosed_repaired_and_reopened(demo_db: Path) -> None:
     sessions, messages = counts(demo_db)
+    shown = listed(demo_db)
     damage(demo_db)
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -59,7 +66,7 @@ async def test_duplicate_schema_row_is_diagnosed_repaired_and_reopened(demo_db: 
         await settle(pilot, rounds=4)
         assert main.state == "ready"
         assert not main.query(RepairOffer)
-        assert main.session_list.total == sessions
+        assert main.session_list.total == shown
         repaired = [str(n.message) for n in app._notifications if n.title == "Repair"]
         assert repaired and "backup at" in repaired[0]
     backups = [p for p in demo_db.parent.iterdir() if p.name != demo_db.name and "backup" in p.name]
@@ -101,7 +108,7 @@ def test_damage_words_decide_the_offer() -> None:
 
 
 async def test_b_browses_the_damaged_store_read_only_and_writes_nothing(demo_db: Path) -> None:
-    sessions, _messages = counts(demo_db)
+    shown = listed(demo_db)
     damage(demo_db)
     before = demo_db.read_bytes()
     app = make_app(demo_db)
@@ -116,7 +123,7 @@ async def test_b_browses_the_damaged_store_read_only_and_writes_nothing(demo_db:
         assert main.state == "ready"
         assert not main.query(RepairOffer)
         assert app.read_only and main.db is not None and main.db.read_only
-        assert main.session_list.total == sessions
+        assert main.session_list.total == shown
         await pilot.press("r")  # rename is refused like any write in --read-only
         await settle(pilot)
         assert any("read-only" in str(n.message) for n in app._notifications)

@@ -30,7 +30,8 @@ async def test_escape_from_search_puts_the_cursor_on_the_session_read(demo_db: P
         await pilot.press("slash", *"postgres")
         await settle(pilot)
         search = main.query_one("#search", SearchPane)
-        hit = next(h for h in search.hits if h["session_id"] != before)
+        # A hit in a session the list holds (Hermes' list folds a chain's earlier sessions away).
+        hit = next(h for h in search.hits if h["session_id"] != before and h["session_id"] in sessions._ids)
         search.choose(search.hits.index(hit))
         await settle(pilot)
         transcript = main.query_one("#transcript", TranscriptView)

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from hermes_tui.state import SessionDB
+from hermes_tui.state import SessionDB, SessionFilter
 
 NOW = time.time()
 HOUR_AGO = NOW - 3600
@@ -133,4 +133,4 @@ def db_path(tmp_path):
 @pytest.fixture
 def session_ids(db_path):
     with SessionDB(db_path, read_only=True) as db:
-        return set(db.session_order().ids)
+        return set(db.session_order(SessionFilter.every_session()).ids)

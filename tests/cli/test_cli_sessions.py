@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hermes_tui import cli, cli_sessions
-from hermes_tui.state import SessionDB
+from hermes_tui.state import SessionDB, SessionFilter
 
 
 def run(capsys, *argv):
@@ -24,7 +24,7 @@ def run(capsys, *argv):
 
 def ids_in(db_path) -> set[str]:
     with SessionDB(db_path, read_only=True) as db:
-        return set(db.session_order().ids)
+        return set(db.session_order(SessionFilter.every_session()).ids)
 
 
 class _Tty(io.StringIO):
@@ -78,7 +78,7 @@ def test_missing_db_exit_3(tmp_path, capsys):
 def test_default_db_from_hermes_home(db_path, capsys, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(db_path.parent))
     code, out, _ = run(capsys, "list", "--json")
-    assert code == 0 and len(json.loads(out)) == 8
+    assert code == 0 and len(json.loads(out)) == 6  # Hermes' list: tg-sub and comp-root folded
 
 
 def test_globals_before_subcommand(db_path, capsys):
@@ -91,7 +91,7 @@ def test_list_table(db_path, capsys):
     code, out, _ = run(capsys, "list", "--db", db_path)
     assert code == 0
     assert "LAST ACTIVE" in out and "Docker fix" in out and "Weekly plan" in out
-    assert "8 of 8 sessions" in out
+    assert "6 of 6 sessions" in out  # Hermes' list: the sub-agent run and the chain's root folded
     line = next(ln for ln in out.splitlines() if ln.startswith("cli-docker"))
     assert "gpt-x" in line and "1500" in line and "$0.0500" in line and "T" in line.split()[-1]
 
@@ -99,14 +99,15 @@ def test_list_table(db_path, capsys):
 def test_list_json_filters_order_limit(db_path, capsys):
     code, out, _ = run(capsys, "list", "--db", db_path, "--json", "--source", "telegram")
     rows = json.loads(out)
-    assert code == 0 and {r["source"] for r in rows} == {"telegram"} and len(rows) == 3
+    assert code == 0 and {r["source"] for r in rows} == {"telegram"} and len(rows) == 2
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--order", "cost", "--limit", "2")
     rows = json.loads(out)
-    assert [r["id"] for r in rows] == ["comp-root", "comp-tip"]
+    # The chain is listed once, as its tip, ordered by the tip's own cost ($0.20).
+    assert [r["id"] for r in rows] == ["comp-tip", "cli-docker"]
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--before", "30d")
     assert [r["id"] for r in json.loads(out)] == ["old-one"]
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--after", "1d", "--model", "claude-y")
-    assert {r["id"] for r in json.loads(out)} == {"comp-root", "comp-tip"}
+    assert {r["id"] for r in json.loads(out)} == {"comp-tip"}
     _, out, _ = run(
         capsys, "list", "--db", db_path, "--json", "--after", "2000-01-01", "--before", "2001-01-01"
     )
@@ -474,7 +475,9 @@ def test_console_script_end_to_end(db_path):
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    assert {r["id"] for r in json.loads(proc.stdout)} == ids_in(db_path)
+    with SessionDB(db_path, read_only=True) as db:
+        listed = set(db.session_order(SessionFilter()).ids)
+    assert {r["id"] for r in json.loads(proc.stdout)} == listed
     proc = subprocess.run(
         [str(script), "sessions", "show", "nope", "--db", str(db_path)],
         capture_output=True,

@@ -43,7 +43,8 @@ def test_counts_of_one_read_singular(db_path, capsys) -> None:
     code, out, _ = run(capsys, "prune", "--title", "tg-solo", "--dry-run", "--db", db_path)
     assert code == 0 and "1 session, 0 messages would be deleted" in out
     code, out, _ = run(capsys, "list", "--limit", "1", "--source", "telegram", "--db", db_path)
-    assert code == 0 and out.rstrip().endswith("1 of 3 sessions (2 more: raise --limit)")
+    # Hermes' list: tg-sub (a delegate sub-agent) is folded into its parent.
+    assert code == 0 and out.rstrip().endswith("1 of 2 sessions (1 more: raise --limit)")
 
 
 def test_list_of_one_session_says_session(tmp_path, capsys) -> None:

@@ -87,7 +87,7 @@ def test_pick_escape_prints_nothing_and_exits_1(
     t = Terminal(["/bin/sh", "-c", script], terminal_env(home), cwd=tmp_path)
     try:
         t.wait_for("search messages…")  # picker mode opens in search, drawn on the terminal
-        t.wait_for("4 sessions")
+        t.wait_for("3 sessions")  # Hermes' list: the chain root → tip once
         t.press("escape")
         assert t.wait_exit() == 1
     finally:
@@ -152,12 +152,12 @@ def test_pick_with_stdout_captured_fills_the_terminal_and_follows_resizes(
     )
     t = Terminal(["/bin/sh", "-c", script], terminal_env(home), cols=120, rows=40, cwd=tmp_path)
     try:
-        t.wait_for("4 sessions")
+        t.wait_for("3 sessions")  # Hermes' list: the chain root → tip once
         assert "before the picker" not in t.screen_text()  # drawn on the alternate screen
         t.wait_until(lambda: _footer_rows(t) == [39], what="the footer on the last of 40 rows only")
         t.resize(30, 100)
         t.wait_until(lambda: _footer_rows(t) == [29], what="the footer on the last of 30 rows only")
-        t.wait_until(lambda: t.screen_lines()[0].endswith("4 sessions"), what="the header redrawn")
+        t.wait_until(lambda: t.screen_lines()[0].endswith("3 sessions"), what="the header redrawn")
         t.press("escape")
         t.wait_for("after the picker")
         # the shell's own lines, as they were before and after: the picker's screen is gone

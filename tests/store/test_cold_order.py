@@ -23,6 +23,9 @@ from hermes_tui.state.text import TS_MAX
 from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
 
 BASE = 1_700_000_000.0
+#: The unfiltered order (every session as itself): what reads no `sessions` row. The default
+#: filter is Hermes' list (flags, children folded), which must read each row.
+EVERY = SessionFilter.every_session()
 
 
 def _usable(ts: Any) -> float | None:
@@ -89,8 +92,8 @@ def test_order_and_keys_match_the_reference(store: Path) -> None:
     ids, keys = reference_order(store)
     assert any(k is None for k in keys) and len(set(keys)) < len(keys)  # unknowns and ties exist
     with SessionDB(store, read_only=True, migrate=False) as db:
-        assert db.session_order(SessionFilter()).ids == ids
-        got = db.session_order(SessionFilter(), with_keys=True)
+        assert db.session_order(EVERY).ids == ids
+        got = db.session_order(EVERY, with_keys=True)
         assert got.ids == ids and got.keys == keys
 
 
@@ -116,7 +119,7 @@ def test_unfiltered_order_reads_no_session_row(store: Path) -> None:
     """The statement `session_order` runs scans the covering `id` index: a table scan read every
     session row of a cold file."""
     with SessionDB(store, read_only=True, migrate=False) as db:
-        plan = traced_plan(db, lambda: db.session_order(SessionFilter()), "json_group_array(id)")
+        plan = traced_plan(db, lambda: db.session_order(EVERY), "json_group_array(id)")
     assert any("USING COVERING INDEX sqlite_autoindex_sessions_1" in p for p in plan), plan
     assert not any(p == "SCAN s" for p in plan), plan
 
@@ -145,7 +148,7 @@ def test_warming_a_cold_file_keeps_the_result(store: Path, monkeypatch: pytest.M
     ids, keys = reference_order(store)
     before = {t.ident for t in threading.enumerate()}
     with SessionDB(store, read_only=True, migrate=False) as db:
-        got = db.session_order(SessionFilter(), with_keys=True)
+        got = db.session_order(EVERY, with_keys=True)
         assert _no_new_warm_threads(before)  # joined before returning: no reader keeps a snapshot
     assert got.ids == ids and got.keys == keys
     assert len(seen) == listing._WARM_THREADS - 1
@@ -189,16 +192,36 @@ def test_warming_a_model_scan_keeps_the_result(store: Path, monkeypatch: pytest.
 def test_no_warming_when_warm_small_or_filtered(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen = _force_warming(monkeypatch)
     with SessionDB(store, read_only=True, migrate=False) as db:
-        db.session_order(SessionFilter(sources=("cli",)))  # a filter reads rows anyway
-        db.session_order(SessionFilter(), order="started")
+        db.session_order(EVERY, order="started")
         assert seen == []
         monkeypatch.setattr(listing, "_WARM_COLD_PROBE_S", 10.0)  # the probe says: cached
-        db.session_order(SessionFilter())
+        db.session_order(EVERY)
         assert seen == []
         monkeypatch.setattr(listing, "_WARM_COLD_PROBE_S", -1.0)
         monkeypatch.setattr(listing, "_WARM_MIN_SESSIONS", 10_000)  # a small store
-        db.session_order(SessionFilter())
+        db.session_order(EVERY)
         assert seen == []
+
+
+def test_warming_a_filtered_order_also_reads_the_rows_ahead(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter (Hermes' default list reads every row's flags and kind) scans `sessions` in rowid
+    order and seeks the message index in that order: the warmers read every id range of the
+    message index and the rowid ranges ahead of the scan. The result is the unwarmed one."""
+    with SessionDB(store, read_only=True, migrate=False) as db:
+        cold = {
+            f: db.session_order(f, with_keys=True) for f in (SessionFilter(), SessionFilter(sources=("cli",)))
+        }
+    seen = _force_warming(monkeypatch)
+    with SessionDB(store, read_only=True, migrate=False) as db:
+        for flt, expected in cold.items():
+            seen.clear()
+            got = db.session_order(flt, with_keys=True)
+            assert (got.ids, got.keys) == (expected.ids, expected.keys)
+            statements = [sql for job in seen for sql, _args in job]
+            assert sum("rowid >= ? AND rowid < ?" in sql for sql in statements) == listing._WARM_THREADS - 1
+            assert any("session_id < ?" in sql for sql in statements)  # the first id range too
 
 
 def test_a_failing_warmer_changes_nothing(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +232,7 @@ def test_a_failing_warmer_changes_nothing(store: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(listing, "open_connection", refuse)
     with SessionDB(store, read_only=True, migrate=False) as db:
-        assert db.session_order(SessionFilter()).ids == reference_order(store)[0]
+        assert db.session_order(EVERY).ids == reference_order(store)[0]
 
 
 @pytest.mark.peer
@@ -238,7 +261,7 @@ def test_v22_file_of_the_peer_reads_the_same_and_stays_v22(
     _force_warming(monkeypatch)
     ids, keys = reference_order(path)
     with SessionDB(path, read_only=True, migrate=False) as db:
-        got = db.session_order(SessionFilter(), with_keys=True)
+        got = db.session_order(EVERY, with_keys=True)
     assert got.ids == ids and got.keys == keys
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:

@@ -156,9 +156,10 @@ def read_everything(db: SessionDB) -> None:
             SessionFilter(),
             SessionFilter(include_children=False, text="a"),
             SessionFilter(started_after=0, started_before=2e9),
+            SessionFilter(archived="only", pinned_first=True),
         ):
             ids = db.session_order(flt, order=order).ids
-    ids = db.session_order().ids
+    ids = db.session_order(SessionFilter.every_session()).ids
     assert sorted(ids) == sorted(IDS)
     for row in db.list_rows(ids):
         for key in ("title", "preview", "source", "model", "end_reason", "edge_kind"):

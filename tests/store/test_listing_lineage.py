@@ -58,10 +58,12 @@ def test_t68_list_sessions_rich(tree):
 
 def test_session_order_and_list_rows(tree):
     db = tree
-    order = db.session_order()
+    order = db.session_order(SessionFilter.every_session())
     # last activity: other 1045, empty 1050 (started), sub 1020 (started), br 1035, cont 1015, root 1001
     assert order.ids == ["empty", "other", "br", "sub", "cont", "root"]
     assert len(order) == 6
+    # The default is Hermes' list: the sub-agent run left out, the chain root → cont as its tip.
+    assert db.session_order().ids == ["empty", "other", "br", "cont"]
     rows = db.list_rows(["cont", "root", "missing", "sub"])
     assert lids(rows) == ["cont", "root", "sub"]
     by = {r["id"]: r for r in rows}
@@ -73,6 +75,7 @@ def test_session_order_and_list_rows(tree):
     assert by["cont"]["last_active"] == 1015
     assert db.session_order(SessionFilter(sources=("telegram",))).ids == ["other"]
     assert db.session_order(order="started").ids[0] == "empty"
+    assert by["cont"]["lineage_root_id"] == "root" and "lineage_root_id" not in by["root"]
 
 
 def test_list_rows_preview_only_for_untitled(tree):
@@ -94,17 +97,21 @@ def test_last_active_order_follows_short_and_long_sessions(tree):
     """Few messages per session, then one long session, then a late message to an old root: the
     order is the one computed by hand each time, filters included."""
     db = tree
+    every = SessionFilter.every_session()
     expected = ["empty", "other", "br", "sub", "cont", "root"]
-    assert db.session_order().ids == expected
+    assert db.session_order(every).ids == expected
     db.append_messages(
         "sub", [{"role": "user", "content": f"m{i}", "timestamp": 1021.0 + i / 100} for i in range(60)]
     )
     assert db.message_count() > 8 * db.session_count()
     expected = ["empty", "other", "br", "sub", "cont", "root"]  # sub: 1021.59 < br 1035
-    assert db.session_order().ids == expected
+    assert db.session_order(every).ids == expected
     db.append_message("root", "user", "back to the root", timestamp=2000)
-    assert db.session_order().ids == ["root", *[i for i in expected if i != "root"]]
-    assert db.session_order(SessionFilter(sources=("cli",))).ids == ["root", "empty", "br", "sub", "cont"]
+    assert db.session_order(every).ids == ["root", *[i for i in expected if i != "root"]]
+    cli_every = SessionFilter.every_session(sources=("cli",))
+    assert db.session_order(cli_every).ids == ["root", "empty", "br", "sub", "cont"]
+    # Folded, the chain (shown as its tip, cont) takes the freshest activity of its root.
+    assert db.session_order().ids == ["cont", "empty", "other", "br"]
 
 
 def test_list_sessions_page_keyset(db):

@@ -1288,7 +1288,7 @@ class MainScreen(Screen[None]):
         assert self.db is not None
         ids = self.db.session_order(flt, order=order).ids
         unfiltered = flt == SessionFilter() and not active
-        total = len(ids) if unfiltered else self.db.session_count(include_archived=True)
+        total = len(ids) if unfiltered else self.db.list_count(SessionFilter())  # of Hermes' list
         if active:
             recent = set(self.db.active_sessions(self.hermes.now(), ACTIVE_WITHIN_S))
             ids = [i for i in ids if i in recent]

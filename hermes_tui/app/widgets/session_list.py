@@ -466,7 +466,10 @@ class SessionList(ScrollView, can_focus=True):
                 self._pages[page] = [known[i] for i in part]
                 stale = True
             else:
-                self._fetch_page(page)
+                # Not announced: the row under the cursor may be another session now (one
+                # deleted elsewhere, or a conversation Hermes' list now shows as its new tip)
+                # and the open transcript stays until the user moves (see below).
+                self._fetch_page(page, announce=False)
         if stale:  # fresh counts for the rows on screen, soon (several changes a second: once)
             self._row_refresh.start_if_idle()
         if new_top == top:  # only the lines showing another row (or its placeholder) are drawn
