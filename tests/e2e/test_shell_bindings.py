@@ -38,8 +38,8 @@ MARK = "pwned"
 def readme_bindings() -> dict[str, str]:
     """The ```bash / ```zsh / ```fish blocks of the README's "Picker and resume" section."""
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("### Picker and resume") :]
-    section = section[: section.index("\n## ")]
+    section = text[text.index("## Picker and resume") :]
+    section = section[: section.index("\n## ", 1)]
     blocks = dict(re.findall(r"```(bash|zsh|fish)\n(.*?)```", section, re.S))
     assert set(blocks) == {"bash", "zsh", "fish"}, f"the README's bindings changed: {sorted(blocks)}"
     return blocks
