@@ -530,7 +530,8 @@ class UsageMixin(_Core):
         tok = " + ".join(num_sql(f"r.s{n}") for n in _SUMS[:5])
         cost = f"({num_sql('r.sest')} <> 0 OR {num_sql('r.sact')} <> 0)"
         parts.append(
-            f"""SELECT r.smodel, r.sprov, r.sid, {tok}, r.started, {self._session_end_sql("r")}
+            f"""SELECT r.smodel AS model, r.sprov AS provider, r.sid AS sid, {tok} AS tok,
+                   r.started AS t0, {self._session_end_sql("r")} AS t1
             FROM ({self._per_session_sql()}) r
             WHERE r.un = 0 AND ({tok}) > 0 AND (r.sstatus = 'unknown' OR (r.sstatus IS NULL AND NOT {cost}))"""
         )
