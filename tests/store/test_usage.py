@@ -16,8 +16,7 @@ import pytest
 
 import hermes_tui.state.sessions as sessions_module
 from hermes_tui.state import SessionDB
-from hermes_tui.state.usage_model import UsageFigures, UsageReport
-from tests.store.usage_reference import FIELDS, Cell, expected
+from tests.store.usage_reference import as_plain, assert_matches
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -79,47 +78,6 @@ def session(
     if end is not None:
         clock.now = end
         db.end_session(sid, "user_exit")
-
-
-def figures(cell: Cell) -> dict[str, Any]:
-    v = cell.values
-    return {
-        "input_tokens": v["input_tokens"],
-        "output_tokens": v["output_tokens"],
-        "cache_read_tokens": v["cache_read_tokens"],
-        "cache_write_tokens": v["cache_write_tokens"],
-        "reasoning_tokens": v["reasoning_tokens"],
-        "api_calls": v["api_calls"],
-        "actual_cost_usd": pytest.approx(v["actual_cost_usd"], rel=1e-9, abs=1e-12),
-        "estimated_cost_usd": pytest.approx(v["estimated_cost_usd"], rel=1e-9, abs=1e-12),
-        "sessions": len(cell.sessions),
-    }
-
-
-def as_plain(f: UsageFigures) -> dict[str, Any]:
-    return {
-        k: getattr(f, k)
-        for k in (*FIELDS[:5], "api_calls", "actual_cost_usd", "estimated_cost_usd", "sessions")
-    }
-
-
-def assert_matches(
-    report: UsageReport, paths: Path | list[Path], group_names: dict[str, str] | None = None
-) -> None:
-    """Every cell, period, group and the total of `report` equal the reference's sums."""
-    want = expected(paths, report.by, report.group, report.since, report.until, report.tz)
-    labels = {p.index: p.label for p in report.periods}
-    rename = group_names or {}
-    got_cells = {(labels[k], rename.get(g, g)): as_plain(f) for (k, g), f in report.cells.items()}
-    want_cells = {key: figures(c) for key, c in want["cells"].items()}
-    assert got_cells == want_cells
-    assert {labels[k]: as_plain(f) for k, f in report.period_totals.items()} == {
-        label: figures(c) for label, c in want["periods"].items()
-    }
-    assert {rename.get(g, g): as_plain(f) for g, f in report.groups.items()} == {
-        g: figures(c) for g, c in want["groups"].items()
-    }
-    assert as_plain(report.total) == figures(want["total"])
 
 
 # ---------------------------------------------------------------------- the attribution rule
