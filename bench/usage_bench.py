@@ -17,8 +17,8 @@ SQL on the copy (no index, no schema change):
 - cache read/write and reasoning tokens on the rows and the sessions alike;
 - 5% of sessions switch model (a second row: a third of the tokens, the later half of the span),
   every titled session (~58%) has an auxiliary `title_generation` row (not in the session's
-  counters, as the writer does), 1% have counters beyond their rows (a residual), 2% are unpriced (`cost_status`
-  'unknown'), 0.5% have replies but no tokens (no rows, zero counters);
+  counters, as the writer does), 1% have counters beyond their rows (a residual), 2% are
+  unpriced (`cost_status` 'unknown'), 0.5% have replies but no tokens (no rows, zero counters);
 - `--prompt-bytes N`: every session gets an N-byte `system_prompt`, as 0.19.0 stores the whole
   prompt in each session row (10–30 KB in real use). The token columns come after it in the row,
   so a scan of them reads every prompt's overflow pages: the worst case of a real 0.19.0 file.
@@ -77,10 +77,12 @@ PREP = [
     """UPDATE session_model_usage SET
          first_seen = COALESCE((SELECT MIN(m.timestamp) FROM messages m
                                 WHERE m.session_id = session_model_usage.session_id AND m.role = 'assistant'),
-                               (SELECT started_at FROM sessions s WHERE s.id = session_model_usage.session_id)),
+                               (SELECT started_at FROM sessions s
+                                WHERE s.id = session_model_usage.session_id)),
          last_seen = COALESCE((SELECT MAX(m.timestamp) FROM messages m
                                WHERE m.session_id = session_model_usage.session_id AND m.role = 'assistant'),
-                              (SELECT started_at FROM sessions s WHERE s.id = session_model_usage.session_id))""",
+                              (SELECT started_at FROM sessions s
+                               WHERE s.id = session_model_usage.session_id))""",
     # cache and reasoning tokens, the same on the session and its (only) row
     """UPDATE sessions SET cache_read_tokens = input_tokens * (rowid % 4) / 2,
                            cache_write_tokens = CASE WHEN rowid % 3 = 0 THEN input_tokens / 10 ELSE 0 END,
@@ -210,6 +212,7 @@ def warm(path: Path, reps: int) -> list[dict[str, Any]]:
                 {
                     "case": name,
                     "first_ms": first_ms,
+                    "first_of_process": not out,
                     "p50_ms": statistics.median(times),
                     "max_ms": max(times),
                     "reps": reps,
@@ -217,7 +220,8 @@ def warm(path: Path, reps: int) -> list[dict[str, Any]]:
                 }
             )
             print(
-                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  max {out[-1]['max_ms']:7.1f}  {out[-1]['result']}"
+                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  max {out[-1]['max_ms']:7.1f}  "
+                f"first {first_ms:7.1f}  {out[-1]['result']}"
             )
     return out
 
@@ -264,7 +268,8 @@ def cold(path: Path, drop: bool) -> list[dict[str, Any]]:
         row = json.loads(proc.stdout.strip().splitlines()[-1])
         out.append(row)
         print(
-            f"cold {row['case']:33} call {row['call_ms']:7.1f} ms  (bounds {row['bounds_ms']:.1f}, open {row['open_ms']:.1f})"
+            f"cold {row['case']:33} call {row['call_ms']:7.1f} ms  "
+            f"(bounds {row['bounds_ms']:.1f}, open {row['open_ms']:.1f})"
         )
     return out
 

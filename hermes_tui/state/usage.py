@@ -28,7 +28,7 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from .core import _Core
 from .errors import InvalidArgument
@@ -50,8 +50,8 @@ from .usage_model import (
 )
 from .usage_time import (
     Period,
-    Span,
     TzLike,
+    UsagePeriod,
     When,
     current_period,
     local_date,
@@ -78,11 +78,9 @@ _TOKENS = "(i + o + cr + cw + rs)"
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
+    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in _SUMS[:6])
     return UsageFigures(
-        *(int(row[c] or 0) for c in _SUMS[:6]),
-        float(row["act"] or 0.0),
-        float(row["est"] or 0.0),
-        int(row["sessions"] or 0),
+        i, o, cr, cw, rs, calls, float(row["act"] or 0.0), float(row["est"] or 0.0), int(row["sessions"] or 0)
     )
 
 
@@ -94,7 +92,7 @@ _NO_SUMS = ", ".join(f"0 AS {c}" for c in _SUMS)
 class _Range:
     since: float
     until: float
-    spans: list[Span]
+    spans: list[UsagePeriod]
 
 
 def period_case(expr: str, bounds: Sequence[float]) -> str:
@@ -112,8 +110,8 @@ def period_case(expr: str, bounds: Sequence[float]) -> str:
 
 
 class UsageMixin(_Core):
-    #: `_residual_rowids`' answer and the (connection, data_version, total_changes) it holds for.
-    _usage_residuals: tuple[tuple[int, int, int], list[int] | None] | None = None
+    #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
+    _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
 
     # ------------------------------------------------------------------ the events
     def _has_usage_table(self) -> bool:
@@ -149,19 +147,17 @@ class UsageMixin(_Core):
             f"UNION ALL SELECT {a}.ul UNION ALL SELECT {newest})), {a}.started)"
         )
 
-    def _grouped_sql(self, where: str = "", residual: bool = False, check: bool = False) -> str:
+    def _grouped_sql(self, where: str = "", residual: bool = False) -> str:
         """SELECT one row per session: `rid` (its rowid), its counters `s<sum>`, the sums of its
         usage rows `u<sum>` (`un` rows, the last at `ul`). `where` (on `s`) drops sessions
         before their rows are read; `residual` keeps only those whose counters exceed their
         rows' sums (a cost by more than `_EPS`: float sums of the same deltas differ in their
-        last bits); `check` adds how many of its rows have tokens but no price (`uunknown`,
-        `unocost`), are `uincluded`, have a cost (`ucosted`). One pass over the sessions, each
-        with its rows by the writer's `session_id` index."""
+        last bits). One pass over the sessions, each with its rows by the writer's
+        `session_id` index."""
         s, u = self._scol, self._ucol
         cols = ["s.rowid AS rid"] + [f"{s(c)} AS s{n}" for c, n in zip(_COLUMNS, _SUMS, strict=True)]
         if not self._has_usage_table():
             cols += ["0 AS un", "NULL AS ul"] + [f"0 AS u{n}" for n in _SUMS]
-            cols += [f"0 AS {f}" for f in ("uunknown", "unocost", "uincluded", "ucosted") if check]
             keep = " OR ".join(
                 f"{s(c)} > {_EPS if n in _COSTS else 0}" for c, n in zip(_COLUMNS, _SUMS, strict=True)
             )
@@ -170,28 +166,17 @@ class UsageMixin(_Core):
         sums = {n: f"TOTAL({u(c)})" for c, n in zip(_COLUMNS, _SUMS, strict=True)}
         cols += ["COUNT(u.session_id) AS un", f"MAX({ts_sql(u('last_seen'))}) AS ul"]
         cols += [f"{v} AS u{n}" for n, v in sums.items()]
-        if check:
-            tok = "(" + " + ".join(num_sql(u(c)) for c in _COUNTERS) + ")"
-            cost = f"({num_sql(u('estimated_cost_usd'))} <> 0 OR {num_sql(u('actual_cost_usd'))} <> 0)"
-            status = u("cost_status")
-            cols += [
-                f"TOTAL({status} = 'unknown' AND {tok} > 0) AS uunknown",
-                f"TOTAL({status} IS NULL AND {tok} > 0 AND NOT {cost}) AS unocost",
-                f"TOTAL({status} = 'included') AS uincluded",
-                f"TOTAL({cost}) AS ucosted",
-            ]
         more = " OR ".join(
             f"{s(c)} > {sums[n]}" + (f" + {_EPS}" if n in _COSTS else "")
             for c, n in zip(_COLUMNS, _SUMS, strict=True)
         )
-        return (
-            f"SELECT {', '.join(cols)} FROM sessions s LEFT JOIN session_model_usage u ON u.session_id = s.id "
-            f"{where} GROUP BY s.id {'HAVING ' + more if residual else ''}"
-        )
+        joined = "sessions s LEFT JOIN session_model_usage u ON u.session_id = s.id"
+        having = f"HAVING {more}" if residual else ""
+        return f"SELECT {', '.join(cols)} FROM {joined} {where} GROUP BY s.id {having}"
 
-    def _per_session_sql(self, where: str = "", residual: bool = False, check: bool = False) -> str:
+    def _per_session_sql(self, where: str = "", residual: bool = False) -> str:
         """`_grouped_sql` with the sessions' other columns: `sid, started, ended, active,
-        sstatus, shasact, msgs, smodel, sprov, source` (read for the sessions it keeps)."""
+        sstatus, shasact, smodel, sprov, source` (read for the sessions it keeps)."""
         s = self._scol
         extra = [
             "s.id AS sid",
@@ -200,12 +185,11 @@ class UsageMixin(_Core):
             f"{s('last_activity_at')} AS active",
             f"{s('cost_status')} AS sstatus",
             f"typeof({s('actual_cost_usd')}) IN ('integer', 'real') AS shasact",
-            f"{s('message_count')} AS msgs",
             f"COALESCE({s('model')}, 'unknown') AS smodel",
             f"COALESCE({s('billing_provider')}, '') AS sprov",
             "s.source AS source",
         ]
-        inner = self._grouped_sql(where, residual, check)
+        inner = self._grouped_sql(where, residual)
         return f"SELECT x.*, {', '.join(extra)} FROM ({inner}) x JOIN sessions s ON s.rowid = x.rid"
 
     def _residual_rowids(self) -> list[int] | None:
@@ -214,19 +198,15 @@ class UsageMixin(_Core):
         than `_RESIDUAL_KEEP` (the statement then finds them itself). Finding them is one
         grouped pass over every session; the answer depends on no range, group or zone."""
         conn = self._conn()
-        version = (
-            id(conn),
-            int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0),
-            conn.total_changes(),
-        )
+        version = (int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes())
         kept = self._usage_residuals
-        if kept is not None and kept[0] == version:
-            return kept[1]
+        if kept is not None and kept[0] is conn and kept[1] == version:
+            return kept[2]
         rows = conn.execute(
             f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}"
         ).fetchall()
-        ids = [int(r[0]) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
-        self._usage_residuals = (version, ids)
+        ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
+        self._usage_residuals = (conn, version, ids)
         return ids
 
     def _events_sql(self, group: str | None) -> tuple[str, dict[str, Any]]:
@@ -277,8 +257,9 @@ class UsageMixin(_Core):
         first, last = ts_sql(u("first_seen")), ts_sql(u("last_seen"))
         known = self._known_sql()
         act, est = u("actual_cost_usd"), u("estimated_cost_usd")
+        start = ts_sql("s.started_at")
         sql = f"""ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
-                SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {ts_sql("s.started_at")}), {last},
+                SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
                        CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
                 FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
@@ -300,10 +281,11 @@ class UsageMixin(_Core):
         parts += [f"{c} * f1 - {c} * f0" for c in _SUMS[6:]]
         cols = ", ".join(_SUMS)
         whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
+        k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
         events, params = self._events_sql(group)
         sql = f"""WITH {events},
             e AS MATERIALIZED (
-                SELECT sid, g, t0, t1, {cols}, {period_case("t0", bounds)} AS k0, {period_case("t1", bounds)} AS k1
+                SELECT sid, g, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
                 FROM (SELECT sid, g, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
                       WHERE t0 IS NOT NULL AND t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since))),
             sp(idx, last, sid, g, t0, t1, {cols}) AS (
@@ -478,27 +460,87 @@ class UsageMixin(_Core):
         return make_budget(budget_usd, lo, hi, spent, month, mtd, now, tz_name(zone))
 
     # ------------------------------------------------------------------ the accounting check
+    def _tokens_sql(self, alias: str) -> str:
+        """SQL: the tokens of a row of `sessions` ("s") or `session_model_usage` ("u"), numbers only."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [num_sql(f"{alias}.{c}") for c in _COUNTERS if self.has_column(table, c)]
+        return f"({' + '.join(cols)})" if cols else "0"
+
+    def _has_tokens_sql(self, alias: str) -> str:
+        """SQL: the row records tokens (a counter above 0; cheaper than their sum)."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [f"{alias}.{c} > 0" for c in _COUNTERS if self.has_column(table, c)]
+        return f"({' OR '.join(cols)})" if cols else "0"
+
+    def _cost_sql(self, alias: str) -> str:
+        """SQL: the row records a cost (an estimated or an actual one that is not 0)."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [c for c in ("estimated_cost_usd", "actual_cost_usd") if self.has_column(table, c)]
+        return "(" + " OR ".join(f"{num_sql(f'{alias}.{c}')} <> 0" for c in cols) + ")" if cols else "0"
+
     def _check_sql(self, since: float | None, until: float | None) -> tuple[str, dict[str, Any]]:
-        """CTE `ck(sid, t0, no_tokens, unpriced, uncosted, included)`: one row per session of
-        the range (its span, from its start to its end, overlaps it) and what the check says."""
-        utok = "(" + " + ".join(f"r.u{n}" for n in _SUMS[:5]) + ")"
-        stok = "(" + " + ".join(num_sql(f"r.s{n}") for n in _SUMS[:5]) + ")"
-        scost = f"({num_sql('r.sest')} <> 0 OR {num_sql('r.sact')} <> 0)"
-        sql = f"""WITH ck AS MATERIALIZED (
-                SELECT sid, t0,
-                  CASE WHEN stok <= 0 AND utok <= 0 AND msgs > 0 THEN EXISTS (
-                       SELECT 1 FROM messages m WHERE m.session_id = sid AND m.role = 'assistant')
-                       ELSE 0 END AS no_tokens,
-                  (stok > 0 OR utok > 0) AND (status = 'unknown' OR uunknown > 0) AS unpriced,
-                  (stok > 0 AND status IS NULL AND NOT scost AND ucosted = 0 AND uincluded = 0)
-                      OR unocost > 0 AS uncosted,
-                  (status = 'included' OR uincluded > 0) AS included
-                FROM (SELECT r.sid AS sid, r.started AS t0, {self._session_end_sql("r")} AS t1,
-                             {stok} AS stok, {utok} AS utok, {num_sql("r.msgs")} AS msgs, r.sstatus AS status,
-                             {scost} AS scost, r.uunknown AS uunknown, r.unocost AS unocost,
-                             r.uincluded AS uincluded, r.ucosted AS ucosted
-                      FROM ({self._per_session_sql(check=True)}) r)
-                WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since))"""
+        """CTE `ck(sid, t0, no_tokens, unpriced, uncosted, included)`: the sessions the check
+        names whose span (start to end) overlaps the range. Candidates come from one scan of
+        the sessions and one of the usage rows on cheap conditions; only they are looked into
+        further (their rows, replies and span)."""
+        status = self._scol("cost_status")
+        stok, scost = self._has_tokens_sql("s"), self._cost_sql("s")
+        msgs = num_sql(self._scol("message_count"))
+        reply = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant')"
+        if self._has_usage_table():
+            ustatus = self._ucol("cost_status")
+            utok, ucost = self._has_tokens_sql("u"), self._cost_sql("u")
+            rows = "SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id AND"
+            own = {
+                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND NOT EXISTS ({rows} {utok}) AND {reply}",
+                "unpriced": f"{status} = 'unknown' AND ({stok} OR EXISTS ({rows} {utok}))",
+                "uncosted": f"""{status} IS NULL AND {stok} AND NOT {scost}
+                                AND NOT EXISTS ({rows} ({ucost} OR {ustatus} = 'included'))""",
+                "included": f"{status} = 'included'",
+            }
+            of_rows = {
+                "no_tokens": "0",
+                "unpriced": f"{ustatus} = 'unknown' AND {utok}",
+                "uncosted": f"{ustatus} IS NULL AND {utok} AND NOT {ucost}",
+                "included": f"{ustatus} = 'included'",
+            }
+            last = (
+                f"(SELECT MAX({ts_sql('u.last_seen')}) FROM session_model_usage u WHERE u.session_id = s.id)"
+            )
+        else:
+            own = {
+                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND {reply}",
+                "unpriced": f"{status} = 'unknown' AND {stok}",
+                "uncosted": f"{status} IS NULL AND {stok} AND NOT {scost}",
+                "included": f"{status} = 'included'",
+            }
+            of_rows, last = {}, "NULL"
+        # one scan of each table: a row per candidate with its flags (each test a CASE, so a
+        # costly one runs only where the cheap ones before it hold)
+        parts = [
+            "SELECT s.id AS sid, "
+            + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END AS {k}" for k, c in own.items())
+            + " "
+            f"FROM sessions s WHERE {' OR '.join(f'({c})' for c in own.values())}"
+        ]
+        if of_rows:
+            parts.append(
+                "SELECT u.session_id, "
+                + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in of_rows.values())
+                + " "
+                f"FROM session_model_usage u WHERE {' OR '.join(f'({c})' for c in of_rows.values())}"
+            )
+        flags = ", ".join(f"MAX(f.{k}) AS {k}" for k in CHECK_KINDS)
+        sql = f"""WITH fl AS ({" UNION ALL ".join(parts)}),
+            ck AS MATERIALIZED (
+                SELECT * FROM (
+                    SELECT j.*, {self._session_end_sql("j")} AS t1 FROM (
+                        SELECT f.sid AS sid, {flags}, {ts_sql("s.started_at")} AS started,
+                               {self._scol("ended_at")} AS ended, {self._scol("last_activity_at")} AS active,
+                               {last} AS ul
+                        FROM fl f JOIN sessions s ON s.id = f.sid GROUP BY f.sid) j)
+                WHERE started IS NOT NULL AND started < :until
+                      AND (MAX(started, COALESCE(t1, started)) > :since OR started >= :since))"""
         return sql, {"since": -1.0 if since is None else since, "until": 1e300 if until is None else until}
 
     def usage_check(self, since: When = None, until: When = None, tz: TzLike = None) -> UsageCheck:
@@ -514,36 +556,45 @@ class UsageMixin(_Core):
     def _unpriced_models(self, params: dict[str, Any]) -> list[UnpricedModel]:
         """Models and billing providers with usage in the range that has tokens but no price
         (status 'unknown', or no status and no cost): usage rows, and sessions without rows."""
-        u = self._ucol
         parts = []
+        s = self._scol
+        stok, scost, status = self._tokens_sql("s"), self._cost_sql("s"), s("cost_status")
+        no_price = f"({status} = 'unknown' OR ({status} IS NULL AND NOT {scost}))"
+        has_s = self._has_tokens_sql("s")
+        without_rows = ""
         if self._has_usage_table():
-            tok = " + ".join(num_sql(u(c)) for c in _COUNTERS)
-            cost = f"({num_sql(u('estimated_cost_usd'))} <> 0 OR {num_sql(u('actual_cost_usd'))} <> 0)"
+            u = self._ucol
+            utok, ucost, ustatus = self._tokens_sql("u"), self._cost_sql("u"), u("cost_status")
             started = f"(SELECT {ts_sql('s.started_at')} FROM sessions s WHERE s.id = u.session_id)"
             parts.append(
                 f"""SELECT u.model AS model, COALESCE({u("billing_provider")}, '') AS provider,
-                       u.session_id AS sid, {tok} AS tok,
+                       u.session_id AS sid, {utok} AS tok,
                        COALESCE({ts_sql(u("first_seen"))}, {started}) AS t0, {ts_sql(u("last_seen"))} AS t1
                 FROM session_model_usage u
-                WHERE ({tok}) > 0 AND ({u("cost_status")} = 'unknown' OR ({u("cost_status")} IS NULL AND NOT {cost}))"""
+                WHERE ({ustatus} = 'unknown' OR ({ustatus} IS NULL AND NOT {ucost}))
+                      AND {self._has_tokens_sql("u")}"""
             )
-        tok = " + ".join(num_sql(f"r.s{n}") for n in _SUMS[:5])
-        cost = f"({num_sql('r.sest')} <> 0 OR {num_sql('r.sact')} <> 0)"
+            without_rows = "AND NOT EXISTS (SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id)"
         parts.append(
-            f"""SELECT r.smodel AS model, r.sprov AS provider, r.sid AS sid, {tok} AS tok,
-                   r.started AS t0, {self._session_end_sql("r")} AS t1
-            FROM ({self._per_session_sql()}) r
-            WHERE r.un = 0 AND ({tok}) > 0 AND (r.sstatus = 'unknown' OR (r.sstatus IS NULL AND NOT {cost}))"""
+            f"""SELECT j.model AS model, j.provider AS provider, j.sid AS sid, j.tok AS tok,
+                   j.started AS t0, {self._session_end_sql("j")} AS t1
+            FROM (SELECT COALESCE({s("model")}, 'unknown') AS model,
+                         COALESCE({s("billing_provider")}, '') AS provider, s.id AS sid, {stok} AS tok,
+                         {ts_sql("s.started_at")} AS started, {s("ended_at")} AS ended,
+                         {s("last_activity_at")} AS active, NULL AS ul
+                  FROM sessions s WHERE {no_price} AND {has_s} {without_rows}) j"""
         )
-        sql = f"""SELECT model, provider, COUNT(DISTINCT sid) AS sessions, CAST(TOTAL(tok) AS INTEGER) AS tokens
+        sql = f"""SELECT model, provider, COUNT(DISTINCT sid) AS sessions,
+                   CAST(TOTAL(tok) AS INTEGER) AS tokens
             FROM ({" UNION ALL ".join(parts)})
             WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since)
             GROUP BY model, provider ORDER BY tokens DESC, model, provider"""
+        found = read_rows(self._conn(), sql, params)
         return [
             UnpricedModel(
                 _text(r["model"]) or "", _text(r["provider"]) or "", int(r["sessions"]), int(r["tokens"])
             )
-            for r in read_rows(self._conn(), sql, params)
+            for r in found
         ]
 
     def usage_check_sessions(
@@ -563,7 +614,8 @@ class UsageMixin(_Core):
         params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
         rows = read_rows(
             self._conn(),
-            f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY t0 DESC, sid DESC LIMIT :limit OFFSET :offset",
+            f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY started DESC, sid DESC "
+            "LIMIT :limit OFFSET :offset",
             params,
         )
         return [str(r["sid"]) for r in rows]

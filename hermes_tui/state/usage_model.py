@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .usage_time import Period, Span
+from .usage_time import Period, UsagePeriod
 
 #: What a series can be stacked by on one store (`"profile"` is the federation's).
 GROUPS = ("model", "source", "provider", "task")
@@ -101,7 +101,7 @@ class UsageReport:
     tz: str
     since: float
     until: float
-    periods: list[Span]
+    periods: list[UsagePeriod]
     cells: dict[tuple[int, str], UsageFigures]
     period_totals: dict[int, UsageFigures]
     groups: dict[str, UsageFigures]

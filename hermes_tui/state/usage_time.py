@@ -122,7 +122,7 @@ def period_label(start: dt.date, by: Period) -> str:
 
 
 @dataclass(frozen=True)
-class Span:
+class UsagePeriod:
     """One period of a usage series: `[lo, hi)` in Unix time, clipped to the asked range
     (`start` and `label` name the whole local period)."""
 
@@ -133,18 +133,18 @@ class Span:
     hi: float
 
 
-def spans(since: float, until: float, by: Period, tz: dt.tzinfo) -> list[Span]:
+def spans(since: float, until: float, by: Period, tz: dt.tzinfo) -> list[UsagePeriod]:
     """The periods covering `[since, until)`, the first and last clipped to it."""
     if by not in PERIODS:
         raise InvalidArgument(f"period must be one of {', '.join(PERIODS)}, not {by!r}")
-    out: list[Span] = []
+    out: list[UsagePeriod] = []
     if until <= since:
         return out
     start = period_start(local_date(since, tz), by)
     while True:
         nxt = next_start(start, by)
         lo, hi = midnight(start, tz), midnight(nxt, tz)
-        out.append(Span(len(out), start, period_label(start, by), max(lo, since), min(hi, until)))
+        out.append(UsagePeriod(len(out), start, period_label(start, by), max(lo, since), min(hi, until)))
         if hi >= until:
             return out
         start = nxt

@@ -47,7 +47,8 @@ for name, mod in list(sys.modules.items()):
         mod.time = clock
 import hermes_state
 hermes_state._usage_test_clock = clock
-result = sorted(n for n, m in sys.modules.items() if n.startswith("hermes_state") and getattr(m, "time", None) is clock)
+result = sorted(n for n, m in sys.modules.items()
+                if n.startswith("hermes_state") and getattr(m, "time", None) is clock)
 """
 
 

@@ -261,7 +261,8 @@ def _mixed_store(db: SessionDB, clock: Clock, path: Path, seed: int = 7) -> None
     conn.execute(
         "INSERT INTO session_model_usage (session_id, model, billing_provider, task, api_call_count, "
         "input_tokens, output_tokens, estimated_cost_usd, first_seen, last_seen) "
-        "VALUES ('m02', 'google/gemini-2.5-flash', 'openrouter', 'title_generation', 1, 600, 12, 0.0002, ?, ?)",
+        "VALUES ('m02', 'google/gemini-2.5-flash', 'openrouter', 'title_generation', "
+        "1, 600, 12, 0.0002, ?, ?)",
         (at(2025, 3, 30, 1, 30), at(2025, 3, 30, 3, 30)),
     )
     conn.close()
@@ -487,3 +488,20 @@ def test_bad_arguments_are_clear_errors(store) -> None:
         store.usage_report("fortnight", tz="UTC")
     with pytest.raises(ValueError, match="group"):
         store.usage_report("day", "colour", tz="UTC")
+
+
+def test_a_commit_anywhere_is_seen_by_the_next_answer(store, clock, db_path) -> None:
+    """The sessions with a residual are remembered until a commit: another program's (a new
+    `data_version`) or this connection's own (`total_changes`)."""
+    session(store, clock, "g", [(at(2025, 4, 1, 10), {"input_tokens": 100})], end=at(2025, 4, 1, 12))
+    span = (dt.date(2025, 4, 1), dt.date(2025, 4, 2), "UTC")
+    with SessionDB(db_path, read_only=True) as reader:
+        assert reader.usage_report("day", None, *span).total.input_tokens == 100
+        clock.now = at(2025, 4, 1, 11)
+        # written through another connection
+        store.update_token_counts("g", input_tokens=250, api_call_count=1, absolute=True)
+        assert reader.usage_report("day", None, *span).total.input_tokens == 250
+    store.update_token_counts("g", input_tokens=400, api_call_count=1, absolute=True)  # this one
+    assert store.usage_report("day", None, *span).total.input_tokens == 400
+    store.update_token_counts("g", input_tokens=500, api_call_count=1, absolute=True)
+    assert store.usage_report("day", None, *span).total.input_tokens == 500
