@@ -28,7 +28,8 @@ Usage screen and `hermes-tui sessions usage` ask for (`usage_report` by day/week
 by nothing/model/source, over 7/30/90 days and all), the costliest sessions of 30 days, the
 accounting check and a page of its sessions, the budget. "Now" is the corpus' last minute; the
 zone Europe/Berlin (the 180 days hold both DST changes). Warm: one call first, then `--reps`
-calls, p50 and max. `--cold`: each case once more in a fresh interpreter (its first call;
+calls: p50 and max of the wall time, p50 of the process' CPU time (steadier on a shared
+machine). `--cold`: each case once more in a fresh interpreter (its first call;
 `--drop-caches`, root: the page cache dropped before each, else the file is in the OS cache).
 """
 
@@ -203,24 +204,27 @@ def warm(path: Path, reps: int) -> list[dict[str, Any]]:
             first = time.perf_counter()
             result = call(db, method, kw, now)
             first_ms = (time.perf_counter() - first) * 1000
-            times = []
+            times, cpu = [], []
             for _ in range(reps):
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 call(db, method, kw, now)
                 times.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
             out.append(
                 {
                     "case": name,
                     "first_ms": first_ms,
                     "first_of_process": not out,
                     "p50_ms": statistics.median(times),
+                    "cpu_p50_ms": statistics.median(cpu),
                     "max_ms": max(times),
                     "reps": reps,
                     "result": summary(result),
                 }
             )
             print(
-                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  max {out[-1]['max_ms']:7.1f}  "
+                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  cpu {out[-1]['cpu_p50_ms']:7.1f}  "
+                f"max {out[-1]['max_ms']:7.1f}  "
                 f"first {first_ms:7.1f}  {out[-1]['result']}"
             )
     return out

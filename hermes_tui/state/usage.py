@@ -308,14 +308,17 @@ class UsageMixin(_Core):
 
     # ------------------------------------------------------------------ ranges
     def usage_bounds(self) -> tuple[float, float] | None:
-        """The earliest and latest time any usage can be attributed to (None: no sessions)."""
-        ends = [c for c in ("started_at", "ended_at", "last_activity_at") if self.has_column("sessions", c)]
-        latest = ", ".join(f"COALESCE({ts_sql(c)}, 0)" for c in ends)
-        parts = [f"SELECT MIN({ts_sql('started_at')}) AS lo, MAX(MAX({latest}, 0)) AS hi FROM sessions"]
+        """The extent an open range reaches: the earliest session start or usage row, and the
+        latest session start or usage row's `last_seen` (None: nothing dated). The sessions'
+        by the writer's `started_at` index; the rows by one scan of their table."""
+        dated = f"started_at BETWEEN 0 AND {TS_MAX}"
+        parts = [
+            f"SELECT (SELECT MIN(started_at) FROM sessions WHERE {dated}) AS lo, "
+            f"(SELECT MAX(started_at) FROM sessions WHERE {dated}) AS hi"
+        ]
         if self._has_usage_table() and self.has_column("session_model_usage", "first_seen"):
-            parts.append(
-                f"SELECT MIN({ts_sql('first_seen')}), MAX({ts_sql('last_seen')}) FROM session_model_usage"
-            )
+            first, last = ts_sql("first_seen"), ts_sql("last_seen")
+            parts.append(f"SELECT MIN({first}), MAX(COALESCE({last}, {first})) FROM session_model_usage")
         rows = read_rows(self._conn(), " UNION ALL ".join(parts))
         los = [r["lo"] for r in rows if r["lo"] is not None]
         his = [r["hi"] for r in rows if r["hi"] is not None]
@@ -381,11 +384,11 @@ class UsageMixin(_Core):
         cells: dict[tuple[int, str], UsageFigures] = {}
         sessions: dict[tuple[int, Any], int] = {}
         for row in read_rows(self._conn(), sql, params):
-            lvl = row["lvl"]
+            lvl, g = row["lvl"], "" if row["g"] is None else str(row["g"])
             if lvl == 0:
-                cells[(int(row["k"]), "" if row["g"] is None else str(row["g"]))] = _figures(row)
+                cells[(int(row["k"]), g)] = _figures(row)
             else:
-                sessions[(lvl, row["k"] if lvl == 1 else row["g"])] = int(row["sessions"] or 0)
+                sessions[(lvl, row["k"] if lvl == 1 else g)] = int(row["sessions"] or 0)
         per: dict[int, UsageFigures] = {}
         groups: dict[str, UsageFigures] = {}
         for (k, g), fig in cells.items():
@@ -396,7 +399,7 @@ class UsageMixin(_Core):
         else:
             per = {k: replace(f, sessions=sessions.get((1, k), 0)) for k, f in per.items()}
             groups = {g: replace(f, sessions=sessions.get((2, g), 0)) for g, f in groups.items()}
-        total = replace(add_all(per.values()), sessions=sessions.get((3, None), 0))
+        total = replace(add_all(per.values()), sessions=sessions.get((3, ""), 0))
         if group is None:
             groups = {"": total} if cells else {}
         return UsageReport(
@@ -420,8 +423,8 @@ class UsageMixin(_Core):
             return []
         sql, params = self._pieces_sql("session", rng)
         sql += f"""
-            SELECT a.*, s.id AS id, s.title AS title, s.source AS source, s.model AS model,
-                   {ts_sql("s.started_at")} AS started_at
+            SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
+                   {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
             FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
             ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
         params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
