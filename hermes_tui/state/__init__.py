@@ -64,7 +64,7 @@ from .usage_model import (
     GROUPS as USAGE_GROUPS,
 )
 from .usage_time import PERIODS as USAGE_PERIODS
-from .usage_time import UsagePeriod, local_tz
+from .usage_time import UsagePeriod, last_days_start, local_tz
 from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
@@ -139,5 +139,6 @@ __all__ = [
     "federated_usage_check",
     "federated_usage_report",
     "federated_usage_sessions",
+    "last_days_start",
     "local_tz",
 ]

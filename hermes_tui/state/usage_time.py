@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import time
 from dataclasses import dataclass
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -103,6 +104,15 @@ def next_start(start: dt.date, by: Period) -> dt.date:
     if by == "week":
         return start + dt.timedelta(days=7)
     return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+
+
+def last_days_start(days: int, tz: TzLike = None, now: float | None = None) -> float:
+    """The start of "the last `days` days" in `tz` (None: local): the local midnight `days - 1`
+    days before today's, so the range holds `days` whole days, today the last (the screen's
+    7/30/90 and the CLI's `--since 30d`)."""
+    zone = resolve_tz(tz)
+    today = local_date(time.time() if now is None else now, zone)
+    return midnight(today - dt.timedelta(days=max(1, int(days)) - 1), zone)
 
 
 def current_period(now: float, by: Period, tz: dt.tzinfo) -> tuple[dt.date, float, float]:

@@ -505,3 +505,43 @@ def test_a_commit_anywhere_is_seen_by_the_next_answer(store, clock, db_path) -> 
     assert store.usage_report("day", None, *span).total.input_tokens == 400
     store.update_token_counts("g", input_tokens=500, api_call_count=1, absolute=True)
     assert store.usage_report("day", None, *span).total.input_tokens == 500
+
+
+def test_a_zone_whose_midnight_is_skipped(store, clock, db_path) -> None:
+    """Havana springs forward at midnight (2025-03-09 00:00 → 01:00): that day starts at 01:00
+    and lasts 23 hours; a row across it still adds up exactly."""
+    havana = ZoneInfo("America/Havana")
+    session(
+        store,
+        clock,
+        "h",
+        [
+            (at(2025, 3, 8, 12, tz=havana), {"input_tokens": 0}),
+            (at(2025, 3, 10, 12, tz=havana), {"input_tokens": 4700}),
+        ],
+    )
+    rep = store.usage_report("day", None, dt.date(2025, 3, 8), dt.date(2025, 3, 11), "America/Havana")
+    assert [round((p.hi - p.lo) / 3600) for p in rep.periods] == [24, 23, 24]
+    assert dt.datetime.fromtimestamp(rep.periods[1].lo, havana).hour == 1
+    assert [f.input_tokens for f in rep.series()] == [1200, 2300, 1200]
+    assert_matches(rep, db_path)
+
+
+def test_thousands_of_periods(store, clock, db_path) -> None:
+    """Twenty years by day: 7,000+ periods (the period search stays ~13 CASEs deep)."""
+    session(store, clock, "old", [(at(2005, 6, 1, 12), {"input_tokens": 5})])
+    session(store, clock, "new", [(at(2025, 6, 1, 12), {"input_tokens": 7})])
+    rep = store.usage_report("day", "model", None, None, "Europe/Berlin", now=at(2025, 6, 2))
+    assert len(rep.periods) > 7000 and rep.total.input_tokens == 12
+    assert [f.input_tokens for f in rep.series() if f.input_tokens] == [5, 7]
+    assert_matches(rep, db_path)
+
+
+def test_the_last_n_days_are_whole_local_days() -> None:
+    from hermes_tui.state import last_days_start
+
+    now = at(2025, 3, 31, 9)  # the day after Berlin's spring-forward night
+    assert last_days_start(1, "Europe/Berlin", now) == at(2025, 3, 31)
+    assert last_days_start(2, "Europe/Berlin", now) == at(2025, 3, 30)
+    assert last_days_start(30, "Europe/Berlin", now) == at(2025, 3, 2)
+    assert last_days_start(7, "UTC", now) == at(2025, 3, 25, tz=dt.UTC)
