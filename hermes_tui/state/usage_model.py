@@ -186,6 +186,14 @@ CHECK_KINDS: dict[str, str] = {
 }
 
 
+#: The line explaining `UsageCheck.models`.
+MODELS_EXPLANATION = (
+    "Models and billing providers with tokens but no price: calls whose cost_status is 'unknown' "
+    "(the writer's estimate_usage_cost has no rate for that model on that route) or that recorded "
+    "neither a cost nor a status; their tokens are counted, their cost is not."
+)
+
+
 @dataclass(frozen=True)
 class UnpricedModel:
     """A model and billing provider with usage the writer could not price."""
@@ -209,7 +217,8 @@ class UsageCheck:
 
     @property
     def explanations(self) -> dict[str, str]:
-        return dict(CHECK_KINDS)
+        """One line per kind of `counts`, and one for `models` (key "models")."""
+        return {**CHECK_KINDS, "models": MODELS_EXPLANATION}
 
     def as_dict(self) -> dict[str, Any]:
         return {

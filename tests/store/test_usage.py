@@ -394,7 +394,7 @@ def test_the_accounting_check_counts_lists_and_explains(store, clock, db_path) -
     session(store, clock, "bare", [(t, {"input_tokens": 10})], model="local/llama")  # no cost, no status
     check = store.usage_check()
     assert check.counts == {"no_tokens": 3, "unpriced": 1, "uncosted": 1, "included": 1}
-    assert set(check.explanations) == set(check.counts) and all(check.explanations.values())
+    assert set(check.explanations) == {*check.counts, "models"} and all(check.explanations.values())
     assert "hermes-agent #12023" in check.explanations["no_tokens"]
     assert [(m.model, m.sessions, m.tokens) for m in check.models] == [
         ("acme/secret-1", 1, 10),
