@@ -44,6 +44,27 @@ from .schema import SCHEMA_VERSION
 from .search import SearchOutcome
 from .text import content_text, tool_call_fields
 from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, TrashError
+from .usage_federation import (
+    federated_check_sessions,
+    federated_usage_budget,
+    federated_usage_check,
+    federated_usage_report,
+    federated_usage_sessions,
+)
+from .usage_model import (
+    CHECK_KINDS,
+    BudgetStatus,
+    UnpricedModel,
+    UsageCheck,
+    UsageFigures,
+    UsageReport,
+    UsageSession,
+)
+from .usage_model import (
+    GROUPS as USAGE_GROUPS,
+)
+from .usage_time import PERIODS as USAGE_PERIODS
+from .usage_time import UsagePeriod, last_days_start, local_tz
 from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
@@ -103,4 +124,21 @@ __all__ = [
     "TRASH_RETENTION_S",
     "TrashEntryNotFound",
     "TrashError",
+    "BudgetStatus",
+    "CHECK_KINDS",
+    "UnpricedModel",
+    "USAGE_GROUPS",
+    "USAGE_PERIODS",
+    "UsageCheck",
+    "UsageFigures",
+    "UsagePeriod",
+    "UsageReport",
+    "UsageSession",
+    "federated_check_sessions",
+    "federated_usage_budget",
+    "federated_usage_check",
+    "federated_usage_report",
+    "federated_usage_sessions",
+    "last_days_start",
+    "local_tz",
 ]

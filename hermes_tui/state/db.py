@@ -16,6 +16,7 @@ from .sessions import SessionsMixin
 from .stats import StatsMixin
 from .titles import TitlesMixin
 from .trash import TrashMixin
+from .usage import UsageMixin
 
 
 class SessionDB(
@@ -28,6 +29,7 @@ class SessionDB(
     SearchMixin,
     HousekeepingMixin,
     StatsMixin,
+    UsageMixin,
     MaintenanceMixin,
     ImportMixin,
     RepairMixin,

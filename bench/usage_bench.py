@@ -1,0 +1,316 @@
+"""The usage queries (issue #37) at 1M messages in ~100k sessions, on a file of hermes-agent 0.19.0.
+
+    nice -n 10 python3 bench/legacy_build.py --size wide --out /work/bench-data/usage/wide-legacy.db
+    .venv/bin/python bench/usage_bench.py --legacy /work/bench-data/usage/wide-legacy.db \
+        --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--cold] [--drop-caches] \
+        [--json bench/results/usage-1m-<date>.json]
+
+**The store.** `legacy_build.py --size wide` writes the `wide` corpus (1M messages, ~100k sessions
+of median 7 messages, 180 days ending 2025-06-01) through hermes-agent 0.19.0's own `SessionDB`
+(schema v22, its indexes only, one `session_model_usage` row per session). Its usage rows carry
+the build's clock and no cache tokens, so this script prepares a copy once (`<workdir>/
+usage-<variant>.db`, reused by later runs) the way the writer would have filled it, with plain
+SQL on the copy (no index, no schema change):
+
+- `first_seen`/`last_seen` = the session's first and last assistant message (else its start):
+  ~1 in 12 rows then spans a local midnight and is split;
+- cache read/write and reasoning tokens on the rows and the sessions alike;
+- 5% of sessions switch model (a second row: a third of the tokens, the later half of the span),
+  every titled session (~58%) has an auxiliary `title_generation` row (not in the session's
+  counters, as the writer does), 1% have counters beyond their rows (a residual), 2% are
+  unpriced (`cost_status` 'unknown'), 0.5% have replies but no tokens (no rows, zero counters);
+- `--prompt-bytes N`: every session gets an N-byte `system_prompt`, as 0.19.0 stores the whole
+  prompt in each session row (10–30 KB in real use). The token columns come after it in the row,
+  so a scan of them reads every prompt's overflow pages: the worst case of a real 0.19.0 file.
+
+**What is timed** (`SessionDB(read_only=True)`, as the browser opens a file): the reports the
+Usage screen and `hermes-tui sessions usage` ask for (`usage_report` by day/week/month, stacked
+by nothing/model/source, over 7/30/90 days and all), the costliest sessions of 30 days, the
+accounting check and a page of its sessions, the budget. "Now" is the corpus' last minute; the
+zone Europe/Berlin (the 180 days hold both DST changes). Warm: one call first, then `--reps`
+calls: p50 and max of the wall time, p50 of the process' CPU time (steadier on a shared
+machine). `--cold`: each case once more in a fresh interpreter (its first call;
+`--drop-caches`, root: the page cache dropped before each, else the file is in the OS cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+TZ = "Europe/Berlin"
+DAY = 86400.0
+#: (name, method, kwargs) — `since` in days before now (None: all); filled in by `call`.
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("report day · model · 7d", "usage_report", {"by": "day", "group": "model", "days": 7}),
+    ("report day · model · 30d", "usage_report", {"by": "day", "group": "model", "days": 30}),
+    ("report day · none · 30d", "usage_report", {"by": "day", "group": None, "days": 30}),
+    ("report day · source · 90d", "usage_report", {"by": "day", "group": "source", "days": 90}),
+    ("report week · model · 90d", "usage_report", {"by": "week", "group": "model", "days": 90}),
+    ("report day · model · all", "usage_report", {"by": "day", "group": "model", "days": None}),
+    ("report week · source · all", "usage_report", {"by": "week", "group": "source", "days": None}),
+    ("report month · model · all", "usage_report", {"by": "month", "group": "model", "days": None}),
+    ("costliest sessions · 30d", "usage_sessions", {"days": 30, "limit": 10}),
+    ("check · all", "usage_check", {"days": None}),
+    ("check · 30d", "usage_check", {"days": 30}),
+    (
+        "check sessions · unpriced · page",
+        "usage_check_sessions",
+        {"kind": "unpriced", "days": None, "limit": 50},
+    ),
+    ("budget · month", "usage_budget", {"budget_usd": 100.0}),
+]
+
+PREP = [
+    # realistic first_seen / last_seen: the session's first and last assistant message
+    """UPDATE session_model_usage SET
+         first_seen = COALESCE((SELECT MIN(m.timestamp) FROM messages m
+                                WHERE m.session_id = session_model_usage.session_id AND m.role = 'assistant'),
+                               (SELECT started_at FROM sessions s
+                                WHERE s.id = session_model_usage.session_id)),
+         last_seen = COALESCE((SELECT MAX(m.timestamp) FROM messages m
+                               WHERE m.session_id = session_model_usage.session_id AND m.role = 'assistant'),
+                              (SELECT started_at FROM sessions s
+                               WHERE s.id = session_model_usage.session_id))""",
+    # cache and reasoning tokens, the same on the session and its (only) row
+    """UPDATE sessions SET cache_read_tokens = input_tokens * (rowid % 4) / 2,
+                           cache_write_tokens = CASE WHEN rowid % 3 = 0 THEN input_tokens / 10 ELSE 0 END,
+                           reasoning_tokens = CASE WHEN rowid % 5 = 0 THEN output_tokens / 3 ELSE 0 END,
+                           cost_status = 'estimated', cost_source = 'official_docs_snapshot'""",
+    """UPDATE session_model_usage SET
+         cache_read_tokens = (SELECT cache_read_tokens FROM sessions s WHERE s.id = session_id),
+         cache_write_tokens = (SELECT cache_write_tokens FROM sessions s WHERE s.id = session_id),
+         reasoning_tokens = (SELECT reasoning_tokens FROM sessions s WHERE s.id = session_id),
+         cost_status = 'estimated', cost_source = 'official_docs_snapshot'""",
+    # 5%: a model switch half way (a third of the tokens and cost move to a second row)
+    """INSERT INTO session_model_usage (session_id, model, billing_provider, billing_base_url,
+           billing_mode, task, api_call_count, input_tokens, output_tokens, cache_read_tokens,
+           cache_write_tokens, reasoning_tokens, estimated_cost_usd, actual_cost_usd, cost_status,
+           cost_source, first_seen, last_seen)
+       SELECT u.session_id, 'openai/gpt-5', 'openai', '', '', '', 1, u.input_tokens / 3,
+              u.output_tokens / 3, u.cache_read_tokens / 3, u.cache_write_tokens / 3,
+              u.reasoning_tokens / 3, u.estimated_cost_usd / 3, 0, 'estimated', 'official_docs_snapshot',
+              (u.first_seen + u.last_seen) / 2, u.last_seen
+       FROM session_model_usage u JOIN sessions s ON s.id = u.session_id WHERE s.rowid % 20 = 7""",
+    """UPDATE session_model_usage SET input_tokens = input_tokens - input_tokens / 3,
+           output_tokens = output_tokens - output_tokens / 3,
+           cache_read_tokens = cache_read_tokens - cache_read_tokens / 3,
+           cache_write_tokens = cache_write_tokens - cache_write_tokens / 3,
+           reasoning_tokens = reasoning_tokens - reasoning_tokens / 3,
+           estimated_cost_usd = estimated_cost_usd - estimated_cost_usd / 3,
+           last_seen = (first_seen + last_seen) / 2
+       WHERE model <> 'openai/gpt-5'
+         AND session_id IN (SELECT id FROM sessions WHERE rowid % 20 = 7)""",
+    # every titled session (~58%): the auxiliary title_generation call's row, never in the
+    # session's counters (`record_auxiliary_usage`)
+    """INSERT INTO session_model_usage (session_id, model, billing_provider, task, api_call_count,
+           input_tokens, output_tokens, estimated_cost_usd, first_seen, last_seen)
+       SELECT id, 'google/gemini-2.5-flash', 'openrouter', 'title_generation', 1, 600, 12, 0.00021,
+              started_at + 5, started_at + 5
+       FROM sessions WHERE title IS NOT NULL""",
+    # 1%: counters beyond the rows (a residual)
+    """UPDATE sessions SET input_tokens = input_tokens + 1000, estimated_cost_usd = estimated_cost_usd + 0.01,
+           api_call_count = api_call_count + 1 WHERE rowid % 100 = 2""",
+    # 2%: unpriced (the writer found no price for the route)
+    """UPDATE sessions SET cost_status = 'unknown', estimated_cost_usd = 0 WHERE rowid % 50 = 3""",
+    """UPDATE session_model_usage SET cost_status = 'unknown', estimated_cost_usd = 0
+       WHERE session_id IN (SELECT id FROM sessions WHERE rowid % 50 = 3)""",
+    # 0.5%: replies but no tokens (the accounting gap)
+    """DELETE FROM session_model_usage WHERE session_id IN (SELECT id FROM sessions WHERE rowid % 200 = 4)""",
+    """UPDATE sessions SET input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0,
+           reasoning_tokens = 0, estimated_cost_usd = 0, api_call_count = 0, cost_status = NULL
+       WHERE rowid % 200 = 4""",
+]
+
+
+def prepare(legacy: Path, workdir: Path, prompt_bytes: int) -> Path:
+    """The realistic copy of `legacy` (built once per variant, then reused)."""
+    import apsw
+
+    out = workdir / f"usage-p{prompt_bytes}.db"
+    if out.exists():
+        return out
+    tmp = Path(f"{out}.tmp")
+    t = time.perf_counter()
+    shutil.copyfile(legacy, tmp)
+    conn = apsw.Connection(str(tmp))
+    conn.execute("PRAGMA journal_mode=DELETE")  # a bench file: one rollback journal, no WAL left behind
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-512000")
+    conn.execute("BEGIN")
+    for sql in PREP:
+        conn.execute(sql)
+    if prompt_bytes:
+        conn.execute("UPDATE sessions SET system_prompt = hex(randomblob(?))", (prompt_bytes // 2,))
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA journal_mode=WAL")  # as 0.19.0 keeps it
+    conn.close()
+    os.rename(tmp, out)
+    print(f"prepared {out} in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    return out
+
+
+def call(db: Any, method: str, kw: dict[str, Any], now: float) -> Any:
+    kw = dict(kw)
+    days = kw.pop("days", None)
+    if method == "usage_budget":
+        return db.usage_budget(kw["budget_usd"], tz=TZ, now=now)
+    since = None if days is None else now - days * DAY
+    if method == "usage_report":
+        return db.usage_report(kw["by"], kw["group"], since, now, TZ, now)
+    if method == "usage_sessions":
+        return db.usage_sessions(since, now, TZ, limit=kw["limit"], now=now)
+    if method == "usage_check":
+        return db.usage_check(since, now, TZ)
+    return db.usage_check_sessions(kw["kind"], since, now, TZ, limit=kw["limit"])
+
+
+def summary(result: Any) -> str:
+    """What a case found, so runs can be compared (not timed)."""
+    if hasattr(result, "total"):
+        return f"{len(result.periods)} periods, {len(result.groups)} groups, ${result.total.cost_usd:,.2f}"
+    if hasattr(result, "counts"):
+        return json.dumps(result.counts)
+    if hasattr(result, "pace_usd"):
+        return f"spent ${result.spent.cost_usd:,.2f}, pace ${result.pace_usd:,.2f}"
+    return f"{len(result)} rows"
+
+
+def now_of(db: Any) -> float:
+    """The corpus' last minute: the latest usage of the file."""
+    bounds = db.usage_bounds()
+    return float(bounds[1]) if bounds else time.time()
+
+
+def warm(path: Path, reps: int) -> list[dict[str, Any]]:
+    from hermes_tui.state import SessionDB
+
+    out = []
+    with SessionDB(path, read_only=True) as db:
+        now = now_of(db)
+        for name, method, kw in CASES:
+            first = time.perf_counter()
+            result = call(db, method, kw, now)
+            first_ms = (time.perf_counter() - first) * 1000
+            times, cpu = [], []
+            for _ in range(reps):
+                t, c = time.perf_counter(), time.process_time()
+                call(db, method, kw, now)
+                times.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.process_time() - c) * 1000)
+            out.append(
+                {
+                    "case": name,
+                    "first_ms": first_ms,
+                    "first_of_process": not out,
+                    "p50_ms": statistics.median(times),
+                    "cpu_p50_ms": statistics.median(cpu),
+                    "max_ms": max(times),
+                    "reps": reps,
+                    "result": summary(result),
+                }
+            )
+            print(
+                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  cpu {out[-1]['cpu_p50_ms']:7.1f}  "
+                f"max {out[-1]['max_ms']:7.1f}  "
+                f"first {first_ms:7.1f}  {out[-1]['result']}"
+            )
+    return out
+
+
+def child(path: Path, index: int) -> None:
+    """One case's first call in this fresh interpreter (`--cold`)."""
+    t0 = time.perf_counter()
+    from hermes_tui.state import SessionDB
+
+    imported = time.perf_counter()
+    db = SessionDB(path, read_only=True)
+    opened = time.perf_counter()
+    now = now_of(db)
+    bounded = time.perf_counter()
+    name, method, kw = CASES[index]
+    call(db, method, kw, now)
+    done = time.perf_counter()
+    db.close()
+    print(
+        json.dumps(
+            {
+                "case": name,
+                "import_ms": (imported - t0) * 1000,
+                "open_ms": (opened - imported) * 1000,
+                "bounds_ms": (bounded - opened) * 1000,
+                "call_ms": (done - bounded) * 1000,
+            }
+        )
+    )
+
+
+def cold(path: Path, drop: bool) -> list[dict[str, Any]]:
+    out = []
+    for i in range(len(CASES)):
+        if drop:
+            os.sync()
+            Path("/proc/sys/vm/drop_caches").write_text("1\n")
+        proc = subprocess.run(
+            [sys.executable, __file__, "--child", str(path), str(i)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        out.append(row)
+        print(
+            f"cold {row['case']:33} call {row['call_ms']:7.1f} ms  "
+            f"(bounds {row['bounds_ms']:.1f}, open {row['open_ms']:.1f})"
+        )
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--legacy", type=Path, help="a legacy_build.py --size wide store")
+    ap.add_argument("--workdir", type=Path, default=Path("/work/bench-data/usage"))
+    ap.add_argument("--prompt-bytes", type=int, default=0)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--cold", action="store_true")
+    ap.add_argument(
+        "--drop-caches", action="store_true", help="root: drop the page cache before each cold case"
+    )
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(Path(args.child[0]), int(args.child[1]))
+        return 0
+    if args.legacy is None:
+        ap.error("--legacy is required")
+    path = prepare(args.legacy, args.workdir, args.prompt_bytes)
+    res: dict[str, Any] = {
+        "store": str(path),
+        "prompt_bytes": args.prompt_bytes,
+        "file_mb": path.stat().st_size / 1e6,
+        "tz": TZ,
+        "warm": warm(path, args.reps),
+    }
+    if args.cold:
+        res["cold"] = cold(path, args.drop_caches)
+        res["drop_caches"] = args.drop_caches
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,628 @@
+"""Usage over time (`UsageMixin`): tokens and cost per day, week or month, per model, source,
+provider or task, the costliest sessions of a range, the accounting check and a budget.
+
+**What counts.** Every row of `session_model_usage` (one per session, model, billing route and
+task: the writer adds each API call's delta to it and keeps `first_seen`/`last_seen`), plus, per
+session, what its own counters hold beyond the sum of its usage rows (column by column, never
+below zero: `hermes insights`' reconciliation, so sessions written before the table, or by
+`absolute=True` totals, are counted once). A file without the table counts the sessions'
+counters alone. Archived, hidden and child sessions count like any other: cost is cost.
+
+**The attribution rule** (the same for every figure, series, total, session and budget): a
+usage row is spread evenly over the time from its `first_seen` to its `last_seen` (missing:
+the session's start; a residual runs from the session's start to its end, else its last
+message or activity), and each period gets the share of the row that falls inside it. Counts
+are split by cumulative truncation — period k gets ``floor(n·F(hi_k)) − floor(n·F(lo_k))``,
+F the fraction of the row's span before a time — so the parts are whole numbers that add up
+to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside one period
+(almost all) goes to it whole. Costs split the same way, as fractions.
+
+Each answer is one statement per store (a grouped aggregate over the two tables; messages are
+read only for a residual of a session with no end), so it needs no index of ours: the file
+of hermes-agent 0.19.0 is read as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+from .core import _Core
+from .errors import InvalidArgument
+from .text import TS_MAX, num_sql, read_rows, ts_sql
+from .usage_model import (
+    CHECK_KINDS,
+    GROUPS,
+    BudgetStatus,
+    UnpricedModel,
+    UsageCheck,
+    UsageFigures,
+    UsageReport,
+    UsageSession,
+    add_all,
+    make_budget,
+)
+from .usage_model import (
+    ZERO as _ZERO,
+)
+from .usage_time import (
+    Period,
+    TzLike,
+    UsagePeriod,
+    When,
+    current_period,
+    local_date,
+    midnight,
+    next_start,
+    period_start,
+    resolve_tz,
+    spans,
+    to_ts,
+    tz_name,
+)
+
+_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+#: Cost columns: compared with a tolerance (sums of the same float deltas differ in their last bits).
+_COSTS = ("act", "est")
+_EPS = 1e-9
+#: At most this many sessions with a residual are remembered by rowid (`_residual_rowids`).
+_RESIDUAL_KEEP = 20_000
+#: The columns behind `_SUMS`, in the same order.
+_COLUMNS = (*_COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd")
+#: The event columns summed into `UsageFigures`, in its field order.
+_SUMS = ("i", "o", "cr", "cw", "rs", "calls", "act", "est")
+_TOKENS = "(i + o + cr + cw + rs)"
+
+
+def _figures(row: dict[str, Any]) -> UsageFigures:
+    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in _SUMS[:6])
+    return UsageFigures(
+        i, o, cr, cw, rs, calls, float(row["act"] or 0.0), float(row["est"] or 0.0), int(row["sessions"] or 0)
+    )
+
+
+_AGG = ", ".join(f"TOTAL({c}) AS {c}" for c in _SUMS) + ", COUNT(DISTINCT sid) AS sessions"
+_NO_SUMS = ", ".join(f"0 AS {c}" for c in _SUMS)
+
+
+@dataclass(frozen=True)
+class _Range:
+    since: float
+    until: float
+    spans: list[UsagePeriod]
+
+
+def period_case(expr: str, bounds: Sequence[float]) -> str:
+    """SQL: the period number of the time `expr` (a column) — i with `bounds[i] <= expr <
+    bounds[i + 1]`, -1 before the first bound, `len(bounds) - 1` from the last — as a binary
+    search of nested CASEs over the periods' own bounds (about log2(n) comparisons)."""
+
+    def node(lo: int, hi: int) -> str:  # the answer lies in [lo, hi]
+        if lo == hi:
+            return str(lo)
+        mid = (lo + hi + 1) // 2  # expr >= bounds[mid] means the answer is >= mid
+        return f"CASE WHEN {expr} < {bounds[mid]!r} THEN {node(lo, mid - 1)} ELSE {node(mid, hi)} END"
+
+    return node(-1, len(bounds) - 1)
+
+
+class UsageMixin(_Core):
+    #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
+    _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
+
+    # ------------------------------------------------------------------ the events
+    def _has_usage_table(self) -> bool:
+        return {"session_id", "model"} <= self.columns("session_model_usage")
+
+    def _scol(self, name: str) -> str:
+        return f"s.{name}" if self.has_column("sessions", name) else "NULL"
+
+    def _ucol(self, name: str) -> str:
+        return f"u.{name}" if self.has_column("session_model_usage", name) else "NULL"
+
+    def _known_sql(self) -> str:
+        """SQL: usage row `u` records an actual cost (its column is NOT NULL DEFAULT 0, so a
+        number that is not 0, or a 0 the row's status calls actual)."""
+        if not self.has_column("session_model_usage", "actual_cost_usd"):
+            return "0"
+        return (
+            "(typeof(u.actual_cost_usd) IN ('integer', 'real') "
+            f"AND (u.actual_cost_usd <> 0 OR {self._ucol('cost_status')} = 'actual'))"
+        )
+
+    def _session_end_sql(self, alias: str) -> str:
+        """A session's end (columns `sid, started, ended, active, ul` of `alias`): `ended_at`,
+        else the latest of its activity, its usage rows (`ul`) and its newest message (read
+        only then), else its start."""
+        a = alias
+        newest = (
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {a}.sid "
+            f"AND m.timestamp BETWEEN 0 AND {TS_MAX})"
+        )
+        return (
+            f"COALESCE({ts_sql(a + '.ended')}, (SELECT MAX(v) FROM (SELECT {ts_sql(a + '.active')} AS v "
+            f"UNION ALL SELECT {a}.ul UNION ALL SELECT {newest})), {a}.started)"
+        )
+
+    def _grouped_sql(self, where: str = "", residual: bool = False) -> str:
+        """SELECT one row per session: `rid` (its rowid), its counters `s<sum>`, the sums of its
+        usage rows `u<sum>` (`un` rows, the last at `ul`). `where` (on `s`) drops sessions
+        before their rows are read; `residual` keeps only those whose counters exceed their
+        rows' sums (a cost by more than `_EPS`: float sums of the same deltas differ in their
+        last bits). One pass over the sessions, each with its rows by the writer's
+        `session_id` index."""
+        s, u = self._scol, self._ucol
+        cols = ["s.rowid AS rid"] + [f"{s(c)} AS s{n}" for c, n in zip(_COLUMNS, _SUMS, strict=True)]
+        if not self._has_usage_table():
+            cols += ["0 AS un", "NULL AS ul"] + [f"0 AS u{n}" for n in _SUMS]
+            keep = " OR ".join(
+                f"{s(c)} > {_EPS if n in _COSTS else 0}" for c, n in zip(_COLUMNS, _SUMS, strict=True)
+            )
+            where = f"{where} {'AND' if where else 'WHERE'} ({keep})" if residual else where
+            return f"SELECT {', '.join(cols)} FROM sessions s {where}"
+        sums = {n: f"TOTAL({u(c)})" for c, n in zip(_COLUMNS, _SUMS, strict=True)}
+        cols += ["COUNT(u.session_id) AS un", f"MAX({ts_sql(u('last_seen'))}) AS ul"]
+        cols += [f"{v} AS u{n}" for n, v in sums.items()]
+        more = " OR ".join(
+            f"{s(c)} > {sums[n]}" + (f" + {_EPS}" if n in _COSTS else "")
+            for c, n in zip(_COLUMNS, _SUMS, strict=True)
+        )
+        joined = "sessions s LEFT JOIN session_model_usage u ON u.session_id = s.id"
+        having = f"HAVING {more}" if residual else ""
+        return f"SELECT {', '.join(cols)} FROM {joined} {where} GROUP BY s.id {having}"
+
+    def _per_session_sql(self, where: str = "", residual: bool = False) -> str:
+        """`_grouped_sql` with the sessions' other columns: `sid, started, ended, active,
+        sstatus, shasact, smodel, sprov, source` (read for the sessions it keeps)."""
+        s = self._scol
+        extra = [
+            "s.id AS sid",
+            f"{ts_sql('s.started_at')} AS started",
+            f"{s('ended_at')} AS ended",
+            f"{s('last_activity_at')} AS active",
+            f"{s('cost_status')} AS sstatus",
+            f"typeof({s('actual_cost_usd')}) IN ('integer', 'real') AS shasact",
+            f"COALESCE({s('model')}, 'unknown') AS smodel",
+            f"COALESCE({s('billing_provider')}, '') AS sprov",
+            "s.source AS source",
+        ]
+        inner = self._grouped_sql(where, residual)
+        return f"SELECT x.*, {', '.join(extra)} FROM ({inner}) x JOIN sessions s ON s.rowid = x.rid"
+
+    def _residual_rowids(self) -> list[int] | None:
+        """The rowids of the sessions whose counters exceed their usage rows' sums (the only
+        ones with a residual), kept until any connection commits; None when there are more
+        than `_RESIDUAL_KEEP` (the statement then finds them itself). Finding them is one
+        grouped pass over every session; the answer depends on no range, group or zone."""
+        conn = self._conn()
+        version = (int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes())
+        kept = self._usage_residuals
+        if kept is not None and kept[0] is conn and kept[1] == version:
+            return kept[2]
+        rows = conn.execute(
+            f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}"
+        ).fetchall()
+        ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
+        self._usage_residuals = (conn, version, ids)
+        return ids
+
+    def _events_sql(self, group: str | None) -> tuple[str, dict[str, Any]]:
+        """CTE `ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est)`: one event per usage row
+        of the range and one per session residual; `sid` is the session's rowid (a usage row
+        whose session is gone: minus its own rowid), `act` the actual cost where one is
+        recorded, `est` the estimate where it is not. Usage rows entirely outside `[:since,
+        :until)` are dropped before their session is read.
+
+        Values are read as SQLite reads numbers (never raising: text that is not a number
+        counts 0); times must be dates (`ts_sql`), else the session's start stands in."""
+        if group not in (None, "session", *GROUPS):
+            raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
+        u = self._ucol
+        res = {n: f"MAX(0, r.s{n} - r.u{n})" for n in _SUMS}
+        for n in _COSTS:
+            res[n] = f"(CASE WHEN r.s{n} - r.u{n} > {_EPS} THEN r.s{n} - r.u{n} ELSE 0 END)"
+        r_known = f"({res['act']} > 0 OR (r.un = 0 AND r.shasact AND r.sstatus = 'actual'))"
+        g_res = {
+            None: "''",
+            "session": "r.rid",
+            "model": "r.smodel",
+            "source": "r.source",
+            "provider": "r.sprov",
+        }
+        ids = self._residual_rowids()
+        params: dict[str, Any] = {}
+        if ids is None:
+            where = ""
+        else:
+            where = "WHERE s.rowid IN (SELECT value FROM json_each(:rids))"
+            params["rids"] = json.dumps(ids)
+        residual = f"""SELECT r.rid, {g_res.get(group, "''")}, r.started, {self._session_end_sql("r")},
+                   {", ".join(res[n] for n in _SUMS[:6])},
+                   CASE WHEN {r_known} THEN {res["act"]} ELSE 0 END,
+                   CASE WHEN {r_known} THEN 0 ELSE {res["est"]} END
+            FROM ({self._per_session_sql(where, residual=True)}) r"""
+        if not self._has_usage_table():
+            return f"ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est) AS ({residual})", params
+        g_row = {
+            None: "''",
+            "session": "COALESCE(s.rowid, -u.rowid)",
+            "model": "u.model",
+            "source": "s.source",
+            "provider": f"COALESCE({u('billing_provider')}, '')",
+            "task": f"COALESCE({u('task')}, '')",
+        }[group]
+        first, last = ts_sql(u("first_seen")), ts_sql(u("last_seen"))
+        known = self._known_sql()
+        act, est = u("actual_cost_usd"), u("estimated_cost_usd")
+        start = ts_sql("s.started_at")
+        sql = f"""ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
+                SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
+                       {", ".join(u(c) for c in _COLUMNS[:6])},
+                       CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
+                FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
+                WHERE NOT COALESCE({first} < :since AND {last} <= :since OR {first} >= :until, 0)
+                UNION ALL
+                {residual})"""
+        return sql, params
+
+    def _pieces_sql(self, group: str | None, rng: _Range) -> tuple[str, dict[str, Any]]:
+        """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
+        event inside one period of the range goes to it whole; the others are walked period
+        by period (`sp`) and split there by the periods' bounds."""
+        bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
+        f = {
+            x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
+            for x, b in (("f1", "his"), ("f0", "los"))
+        }
+        parts = [f"CAST({c} * f1 AS INTEGER) - CAST({c} * f0 AS INTEGER)" for c in _SUMS[:6]]
+        parts += [f"{c} * f1 - {c} * f0" for c in _SUMS[6:]]
+        cols = ", ".join(_SUMS)
+        whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
+        k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
+        events, params = self._events_sql(group)
+        sql = f"""WITH {events},
+            e AS MATERIALIZED (
+                SELECT sid, g, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
+                FROM (SELECT sid, g, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
+                      WHERE t0 IS NOT NULL AND t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since))),
+            sp(idx, last, sid, g, t0, t1, {cols}) AS (
+                SELECT MAX(k0, 0), MIN(k1, :last), sid, g, t0, t1, {cols} FROM e WHERE NOT {whole}
+                UNION ALL
+                SELECT idx + 1, last, sid, g, t0, t1, {cols} FROM sp WHERE idx < last),
+            pc AS NOT MATERIALIZED (
+                SELECT k0 AS k, g, sid, {cols} FROM e WHERE {whole}
+                UNION ALL
+                SELECT idx, g, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
+                FROM (SELECT *, {f["f1"]} AS f1, {f["f0"]} AS f0 FROM sp))"""
+        params |= {
+            "since": rng.since,
+            "until": rng.until,
+            "last": len(rng.spans) - 1,
+            "los": json.dumps([sp.lo for sp in rng.spans]),
+            "his": json.dumps([sp.hi for sp in rng.spans]),
+        }
+        return sql, params
+
+    # ------------------------------------------------------------------ ranges
+    def usage_bounds(self) -> tuple[float, float] | None:
+        """The extent an open range reaches: the earliest session start or usage row, and the
+        latest session start or usage row's `last_seen` (None: nothing dated). The sessions'
+        by the writer's `started_at` index; the rows by one scan of their table."""
+        dated = f"started_at BETWEEN 0 AND {TS_MAX}"
+        parts = [
+            f"SELECT (SELECT MIN(started_at) FROM sessions WHERE {dated}) AS lo, "
+            f"(SELECT MAX(started_at) FROM sessions WHERE {dated}) AS hi"
+        ]
+        if self._has_usage_table() and self.has_column("session_model_usage", "first_seen"):
+            first, last = ts_sql("first_seen"), ts_sql("last_seen")
+            parts.append(f"SELECT MIN({first}), MAX(COALESCE({last}, {first})) FROM session_model_usage")
+        rows = read_rows(self._conn(), " UNION ALL ".join(parts))
+        los = [r["lo"] for r in rows if r["lo"] is not None]
+        his = [r["hi"] for r in rows if r["hi"] is not None]
+        if not los:
+            return None
+        return float(min(los)), float(max(his or los))
+
+    def _range(
+        self,
+        since: When,
+        until: When,
+        by: Period,
+        tz: Any,
+        now: float | None,
+        bounds: tuple[float, float] | None = None,
+    ) -> _Range:
+        """`[since, until)` as Unix times; None ends reach the period holding the earliest usage
+        and the one holding the later of now and the latest usage (`bounds`, else this store's)."""
+        lo, hi = to_ts(since, tz), to_ts(until, tz)
+        if lo is None or hi is None:
+            b = bounds if bounds is not None else self.usage_bounds()
+            now = time.time() if now is None else now
+            if lo is None:
+                first = b[0] if b else min(now, hi if hi is not None else now)
+                lo = midnight(period_start(local_date(first, tz), by), tz)
+            if hi is None:
+                last = max(now, b[1]) if b else now
+                hi = midnight(next_start(period_start(local_date(last, tz), by), by), tz)
+        return _Range(lo, hi, spans(lo, hi, by, tz) if hi > lo else [])
+
+    # ------------------------------------------------------------------ the series
+    def usage_report(
+        self,
+        by: Period = "day",
+        group: str | None = None,
+        since: When = None,
+        until: When = None,
+        tz: TzLike = None,
+        now: float | None = None,
+        *,
+        bounds: tuple[float, float] | None = None,
+    ) -> UsageReport:
+        """Usage per `by` period ("day", "week" from Monday, "month") of `tz` (a zone name or
+        tzinfo; None: the local zone) over `[since, until)` (Unix times, datetimes, or dates =
+        their local midnight; None: from the first usage / up to now or the last usage), stacked
+        by `group` ("model", "source", "provider", "task" or None). `bounds` overrides the data
+        extent used for None ends (a federation passes every store's)."""
+        zone = resolve_tz(tz)
+        rng = self._range(since, until, by, zone, now, bounds)
+        if not rng.spans:
+            return UsageReport(by, group, tz_name(zone), rng.since, rng.until, [], {}, {}, {}, UsageFigures())
+        sql, params = self._pieces_sql(group, rng)
+        # Sums add up: the periods' and the groups' are those of the cells. Sessions do not (a
+        # session can use two models, or span two days): each level counts its own.
+        levels = [f"SELECT 0 AS lvl, k, g, {_AGG} FROM pc GROUP BY k, g"]
+        if group is not None:
+            levels += [
+                f"SELECT 1, k, NULL, {_NO_SUMS}, COUNT(DISTINCT sid) FROM pc GROUP BY k",
+                f"SELECT 2, NULL, g, {_NO_SUMS}, COUNT(DISTINCT sid) FROM pc GROUP BY g",
+            ]
+        levels.append(f"SELECT 3, NULL, NULL, {_NO_SUMS}, COUNT(DISTINCT sid) FROM pc")
+        sql += "\n" + " UNION ALL ".join(levels)
+        cells: dict[tuple[int, str], UsageFigures] = {}
+        sessions: dict[tuple[int, Any], int] = {}
+        for row in read_rows(self._conn(), sql, params):
+            lvl, g = row["lvl"], "" if row["g"] is None else str(row["g"])
+            if lvl == 0:
+                cells[(int(row["k"]), g)] = _figures(row)
+            else:
+                sessions[(lvl, row["k"] if lvl == 1 else g)] = int(row["sessions"] or 0)
+        per: dict[int, UsageFigures] = {}
+        groups: dict[str, UsageFigures] = {}
+        for (k, g), fig in cells.items():
+            per[k] = per.get(k, _ZERO) + fig
+            groups[g] = groups.get(g, _ZERO) + fig
+        if group is None:  # one group: a period's cell is the period
+            per = {k: fig for (k, _g), fig in cells.items()}
+        else:
+            per = {k: replace(f, sessions=sessions.get((1, k), 0)) for k, f in per.items()}
+            groups = {g: replace(f, sessions=sessions.get((2, g), 0)) for g, f in groups.items()}
+        total = replace(add_all(per.values()), sessions=sessions.get((3, ""), 0))
+        if group is None:
+            groups = {"": total} if cells else {}
+        return UsageReport(
+            by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
+        )
+
+    def usage_sessions(
+        self,
+        since: When = None,
+        until: When = None,
+        tz: TzLike = None,
+        limit: int = 10,
+        offset: int = 0,
+        now: float | None = None,
+    ) -> list[UsageSession]:
+        """The costliest sessions of `[since, until)` (their usage inside it, by the same rule),
+        cost descending, then tokens, then id."""
+        zone = resolve_tz(tz)
+        rng = self._range(since, until, "day", zone, now)
+        if not rng.spans:
+            return []
+        sql, params = self._pieces_sql("session", rng)
+        sql += f"""
+            SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
+                   {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
+            FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
+            ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
+        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
+        return [
+            UsageSession(
+                str(r["id"]),
+                _text(r["title"]),
+                _text(r["source"]),
+                _text(r["model"]),
+                r["started_at"],
+                _figures(r),
+            )
+            for r in read_rows(self._conn(), sql, params)
+        ]
+
+    def usage_budget(
+        self,
+        budget_usd: float,
+        since: When = None,
+        until: When = None,
+        tz: TzLike = None,
+        now: float | None = None,
+    ) -> BudgetStatus:
+        """`budget_usd` against the cost of `[since, until)` (default: the current local month
+        up to `now`), with the month to date and its pace (see `BudgetStatus`)."""
+        zone = resolve_tz(tz)
+        now = time.time() if now is None else float(now)
+        month = current_period(now, "month", zone)
+        lo, hi = to_ts(since, zone), to_ts(until, zone)
+        lo = month[1] if lo is None else lo
+        hi = now if hi is None else hi
+        mtd = self.usage_report("month", None, month[1], now, zone, now).total
+        spent = (
+            mtd if (lo, hi) == (month[1], now) else self.usage_report("month", None, lo, hi, zone, now).total
+        )
+        return make_budget(budget_usd, lo, hi, spent, month, mtd, now, tz_name(zone))
+
+    # ------------------------------------------------------------------ the accounting check
+    def _tokens_sql(self, alias: str) -> str:
+        """SQL: the tokens of a row of `sessions` ("s") or `session_model_usage` ("u"), numbers only."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [num_sql(f"{alias}.{c}") for c in _COUNTERS if self.has_column(table, c)]
+        return f"({' + '.join(cols)})" if cols else "0"
+
+    def _has_tokens_sql(self, alias: str) -> str:
+        """SQL: the row records tokens (a counter above 0; cheaper than their sum)."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [f"{alias}.{c} > 0" for c in _COUNTERS if self.has_column(table, c)]
+        return f"({' OR '.join(cols)})" if cols else "0"
+
+    def _cost_sql(self, alias: str) -> str:
+        """SQL: the row records a cost (an estimated or an actual one that is not 0)."""
+        table = "sessions" if alias == "s" else "session_model_usage"
+        cols = [c for c in ("estimated_cost_usd", "actual_cost_usd") if self.has_column(table, c)]
+        return "(" + " OR ".join(f"{num_sql(f'{alias}.{c}')} <> 0" for c in cols) + ")" if cols else "0"
+
+    def _check_sql(self, since: float | None, until: float | None) -> tuple[str, dict[str, Any]]:
+        """CTE `ck(sid, t0, no_tokens, unpriced, uncosted, included)`: the sessions the check
+        names whose span (start to end) overlaps the range. Candidates come from one scan of
+        the sessions and one of the usage rows on cheap conditions; only they are looked into
+        further (their rows, replies and span)."""
+        status = self._scol("cost_status")
+        stok, scost = self._has_tokens_sql("s"), self._cost_sql("s")
+        msgs = num_sql(self._scol("message_count"))
+        reply = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant')"
+        if self._has_usage_table():
+            ustatus = self._ucol("cost_status")
+            utok, ucost = self._has_tokens_sql("u"), self._cost_sql("u")
+            rows = "SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id AND"
+            own = {
+                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND NOT EXISTS ({rows} {utok}) AND {reply}",
+                "unpriced": f"{status} = 'unknown' AND ({stok} OR EXISTS ({rows} {utok}))",
+                "uncosted": f"""{status} IS NULL AND {stok} AND NOT {scost}
+                                AND NOT EXISTS ({rows} ({ucost} OR {ustatus} = 'included'))""",
+                "included": f"{status} = 'included'",
+            }
+            of_rows = {
+                "no_tokens": "0",
+                "unpriced": f"{ustatus} = 'unknown' AND {utok}",
+                "uncosted": f"{ustatus} IS NULL AND {utok} AND NOT {ucost}",
+                "included": f"{ustatus} = 'included'",
+            }
+            last = (
+                f"(SELECT MAX({ts_sql('u.last_seen')}) FROM session_model_usage u WHERE u.session_id = s.id)"
+            )
+        else:
+            own = {
+                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND {reply}",
+                "unpriced": f"{status} = 'unknown' AND {stok}",
+                "uncosted": f"{status} IS NULL AND {stok} AND NOT {scost}",
+                "included": f"{status} = 'included'",
+            }
+            of_rows, last = {}, "NULL"
+        # one scan of each table: a row per candidate with its flags (each test a CASE, so a
+        # costly one runs only where the cheap ones before it hold)
+        parts = [
+            "SELECT s.id AS sid, "
+            + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END AS {k}" for k, c in own.items())
+            + " "
+            f"FROM sessions s WHERE {' OR '.join(f'({c})' for c in own.values())}"
+        ]
+        if of_rows:
+            parts.append(
+                "SELECT u.session_id, "
+                + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in of_rows.values())
+                + " "
+                f"FROM session_model_usage u WHERE {' OR '.join(f'({c})' for c in of_rows.values())}"
+            )
+        flags = ", ".join(f"MAX(f.{k}) AS {k}" for k in CHECK_KINDS)
+        sql = f"""WITH fl AS ({" UNION ALL ".join(parts)}),
+            ck AS MATERIALIZED (
+                SELECT * FROM (
+                    SELECT j.*, {self._session_end_sql("j")} AS t1 FROM (
+                        SELECT f.sid AS sid, {flags}, {ts_sql("s.started_at")} AS started,
+                               {self._scol("ended_at")} AS ended, {self._scol("last_activity_at")} AS active,
+                               {last} AS ul
+                        FROM fl f JOIN sessions s ON s.id = f.sid GROUP BY f.sid) j)
+                WHERE started IS NOT NULL AND started < :until
+                      AND (MAX(started, COALESCE(t1, started)) > :since OR started >= :since))"""
+        return sql, {"since": -1.0 if since is None else since, "until": 1e300 if until is None else until}
+
+    def usage_check(self, since: When = None, until: When = None, tz: TzLike = None) -> UsageCheck:
+        """The accounting check over `[since, until)` (sessions whose span overlaps it; None:
+        unbounded): sessions per kind of `CHECK_KINDS` and the models with unpriced usage."""
+        zone = resolve_tz(tz)
+        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
+        kinds = ", ".join(f"TOTAL({k}) AS {k}" for k in CHECK_KINDS)
+        counts_row = read_rows(self._conn(), f"{sql} SELECT {kinds} FROM ck", params)
+        counts = {k: int(counts_row[0][k] or 0) if counts_row else 0 for k in CHECK_KINDS}
+        return UsageCheck(counts, self._unpriced_models(params))
+
+    def _unpriced_models(self, params: dict[str, Any]) -> list[UnpricedModel]:
+        """Models and billing providers with usage in the range that has tokens but no price
+        (status 'unknown', or no status and no cost): usage rows, and sessions without rows."""
+        parts = []
+        s = self._scol
+        stok, scost, status = self._tokens_sql("s"), self._cost_sql("s"), s("cost_status")
+        no_price = f"({status} = 'unknown' OR ({status} IS NULL AND NOT {scost}))"
+        has_s = self._has_tokens_sql("s")
+        without_rows = ""
+        if self._has_usage_table():
+            u = self._ucol
+            utok, ucost, ustatus = self._tokens_sql("u"), self._cost_sql("u"), u("cost_status")
+            started = f"(SELECT {ts_sql('s.started_at')} FROM sessions s WHERE s.id = u.session_id)"
+            parts.append(
+                f"""SELECT u.model AS model, COALESCE({u("billing_provider")}, '') AS provider,
+                       u.session_id AS sid, {utok} AS tok,
+                       COALESCE({ts_sql(u("first_seen"))}, {started}) AS t0, {ts_sql(u("last_seen"))} AS t1
+                FROM session_model_usage u
+                WHERE ({ustatus} = 'unknown' OR ({ustatus} IS NULL AND NOT {ucost}))
+                      AND {self._has_tokens_sql("u")}"""
+            )
+            without_rows = "AND NOT EXISTS (SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id)"
+        parts.append(
+            f"""SELECT j.model AS model, j.provider AS provider, j.sid AS sid, j.tok AS tok,
+                   j.started AS t0, {self._session_end_sql("j")} AS t1
+            FROM (SELECT COALESCE({s("model")}, 'unknown') AS model,
+                         COALESCE({s("billing_provider")}, '') AS provider, s.id AS sid, {stok} AS tok,
+                         {ts_sql("s.started_at")} AS started, {s("ended_at")} AS ended,
+                         {s("last_activity_at")} AS active, NULL AS ul
+                  FROM sessions s WHERE {no_price} AND {has_s} {without_rows}) j"""
+        )
+        sql = f"""SELECT model, provider, COUNT(DISTINCT sid) AS sessions,
+                   CAST(TOTAL(tok) AS INTEGER) AS tokens
+            FROM ({" UNION ALL ".join(parts)})
+            WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since)
+            GROUP BY model, provider ORDER BY tokens DESC, model, provider"""
+        found = read_rows(self._conn(), sql, params)
+        return [
+            UnpricedModel(
+                _text(r["model"]) or "", _text(r["provider"]) or "", int(r["sessions"]), int(r["tokens"])
+            )
+            for r in found
+        ]
+
+    def usage_check_sessions(
+        self,
+        kind: str,
+        since: When = None,
+        until: When = None,
+        tz: TzLike = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> list[str]:
+        """The ids behind one kind of the check (newest start first, then id), a page at a time."""
+        if kind not in CHECK_KINDS:
+            raise InvalidArgument(f"kind must be one of {', '.join(CHECK_KINDS)}, not {kind!r}")
+        zone = resolve_tz(tz)
+        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
+        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
+        rows = read_rows(
+            self._conn(),
+            f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY started DESC, sid DESC "
+            "LIMIT :limit OFFSET :offset",
+            params,
+        )
+        return [str(r["sid"]) for r in rows]
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
