@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
@@ -24,7 +24,7 @@ from .conftest import build
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -185,12 +185,13 @@ def test_delete_and_rename_take_one_profile_and_refuse_all(home, capsys) -> None
         "id": "cli-docker",
         "title": "Docker at work",
         "transfer_from": None,
+        "errors": [],
     }
     with SessionDB(home / "state.db", read_only=True) as db:
         assert db.get_session_title("cli-docker") == "Docker fix"  # the other store is untouched
     code, out, err = run(capsys, "delete", "tg-solo", "--profile", "work", "--yes", "--json")
     assert code == 0, err
-    assert json.loads(out)["profile"] == "work"
+    assert list(json.loads(out)["profiles"]) == ["work"]
     assert "tg-solo" not in ids(work) and "tg-solo" in ids(home / "state.db")
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB, SessionFilter
 
 from .oracle import V31, Peer, peer_python
@@ -153,7 +153,7 @@ def test_browsing_writes_nothing(v31_store: Any) -> None:
 
 # ---------------------------------------------------------------------- the CLI
 def run(capsys: Any, *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
