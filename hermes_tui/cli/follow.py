@@ -209,9 +209,9 @@ class _Tail:
 def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: Stop | None = None) -> int:
     """Print session `sid` (already resolved), then with `follow` each new message until Ctrl-C
     (130), `stop` (130) or its deletion (3)."""
-    tail = _Tail(db, stream, sid)
-    signal = db.write_signal() if follow else None
-    try:
+
+    def run(signal: WriteSignal | None) -> int:
+        tail = _Tail(db, stream, sid)
         watcher = db.change_watcher([sid]) if follow else None  # before the history: nothing falls between
         tail.drain()
         if watcher is None:
@@ -219,6 +219,14 @@ def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: St
         while (tip := tail.compressed_tip()) is not None:
             tail.continue_in(tip, watcher)
         return _follow(watcher, signal, stream, stop, lambda ch: tail.changed(ch, watcher))
+
+    return _interruptible(db.write_signal() if follow else None, run)
+
+
+def _interruptible(signal: WriteSignal | None, run: Callable[[WriteSignal | None], int]) -> int:
+    """`run(signal)`, whose Ctrl-C is exit code 130 (no traceback); the signal closed after."""
+    try:
+        return run(signal)
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
@@ -324,8 +332,8 @@ def _watch_events(db: SessionDB, stream: Stream, ch: Changes) -> None:
 
 def watch_store(db: SessionDB, stream: Stream, stop: Stop | None = None) -> int:
     """Stream the store's changes until Ctrl-C or `stop` (130)."""
-    signal = db.write_signal()
-    try:
+
+    def run(signal: WriteSignal | None) -> int:
         watcher = db.change_watcher()
         if stream.json:
             stream.emit({"type": "start", "message_id": watcher.cursor.message_hw}, "")
@@ -335,12 +343,8 @@ def watch_store(db: SessionDB, stream: Stream, stop: Stop | None = None) -> int:
         return _follow(
             watcher, signal, stream, stop, lambda ch: _watch_events(db, stream, ch) if ch else None
         )
-    except KeyboardInterrupt:
-        sys.stdout.flush()
-        return EXIT_INTERRUPTED
-    finally:
-        if signal is not None:
-            signal.close()
+
+    return _interruptible(db.write_signal(), run)
 
 
 # ---------------------------------------------------------------- several stores

@@ -194,14 +194,18 @@ def print_plan(plan: dict[str, Any]) -> None:
             )
         if n > 50:
             out(f"  … and {n - 50} more")
-    if plan["cascade_ids"]:
-        out(f"Delegate subagent sessions that go with them ({len(plan['cascade_ids'])}):")
-        for c in plan["cascade"]:
-            out(cascade_line(c))
-    if plan["excluded"]:
-        out(f"Kept back ({len(plan['excluded'])}):")
-        for e in plan["excluded"][:50]:
-            out(f"  = {s(e['id'])}: {s(e['reason'])}")
+    _print_group("Delegate subagent sessions that go with them", plan["cascade"], cascade_line)
+    _print_group("Kept back", plan["excluded"], lambda e: f"  = {s(e['id'])}: {s(e['reason'])}", 50)
+
+
+def _print_group(
+    title: str, rows: list[dict[str, Any]], line: Callable[[dict[str, Any]], str], most: int = 0
+) -> None:
+    """`title (N):` and a line per row (the first `most`), or nothing for no rows."""
+    if rows:
+        out(f"{title} ({len(rows)}):")
+        for row in rows[: most or None]:
+            out(line(row))
 
 
 def cascade_line(child: dict[str, Any]) -> str:
@@ -257,14 +261,12 @@ def _print_delete_plan(plan: dict[str, Any]) -> None:
             f"  {cell(row.get('title'), 40)}"
             f"{'  [pinned]' if row.get('pinned') else ''}"  # honoured, but a pin is a keep flag
         )
-    if plan["cascade"]:
-        out(f"Delegate subagent sessions deleted with them ({len(plan['cascade'])}):")
-        for c in plan["cascade"]:
-            out(cascade_line(c))
-    if plan["orphaned"]:
-        out(f"Children kept as roots (orphaned) ({len(plan['orphaned'])}):")
-        for o in plan["orphaned"]:
-            out(f"  ~ {s(o['id'])}  [{s(o.get('edge_kind'))}] child of {s(o.get('parent_session_id'))}")
+    _print_group("Delegate subagent sessions deleted with them", plan["cascade"], cascade_line)
+    _print_group(
+        "Children kept as roots (orphaned)",
+        plan["orphaned"],
+        lambda o: f"  ~ {s(o['id'])}  [{s(o.get('edge_kind'))}] child of {s(o.get('parent_session_id'))}",
+    )
 
 
 def delete_question(rows: Sequence[dict[str, Any]], extra: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from hermes_tui.cli.command import Command
@@ -82,6 +83,78 @@ def _totals_row(name: str, t: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+_SOURCE = ("SOURCE", "source", "text", 40)
+_MODEL = ("MODEL", "model", "text", 40)
+_TITLE = ("TITLE", "title", "text", 40)
+_COST = ("COST", "cost", "cost", 0)
+#: The tables of one store's stats: (title, data key, shown when empty, columns); a column is
+#: (header, field, kind, width): kind "text" ('' when missing, "-" '-'), "n" (0) or "cost".
+TABLES: tuple[tuple[str, str, bool, tuple[tuple[str, str, str, int], ...]], ...] = (
+    (
+        "By source:",
+        "sessions_by_source",
+        True,
+        (
+            _SOURCE,
+            ("SESSIONS", "sessions", "n", 0),
+            ("MESSAGES", "messages", "n", 0),
+            ("TOKENS", "tokens", "n", 0),
+            _COST,
+        ),
+    ),
+    (
+        "By model:",
+        "usage_by_model",
+        True,
+        (
+            _MODEL,
+            ("SESSIONS", "session_count", "n", 0),
+            ("INPUT", "total_input", "n", 0),
+            ("OUTPUT", "total_output", "n", 0),
+            ("COST", "total_cost", "cost", 0),
+        ),
+    ),
+    (
+        "Costliest sessions:",
+        "costliest_sessions",
+        True,
+        (
+            ("ID", "id", "text", 0),
+            _TITLE,
+            ("SOURCE", "source", "-", 16),
+            ("TOKENS", "total_tokens", "n", 0),
+            _COST,
+        ),
+    ),
+    (
+        "Costliest chains (root and descendants):",
+        "costliest_chains",
+        False,
+        (
+            ("ROOT", "root_id", "text", 0),
+            _TITLE,
+            ("SESSIONS", "sessions", "n", 0),
+            ("MESSAGES", "messages", "n", 0),
+            ("TOKENS", "tokens", "n", 0),
+            _COST,
+        ),
+    ),
+)
+
+
+def _values(columns: tuple[tuple[str, str, str, int], ...], row: dict[str, Any]) -> list[Any]:
+    return [_value(row, field, kind) for _header, field, kind, _width in columns]
+
+
+def _value(row: dict[str, Any], field: str, kind: str) -> Any:
+    value = row.get(field)
+    if kind == "cost":
+        return fmt_cost(value)
+    if kind == "n":
+        return value or 0
+    return value or ("-" if kind == "-" else "")
+
+
 def _bar(value: int, top: int, width: int = 40) -> str:
     if top <= 0 or value <= 0:
         return ""
@@ -95,58 +168,16 @@ def print_stats(data: dict[str, Any], days: int) -> None:
         f"{t.get('input_tokens') or 0} in / {t.get('output_tokens') or 0} out   cost: "
         f"{fmt_cost(t.get('cost'))}"
     )
-    titled_table(
-        "By source:",
-        ("SOURCE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-        data["sessions_by_source"],
-        lambda r: (r["source"], r["sessions"], r["messages"] or 0, r["tokens"] or 0, fmt_cost(r["cost"])),
-        right=(1, 2, 3, 4),
-        limits={0: 40},
-    )
-    titled_table(
-        "By model:",
-        ("MODEL", "SESSIONS", "INPUT", "OUTPUT", "COST"),
-        data["usage_by_model"],
-        lambda r: (
-            r["model"],
-            r["session_count"],
-            r["total_input"] or 0,
-            r["total_output"] or 0,
-            fmt_cost(r["total_cost"]),
-        ),
-        right=(1, 2, 3, 4),
-        limits={0: 40},
-    )
-    titled_table(
-        "Costliest sessions:",
-        ("ID", "TITLE", "SOURCE", "TOKENS", "COST"),
-        data["costliest_sessions"],
-        lambda r: (
-            r["id"],
-            r.get("title") or "",
-            r.get("source") or "-",
-            r.get("total_tokens") or 0,
-            fmt_cost(r["cost"]),
-        ),
-        right=(3, 4),
-        limits={1: 40, 2: 16},
-    )
-    if data["costliest_chains"]:
-        titled_table(
-            "Costliest chains (root and descendants):",
-            ("ROOT", "TITLE", "SESSIONS", "MESSAGES", "TOKENS", "COST"),
-            data["costliest_chains"],
-            lambda r: (
-                r["root_id"],
-                r.get("title") or "",
-                r["sessions"],
-                r["messages"] or 0,
-                r["tokens"] or 0,
-                fmt_cost(r["cost"]),
-            ),
-            right=(2, 3, 4, 5),
-            limits={1: 40},
-        )
+    for title, key, always_shown, columns in TABLES:
+        if always_shown or data[key]:
+            titled_table(
+                title,
+                [header for header, _field, _kind, _width in columns],
+                data[key],
+                partial(_values, columns),
+                right=[i for i, (_h, _f, kind, _w) in enumerate(columns) if kind in ("n", "cost")],
+                limits={i: width for i, (_h, _f, _k, width) in enumerate(columns) if width},
+            )
     _print_activity(data["activity_by_day"], days)
     _print_health(data["store_health"])
 

@@ -111,12 +111,21 @@ def run_list(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
-def run_show(stores: Stores, args: argparse.Namespace) -> int:
+def _on_entry(stores: Stores, args: argparse.Namespace, action: Callable[[SessionDB, str], Any]) -> Any:
+    """`action(db, entry id)` on the entry `args.entry` names; with --json its result is printed
+    (with the trash's `skipped` list) and None returned."""
     profile = stores.only()
     target, report = _entry(stores, profile, args.entry)
-    entry = stores.call(profile, SessionDB.trash_entry, target)
+    result = stores.call(profile, action, target)
     if args.json:
-        emit_json({**entry, "skipped": report["skipped"]})
+        emit_json({**result, "skipped": report["skipped"]})
+        return None
+    return result
+
+
+def run_show(stores: Stores, args: argparse.Namespace) -> int:
+    entry = _on_entry(stores, args, SessionDB.trash_entry)
+    if entry is None:
         return 0
     deleted = entry.get("deleted_ids")
     gone = set(deleted) if isinstance(deleted, list) else None
@@ -141,11 +150,8 @@ def run_show(stores: Stores, args: argparse.Namespace) -> int:
 
 
 def run_restore(stores: Stores, args: argparse.Namespace) -> int:
-    profile = stores.only()
-    target, report = _entry(stores, profile, args.entry)
-    result = stores.call(profile, SessionDB.restore_trash, target)
-    if args.json:
-        emit_json({**result, "skipped": report["skipped"]})
+    result = _on_entry(stores, args, SessionDB.restore_trash)
+    if result is None:
         return 0
     n = result["restored"]
     out(
