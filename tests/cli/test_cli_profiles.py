@@ -245,3 +245,52 @@ def test_many_profiles_without_a_store_are_one_warning_line(home, capsys) -> Non
     doc = json.loads(out)
     assert code == 0 and err == ""
     assert sum(e["status"] == "missing" for e in doc["errors"]) == 41
+
+
+def _shape(doc: dict) -> tuple[frozenset[str], frozenset[frozenset[str]]]:
+    """A `--json` document's keys, and the keys of each of its per-store reports."""
+    reports = doc.get("profiles", {}).values()
+    return frozenset(doc), frozenset(frozenset(r) for r in reports)
+
+
+def test_one_json_shape_for_one_store_or_several(home, tmp_path, capsys) -> None:
+    """One implementation per verb: `--db` (one store), `--profile NAME` (one) and `--all`
+    (several) give documents of the same keys, each with `errors`; records and per-store reports
+    name the store by its profile (the default store's file given with --db is `default`)."""
+    default = home / "state.db"
+    selections = ((("--db", str(default)), ""), (("--profile", "default"), ""), (("--all",), "default:"))
+    verbs = [
+        ("list", "--limit", "0"),
+        ("search", "docker"),
+        ("stats",),
+        ("prune", "--dry-run"),
+        ("archive", "{p}tg-solo"),
+        ("export", "{p}cli-docker", "-o", "{out}.jsonl"),
+        ("show", "{p}cli-docker"),
+    ]
+    for verb in verbs:
+        shapes = set()
+        for n, (select, prefix) in enumerate(selections):
+            if verb[0] == "show" and select == ("--all",):
+                select = ("--all-profiles",)  # --all is show's inactive messages
+            argv = [a.format(p=prefix, out=tmp_path / f"{verb[0]}-{n}") for a in verb]
+            code, out, err = run(capsys, *argv, *select, "--json")
+            assert code == 0, (argv, select, err)
+            doc = json.loads(out)
+            assert "errors" in doc, (argv, select)
+            shapes.add(_shape(doc))
+            for key in ("sessions", "results"):
+                if isinstance(doc.get(key), list):
+                    assert {r["profile"] for r in doc[key]} <= {"default", "work"} and doc[key], (
+                        argv,
+                        select,
+                    )
+            assert "default" in doc.get("profiles", {"default": None}), (argv, select)
+            assert doc.get("profile", "default") == "default", (argv, select)
+        assert len(shapes) == 1, (verb, shapes)
+    code, out, _ = run(capsys, "search", "docker", "--db", default, "--json")
+    assert json.loads(out)["routes"] == {"default": "fts5"}
+    code, out, _ = run(capsys, "delete", "tg-solo", "--db", default, "--dry-run", "--json")
+    assert code == 0 and list(json.loads(out)["profiles"]) == ["default"]
+    code, out, _ = run(capsys, "rename", "tg-solo", "Named", "--db", default, "--json")
+    assert code == 0 and json.loads(out)["profile"] == "default" and json.loads(out)["errors"] == []
