@@ -20,7 +20,7 @@ from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
-from .conftest import build
+from .conftest import build, one_store
 
 
 def run(capsys, *argv):
@@ -294,3 +294,30 @@ def test_one_json_shape_for_one_store_or_several(home, tmp_path, capsys) -> None
     assert code == 0 and list(json.loads(out)["profiles"]) == ["default"]
     code, out, _ = run(capsys, "rename", "tg-solo", "Named", "--db", default, "--json")
     assert code == 0 and json.loads(out)["profile"] == "default" and json.loads(out)["errors"] == []
+
+
+def test_a_store_that_refuses_writes_is_one_warning_among_profiles(home, capsys) -> None:
+    """A writing command over several stores leaves out the one whose file refuses writes (one
+    `warning:` line, an `errors` item) and changes the others; alone, it is refused up front."""
+    default, work = home / "state.db", home / "profiles" / "work" / "state.db"
+    default.chmod(0o444)  # read-only: refused even as root (the store respects the mode bits)
+    try:
+        code, out, err = run(capsys, "prune", "--all", "--yes", "--json")
+        doc = json.loads(out)
+        assert code == 0, err
+        assert list(doc["profiles"]) == ["work"] and one_store(doc)["result"]["deleted"] == 1
+        problems = {e["profile"]: (e["status"], e["kind"]) for e in doc["errors"]}
+        assert problems["default"] == ("read-only", "read_only")
+        assert "old-one" in ids(default) and "old-one" not in ids(work)
+        code, out, err = run(capsys, "pin", "--all", "work:cli-docker")
+        assert code == 0 and "\nwarning: default: read-only — " in "\n" + err and "Pinned cli-docker" in out
+        code, out, err = run(capsys, "delete", "cli-docker", "--yes", "--db", default)
+        assert (
+            code == 4
+            and out == ""
+            and err
+            == f"error: {default} is read-only (its file or folder refuses writes); nothing was changed\n"
+        )
+        assert "cli-docker" in ids(default)
+    finally:
+        default.chmod(0o644)
