@@ -20,7 +20,7 @@ from hermes_tui.cli.errors import CliError, UsageError
 from hermes_tui.cli.output import emit_json, ident, out
 from hermes_tui.cli.parser import add_list_filters, add_profile_options, non_negative_int
 from hermes_tui.cli.references import resolve
-from hermes_tui.cli.stores import Stores
+from hermes_tui.cli.stores import Stores, on
 from hermes_tui.exporting import (
     json_text,
     make_private_dirs,
@@ -107,23 +107,29 @@ def export_filter(args: argparse.Namespace) -> SessionFilter:
     )
 
 
-def _export_one(db: SessionDB, sid: str, lineage: bool) -> dict[str, Any] | None:
-    return db.export_session_lineage(sid) if lineage else db.export_session(sid)
+def _export_many(db: SessionDB, ids: list[str], lineage: bool) -> list[dict[str, Any] | None]:
+    """Each session of one store as an export (its whole chain with `lineage`; None: gone)."""
+    return [db.export_session_lineage(sid) if lineage else db.export_session(sid) for sid in ids]
 
 
 def _items(stores: Stores, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The sessions to write, each with its `profile` (a compression chain once with --lineage)."""
+    """The sessions to write, in order, each with its `profile` (a compression chain once with
+    --lineage); every store exports its own sessions at once, on its thread."""
     if args.sessions:  # every reference resolved before anything is written
         pairs = list(dict.fromkeys((p, t.id) for p, t in (resolve(stores, r) for r in args.sessions)))
     else:
         merged = stores.session_order(export_filter(args), args.order)
         pairs = merged.pairs(0, args.limit or len(merged))
         stores.failed(merged.errors)
+    by_store: dict[str, list[str]] = {}
+    for profile, sid in pairs:
+        by_store.setdefault(profile, []).append(sid)
+    got, _failed = stores.each({p: on(_export_many, ids, args.lineage) for p, ids in by_store.items()})
+    exported = {p: iter(items) for p, items in got.items()}
     items: list[dict[str, Any]] = []
     done: set[tuple[str, tuple[str, ...]]] = set()
     for profile, sid in pairs:
-        got, _failed = stores.each(_export_one, sid, args.lineage, profiles=[profile])
-        item = got.get(profile)
+        item = next(exported[profile]) if profile in exported else None
         if not item:
             continue
         if args.lineage:

@@ -16,7 +16,7 @@ from hermes_tui.cli.command import Command, always
 from hermes_tui.cli.output import emit_json, ident, out, s
 from hermes_tui.cli.parser import add_profile_options
 from hermes_tui.cli.references import Target, resolve_all
-from hermes_tui.cli.stores import Stores
+from hermes_tui.cli.stores import Stores, on
 from hermes_tui.formatting import plural
 from hermes_tui.state import SessionDB
 
@@ -86,13 +86,8 @@ def flag_line(verb: str, entry: dict[str, Any], profile: str | None = None) -> s
 def run(stores: Stores, args: argparse.Namespace) -> int:
     flag, value, _done, _state, _help = FLAG_VERBS[args.command]
     by_store = resolve_all(stores, args.sessions)
-    calls = {p: list(targets.values()) for p, targets in by_store.items()}
-    results: dict[str, dict[str, Any]] = {}
-    failures = {}
-    for profile, targets in calls.items():  # each store on its thread, one after the other
-        got, failed = stores.each(_set_flags, flag, value, targets, profiles=[profile])
-        results.update(got)
-        failures.update(failed)
+    calls = {p: on(_set_flags, flag, value, list(targets.values())) for p, targets in by_store.items()}
+    results, failures = stores.each(calls)  # each store on its own thread
     entries = [{"profile": p, **e} for p, r in results.items() for e in r["sessions"]]
     if args.json:
         emit_json(

@@ -33,7 +33,7 @@ from hermes_tui.cli.parser import (
     parse_iso,
 )
 from hermes_tui.cli.references import Target, resolve, resolve_all
-from hermes_tui.cli.stores import Stores
+from hermes_tui.cli.stores import Stores, on
 from hermes_tui.exporting import iso, to_jsonl, write_export
 from hermes_tui.formatting import format_size, plural
 from hermes_tui.safe_text import one_line
@@ -346,7 +346,7 @@ def _removal(
     for profile, (_plan, ids) in reviews.items():
         if not ids:
             continue
-        got, failed = stores.each(_remove, args, ids, what, require_ended, stores.cancel, profiles=[profile])
+        got, failed = stores.each({profile: on(_remove, args, ids, what, require_ended, stores.cancel)})
         failures.update(failed)
         if profile in got:
             results[profile] = got[profile]
@@ -416,7 +416,7 @@ def run_prune(stores: Stores, args: argparse.Namespace) -> int:
     if args.title:
         owner, target = resolve(stores, args.title)
         profiles = [owner]
-    reviews, _failed = stores.each(_prune_plan, args, target, profiles=profiles)
+    reviews, _failed = stores.each({p: on(_prune_plan, args, target) for p in profiles})
     if not args.json:
         if not prune_filters(args)[3]:
             out(f"No filters: pruning ended sessions older than {DEFAULT_PRUNE_DAYS} days.")

@@ -47,7 +47,7 @@ def sum_totals(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(stores: Stores, args: argparse.Namespace) -> int:
-    got, _failed = stores.each(_stats_data, args.days, args.top)
+    got, _failed = stores.every(_stats_data, args.days, args.top)
     per = {p: got[p] for p in stores.profiles if p in got}
     total = sum_totals([d["totals"] for d in per.values()])
     if args.json:

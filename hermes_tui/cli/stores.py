@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,6 +37,7 @@ from hermes_tui.state import (
     Federation,
     MergedOrder,
     ProfileError,
+    SessionDB,
     SessionFilter,
     StoreError,
     StoreRef,
@@ -249,13 +250,12 @@ class Stores:
             raise
 
     def each(
-        self, fn: Callable[..., T], *args: Any, profiles: Sequence[str] | None = None, **kwargs: Any
+        self, calls: Mapping[str, Callable[[SessionDB], T]]
     ) -> tuple[dict[str, T], dict[str, StoreError]]:
-        """`fn(db, ...)` on every open store (or `profiles`) at once: the values by profile, and
-        the store errors. With one store open its error is raised; with several each is a
-        problem (warned) and the others' values are kept."""
-        names = self.profiles if profiles is None else list(profiles)
-        futures = {p: self.fed.submit(p, fn, *args, **kwargs) for p in names}
+        """`calls[profile](db)` on each of those stores at once (build them with `on`): the
+        values by profile, and the store errors. With one store open its error is raised; with
+        several each is a problem (warned) and the others' values are kept."""
+        futures = {p: self.fed.submit(p, call) for p, call in calls.items()}
         values: dict[str, T] = {}
         failures: dict[str, StoreError] = {}
         for p, fut in futures.items():
@@ -267,6 +267,10 @@ class Stores:
                 failures[p] = exc
         self.failed([ProfileError.of(p, e) for p, e in failures.items()])
         return values, failures
+
+    def every(self, fn: Callable[..., T], *args: Any) -> tuple[dict[str, T], dict[str, StoreError]]:
+        """`fn(db, *args)` on every open store at once (see `each`)."""
+        return self.each({p: on(fn, *args) for p in self.profiles})
 
     def failure(self, verb: str, failures: dict[str, StoreError], others: str | None) -> CliError:
         """The error that ends a command some of whose stores failed (`others`: what the command
@@ -327,6 +331,11 @@ class Stores:
     def close(self) -> None:
         if self._fed is not None:
             self._fed.close()
+
+
+def on(fn: Callable[..., T], *args: Any) -> Callable[[SessionDB], T]:
+    """`fn(db, *args)` as a call for `Stores.each`."""
+    return lambda db: fn(db, *args)
 
 
 def _problem(ref: StoreRef, status: str | None = None) -> dict[str, Any]:
