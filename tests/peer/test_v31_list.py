@@ -175,7 +175,7 @@ def test_cli_list_json_is_hermes_list(
     theirs = upstream_list(peer, order_by_last_active=True, **upstream)
     code, out, err = run(capsys, "list", "--db", path, "--json", "--limit", "0", *flags)
     assert code == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["sessions"]
     assert [r["id"] for r in rows] == [r["id"] for r in theirs]
     for mine, their in zip(rows, theirs, strict=True):
         for key in ("archived", "hidden", "pinned", "unread", "last_active", "last_activity_description"):
