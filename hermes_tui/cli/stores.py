@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from hermes_tui import state
 from hermes_tui.cli.errors import CliError, UsageError, store_error_kind
 from hermes_tui.cli.output import err
 from hermes_tui.formatting import plural
@@ -140,17 +139,6 @@ def precheck(path: Path) -> None:
         raise CliError(f"{path} is a directory, not a Hermes session store", "not_a_database")
     if st.st_size == 0:
         raise CliError(f"{path} is empty (0 bytes), not a Hermes session store", "not_a_database")
-
-
-def failure_kind(error: ProfileError) -> str:
-    """The error kind of a store's recorded failure (`ProfileError.kind` names the exception's class)."""
-    cls = getattr(state, error.kind, None)
-    if isinstance(cls, type) and issubclass(cls, StoreError):
-        try:
-            return store_error_kind(cls(error.message))
-        except Exception:  # noqa: BLE001 - a class that wants other arguments: its kind by message
-            pass
-    return store_error_kind(StoreError(error.message))
 
 
 class Stores:
@@ -293,7 +281,7 @@ class Stores:
         there is no other to answer: its failure is the command's error."""
         listed = list(errors.values()) if isinstance(errors, dict) else list(errors)
         if listed and not self.several and listed[0].profile in self.profiles:
-            raise CliError(listed[0].message, failure_kind(listed[0]))
+            raise listed[0].error or CliError(listed[0].message)
         seen = {p["profile"] for p in self.problems}
         for error in listed:
             if error.profile not in seen:

@@ -431,6 +431,41 @@ def test_store_and_unexpected_errors(proj_db, capsys, monkeypatch, exc, kind, co
     assert got == code and err == "" and json.loads(out)["kind"] == kind
 
 
+@pytest.mark.parametrize(
+    ("exc", "kind", "message"),
+    [
+        (StoreError("database or disk is full"), "disk_full", "database or disk is full"),
+        (LockTimeout("read lock held by another process"), "locked", "read lock held by another process"),
+        (OSError(28, "No space left on device"), "disk_full", "No space left on device"),
+        (RuntimeError("boom"), "internal", "internal error: RuntimeError: boom"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("argv", "method"),
+    [
+        (("list",), "session_order"),
+        (("search", "zebra"), "search"),
+        (("export", "--format", "json"), "session_order"),
+    ],
+)
+def test_one_store_failing_in_a_merged_read_is_the_commands_error(
+    proj_db, capsys, monkeypatch, argv, method, exc, kind, message
+):
+    """Reads that go through the merged order or the federated search record a store's failure;
+    with one store open it is the command's error, reported as if raised (kind, message, code)."""
+
+    def fail(self, *a, **k):
+        raise exc
+
+    monkeypatch.setattr(SessionDB, method, fail)
+    code, out, err = run(capsys, *argv, "--db", proj_db)
+    assert code == errors.EXIT_CODES[kind] and out == "" and err == f"error: {message}\n", (argv, err)
+    code, out, err = run(capsys, *argv, "--db", proj_db, "--json")
+    assert (
+        code == errors.EXIT_CODES[kind] and err == "" and json.loads(out) == {"error": message, "kind": kind}
+    )
+
+
 def test_debug_env_shows_traceback_of_internal_errors(proj_db, capsys, monkeypatch):
     failing = dataclasses.replace(registry.BY_NAME["list"], run=lambda stores, args: 1 / 0)
     monkeypatch.setitem(registry.BY_NAME, "list", failing)
