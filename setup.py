@@ -1,4 +1,5 @@
-"""Build hook: the `cjk_unicode61` FTS5 tokenizer as a loadable SQLite extension.
+"""Build hook: the packages (found, not listed), the stylesheets, and the `cjk_unicode61` FTS5
+tokenizer as a loadable SQLite extension.
 
 It is compiled as an ordinary setuptools extension so `pip install` builds it with the
 machine's C compiler; it is *loaded* by APSW (`Connection.load_extension`), never imported.
@@ -9,7 +10,7 @@ the pure-Python twin of the tokenizer instead.
 import sys
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
 SRC = Path("hermes_tui") / "state" / "cjk" / "fts5_cjk.c"
@@ -30,15 +31,9 @@ if (HERE / SRC).exists():
 
 setup(
     ext_modules=ext_modules,
-    packages=[
-        "hermes_tui",
-        "hermes_tui.state",
-        "hermes_tui.state.cjk",
-        "hermes_tui.app",
-        "hermes_tui.app.screens",
-        "hermes_tui.app.widgets",
-        "hermes_tui._styles",
-    ],
+    # Every package under hermes_tui/ is found (a hand list broke the wheel the day a package was
+    # added); the stylesheets in styles/ ship as the package hermes_tui._styles.
+    packages=[*find_packages(include=["hermes_tui", "hermes_tui.*"]), "hermes_tui._styles"],
     package_dir={"hermes_tui._styles": "styles"},
     package_data={"hermes_tui._styles": ["*.tcss"]},
 )

@@ -75,10 +75,12 @@ class ProfileError:
     profile: str
     kind: str  # the exception's class name
     message: str
+    #: The exception itself (not compared), for a caller that reports it as it was raised.
+    error: BaseException | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, profile: str, exc: BaseException) -> ProfileError:
-        return cls(profile, type(exc).__name__, str(exc) or type(exc).__name__)
+        return cls(profile, type(exc).__name__, str(exc) or type(exc).__name__, exc)
 
 
 @dataclass

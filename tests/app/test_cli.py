@@ -2,36 +2,32 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
 
 from hermes_tui import cli
 from hermes_tui.app.app import HermesApp
+from hermes_tui.cli import browse
 
 
 def test_default_path_follows_hermes_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))
-    assert cli.default_db_path() == tmp_path / "hh" / "state.db"
+    assert browse.default_db_path() == tmp_path / "hh" / "state.db"
     monkeypatch.setenv("HERMES_HOME", "  ")
-    assert cli.default_db_path() == Path.home() / ".hermes" / "state.db"
+    assert browse.default_db_path() == Path.home() / ".hermes" / "state.db"
 
 
 def test_parser_options() -> None:
-    args = cli.build_parser().parse_args(["--db", "x.db", "--read-only", "--theme", "nord"])
+    args = browse.build_parser().parse_args(["--db", "x.db", "--read-only", "--theme", "nord"])
     assert args.db == Path("x.db") and args.read_only and args.theme == "nord" and not args.demo
 
 
 def test_sessions_subcommand_dispatch(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[list[str]] = []
-    fake = types.ModuleType("hermes_tui.cli_sessions")
-    fake.main = lambda argv: seen.append(list(argv)) or 3  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "hermes_tui.cli_sessions", fake)
-    import hermes_tui
+    from hermes_tui.cli import sessions
 
-    monkeypatch.setattr(hermes_tui, "cli_sessions", fake, raising=False)
+    seen: list[list[str]] = []
+    monkeypatch.setattr(sessions, "main", lambda argv: seen.append(list(argv)) or 3)
     assert cli.main(["sessions", "list", "--json"]) == 3
     assert seen == [["list", "--json"]]
 

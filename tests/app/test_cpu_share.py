@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import pytest
 
 from hermes_tui.app import cpu_share
-from hermes_tui.cli import build_parser
+from hermes_tui.cli.browse import build_parser
 
 from .test_live import live_app, settle
 
@@ -228,10 +228,10 @@ def test_programs_started_after_yielding_run_at_the_old_priority(monkeypatch: py
 
 RESUME = """
 import sys
-from hermes_tui import cli
+from hermes_tui.cli import browse
 from hermes_tui.app import cpu_share
 getattr(cpu_share, sys.argv[1])()
-sys.exit(cli.run_resume((sys.executable, "-c", "import os, sys; sys.exit(40 + os.sched_getscheduler(0))")))
+sys.exit(browse.run_resume((sys.executable, "-c", "import os, sys; sys.exit(40 + os.sched_getscheduler(0))")))
 """
 
 

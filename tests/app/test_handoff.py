@@ -43,7 +43,7 @@ from hermes_tui.app.handoff import (
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.transcript import Fold, TranscriptView
-from hermes_tui.cli import print_picked
+from hermes_tui.cli.browse import print_picked
 from hermes_tui.exporting import content_text, to_markdown
 from hermes_tui.safe_text import is_inert
 from hermes_tui.state import SessionDB

@@ -321,7 +321,7 @@ async def test_hostile_ids_through_resume_and_copy_stay_inert(
 
 
 async def test_hostile_ids_through_the_picker_stay_inert(tmp_path: Path) -> None:
-    """`pick`: the id format hands over the exact id (cli.print_picked decides what reaches a
+    """`pick`: the id format hands over the exact id (browse.print_picked decides what reaches a
     terminal); the resume format refuses with an inert notice and the picker stays."""
     from hermes_tui.app.app import PickOptions
 

@@ -134,3 +134,10 @@ def db_path(tmp_path):
 def session_ids(db_path):
     with SessionDB(db_path, read_only=True) as db:
         return set(db.session_order(SessionFilter.every_session()).ids)
+
+
+def one_store(doc: dict) -> dict:
+    """The one store's report in a `delete`/`prune`/`stats` `--json` document (reports are keyed
+    by profile, a single store being a profile list of one)."""
+    (report,) = doc["profiles"].values()
+    return report

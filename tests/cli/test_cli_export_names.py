@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_tui import cli_sessions
 from hermes_tui.app import render
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 
 DEEP = 100_000
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 

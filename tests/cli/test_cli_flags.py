@@ -15,14 +15,14 @@ from pathlib import Path
 import apsw
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 
 from .conftest import build
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -1,7 +1,7 @@
 """`sessions tail --follow --json` and `sessions watch` in a subprocess against a live writer.
 
-The follower is a real process (`python -m hermes_tui.cli_live`, what `hermes-tui sessions
-tail|watch` runs); the writer is our store in this process. Lines are read on a thread and
+The follower is a real process (`python -m hermes_tui sessions tail|watch`, what `hermes-tui
+sessions tail|watch` runs); the writer is our store in this process. Lines are read on a thread and
 waited for with timeouts (conditions, never fixed sleeps).
 """
 
@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_live, cli_sessions
-from hermes_tui.state import SessionDB, StoreError
+from hermes_tui.cli import follow, sessions
+from hermes_tui.state import Changes, SessionDB, StoreError
 
 TIMEOUT = 20.0
 
@@ -38,7 +38,7 @@ def _as_from_a_shell() -> None:
 class Follower:
     def __init__(self, *args: str, env: dict[str, str] | None = None):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "hermes_tui.cli_live", *args],
+            [sys.executable, "-m", "hermes_tui", "sessions", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -117,11 +117,17 @@ def test_tail_follow_json_through_compression_and_deletion(store):
         events = f.until(lambda e: e["type"] == "message" and e["session_id"] == "live-2")
         assert [e["type"] for e in events] == ["message", "continued", "message"]
         assert events[0]["message"]["id"] == last_old
-        assert events[1] == {"type": "continued", "from": "live-1", "to": "live-2", "reason": "compression"}
+        assert events[1] == {
+            "type": "continued",
+            "from": "live-1",
+            "to": "live-2",
+            "reason": "compression",
+            "profile": str(path),  # every event names its store, one or several
+        }
         more = db.append_message("live-2", "assistant", "carrying on")
         assert f.next_json()["message"]["id"] == more
         db.delete_session("live-2")
-        assert f.next_json() == {"type": "deleted", "session_id": "live-2"}
+        assert f.next_json() == {"type": "deleted", "session_id": "live-2", "profile": str(path)}
         assert f.proc.wait(timeout=TIMEOUT) == 3
     finally:
         f.stop()
@@ -148,7 +154,7 @@ def test_tail_text_is_inert_and_ctrl_c_exits_130(store):
 def test_tail_without_follow_prints_and_exits(store):
     path, _db = store
     proc = subprocess.run(
-        [sys.executable, "-m", "hermes_tui.cli_live", "tail", "live-1", "--json", "--db", str(path)],
+        [sys.executable, "-m", "hermes_tui", "sessions", "tail", "live-1", "--json", "--db", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -156,7 +162,7 @@ def test_tail_without_follow_prints_and_exits(store):
     assert proc.returncode == 0
     assert [json.loads(x)["message"]["id"] for x in proc.stdout.splitlines()] == [1, 2]
     missing = subprocess.run(
-        [sys.executable, "-m", "hermes_tui.cli_live", "tail", "nope", "--db", str(path)],
+        [sys.executable, "-m", "hermes_tui", "sessions", "tail", "nope", "--db", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -181,7 +187,8 @@ def test_watch_streams_sessions_messages_and_ends(store):
     path, db = store
     f = Follower("watch", "--json", "--db", str(path), "--interval", "0.05")
     try:
-        assert f.next_json() == {"type": "start", "message_id": 2}  # from here on everything is streamed
+        # from here on everything is streamed
+        assert f.next_json() == {"type": "start", "message_id": 2, "profile": str(path)}
         db.create_session("w-new", "telegram")
         db.set_session_title("w-new", "Fresh")
         ids = [db.append_message("w-new", "user", f"w {i}") for i in range(3)]
@@ -194,6 +201,7 @@ def test_watch_streams_sessions_messages_and_ends(store):
             "type": "ended",
             "session_id": "w-new",
             "end_reason": "user_exit",
+            "profile": str(path),
         }
         f.proc.send_signal(signal.SIGINT)
         assert f.proc.wait(timeout=TIMEOUT) == 130
@@ -223,7 +231,7 @@ def test_a_commit_prints_at_once_whatever_the_interval(store):
 
 # ---------------------------------------------------------------- references and profiles (issue 33, 5)
 def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -349,15 +357,15 @@ def test_a_store_that_fails_while_following_is_reported_and_the_others_go_on():
         failed.append((profile, str(exc)))
         reported.set()
 
-    def broken(stop: cli_live.Stop) -> int:
+    def broken(stop: follow.Stop) -> int:
         raise StoreError("disk I/O error")
 
-    def healthy(stop: cli_live.Stop) -> int:
+    def healthy(stop: follow.Stop) -> int:
         assert reported.wait(TIMEOUT) and not stop.is_set()  # still running after the failure
         return 0
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        code = cli_live.run_followers(
+        code = follow.run_followers(
             {"bad": lambda stop: pool.submit(broken, stop), "good": lambda stop: pool.submit(healthy, stop)},
             report,
         )
@@ -397,9 +405,9 @@ class _PublishedLateStore:
         store = self
 
         class Watcher:
-            def poll(self) -> cli_live.Changes:
+            def poll(self) -> Changes:
                 store.polls += 1  # 1: at start, 2: woken by the write but too early, 3: published
-                return cli_live.Changes(sessions_removed=1 if store.polls == 3 else 0)
+                return Changes(sessions_removed=1 if store.polls == 3 else 0)
 
         return Watcher()
 
@@ -409,17 +417,17 @@ def test_watch_polls_again_soon_when_a_signalled_poll_found_nothing() -> None:
     not at its next interval (a minute here): the flake of the end-to-end test above, made exact."""
     seen = threading.Event()
 
-    class Recording(cli_live.Stream):
+    class Recording(follow.Stream):
         def emit(self, obj: dict[str, Any], text: str | list[str]) -> None:
             seen.set()
 
         def note(self, text: str) -> None:
             pass
 
-    stop = cli_live.Stop()
+    stop = follow.Stop()
     store = _PublishedLateStore()
     thread = threading.Thread(
-        target=cli_live.watch_store, args=(store, Recording(interval=60.0), stop), daemon=True
+        target=follow.watch_store, args=(store, Recording(interval=60.0), stop), daemon=True
     )
     thread.start()
     try:

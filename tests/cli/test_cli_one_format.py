@@ -11,13 +11,15 @@ from io import StringIO
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.formatting import format_cost, format_size
 from hermes_tui.state import SessionDB, content_text
 
+from .conftest import one_store
+
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -49,7 +51,7 @@ def test_show_and_list_cost_is_the_one_formatter(db_path, capsys):
 
 def test_prune_plan_and_trash_sizes_are_the_one_formatter(db_path, capsys):
     code, out, _ = run(capsys, "prune", "--dry-run", "--json", "--db", db_path)
-    estimate = json.loads(out)["plan"]["bytes_estimate"]
+    estimate = one_store(json.loads(out))["plan"]["bytes_estimate"]
     code, out, _ = run(capsys, "prune", "--dry-run", "--db", db_path)
     assert code == 0 and f"(about {format_size(estimate)} of the file)" in out, out
     code, out, _ = run(capsys, "delete", "cli-docker", "--yes", "--db", db_path)

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import errors, housekeeping, listing, output, parser, sessions
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -36,7 +36,7 @@ def test_prune_and_delete_list_a_delegate_child_the_same_way(db_path, capsys) ->
 
 
 def _prune_args(*argv: str) -> argparse.Namespace:
-    return cli_sessions.build_parser().parse_args(["prune", *argv])
+    return sessions.build_parser().parse_args(["prune", *argv])
 
 
 def test_every_prune_range_option_becomes_its_store_filter() -> None:
@@ -51,7 +51,7 @@ def test_every_prune_range_option_becomes_its_store_filter() -> None:
         "--min-tool-calls", "7",
         "--max-tool-calls", "8",
     )  # fmt: skip
-    _older, _source, filters, any_filter = cli_sessions._prune_filters(args)
+    _older, _source, filters, any_filter = housekeeping.prune_filters(args)
     assert any_filter
     assert filters == {
         "min_messages": 1,
@@ -63,16 +63,16 @@ def test_every_prune_range_option_becomes_its_store_filter() -> None:
         "min_tool_calls": 7,
         "max_tool_calls": 8,
     }
-    assert cli_sessions._prune_filters(_prune_args())[2] == {}
+    assert housekeeping.prune_filters(_prune_args())[2] == {}
 
 
 @pytest.mark.parametrize(
     ("parse", "text", "error"),
     [
-        (cli_sessions.non_negative_int, "-5", "must be 0 or more, not -5"),
-        (cli_sessions.non_negative_float, "-1.5", "must be 0 or more, not -1.5"),
-        (cli_sessions.non_negative_int, "1.5", "invalid number '1.5'"),
-        (cli_sessions.non_negative_float, "lots", "invalid number 'lots'"),
+        (parser.non_negative_int, "-5", "must be 0 or more, not -5"),
+        (parser.non_negative_float, "-1.5", "must be 0 or more, not -1.5"),
+        (parser.non_negative_int, "1.5", "invalid number '1.5'"),
+        (parser.non_negative_float, "lots", "invalid number 'lots'"),
     ],
 )
 def test_non_negative_numbers_refuse_the_same_way(parse: Any, text: str, error: str) -> None:
@@ -81,12 +81,12 @@ def test_non_negative_numbers_refuse_the_same_way(parse: Any, text: str, error: 
 
 
 def test_non_negative_numbers_keep_their_type() -> None:
-    assert cli_sessions.non_negative_int("0") == 0 and type(cli_sessions.non_negative_int("7")) is int
-    assert type(cli_sessions.non_negative_float("7")) is float
+    assert parser.non_negative_int("0") == 0 and type(parser.non_negative_int("7")) is int
+    assert type(parser.non_negative_float("7")) is float
 
 
 def test_stats_sections_print_title_then_table(capsys: pytest.CaptureFixture[str]) -> None:
-    cli_sessions._titled_table(
+    output.titled_table(
         "By thing:",
         ("NAME", "N"),
         [{"name": "a", "n": 1}, {"name": "bbb", "n": 22}],
@@ -101,13 +101,13 @@ def test_prune_time_bounds_take_the_stricter_of_duration_and_date() -> None:
     args = _prune_args(
         "--older-than", "1d", "--before", "2001-01-01", "--newer-than", "3d", "--after", "2000-01-01"
     )
-    filters = cli_sessions._prune_filters(args)[2]
-    assert filters["started_before"] == cli_sessions.parse_when("2001-01-01")  # earlier than a day ago
+    filters = housekeeping.prune_filters(args)[2]
+    assert filters["started_before"] == parser.parse_when("2001-01-01")  # earlier than a day ago
     assert abs(filters["started_after"] - (time.time() - 3 * 86400)) < 60  # later than 2000
-    filters = cli_sessions._prune_filters(_prune_args("--older-than", "1d"))[2]
+    filters = housekeeping.prune_filters(_prune_args("--older-than", "1d"))[2]
     assert set(filters) == {"started_before"}
-    filters = cli_sessions._prune_filters(_prune_args("--after", "2000-01-01"))[2]
-    assert filters == {"started_after": cli_sessions.parse_when("2000-01-01")}
+    filters = housekeeping.prune_filters(_prune_args("--after", "2000-01-01"))[2]
+    assert filters == {"started_after": parser.parse_when("2000-01-01")}
 
 
 def test_search_hits_print_one_way_for_one_store_and_several(db_path, capsys) -> None:
@@ -123,12 +123,12 @@ def test_search_hits_print_one_way_for_one_store_and_several(db_path, capsys) ->
         "source": "cli",
         "snippet": "a\nb",
     }
-    cli_sessions._print_hit(hit, "work:s")
+    listing.print_hit(hit, "work:s")
     assert capsys.readouterr().out == "\n#7  work:s  user  -  [cli]\n  a b\n"
 
 
 def test_writes_under_read_only_are_refused_with_one_message(db_path, capsys) -> None:
     for argv in (("rename", "cli-docker", "x"), ("repair",)):
         code, _out, err = run(capsys, *argv, "--read-only", "--db", db_path)
-        assert code == cli_sessions.EXIT_CODES["read_only"], (argv, err)
+        assert code == errors.EXIT_CODES["read_only"], (argv, err)
         assert f"'{argv[0]}' writes to the database, but --read-only was given; nothing was changed" in err

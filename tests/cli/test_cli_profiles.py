@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
-from .conftest import build
+from .conftest import build, one_store
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -185,12 +185,13 @@ def test_delete_and_rename_take_one_profile_and_refuse_all(home, capsys) -> None
         "id": "cli-docker",
         "title": "Docker at work",
         "transfer_from": None,
+        "errors": [],
     }
     with SessionDB(home / "state.db", read_only=True) as db:
         assert db.get_session_title("cli-docker") == "Docker fix"  # the other store is untouched
     code, out, err = run(capsys, "delete", "tg-solo", "--profile", "work", "--yes", "--json")
     assert code == 0, err
-    assert json.loads(out)["profile"] == "work"
+    assert list(json.loads(out)["profiles"]) == ["work"]
     assert "tg-solo" not in ids(work) and "tg-solo" in ids(home / "state.db")
 
 
@@ -244,3 +245,79 @@ def test_many_profiles_without_a_store_are_one_warning_line(home, capsys) -> Non
     doc = json.loads(out)
     assert code == 0 and err == ""
     assert sum(e["status"] == "missing" for e in doc["errors"]) == 41
+
+
+def _shape(doc: dict) -> tuple[frozenset[str], frozenset[frozenset[str]]]:
+    """A `--json` document's keys, and the keys of each of its per-store reports."""
+    reports = doc.get("profiles", {}).values()
+    return frozenset(doc), frozenset(frozenset(r) for r in reports)
+
+
+def test_one_json_shape_for_one_store_or_several(home, tmp_path, capsys) -> None:
+    """One implementation per verb: `--db` (one store), `--profile NAME` (one) and `--all`
+    (several) give documents of the same keys, each with `errors`; records and per-store reports
+    name the store by its profile (the default store's file given with --db is `default`)."""
+    default = home / "state.db"
+    selections = ((("--db", str(default)), ""), (("--profile", "default"), ""), (("--all",), "default:"))
+    verbs = [
+        ("list", "--limit", "0"),
+        ("search", "docker"),
+        ("stats",),
+        ("prune", "--dry-run"),
+        ("archive", "{p}tg-solo"),
+        ("export", "{p}cli-docker", "-o", "{out}.jsonl"),
+        ("show", "{p}cli-docker"),
+    ]
+    for verb in verbs:
+        shapes = set()
+        for n, (select, prefix) in enumerate(selections):
+            if verb[0] == "show" and select == ("--all",):
+                select = ("--all-profiles",)  # --all is show's inactive messages
+            argv = [a.format(p=prefix, out=tmp_path / f"{verb[0]}-{n}") for a in verb]
+            code, out, err = run(capsys, *argv, *select, "--json")
+            assert code == 0, (argv, select, err)
+            doc = json.loads(out)
+            assert "errors" in doc, (argv, select)
+            shapes.add(_shape(doc))
+            for key in ("sessions", "results"):
+                if isinstance(doc.get(key), list):
+                    assert {r["profile"] for r in doc[key]} <= {"default", "work"} and doc[key], (
+                        argv,
+                        select,
+                    )
+            assert "default" in doc.get("profiles", {"default": None}), (argv, select)
+            assert doc.get("profile", "default") == "default", (argv, select)
+        assert len(shapes) == 1, (verb, shapes)
+    code, out, _ = run(capsys, "search", "docker", "--db", default, "--json")
+    assert json.loads(out)["routes"] == {"default": "fts5"}
+    code, out, _ = run(capsys, "delete", "tg-solo", "--db", default, "--dry-run", "--json")
+    assert code == 0 and list(json.loads(out)["profiles"]) == ["default"]
+    code, out, _ = run(capsys, "rename", "tg-solo", "Named", "--db", default, "--json")
+    assert code == 0 and json.loads(out)["profile"] == "default" and json.loads(out)["errors"] == []
+
+
+def test_a_store_that_refuses_writes_is_one_warning_among_profiles(home, capsys) -> None:
+    """A writing command over several stores leaves out the one whose file refuses writes (one
+    `warning:` line, an `errors` item) and changes the others; alone, it is refused up front."""
+    default, work = home / "state.db", home / "profiles" / "work" / "state.db"
+    default.chmod(0o444)  # read-only: refused even as root (the store respects the mode bits)
+    try:
+        code, out, err = run(capsys, "prune", "--all", "--yes", "--json")
+        doc = json.loads(out)
+        assert code == 0, err
+        assert list(doc["profiles"]) == ["work"] and one_store(doc)["result"]["deleted"] == 1
+        problems = {e["profile"]: (e["status"], e["kind"]) for e in doc["errors"]}
+        assert problems["default"] == ("read-only", "read_only")
+        assert "old-one" in ids(default) and "old-one" not in ids(work)
+        code, out, err = run(capsys, "pin", "--all", "work:cli-docker")
+        assert code == 0 and "\nwarning: default: read-only — " in "\n" + err and "Pinned cli-docker" in out
+        code, out, err = run(capsys, "delete", "cli-docker", "--yes", "--db", default)
+        assert (
+            code == 4
+            and out == ""
+            and err
+            == f"error: {default} is read-only (its file or folder refuses writes); nothing was changed\n"
+        )
+        assert "cli-docker" in ids(default)
+    finally:
+        default.chmod(0o644)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import errors, sessions
 from hermes_tui.state import SessionDB, diagnose
 
 from .conftest import build
@@ -41,7 +41,7 @@ def damage(path: Path, kind: str, table: str = "messages_fts") -> None:
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -84,7 +84,7 @@ def test_check_damaged_exits_9_and_changes_nothing(store, capsys) -> None:
     damage(store, "dup")
     before = digest(store)
     code, out, _ = run(capsys, "repair", "--check", "--db", store)
-    assert code == cli_sessions.EXIT_CODES["damaged"] == 9
+    assert code == errors.EXIT_CODES["damaged"] == 9
     assert (
         "damaged" in out
         and "sqlite_master holds 2 rows" in out

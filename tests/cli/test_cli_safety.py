@@ -3,6 +3,7 @@ private export files, CJK-aligned tables."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import os
@@ -14,9 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import errors, listing, registry, sessions
+from hermes_tui.exporting import to_markdown
 from hermes_tui.safe_text import BIDI_CONTROLS, cell_width
 from hermes_tui.state import LockTimeout, ReadOnlyError, SessionDB, StoreError
+
+from .conftest import one_store
 
 OSC52 = "\x1b]52;c;aGVsbG8=\x07"
 CLEAR = "\x1b[2J"
@@ -38,7 +42,7 @@ def assert_inert(text: str, where: str = "") -> None:
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -189,7 +193,7 @@ def test_export_files_are_inert(hostile_db, capsys, tmp_path):
 
 
 def test_message_formatting_tolerates_bytes_and_huge_content():
-    lines = cli_sessions._message_lines(
+    lines = listing.message_lines(
         {
             "id": 1,
             "role": b"user",
@@ -201,15 +205,13 @@ def test_message_formatting_tolerates_bytes_and_huge_content():
     text = "\n".join(lines)
     assert "[binary: " in text and "→ tool call" in text
     assert_inert(text)
-    huge = "y" * (cli_sessions.SHOW_TEXT_LIMIT + 5000)
-    lines = cli_sessions._message_lines({"id": 2, "role": "assistant", "content": huge})
-    assert sum(len(ln) for ln in lines) < cli_sessions.SHOW_TEXT_LIMIT + 500
+    huge = "y" * (listing.SHOW_TEXT_LIMIT + 5000)
+    lines = listing.message_lines({"id": 2, "role": "assistant", "content": huge})
+    assert sum(len(ln) for ln in lines) < listing.SHOW_TEXT_LIMIT + 500
     assert "5,000 more characters" in lines[-1]
-    full = cli_sessions._message_lines({"id": 2, "role": "assistant", "content": huge}, full=True)
+    full = listing.message_lines({"id": 2, "role": "assistant", "content": huge}, full=True)
     assert "y" * len(huge) in full[1]
-    md_bytes = cli_sessions.to_markdown(
-        {"id": "b", "messages": [{"role": "user", "content": b"caf\xc3\xa9 \x1b"}]}
-    )
+    md_bytes = to_markdown({"id": "b", "messages": [{"role": "user", "content": b"caf\xc3\xa9 \x1b"}]})
     assert "café ␛" in md_bytes
 
 
@@ -270,13 +272,13 @@ def test_rename_exact_title_not_its_numbered_neighbour(proj_db, capsys):
 
 def test_prune_title_is_exact(proj_db, capsys):
     code, out, _ = run(capsys, "prune", "--title", "proj", "--dry-run", "--json", "--db", proj_db)
-    assert code == 0 and json.loads(out)["plan"]["ids"] == ["aaa-111"]
+    assert code == 0 and one_store(json.loads(out))["plan"]["ids"] == ["aaa-111"]
     code, out, _ = run(capsys, "prune", "--title-contains", "proj", "--dry-run", "--json", "--db", proj_db)
-    assert code == 0 and set(json.loads(out)["plan"]["ids"]) == {"aaa-111", "bbb-222"}
+    assert code == 0 and set(one_store(json.loads(out))["plan"]["ids"]) == {"aaa-111", "bbb-222"}
     code, _out, err = run(capsys, "prune", "--title", "pro", "--yes", "--db", proj_db)
     assert code == 3 and "aaa-111" in err and ids_in(proj_db) == {"aaa-111", "bbb-222", "bbb-333"}
     code, out, _ = run(capsys, "prune", "--title", "aaa", "--yes", "--json", "--db", proj_db)
-    assert code == 0 and json.loads(out)["result"]["deleted_ids"] == ["aaa-111"]
+    assert code == 0 and one_store(json.loads(out))["result"]["deleted_ids"] == ["aaa-111"]
     assert ids_in(proj_db) == {"bbb-222", "bbb-333"}
 
 
@@ -402,7 +404,7 @@ def test_usage_errors_are_one_line_or_json(proj_db, capsys):
 def test_help_documents_exit_codes(capsys):
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    for kind, exit_code in cli_sessions.EXIT_CODES.items():
+    for kind, exit_code in errors.EXIT_CODES.items():
         assert kind in out and re.search(rf"^  {exit_code}\s", out, re.M), kind
 
 
@@ -429,8 +431,44 @@ def test_store_and_unexpected_errors(proj_db, capsys, monkeypatch, exc, kind, co
     assert got == code and err == "" and json.loads(out)["kind"] == kind
 
 
+@pytest.mark.parametrize(
+    ("exc", "kind", "message"),
+    [
+        (StoreError("database or disk is full"), "disk_full", "database or disk is full"),
+        (LockTimeout("read lock held by another process"), "locked", "read lock held by another process"),
+        (OSError(28, "No space left on device"), "disk_full", "No space left on device"),
+        (RuntimeError("boom"), "internal", "internal error: RuntimeError: boom"),
+    ],
+)
+@pytest.mark.parametrize(
+    ("argv", "method"),
+    [
+        (("list",), "session_order"),
+        (("search", "zebra"), "search"),
+        (("export", "--format", "json"), "session_order"),
+    ],
+)
+def test_one_store_failing_in_a_merged_read_is_the_commands_error(
+    proj_db, capsys, monkeypatch, argv, method, exc, kind, message
+):
+    """Reads that go through the merged order or the federated search record a store's failure;
+    with one store open it is the command's error, reported as if raised (kind, message, code)."""
+
+    def fail(self, *a, **k):
+        raise exc
+
+    monkeypatch.setattr(SessionDB, method, fail)
+    code, out, err = run(capsys, *argv, "--db", proj_db)
+    assert code == errors.EXIT_CODES[kind] and out == "" and err == f"error: {message}\n", (argv, err)
+    code, out, err = run(capsys, *argv, "--db", proj_db, "--json")
+    assert (
+        code == errors.EXIT_CODES[kind] and err == "" and json.loads(out) == {"error": message, "kind": kind}
+    )
+
+
 def test_debug_env_shows_traceback_of_internal_errors(proj_db, capsys, monkeypatch):
-    monkeypatch.setitem(cli_sessions.COMMANDS, "list", lambda db, args: 1 / 0)
+    failing = dataclasses.replace(registry.BY_NAME["list"], run=lambda stores, args: 1 / 0)
+    monkeypatch.setitem(registry.BY_NAME, "list", failing)
     code, _out, err = run(capsys, "list", "--db", proj_db)
     assert code == 1 and err == "error: internal error: ZeroDivisionError: division by zero\n"
     monkeypatch.setenv("HERMES_TUI_DEBUG", "1")

@@ -1,4 +1,4 @@
-"""`hermes-tui sessions ...` run in-process through `cli_sessions.main`."""
+"""`hermes-tui sessions ...` run in-process through `sessions.main`."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli, cli_sessions
+from hermes_tui import cli
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB, SessionFilter
+
+from .conftest import one_store
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -40,7 +43,7 @@ def no_tty(monkeypatch):
 # ---------------------------------------------------------------- dispatch, usage, errors
 def test_cli_dispatches_sessions(db_path, capsys):
     assert cli.main(["sessions", "list", "--db", str(db_path), "--json"]) == 0
-    assert {r["id"] for r in json.loads(capsys.readouterr().out)} >= {"cli-docker", "tg-parent"}
+    assert {r["id"] for r in json.loads(capsys.readouterr().out)["sessions"]} >= {"cli-docker", "tg-parent"}
 
 
 def test_usage_error_exit_2(db_path, capsys):
@@ -78,12 +81,14 @@ def test_missing_db_exit_3(tmp_path, capsys):
 def test_default_db_from_hermes_home(db_path, capsys, monkeypatch):
     monkeypatch.setenv("HERMES_HOME", str(db_path.parent))
     code, out, _ = run(capsys, "list", "--json")
-    assert code == 0 and len(json.loads(out)) == 6  # Hermes' list: tg-sub and comp-root folded
+    doc = json.loads(out)
+    assert code == 0 and len(doc["sessions"]) == 6  # Hermes' list: tg-sub and comp-root folded
+    assert doc["counts"] == {"default": 6} and doc["errors"] == []  # the current profile's store
 
 
 def test_globals_before_subcommand(db_path, capsys):
     code, out, _ = run(capsys, "--db", db_path, "--json", "list")
-    assert code == 0 and isinstance(json.loads(out), list)
+    assert code == 0 and isinstance(json.loads(out)["sessions"], list)
 
 
 # ---------------------------------------------------------------- list
@@ -98,20 +103,24 @@ def test_list_table(db_path, capsys):
 
 def test_list_json_filters_order_limit(db_path, capsys):
     code, out, _ = run(capsys, "list", "--db", db_path, "--json", "--source", "telegram")
-    rows = json.loads(out)
+    doc = json.loads(out)
+    rows = doc["sessions"]
     assert code == 0 and {r["source"] for r in rows} == {"telegram"} and len(rows) == 2
+    # One shape for one store or several: rows name the store, counts and errors are there.
+    assert {r["profile"] for r in rows} == {str(db_path)} and doc["counts"] == {str(db_path): 2}
+    assert doc["total"] == 2 and doc["errors"] == []
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--order", "cost", "--limit", "2")
-    rows = json.loads(out)
+    rows = json.loads(out)["sessions"]
     # The chain is listed once, as its tip, ordered by the tip's own cost ($0.20).
     assert [r["id"] for r in rows] == ["comp-tip", "cli-docker"]
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--before", "30d")
-    assert [r["id"] for r in json.loads(out)] == ["old-one"]
+    assert [r["id"] for r in json.loads(out)["sessions"]] == ["old-one"]
     _, out, _ = run(capsys, "list", "--db", db_path, "--json", "--after", "1d", "--model", "claude-y")
-    assert {r["id"] for r in json.loads(out)} == {"comp-tip"}
+    assert {r["id"] for r in json.loads(out)["sessions"]} == {"comp-tip"}
     _, out, _ = run(
         capsys, "list", "--db", db_path, "--json", "--after", "2000-01-01", "--before", "2001-01-01"
     )
-    assert json.loads(out) == []
+    assert json.loads(out)["sessions"] == []
 
 
 # ---------------------------------------------------------------- show
@@ -135,7 +144,8 @@ def test_show_by_prefix_title_and_all(db_path, capsys):
 def test_show_json(db_path, capsys):
     code, out, _ = run(capsys, "show", "cli-docker", "--db", db_path, "--json")
     doc = json.loads(out)
-    assert code == 0 and set(doc) == {"session", "lineage", "messages"}
+    assert code == 0 and set(doc) == {"profile", "session", "lineage", "messages", "errors"}
+    assert doc["profile"] == str(db_path) and doc["errors"] == []
     assert doc["session"]["title"] == "Docker fix" and len(doc["messages"]) == 4
     assert doc["messages"][1]["tool_calls"][0]["function"]["name"] == "terminal"
     _, out, _ = run(capsys, "show", "cli-docker", "--db", db_path, "--json", "--all")
@@ -157,7 +167,8 @@ def test_search_plain(db_path, capsys):
 def test_search_json_filters(db_path, capsys):
     code, out, _ = run(capsys, "search", "kubernetes", "--db", db_path, "--json", "--sort", "newest")
     doc = json.loads(out)
-    assert code == 0 and doc["route"] == "fts5"
+    assert code == 0 and doc["routes"] == {str(db_path): "fts5"} and doc["errors"] == []
+    assert {r["profile"] for r in doc["results"]} == {str(db_path)}
     assert [r["session_id"] for r in doc["results"]][0] == "comp-tip"
     _, out, _ = run(
         capsys, "search", "docker", "--db", db_path, "--json", "--role", "assistant", "--role", "tool"
@@ -202,7 +213,13 @@ def test_rename_read_only_refused(db_path, capsys):
 
 def test_rename_json(db_path, capsys):
     code, out, _ = run(capsys, "--json", "rename", "tg-solo", "Fresh", "--db", db_path)
-    assert code == 0 and json.loads(out) == {"id": "tg-solo", "title": "Fresh", "transfer_from": None}
+    assert code == 0 and json.loads(out) == {
+        "profile": str(db_path),
+        "id": "tg-solo",
+        "title": "Fresh",
+        "transfer_from": None,
+        "errors": [],
+    }
 
 
 # ---------------------------------------------------------------- prune
@@ -212,15 +229,16 @@ def test_prune_dry_run_deletes_nothing(db_path, capsys, session_ids):
     assert ids_in(db_path) == session_ids
     code, out, _ = run(capsys, "prune", "--dry-run", "--json", "--older-than", "0", "--db", db_path)
     doc = json.loads(out)
-    assert code == 0 and doc["result"] is None
-    reasons = {e["id"]: e["reason"] for e in doc["plan"]["excluded"]}
+    assert code == 0 and doc["dry_run"] is True and doc["exported"] is None and doc["errors"] == []
+    assert set(doc["profiles"]) == {str(db_path)} and one_store(doc)["result"] is None
+    reasons = {e["id"]: e["reason"] for e in one_store(doc)["plan"]["excluded"]}
     assert reasons["cli-open"] == "still open"
     assert ids_in(db_path) == session_ids
 
 
 def test_bare_prune_is_90_days(db_path, capsys, session_ids):
     code, out, _ = run(capsys, "prune", "--dry-run", "--json", "--db", db_path)
-    assert code == 0 and json.loads(out)["plan"]["ids"] == ["old-one"]
+    assert code == 0 and one_store(json.loads(out))["plan"]["ids"] == ["old-one"]
     code, out, _ = run(capsys, "prune", "--yes", "--db", db_path)
     assert code == 0 and "older than 90 days" in out and "Deleted 1 of 1" in out
     assert ids_in(db_path) == session_ids - {"old-one"}
@@ -228,12 +246,12 @@ def test_bare_prune_is_90_days(db_path, capsys, session_ids):
 
 def test_any_filter_drops_the_90_day_cutoff(db_path, capsys):
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--end-reason", "user_exit", "--db", db_path)
-    ids = set(json.loads(out)["plan"]["ids"])
+    ids = set(one_store(json.loads(out))["plan"]["ids"])
     assert {"cli-docker", "comp-tip", "tg-parent", "tg-solo", "old-one"} == ids
     _, out, _ = run(
         capsys, "prune", "--dry-run", "--json", "--min-cost", "0.1", "--max-tokens", "6999", "--db", db_path
     )
-    assert json.loads(out)["plan"]["ids"] == ["comp-tip"]
+    assert one_store(json.loads(out))["plan"]["ids"] == ["comp-tip"]
     _, out, _ = run(
         capsys,
         "prune",
@@ -246,22 +264,22 @@ def test_any_filter_drops_the_90_day_cutoff(db_path, capsys):
         "--db",
         db_path,
     )
-    assert json.loads(out)["plan"]["ids"] == ["comp-root"]
+    assert one_store(json.loads(out))["plan"]["ids"] == ["comp-root"]
     _, out, _ = run(
         capsys, "prune", "--dry-run", "--json", "--newer-than", "1d", "--min-tool-calls", "1", "--db", db_path
     )
-    assert json.loads(out)["plan"]["ids"] == ["cli-docker"]
+    assert one_store(json.loads(out))["plan"]["ids"] == ["cli-docker"]
     _, out, _ = run(capsys, "prune", "--dry-run", "--json", "--before", "2001-01-01", "--db", db_path)
-    assert json.loads(out)["plan"]["ids"] == []
+    assert one_store(json.loads(out))["plan"]["ids"] == []
 
 
 def test_prune_yes_deletes_exactly_planned(db_path, capsys, session_ids):
     _, out, _ = run(capsys, "prune", "--source", "telegram", "--dry-run", "--json", "--db", db_path)
-    plan = json.loads(out)["plan"]
+    plan = one_store(json.loads(out))["plan"]
     reviewed = set(plan["ids"]) | set(plan["cascade_ids"])
     assert plan["cascade_ids"] == [] or "tg-sub" in reviewed
     code, out, _ = run(capsys, "prune", "--source", "telegram", "--yes", "--json", "--db", db_path)
-    doc = json.loads(out)
+    doc = one_store(json.loads(out))
     assert code == 0
     assert set(doc["result"]["deleted_ids"]) == reviewed == {"tg-parent", "tg-sub", "tg-solo"}
     assert ids_in(db_path) == session_ids - reviewed
@@ -312,7 +330,7 @@ def test_delete_dry_run_and_cascade(db_path, capsys, session_ids):
     code, out, _ = run(capsys, "delete", "tg-parent", "--dry-run", "--db", db_path)
     assert code == 0 and "tg-sub" in out and "Dry run" in out and ids_in(db_path) == session_ids
     code, out, _ = run(capsys, "delete", "tg-parent", "--yes", "--json", "--db", db_path)
-    doc = json.loads(out)
+    doc = one_store(json.loads(out))
     assert code == 0 and doc["plan"]["cascade_ids"] == ["tg-sub"]
     assert set(doc["result"]["deleted_ids"]) == {"tg-parent", "tg-sub"}
     assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub"}
@@ -422,7 +440,9 @@ def test_export_md_needs_directory(db_path, capsys):
 def test_stats_json_keys(db_path, capsys):
     code, out, _ = run(capsys, "stats", "--db", db_path, "--json")
     doc = json.loads(out)
-    assert code == 0
+    assert code == 0 and set(doc) == {"profiles", "total", "errors"} and doc["errors"] == []
+    assert doc["total"] == doc["profiles"][str(db_path)]["totals"]
+    doc = one_store(doc)
     assert set(doc) == {
         "totals",
         "sessions_by_source",
@@ -477,7 +497,7 @@ def test_console_script_end_to_end(db_path):
     assert proc.returncode == 0, proc.stderr
     with SessionDB(db_path, read_only=True) as db:
         listed = set(db.session_order(SessionFilter()).ids)
-    assert {r["id"] for r in json.loads(proc.stdout)} == listed
+    assert {r["id"] for r in json.loads(proc.stdout)["sessions"]} == listed
     proc = subprocess.run(
         [str(script), "sessions", "show", "nope", "--db", str(db_path)],
         capture_output=True,
@@ -491,7 +511,7 @@ def test_prune_cascade_is_reported_then_deleted(db_path, capsys, session_ids):
     code, out, _ = run(capsys, "prune", "--title-contains", "weekly", "--dry-run", "--db", db_path)
     assert code == 0 and "Delegate subagent sessions that go with them (1)" in out and "+ tg-sub" in out
     code, out, _ = run(capsys, "prune", "--title", "Weekly plan", "--yes", "--json", "--db", db_path)
-    doc = json.loads(out)
+    doc = one_store(json.loads(out))
     assert doc["plan"]["ids"] == ["tg-parent"] and doc["plan"]["cascade_ids"] == ["tg-sub"]
     assert set(doc["result"]["deleted_ids"]) == {"tg-parent", "tg-sub"}
     assert ids_in(db_path) == session_ids - {"tg-parent", "tg-sub"}
@@ -501,7 +521,7 @@ def test_prune_keeps_recently_active_and_open(db_path, capsys, session_ids):
     with SessionDB(db_path) as db:
         db.append_message("tg-solo", "user", "just now")
     code, out, _ = run(capsys, "prune", "--source", "telegram", "--dry-run", "--json", "--db", db_path)
-    reasons = {e["id"]: e["reason"] for e in json.loads(out)["plan"]["excluded"]}
+    reasons = {e["id"]: e["reason"] for e in one_store(json.loads(out))["plan"]["excluded"]}
     assert "tg-solo" in reasons and "active" in reasons["tg-solo"]
     code, _o, _e = run(capsys, "prune", "--source", "cli", "--yes", "--db", db_path)
     assert code == 0 and "cli-open" in ids_in(db_path)
@@ -513,6 +533,6 @@ def test_delete_removes_only_what_it_showed(db_path, capsys, session_ids):
     with SessionDB(db_path) as db:
         db.create_session("marker-only", "cli", model_config={"_delegate_from": "cli-docker"})
     code, out, _ = run(capsys, "delete", "cli-docker", "--yes", "--json", "--db", db_path)
-    doc = json.loads(out)
+    doc = one_store(json.loads(out))
     assert code == 0 and doc["result"]["deleted_ids"] == ["cli-docker"]
     assert ids_in(db_path) == (session_ids | {"marker-only"}) - {"cli-docker"}

@@ -10,12 +10,13 @@ import sys
 
 import pytest
 
-from hermes_tui import cli, cli_sessions, formatting
+from hermes_tui import cli, formatting
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
+
+from .conftest import one_store
 
 
 def run(capsys, *argv):
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -73,7 +75,7 @@ def test_delete_prints_its_entry_and_trash_restore_undoes_it(db_path, capsys):
 
 def test_prune_json_carries_the_entry_and_restore_json_per_session(db_path, capsys):
     code, out, _ = run(capsys, "prune", "--source", "telegram", "--yes", "--json", "--db", db_path)
-    doc = json.loads(out)
+    doc = one_store(json.loads(out))
     assert code == 0 and doc["trash_entry"] == doc["result"]["trash_entry"]
     code, out, _ = run(capsys, "trash", "show", doc["trash_entry"], "--json", "--db", db_path)
     shown = json.loads(out)

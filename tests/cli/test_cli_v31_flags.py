@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 from tests.store.test_v31_reading import T, make_v31, sql
 
@@ -18,7 +18,7 @@ HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\u202eevil"
 
 
 def run(capsys: Any, *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -46,7 +46,7 @@ def v31(tmp_path: Path) -> Path:
 
 
 def ids(out: str) -> list[str]:
-    return [r["id"] for r in json.loads(out)]
+    return [r["id"] for r in json.loads(out)["sessions"]]
 
 
 def test_list_views(v31: Path, capsys: Any) -> None:
@@ -59,14 +59,17 @@ def test_list_views(v31: Path, capsys: Any) -> None:
         "pinned",
         "plain",
     ]
-    rows = {r["id"]: r for r in json.loads(run(capsys, "list", "--db", v31, "--json", "--archived")[1])}
+    rows = {
+        r["id"]: r
+        for r in json.loads(run(capsys, "list", "--db", v31, "--json", "--archived")[1])["sessions"]
+    }
     assert {k: rows["both"][k] for k in ("archived", "hidden", "pinned", "unread")} == {
         "archived": 1,
         "hidden": 1,
         "pinned": 1,
         "unread": False,
     }
-    busy = json.loads(run(capsys, "list", "--db", v31, "--json")[1])[0]
+    busy = json.loads(run(capsys, "list", "--db", v31, "--json")[1])["sessions"][0]
     assert busy["last_active"] == T + 500 and busy["last_activity_description"] == f"running {HOSTILE}"
 
 

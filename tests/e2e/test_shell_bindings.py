@@ -1,11 +1,11 @@
-"""The README's shell bindings (bash, zsh, fish), exactly as documented, in the real shells in a
+"""The shell bindings of docs/cli.md (bash, zsh, fish), exactly as documented, in the real shells in a
 pty, on stores written by hermes-agent 0.19.0 with hostile session ids and profile names.
 
 Each case: the binding opens `hermes-tui pick --format resume`, the session is picked, the
 binding puts the resume command on the command line, Enter runs it. Nothing in an id or a
 profile name may run as shell code (no marker file appears), and the `hermes` stub on PATH gets
 exactly `--resume=<id>` (with `-p NAME` or `HERMES_HOME` naming the session's store). The
-binding text is read from README.md, so the documentation is what is tested.
+binding text is read from docs/cli.md, so the documentation is what is tested.
 
 zsh and fish are installed by `.ci/run` when missing (as root); without them these tests skip
 and say so.
@@ -27,6 +27,7 @@ from .conftest import PeerDB, SessionSpec, write_sessions
 from .terminal import Terminal, terminal_env
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 #: Wide enough that the longest command (HERMES_HOME of a profile under tmp_path) is one line.
 COLS, ROWS = 300, 40
 PROMPT = "$ "
@@ -35,14 +36,21 @@ PROMPT = "$ "
 MARK = "pwned"
 
 
-def readme_bindings() -> dict[str, str]:
-    """The ```bash / ```zsh / ```fish blocks of the README's "Picker and resume" section."""
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Picker and resume") :]
-    section = section[: section.index("\n## ", 1)]
+def _bindings(doc: Path, heading: str) -> dict[str, str]:
+    """The ```bash / ```zsh / ```fish blocks of `doc`'s "Picker and resume" section."""
+    text = doc.read_text(encoding="utf-8")
+    section = text[text.index(heading) + 1 :]
+    section = section[: section.index("\n## ")]
     blocks = dict(re.findall(r"```(bash|zsh|fish)\n(.*?)```", section, re.S))
-    assert set(blocks) == {"bash", "zsh", "fish"}, f"the README's bindings changed: {sorted(blocks)}"
+    assert set(blocks) == {"bash", "zsh", "fish"}, f"{doc.name}'s bindings changed: {sorted(blocks)}"
     return blocks
+
+
+def documented_bindings() -> dict[str, str]:
+    """The bindings as docs/cli.md and the README give them: the same text in both."""
+    in_docs = _bindings(CLI_DOC, "\n## Picker and resume\n")
+    assert _bindings(README, "\n## Picker and resume\n") == in_docs, "README and docs/cli.md differ"
+    return in_docs
 
 
 @dataclass(frozen=True)
@@ -122,7 +130,7 @@ def _wait_file(t: Terminal, path: Path, timeout: float = 20.0) -> None:
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
-def test_readme_binding_never_runs_an_id_or_profile_name(
+def test_documented_binding_never_runs_an_id_or_profile_name(
     shell: str,
     peer_db: Callable[..., PeerDB],
     hermes_tui_bin: Path,
@@ -131,7 +139,7 @@ def test_readme_binding_never_runs_an_id_or_profile_name(
 ) -> None:
     if shutil.which(shell) is None:
         pytest.skip(f"{shell} is not installed (.ci/run installs zsh and fish when run as root)")
-    binding = readme_bindings()[shell]
+    binding = documented_bindings()[shell]
     root = home / ".hermes"
     _write_stores(peer_db, root)
     bin_dir = _bin(tmp_path / "bin", hermes_tui_bin)

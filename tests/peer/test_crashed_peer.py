@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB, diagnose
 
 from .crashed import PER_SESSION, SESSIONS, copy_store, crashed_peer_store, db_and_wal
@@ -46,11 +46,11 @@ def test_cli_list_and_repair_check_write_neither_file(crashed, tmp_path: Path, c
     src, total = crashed
     p = copy_store(src, tmp_path / "copy")
     before = db_and_wal(p)
-    assert cli_sessions.main(["--db", str(p), "list", "--json"]) == 0
+    assert sessions.main(["--db", str(p), "list", "--json"]) == 0
     out = capsys.readouterr().out
     assert all(f"peer-{s}" in out for s in range(SESSIONS))
     assert db_and_wal(p) == before
-    assert cli_sessions.main(["--db", str(p), "repair", "--check"]) == 0
+    assert sessions.main(["--db", str(p), "repair", "--check"]) == 0
     assert "healthy" in capsys.readouterr().out
     assert db_and_wal(p) == before
     report = diagnose(p)

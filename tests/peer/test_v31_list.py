@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB, SessionFilter
 
 from .oracle import V31, Peer, peer_python
@@ -153,7 +153,7 @@ def test_browsing_writes_nothing(v31_store: Any) -> None:
 
 # ---------------------------------------------------------------------- the CLI
 def run(capsys: Any, *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -175,7 +175,7 @@ def test_cli_list_json_is_hermes_list(
     theirs = upstream_list(peer, order_by_last_active=True, **upstream)
     code, out, err = run(capsys, "list", "--db", path, "--json", "--limit", "0", *flags)
     assert code == 0, err
-    rows = json.loads(out)
+    rows = json.loads(out)["sessions"]
     assert [r["id"] for r in rows] == [r["id"] for r in theirs]
     for mine, their in zip(rows, theirs, strict=True):
         for key in ("archived", "hidden", "pinned", "unread", "last_active", "last_activity_description"):

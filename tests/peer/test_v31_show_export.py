@@ -13,7 +13,7 @@ from typing import Any
 import apsw
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 
 from .oracle import V31, Peer, peer_python
@@ -27,7 +27,7 @@ SESSIONS = ("mig-a", "mig-b", "mig-none", "new-a", "new-c", "inline-only", "dang
 
 
 def run(capsys: Any, *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB, TitleError
 from hermes_tui.state.trash import DamagedEntry
 
@@ -135,7 +135,7 @@ def copies(path: Path, *names: str) -> list[Path]:
 
 
 def cli(*argv: Any) -> int:
-    return cli_sessions.main([str(a) for a in argv])
+    return sessions.main([str(a) for a in argv])
 
 
 def peer_error(fn: Callable[[], Any]) -> PeerError:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions
+from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
 
 from .oracle import Peer
@@ -32,7 +32,7 @@ def no_tty(monkeypatch):
 
 
 def run(capsys, *argv: Any) -> tuple[int, str, str]:
-    code = cli_sessions.main([str(a) for a in argv])
+    code = sessions.main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -739,11 +739,11 @@ def _cli(db_path: Path, *argv: str) -> tuple[int, str]:
     import contextlib
     import io
 
-    from hermes_tui import cli_sessions
+    from hermes_tui.cli import sessions
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli_sessions.main([*argv, "--db", str(db_path)])
+        code = sessions.main([*argv, "--db", str(db_path)])
     assert code in (0, 1), (argv, code, out.getvalue(), err.getvalue())
     assert "internal error" not in out.getvalue() + err.getvalue(), (argv, out.getvalue(), err.getvalue())
     return code, out.getvalue()

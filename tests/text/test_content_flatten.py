@@ -101,7 +101,7 @@ def test_search_context_keeps_upstream_form(store: SessionDB) -> None:
 def test_tool_calls_read_the_same_everywhere(call: dict[str, Any], name: str, arg: str) -> None:
     """One reading of a tool call's name and arguments (`tool_call_fields`): the transcript, the
     Markdown export, `sessions show` and `sessions tail` name it and show its arguments alike."""
-    from hermes_tui import cli_live, cli_sessions
+    from hermes_tui.cli import follow, listing
     from hermes_tui.state import tool_call_fields
 
     assert tool_call_fields(call)[0] == name
@@ -109,6 +109,6 @@ def test_tool_calls_read_the_same_everywhere(call: dict[str, Any], name: str, ar
     assert shown == name and arg in args
     assert exporting._tool_call_block(call).startswith(f"**Tool call** `{name}`")
     msg = {"id": 1, "role": "assistant", "content": "", "tool_calls": [call], "timestamp": 0}
-    for lines in (cli_sessions._message_lines(msg), cli_live._message_lines(msg)):
+    for lines in (listing.message_lines(msg), follow._message_lines(msg)):
         line = next(ln for ln in lines if "tool call" in ln)
         assert f"tool call {name}(" in line and arg in line, line

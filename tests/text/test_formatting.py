@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from hermes_tui import cli_sessions, exporting
+from hermes_tui import exporting
 from hermes_tui.app import render
 from hermes_tui.app.screens import stats
+from hermes_tui.cli import output, trash
 from hermes_tui.formatting import INVALID_NUMBER, format_cost, format_size, row_cost
 
 
@@ -32,7 +33,7 @@ def test_every_cost_cell_is_the_one_formatter(value: Any, cents: str, fine: str)
     assert format_cost(value) == cents
     assert stats._cost(value) == cents  # the stats screen
     assert render.usd(value) == cents
-    assert cli_sessions._fmt_cost(value) == fine  # CLI tables: same rules, 1/100 cent
+    assert output.fmt_cost(value) == fine  # CLI tables: same rules, 1/100 cent
     list_cell = render.format_cost({"estimated_cost_usd": value})
     assert list_cell == ("" if cents == "$0.00" else cents)  # the list leaves zero blank
 
@@ -66,4 +67,4 @@ def test_every_size_is_the_one_formatter(n: Any, shown: str) -> None:
     assert format_size(n) == shown
     assert stats._size(n) == shown
     assert render.format_size is format_size
-    assert not hasattr(cli_sessions, "_size")  # the CLI's trash listings call format_size
+    assert not hasattr(trash, "_size")  # the CLI's trash listings call format_size

@@ -1,29 +1,22 @@
-"""`hermes-tui sessions tail ID [--follow] [--json]` and `hermes-tui sessions watch [--json]`.
+"""Following a store as agents write to it: the engine of `sessions tail` and `sessions watch`.
 
-Both open the store read-only (tailing never writes) and follow it with the store's change
+Both open the store read-only (following never writes) and follow it with the store's change
 detection (`SessionDB.change_watcher`: one `PRAGMA data_version` per idle poll, no read
 transaction held between polls, so the agents writing to the file are never slowed down). On
 Linux they also poll right after any write to the store's files (`SessionDB.write_signal`), so
 a commit prints within milliseconds whatever `--interval` is.
 
-`tail` prints a session's messages, then (with `--follow`) each new one as it is committed until
-interrupted. When the session is compressed it says `→ continued in <child id> (compression)` and
-goes on in the new tip; when the session is deleted it says so and exits 3. `watch` streams new
-sessions, messages, ends, continuations and deletions across the whole store. With `--json` every
-event is one JSON object per line (`{"type": "message" | "session" | "ended" | "continued" |
-"deleted" | "title" | "removed" | "error", ...}`; `watch` starts with a `"start"` event). Ctrl-C
-ends both with exit code 130 and no traceback.
+`tail_session` prints a session's messages, then (following) each new one as it is committed
+until stopped. When the session is compressed it says `→ continued in <child id> (compression)`
+and goes on in the new tip; when the session is deleted it says so and ends with 3.
+`watch_store` streams new sessions, messages, titles, ends, continuations and deletions across
+the whole store. With `--json` every event is one JSON object per line carrying its `profile`
+(`{"type": "message" | "session" | "ended" | "continued" | "deleted" | "title" | "removed" |
+"error", ...}`; `watch` starts with a `"start"` event).
 
-With `--all` / `--profile NAME` (`cli_sessions` resolves `tail`'s reference across the stores, as
-every command does) each store is followed on its own thread (`Federation.submit`): every JSON
-event carries its `profile`, `watch`'s text lines name sessions `PROFILE:ID` when several stores
-are open, and a store that fails is reported (a `warning:` line, or an `"error"` event) while the
-others keep streaming. Events of different stores never interleave within an event.
-Every store string is printed through `hermes_tui.safe_text`.
-
-This module streams; `cli_sessions` parses, opens and resolves (`tail`'s reference goes through
-its one resolver) and calls `tail_session` / `watch_store` / `run_followers`.
-`python -m hermes_tui.cli_live tail|watch ...` is `hermes-tui sessions tail|watch ...`.
+Each store is followed on its own thread (`run_followers`, with `Federation.submit`); events of
+different stores never interleave within an event, and Ctrl-C stops them all (130, no
+traceback). Every store string is printed through `hermes_tui.safe_text`.
 """
 
 from __future__ import annotations
@@ -33,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,49 +45,11 @@ from hermes_tui.state import (
     tool_call_fields,
 )
 
-TAIL_HELP = "Print a session's messages; with --follow, new ones as they are committed."
-WATCH_HELP = "Stream new sessions and messages across the whole store as they are committed."
 DEFAULT_INTERVAL_S = 0.25
 PAGE = 500
 EXIT_DELETED = 3  # the followed session was deleted (the `not_found` code of `sessions`)
 EXIT_INTERRUPTED = 130
 TEXT_LIMIT = 100_000  # characters of one message `tail` prints (JSON: all of it)
-
-
-def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid interval {text!r}") from None
-    if not 0.01 <= value <= 3600:
-        raise argparse.ArgumentTypeError(f"interval must be between 0.01 and 3600 seconds, not {text}")
-    return value
-
-
-def add_tail_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "session",
-        metavar="ID",
-        help="session id, unique id prefix, or exact title (PROFILE:ID with --all/--profile)",
-    )
-    p.add_argument("-f", "--follow", action="store_true", help="keep printing new messages until Ctrl-C")
-    p.add_argument(
-        "--interval",
-        type=_interval,
-        default=DEFAULT_INTERVAL_S,
-        metavar="SECONDS",
-        help=f"poll interval while following (default {DEFAULT_INTERVAL_S})",
-    )
-
-
-def add_watch_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--interval",
-        type=_interval,
-        default=DEFAULT_INTERVAL_S,
-        metavar="SECONDS",
-        help=f"poll interval (default {DEFAULT_INTERVAL_S})",
-    )
 
 
 # ---------------------------------------------------------------- output
@@ -103,8 +58,8 @@ _OUTPUT = threading.Lock()  # one event at a time: several stores' followers sha
 
 @dataclass(frozen=True)
 class Stream:
-    """Where one follower's events go. `profile`: the store's profile in profile mode (every JSON
-    event carries it); `label`: several stores are open, so text lines name it (`PROFILE:ID`)."""
+    """Where one follower's events go. `profile`: the store's profile (every JSON event carries
+    it); `label`: several stores are open, so text lines name it (`PROFILE:ID`)."""
 
     json: bool = False
     interval: float = DEFAULT_INTERVAL_S
@@ -227,6 +182,21 @@ class _Tail:
             watcher.care([tip])
         self.drain()
 
+    def changed(self, ch: Changes, watcher: ChangeWatcher) -> int | None:
+        """Print what `ch` brings to the followed session; `EXIT_DELETED` once it is deleted."""
+        if self.sid in ch.deleted:
+            self.stream.emit(
+                {"type": "deleted", "session_id": self.sid}, f"× session {one_line(self.sid)} was deleted"
+            )
+            return EXIT_DELETED
+        if self.sid in ch.messages or ch.reset or ch.more:
+            self.drain()
+        if self.sid in ch.continued:
+            self.continue_in(ch.continued[self.sid], watcher)
+            while (tip := self.compressed_tip()) is not None:
+                self.continue_in(tip, watcher)
+        return None
+
     def compressed_tip(self) -> str | None:
         """The live tip if the current session already ended by compression and has a child."""
         row = self.db.get_session(self.sid)
@@ -239,38 +209,51 @@ class _Tail:
 def tail_session(db: SessionDB, stream: Stream, sid: str, follow: bool, stop: Stop | None = None) -> int:
     """Print session `sid` (already resolved), then with `follow` each new message until Ctrl-C
     (130), `stop` (130) or its deletion (3)."""
-    tail = _Tail(db, stream, sid)
-    signal = db.write_signal() if follow else None
-    try:
+
+    def run(signal: WriteSignal | None) -> int:
+        tail = _Tail(db, stream, sid)
         watcher = db.change_watcher([sid]) if follow else None  # before the history: nothing falls between
         tail.drain()
         if watcher is None:
             return 0
         while (tip := tail.compressed_tip()) is not None:
             tail.continue_in(tip, watcher)
-        woken = False
-        while stop is None or not stop.is_set():
-            ch = watcher.poll()
-            if tail.sid in ch.deleted:
-                stream.emit(
-                    {"type": "deleted", "session_id": tail.sid}, f"× session {one_line(tail.sid)} was deleted"
-                )
-                return EXIT_DELETED
-            if tail.sid in ch.messages or ch.reset or ch.more:
-                tail.drain()
-            if tail.sid in ch.continued:
-                tail.continue_in(ch.continued[tail.sid], watcher)
-                while (tip := tail.compressed_tip()) is not None:
-                    tail.continue_in(tip, watcher)
-            if not ch.more:
-                woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
-        return EXIT_INTERRUPTED
+        return _follow(watcher, signal, stream, stop, lambda ch: tail.changed(ch, watcher))
+
+    return _interruptible(db.write_signal() if follow else None, run)
+
+
+def _interruptible(signal: WriteSignal | None, run: Callable[[WriteSignal | None], int]) -> int:
+    """`run(signal)`, whose Ctrl-C is exit code 130 (no traceback); the signal closed after."""
+    try:
+        return run(signal)
     except KeyboardInterrupt:
         sys.stdout.flush()
         return EXIT_INTERRUPTED
     finally:
         if signal is not None:
             signal.close()
+
+
+def _follow(
+    watcher: ChangeWatcher,
+    signal: WriteSignal | None,
+    stream: Stream,
+    stop: Stop | None,
+    changed: Callable[[Changes], int | None],
+) -> int:
+    """Poll `watcher` and hand each change to `changed` until it returns an exit code, or until
+    `stop` (130). Between polls it pauses the stream's interval, or less when the store's files
+    are written."""
+    woken = False
+    while stop is None or not stop.is_set():
+        ch = watcher.poll()
+        code = changed(ch)
+        if code is not None:
+            return code
+        if not ch.more:
+            woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
+    return EXIT_INTERRUPTED
 
 
 def _pause(signal: WriteSignal | None, seconds: float, stop: Stop | None = None) -> bool:
@@ -349,28 +332,19 @@ def _watch_events(db: SessionDB, stream: Stream, ch: Changes) -> None:
 
 def watch_store(db: SessionDB, stream: Stream, stop: Stop | None = None) -> int:
     """Stream the store's changes until Ctrl-C or `stop` (130)."""
-    signal = db.write_signal()
-    try:
+
+    def run(signal: WriteSignal | None) -> int:
         watcher = db.change_watcher()
         if stream.json:
             stream.emit({"type": "start", "message_id": watcher.cursor.message_hw}, "")
         else:
-            where = f"{one_line(stream.profile)} ({db.db_path})" if stream.profile is not None else db.db_path
+            where = f"{one_line(stream.profile)} ({db.db_path})" if stream.label else db.db_path
             stream.note(f"watching {where} for new sessions and messages (Ctrl-C to stop)")
-        woken = False
-        while stop is None or not stop.is_set():
-            ch = watcher.poll()
-            if ch:
-                _watch_events(db, stream, ch)
-            if not ch.more:
-                woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        sys.stdout.flush()
-        return EXIT_INTERRUPTED
-    finally:
-        if signal is not None:
-            signal.close()
+        return _follow(
+            watcher, signal, stream, stop, lambda ch: _watch_events(db, stream, ch) if ch else None
+        )
+
+    return _interruptible(db.write_signal(), run)
 
 
 # ---------------------------------------------------------------- several stores
@@ -406,22 +380,3 @@ def run_followers(
         wait(list(running))
         stop.close()
     return codes[0] if codes else 1
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m hermes_tui.cli_live tail|watch ...`: the same as `hermes-tui sessions tail|watch`
-    (one parser, one resolver, one error report)."""
-    from hermes_tui import cli_sessions
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in ("tail", "watch"):
-        print(
-            "usage: python -m hermes_tui.cli_live tail|watch ... (see: hermes-tui sessions --help)",
-            file=sys.stderr,
-        )
-        return 2
-    return cli_sessions.main(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,9 +1,10 @@
-"""Command line: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME] [--resume-cmd T]
-[--resume-tui] [--yield-cpu] [--settings PATH] [--reset-settings]`` and ``hermes-tui pick
-[--query Q] [--source S] [--format id|resume] [--all] [--profile NAME]``.
+"""The `hermes-tui` command: ``hermes-tui [--db PATH] [--read-only] [--demo] [--theme NAME]
+[--resume-cmd T] [--resume-tui] [--yield-cpu] [--settings PATH] [--reset-settings]`` opens the
+browser, and ``hermes-tui pick [--query Q] [--source S] [--format id|resume] [--all]
+[--profile NAME]`` the picker.
 
-``hermes-tui sessions ...`` is handed to `hermes_tui.cli_sessions.main` (headless commands,
-maintained separately); everything else opens the browser. When the browser exits to resume a
+``hermes-tui sessions ...`` is handed to `hermes_tui.cli.sessions.main` (the headless commands);
+everything else opens the browser. When the browser exits to resume a
 session (key R), the command runs here, after Textual has restored the terminal: this process
 becomes Hermes (`os.execvp`; after `--yield-cpu` it starts Hermes at normal priority and waits).
 
@@ -24,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.cli.parser import did_you_mean
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import default_db_path
 
@@ -195,8 +197,6 @@ COMMANDS = ("sessions", "pick")
 
 def _unknown_command(word: str) -> None:
     """A first word that is no command: argparse's usage error (exit 2), with the nearest one."""
-    from hermes_tui.cli_sessions import did_you_mean
-
     build_parser().error(
         f"unknown command {one_line(word, 80)!r} (commands: {', '.join(COMMANDS)})"
         + did_you_mean(word, COMMANDS)
@@ -207,9 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `hermes-tui` console script."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "sessions":
-        from hermes_tui import cli_sessions
+        from hermes_tui.cli import sessions  # the headless commands: no Textual imported
 
-        return int(cli_sessions.main(args_list[1:]) or 0)
+        return int(sessions.main(args_list[1:]) or 0)
     if args_list and not args_list[0].startswith("-") and args_list[0] != "pick":
         _unknown_command(args_list[0])
     picking = bool(args_list) and args_list[0] == "pick"
@@ -283,7 +283,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(result, Handoff) and result.kind == "pick":
         return print_picked(result.output)
     return 1 if picking else int(app.return_code or 0)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
