@@ -21,6 +21,7 @@ from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.dialog_base import error_text, plural
 from hermes_tui.app.undo import FlagChange, remember_flag_change
 from hermes_tui.safe_text import inert
+from hermes_tui.state import StoreError
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -106,7 +107,10 @@ def set_flag(screen: MainScreen, name: str) -> None:
     def run() -> None:
         try:
             result = db.set_session_flags(ids, verb.flag, verb.value)
-        except Exception as exc:  # FeatureUnavailable, LockTimeout…: the store's own words
+        except StoreError as exc:  # FeatureUnavailable, LockTimeout…: the store's own words
+            app.call_from_thread(failed, str(exc))
+            return
+        except Exception as exc:
             app.call_from_thread(failed, error_text(exc))
             return
         app.call_from_thread(done, result)

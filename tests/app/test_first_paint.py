@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Select, Static
 
+from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.state import SessionDB, SessionFilter
@@ -50,7 +51,7 @@ def slow_order(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     real: Callable[..., Any] = SessionDB.session_order
 
     def gated(self: SessionDB, filter: SessionFilter | None = None, *args: Any, **kw: Any) -> Any:
-        if filter is None or filter == SessionFilter():
+        if filter is None or filter in (SessionFilter(), DEFAULT_FILTER):  # the list's default
             gate.wait(30)
         return real(self, filter, *args, **kw)
 
@@ -242,7 +243,7 @@ async def test_a_live_change_while_the_head_shows_is_applied_after_the_hand_over
 
     def read_then_wait(self: SessionDB, filter: SessionFilter | None = None, *args: Any, **kw: Any) -> Any:
         result = real(self, filter, *args, **kw)
-        if filter is None or filter == SessionFilter():
+        if filter is None or filter in (SessionFilter(), DEFAULT_FILTER):  # the list's default
             gate.wait(30)
         return result
 

@@ -146,7 +146,8 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
 FOOTER_MIN_WIDTH = {
     "screen.active_now": 130,  # also the filter bar's checkbox
     "screen.toggle_archived": 110,  # also the filter bar's view menu
-    "screen.run_action('rename')": 100,
+    "toggle_mark": 105,  # the list's own: space selects
+    "screen.run_action('rename')": 90,
 }
 #: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
 #: the one that `applies` to the cursor row).
@@ -1284,11 +1285,17 @@ class MainScreen(Screen[None]):
         if self.state == "ready":
             self.call_after_refresh(self._update_info)
 
-    def _fit_footer(self, width: int) -> None:
-        """Show the list pane's optional footer keys that fit `width` (`FOOTER_MIN_WIDTH`)."""
+    def _fit_footer(self, width: int | None = None) -> None:
+        """Show the list pane's optional footer keys that fit `width` (`FOOTER_MIN_WIDTH`). In
+        another view than Hermes' list, A (the way back) shows at any width, and F only when a
+        filter of the bar narrows it too (F also leaves the view, but so does A)."""
+        width = self.app.size.width if width is None else width
+        shown = {action: width >= least for action, least in FOOTER_MIN_WIDTH.items()}
+        shown["screen.toggle_archived"] |= view_of(self.filter) != "default"
+        shown["screen.clear_filters"] = bool(self.filter_summary())
         changed = False
-        for action, least in FOOTER_MIN_WIDTH.items():
-            changed |= set_shown(self.session_list, action, width >= least)
+        for action, show in shown.items():
+            changed |= set_shown(self.session_list, action, show)
         if changed:
             self.refresh_bindings()
 
@@ -1408,6 +1415,7 @@ class MainScreen(Screen[None]):
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
         self._update_info()
+        self._fit_footer()
         self.refresh_bindings()
         if not message.ids:
             self.current_session = None
