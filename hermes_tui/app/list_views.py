@@ -31,7 +31,7 @@ VIEW_CHOICES: tuple[tuple[str, str], ...] = (
     ("show hidden", "hidden"),
     ("all: archived, hidden", "all"),
 )
-VIEW_PROMPT = "Hermes' list"
+VIEW_PROMPT = "view"  # blank: Hermes' list (a short word: the filter bar is one line)
 
 #: The list's border title for each view ("Sessions 31", "Archived 3").
 VIEW_TITLES = {

@@ -205,9 +205,15 @@ async def test_activity_description_of_a_working_session(v31_db: Path) -> None:
         assert "● working" in row_text(sessions, index)  # the Live column at this width
         detail = str(main.query_one("#transcript-title", Static).render())
         assert f"● {DOING} · " in detail
-        await pilot.press("z")  # the list alone: wide enough to say what it is doing
+        await pilot.press("z")  # the list alone at 120 columns: the title keeps the room
         await settle(pilot)
-        assert f"● {DOING}" in row_text(sessions, index)
+        assert "● working" in row_text(sessions, index)
+    app = make_app(v31_db)
+    async with app.run_test(size=(160, 40)) as pilot:
+        main = await select_row(pilot, BUSY)
+        await pilot.press("z")  # zoomed at 160: a wide Live column says what it is doing
+        await settle(pilot)
+        assert f"● {DOING}" in row_text(main.session_list, main.session_list.cursor)
     app = make_app(v31_db)
     async with app.run_test(size=(80, 24)) as pilot:
         main = await select_row(pilot, BUSY)

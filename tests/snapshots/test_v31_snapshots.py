@@ -44,12 +44,14 @@ def test_v31_marks_and_activity(snap_compare, v31_db: Path) -> None:  # type: ig
 
 
 def test_v31_zoomed_list_says_what_it_is_doing(snap_compare, v31_db: Path) -> None:  # type: ignore[no-untyped-def]
+    """A list wide enough for a wide Live column (zoomed, 160 columns) says it there."""
+
     async def run_before(pilot: Pilot[None]) -> None:
         await _select(pilot, BUSY)
         await pilot.press("z")
         await settle(pilot)
 
-    assert snap_compare(make_app(v31_db), terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(make_app(v31_db), terminal_size=(160, 40), run_before=run_before)
 
 
 def test_v31_archived_view(snap_compare, v31_db: Path) -> None:  # type: ignore[no-untyped-def]

@@ -150,8 +150,9 @@ FOOTER_MIN_WIDTH = {
     "screen.run_action('rename')": 90,
 }
 #: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
-#: the one that `applies` to the cursor row).
-LIST_ACTIONS = ("rename", "delete", "archive", "unarchive", "pin", "unpin")
+#: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
+#: the one bound last: archive, pin).
+LIST_ACTIONS = ("rename", "delete", "unarchive", "archive", "unpin", "pin")
 
 
 def left_cut(text: str, width: int) -> str:

@@ -92,9 +92,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("msgs", "Msgs", 5, "right", min_total=50),
     Column("tokens", "Tokens", 7, "right", min_total=62),
     Column("cost", "Cost", 7, "right", min_total=78),
-    # Wide enough (a zoomed list, a wide terminal) it says what a working session is doing now
-    # (`last_activity_description`, today's Hermes); else "● working" (the detail line says it).
-    Column("live", "Live", 9, min_total=50, wide_width=28, wide_total=110),
+    # In a list wide enough that the title keeps its room (a zoomed list on a wide terminal) it
+    # says what a working session is doing now (`last_activity_description`, today's Hermes);
+    # else "● working" (the detail line above the transcript says what).
+    Column("live", "Live", 9, min_total=50, wide_width=28, wide_total=140),
     Column("time", "Active", 10, "right"),
 )
 
@@ -1088,6 +1089,10 @@ class SessionList(ScrollView, can_focus=True):
                 cell.pad_left(w - cell.cell_len)
             else:
                 cell.pad_right(w - cell.cell_len)
+            if cell.style:
+                # `Text.render` drops a text's own style when it has no spans: the untitled,
+                # mark and live styles never showed. As a span it is drawn (under the others).
+                cell.stylize_before(cell.style)
             segments.extend(cell.render(console))
         if row.get("archived") or row.get("hidden"):  # shown only in the views that ask for them
             style = style + self._style("session-list--dim")
