@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.command import DiscoveryHit
 from textual.widgets import Button, Input, Select, Static
 
 from hermes_tui.app.screens.main import MainScreen
@@ -39,6 +40,7 @@ from ._v31 import (
     RESET_CHILD,
     reshape_v31,
 )
+from .test_palette import palette, plain
 
 
 @pytest.fixture
@@ -497,3 +499,29 @@ async def test_footer_keys_fit_80_and_120_columns(v31_db: Path) -> None:
         keys = shown_keys(app)
         assert {"A", "r", "D", "m", "b", "question_mark", "q"} <= set(keys), keys
         assert keys["A"] == "Archived" and keys["b"] == "Unpin"  # the cursor is on the pinned row
+
+
+# ---------------------------------------------------------------------- palette
+async def test_palette_offers_the_views_and_the_flag_verbs(v31_db: Path) -> None:
+    app = make_app(v31_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main = await select_row(pilot, RESET_CHILD)
+        hits = await palette(pilot)
+        shown = {hit.text: plain(hit.display) for hit in hits if isinstance(hit, DiscoveryHit)}
+        for text, key in {
+            "Archive the selected session(s)": "m",
+            "Unarchive the selected session(s)": "m",
+            "Pin the selected session(s)": "b",
+            "Unpin the selected session(s)": "b",
+            "Archived sessions ↔ Hermes' list": "A",
+            "Undo the last delete, prune, archive or pin": "u",
+        }.items():
+            assert shown.get(text) == f"{text}  [{key}]", (text, shown.get(text))
+        await pilot.press("escape")
+        await settle(pilot)
+        hits = await palette(pilot, "pin the sel")
+        assert plain(hits[0].match_display) == "Pin the selected session(s)  [b]"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert flags(v31_db, RESET_CHILD)["pinned"] == 1
+        assert main.session_list._ids[0] == RESET_CHILD
