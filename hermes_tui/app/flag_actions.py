@@ -143,7 +143,7 @@ def set_flag(screen: MainScreen, name: str) -> None:
 
 def flag_message(verb: Verb, result: dict[str, Any], archived_view: bool = False) -> str:
     """The toast after a flag write: ``Archived 2 sessions — u to undo · A shows the archive``;
-    the rows of their compression chains, the sessions a pin made visible, the Bot Chat that
+    the sessions of their compression chains, the sessions a pin made visible, the Bot Chat that
     stays hidden, ids that no longer exist. Counts and ids only (ids made inert by the caller)."""
     entries = result["sessions"]
     found = [e for e in entries if e["found"]]
@@ -155,8 +155,9 @@ def flag_message(verb: Verb, result: dict[str, Any], archived_view: bool = False
             text = "Nothing changed: the session no longer exists."
     else:
         text = f"{verb.past} {plural(len(acted), 'session')}"
-        if result["changed"] > len(acted):
-            text += f" ({plural(result['changed'], 'row')} with their compression chains)"
+        if result["changed"] > len(acted):  # Hermes flags a whole compression chain
+            chains = "its compression chain" if len(acted) == 1 else "their compression chains"
+            text += f" with {chains} ({plural(result['changed'], 'session')} in all)"
         text += " — u to undo"
         if verb.name == "archive" and not archived_view:
             text += " · A shows the archive"

@@ -18,6 +18,7 @@ import pytest
 from textual.command import DiscoveryHit
 from textual.widgets import Button, Input, Select, Static
 
+from hermes_tui.app.flag_actions import VERBS, flag_message
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
@@ -525,3 +526,28 @@ async def test_palette_offers_the_views_and_the_flag_verbs(v31_db: Path) -> None
         await settle(pilot)
         assert flags(v31_db, RESET_CHILD)["pinned"] == 1
         assert main.session_list._ids[0] == RESET_CHILD
+
+
+# ---------------------------------------------------------------------- toast wording
+def _entry(sid: str, changed: list[str], **kw: Any) -> dict[str, Any]:
+    base = {"id": sid, "found": True, "lineage": changed or [sid], "changed": changed, "unhidden": []}
+    return {**base, "auto_archived_cleared": [], "bot_chat": False, **kw}
+
+
+def test_flag_messages() -> None:
+    archive, pin = VERBS["archive"], VERBS["pin"]
+    chain = {"sessions": [_entry("a", ["a", "a2", "a3"])], "rows": 3, "changed": 3}
+    assert flag_message(archive, chain) == (
+        "Archived 1 session with its compression chain (3 sessions in all) — u to undo · A shows the archive."
+    )
+    assert flag_message(archive, chain, archived_view=True).endswith("(3 sessions in all) — u to undo.")
+    same = {"sessions": [_entry("a", []), _entry("b", [])], "rows": 2, "changed": 0}
+    assert flag_message(pin, same) == "Nothing changed: they were already pinned."
+    gone = {"sessions": [_entry("x", [], found=False)], "rows": 0, "changed": 0}
+    assert flag_message(pin, gone) == "Nothing changed: the session no longer exists."
+    entries = [_entry("b", ["b"], bot_chat=True), _entry("y", [], found=False)]
+    bot = {"sessions": entries, "rows": 1, "changed": 1}
+    assert flag_message(pin, bot) == (
+        "Pinned 1 session — u to undo. The Bot Chat stays hidden (Bot Mode reaches it through its bot)."
+        " 1 session no longer exists: y."
+    )
