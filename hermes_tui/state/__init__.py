@@ -1,6 +1,7 @@
 """The Hermes Agent session store (`state.db`), re-implemented on APSW. Knows nothing of Textual."""
 
 from .db import SessionDB
+from .display import FOLD_HIDDEN, FOLD_INACTIVE
 from .errors import (
     DiskFullError,
     FeatureUnavailable,
@@ -47,6 +48,8 @@ from .trash import TRASH_MAX_BYTES, TRASH_RETENTION_S, TrashEntryNotFound, Trash
 from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
+    "FOLD_HIDDEN",
+    "FOLD_INACTIVE",
     "Changes",
     "ChangeWatcher",
     "LiveCursor",

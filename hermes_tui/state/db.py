@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .display import DisplayMixin
 from .flags import FlagsMixin
 from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
@@ -21,6 +22,7 @@ from .trash import TrashMixin
 class SessionDB(
     SessionsMixin,
     MessagesMixin,
+    DisplayMixin,
     TitlesMixin,
     FlagsMixin,
     ListingMixin,
