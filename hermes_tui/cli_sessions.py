@@ -394,7 +394,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="session id, unique id prefix, or title (a numbered family's newest, like --resume)",
     )
-    p.add_argument("--all", action="store_true", help="include rewound/archived (inactive) messages")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every stored row: rewound/archived (inactive) ones, Hermes' hidden rows, compaction copies",
+    )
     p.add_argument(
         "--full",
         action="store_true",
@@ -886,7 +890,9 @@ def _message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
         head += f" ({_s(msg['tool_name'], 80)})"
     head += f"  {_short_time(msg.get('timestamp'))}"
     if msg.get("active") == 0:
-        head += "  [inactive]"
+        head += "  [compacted]" if msg.get("compacted") == 1 else "  [inactive]"
+    if msg.get("display_kind") == "hidden":
+        head += "  [hidden]"
     lines = [head]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:
@@ -931,7 +937,8 @@ def cmd_show(
         # Said on stderr so stdout stays the session (and valid JSON with --json).
         _err(f"note: showing {_ident(session)}: {_HOW[target.how].format(ref=repr(args.session))}")
     lineage = db.get_lineage(sid)
-    messages = db.get_messages(sid, include_inactive=args.all)
+    # What a person sees (Hermes' display groups where the file keeps them); --all: every row.
+    messages = db.get_messages(sid, include_inactive=True) if args.all else db.display_messages(sid)
     listed = (db.list_rows([sid]) or [{}])[0]
     # What the list shows: Hermes' "last active" and unread, the flags as 0/1.
     from_list = ("last_active", "unread", "archived", "hidden", "pinned")
@@ -992,11 +999,16 @@ def cmd_show(
             _out("  " + ln)
         if len(shown) < len(prompt):
             _out(f"  [… {plural(len(prompt) - len(shown), 'more character')}: use --full, --json or export]")
-    _out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
-    for msg in messages:
+    hidden = 0 if args.all else sum(1 for m in messages if m.get("display_kind") == "hidden")
+    seen = messages if args.all else [m for m in messages if m.get("display_kind") != "hidden"]
+    _out(f"\nMessages ({len(seen)}{', including inactive' if args.all else ''}):")
+    for msg in seen:
         _out("")
         for ln in _message_lines(msg, full=args.full):
             _out(ln)
+    if hidden:
+        why = "model-facing, Hermes never shows them; --all shows every row"
+        _out(f"\n({plural(hidden, 'hidden row')} not shown: {why})")
     return 0
 
 
@@ -1464,17 +1476,16 @@ def _export_items(db: SessionDB, args: argparse.Namespace) -> Iterator[dict[str,
         if args.limit:
             ids = ids[: args.limit]
     done: set[str] = set()
+    display = args.format == "md"  # Markdown is read by a person: what Hermes shows
     for sid in ids:
+        item = _export_one(db, sid, args.lineage, display)
+        if not item:
+            continue
         if args.lineage:
-            item = db.export_session_lineage(sid)
-            key = item and tuple(item.get("lineage_session_ids") or [sid])
-            if not item or key in done:
+            key = tuple(item.get("lineage_session_ids") or [sid])
+            if key in done:
                 continue
             done.add(key)  # type: ignore[arg-type]
-        else:
-            item = db.export_session(sid)
-            if not item:
-                continue
         yield item
 
 
@@ -2321,8 +2332,10 @@ def pcmd_stats(ctx: _Profiles, args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_one(db: SessionDB, sid: str, lineage: bool) -> dict[str, Any] | None:
-    return db.export_session_lineage(sid) if lineage else db.export_session(sid)
+def _export_one(db: SessionDB, sid: str, lineage: bool, display: bool = False) -> dict[str, Any] | None:
+    """One export item: the stored rows (JSON, JSONL) or, `display` (Markdown), the messages as a
+    person sees them (Hermes' display groups where the file keeps them)."""
+    return db.export_session_lineage(sid, display) if lineage else db.export_session(sid, display)
 
 
 def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
@@ -2339,7 +2352,7 @@ def pcmd_export(ctx: _Profiles, args: argparse.Namespace) -> int:
     done: set[tuple[str, tuple[str, ...]]] = set()
     for profile, sid in pairs:
         try:
-            item = ctx.fed.call(profile, _export_one, sid, args.lineage)
+            item = ctx.fed.call(profile, _export_one, sid, args.lineage, args.format == "md")
         except StoreError as exc:
             ctx.failed([ProfileError.of(profile, exc)])
             continue

@@ -763,11 +763,15 @@ class HousekeepingMixin(_Core):
         return out
 
     # ------------------------------------------------------------ export
-    def export_session(self, session_id: str) -> dict[str, Any] | None:
+    def export_session(self, session_id: str, display: bool = False) -> dict[str, Any] | None:
+        """The session and its live rows (upstream's export, which `import_sessions` reads back);
+        (+) `display=True`: its messages as a person sees them (`display_messages`: Hermes'
+        display groups where the file keeps them, which its `include_compacted` export reads)."""
         session = self.get_session(session_id)
         if not session:
             return None
-        return {**session, "messages": self.get_messages(session_id)}
+        messages = self.display_messages(session_id) if display else self.get_messages(session_id)
+        return {**session, "messages": messages}
 
     def export_all(self, source: str | None = None) -> list[dict[str, Any]]:
         return [

@@ -159,10 +159,13 @@ class LineageMixin(_Core):
         chain = self._session_lineage_root_to_tip(session_id)
         return chain[0] if chain and chain[0] else session_id
 
-    def export_session_lineage(self, session_id: str) -> dict[str, Any] | None:
-        """A compression lineage as one logical session: segments, ids and all messages."""
+    def export_session_lineage(self, session_id: str, display: bool = False) -> dict[str, Any] | None:
+        """A compression lineage as one logical session: segments, ids and all messages
+        (`display`: each segment's as `export_session(display=True)` reads them)."""
         segments = [
-            s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s
+            s
+            for s in (self.export_session(i, display) for i in self.get_compression_lineage(session_id))
+            if s
         ]
         if not segments:
             return None

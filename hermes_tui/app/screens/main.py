@@ -2226,6 +2226,7 @@ class MainScreen(Screen[None]):
         # One frame for all of it: a frame between the mount and the subtitle painted the new
         # message twice (the subtitle repaints the transcript with its children).
         with self.app.batch_update():
+            transcript.update_activity(message.row)
             if message.items and data is not None and data.session_id == message.session_id:
                 await transcript.append_items(message.items)
             if message.lineage is not None:

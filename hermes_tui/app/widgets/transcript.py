@@ -328,7 +328,7 @@ def message_header(view: MessageView, match: bool = False) -> Text:
     if not view.active:
         text.append("  compacted" if view.compacted else "  rewound", style="italic")
     if view.fold == FOLD_HIDDEN:
-        text.append("  hidden (model-facing)", style="italic")
+        text.append("  hidden", style="italic")
     if match:
         text.append("  ◆ match", style="bold")
     return text
@@ -860,10 +860,16 @@ class HeadBlock(Fold):
         self.head = head
         self.can_focus = bool(head.prompt)
 
+    def _visual_key(self) -> Hashable:
+        return (self.head.activity, super()._visual_key())
+
+    def _height_key(self) -> Hashable:
+        return (bool(self.head.activity), super()._height_key())
+
     def _activity(self) -> Text | None:
         if not self.head.activity:
             return None
-        return Text(f"● now: {self.head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
+        return Text(f"● working: {self.head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
 
     def _renderable(self) -> RenderableType:
         parts: list[RenderableType] = []
@@ -888,14 +894,20 @@ class HeadBlock(Fold):
             self.toggle()
 
 
+def session_activity(row: dict[str, Any] | None) -> str:
+    """What an open session is doing now: Hermes stamps `last_activity_description` during a
+    turn and clears it after (an ended session shows none)."""
+    if row is None or row.get("ended_at") is not None:
+        return ""
+    return one_line(row.get("last_activity_description"), 200)
+
+
 def session_head(session: dict[str, Any] | None, row: dict[str, Any] | None) -> SessionHead | None:
     """The head of a session's transcript (worker thread): its system prompt (`get_session`
     resolves Hermes' `system_prompts` hash) and, while it is open, what it is doing now
     (`last_activity_description` of its list row). None when there is neither."""
     prompt_raw = content_text((session or {}).get("system_prompt"))
-    activity = ""
-    if row is not None and row.get("ended_at") is None:
-        activity = one_line(row.get("last_activity_description"), 200)
+    activity = session_activity(row)
     if not prompt_raw.strip() and not activity:
         return None
     prompt, cut = truncate_text(prompt_raw, max_chars=MAX_REASONING_CHARS, max_lines=MAX_CALL_LINES)
@@ -1119,6 +1131,24 @@ class TranscriptView(VerticalScroll, can_focus=True):
         """The newest row id the transcript holds (0 when none): live appends fetch what is
         after it. A message is one row, or several compaction copies (`MessageView.members`)."""
         return max((max(i.members or (i.id,)) for i in self.items if isinstance(i, MessageView)), default=0)
+
+    def update_activity(self, row: dict[str, Any]) -> None:
+        """Follow the open session's activity (its list row, re-read by the live follower) in the
+        head. A session whose head was not built (no prompt, no activity when it was opened)
+        shows a new activity once it is opened again."""
+        head = self.items[0] if self.items else None
+        if not isinstance(head, SessionHead) or one_line(row.get("id")) != head.session_id:
+            return
+        activity = session_activity(row)
+        if activity == head.activity:
+            return
+        head = replace(head, activity=activity)
+        self.items[0] = head
+        if self.data is not None and self.data.items is not self.items and self.data.items:
+            self.data.items[0] = head
+        for block in self.query(HeadBlock):
+            block.head = head
+            block.refresh(layout=True)
 
     @property
     def at_bottom(self) -> bool:
