@@ -110,7 +110,12 @@ def test_display_messages_are_the_writers_display_read(peer31_factory, tmp_path:
         ours = db.display_messages("s")
         shown = db.display_messages("s", hidden=False)
         rows = db.transcript_rows("s")
+        exported = db.export_session("s", display=True)
     assert _ids_contents(ours) == _ids_contents(theirs)
+    assert exported is not None
+    theirs_export = peer.call("export_session", "s", include_compacted=True)
+    assert _ids_contents(exported["messages"]) == _ids_contents(theirs_export["messages"])
+    assert exported["system_prompt"] == theirs_export["system_prompt"] == "You are Hermes."
     assert [m["tool_calls"] for m in ours] == [m["tool_calls"] for m in theirs]
     assert _ids_contents(shown) == _ids_contents([m for m in theirs if m.get("display_kind") != "hidden"])
     # The transcript: the same messages in the same order, every other row folded once.
