@@ -294,8 +294,6 @@ PINNED_TAIL_SQL = (
     f" WHERE {CONTINUATION_EDGE}"
     ") SELECT id FROM tail"
 )
-#: The first schema of today's Hermes (v24–v31), whose prune keeps compression lineages whole.
-TODAYS_HERMES_SCHEMA = 24
 #: Why a prune keeps a matching session (`plan_prune`'s `excluded` reasons).
 HELD_PINNED = "pinned"
 HELD_PINNED_TAIL = "continues a pinned session"
@@ -566,7 +564,7 @@ class HousekeepingMixin(_Core):
     def _keeps_whole_lineages(self) -> bool:
         """Today's Hermes (schema v24+) deletes a compression ancestor only with every
         continuation after it; 0.19.0's v22 (and our v23) prune rows one by one, as before."""
-        return (self._schema_version or 0) >= TODAYS_HERMES_SCHEMA
+        return Q.todays_hermes(self)
 
     def _continued_ancestors(self, ids: Sequence[str]) -> set[str]:
         """The compression ancestors among `ids` whose conversation continues, through a chain of
