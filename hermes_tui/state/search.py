@@ -6,6 +6,11 @@ Routes, in order: `fts5` (the unicode61 index) for ordinary queries; for CJK que
 AND/OR/NOT exactly, honours the visibility filter, and its snippets carry the same `>>>`/`<<<`
 markers as FTS5's (computed here). No query raises: the worst case is `[]`.
 
+Files of today's Hermes (schema v24+) are searched by its rules, the v31 writer's
+`hermes_state_search.py`: its sanitizer, hidden display rows never found, a tool-role search read
+from the rows, a Latin miss retried as substrings (cjk, trigram) then as any of its words
+(`_todays_latin`), the CJK LIKE scan for any token, newest first (docs/store-api.md, Search).
+
 Routes are `Route` values (their `name` is the public `SearchOutcome.route`) and orders are
 `SortOrder` values; SQL text is built from them, never compared.
 
