@@ -1047,6 +1047,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._open_hits = False  # the target is a find match: its matching folds open
         self._saved_hit: tuple[int | None, tuple[str, ...]] = (None, ())  # the search hit, restored
         self._children_only = False  # a live append is mounting/dropping children (`refresh`)
+        self._newest_row = 0  # `_counted`
+        self._hidden_rows = 0
         self._bottom_row_only = False  # only the subtitle changes (`show_subtitle`)
 
     def refresh(
@@ -1094,6 +1096,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = None
         self.items = []
+        self._counted()
         self.current_id = None
         self.start = self.end = 0
         await self.remove_children()
@@ -1108,6 +1111,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = data
         self.items = list(data.items)
+        self._counted()
         self._set_new_below(0)
         found = item_index(self.items, target_id)
         if found is not None:  # a copy folded into one message: that message is the target
@@ -1126,11 +1130,28 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.call_after_refresh(self._scroll_to_target)
         self._window_changed()
 
+    def _counted(self, added: Sequence[Item] | None = None) -> None:
+        """Keep the newest row id and the hidden rows' count up to date as items come (`added`)
+        or are replaced (None): the live follower and the footer ask for them often, and a
+        pass over 50,000 items each time showed."""
+        if added is None:
+            self._newest_row, self._hidden_rows = 0, 0
+            added = self.items
+        for item in added:
+            if isinstance(item, MessageView):
+                self._newest_row = max(self._newest_row, item.id, *item.members)
+                self._hidden_rows += item.fold == FOLD_HIDDEN
+
     @property
     def last_message_id(self) -> int:
         """The newest row id the transcript holds (0 when none): live appends fetch what is
         after it. A message is one row, or several compaction copies (`MessageView.members`)."""
-        return max((max(i.members or (i.id,)) for i in self.items if isinstance(i, MessageView)), default=0)
+        return self._newest_row
+
+    @property
+    def hidden_rows(self) -> int:
+        """How many of its messages Hermes never paints (folded behind `h`)."""
+        return self._hidden_rows
 
     def update_activity(self, row: dict[str, Any]) -> None:
         """Follow the open session's activity (its list row, re-read by the live follower) in the
@@ -1197,6 +1218,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         follow = self._tail_pending or self.at_bottom or self._still_tailing
         old_len = len(self.items)
         self.items.extend(fresh)
+        self._counted(fresh)
         if self.data.items is not self.items:
             self.data.items.extend(fresh)
         if self.end >= old_len:  # the window reaches the end: mount what fits
@@ -1482,7 +1504,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     async def action_last(self) -> None:
         """End: the last messages (a fresh window of the tail when the last one is not mounted)."""
-        self.current_id = self.last_message_id or None
+        self.current_id = next((i.id for i in reversed(self.items) if isinstance(i, MessageView)), None)
         if self.end < len(self.items):
             await self._rewindow(max(0, len(self.items) - JUMP_WINDOW), len(self.items))
         self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
@@ -1550,7 +1572,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         if action in {"find_step", "close_find"}:
             return self.finding
         if action == "toggle_hidden_rows":
-            return folded_counts(self.items)[FOLD_HIDDEN] > 0
+            return self.hidden_rows > 0
         return True
 
     @property
@@ -1561,7 +1583,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         """Show or hide the rows Hermes never paints (`display_kind = 'hidden'`, model-only
         merges): model-facing scaffolding, dimmed when shown."""
         self.toggle_class("-show-hidden-rows")
-        count = folded_counts(self.items)[FOLD_HIDDEN]
+        count = self.hidden_rows
         shown = self.showing_hidden_rows
         self.post_message(self.FoldsChanged())
         self.notify(
