@@ -135,7 +135,8 @@ OLDEST_BY_ID_SQL = "ORDER BY m.timestamp ASC, m.id ASC"
 class Route:
     """A way `search()` answers: `name` is the public `SearchOutcome.route`; `table` the FTS5
     index it reads (None: it reads no index of the store); `windowed_rank`: rank order scores only
-    the newest `RANK_WINDOW` matches (CJK indexes, see `_ranked_recent`)."""
+    the newest `RANK_WINDOW` matches (CJK indexes, see `_ranked_recent`; not on files of today's
+    Hermes, which ranks every match)."""
 
     name: str
     table: str | None = None
@@ -565,7 +566,8 @@ class SearchMixin(_Core):
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
         elif order is SortOrder.RANK and limit >= 0:
-            if route.windowed_rank:
+            if route.windowed_rank and not Q.todays_hermes(self):
+                # (Today's Hermes ranks every match of these indexes too: its order is bm25's.)
                 return self._ranked_recent(table, match, filters, limit, offset, share)
             if few:
                 # `_ranked_joined`'s single statement: it scores only the few rows that pass,

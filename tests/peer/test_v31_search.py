@@ -164,3 +164,23 @@ def test_the_sanitizer_is_the_writers(peer31_factory) -> None:
     theirs = peer.exec("result = [SessionDB._sanitize_fts5_query(q) for q in " + repr(inputs) + "]")
     ours = [sanitize_fts5_query(q, todays=True) for q in inputs]
     assert [(q, o, t) for q, o, t in zip(inputs, ours, theirs, strict=True) if o != t] == []
+
+
+def test_cjk_rank_scores_every_match_as_the_writer(peer31_factory, tmp_path: Path) -> None:
+    """More trigram matches than a ranked window holds (1,024): today's Hermes ranks them all by
+    bm25, so the best ones can be old ones."""
+    path = tmp_path / "state.db"
+    peer = peer31_factory(path)
+    peer.call("create_session", "many", "cli")
+    peer.exec(
+        "db = list(dbs.values())[0]\n"
+        "for i in range(1500):\n"
+        "    words = '日本語のテキスト' * (1 + (i * 7919) % 5) + ' 東京' * (i % 3)\n"
+        "    db.append_message('many', 'user', content=words + f' 番号{i}', timestamp=1.7e9 + i)\n"
+    )
+    with SessionDB(path, migrate=False) as db:
+        for q in ("日本語", "テキスト 日本語", "東京"):
+            for limit, offset in ((20, 0), (10, 700), (50, 1400)):
+                theirs = [h["id"] for h in peer.call("search_messages", q, limit=limit, offset=offset)]
+                ours = [h["id"] for h in db.search(q, limit=limit, offset=offset, context=False).results]
+                assert ours == theirs, (q, limit, offset)
