@@ -74,11 +74,14 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
+    Item,
     MessageView,
     TranscriptData,
     TranscriptView,
-    message_view,
+    folded_counts,
     prepare_first_window,
+    session_head,
+    transcript_items,
 )
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
@@ -1674,7 +1677,8 @@ class MainScreen(Screen[None]):
                 return
             lineage = db.get_lineage(session_id)
             segments = chain_segments(db, session_id, lineage) if chain else []
-            items: list[MessageView | Divider] = []
+            head = session_head(db.get_session(session_id), rows[0])  # the prompt: not in list rows
+            items: list[Item] = [head] if head is not None else []
             if chain and len(segments) > 1:
                 for i, seg in enumerate(segments, 1):
                     items.append(
@@ -1689,16 +1693,10 @@ class MainScreen(Screen[None]):
                     )
                     if worker.is_cancelled:
                         return
-                    items.extend(
-                        message_view(m, prepared=False)
-                        for m in db.get_messages(seg["id"], include_inactive=True)
-                    )
+                    items.extend(transcript_items(db, seg["id"]))
             else:
                 chain = False
-                items.extend(
-                    message_view(m, prepared=False)
-                    for m in db.get_messages(session_id, include_inactive=True)
-                )
+                items.extend(transcript_items(db, session_id))
         except Exception as exc:
             if not worker.is_cancelled:
                 self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
@@ -1748,12 +1746,14 @@ class MainScreen(Screen[None]):
 
     def _transcript_subtitle(self, loaded: LoadedSession) -> str:
         count = sum(1 for i in loaded.data.items if isinstance(i, MessageView))
-        inactive = sum(1 for i in loaded.data.items if isinstance(i, MessageView) and not i.active)
+        folded = folded_counts(loaded.data.items)
         parts = [f"{count} msgs"]
-        if inactive:
-            parts.append(
-                f"{inactive} rewound/compacted ({'shown' if self.has_class('-show-inactive') else 'i'})"
-            )
+        if folded["inactive"]:
+            shown = self.has_class("-show-inactive")
+            parts.append(f"{folded['inactive']} rewound/compacted ({'shown' if shown else 'i'})")
+        if folded["hidden"]:
+            shown = self.query_one("#transcript", TranscriptView).showing_hidden_rows
+            parts.append(f"{folded['hidden']} hidden ({'shown' if shown else 'h'})")
         search = self.query_one("#search", SearchPane)
         if (
             loaded.target_id is not None
@@ -2367,15 +2367,10 @@ class MainScreen(Screen[None]):
             rows = db.list_rows([session_id])
             items = None
             if rows and after_id is not None:
-                items = [
-                    # Not prepared here: a prepared message keeps its parsed Markdown for as long
-                    # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
-                    # mounting prepares it, and the widget alone holds the result.
-                    message_view(m, prepared=False)
-                    for m in db.get_messages_page(
-                        session_id, after_id=after_id, limit=1_000_000, include_inactive=True
-                    )
-                ]
+                # Not prepared here: a prepared message keeps its parsed Markdown for as long
+                # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
+                # mounting prepares it, and the widget alone holds the result.
+                items = transcript_items(db, session_id, after_id=after_id)
             lineage = db.get_lineage(session_id) if rows and lineage_too else None
         except Exception as exc:
             self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
@@ -2404,6 +2399,7 @@ class MainScreen(Screen[None]):
         # One frame for all of it: a frame between the mount and the subtitle painted the new
         # message twice (the subtitle repaints the transcript with its children).
         with self.app.batch_update():
+            transcript.update_activity(message.row)
             if message.items and data is not None and data.session_id == message.session_id:
                 await transcript.append_items(message.items)
             if message.lineage is not None:
@@ -2419,8 +2415,9 @@ class MainScreen(Screen[None]):
         if message.items and self.is_current and self.write_rhythm.streaming(time.monotonic()):
             self.frame_hold.hold()  # (never under a dialog: its frames are drawn at once)
 
+    @on(TranscriptView.FoldsChanged)
     @on(TranscriptView.NewBelow)
-    def _new_below(self, message: TranscriptView.NewBelow) -> None:
+    def _new_below(self, message: TranscriptView.NewBelow | TranscriptView.FoldsChanged) -> None:
         """The "N new ↓ G" marker in the transcript's subtitle comes and goes."""
         loaded = self._last_loaded
         if loaded is not None and loaded.session_id == self.current_session:
