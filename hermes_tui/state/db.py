@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .flags import FlagsMixin
+from .forking import ForkMixin
 from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
 from .lineage import LineageMixin
@@ -23,6 +24,7 @@ class SessionDB(
     SessionsMixin,
     MessagesMixin,
     TitlesMixin,
+    ForkMixin,
     FlagsMixin,
     ListingMixin,
     LineageMixin,
