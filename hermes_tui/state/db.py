@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .display import DisplayMixin
 from .flags import FlagsMixin
 from .forking import ForkMixin
 from .housekeeping import HousekeepingMixin
@@ -23,6 +24,7 @@ from .usage import UsageMixin
 class SessionDB(
     SessionsMixin,
     MessagesMixin,
+    DisplayMixin,
     TitlesMixin,
     ForkMixin,
     FlagsMixin,
