@@ -259,3 +259,124 @@ def test_fork_of_a_writers_session_without_title_or_config(writer: tuple[str, Pe
     assert [m["content"] for m in p.call("get_messages", fork)] == ["hello"]
     listed = {r["id"] for r in p.call("list_sessions_rich", limit=50)}
     assert {fork, again, "bare"} <= listed
+
+
+def test_fork_on_our_v23_file_and_both_writers_keep_writing(
+    peer_factory: Callable[..., Peer], tmp_path: Path
+) -> None:
+    """A file at our schema v23 (a 0.19.0 file we upgraded, its search index left as 0.19.0
+    reads it): the fork is written with its columns only, 0.19.0 reads it as its /branch child
+    and appends to it and to the source, and so do we."""
+    path = tmp_path / "state.db"
+    p = peer_factory(path)
+    p.call("create_session", "src", "cli", model="m23", system_prompt=PROMPT, model_config=CONFIG)
+    p.call("set_session_title", "src", "Ours")
+    ids = [
+        p.call("append_message", "src", "user", content="first kangaroo", timestamp=T0),
+        p.call(
+            "append_message",
+            "src",
+            "assistant",
+            content="calling",
+            tool_calls=[CALL],
+            reasoning="why",
+            timestamp=T0 + 1,
+        ),
+        p.call(
+            "append_message",
+            "src",
+            "tool",
+            content="out",
+            tool_call_id="call_1",
+            tool_name="terminal",
+            timestamp=T0 + 2,
+        ),
+        p.call("append_message", "src", "assistant", content="done", timestamp=T0 + 3),
+    ]
+    db = SessionDB(path)  # our migration to v23
+    try:
+        assert db.capabilities()["schema_version"] == 23
+    finally:
+        db.close()
+    before = structure(path)
+    source_before = raw_messages(path, "src")
+    db = SessionDB(path, migrate=False)
+    try:
+        fork = db.fork_session("src", ids[2], title="Ours, the other way")
+    finally:
+        db.close()
+    assert structure(path) == before
+    assert raw_messages(path, "src") == source_before
+    assert raw_messages(path, fork) == source_before[:3]
+
+    row = p.call("get_session", fork)
+    assert row["parent_session_id"] == "src" and row["model"] == "m23" and row["system_prompt"] == PROMPT
+    assert row["title"] == "Ours, the other way"
+    assert row["message_count"] == 3 and row["tool_call_count"] == 1
+    assert json.loads(row["model_config"])["_branched_from"] == "src"
+    p.call("append_message", fork, "user", content="0.19.0 on the fork")
+    p.call("append_message", "src", "user", content="0.19.0 on the source")
+    db = SessionDB(path, migrate=False)
+    try:
+        db.append_message(fork, "assistant", "ours on the fork")
+        db.append_message("src", "assistant", "ours on the source")
+        assert [m["content"] for m in db.get_messages(fork)][3:] == ["0.19.0 on the fork", "ours on the fork"]
+        assert db.get_session(fork)["message_count"] == 5
+        assert {h["session_id"] for h in db.search_messages("kangaroo")} == {"src", fork}
+    finally:
+        db.close()
+    assert [m["content"] for m in p.call("get_messages", "src")][4:] == [
+        "0.19.0 on the source",
+        "ours on the source",
+    ]
+    assert {h["session_id"] for h in p.call("search_messages", "kangaroo")} == {"src", fork}
+
+
+#: Terminal escapes, bidi controls, HTML, a NUL, a lone surrogate's neighbours and raw bytes.
+HOSTILE_TEXT = "\x1b]52;c;aGVsbG8=\x07\x1b[2J \u202eevil\u202c <script>alert(1)</script> a\x00b \r\n&amp;"
+HOSTILE_BYTES = b"\xff\xfe not utf-8 \x00 \x1b[31m"
+
+
+def test_fork_copies_hostile_rows_byte_for_byte(writer: tuple[str, Peer], tmp_path: Path) -> None:
+    """Escapes, bidi, HTML, NULs and BLOBs that are not UTF-8 are copied exactly (never
+    decoded and re-encoded), and the writer still reads the fork; a hostile given title is
+    cleaned exactly as the writer cleans a title."""
+    _version, p = writer
+    path = tmp_path / "state.db"
+    p.call("create_session", "evil", "cli", model="m")
+    ids = [
+        p.call("append_message", "evil", "user", content=HOSTILE_TEXT),
+        p.call(
+            "append_message",
+            "evil",
+            "assistant",
+            content="x",
+            tool_calls=[
+                {
+                    "id": "c\u202e",
+                    "type": "function",
+                    "function": {"name": "t\x1b", "arguments": HOSTILE_TEXT},
+                }
+            ],
+            reasoning=HOSTILE_TEXT,
+        ),
+        p.call(
+            "append_message", "evil", "tool", content="placeholder", tool_call_id="c\u202e", tool_name="t\x1b"
+        ),
+    ]
+    conn = apsw.Connection(str(path))
+    try:  # what no writer's API stores, yet files hold: a BLOB that is not UTF-8
+        conn.execute("UPDATE messages SET content = ? WHERE id = ?", (HOSTILE_BYTES, ids[2]))
+    finally:
+        conn.close()
+    source_before = raw_messages(path, "evil")
+    assert source_before[2]["content"] == HOSTILE_BYTES
+    title = "  \u202eFork\x1b[2J of\u200b evil\x00  "
+    db = SessionDB(path, migrate=False)
+    try:
+        fork = db.fork_session("evil", ids[2], title=title)
+    finally:
+        db.close()
+    assert raw_messages(path, fork) == source_before
+    assert p.call("get_session", fork)["title"] == p.call("sanitize_title", title)
+    assert [m["content"] for m in p.call("get_messages", fork)][:2] == [HOSTILE_TEXT, "x"]
