@@ -71,7 +71,7 @@ article.msg > header { display: flex; gap: .75rem; align-items: baseline; color:
 details { margin: .4rem 0; } summary { cursor: pointer; color: var(--mute); }
 pre { overflow-x: auto; padding: .5rem; border-radius: 6px; background: rgba(127,127,127,.12);
   white-space: pre-wrap; overflow-wrap: anywhere; } code { font: .9em ui-monospace, monospace; }
-.hl pre { margin: 0; } .note { color: var(--mute); font-style: italic; }
+.hl { margin: .5rem 0; } .hl pre { margin: 0; } .note { color: var(--mute); font-style: italic; }
 .image { color: var(--mute); } table { border-collapse: collapse; } td, th { border: 1px solid
   var(--line); padding: .2rem .5rem; }
 """
