@@ -365,3 +365,22 @@ def test_cli_export_html_file_dir_lineage_and_modes(db_path: Path, tmp_path: Pat
         capsys, "export", "cli-docker", "--redact", "-o", tmp_path / "r.html", "--db", db_path
     )
     assert code == 0 and "Redacted:" in Page((tmp_path / "r.html").read_text()).all_text
+
+
+def test_a_fork_of_a_hostile_session_exports_as_inert_html(hostile: Path, capsys) -> None:
+    """Hostile rows through both new paths: forked by the CLI at -1 (every row copied, bytes
+    included), then the fork exported to HTML by the CLI: safe, payloads present as text."""
+    code, out, err = run(
+        capsys, "fork", "evil<b>", "--at", "-1", "--title", "fork <script>x</script>\u202e", "--db", hostile
+    )
+    assert code == 0, err
+    fork = out.strip()
+    target = hostile.parent / "fork.html"
+    code, _out, err = run(capsys, "export", fork, "-o", target, "--db", hostile)
+    assert code == 0, err
+    html = target.read_text()
+    page = assert_safe(html)
+    text = page.all_text
+    for payload in HTML_PAYLOADS:
+        assert payload in text and payload not in html
+    assert "fork <script>x</script>" in text and "[binary: " in text and "⟨U+202E⟩evil⟨U+202C⟩" in text
