@@ -20,6 +20,7 @@ Knows nothing of Textual nor SQL: it formats the dicts `export_session(…, disp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -29,7 +30,8 @@ from markdown_it.token import Token
 from markupsafe import Markup, escape
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
-from pygments.lexers import JsonLexer, TextLexer, get_lexer_by_name
+from pygments.lexer import Lexer
+from pygments.lexers import JsonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from hermes_tui.exporting import TOOL_RESULT_LIMIT, iso, load_json, pretty_json
@@ -152,20 +154,28 @@ class _Html:
 
     # -------------------------------------------------------------- code
     def code(self, text: str, lang: str = "") -> Markup:
-        """`text` (already safe) highlighted by Pygments for `lang` (a name it knows, else none)."""
-        lexer: Any = TextLexer()
-        if lang and len(lang) <= _LANG_MAX:
-            try:
-                lexer = get_lexer_by_name(lang)
-            except ClassNotFound:
-                pass
-        return Markup(highlight(text, lexer, _HL))  # Pygments escapes what it writes
+        """`text` (already safe) highlighted by Pygments for `lang` (a name it knows); plain text
+        (tool results, prompts, an unknown language) as a plain block: Pygments' text lexer would
+        only cost time (half the export's, on tool-heavy sessions)."""
+        lexer = _lexer(lang.lower()) if lang and len(lang) <= _LANG_MAX else None
+        if lexer is not None:
+            return Markup(highlight(text, lexer, _HL))  # Pygments escapes what it writes
+        return Markup('<div class="hl"><pre>{}</pre></div>').format(text)
 
     def json_block(self, value: Any) -> Markup:
         shown = pretty_json(value, safe=True)
         if self.redact:
             shown = redact_text(shown)
         return Markup(highlight(inert(shown), JsonLexer(), _HL))  # Pygments escapes
+
+
+@lru_cache(maxsize=64)
+def _lexer(lang: str) -> Lexer | None:
+    """Pygments' lexer for a fence's language name (looked up once per name), None if unknown."""
+    try:
+        return get_lexer_by_name(lang)
+    except ClassNotFound:
+        return None
 
 
 def _meta(h: _Html, session: Mapping[str, Any]) -> Markup:
