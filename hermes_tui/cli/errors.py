@@ -20,6 +20,7 @@ from hermes_tui.state import (
     IntegrityError,
     InvalidArgument,
     LockTimeout,
+    MessageNotFound,
     NotADatabaseError,
     ReadOnlyError,
     SessionNotFound,
@@ -78,7 +79,7 @@ def store_error_kind(exc: StoreError) -> str:
         return "not_a_database"
     if isinstance(exc, ReadOnlyError):
         return "read_only"
-    if isinstance(exc, (SessionNotFound, TrashEntryNotFound)):
+    if isinstance(exc, (SessionNotFound, MessageNotFound, TrashEntryNotFound)):
         return "not_found"
     if isinstance(exc, LockTimeout):
         return "locked"
