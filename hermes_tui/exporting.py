@@ -278,7 +278,10 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
             "</details>",
             "",
         ]
-    messages = session.get("messages") or []
+    every = session.get("messages") or []
+    # Rows Hermes never shows a person (model-facing scaffolding) stay out of what one reads.
+    messages = [m for m in every if not _is_hidden(m)]
+    hidden = len(every) - len(messages)
     if not messages:
         out.append("_No messages._")
         out.append("")
@@ -290,7 +293,17 @@ def to_markdown(session: Mapping[str, Any], *, tool_result_limit: int = TOOL_RES
             out.append(f"<!-- segment {one_line(seg).replace('--', '- -')} -->")
             out.append("")
         out.append(_message_md(n, msg, tool_result_limit))
+    if hidden:
+        out.append(
+            f"_{hidden:,} hidden row{'s' if hidden != 1 else ''} (model-facing: Hermes never shows them) "
+            "left out; the JSON export keeps every row._"
+        )
+        out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _is_hidden(msg: Mapping[str, Any]) -> bool:
+    return msg.get("display_kind") == "hidden"
 
 
 def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
@@ -301,7 +314,7 @@ def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
         title += f" · {_code_span(one_line(msg['tool_name'], 200))}"
     title += f" — {when}"
     if msg.get("active") == 0:
-        title += " _(inactive: rewound or archived)_"
+        title += " _(compacted)_" if msg.get("compacted") == 1 else " _(inactive: rewound or archived)_"
     parts = [title, ""]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:

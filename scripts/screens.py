@@ -147,6 +147,30 @@ async def s_stats(pilot: Pilot[None], db: Path) -> None:
     await settle(pilot)
 
 
+def v31(db: Path) -> None:
+    """Reshape the demo copy as a file of today's Hermes (schema v31) with a session of each
+    kind the browser marks (the test suite's fixture, `tests/app/_v31.py`)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from app._v31 import reshape_v31  # type: ignore[import-not-found]
+
+    reshape_v31(db)
+
+
+async def s_v31_marks(pilot: Pilot[None], db: Path) -> None:
+    """Pinned first, the unread dot, a working session saying what it is doing, a reset child."""
+    await settle(pilot)
+    pilot.app.screen.open_session("v31-busy")  # type: ignore[attr-defined]
+    await settle(pilot)
+    pilot.app.screen.session_list.focus()  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+async def s_v31_archived(pilot: Pilot[None], db: Path) -> None:
+    await settle(pilot)
+    await pilot.press("A")
+    await settle(pilot)
+
+
 async def s_find(pilot: Pilot[None], db: Path) -> None:
     await open_title(pilot, db, "Fix flaky CI on the payments service", "ctrl+f", *"passed")
     await settle(pilot)
@@ -177,7 +201,15 @@ STATES: list[tuple[str, Step, tuple[int, int]]] = [
     ("22-stats-80x24", s_stats, (80, 24)),
     ("23-help-80x24", s_help, (80, 24)),
     ("24-copy-menu-80x24", s_copy, (80, 24)),
+    ("25-v31-marks", s_v31_marks, (120, 40)),
+    ("26-v31-archived-view", s_v31_archived, (120, 40)),
+    ("27-v31-marks-80x24", s_v31_marks, (80, 24)),
+    ("28-v31-archived-view-80x24", s_v31_archived, (80, 24)),
 ]
+#: States shown on a file of today's Hermes: the demo copy is reshaped before the app opens it.
+PREPARE: dict[str, Callable[[Path], None]] = {
+    name: v31 for name, _step, _size in STATES if name[3:].startswith("v31-")
+}
 
 
 def to_png(svg: Path) -> Path | None:
@@ -211,6 +243,10 @@ async def shoot(master: Path, only: tuple[str, ...] = ()) -> list[Path]:
         if only and not name.startswith(only):
             continue
         db = fresh_copy(master, name)
+        if name in PREPARE:
+            PREPARE[name](db)
+        # Each state its own settings: a view or filter one state picks must not carry over.
+        os.environ["HERMES_TUI_CONFIG"] = str(db.parent / "settings.toml")
         app = HermesApp(db, now=lambda: NOW, theme="textual-dark", path_label="state.db")
         async with app.run_test(size=size) as pilot:
             await step(pilot, db)

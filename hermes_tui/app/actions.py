@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE
+
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
 
@@ -23,7 +25,9 @@ class ActionSpec:
     """One key-bound action: ``handler(screen)`` runs on the event loop (it starts workers).
 
     ``palette`` is the command palette's wording (``description`` when empty) and ``help``
-    its one-line explanation there.
+    its one-line explanation there. ``applies`` (on the event loop, memory only) says whether
+    the key does this action now: two actions can share a key (archive / unarchive), the
+    footer shows the one that applies and the key runs it; the palette offers both.
     """
 
     name: str
@@ -33,6 +37,7 @@ class ActionSpec:
     show: bool = True
     palette: str = ""
     help: str = ""
+    applies: Callable[[MainScreen], bool] | None = None
 
 
 ACTIONS: list[ActionSpec] = []
@@ -76,3 +81,14 @@ def need_session(screen: MainScreen) -> str | None:
     if sid is None:
         screen.notify("No session is selected.", severity="warning")
     return sid
+
+
+def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
+    """Notify and return True when the open store is read-only (nothing is written)."""
+    db = screen.db
+    if db is not None and db.read_only:
+        screen.notify(
+            READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False
+        )
+        return True
+    return False

@@ -58,7 +58,7 @@ DEFAULT_THEME = Settings.theme
 #: `str | PurePath` to mypy).
 _CSS_PATHS: list[str | PurePath] = [*stylesheet_paths()]
 #: Filter settings: read in picker mode too, never written from it (its --source is per run).
-FILTER_SETTINGS = frozenset({"source", "filter_text", "active_now"})
+FILTER_SETTINGS = frozenset({"source", "filter_text", "active_now", "view"})
 
 log = logging.getLogger(__name__)
 

@@ -8,6 +8,8 @@ ctrl+c showed up in every app after it). This builds new lists instead.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual.binding import Binding
 from textual.dom import DOMNode
 
@@ -29,3 +31,15 @@ def add_binding(
         binding = Binding(key, action, description, show=bool(description and show), priority=priority)
         old = table.get(key, [])
         table[key] = [binding, *old] if first else [*old, binding]
+
+
+def set_shown(node: DOMNode, action: str, show: bool) -> bool:
+    """Show or hide in the footer `node`'s own bindings of `action` (they keep working either
+    way); new lists, as `add_binding` builds. True when something changed."""
+    table = node._bindings.key_to_bindings
+    changed = False
+    for key, group in list(table.items()):
+        if any(b.action == action and b.show != show for b in group):
+            table[key] = [replace(b, show=show) if b.action == action else b for b in group]
+            changed = True
+    return changed

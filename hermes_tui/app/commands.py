@@ -55,6 +55,11 @@ BUILTIN: tuple[PaletteAction, ...] = (
     ),
     PaletteAction("Filters: source, model, date, title", "filters", "narrow the session list"),
     PaletteAction(
+        "Archived sessions ↔ Hermes' list",
+        "toggle_archived",
+        "Hermes' archived view (remembered); the filter bar's view menu also shows hidden sessions",
+    ),
+    PaletteAction(
         "Change the order of the list", "cycle_order", "last active, started, messages, tokens, cost"
     ),
     PaletteAction("Zoom the focused pane", "zoom", "the list then shows every column; again to undo"),

@@ -15,8 +15,8 @@ import sys
 import threading
 from dataclasses import dataclass
 
+from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.stores import BrowserStores, StoreChoice
-from hermes_tui.state import SessionFilter
 
 _DEFAULT_SWITCH_S = 0.005  # CPython's default
 _FAST_SWITCH_S = 0.0002
@@ -75,12 +75,12 @@ class FederatedPrefetch:
             if stores.profiles:
                 # The screen's first list: every store, last active first, no filter yet.
                 result = stores.order(
-                    SessionFilter(), "last_active", None, None, first=2 * self._first_page, prepare=False
+                    DEFAULT_FILTER, "last_active", None, None, first=2 * self._first_page, prepare=False
                 )
                 keys = list(result.keys[: self._first_page])
                 rows = stores.list_rows(keys)
                 stores.seed_order(
-                    SessionFilter(), "last_active", result, rows if len(rows) == len(keys) else []
+                    DEFAULT_FILTER, "last_active", result, rows if len(rows) == len(keys) else []
                 )
         except Exception:  # noqa: BLE001 - the normal open path reports it
             stores.close()

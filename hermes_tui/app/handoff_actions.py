@@ -108,11 +108,11 @@ def message_copy(db: SessionDB, view: MessageView) -> tuple[str, bool]:
 def _session_markdown(db: SessionDB, session_id: str, message_id: int | None = None) -> tuple[str, str, int]:
     """``(markdown, filename, line)`` of a session, through `exporting` (already inert); ``line``
     is where message ``message_id``'s heading is in it (1 when none is given or found)."""
-    exported = db.export_session(session_id)
+    exported = db.export_session(session_id, display=True)  # what a person sees, as the transcript
     if not exported:
         raise LookupError(f"session {session_id} not found")
     markdown = to_markdown(exported)
-    ids = [m.get("id") for m in exported.get("messages") or []]
+    ids = [m.get("id") for m in exported.get("messages") or [] if m.get("display_kind") != "hidden"]
     line = message_line(markdown, ids.index(message_id) + 1) if message_id in ids else 1
     return markdown, markdown_filename(exported), line
 

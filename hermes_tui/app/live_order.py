@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from hermes_tui.app.list_views import narrowed, view_base
 from hermes_tui.state import Changes, SessionFilter
 
 FULL_EVERY_S = 30.0
@@ -158,10 +159,10 @@ class IncrementalOrder:
         ids = self.base(db, flt, order)
         with self._lock:
             recount, self._recount = self._recount, False
-        if flt == SessionFilter() and active_since is None:
+        if not narrowed(flt) and active_since is None:
             total = len(ids)
         elif recount or self._total is None:
-            total = db.list_count(SessionFilter())  # the unfiltered list's length
+            total = db.list_count(view_base(flt))  # the length of the view with no filter
         else:
             total = self._total
         self._total = total

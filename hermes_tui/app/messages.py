@@ -13,9 +13,14 @@ from textual.message import Message
 
 @dataclass
 class SessionsChanged(Message):
-    """Sessions were created, renamed or deleted: caches are stale. ``ids`` may name them."""
+    """Sessions were created, renamed or deleted: caches are stale. ``ids`` may name them.
+
+    ``keep_cursor``: the write acted on the list's cursor row (archive, pin), so the reload keeps
+    the cursor on that row, or on the row taking its place when it left the list; otherwise on
+    the open transcript's session."""
 
     ids: tuple[str, ...] = field(default_factory=tuple)
+    keep_cursor: bool = False
 
 
 @dataclass

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.state import SessionDB, SessionFilter
 
 
@@ -60,7 +61,8 @@ def order_head(
 @dataclass
 class Prefetched:
     """What the thread produced for one (path, read_only): the open store, the head of the
-    default order (unfiltered, last active first) with its rows, and the whole order later."""
+    default order (unfiltered, last active first) with its rows, and the whole order later
+    (`DEFAULT_FILTER`: pinned sessions first; the head is read without them, see `_open`)."""
 
     db: SessionDB
     caps: dict[str, Any]
@@ -74,7 +76,7 @@ class Prefetched:
     def full_order(self, flt: SessionFilter, order: str, timeout: float | None = None) -> list[str] | None:
         """The whole order of `flt`/`order` when it is the one the thread computes (waiting for
         it, in a worker thread), else None: compute it yourself. None also if it failed."""
-        if self.owner is None or flt != SessionFilter() or order != "last_active":
+        if self.owner is None or flt != DEFAULT_FILTER or order != "last_active":
             return None
         return self.owner.full_order(timeout)
 
@@ -111,7 +113,7 @@ class OpenPrefetch:
         if self._result is not None and not self._result.complete and not self._stop.is_set():
             try:
                 # A long read of SQLite's (the GIL is released): the normal interval is fine.
-                self._ids = self._result.db.session_order(SessionFilter(), order="last_active").ids
+                self._ids = self._result.db.session_order(DEFAULT_FILTER, order="last_active").ids
             except Exception:  # noqa: BLE001 - the screen computes it again and reports
                 self._ids = None
 
@@ -121,10 +123,12 @@ class OpenPrefetch:
         except Exception:  # noqa: BLE001 - the normal open path reports it
             return
         try:
+            # The head walk cannot put pinned sessions first: it is read without them (a
+            # provisional head), and the whole order, pinned first, takes over from it.
             head, rows = order_head(db, SessionFilter(), "last_active", self._first_page)
             complete = not head
             if complete:
-                head = db.session_order(SessionFilter(), order="last_active").ids
+                head = db.session_order(DEFAULT_FILTER, order="last_active").ids
                 rows = db.list_rows(head[: self._first_page])
         except Exception:  # noqa: BLE001 - the normal open path reports it
             db.close()

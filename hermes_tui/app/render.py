@@ -37,13 +37,36 @@ HIGHLIGHT_STYLE = "bold reverse"
 MAX_RENDER_CHARS = 12_000
 MAX_RENDER_LINES = 400
 
-EDGE_MARKS = {"compression": "c", "branch": "b", "delegate": "d", "other": "o"}
+EDGE_MARKS = {"compression": "c", "branch": "b", "delegate": "d", "reset": "r", "other": "o"}
 EDGE_LABELS = {
     "compression": "compression continuation",
     "branch": "branch",
     "delegate": "delegate",
+    # Today's Hermes (schema v24+): the fresh session a /reset (or an idle/daily reset) started.
+    "reset": "reset (started afresh)",
     "other": "other child",
 }
+
+#: Marks before a list row's title, in this order, for the flags today's Hermes keeps on a
+#: session (`list_rows` gives 0/1; 0 where the file has no column): the unread dot of Hermes'
+#: desktop, the pin, and the archived and hidden rows that only the archived and show-hidden
+#: views list. Glyphs, not letters: a letter before a title reads as part of it.
+FLAG_MARKS: tuple[tuple[str, str, str], ...] = (
+    ("unread", "●", "unread"),
+    ("pinned", "*", "pinned"),
+    ("archived", "▼", "archived"),
+    ("hidden", "◌", "hidden"),
+)
+
+
+def flag_marks(row: dict[str, Any]) -> str:
+    """The marks of `FLAG_MARKS` a row carries (``"●*"``), "" for none."""
+    return "".join(mark for key, mark, _word in FLAG_MARKS if row.get(key))
+
+
+def flag_words(row: dict[str, Any]) -> list[str]:
+    """The same flags in words (``["unread", "pinned"]``), for the session's detail line."""
+    return [word for key, _mark, word in FLAG_MARKS if row.get(key)]
 
 
 def system_clock() -> float:

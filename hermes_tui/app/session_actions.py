@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 
 from hermes_tui.app import actions
-from hermes_tui.app.actions import ActionSpec, need_session, target_session
+from hermes_tui.app.actions import ActionSpec, need_session, refuse_if_read_only, target_session
+from hermes_tui.app.flag_actions import FLAG_SPECS, undo_flag_change
 from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.delete import DeleteDialog
-from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
+from hermes_tui.app.screens.dialog_base import error_text
 from hermes_tui.app.screens.export import ExportDialog
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.app.screens.stats import StatsScreen
 from hermes_tui.app.screens.trash import TrashScreen
-from hermes_tui.app.undo import entry_store, restore_summary, undo_entries
+from hermes_tui.app.undo import FlagChange, entry_store, restore_summary, undo_entries
 from hermes_tui.safe_text import inert
 
 if TYPE_CHECKING:
@@ -39,17 +40,6 @@ _UNDOING: weakref.WeakSet[App[Any]] = weakref.WeakSet()
 
 
 # ---------------------------------------------------------------------- handlers
-def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
-    """Notify and return True when the open store is read-only (nothing is written)."""
-    db = screen.db
-    if db is not None and db.read_only:
-        screen.notify(
-            READ_ONLY_MESSAGE.format(what=what), title="Read-only", severity="warning", markup=False
-        )
-        return True
-    return False
-
-
 def rename(screen: MainScreen) -> None:
     if refuse_if_read_only(screen, "rename"):
         return
@@ -110,7 +100,8 @@ def prune(screen: MainScreen) -> None:
 
 
 def undo(screen: MainScreen) -> None:
-    """`u`: restore the last trash entry this app's delete or prune wrote, in a worker."""
+    """`u`: undo the last delete or prune (restore the trash entry it wrote) or archive/pin
+    change (`flag_actions.undo_flag_change`) of this app, in a worker."""
     if refuse_if_read_only(screen, "undo"):
         return
     db = screen.db
@@ -124,10 +115,23 @@ def undo(screen: MainScreen) -> None:
         screen.notify("Nothing to undo here. T lists the trash.", title="Undo", severity="warning")
         return
     entry = pending.pop()
-    written_by = entry_store(screen.app, entry)
+    written_by = entry.db_path if isinstance(entry, FlagChange) else entry_store(screen.app, entry)
     if written_by is not None and screen.stores is not None:
         db = next((d for d in screen.stores.fed.dbs.values() if d.db_path == written_by), db)
     _UNDOING.add(screen.app)
+    if isinstance(entry, FlagChange):
+        change = entry
+
+        def flags_undone(error: str | None) -> None:
+            _UNDOING.discard(screen.app)
+            if error is not None:
+                pending.append(change)  # nothing was set back: u can try again
+                screen.notify(
+                    inert(f"Undo failed: {error}"), title="Undo", severity="error", markup=False, timeout=8
+                )
+
+        undo_flag_change(screen, db, change, flags_undone)
+        return
     screen.notify(f"Restoring trash entry {entry}…", title="Undo", timeout=2, markup=False)
     app = screen.app
 
@@ -222,8 +226,8 @@ SPECS: tuple[ActionSpec, ...] = (
         "Undo",
         undo,
         show=SHOW_IN_FOOTER,
-        palette="Undo the last delete or prune",
-        help="restores its sessions from the trash",
+        palette="Undo the last delete, prune, archive or pin",
+        help="restores deleted sessions from the trash; sets an archive or pin back",
     ),
     ActionSpec(
         "trash",
@@ -256,11 +260,12 @@ SPECS: tuple[ActionSpec, ...] = (
 
 
 def register_actions() -> None:
-    """Register rename/delete/prune/undo/trash/export/stats (idempotent: a spec replaces its namesake).
+    """Register rename/delete/prune/undo/trash/export/stats and archive/unarchive/pin/unpin
+    (idempotent: a spec replaces its namesake).
 
     Called by the app before the main screen is built, which binds every registered key.
     """
-    actions.register_all(SPECS)
+    actions.register_all((*SPECS, *FLAG_SPECS))
 
 
 __all__ = [

@@ -38,6 +38,9 @@ ENV_VAR = "HERMES_TUI_CONFIG"
 FILE_NAME = "settings.toml"
 #: The session list's orders (`SessionDB.session_order(order=...)`), in the order `o` cycles.
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
+#: The session list's views (`list_views.py`): Hermes' list, its archived view, with the hidden
+#: sessions, everything.
+VIEWS = ("default", "archived", "hidden", "all")
 #: The panes that can be hidden (`Settings.show_<pane>`).
 PANES = ("list", "lineage", "transcript")
 LIST_WIDTH_MIN = 20
@@ -55,6 +58,10 @@ def _text(value: Any) -> bool:
 
 def _order(value: Any) -> bool:
     return value in ORDERS
+
+
+def _view(value: Any) -> bool:
+    return value in VIEWS
 
 
 def _flag(value: Any) -> bool:
@@ -87,6 +94,9 @@ class Settings:
     )
     filter_text: str = field(default="", metadata=_key("filters", "text", _text, "a string"))
     active_now: bool = field(default=False, metadata=_key("filters", "active_now", _flag, "true or false"))
+    view: str = field(
+        default="default", metadata=_key("filters", "view", _view, "one of " + ", ".join(VIEWS))
+    )
     #: The list pane's share of the width in percent; 0: automatic (the stylesheet's split, or
     #: on a wide terminal what the transcript does not need).
     list_width: int = field(

@@ -1,14 +1,16 @@
-"""What `u` can undo: the trash entries this app's deletes and prunes wrote, and how a restore's
-result reads.
+"""What `u` can undo: the trash entries this app's deletes and prunes wrote and the flags its
+archive / pin keys changed, and how a restore's result reads.
 
 Kept apart from the dialogs and from the key handlers because both use it: the delete and prune
-dialogs remember each entry they write, the trash screen forgets the ones it restores or
-empties, and the `u` handler (`session_actions.undo`) restores the newest.
+dialogs remember each entry they write, the flag keys each change they make, the trash screen
+forgets the entries it restores or empties, and the `u` handler (`session_actions.undo`) undoes
+the newest.
 """
 
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +18,24 @@ from textual.app import App
 
 from hermes_tui.app.screens.dialog_base import plural
 
-#: Trash entries written by this app's deletes and prunes, oldest first (`u` takes the last).
-_UNDO: weakref.WeakKeyDictionary[App[Any], list[str]] = weakref.WeakKeyDictionary()
+
+@dataclass(frozen=True)
+class FlagChange:
+    """An archive, unarchive, pin or unpin this app made: `u` sets `flag` back to `not value` on
+    the sessions whose value it changed (`set_session_flags` spans their compression lineages,
+    as the change did) and hides again those a pin made visible. Hermes' `auto_archived` mark,
+    which a deliberate archive or unarchive clears, is not put back (no store call sets it)."""
+
+    flag: str
+    value: bool
+    changed: tuple[str, ...]
+    unhidden: tuple[str, ...] = ()
+    db_path: Path | None = None
+
+
+#: What `u` can undo, oldest first (`u` takes the last): trash entry ids written by this app's
+#: deletes and prunes, and its flag changes.
+_UNDO: weakref.WeakKeyDictionary[App[Any], list[str | FlagChange]] = weakref.WeakKeyDictionary()
 
 
 #: The store each entry was written by: with several profiles open, `u` restores through that
@@ -39,8 +57,15 @@ def entry_store(app: App[Any], entry_id: str) -> Path | None:
     return _WHERE.get(app, {}).get(entry_id)
 
 
-def undo_entries(app: App[Any]) -> list[str]:
-    """The entries `u` can still restore in this app, oldest first (the list itself)."""
+def remember_flag_change(app: App[Any], change: FlagChange) -> None:
+    """An archive/pin key changed `change.changed`: `u` will set them back (newest first)."""
+    if change.changed:
+        _UNDO.setdefault(app, []).append(change)
+
+
+def undo_entries(app: App[Any]) -> list[str | FlagChange]:
+    """What `u` can still undo in this app, oldest first (the list itself): trash entry ids and
+    flag changes."""
     return _UNDO.setdefault(app, [])
 
 

@@ -107,9 +107,15 @@ def export_filter(args: argparse.Namespace) -> SessionFilter:
     )
 
 
-def _export_many(db: SessionDB, ids: list[str], lineage: bool) -> list[dict[str, Any] | None]:
-    """Each session of one store as an export (its whole chain with `lineage`; None: gone)."""
-    return [db.export_session_lineage(sid) if lineage else db.export_session(sid) for sid in ids]
+def _export_many(
+    db: SessionDB, ids: list[str], lineage: bool, display: bool = False
+) -> list[dict[str, Any] | None]:
+    """Each session of one store as an export (its whole chain with `lineage`; None: gone): the
+    stored rows (JSON, JSONL) or, `display` (Markdown, read by a person), the messages as Hermes
+    shows them (its display groups where the file keeps them)."""
+    if lineage:
+        return [db.export_session_lineage(sid, display) for sid in ids]
+    return [db.export_session(sid, display) for sid in ids]
 
 
 def _items(stores: Stores, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -124,7 +130,10 @@ def _items(stores: Stores, args: argparse.Namespace) -> list[dict[str, Any]]:
     by_store: dict[str, list[str]] = {}
     for profile, sid in pairs:
         by_store.setdefault(profile, []).append(sid)
-    got, _failed = stores.each({p: on(_export_many, ids, args.lineage) for p, ids in by_store.items()})
+    display = export_format(args) == "md"
+    got, _failed = stores.each(
+        {p: on(_export_many, ids, args.lineage, display) for p, ids in by_store.items()}
+    )
     exported = {p: iter(items) for p, items in got.items()}
     items: list[dict[str, Any]] = []
     done: set[tuple[str, tuple[str, ...]]] = set()

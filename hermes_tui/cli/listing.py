@@ -116,7 +116,11 @@ def show_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="session id, unique id prefix, or title (a numbered family's newest, like --resume)",
     )
-    p.add_argument("--all", action="store_true", help="include rewound/archived (inactive) messages")
+    p.add_argument(
+        "--all",
+        action="store_true",
+        help="every stored row: rewound/archived (inactive) ones, Hermes' hidden rows, compaction copies",
+    )
     p.add_argument(
         "--full",
         action="store_true",
@@ -143,7 +147,10 @@ def _show_data(db: SessionDB, sid: str, include_inactive: bool) -> dict[str, Any
     return {
         "session": {**session, **{k: listed[k] for k in from_list if k in listed}},
         "lineage": db.get_lineage(sid),
-        "messages": db.get_messages(sid, include_inactive=include_inactive),
+        # What a person sees (Hermes' display groups where the file keeps them); --all: every row.
+        "messages": (
+            db.get_messages(sid, include_inactive=True) if include_inactive else db.display_messages(sid)
+        ),
     }
 
 
@@ -182,11 +189,16 @@ def run_show(stores: Stores, args: argparse.Namespace) -> int:
     _print_lineage(data["lineage"].get("nodes") or [])
     _print_prompt(content_text(session.get("system_prompt")), args.full)
     messages = data["messages"]
-    out(f"\nMessages ({len(messages)}{', including inactive' if args.all else ''}):")
-    for msg in messages:
+    hidden = 0 if args.all else sum(1 for m in messages if m.get("display_kind") == "hidden")
+    seen = messages if args.all else [m for m in messages if m.get("display_kind") != "hidden"]
+    out(f"\nMessages ({len(seen)}{', including inactive' if args.all else ''}):")
+    for msg in seen:
         out("")
         for ln in message_lines(msg, full=args.full):
             out(ln)
+    if hidden:
+        why = "model-facing, Hermes never shows them; --all shows every row"
+        out(f"\n({plural(hidden, 'hidden row')} not shown: {why})")
     return 0
 
 
@@ -232,7 +244,9 @@ def message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
         head += f" ({s(msg['tool_name'], 80)})"
     head += f"  {short_time(msg.get('timestamp'))}"
     if msg.get("active") == 0:
-        head += "  [inactive]"
+        head += "  [compacted]" if msg.get("compacted") == 1 else "  [inactive]"
+    if msg.get("display_kind") == "hidden":
+        head += "  [hidden]"
     lines = [head]
     reasoning = msg.get("reasoning") or msg.get("reasoning_content")
     if reasoning:

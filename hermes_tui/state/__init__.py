@@ -1,6 +1,7 @@
 """The Hermes Agent session store (`state.db`), re-implemented on APSW. Knows nothing of Textual."""
 
 from .db import SessionDB
+from .display import FOLD_HIDDEN, FOLD_INACTIVE
 from .errors import (
     DiskFullError,
     FeatureUnavailable,
@@ -68,6 +69,8 @@ from .usage_time import UsagePeriod, last_days_start, local_tz
 from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
+    "FOLD_HIDDEN",
+    "FOLD_INACTIVE",
     "Changes",
     "ChangeWatcher",
     "LiveCursor",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .display import DisplayMixin
 from .flags import FlagsMixin
 from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
@@ -22,6 +23,7 @@ from .usage import UsageMixin
 class SessionDB(
     SessionsMixin,
     MessagesMixin,
+    DisplayMixin,
     TitlesMixin,
     FlagsMixin,
     ListingMixin,

@@ -1,8 +1,9 @@
 """Turning what a person typed into a safe FTS5 query, and telling CJK queries apart.
 
-`sanitize_fts5_query` is hermes-agent 0.19.0's `_sanitize_fts5_query`, step for step: the
-differential tests compare our results with upstream's on the same input, so the same input
-must become the same MATCH string.
+`sanitize_fts5_query` is hermes-agent 0.19.0's `_sanitize_fts5_query`, step for step, and with
+`todays=True` today's Hermes' (the v31 writer's `hermes_state_search._sanitize_fts5_query`: more
+characters are FTS5 syntax it strips, and `%` outside CJK): the differential tests compare our
+results with each writer's on the same input, so the same input must become the same MATCH string.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ DEDUPE_ALWAYS_ABOVE = 8
 
 
 _STRIP = re.compile(r"[+{}():\"^]")
+#: Today's Hermes' `_FTS5_SPECIAL_CHARS` (`%` is stripped apart, outside CJK).
+_STRIP_TODAY = re.compile("[" + re.escape("+{}():\"^@/#&|~[]<>,;!?$=\\'") + "]")
 _STARS = re.compile(r"\*+")
 _LEADING_STAR = re.compile(r"(?:^|(?<=\s))\*")  # 0.19.0: `(^|\s)\*` -> `\1`
 _LEADING_OP = re.compile(r"(?i)^(AND|OR|NOT)\b\s*")
@@ -38,7 +41,7 @@ def _quote_match(m: re.Match[str]) -> str:
     return f'"{m.group(1)}"'
 
 
-def sanitize_fts5_query(query: str) -> str:
+def sanitize_fts5_query(query: str, todays: bool = False) -> str:
     query = query[:MAX_FTS5_QUERY_CHARS]
     quoted: list[str] = []
     pieces: list[str] = []
@@ -55,7 +58,9 @@ def sanitize_fts5_query(query: str) -> str:
         i = end + 1
     pieces.append(query[i:])
     s = "".join(pieces)
-    s = _STRIP.sub(" ", s)
+    s = (_STRIP_TODAY if todays else _STRIP).sub(" ", s)
+    if todays and "%" in s and not contains_cjk(s):  # (kept for the CJK LIKE route)
+        s = s.replace("%", " ")
     if "*" in s:  # (skip substitutions that cannot match: every keystroke sanitizes)
         s = _STARS.sub("*", s)
         s = _LEADING_STAR.sub("", s)

@@ -19,6 +19,7 @@ from typing import Any
 import apsw
 
 from . import sql_fragments as Q
+from .chains import last_active_sql
 from .core import _Core, live_columns, placeholders
 from .errors import SessionNotFound
 from .text import TS_MAX, clean_row, num_sql
@@ -69,32 +70,12 @@ def _marker_time(value: Any) -> float | None:
     return when if when == when and when not in (float("inf"), float("-inf")) else None
 
 
-#: The epoch window the v31 writer trusts a stored time in (`hermes_cli.timefmt`): a cell outside
-#: it (a garbage double, TEXT) is skipped rather than deciding a session's age.
-EPOCH_WINDOW = "BETWEEN 0.0 AND 4200000000.0"
-
-
-def last_active_sql(alias: str = "s", *, activity: bool = True) -> str:
-    """The v31 writer's `_sql_session_last_active`: the freshest of `last_activity_at` (where the
-    file has it) and the newest message, else `started_at`, each only inside `EPOCH_WINDOW`."""
-    act = f"{alias}.last_activity_at" if activity else "NULL"
-    newest = (
-        f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {alias}.id "
-        f"AND m.timestamp {EPOCH_WINDOW})"
-    )
-    started = f"(SELECT w.v FROM (SELECT {alias}.started_at AS v) w WHERE w.v {EPOCH_WINDOW})"
-    return (
-        f"COALESCE((SELECT MAX(a.v) FROM (SELECT {act} AS v UNION ALL SELECT {newest}) a "
-        f"WHERE a.v {EPOCH_WINDOW}), {started})"
-    )
-
-
 def prune_filter_where(
-    source: str | None = None, *, require_ended: bool = True, activity: bool = True, **f: Any
+    source: str | None = None, *, require_ended: bool = True, last_active: str = "NULL", **f: Any
 ) -> tuple[str, list[Any]]:
     """0.19.0's `_prune_filter_where`: every filter ANDed; only ended sessions unless told. Plus
-    the v31 writer's `last_active_before`/`last_active_after` (`last_active_sql`; `activity`:
-    the file has `last_activity_at`)."""
+    the v31 writer's `last_active_before`/`last_active_after`, bounding `last_active` (SQL over
+    `s`: the file's own rule, `chains.last_active_sql`, the one the list shows)."""
     unknown = set(f) - PRUNE_FILTERS
     if unknown:
         raise TypeError(f"unknown prune filter(s): {', '.join(sorted(unknown))}")
@@ -111,12 +92,12 @@ def prune_filter_where(
         add("s.started_at >= ?", f["started_after"])
     if f.get("last_active_before") is not None:
         # A row the orphan sweep ended ages from that sweep, not from its old activity (upstream).
-        add(f"{last_active_sql(activity=activity)} < ?", f["last_active_before"])
+        add(f"{last_active} < ?", f["last_active_before"])
         add(
             "(COALESCE(s.end_reason, '') != 'startup_orphan_reap' OR s.ended_at < ?)", f["last_active_before"]
         )
     if f.get("last_active_after") is not None:
-        add(f"{last_active_sql(activity=activity)} >= ?", f["last_active_after"])
+        add(f"{last_active} >= ?", f["last_active_after"])
     if source:
         add("s.source = ?", source)
     if f.get("title_like"):
@@ -294,8 +275,6 @@ PINNED_TAIL_SQL = (
     f" WHERE {CONTINUATION_EDGE}"
     ") SELECT id FROM tail"
 )
-#: The first schema of today's Hermes (v24–v31), whose prune keeps compression lineages whole.
-TODAYS_HERMES_SCHEMA = 24
 #: Why a prune keeps a matching session (`plan_prune`'s `excluded` reasons).
 HELD_PINNED = "pinned"
 HELD_PINNED_TAIL = "continues a pinned session"
@@ -378,7 +357,7 @@ class HousekeepingMixin(_Core):
         gone = set(ids).union(cascade)
         orphans: list[dict[str, Any]] = []
         parents = ids + cascade
-        edge = Q.edge_kind_case("s")
+        edge = Q.edge_kind_case("s", Q.resets_known(self))
         for i in range(0, len(parents), 400):
             part = parents[i : i + 400]
             for row in self._rows(
@@ -554,7 +533,7 @@ class HousekeepingMixin(_Core):
         self, source: str | None, filters: dict[str, Any], require_ended: bool = True
     ) -> tuple[str, list[Any]]:
         return prune_filter_where(
-            source, require_ended=require_ended, activity=self.prunes_by_activity(), **filters
+            source, require_ended=require_ended, last_active=last_active_sql(self, "s"), **filters
         )
 
     def _pinned_tail(self) -> set[str]:
@@ -566,7 +545,7 @@ class HousekeepingMixin(_Core):
     def _keeps_whole_lineages(self) -> bool:
         """Today's Hermes (schema v24+) deletes a compression ancestor only with every
         continuation after it; 0.19.0's v22 (and our v23) prune rows one by one, as before."""
-        return (self._schema_version or 0) >= TODAYS_HERMES_SCHEMA
+        return Q.todays_hermes(self)
 
     def _continued_ancestors(self, ids: Sequence[str]) -> set[str]:
         """The compression ancestors among `ids` whose conversation continues, through a chain of
@@ -763,11 +742,15 @@ class HousekeepingMixin(_Core):
         return out
 
     # ------------------------------------------------------------ export
-    def export_session(self, session_id: str) -> dict[str, Any] | None:
+    def export_session(self, session_id: str, display: bool = False) -> dict[str, Any] | None:
+        """The session and its live rows (upstream's export, which `import_sessions` reads back);
+        (+) `display=True`: its messages as a person sees them (`display_messages`: Hermes'
+        display groups where the file keeps them, which its `include_compacted` export reads)."""
         session = self.get_session(session_id)
         if not session:
             return None
-        return {**session, "messages": self.get_messages(session_id)}
+        messages = self.display_messages(session_id) if display else self.get_messages(session_id)
+        return {**session, "messages": messages}
 
     def export_all(self, source: str | None = None) -> list[dict[str, Any]]:
         return [

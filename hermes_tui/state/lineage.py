@@ -46,6 +46,27 @@ def _is_branch(row: dict[str, Any]) -> bool:
     return isinstance(cfg, dict) and cfg.get("_branched_from") is not None
 
 
+def _fork_child(row: dict[str, Any], *, reset: bool = False) -> bool:
+    """Today's Hermes' `_is_explicit_fork_child_row`: a tool session, or a branch or delegate
+    (`reset`: or reset) child by a marker naming its own parent (a continuation inherits its
+    parent's `model_config`, markers included, so a marker naming another row is not its own)."""
+    if row.get("source") == "tool":
+        return True
+    raw = row.get("model_config")
+    try:
+        cfg = json.loads(raw) if isinstance(raw, str) else raw
+    except (TypeError, ValueError, RecursionError):
+        return False
+    if not isinstance(cfg, dict):
+        return False
+    keys = (
+        ("_branched_from", "_delegate_from", "_reset_from") if reset else ("_branched_from", "_delegate_from")
+    )
+    markers = [cfg.get(k) for k in keys]
+    parent = row.get("parent_session_id")
+    return parent in markers if parent else any(m is not None for m in markers)
+
+
 def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Node rows as the API promises them: text as str, dates usable or None, numbers or None."""
     return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
@@ -124,13 +145,20 @@ class LineageMixin(_Core):
         return compression_tips(self, [session_id]).get(session_id, session_id)
 
     def get_compression_lineage(self, session_id: str) -> list[str]:
-        """Compression ancestors through the tip, chronological (0.19.0 semantics)."""
+        """Compression ancestors through the tip, chronological, by the file's writer: 0.19.0
+        skips branch children; today's Hermes (schema v24+) also tool sessions and delegate and
+        reset children (`_fork_child`), so a reset child is never read as the continuation."""
+        todays = Q.todays_hermes(self)
+
+        def fork(row: dict[str, Any], reset: bool = False) -> bool:
+            return _fork_child(row, reset=reset) if todays else _is_branch(row)
+
         session = self.get_session(session_id)
-        if not session or _is_branch(session):
+        if not session or fork(session):
             return [session_id] if session else []
         root = session
         seen_up = {root["id"]}
-        while root.get("parent_session_id") and not _is_branch(root):
+        while root.get("parent_session_id") and not fork(root, reset=True):
             parent = self.get_session(root["parent_session_id"])
             if not parent or parent.get("end_reason") != "compression" or parent["id"] in seen_up:
                 break
@@ -147,7 +175,7 @@ class LineageMixin(_Core):
                     (current["id"],),
                 )
             )
-            nxt = next((c for c in children if not _is_branch(c)), None)
+            nxt = next((c for c in children if not fork(c, reset=True)), None)
             if not nxt or nxt["id"] in seen:
                 break
             lineage.append(nxt["id"])
@@ -159,10 +187,13 @@ class LineageMixin(_Core):
         chain = self._session_lineage_root_to_tip(session_id)
         return chain[0] if chain and chain[0] else session_id
 
-    def export_session_lineage(self, session_id: str) -> dict[str, Any] | None:
-        """A compression lineage as one logical session: segments, ids and all messages."""
+    def export_session_lineage(self, session_id: str, display: bool = False) -> dict[str, Any] | None:
+        """A compression lineage as one logical session: segments, ids and all messages
+        (`display`: each segment's as `export_session(display=True)` reads them)."""
         segments = [
-            s for s in (self.export_session(i) for i in self.get_compression_lineage(session_id)) if s
+            s
+            for s in (self.export_session(i, display) for i in self.get_compression_lineage(session_id))
+            if s
         ]
         if not segments:
             return None

@@ -35,17 +35,10 @@ from .chains import (
 from .connection import open_connection
 from .core import _Core, chunks, placeholders
 from .errors import StoreError
+from .preview import preview_sql
 from .sessions import SESSION_NUMBERS, SESSION_TIMESTAMPS, resolved_prompts_sql, take_resolved_prompts
 from .text import TS_MAX, clean_row, num_sql, read_rows, read_tuples, ts_sql
 
-# Cut in SQL (a 10 MB prompt never leaves SQLite) with its type kept: a BLOB comes back as
-# bytes and `_finish_preview` decodes it; newlines are folded in Python (REPLACE would copy the
-# whole value first, and turn a BLOB into TEXT that may not be UTF-8).
-_PREVIEW_SQL = (
-    "COALESCE((SELECT SUBSTR(m.content, 1, 63) FROM messages m "
-    "WHERE m.session_id = s.id AND m.role = 'user' AND m.content IS NOT NULL ORDER BY m.timestamp, "
-    "m.id LIMIT 1), '')"
-)
 # Only timestamps usable as dates count (a text or 1e300 `timestamp` would otherwise be the
 # MAX forever); the range is a bound on the (session_id, timestamp) index, so this is still
 # one index seek per session.
@@ -350,6 +343,11 @@ class OrderHead:
 
 class ListingMixin(_Core):
     # ------------------------------------------------------------ upstream API
+    def _preview_sql(self) -> str:
+        """The preview by the file's writer's rule (`preview.preview_sql`): today's Hermes skips
+        hidden display rows and compaction summaries where the file has `display_kind`."""
+        return preview_sql(Q.todays_hermes(self) and self.has_column("messages", "display_kind"))
+
     def _base_filters(
         self,
         source: str | None,
@@ -472,7 +470,7 @@ class ListingMixin(_Core):
                     SELECT root_id, MAX((SELECT {last_active_sql(self, "cs")}
                         FROM sessions cs WHERE cs.id = cur_id)) AS eff
                     FROM chain GROUP BY root_id)
-                SELECT {sel}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, {last_active} AS last_active,
+                SELECT {sel}{prompt_sel}, {self._preview_sql()} AS _preview_raw, {last_active} AS last_active,
                        COALESCE(cm.eff, {ts_sql("s.started_at")}) AS _eff
                 FROM sessions s LEFT JOIN chain_max cm ON cm.root_id = s.id{prompt_join}
                 {outer_sql}
@@ -480,8 +478,9 @@ class ListingMixin(_Core):
             all_params = params + params + extra + [limit, offset]
         else:
             sql = (
-                f"SELECT {sel}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, {last_active} AS last_active "
-                f"FROM sessions s{prompt_join} {where_sql} ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
+                f"SELECT {sel}{prompt_sel}, {self._preview_sql()} AS _preview_raw, "
+                f"{last_active} AS last_active FROM sessions s{prompt_join} {where_sql} "
+                "ORDER BY s.started_at DESC LIMIT ? OFFSET ?"
             )
             all_params = params + [limit, offset]
         rows = []
@@ -528,7 +527,7 @@ class ListingMixin(_Core):
         prompt_sel, prompt_join = ("", "") if compact else resolved_prompts_sql(self, tool_names=False)
         rows = read_rows(
             self._conn(),
-            f"SELECT {self._session_cols(compact)}{prompt_sel}, {_PREVIEW_SQL} AS _preview_raw, "
+            f"SELECT {self._session_cols(compact)}{prompt_sel}, {self._preview_sql()} AS _preview_raw, "
             f"{last_active_sql(self, 's')} AS last_active "
             f"FROM sessions s{prompt_join} WHERE s.id = ?",
             (session_id,),
@@ -934,9 +933,9 @@ class ListingMixin(_Core):
         # The list shows a title or else the preview: reading the first user message (a random
         # page of `messages` per row) is only worth it for untitled sessions.
         preview = (
-            f"CASE WHEN COALESCE(s.title, '') = '' THEN {_PREVIEW_SQL} ELSE '' END"
+            f"CASE WHEN COALESCE(s.title, '') = '' THEN {self._preview_sql()} ELSE '' END"
             if self.has_column("sessions", "title")
-            else _PREVIEW_SQL
+            else self._preview_sql()
         )
         return (
             ", ".join(cols)

@@ -6,6 +6,11 @@ Routes, in order: `fts5` (the unicode61 index) for ordinary queries; for CJK que
 AND/OR/NOT exactly, honours the visibility filter, and its snippets carry the same `>>>`/`<<<`
 markers as FTS5's (computed here). No query raises: the worst case is `[]`.
 
+Files of today's Hermes (schema v24+) are searched by its rules, the v31 writer's
+`hermes_state_search.py`: its sanitizer, hidden display rows never found, a tool-role search read
+from the rows, a Latin miss retried as substrings (cjk, trigram) then as any of its words
+(`_todays_latin`), the CJK LIKE scan for any token, newest first (docs/store-api.md, Search).
+
 Routes are `Route` values (their `name` is the public `SearchOutcome.route`) and orders are
 `SortOrder` values; SQL text is built from them, never compared.
 
@@ -35,6 +40,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import apsw
 
+from . import sql_fragments as Q
 from .connection import store_error
 from .core import MESSAGES_RESTORED_KEY, BoundedCache, _Core, placeholders
 from .fts_query import (
@@ -129,7 +135,8 @@ OLDEST_BY_ID_SQL = "ORDER BY m.timestamp ASC, m.id ASC"
 class Route:
     """A way `search()` answers: `name` is the public `SearchOutcome.route`; `table` the FTS5
     index it reads (None: it reads no index of the store); `windowed_rank`: rank order scores only
-    the newest `RANK_WINDOW` matches (CJK indexes, see `_ranked_recent`)."""
+    the newest `RANK_WINDOW` matches (CJK indexes, see `_ranked_recent`; not on files of today's
+    Hermes, which ranks every match)."""
 
     name: str
     table: str | None = None
@@ -213,15 +220,15 @@ _PARSE_CACHE_MAX_CHARS = 512
 
 
 @functools.lru_cache(maxsize=256)
-def _parse_cached(query: str) -> ParsedQuery | None:
-    return _parse(query)
+def _parse_cached(query: str, todays: bool = False) -> ParsedQuery | None:
+    return _parse(query, todays)
 
 
-def _parse(query: str) -> ParsedQuery | None:
+def _parse(query: str, todays: bool = False) -> ParsedQuery | None:
     word = _ascii_word(query)
     if word is not None:
         return ParsedQuery(word, False, len(word) >= 3) if word else None
-    q = bound_query(sanitize_fts5_query(query))  # `QueryTooComplex` is raised, never kept
+    q = bound_query(sanitize_fts5_query(query, todays))  # `QueryTooComplex` is raised, never kept
     if not q:
         return None
     cjk = contains_cjk(q)
@@ -245,12 +252,66 @@ def _ascii_word(query: str) -> str | None:
     return "" if word.upper() in OPERATORS else word
 
 
-def parse_query(query: str) -> ParsedQuery | None:
-    """`query` sanitised as upstream does and bounded (None: nothing left to search).
+def parse_query(query: str, todays: bool = False) -> ParsedQuery | None:
+    """`query` sanitised as the file's writer does (`todays`: today's Hermes) and bounded (None:
+    nothing left to search).
 
     Every keystroke, re-sort and filter change searches again: sanitising and bounding cost
     ~5 µs, a quarter of a search with no hits, so short queries are kept (an LRU of 256)."""
-    return _parse_cached(query) if len(query) <= _PARSE_CACHE_MAX_CHARS else _parse(query)
+    if len(query) <= _PARSE_CACHE_MAX_CHARS:
+        return _parse_cached(query, todays)
+    return _parse(query, todays)
+
+
+#: Sources today's Hermes keeps out of its trigram and cjk indexes (`FTS_TRIGRAM_EXCLUDED_SOURCES`).
+UNINDEXED_SOURCES = frozenset({"cron", "subagent"})
+
+
+def trigram_eligible(q: str) -> bool:
+    """Today's Hermes' `_trigram_eligible_tokens`: every non-operator token has 3+ characters (a
+    shorter one has no trigram, and one such token empties an implicit AND)."""
+    tokens = [t for t in q.strip('"').strip().split() if t.upper() not in OPERATORS]
+    return bool(tokens) and all(len(t) >= 3 for t in tokens)
+
+
+_UNIT = re.compile(r'"[^"]+"|\S+')
+
+
+def or_relaxed(q: str) -> str | None:
+    """Today's Hermes' `_or_relaxed_query`: an implicit AND of 2+ units (a quoted phrase is one)
+    as an OR of them; None with an explicit OR or NOT, or fewer than two units."""
+    units: list[str] = []
+    for unit in _UNIT.findall(q):
+        up = unit.upper()
+        if up in ("OR", "NOT"):
+            return None
+        if up != "AND":
+            units.append(unit)
+    return " OR ".join(units) if len(units) >= 2 else None
+
+
+def strip_cjk_wildcards(q: str) -> str:
+    """Today's Hermes' `_strip_cjk_wildcards`: the trailing `*`s of each token go (no CJK route
+    honours them); a token of stars alone is kept."""
+    if "*" not in q:
+        return q
+    return " ".join(t if t.upper() in OPERATORS else (t.rstrip("*") or t) for t in q.split()) or q
+
+
+def any_token_like(raw: str) -> tuple[str, list[Any], list[str]] | None:
+    """Today's Hermes' CJK LIKE scan: a row holding any non-operator token (each as typed, `NOT`
+    and implicit ANDs included) in its content, tool name or tool calls."""
+    tokens = [t for t in raw.split() if t.upper() not in OPERATORS] or ([raw] if raw else [])
+    if not tokens:
+        return None
+    params: list[Any] = []
+    for tok in tokens:
+        esc = "%" + tok.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        params += [esc, esc, esc]
+    one = (
+        "(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')"
+    )
+    return "(" + " OR ".join([one] * len(tokens)) + ")", params, [t.strip('"') for t in tokens]
 
 
 def _rowids_in(table: str, ids: list[int]) -> str:
@@ -408,6 +469,9 @@ class SearchMixin(_Core):
         if not include_inactive and self.has_column("messages", "active"):
             comp = " OR m.compacted = 1" if self.has_column("messages", "compacted") else ""
             where.append(f"(m.active = 1{comp})")
+        if Q.todays_hermes(self) and self.has_column("messages", "display_kind"):
+            # Model-facing scaffolding the person never saw: today's Hermes never finds it.
+            where.append("COALESCE(m.display_kind, '') <> 'hidden'")
         if source_filter is not None:
             where.append(f"s.source IN ({placeholders(source_filter)})")
             params += list(source_filter)
@@ -502,8 +566,13 @@ class SearchMixin(_Core):
             # for this probe); no-hit queries also try the v23 fallback indexes, so this adds up.
             return []
         elif order is SortOrder.RANK and limit >= 0:
-            if route.windowed_rank:
+            if route.windowed_rank and not Q.todays_hermes(self):
                 return self._ranked_recent(table, match, filters, limit, offset, share)
+            if route.windowed_rank:
+                # Today's Hermes ranks every match of these indexes (bm25's order). A page of their
+                # phrases costs a seek per id (0.3 ms each at 100k): it is read as one range, which
+                # reads at most the doclist the ranking just scored, without scoring it.
+                return self._ranked(table, match, filters, limit, offset, share, span=self.RANGE_PAGE_MAX)
             if few:
                 # `_ranked_joined`'s single statement: it scores only the few rows that pass,
                 # in `_ranked`'s order (`+rank`, ties in scan order).
@@ -836,9 +905,17 @@ class SearchMixin(_Core):
         return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
 
     def _like_route(
-        self, raw: str, filters: tuple[list[str], list[Any]], limit: int, offset: int, asc: bool = False
+        self,
+        raw: str,
+        filters: tuple[list[str], list[Any]],
+        limit: int,
+        offset: int,
+        asc: bool = False,
+        any_token: bool = False,
     ) -> list[dict[str, Any]]:
-        cond = self._like_where(raw)
+        """LIKE over the stored rows, newest (or `asc`: oldest) first: `raw` evaluated as a
+        boolean query, or (`any_token`, today's Hermes' CJK scan) any of its tokens."""
+        cond = any_token_like(raw) if any_token else self._like_where(raw)
         if cond is None:
             return []
         like, params, terms = cond
@@ -891,7 +968,7 @@ class SearchMixin(_Core):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return SearchOutcome()
-        parsed = parse_query(query)
+        parsed = parse_query(query, Q.todays_hermes(self))
         if parsed is None:
             return SearchOutcome()
         if parsed.rejected:
@@ -934,13 +1011,20 @@ class SearchMixin(_Core):
 
         tool_role = "tool" in (role_filter or ())
         cjk_ready = self._cjk_ready()
+        todays = Q.todays_hermes(self)
         out = SearchOutcome(query=q, route="")
         try:
-            if parsed.cjk:
+            if todays and tool_role:
+                # Today's Hermes indexes only a prefix of a tool row: it reads the rows, newest first.
+                filters, _share = scope()
+                out.results = self._like_route(q, filters, limit, offset, asc=order is SortOrder.OLDEST)
+                out.route = LIKE_SCAN.name
+            elif parsed.cjk:
                 filters, share = scope()
-                raw = q.strip('"').strip()
+                raw = (strip_cjk_wildcards(q) if todays else q).strip('"').strip()
                 gap = self._unindexed_range()
-                for route in self._cjk_routes(raw, order is SortOrder.RANK, tool_role, cjk_ready):
+                unindexed = todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                for route in self._cjk_routes(raw, order is SortOrder.RANK, tool_role, cjk_ready, unindexed):
                     try:
                         if gap and route is TRIGRAM:
                             out.results = self._with_gap(
@@ -954,6 +1038,10 @@ class SearchMixin(_Core):
                         break
                     except apsw.SQLError:
                         out.route = ""
+                if todays and not out.route:
+                    # Its LIKE scan: any of the tokens, newest first whatever the order asked.
+                    raw = " OR ".join(t for t in raw.split() if t.upper() not in OPERATORS) or raw
+                    order = SortOrder.NEWEST
                 reach = self._side_reach() if not out.route and self._side_eligible(raw, tool_role) else None
                 if reach is not None:
                     try:
@@ -966,8 +1054,10 @@ class SearchMixin(_Core):
                     except apsw.SQLError:
                         out.route = ""
                 if not out.route:
-                    out.results = self._like_route(raw, filters, limit, offset)
+                    out.results = self._like_route(raw, filters, limit, offset, any_token=todays)
                     out.route = LIKE_SCAN.name
+            elif todays:
+                self._todays_latin(out, parsed, scope, order, limit, offset, cjk_ready)
             else:
                 out.route = FTS5.name
                 retry = not tool_role and limit != 0
@@ -1042,12 +1132,73 @@ class SearchMixin(_Core):
         out.results = [{k: r.get(k) for k in _RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
 
+    def _todays_latin(
+        self,
+        out: SearchOutcome,
+        parsed: ParsedQuery,
+        scope: Callable[[], tuple[tuple[list[str], list[Any]], float]],
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        cjk_ready: bool,
+    ) -> None:
+        """A Latin query by today's Hermes' routes: the unicode61 index; with no row, the cjk then
+        the trigram index (every token of 3+ characters) as a substring match of each token; with
+        still none, the index again with any of the words (`or_relaxed`)."""
+        q = parsed.q
+        out.route = FTS5.name
+        expanded = expand_prefixes(q, self._prefix_terms) or q if "*" in q else q
+        found = self._probe_first(expanded, ())
+        if found is None:  # FTS5 rejects the query: `[]`, as upstream
+            return
+        filters, share = scope()
+        gap = self._unindexed_range()
+        if gap:
+            out.results = self._with_gap(FTS5, q, q, gap, filters, order, limit, offset)
+        elif found[0]:
+            out.results = self._fts_route(
+                FTS5,
+                q,
+                filters,
+                order,
+                limit,
+                offset,
+                probed=True,
+                share=share,
+                matches=found[0],
+                expanded=expanded,
+            )
+        if out.results or limit == 0:
+            return
+        quoted = quote_tokens(q.strip('"').strip())
+        retries = [FTS_CJK] if cjk_ready else []
+        if self.layout.has_trigram and trigram_eligible(q):
+            retries.append(TRIGRAM)
+        for route in retries:
+            try:
+                results = self._fts_route(route, quoted, filters, order, limit, offset, share=share)
+            except apsw.SQLError:
+                continue
+            if results:
+                out.results, out.route = results, route.name
+                return
+        relaxed = or_relaxed(q)
+        if relaxed is not None:
+            with contextlib.suppress(apsw.SQLError):
+                out.results = self._fts_route(FTS5, relaxed, filters, order, limit, offset, share=share)
+
     def _cjk_ready(self) -> bool:
         lay = self.layout
         return lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
 
-    def _cjk_routes(self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool) -> list[Route]:
-        """The index routes to try, in order, for a CJK query (the first that runs answers)."""
+    def _cjk_routes(
+        self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool, unindexed: bool = False
+    ) -> list[Route]:
+        """The index routes to try, in order, for a CJK query (the first that runs answers);
+        `unindexed`: the query wants rows those indexes leave out (today's Hermes' cron and
+        sub-agent sources), so none."""
+        if unindexed:
+            return []
         lay = self.layout
         tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
         tri_ok = lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
@@ -1087,7 +1238,8 @@ class SearchMixin(_Core):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return 0, True
-        parsed = parse_query(query)
+        todays = Q.todays_hermes(self)
+        parsed = parse_query(query, todays)
         if parsed is None:
             return 0, True
         q = parsed.q
@@ -1096,11 +1248,16 @@ class SearchMixin(_Core):
         filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
         tool_role = "tool" in (role_filter or ())
         cjk_ready = self._cjk_ready()
+        rows_from = "FROM messages m JOIN sessions s ON s.id = m.session_id"
         try:
+            if todays and tool_role:
+                like = self._like_where(q)
+                return self._count_sql(rows_from, like[0], like[1], filters, cap) if like else (0, True)
             if parsed.cjk:
-                raw = q.strip('"').strip()
+                raw = (strip_cjk_wildcards(q) if todays else q).strip('"').strip()
                 gap = self._unindexed_range()
-                for route in self._cjk_routes(raw, ranked, tool_role, cjk_ready):
+                unindexed = todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                for route in self._cjk_routes(raw, ranked, tool_role, cjk_ready, unindexed):
                     try:
                         counted = self._count_fts(route.index, quote_tokens(raw), filters, cap)
                     except apsw.SQLError:
@@ -1110,6 +1267,8 @@ class SearchMixin(_Core):
                         if gap and route is TRIGRAM
                         else counted
                     )
+                if todays:
+                    raw = " OR ".join(t for t in raw.split() if t.upper() not in OPERATORS) or raw
                 reach = self._side_reach() if self._side_eligible(raw, tool_role) else None
                 if reach is not None:
                     try:
@@ -1128,13 +1287,11 @@ class SearchMixin(_Core):
                         return self._count_gap(raw, reach, filters, cap, held)
                     except apsw.SQLError:
                         pass
-                like = self._like_where(raw)
+                like = any_token_like(raw) if todays else self._like_where(raw)
                 if like is None:
                     return 0, True
                 sql, params, _terms = like
-                return self._count_sql(
-                    "FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params, filters, cap
-                )
+                return self._count_sql(rows_from, sql, params, filters, cap)
             found = self._probe([(FTS5.index, expand_prefixes(q, self._prefix_terms) or q)])
             if found is None:  # FTS5 rejects the query: search() answers `[]`
                 return 0, True
@@ -1146,6 +1303,8 @@ class SearchMixin(_Core):
                 n, exact = self._count_fts(FTS5.index, q, filters, cap)
                 if n or not exact:
                     return n, exact
+            if todays:
+                return self._count_todays_retries(q, filters, cap, cjk_ready)
             if tool_role:
                 return 0, True
             live, _probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
@@ -1159,6 +1318,26 @@ class SearchMixin(_Core):
             return 0, True
         except apsw.InterruptError:
             return 0, False
+
+    def _count_todays_retries(
+        self, q: str, filters: tuple[list[str], list[Any]], cap: int, cjk_ready: bool
+    ) -> tuple[int, bool]:
+        """`_todays_latin`'s retries counted: the first index that finds a row answers."""
+        quoted = quote_tokens(q.strip('"').strip())
+        tries = [(FTS_CJK.index, quoted)] if cjk_ready else []
+        if self.layout.has_trigram and trigram_eligible(q):
+            tries.append((TRIGRAM.index, quoted))
+        relaxed = or_relaxed(q)
+        if relaxed is not None:
+            tries.append((FTS5.index, relaxed))
+        for table, match in tries:
+            try:
+                n, exact = self._count_fts(table, match, filters, cap)
+            except apsw.SQLError:
+                continue
+            if n or not exact:
+                return n, exact
+        return 0, True
 
     def _count_gap(
         self,

@@ -58,17 +58,26 @@ _RESET_CHILD = (
 )
 
 
+#: The first schema of today's Hermes (v24–v31): files read (and written) by its rules.
+TODAYS_HERMES_SCHEMA = 24
+
+
 class _Schema(Protocol):
     _schema_version: int | None
 
     def has_column(self, table: str, column: str) -> bool: ...
 
 
+def todays_hermes(db: _Schema) -> bool:
+    """The file is written by today's Hermes (schema v24+; the v31 writer is the reference)."""
+    return (db._schema_version or 0) >= TODAYS_HERMES_SCHEMA
+
+
 def resets_known(db: _Schema) -> bool:
     """The file is written by today's Hermes (schema v24+), whose rules know reset children.
     0.19.0's files (v22) and ours (v23) keep 0.19.0's rules: a reset child there is an
     untagged child, as 0.19.0 treats it."""
-    return (db._schema_version or 0) >= 24 and db.has_column("sessions", "session_key")
+    return todays_hermes(db) and db.has_column("sessions", "session_key")
 
 
 def branch_child(alias: str = "s") -> str:

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from textual.widgets import Input, Select, Static
 
+from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.state import SessionDB, SessionFilter
@@ -50,7 +51,7 @@ def slow_order(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
     real: Callable[..., Any] = SessionDB.session_order
 
     def gated(self: SessionDB, filter: SessionFilter | None = None, *args: Any, **kw: Any) -> Any:
-        if filter is None or filter == SessionFilter():
+        if filter is None or filter in (SessionFilter(), DEFAULT_FILTER):  # the list's default
             gate.wait(30)
         return real(self, filter, *args, **kw)
 
@@ -242,7 +243,7 @@ async def test_a_live_change_while_the_head_shows_is_applied_after_the_hand_over
 
     def read_then_wait(self: SessionDB, filter: SessionFilter | None = None, *args: Any, **kw: Any) -> Any:
         result = real(self, filter, *args, **kw)
-        if filter is None or filter == SessionFilter():
+        if filter is None or filter in (SessionFilter(), DEFAULT_FILTER):  # the list's default
             gate.wait(30)
         return result
 
@@ -264,3 +265,25 @@ async def test_a_live_change_while_the_head_shows_is_applied_after_the_hand_over
             assert len(sessions._ids) == listed + 1
     finally:
         gate.set()
+
+
+async def test_a_cursor_on_the_first_row_goes_to_the_pinned_row_first(
+    store: Path, slow_order: threading.Event
+) -> None:
+    """Pinned sessions come first in the default order, but the head of the first paint is read
+    without them (its walk of the newest messages cannot put them first). When the whole order
+    takes over, a cursor still on the first row goes to the first row, the pinned session,
+    instead of staying on its session one row down."""
+    pinned = expected_order(store)[-5]  # an old session
+    with SessionDB(store, migrate=False) as db:
+        db._execute_write(lambda c: c.execute("UPDATE sessions SET pinned = 1 WHERE id = ?", (pinned,)))
+    app = make_app(store, now=time.time)
+    async with app.run_test(size=(120, 40)) as pilot:
+        main, sessions = await painted_head(pilot)
+        assert sessions.cursor == 0 and sessions.selected_id != pinned
+        slow_order.set()
+        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await settle(pilot)
+        assert sessions._ids[0] == pinned
+        assert sessions.cursor == 0 and sessions.selected_id == pinned
+        await wait_until(pilot, lambda: main.current_session == pinned, "the pinned session opens")

@@ -217,6 +217,27 @@ def test_ordered_counts_and_active_filter_like_a_whole_read(tmp_path: Path) -> N
     writer.close()
 
 
+def test_ordered_counts_the_view_a_filter_narrows(tmp_path: Path) -> None:
+    """ "3 of M": M is the length of the view shown (the archived view's archived sessions), not
+    of Hermes' default list; the unfiltered view is its own count."""
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    flags = (("cli", 0), ("cli", 1), ("telegram", 1), ("cli", 0), ("telegram", 1))
+    for i, (source, archived) in enumerate(flags):
+        writer.create_session(f"s{i}", source)
+        _set_started(writer, f"s{i}", 1000.0 + i)
+        writer._conn().execute("UPDATE sessions SET archived = ? WHERE id = ?", (archived, f"s{i}"))
+    reader = SessionDB(path, read_only=True)
+    archived_view = SessionFilter(archived="only")
+    assert IncrementalOrder().ordered(reader, archived_view, "started") == (["s4", "s2", "s1"], 3)
+    narrowed = SessionFilter(archived="only", sources=("cli",))
+    assert IncrementalOrder().ordered(reader, narrowed, "started") == (["s1"], 3)
+    pinned = SessionFilter(pinned_first=True)  # an ordering option, not a filter
+    assert IncrementalOrder().ordered(reader, pinned, "started") == (["s3", "s0"], 2)
+    reader.close()
+    writer.close()
+
+
 async def test_the_browser_moves_only_the_sessions_that_changed(demo_db: Path) -> None:
     """A writer in another process touches old sessions one after another: the list follows,
     equal to a fresh order each time, with one whole-order read for the lot."""

@@ -183,3 +183,46 @@ async def test_a_reload_under_the_loading_cover_keeps_the_view() -> None:
         top = int(sl.scroll_offset.y)
         assert sl.selected_id == ids[39]
         assert top <= sl.cursor < top + height
+
+
+class StyledListApp(ListApp):
+    CSS = """
+    SessionList > .session-list--untitled { color: #a0a0a0; }
+    SessionList > .session-list--mark { color: #ffaa00; }
+    SessionList > .session-list--working { color: #00cc00; }
+    SessionList > .session-list--unread { color: #3399ff; }
+    SessionList > .session-list--pinned { color: #ff5500; }
+    """
+
+    def rows(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        rows = super().rows(ids)
+        for row in rows:
+            if row["id"] == "s000001":
+                row.update(unread=True, pinned=1)
+        return rows
+
+
+def _segment_style(sl: SessionList, y: int, text: str) -> Any:
+    """The style of the first segment of line `y` holding `text`."""
+    return next(seg.style for seg in sl.render_line(y) if text in seg.text)
+
+
+async def test_cell_styles_are_drawn() -> None:
+    """A cell's own style reaches the screen: `Text.render` drops the style of a text without
+    spans, so the untitled, mark and live styles never showed (regression)."""
+    app = StyledListApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        sl = app.query_one(SessionList)
+        await settle(pilot)
+        sl.set_live({"s000000": {"state": "working", "idle_s": 5.0}})
+        await pilot.pause()
+        color = {
+            name: sl.get_component_rich_style(f"session-list--{name}").color
+            for name in ("untitled", "mark", "working", "unread", "pinned")
+        }
+        assert _segment_style(sl, 1, "prompt 0").color == color["untitled"]  # s000000: untitled
+        assert _segment_style(sl, 1, "c").color == color["mark"]  # a compression continuation
+        assert _segment_style(sl, 1, "● working").color == color["working"]
+        assert _segment_style(sl, 2, "●").color == color["unread"]  # s000001: unread, pinned
+        assert _segment_style(sl, 2, "*").color == color["pinned"]
+        assert "●* [/INST] session 1" in "".join(seg.text for seg in sl.render_line(2))

@@ -240,7 +240,7 @@ async def test_undo_and_trash_are_in_the_palette_and_help(demo_db: Path) -> None
         provider = SessionCommands(app.screen)
         labels = {label: keys for label, keys, _h, _cb in provider.palette_actions(main)}
         assert labels["Trash"] == "T"
-        assert labels["Undo the last delete or prune"] == "u"
+        assert labels["Undo the last delete, prune, archive or pin"] == "u"
         assert not main.query(Button)  # nothing but the registry was needed
 
 

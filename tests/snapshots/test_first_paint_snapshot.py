@@ -16,6 +16,7 @@ from store.test_order_head import build_live
 from textual.pilot import Pilot
 
 from hermes_tui.app.app import HermesApp
+from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -36,7 +37,7 @@ def test_first_paint_shows_the_head_while_counting(  # type: ignore[no-untyped-d
     real = SessionDB.session_order
 
     def held(self: SessionDB, filter: SessionFilter | None = None, *args: Any, **kw: Any) -> Any:
-        if filter is None or filter == SessionFilter():
+        if filter is None or filter in (SessionFilter(), DEFAULT_FILTER):  # the list's default
             gate.wait(30)  # released when the snapshot is taken
         return real(self, filter, *args, **kw)
 

@@ -134,15 +134,16 @@ class ExportDialog(ActionDialog[Path | None]):
         try:
             if path.exists() and not force:
                 raise FileExistsError(f"{path.name} exists: tick “overwrite” to replace it")
+            display = fmt == "md"  # Markdown is read by a person: the messages Hermes shows
             if scope == "session":
-                one = db.export_session(self.session_id)
+                one = db.export_session(self.session_id, display)
                 sessions: Iterable[dict[str, Any]] = [one] if one else []
             elif scope == "lineage":
-                one = db.export_session_lineage(self.session_id)
+                one = db.export_session_lineage(self.session_id, display)
                 sessions = [one] if one else []
             else:
                 ids = list(db.session_order(self.main.filter, self.main.order).ids)
-                sessions = (s for s in (db.export_session(i) for i in ids) if s)
+                sessions = (s for s in (db.export_session(i, display) for i in ids) if s)
             sessions = cancellable(sessions, self.cancel_event)
             if fmt == "json":
                 content: str | Iterator[str] = to_json(sessions)

@@ -18,9 +18,15 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from hermes_tui.app.render import EDGE_LABELS, EDGE_MARKS, FLAG_MARKS
+
 LEGEND = (
-    "List marks: c = compression continuation, b = branch, d = delegate, o = other child, "
-    "+ = has children. Lineage: ★ the live tip, ◀ the selected session."
+    "List marks: "
+    + ", ".join(f"{mark} = {EDGE_LABELS[kind]}" for kind, mark in EDGE_MARKS.items())
+    + ", + = has children; before the title: "
+    + ", ".join(f"{mark} {word}" for _key, mark, word in FLAG_MARKS)
+    + " (archived and hidden sessions are listed by the views of A and the filter bar)."
+    " Lineage: ★ the live tip, ◀ the selected session."
 )
 
 

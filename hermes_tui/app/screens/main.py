@@ -30,14 +30,27 @@ from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
-from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.bindings import add_binding, set_shown
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
+from hermes_tui.app.list_views import (
+    DEFAULT_FILTER,
+    VIEW_CHOICES,
+    VIEW_NOUNS,
+    VIEW_PROMPT,
+    VIEW_TITLES,
+    narrowed,
+    view_base,
+    view_of,
+    with_order,
+    with_view,
+)
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.render import (
+    flag_words,
     format_cost,
     human_count,
     query_terms,
@@ -61,11 +74,14 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
+    Item,
     MessageView,
     TranscriptData,
     TranscriptView,
-    message_view,
+    folded_counts,
     prepare_first_window,
+    session_head,
+    transcript_items,
 )
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
@@ -106,6 +122,7 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("f", "screen.filters", "Filters"),
         ("F", "screen.clear_filters", "Clear filters"),
         ("a", "screen.active_now", "Active now"),
+        ("A", "screen.toggle_archived", "Archived"),
     ),
     "#transcript": (
         ("x", "toggle_folds", "Folds"),
@@ -127,8 +144,18 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     "#search": (("escape", "screen.back", "Back"),),
 }
-#: Registered session actions (`actions.py`) the list pane's footer shows.
-LIST_ACTIONS = ("rename", "delete")
+#: Keys of the list pane's footer shown only from this screen width on (they work at any width,
+#: and help and the palette list them): at 80 columns the footer keeps ? Help and q Quit.
+FOOTER_MIN_WIDTH = {
+    "screen.active_now": 130,  # also the filter bar's checkbox
+    "screen.toggle_archived": 110,  # also the filter bar's view menu
+    "toggle_mark": 105,  # the list's own: space selects
+    "screen.run_action('rename')": 90,
+}
+#: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
+#: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
+#: the one bound last: archive, pin).
+LIST_ACTIONS = ("rename", "delete", "unarchive", "archive", "unpin", "pin")
 
 
 def left_cut(text: str, width: int) -> str:
@@ -232,6 +259,7 @@ class MainScreen(Screen[None]):
         Binding("l", "focus_lineage", "Lineage", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("a", "active_now", "Active now", show=False),
+        Binding("A", "toggle_archived", "Archived sessions ↔ Hermes' list", show=False),
         Binding("L", "live_tip", "Live tip", show=False),
         Binding("G", "jump_new", "Newest messages", show=False),
         # Find in the transcript: priority, so it works from every pane and box.
@@ -332,6 +360,8 @@ class MainScreen(Screen[None]):
         self.stores: BrowserStores | None = None
         #: (session, live tip) the footer's bindings were last refreshed for.
         self._bindings_tip: tuple[str | None, str | None] | None = None
+        #: Which of the actions sharing a key applied when the footer was last refreshed.
+        self._action_keys: tuple[bool, ...] = ()
         self.current_profile: str | None = None
         #: The profiles the list and search span (None: every open store).
         self.profile_filter: tuple[str, ...] | None = None
@@ -347,7 +377,7 @@ class MainScreen(Screen[None]):
         self._merge_pending: set[str] = set()
         self._menu_profiles: list[str] = []  # the profile menu's choices
         self.caps: dict[str, Any] = {}
-        self.filter = SessionFilter()
+        self.filter = DEFAULT_FILTER
         self.order = "last_active"
         self.current_session: str | None = None
         self.chain_mode = False
@@ -355,6 +385,9 @@ class MainScreen(Screen[None]):
         self._highlight_due = Debouncer(self, HIGHLIGHT_DEBOUNCE_S)
         self._wanted: str | None = None
         self._wanted_profile: str | None = None
+        #: (wanted session, the list row standing for it) when the list holds it under another
+        #: id (a compression chain listed as its tip): the cursor there keeps the transcript.
+        self._wanted_row: tuple[Any, Any] | None = None
         self._came_from_search = False
         self._last_loaded: LoadedSession | None = None
         self._filter_days: int | None = None
@@ -433,6 +466,7 @@ class MainScreen(Screen[None]):
                     yield Select[int](list(DATE_PRESETS), prompt="any time", id="filter-date", compact=True)
                     yield Input(placeholder="title/id…", id="filter-text", compact=True)
                     yield Checkbox("active now", id="filter-active", compact=True)
+                    yield Select[str](list(VIEW_CHOICES), prompt=VIEW_PROMPT, id="filter-view", compact=True)
                     yield Select[str]([], prompt="any profile", id="filter-profile", compact=True)
                 yield SessionList(now=now, id="sessions")
                 yield SearchPane(now=now, id="search")
@@ -456,6 +490,7 @@ class MainScreen(Screen[None]):
             spec = actions.find(name)
             if spec is not None:
                 show_key(self.session_list, spec.key, f"screen.run_action({name!r})", spec.description)
+        self._fit_footer(self.app.size.width)
         self.query_one("#sessions", SessionList).border_title = "Sessions"
         self.query_one("#lineage", LineageTree).border_title = "Lineage"
         self.query_one("#transcript", TranscriptView).border_title = "Transcript"
@@ -486,6 +521,12 @@ class MainScreen(Screen[None]):
     def selected_row(self) -> dict[str, Any] | None:
         """Cached list row of the session under the list cursor."""
         return self.session_list.selected_row
+
+    @property
+    def current_row(self) -> dict[str, Any] | None:
+        """The list row of the session the transcript shows (as last read), else None."""
+        loaded = self._last_loaded
+        return loaded.row if loaded is not None and loaded.session_id == self.current_session else None
 
     # ------------------------------------------------------------------ opening
     def open_database(self, path: Path) -> None:
@@ -555,7 +596,7 @@ class MainScreen(Screen[None]):
         assert db is not None
         started = time.perf_counter()
         # "Active now" keeps only recent sessions of the order: no head, and not the prefetch's.
-        from_prefetch = pre is not None and not active and flt == SessionFilter() and order == "last_active"
+        from_prefetch = pre is not None and not active and flt == DEFAULT_FILTER and order == "last_active"
         if pre is not None and from_prefetch:
             if pre.complete:  # a small store: the prefetch read the whole order
                 self.post_message(self.OrderLoaded(pre.head, None, 0.0, len(pre.head), pre.first_rows))
@@ -563,7 +604,10 @@ class MainScreen(Screen[None]):
             head, rows = pre.head, pre.first_rows
         else:
             try:
-                head, rows = ([], []) if active else order_head(db, flt, order, PAGE_SIZE)
+                # Pinned first: the head is read without the pins (the walk cannot put them
+                # first); the whole order puts them above it.
+                unpinned = replace(flt, pinned_first=False)
+                head, rows = ([], []) if active else order_head(db, unpinned, order, PAGE_SIZE)
             except Exception:  # noqa: BLE001 - the whole order below reports the store's error
                 head, rows = [], []
         if head and not get_current_worker().is_cancelled:
@@ -1016,6 +1060,8 @@ class MainScreen(Screen[None]):
             return
         if update.statuses is not None:
             self.session_list.set_live({(message.profile, k): v for k, v in update.statuses.items()})
+            if message.profile == self.current_profile and self.current_session in update.statuses:
+                self._show_live_tip()
             if self.active_only:  # sessions age out of "active now"
                 self._refresh_merged_live()
         ch = update.changes
@@ -1166,10 +1212,11 @@ class MainScreen(Screen[None]):
             count = "counting sessions…"  # the head is painted; the whole order is on its way
         elif self.state == "ready":
             total = self.session_list.total
-            if self.filter_active and self.store_total is not None:
-                count = f"{total:,} of {plural(self.store_total, 'session')} (filtered)"
+            noun = VIEW_NOUNS[view_of(self.filter)]
+            if self.filter_summary() and self.store_total is not None:
+                count = f"{total:,} of {plural(self.store_total, noun)} (filtered)"
             else:
-                count = plural(total, "session")
+                count = plural(total, noun)
         extras = []
         if caps.get("schema_version") is not None:
             extras.append(f"schema v{caps['schema_version']}")
@@ -1238,8 +1285,23 @@ class MainScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit_panes(event.size.width)
+        self._fit_footer(event.size.width)
         if self.state == "ready":
             self.call_after_refresh(self._update_info)
+
+    def _fit_footer(self, width: int | None = None) -> None:
+        """Show the list pane's optional footer keys that fit `width` (`FOOTER_MIN_WIDTH`). In
+        another view than Hermes' list, A (the way back) shows at any width, and F only when a
+        filter of the bar narrows it too (F also leaves the view, but so does A)."""
+        width = self.app.size.width if width is None else width
+        shown = {action: width >= least for action, least in FOOTER_MIN_WIDTH.items()}
+        shown["screen.toggle_archived"] |= view_of(self.filter) != "default"
+        shown["screen.clear_filters"] = bool(self.filter_summary())
+        changed = False
+        for action, show in shown.items():
+            changed |= set_shown(self.session_list, action, show)
+        if changed:
+            self.refresh_bindings()
 
     def _fit_panes(self, width: int | None = None) -> None:
         """On a wide terminal the list takes the width the transcript does not need:
@@ -1283,12 +1345,13 @@ class MainScreen(Screen[None]):
         )
 
     def _ordered_ids(self, flt: SessionFilter, order: str, active: bool) -> tuple[list[str], int]:
-        """The ids of the list and the store's session count (worker thread). "Active now"
-        keeps, in the current order, the open sessions with recent activity."""
+        """The ids of the list and the count of its view (worker thread): Hermes' list, or its
+        archived view, with no filter of the bar. "Active now" keeps, in the current order,
+        the open sessions with recent activity."""
         assert self.db is not None
         ids = self.db.session_order(flt, order=order).ids
-        unfiltered = flt == SessionFilter() and not active
-        total = len(ids) if unfiltered else self.db.list_count(SessionFilter())  # of Hermes' list
+        unfiltered = not narrowed(flt) and not active
+        total = len(ids) if unfiltered else self.db.list_count(view_base(flt))
         if active:
             recent = set(self.db.active_sessions(self.hermes.now(), ACTIVE_WITHIN_S))
             ids = [i for i in ids if i in recent]
@@ -1319,8 +1382,11 @@ class MainScreen(Screen[None]):
         if message.store_total is not None:
             self.store_total = message.store_total
         summary = self.filter_summary()
+        view = view_of(self.filter)
         if summary:
             sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
+        elif view == "archived":
+            sessions.empty_text = "No archived sessions. Press A to go back to the list."
         else:
             sessions.empty_text = "This database has no sessions yet."
         if message.first_rows:
@@ -1328,7 +1394,12 @@ class MainScreen(Screen[None]):
         if message.provisional:  # first paint: the head of an order still being read
             sessions.set_order(message.ids, provisional=True)
         elif message.handover:  # its whole order: the cursor and the view stay where they are
+            at_top = sessions.cursor == 0 and not sessions.waiting_moves
             sessions.update_order(message.ids)
+            if at_top and self.filter.pinned_first and sessions.cursor != 0:
+                # The head was read without the pins, which the whole order puts above it: a
+                # cursor on the first row stays on the first row.
+                sessions.cursor = 0
             if self._live_order_missed:  # the order may have been read before that change
                 self._live_order_missed = False
                 self._refresh_order_live()
@@ -1348,6 +1419,7 @@ class MainScreen(Screen[None]):
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
         self._update_info()
+        self._fit_footer()
         self.refresh_bindings()
         if not message.ids:
             self.current_session = None
@@ -1362,10 +1434,12 @@ class MainScreen(Screen[None]):
         ``· K selected``."""
         sessions = self.session_list
         shown = f"≥ {sessions.total:,}" if sessions.provisional else f"{sessions.total:,}"
-        title = f"Sessions {shown}"
+        view = view_of(self.filter)
+        title = f"{VIEW_TITLES[view]} {shown}"
         summary = self.filter_summary()
         if summary:
-            title = shown
+            # The default view's title gives way to the filter; another view is always named.
+            title = shown if view == "default" else title
             if self.store_total is not None:
                 title += f" of {self.store_total:,}"
             title += f" · filter: {summary}"
@@ -1379,8 +1453,14 @@ class MainScreen(Screen[None]):
 
     @property
     def filter_active(self) -> bool:
-        """Some filter narrows the list (the order is not a filter)."""
-        return self.filter != SessionFilter() or self.active_only or bool(self.profile_filter)
+        """Some filter narrows the list, or another view than Hermes' list is shown (the order
+        is not a filter): F clears it."""
+        return (
+            narrowed(self.filter)
+            or view_of(self.filter) != "default"
+            or self.active_only
+            or bool(self.profile_filter)
+        )
 
     def filter_summary(self) -> str:
         """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
@@ -1409,24 +1489,50 @@ class MainScreen(Screen[None]):
         model = self.query_one("#filter-model", Select).value
         days = self.query_one("#filter-date", Select).value
         text = self.query_one("#filter-text", Input).value.strip()
+        view = self.query_one("#filter-view", Select).value
         if self.stores is not None and event.control.id == "filter-profile":
             profile = self.query_one("#filter-profile", Select).value
             self._set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         self._filter_days = days if isinstance(days, int) else None
-        self.filter = replace(
+        flt = replace(
             self.filter,
             sources=(source,) if isinstance(source, str) else (),
             models=(model,) if isinstance(model, str) else (),
             started_after=self.hermes.now() - days * 86400 if isinstance(days, int) else None,
             text=text or None,
         )
+        self.filter = with_view(flt, view if isinstance(view, str) else "default")
+        self.reload_order()
+
+    def action_toggle_archived(self) -> None:
+        """`A`: Hermes' archived view ↔ its list (the other filters stay). Remembered."""
+        if self.state != "ready":
+            return
+        view = "default" if view_of(self.filter) == "archived" else "archived"
+        self._show_view(view)
+        self.notify(
+            "Archived sessions (A: back to the list)" if view == "archived" else "Hermes' list (A: archived)",
+            timeout=2,
+            markup=False,
+        )
+
+    def _show_view(self, view: str) -> None:
+        """List `view` (`list_views.VIEWS`) and show it in the filter bar's view menu."""
+        with self.prevent(Select.Changed):
+            select = self.query_one("#filter-view", Select)
+            if view == "default":
+                select.clear()
+            else:
+                select.value = view
+        self.filter = with_view(self.filter, view)
         self.reload_order()
 
     def action_clear_filters(self) -> None:
-        """Drop every filter (source, model, time, title/id text) and list all sessions again."""
+        """Drop every filter (source, model, time, title/id text, the view) and show Hermes' list
+        again."""
         with self.prevent(Select.Changed, Input.Changed):
-            for selector in ("#filter-source", "#filter-model", "#filter-date"):
+            for selector in ("#filter-source", "#filter-model", "#filter-date", "#filter-view"):
                 self.query_one(selector, Select).clear()
             self.query_one("#filter-text", Input).value = ""
             self.query_one("#filter-active", Checkbox).value = False
@@ -1436,7 +1542,7 @@ class MainScreen(Screen[None]):
             if self.stores is not None:
                 self._connect_search()
         self.active_only = False
-        self.filter = SessionFilter()
+        self.filter = with_order(SessionFilter(), self.order)
         self._filter_days = None
         self.notify("Filters cleared", timeout=2)
         self.reload_order()
@@ -1453,15 +1559,34 @@ class MainScreen(Screen[None]):
             return self.has_class("-searching") and bool(self.query_one("#search", SearchPane).hits)
         if action == "live_tip":
             return self.query_one("#lineage", LineageTree).live_tip is not None
+        if action == "run_action" and parameters:
+            spec = actions.find(str(parameters[0]))
+            if spec is not None and spec.applies is not None:
+                return spec.applies(self)
         return True
+
+    def _refresh_action_keys(self) -> None:
+        """Refresh the footer when a key shared by two actions (m: archive / unarchive) now does
+        the other one: the footer recomposes on every refresh, so only then."""
+        state = tuple(bool(a.applies(self)) for a in actions.ACTIONS if a.applies is not None)
+        if state != self._action_keys:
+            self._action_keys = state
+            self.refresh_bindings()
 
     @on(SessionList.Highlighted)
     def _highlighted(self, message: SessionList.Highlighted) -> None:
+        self._refresh_action_keys()
         if message.session_id is None or (message.session_id, message.profile) == (
             self._wanted,
             self._wanted_profile,
         ):
             return
+        federated = self.stores is not None
+        row = (message.profile, message.session_id) if federated else message.session_id
+        wanted = (self._wanted_profile, self._wanted) if federated else self._wanted
+        if (wanted, row) == self._wanted_row:
+            return  # the chain's row of the session shown (`_cursor_to_found`)
+        self._wanted_row = None
         self._wanted = message.session_id
         self._wanted_profile = message.profile
         self._highlight_due.restart(
@@ -1492,6 +1617,8 @@ class MainScreen(Screen[None]):
         self.session_list.invalidate()
         current, profile = self.current_session, self.current_profile
         keep = (profile, current) if self.stores is not None and current else current
+        if message.keep_cursor and self.session_list.selected_key is not None:
+            keep = self.session_list.selected_key
         self._reload_near = (keep or self.session_list.selected_key, self.session_list.cursor)
         self.reload_order(keep=keep)
         if current is not None:
@@ -1550,7 +1677,8 @@ class MainScreen(Screen[None]):
                 return
             lineage = db.get_lineage(session_id)
             segments = chain_segments(db, session_id, lineage) if chain else []
-            items: list[MessageView | Divider] = []
+            head = session_head(db.get_session(session_id), rows[0])  # the prompt: not in list rows
+            items: list[Item] = [head] if head is not None else []
             if chain and len(segments) > 1:
                 for i, seg in enumerate(segments, 1):
                     items.append(
@@ -1565,16 +1693,10 @@ class MainScreen(Screen[None]):
                     )
                     if worker.is_cancelled:
                         return
-                    items.extend(
-                        message_view(m, prepared=False)
-                        for m in db.get_messages(seg["id"], include_inactive=True)
-                    )
+                    items.extend(transcript_items(db, seg["id"]))
             else:
                 chain = False
-                items.extend(
-                    message_view(m, prepared=False)
-                    for m in db.get_messages(session_id, include_inactive=True)
-                )
+                items.extend(transcript_items(db, session_id))
         except Exception as exc:
             if not worker.is_cancelled:
                 self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
@@ -1618,17 +1740,20 @@ class MainScreen(Screen[None]):
         self.query_one("#lineage", LineageTree).show_lineage(loaded.lineage)
         self._show_live_tip()
         self._care_changed()
+        self._refresh_action_keys()
         if loaded.focus:
             transcript.focus()
 
     def _transcript_subtitle(self, loaded: LoadedSession) -> str:
         count = sum(1 for i in loaded.data.items if isinstance(i, MessageView))
-        inactive = sum(1 for i in loaded.data.items if isinstance(i, MessageView) and not i.active)
+        folded = folded_counts(loaded.data.items)
         parts = [f"{count} msgs"]
-        if inactive:
-            parts.append(
-                f"{inactive} rewound/compacted ({'shown' if self.has_class('-show-inactive') else 'i'})"
-            )
+        if folded["inactive"]:
+            shown = self.has_class("-show-inactive")
+            parts.append(f"{folded['inactive']} rewound/compacted ({'shown' if shown else 'i'})")
+        if folded["hidden"]:
+            shown = self.query_one("#transcript", TranscriptView).showing_hidden_rows
+            parts.append(f"{folded['hidden']} hidden ({'shown' if shown else 'h'})")
         search = self.query_one("#search", SearchPane)
         if (
             loaded.target_id is not None
@@ -1649,6 +1774,13 @@ class MainScreen(Screen[None]):
         text.append("\n")
         if note:  # first on the second line, so a narrow pane still shows it
             text.append(note + " · ", style="bold reverse")
+        doing = self._doing(row)
+        if doing:  # what a working session is doing now, early enough to show at 80 columns
+            text.append(f"● {doing}", style="bold")
+            text.append(" · ")
+        for word in flag_words(row):
+            text.append(word, style="bold")
+            text.append(" · ")
         if self.stores is not None and row.get("profile"):
             text.append(f"{one_line(row.get('profile'), 24)}: ", style="bold")
         text.append(
@@ -1662,6 +1794,16 @@ class MainScreen(Screen[None]):
         if row.get("end_reason"):
             text.append(f" · ended: {one_line(row['end_reason'], 60)}", style="dim")
         return text
+
+    def _doing(self, row: dict[str, Any]) -> str:
+        """What the session of `row` is doing now (today's Hermes' `last_activity_description`),
+        while its live status is "working"; "" otherwise (a description outlives its work)."""
+        doing = one_line(row.get("last_activity_description"), 80)
+        if not doing:
+            return ""
+        key: Any = (row.get("profile"), row.get("id")) if self.stores is not None else row.get("id")
+        status = self.session_list.live.get(key) or {}
+        return doing if status.get("state") == "working" else ""
 
     @on(LineageTree.Jump)
     def _lineage_jump(self, message: LineageTree.Jump) -> None:
@@ -1689,31 +1831,55 @@ class MainScreen(Screen[None]):
         self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     def _cursor_to(self, session_id: str, profile: str | None) -> None:
-        """Move the list cursor to a session (when the list holds it) without loading it again."""
+        """Move the list cursor to a session (when the list holds it) without loading it again.
+        A session the list does not hold as a row, e.g. an earlier segment of a compression
+        chain (Hermes' list shows a chain once, as its tip), moves it to its chain's row."""
         ids = self.session_list._ids
-        try:
-            key = (profile, session_id) if self.stores is not None else session_id
-            finder = getattr(ids, "index_or_none", None)
-            if self.session_list.provisional:  # a row past the head: it moves once the order is read
-                self.session_list.move_to(key)
-            elif finder is not None:  # a merged list: finding the position reads the stores
-                self.find_merged_worker(ids, key)
-            else:
-                self.session_list.cursor = ids.index(key)
-        except (ValueError, AttributeError):
-            pass  # filtered out of the list: still show it
+        key = (profile, session_id) if self.stores is not None else session_id
+        finder = getattr(ids, "index_or_none", None)
+        if self.session_list.provisional:  # a row past the head: it moves once the order is read
+            self.session_list.move_to(key)
+        elif finder is not None:  # a merged list: finding the position reads the stores
+            self.find_row_worker(ids, key, self.db_for(profile))
+        else:
+            index = SessionList._find_near(ids, key, self.session_list.cursor)
+            if index is not None:
+                self.session_list.cursor = index
+            elif self.db_for(profile) is not None:
+                self.find_row_worker(ids, key, self.db_for(profile))
 
-    @work(thread=True, exit_on_error=False, exclusive=True, group="find-merged", description="find a row")
-    def find_merged_worker(self, ids: Any, key: Key) -> None:
-        """The merged list's cursor to `key` (off the event loop: the position is looked up in
-        the stores' orders, and may wait for a page being merged), unless the list changed or
-        another session was chosen meanwhile."""
-        index = ids.index_or_none(key)
+    @work(thread=True, exit_on_error=False, exclusive=True, group="find-row", description="find a row")
+    def find_row_worker(self, ids: Any, key: Key | str, db: SessionDB | None) -> None:
+        """The list's cursor to `key` (off the event loop: a merged list's position is looked up
+        in the stores' orders), else to the row of its compression chain (the tip the list shows
+        it as), unless the list changed or another session was chosen meanwhile."""
+        profile, sid = SessionList.split_key(key)
+        finder = getattr(ids, "index_or_none", None)
+
+        def index_of(k: Any) -> int | None:
+            if finder is not None:
+                found: int | None = finder(k)
+                return found
+            return SessionList._find_near(ids, k, 0)
+
+        index = index_of(key)
+        row_key: Any = key
+        if index is None and db is not None and sid is not None:
+            try:
+                tip = db.get_compression_tip(sid)
+            except Exception:  # noqa: BLE001 - the cursor just stays: the transcript shows it
+                tip = None
+            if tip and tip != sid:
+                row_key = (profile, tip) if isinstance(key, tuple) else tip
+                index = index_of(row_key)
         if index is not None and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._cursor_to_found, ids, key, index)
+            self.app.call_from_thread(self._cursor_to_found, ids, key, row_key, index)
 
-    def _cursor_to_found(self, ids: Any, key: Key, index: int) -> None:
-        if self.session_list._ids is ids and (self._wanted_profile, self._wanted) == key:
+    def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
+        wanted = (self._wanted_profile, self._wanted) if self.stores is not None else self._wanted
+        if self.session_list._ids is ids and wanted == key:
+            # The row stands for the wanted session (its chain's tip): the transcript stays.
+            self._wanted_row = (key, row_key) if row_key != key else None
             self.session_list.cursor = index
 
     # ------------------------------------------------------------------ search
@@ -1858,6 +2024,7 @@ class MainScreen(Screen[None]):
 
     def action_cycle_order(self) -> None:
         self.order = ORDERS[(ORDERS.index(self.order) + 1) % len(ORDERS)]
+        self.filter = with_order(self.filter, self.order)
         self.notify(f"Ordered by {self.order.replace('_', ' ')}", timeout=2)
         self.reload_order()
 
@@ -1893,14 +2060,17 @@ class MainScreen(Screen[None]):
         settings = self.hermes.settings
         self.order = settings.order
         self.active_only = settings.active_now
-        self.filter = replace(
+        flt = replace(
             self.filter,
             sources=(settings.source,) if settings.source else (),
             text=settings.filter_text or None,
         )
-        with self.prevent(Input.Changed, Checkbox.Changed):
+        self.filter = with_view(with_order(flt, self.order), settings.view)
+        with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
             self.query_one("#filter-text", Input).value = settings.filter_text
             self.query_one("#filter-active", Checkbox).value = settings.active_now
+            if settings.view != "default":
+                self.query_one("#filter-view", Select).value = settings.view
         self._apply_panes()
 
     def _restore_source(self, sources: list[str]) -> None:
@@ -1920,6 +2090,7 @@ class MainScreen(Screen[None]):
             source=flt.sources[0] if len(flt.sources) == 1 else "",
             filter_text=flt.text or "",
             active_now=self.active_only,
+            view=view_of(flt),
         )
 
     def _apply_panes(self) -> None:
@@ -2105,6 +2276,8 @@ class MainScreen(Screen[None]):
         self._live_error_shown = False
         if update.statuses is not None:
             self.session_list.set_live(update.statuses)
+            if self.current_session in update.statuses:  # "● doing …" comes and goes
+                self._show_live_tip()
             if self.active_only:  # sessions age out of "active now"
                 self._refresh_order_live()
         ch = update.changes
@@ -2194,15 +2367,10 @@ class MainScreen(Screen[None]):
             rows = db.list_rows([session_id])
             items = None
             if rows and after_id is not None:
-                items = [
-                    # Not prepared here: a prepared message keeps its parsed Markdown for as long
-                    # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
-                    # mounting prepares it, and the widget alone holds the result.
-                    message_view(m, prepared=False)
-                    for m in db.get_messages_page(
-                        session_id, after_id=after_id, limit=1_000_000, include_inactive=True
-                    )
-                ]
+                # Not prepared here: a prepared message keeps its parsed Markdown for as long
+                # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
+                # mounting prepares it, and the widget alone holds the result.
+                items = transcript_items(db, session_id, after_id=after_id)
             lineage = db.get_lineage(session_id) if rows and lineage_too else None
         except Exception as exc:
             self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
@@ -2231,6 +2399,7 @@ class MainScreen(Screen[None]):
         # One frame for all of it: a frame between the mount and the subtitle painted the new
         # message twice (the subtitle repaints the transcript with its children).
         with self.app.batch_update():
+            transcript.update_activity(message.row)
             if message.items and data is not None and data.session_id == message.session_id:
                 await transcript.append_items(message.items)
             if message.lineage is not None:
@@ -2246,8 +2415,9 @@ class MainScreen(Screen[None]):
         if message.items and self.is_current and self.write_rhythm.streaming(time.monotonic()):
             self.frame_hold.hold()  # (never under a dialog: its frames are drawn at once)
 
+    @on(TranscriptView.FoldsChanged)
     @on(TranscriptView.NewBelow)
-    def _new_below(self, message: TranscriptView.NewBelow) -> None:
+    def _new_below(self, message: TranscriptView.NewBelow | TranscriptView.FoldsChanged) -> None:
         """The "N new ↓ G" marker in the transcript's subtitle comes and goes."""
         loaded = self._last_loaded
         if loaded is not None and loaded.session_id == self.current_session:

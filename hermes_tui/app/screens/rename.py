@@ -101,6 +101,7 @@ class RenameDialog(ActionDialog[str | None]):
                 "error": error_text(exc),
                 "holder": None,
                 "transfer_from": None,
+                "released_from": None,
             }
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_check, text, result)
@@ -123,7 +124,16 @@ class RenameDialog(ActionDialog[str | None]):
                 shown.append("✓ will be saved as: ")
                 shown.append(title, style="bold")
                 if result.get("transfer_from"):
-                    shown.append(f"\ntitle moves over from compression ancestor {result['transfer_from']}")
+                    shown.append(
+                        f"\ntitle moves over from compression ancestor {one_line(result['transfer_from'])}"
+                    )
+                if result.get("released_from"):
+                    # Today's Hermes frees a title held by a session its lists never show (an
+                    # ended empty one, or an archived Bot Chat): that session loses it.
+                    shown.append(
+                        f"\nthe title is released from session {one_line(result['released_from'])},"
+                        " which Hermes' lists never show (its title is cleared)"
+                    )
         self.query_one("#rename-check", Static).update(shown)
         self.query_one("#ok", Button).disabled = not result.get("ok")
 
@@ -178,16 +188,25 @@ class RenameDialog(ActionDialog[str | None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rename-apply", description="rename")
     def apply_worker(self, text: str) -> None:
+        refused: list[str] = []
+
         def write() -> tuple[bool, str] | None:
             try:
                 ok = self.db.set_session_title(self.session_id, text.strip() or None)
-            except TitleError:
-                return None  # taken since the check: the check line, run again, names the holder
+            except TitleError as exc:
+                # Taken since the check (the check line, run again, names the holder), or a
+                # refusal in Hermes' words (the canonical Bot Chat keeps its name).
+                refused.append(str(exc))
+                return None
             return ok, self.db.get_session_title(self.session_id) or ""
 
         result, error = self.watched_write(write, gave_up=f"{GAVE_UP_WAITING}; nothing was written")
         if result is None:
-            self.app.call_from_thread(self._failed, error or TAKEN)
+            reason = refused[0] if refused else ""
+            taken = not refused or "already in use" in reason
+            self.app.call_from_thread(
+                self._failed, error or (TAKEN if taken else f"Not renamed, nothing was written: {reason}")
+            )
             return
         ok, title = result
         if not ok:

@@ -35,6 +35,7 @@ from textual.worker import get_current_worker
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.render import (
     EDGE_MARKS,
+    FLAG_MARKS,
     Clock,
     format_cost,
     human_count,
@@ -61,13 +62,20 @@ ROW_REFRESH_S = 0.25
 
 @dataclass(frozen=True)
 class Column:
-    """One list column: key, header, width (0 = flexible), alignment, minimum list width."""
+    """One list column: key, header, width (0 = flexible), alignment, minimum list width; from
+    a list width of ``wide_total`` on, ``wide_width`` cells (0: never wider)."""
 
     key: str
     header: str
     width: int
     justify: str = "left"
     min_total: int = 0
+    wide_width: int = 0
+    wide_total: int = 0
+
+    def width_at(self, total: int) -> int:
+        """The column's width in a list ``total`` cells wide (0 = flexible)."""
+        return self.wide_width if self.wide_width and total >= self.wide_total else self.width
 
 
 SELECTED_MARK = "●"
@@ -84,7 +92,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("msgs", "Msgs", 5, "right", min_total=50),
     Column("tokens", "Tokens", 7, "right", min_total=62),
     Column("cost", "Cost", 7, "right", min_total=78),
-    Column("live", "Live", 9, min_total=50),
+    # In a list wide enough that the title keeps its room (a zoomed list on a wide terminal) it
+    # says what a working session is doing now (`last_activity_description`, today's Hermes);
+    # else "● working" (the detail line above the transcript says what).
+    Column("live", "Live", 9, min_total=50, wide_width=28, wide_total=140),
     Column("time", "Active", 10, "right"),
 )
 
@@ -125,7 +136,7 @@ def layout_columns(width: int, profile: bool = False) -> list[tuple[Column, int]
     """Columns that fit ``width`` with their widths; the title takes what is left. The profile
     column is there only when the list spans several stores (`profile`)."""
     chosen = [c for c in COLUMNS if width >= c.min_total and (profile or c.key != "profile")]
-    fixed = sum(c.width for c in chosen if c.width) + len(chosen) - 1
+    fixed = sum(c.width_at(width) for c in chosen if c.width) + len(chosen) - 1
     if profile:  # room for the profile: the least telling columns give way first
         for key in PROFILE_DROPS:
             if width - fixed >= PROFILE_TITLE_MIN:
@@ -133,9 +144,9 @@ def layout_columns(width: int, profile: bool = False) -> list[tuple[Column, int]
             gone = next((c for c in chosen if c.key == key), None)
             if gone is not None:
                 chosen.remove(gone)
-                fixed -= gone.width + 1
+                fixed -= gone.width_at(width) + 1
     title_width = max(8, width - fixed)
-    return [(c, c.width or title_width) for c in chosen]
+    return [(c, c.width_at(width) or title_width) for c in chosen]
 
 
 def still_listed(marks: set[Any], ids: Sequence[Any]) -> set[Any]:
@@ -178,6 +189,8 @@ class SessionList(ScrollView, can_focus=True):
         "session-list--working",
         "session-list--waiting",
         "session-list--idle",
+        "session-list--unread",
+        "session-list--pinned",
     }
 
     cursor: reactive[int] = reactive(0, always_update=True, init=False)
@@ -1004,10 +1017,7 @@ class SessionList(ScrollView, can_focus=True):
             kids = "+" if (row.get("child_count") or 0) > 0 else " "
             return Text(mark + kids, style=self._style("session-list--mark"))
         if key == "title":
-            label = one_line(row.get("title"))
-            if label:
-                return Text(label)
-            return Text(session_label(row), style=self._style("session-list--untitled"))
+            return self._title_text(row)
         if key == "profile":
             return Text(one_line(row.get("profile")), style=self._style("session-list--mark"))
         if key == "source":
@@ -1022,7 +1032,7 @@ class SessionList(ScrollView, can_focus=True):
         if key == "cost":
             return Text(format_cost(row))
         if key == "live":
-            return self._live_text(row)
+            return self._live_text(row, width)
         if key == "time":
             if not self._live_column:  # too narrow for the Live column: working/waiting show here
                 status = self.live.get(self.key_of(row))
@@ -1031,12 +1041,33 @@ class SessionList(ScrollView, can_focus=True):
             return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
         return Text("")
 
-    def _live_text(self, row: dict[str, Any]) -> Text:
+    def _title_text(self, row: dict[str, Any]) -> Text:
+        """The title (else the first prompt, dimmed), after the row's flag marks (`FLAG_MARKS`):
+        an unread session's title is bold, as in Hermes' desktop."""
+        text = Text()
+        for key, mark, _word in FLAG_MARKS:
+            if row.get(key):
+                style = {"unread": "session-list--unread", "pinned": "session-list--pinned"}.get(key)
+                text.append(mark, style=self._style(style) if style else "")
+        if text:
+            text.append(" ")
+        label = one_line(row.get("title"))
+        if label:
+            text.append(label, style="bold" if row.get("unread") else "")
+        else:
+            text.append(session_label(row), style=self._style("session-list--untitled"))
+        return text
+
+    def _live_text(self, row: dict[str, Any], width: int = 0) -> Text:
+        """The live status; in a wide column, for a working session, what it is doing now."""
         status = self.live.get(self.key_of(row))
         label = live_label(status)
         state = (status or {}).get("state")
         if not label or state not in ("working", "waiting", "idle"):
             return Text(label)
+        doing = one_line(row.get("last_activity_description"))
+        if state == "working" and doing and width > len(label):
+            label = f"● {doing}"
         return Text(label, style=self._style(f"session-list--{state}"))
 
     def _row_strip(self, row: dict[str, Any], width: int, style: Style, marked: bool = False) -> Strip:
@@ -1058,7 +1089,11 @@ class SessionList(ScrollView, can_focus=True):
                 cell.pad_left(w - cell.cell_len)
             else:
                 cell.pad_right(w - cell.cell_len)
+            if cell.style:
+                # `Text.render` drops a text's own style when it has no spans: the untitled,
+                # mark and live styles never showed. As a span it is drawn (under the others).
+                cell.stylize_before(cell.style)
             segments.extend(cell.render(console))
-        if row.get("archived"):
+        if row.get("archived") or row.get("hidden"):  # shown only in the views that ask for them
             style = style + self._style("session-list--dim")
         return Strip(segments).crop_extend(0, width, None).apply_style(style)

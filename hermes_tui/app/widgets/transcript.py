@@ -56,11 +56,14 @@ from hermes_tui.app.widgets.find_bar import FindBar
 from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
+from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
 
 if TYPE_CHECKING:
     from typing import Self
 
     from rich.markdown import Markdown
+
+    from hermes_tui.state import SessionDB
 
 # Mounting runs on the event loop: 40 messages at once blocked it for up to 1 s on long sessions
 # (the list froze while it loaded). A first window of FIRST_WINDOW fills the screen; the rest
@@ -112,6 +115,14 @@ class MessageView:
     active: bool = True
     compacted: bool = False
     session_id: str = ""
+    #: Why the message is folded away: None (shown), "inactive" (rewound; compaction-archived on
+    #: files without Hermes' display index: the `i` toggle) or "hidden" (model-facing
+    #: scaffolding the person never saw: the `h` toggle). `SessionDB.transcript_rows`.
+    fold: str | None = None
+    #: The ids of the rows this message stands for, itself first (compaction copies of one
+    #: logical message are one message), and its display group (None outside the groups).
+    members: tuple[int, ...] = ()
+    group: Any = None
     prepared: Prepared | None = field(default=None, compare=False, repr=False)
     #: The stored tool calls past the first `CALLS_SHOWN`, prepared only when revealed.
     more_calls: tuple[Any, ...] = field(default=(), compare=False, repr=False)
@@ -132,7 +143,19 @@ class Divider:
     message_count: int = 0
 
 
-Item = MessageView | Divider
+@dataclass(frozen=True)
+class SessionHead:
+    """The top of a session's transcript: what a working session is doing now and its system
+    prompt (folded, like reasoning), prepared in the loading worker; inert text."""
+
+    session_id: str
+    activity: str = ""
+    prompt: str = ""
+    prompt_lines: int = 0
+    prompt_chars: int = 0
+
+
+Item = MessageView | Divider | SessionHead
 
 
 @dataclass
@@ -204,8 +227,10 @@ def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
     if rcut:
         reasoning += f"\n… {rcut:,} more characters"
     active = row.get("active")
+    mid = _message_id(row.get("id"))
+    fold = row["fold"] if "fold" in row else (None if active is None or bool(active) else FOLD_INACTIVE)
     view = MessageView(
-        id=_message_id(row.get("id")),
+        id=mid,
         role=role,
         text=text,
         dropped=dropped,
@@ -219,18 +244,28 @@ def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
         active=active is None or bool(active),
         compacted=bool(row.get("compacted")),
         session_id=one_line(row.get("session_id")),
+        fold=fold if fold in (FOLD_INACTIVE, FOLD_HIDDEN) else None,
+        members=tuple(_message_id(m) for m in row.get("members") or ()) or (mid,),
+        group=row.get("display_group"),
         more_calls=tuple(calls[CALLS_SHOWN:]),
     )
     return replace(view, prepared=prepare(view) if prepared else None, find_text=find_text(view))
 
 
+def item_index(items: Sequence[Item], message_id: int | None) -> int | None:
+    """Where message ``message_id`` is: the message with that id, or the one it is a copy of
+    (a compaction copy folded into one logical message, `MessageView.members`)."""
+    if message_id is None:
+        return None
+    for i, it in enumerate(items):
+        if isinstance(it, MessageView) and (it.id == message_id or message_id in it.members):
+            return i
+    return None
+
+
 def first_window(items: Sequence[Item], target_id: int | None) -> tuple[int, int]:
     """The items `TranscriptView.show` mounts first: the head, or a window around the target."""
-    index = None
-    if target_id is not None:
-        index = next(
-            (i for i, it in enumerate(items) if isinstance(it, MessageView) and it.id == target_id), None
-        )
+    index = item_index(items, target_id)
     if index is None:
         return 0, min(len(items), FIRST_WINDOW)
     return max(0, index - BEFORE_TARGET), min(len(items), index + FIRST_WINDOW)
@@ -292,6 +327,8 @@ def message_header(view: MessageView, match: bool = False) -> Text:
         text.append(f"  {view.finish_reason}", style="dim")
     if not view.active:
         text.append("  compacted" if view.compacted else "  rewound", style="italic")
+    if view.fold == FOLD_HIDDEN:
+        text.append("  hidden", style="italic")
     if match:
         text.append("  ◆ match", style="bold")
     return text
@@ -424,10 +461,12 @@ class MarkedRender:
 
 
 def part_classes(view: MessageView, match: bool) -> str:
-    """CSS classes every widget of one message carries (role colour, hidden, hit)."""
+    """CSS classes every widget of one message carries (role colour, folded away, hit)."""
     classes = ["msg", f"-role-{view.role if view.role in ROLES else 'other'}"]
-    if not view.active:
+    if view.fold == FOLD_INACTIVE:
         classes.append("-inactive")
+    elif view.fold == FOLD_HIDDEN:
+        classes.append("-hidden-row")
     if view.compacted:
         classes.append("-compacted")
     if match:
@@ -810,17 +849,111 @@ class DividerBlock(Static):
         self.divider = divider
 
 
-def find_hits(items: Sequence[Item], needle: str, include_inactive: bool = True) -> list[int]:
-    """Indexes of the messages whose `find_text` contains ``needle`` (already lower-cased).
+class HeadBlock(Fold):
+    """The session's head: a working session's activity, then its system prompt as a fold
+    (closed at first, like reasoning; Enter, space, a click or `x` open it)."""
+
+    def __init__(self, head: SessionHead) -> None:
+        noun = plural(head.prompt_lines, "line")
+        title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
+        super().__init__(title, Text(head.prompt), classes="session-head")
+        self.head = head
+        self.can_focus = bool(head.prompt)
+
+    def _visual_key(self) -> Hashable:
+        return (self.head.activity, super()._visual_key())
+
+    def _height_key(self) -> Hashable:
+        return (bool(self.head.activity), super()._height_key())
+
+    def _activity(self) -> Text | None:
+        if not self.head.activity:
+            return None
+        return Text(f"● working: {self.head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
+
+    def _renderable(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        activity = self._activity()
+        if activity is not None:
+            parts.append(activity)
+        if self.head.prompt:
+            parts.append(super()._renderable())
+        return Group(*parts)
+
+    def toggle(self) -> None:
+        if self.head.prompt:
+            super().toggle()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on the title line toggles (the activity line above it does not)."""
+        width = max(1, self.content_region.width)
+        above = 1 if self._activity() is not None else 0
+        title_rows = -(-self._title_text().cell_len // width)
+        if self.head.prompt and (self.collapsed or above <= event.y < above + title_rows):
+            event.stop()
+            self.toggle()
+
+
+def session_activity(row: dict[str, Any] | None) -> str:
+    """What an open session is doing now: Hermes stamps `last_activity_description` during a
+    turn and clears it after (an ended session shows none)."""
+    if row is None or row.get("ended_at") is not None:
+        return ""
+    return one_line(row.get("last_activity_description"), 200)
+
+
+def session_head(session: dict[str, Any] | None, row: dict[str, Any] | None) -> SessionHead | None:
+    """The head of a session's transcript (worker thread): its system prompt (`get_session`
+    resolves Hermes' `system_prompts` hash) and, while it is open, what it is doing now
+    (`last_activity_description` of its list row). None when there is neither."""
+    prompt_raw = content_text((session or {}).get("system_prompt"))
+    activity = session_activity(row)
+    if not prompt_raw.strip() and not activity:
+        return None
+    prompt, cut = truncate_text(prompt_raw, max_chars=MAX_REASONING_CHARS, max_lines=MAX_CALL_LINES)
+    prompt = inert(prompt)
+    if cut:
+        prompt += f"\n… {cut:,} more characters"
+    return SessionHead(
+        session_id=one_line((session or row or {}).get("id")),
+        activity=activity,
+        prompt=prompt if prompt_raw.strip() else "",
+        prompt_lines=prompt_raw.count("\n") + 1 if prompt_raw.strip() else 0,
+        prompt_chars=len(prompt_raw),
+    )
+
+
+def transcript_items(db: SessionDB, session_id: str, after_id: int | None = None) -> list[MessageView]:
+    """One session's messages as the transcript shows them (worker thread): Hermes' display
+    groups where the file keeps them (`SessionDB.transcript_rows`), not prepared (mounting
+    prepares a message; `prepare_first_window` the first screen's)."""
+    return [message_view(m, prepared=False) for m in db.transcript_rows(session_id, after_id=after_id)]
+
+
+def find_hits(
+    items: Sequence[Item], needle: str, include_inactive: bool = True, include_hidden: bool = True
+) -> list[int]:
+    """Indexes of the messages whose `find_text` contains ``needle`` (already lower-cased),
+    among those shown (folded rows only while their toggle shows them).
 
     One pass of `in` over precomputed strings: ~10 ms for 50,000 messages, run in a thread by
     the view all the same (a long session of long tool outputs costs more).
     """
+    skip = {f for f, shown in ((FOLD_INACTIVE, include_inactive), (FOLD_HIDDEN, include_hidden)) if not shown}
     return [
         i
         for i, item in enumerate(items)
-        if isinstance(item, MessageView) and (include_inactive or item.active) and needle in item.find_text
+        if isinstance(item, MessageView) and item.fold not in skip and needle in item.find_text
     ]
+
+
+def folded_counts(items: Sequence[Item]) -> dict[str, int]:
+    """How many messages each toggle folds away: `{"inactive": n, "hidden": m}`."""
+    counts = {FOLD_INACTIVE: 0, FOLD_HIDDEN: 0}
+    for item in items:
+        if isinstance(item, MessageView) and item.fold in counts:
+            counts[item.fold] += 1
+    return counts
 
 
 class TranscriptView(VerticalScroll, can_focus=True):
@@ -846,6 +979,11 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Binding("home", "first", "Top", show=False),
         Binding("end,G", "last", "Bottom", show=False),
         Binding("x", "toggle_folds", "Expand/collapse", show=False),
+        # Its own key, not `i`'s: rewound rows are turns the person saw and took back; these
+        # are rows Hermes never painted (shown only while this transcript has some).
+        Binding(
+            "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
+        ),
         Binding("ctrl+f,slash", "open_find", "Find in the transcript", show=False),
         Binding("n", "find_step(1)", "Next match (find)", show=False),
         Binding("N", "find_step(-1)", "Previous match (find)", show=False),
@@ -858,6 +996,9 @@ class TranscriptView(VerticalScroll, can_focus=True):
         def __init__(self, count: int) -> None:
             super().__init__()
             self.count = count
+
+    class FoldsChanged(Message):
+        """A fold toggle of this view changed what it shows (the subtitle's counts)."""
 
     class WindowChanged(Message):
         """The mounted window moved (tests and the status line read it)."""
@@ -906,6 +1047,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._open_hits = False  # the target is a find match: its matching folds open
         self._saved_hit: tuple[int | None, tuple[str, ...]] = (None, ())  # the search hit, restored
         self._children_only = False  # a live append is mounting/dropping children (`refresh`)
+        self._newest_row = 0  # `_counted`
+        self._hidden_rows = 0
         self._bottom_row_only = False  # only the subtitle changes (`show_subtitle`)
 
     def refresh(
@@ -953,6 +1096,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = None
         self.items = []
+        self._counted()
         self.current_id = None
         self.start = self.end = 0
         await self.remove_children()
@@ -967,7 +1111,11 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.anchor(False)  # a new transcript does not inherit `tail -f` mode
         self.data = data
         self.items = list(data.items)
+        self._counted()
         self._set_new_below(0)
+        found = item_index(self.items, target_id)
+        if found is not None:  # a copy folded into one message: that message is the target
+            target_id = self.items[found].id  # type: ignore[union-attr]
         self.target_id = target_id
         self.current_id = target_id
         self.terms = tuple(terms)
@@ -982,13 +1130,46 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self.call_after_refresh(self._scroll_to_target)
         self._window_changed()
 
+    def _counted(self, added: Sequence[Item] | None = None) -> None:
+        """Keep the newest row id and the hidden rows' count up to date as items come (`added`)
+        or are replaced (None): the live follower and the footer ask for them often, and a
+        pass over 50,000 items each time showed."""
+        if added is None:
+            self._newest_row, self._hidden_rows = 0, 0
+            added = self.items
+        for item in added:
+            if isinstance(item, MessageView):
+                self._newest_row = max(self._newest_row, item.id, *item.members)
+                self._hidden_rows += item.fold == FOLD_HIDDEN
+
     @property
     def last_message_id(self) -> int:
-        """Id of the newest message shown (0 when none): live appends fetch what is after it."""
-        for item in reversed(self.items):
-            if isinstance(item, MessageView):
-                return item.id
-        return 0
+        """The newest row id the transcript holds (0 when none): live appends fetch what is
+        after it. A message is one row, or several compaction copies (`MessageView.members`)."""
+        return self._newest_row
+
+    @property
+    def hidden_rows(self) -> int:
+        """How many of its messages Hermes never paints (folded behind `h`)."""
+        return self._hidden_rows
+
+    def update_activity(self, row: dict[str, Any]) -> None:
+        """Follow the open session's activity (its list row, re-read by the live follower) in the
+        head. A session whose head was not built (no prompt, no activity when it was opened)
+        shows a new activity once it is opened again."""
+        head = self.items[0] if self.items else None
+        if not isinstance(head, SessionHead) or one_line(row.get("id")) != head.session_id:
+            return
+        activity = session_activity(row)
+        if activity == head.activity:
+            return
+        head = replace(head, activity=activity)
+        self.items[0] = head
+        if self.data is not None and self.data.items is not self.items and self.data.items:
+            self.data.items[0] = head
+        for block in self.query(HeadBlock):
+            block.head = head
+            block.refresh(layout=True)
 
     @property
     def at_bottom(self) -> bool:
@@ -1018,8 +1199,17 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Returns whether it followed."""
         if self.data is None:
             return False
-        known = {i.id for i in self.items if isinstance(i, MessageView)}
-        fresh = [i for i in items if not (isinstance(i, MessageView) and i.id in known)]
+        known = {m for i in self.items if isinstance(i, MessageView) for m in (i.id, *i.members)}
+        groups = {i.group for i in self.items if isinstance(i, MessageView) and i.group is not None}
+        # A copy of a message already shown (compaction carries the tail into a new generation
+        # with the same display group) is that message: Hermes shows it once.
+        fresh = [
+            i
+            for i in items
+            if not (
+                isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups))
+            )
+        ]
         if not fresh:
             return False
         if not self.items:  # the "no messages" note goes; the window starts empty
@@ -1028,6 +1218,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         follow = self._tail_pending or self.at_bottom or self._still_tailing
         old_len = len(self.items)
         self.items.extend(fresh)
+        self._counted(fresh)
         if self.data.items is not self.items:
             self.data.items.extend(fresh)
         if self.end >= old_len:  # the window reaches the end: mount what fits
@@ -1072,11 +1263,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         )
 
     def index_of(self, message_id: int | None) -> int | None:
-        """Position of a message id in the item list."""
-        for i, item in enumerate(self.items):
-            if isinstance(item, MessageView) and item.id == message_id:
-                return i
-        return None
+        """Position of a message id in the item list (or of the message it is a copy of)."""
+        return item_index(self.items, message_id)
 
     def _parts(self, items: Sequence[Item]) -> list[Widget]:
         """The widgets of a run of items (1-3 per message, one per divider)."""
@@ -1084,6 +1272,12 @@ class TranscriptView(VerticalScroll, can_focus=True):
         for item in items:
             if isinstance(item, Divider):
                 widgets.append(DividerBlock(item))
+                continue
+            if isinstance(item, SessionHead):
+                head = HeadBlock(item)
+                if self._folds_open:
+                    head.set_reactive(Fold.collapsed, False)
+                widgets.append(head)
                 continue
             match = self.target_id is not None and item.id == self.target_id
             parts = message_parts(
@@ -1137,7 +1331,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
         including tool calls revealed since it was mounted."""
         runs: list[list[Widget]] = []
         for child in self.children:
-            if isinstance(child, MessageBlock | DividerBlock):
+            if isinstance(child, MessageBlock | DividerBlock | HeadBlock):
                 runs.append([child])
             elif isinstance(child, MessagePart) and runs:
                 runs[-1].append(child)
@@ -1310,7 +1504,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     async def action_last(self) -> None:
         """End: the last messages (a fresh window of the tail when the last one is not mounted)."""
-        self.current_id = self.last_message_id or None
+        self.current_id = next((i.id for i in reversed(self.items) if isinstance(i, MessageView)), None)
         if self.end < len(self.items):
             await self._rewindow(max(0, len(self.items) - JUMP_WINDOW), len(self.items))
         self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
@@ -1373,10 +1567,30 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     # ------------------------------------------------------------------ find
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """n / N / Esc belong to the find only while its bar is open (else the screen's)."""
+        """n / N / Esc belong to the find only while its bar is open (else the screen's); `h`
+        only while the transcript has hidden rows."""
         if action in {"find_step", "close_find"}:
             return self.finding
+        if action == "toggle_hidden_rows":
+            return self.hidden_rows > 0
         return True
+
+    @property
+    def showing_hidden_rows(self) -> bool:
+        return self.has_class("-show-hidden-rows")
+
+    def action_toggle_hidden_rows(self) -> None:
+        """Show or hide the rows Hermes never paints (`display_kind = 'hidden'`, model-only
+        merges): model-facing scaffolding, dimmed when shown."""
+        self.toggle_class("-show-hidden-rows")
+        count = self.hidden_rows
+        shown = self.showing_hidden_rows
+        self.post_message(self.FoldsChanged())
+        self.notify(
+            f"{plural(count, 'hidden row')} {'shown' if shown else 'folded away'}"
+            " (model-facing: Hermes never shows them)",
+            timeout=2,
+        )
 
     @property
     def find_bar(self) -> FindBar | None:
@@ -1426,15 +1640,19 @@ class TranscriptView(VerticalScroll, can_focus=True):
         self._show_count("…")
         include_inactive = self.screen.has_class("-show-inactive")
         self.run_worker(
-            self._scan(self._find_token, tuple(self.items), query.lower(), include_inactive),
+            self._scan(
+                self._find_token, tuple(self.items), query.lower(), include_inactive, self.showing_hidden_rows
+            ),
             exclusive=True,
             group="transcript-find",
             exit_on_error=False,
             description="find in the transcript",
         )
 
-    async def _scan(self, token: int, items: Sequence[Item], needle: str, include_inactive: bool) -> None:
-        hits = await asyncio.to_thread(find_hits, items, needle, include_inactive)
+    async def _scan(
+        self, token: int, items: Sequence[Item], needle: str, include_inactive: bool, include_hidden: bool
+    ) -> None:
+        hits = await asyncio.to_thread(find_hits, items, needle, include_inactive, include_hidden)
         if token != self._find_token or not self.finding:
             return  # a newer query (or Esc) came meanwhile
         self.find_hits = hits
