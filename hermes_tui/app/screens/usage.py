@@ -1,0 +1,346 @@
+"""UsageScreen: cost or tokens per day, week or month as a stacked chart (textual-plotext), the
+month to date and its pace, the costliest sessions of the range (Enter opens one), and the
+accounting check's counts (`c` lists the sessions of a kind).
+
+The screen routes: keys change a `UsageChoice`, a thread worker reads the store(s) through
+`UsageSource` (`hermes_tui.app.usage_view`), and the answer is drawn from the view's plain
+values (series, labels, lines), whose store text is already inert.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.color import Color
+from textual.containers import Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+from textual_plotext import PlotextPlot
+
+from hermes_tui.app.screens.dialog_base import error_text
+from hermes_tui.app.usage_view import (
+    ALL,
+    KIND_WORDS,
+    ChartData,
+    UsageChoice,
+    UsageData,
+    UsageSource,
+    chart_data,
+    check_rows,
+    heading,
+    load_usage,
+    session_rows,
+    summary_lines,
+)
+from hermes_tui.safe_text import one_line
+from hermes_tui.state import local_tz
+
+if TYPE_CHECKING:
+    from hermes_tui.app.screens.main import MainScreen
+
+#: The theme colours the stacked series take, in order (readable on every theme's surface).
+SERIES_COLOURS = ("primary", "secondary", "accent", "success", "warning", "error")
+#: Ids listed per kind by the check list (the CLI's `--list` pages through more).
+CHECK_LIST_LIMIT = 200
+
+
+def usage_source(main: MainScreen) -> UsageSource | None:
+    """The stores the main screen browses: every open profile's, or its one store."""
+    if main.stores is not None:
+        profiles = tuple(main.stores.profiles)
+        return UsageSource(fed=main.stores.fed, profiles=profiles) if profiles else None
+    return UsageSource(db=main.db) if main.db is not None else None
+
+
+def open_usage(main: MainScreen) -> None:
+    """Push the Usage screen over whatever is shown (the main screen or statistics)."""
+    source = usage_source(main)
+    if source is None:
+        main.notify("No store is open.", severity="warning")
+        return
+    main.app.push_screen(UsageScreen(main, source))
+
+
+class UsageScreen(Screen[None]):
+    """Read-only usage over time; every store call runs in a thread worker."""
+
+    DEFAULT_CSS = """
+    UsageScreen #usage-body {
+        height: 1fr;
+        border: round $accent;
+        border-title-color: $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    UsageScreen #usage-chart {
+        height: 1fr;
+        min-height: 6;
+    }
+    UsageScreen #usage-legend, UsageScreen #usage-summary {
+        height: auto;
+    }
+    UsageScreen #usage-sessions {
+        height: 6;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,U", "close", "Back"),
+        Binding("r", "next_range", "Range"),
+        Binding("b", "next_period", "Per"),
+        Binding("g", "next_group", "Stack"),
+        Binding("t", "next_metric", "Cost/tokens"),
+        Binding("c", "check", "Check"),
+    ]
+
+    def __init__(self, main: MainScreen, source: UsageSource, choice: UsageChoice | None = None) -> None:
+        super().__init__()
+        self.main = main
+        self.source = source
+        self.choice = choice or UsageChoice()
+        self.data: UsageData | None = None
+        self.tz = local_tz()
+        #: (profile, id) of the costliest sessions' rows, in order.
+        self.session_keys: list[tuple[str | None, str]] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="usage-body"):
+            yield Static(Text("loading usage…"), id="usage-head")
+            yield PlotextPlot(id="usage-chart")
+            yield Static(Text(""), id="usage-legend")
+            yield Static(Text(""), id="usage-summary")
+            yield DataTable(id="usage-sessions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#usage-body").border_title = "Usage"
+        table = self.query_one("#usage-sessions", DataTable)
+        profile = ["profile"] if self.source.federated else []
+        table.add_columns("costliest sessions of the range", *profile, "model", "tokens", "cost")
+        table.focus()
+        self.load_worker(self.choice)
+
+    # ------------------------------------------------------------------ reading
+    @work(thread=True, exclusive=True, exit_on_error=False, group="usage", description="load usage")
+    def load_worker(self, choice: UsageChoice) -> None:
+        try:
+            data = load_usage(self.source, choice, self.tz, self.main.hermes.now())
+        except Exception as exc:
+            self.app.call_from_thread(self._failed, error_text(exc))
+            return
+        self.app.call_from_thread(self._show, data)
+
+    def _failed(self, text: str) -> None:
+        self.query_one("#usage-head", Static).update(Text(one_line(f"usage not available: {text}")))
+
+    def _show(self, data: UsageData) -> None:
+        if data.choice != self.choice:  # a later key asked for another choice: its answer follows
+            return
+        self.data = data
+        profiles = list(self.source.profiles or ()) if self.source.federated else []
+        head = heading(data, data.report.tz, profiles)
+        if data.report.errors:
+            head += f" · {len(data.report.errors)} profile(s) failed"
+        self.query_one("#usage-head", Static).update(Text(head, style="bold"))
+        self._draw(chart_data(data.report, data.choice.metric, self.size.width))
+        self.query_one("#usage-summary", Static).update(Text("\n".join(summary_lines(data))))
+        self._fill_sessions(data)
+
+    def _colours(self) -> list[tuple[int, int, int]]:
+        theme = self.app.current_theme
+        found = [getattr(theme, name, None) for name in SERIES_COLOURS]
+        return [Color.parse(c).rgb for c in found if c]
+
+    def _draw(self, chart: ChartData) -> None:
+        plot = self.query_one("#usage-chart", PlotextPlot)
+        # Any: textual-plotext's stubs name `label` for stacked_bar, whose code takes `labels`
+        # and one colour per series
+        plt: Any = plot.plt
+        plt.clear_data()
+        plt.clear_figure()
+        if chart.empty:
+            plt.title("no usage recorded in this range")
+        colours = self._colours()
+        values = [v for _n, v in chart.series]
+        if len(values) == 1:
+            plt.bar(chart.x, values[0], color=colours[0])
+        else:
+            plt.stacked_bar(chart.x, values, color=colours[: len(values)])
+        plt.xticks(chart.ticks, chart.tick_labels)
+        plot.refresh()
+        # the legend under the chart, not plotext's (drawn over the bars of a short chart)
+        legend = Text(no_wrap=False)
+        for n, (name, _v) in enumerate(chart.series):
+            if name == ALL:
+                continue
+            r, g, b = colours[n % len(colours)]
+            legend.append("██ ", style=f"rgb({r},{g},{b})")
+            legend.append(name)  # inert already (usage_view.group_name)
+            legend.append("   ")
+        self.query_one("#usage-legend", Static).update(legend)
+
+    def _fill_sessions(self, data: UsageData) -> None:
+        table = self.query_one("#usage-sessions", DataTable)
+        table.clear()
+        federated = self.source.federated
+        self.session_keys = [(s.profile, s.session_id) for s in data.sessions]
+        for n, cells in enumerate(session_rows(data.sessions, federated)):
+            table.add_row(*(Text(c) for c in cells), key=str(n))
+
+    # ------------------------------------------------------------------ keys
+    def _choose(self, choice: UsageChoice) -> None:
+        self.choice = choice
+        self.query_one("#usage-head", Static).update(Text("loading usage…"))
+        self.load_worker(choice)
+
+    def action_next_range(self) -> None:
+        self._choose(self.choice.next_range())
+
+    def action_next_period(self) -> None:
+        self._choose(self.choice.next_period())
+
+    def action_next_group(self) -> None:
+        self._choose(self.choice.next_group(self.source.federated))
+
+    def action_next_metric(self) -> None:
+        self._choose(self.choice.next_metric())
+
+    def action_check(self) -> None:
+        if self.data is None:
+            return
+        self.app.push_screen(UsageCheckScreen(self.source, self.data, self.tz), self._open_picked)
+
+    @on(DataTable.RowSelected, "#usage-sessions")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        index = int(str(event.row_key.value))
+        if 0 <= index < len(self.session_keys):
+            self.open_in_main(*self.session_keys[index])
+
+    def _open_picked(self, picked: tuple[str | None, str] | None) -> None:
+        if picked is not None:
+            self.open_in_main(*picked)
+
+    def open_in_main(self, profile: str | None, session_id: str) -> None:
+        """Back to the main screen (over statistics too), showing the session."""
+        main = self.main
+        while self.app.screen is not main and len(self.app.screen_stack) > 1:
+            self.app.pop_screen()
+        main.open_session(session_id, profile=profile)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()
+
+
+class UsageCheckScreen(ModalScreen[tuple[str | None, str] | None]):
+    """The accounting check: each kind with its count and what it means; Enter on a kind lists
+    its sessions, Enter on a session opens it in the main screen."""
+
+    DEFAULT_CSS = """
+    UsageCheckScreen {
+        align: center middle;
+        background: $background 60%;
+    }
+    UsageCheckScreen #check-box {
+        width: 90%;
+        max-width: 100;
+        height: 90%;
+        border: round $accent;
+        border-title-color: $accent;
+        background: $surface;
+        padding: 0 1;
+    }
+    UsageCheckScreen OptionList {
+        height: 1fr;
+    }
+    UsageCheckScreen #check-status {
+        height: auto;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "back", "Back")]
+
+    def __init__(self, source: UsageSource, data: UsageData, tz: Any) -> None:
+        super().__init__()
+        self.source = source
+        self.data = data
+        self.tz = tz
+        self.kind: str | None = None
+        self.found: list[tuple[str | None, str]] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="check-box"):
+            yield OptionList(id="check-list")
+            yield Static(Text(""), id="check-status")
+
+    def on_mount(self) -> None:
+        self.query_one("#check-box").border_title = f"Accounting check, {self.data.choice.range_label}"
+        self.show_kinds()
+
+    def show_kinds(self) -> None:
+        self.kind = None
+        options = self.query_one("#check-list", OptionList)
+        options.clear_options()
+        for kind, count, explanation in check_rows(self.data.check):
+            prompt = Text()
+            prompt.append(f"{count:>6,}  {KIND_WORDS[kind]}\n", style="bold")
+            prompt.append(explanation)
+            options.add_option(Option(prompt, id=kind, disabled=count == 0))
+        models = self.data.check.models
+        status = "Enter lists the sessions of a kind."
+        if models:
+            named = ", ".join(one_line(m.model, 32) for m in models[:4])
+            status += f" Unpriced models: {named}" + (" …" if len(models) > 4 else "")
+        self.query_one("#check-status", Static).update(Text(status))
+        options.focus()
+
+    @on(OptionList.OptionSelected, "#check-list")
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        if self.kind is None:
+            self.kind = event.option.id
+            self.query_one("#check-status", Static).update(Text("loading…"))
+            self.list_worker(str(self.kind))
+            return
+        index = event.option_index
+        if 0 <= index < len(self.found):
+            self.dismiss(self.found[index])
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="usage-check", description="check list")
+    def list_worker(self, kind: str) -> None:
+        try:
+            found = self.source.check_sessions(
+                kind, self.data.check, self.data.since, self.tz, CHECK_LIST_LIMIT
+            )
+        except Exception as exc:
+            self.app.call_from_thread(self._status, f"not available: {error_text(exc)}")
+            return
+        self.app.call_from_thread(self._show_ids, kind, found)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#check-status", Static).update(Text(one_line(text)))
+
+    def _show_ids(self, kind: str, found: list[tuple[str | None, str]]) -> None:
+        if kind != self.kind:
+            return
+        self.found = found
+        options = self.query_one("#check-list", OptionList)
+        options.clear_options()
+        for profile, sid in found:
+            where = f"{one_line(profile, 24)}: " if profile is not None else ""
+            options.add_option(Option(Text(f"{where}{one_line(sid)}")))
+        total = self.data.check.counts.get(kind, 0)
+        more = f" (the first {len(found):,})" if len(found) < total else ""
+        self._status(f"{KIND_WORDS[kind]}: {total:,} sessions{more}. Enter opens one; Esc back to the kinds.")
+        options.focus()
+
+    def action_back(self) -> None:
+        if self.kind is not None:
+            self.show_kinds()
+        else:
+            self.dismiss(None)
