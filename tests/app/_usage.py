@@ -6,6 +6,7 @@ without a price, and a hostile model name."""
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -66,10 +67,10 @@ def write_session(
     db.end_session(sid, "user_exit")
 
 
-def build_usage_store(path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """The store; returns what the tests check against (the costliest session's id, ...)."""
+def build_usage_store(path: Path) -> None:
+    """The store (the clock of the store's sessions module is set back afterwards)."""
     clock = Clock()
-    with monkeypatch.context() as m:
+    with pytest.MonkeyPatch.context() as m:
         m.setattr(sessions_module, "time", clock)
         with SessionDB(path) as db:
             n = 0
@@ -110,4 +111,23 @@ def build_usage_store(path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, 
                 [dict(input_tokens=10, output_tokens=1, estimated_cost_usd=0.001, cost_status="estimated")],
                 model=HOSTILE_MODEL, title="evil\x1b[31m title",
             )  # fmt: skip
-    return {"costliest": "big-one", "no_tokens": {"no-tokens-1", "no-tokens-2"}}
+
+
+@pytest.fixture(scope="session")
+def usage_master(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("usage") / "state.db"
+    build_usage_store(path)
+    return path
+
+
+@pytest.fixture
+def usage_db(usage_master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the usage store; the local zone is UTC (days are UTC days)."""
+    monkeypatch.setenv("TZ", "UTC")
+    target = tmp_path / "usage" / "state.db"
+    target.parent.mkdir()
+    for suffix in ("", "-wal"):
+        src = Path(str(usage_master) + suffix)
+        if src.exists():
+            shutil.copy(src, str(target) + suffix)
+    return target

@@ -297,6 +297,8 @@ class UsageCheckScreen(ModalScreen[tuple[str | None, str] | None]):
             named = ", ".join(one_line(m.model, 32) for m in models[:4])
             status += f" Unpriced models: {named}" + (" …" if len(models) > 4 else "")
         self.query_one("#check-status", Static).update(Text(status))
+        enabled = [i for i in range(options.option_count) if not options.get_option_at_index(i).disabled]
+        options.highlighted = enabled[0] if enabled else None
         options.focus()
 
     @on(OptionList.OptionSelected, "#check-list")
@@ -334,6 +336,7 @@ class UsageCheckScreen(ModalScreen[tuple[str | None, str] | None]):
         for profile, sid in found:
             where = f"{one_line(profile, 24)}: " if profile is not None else ""
             options.add_option(Option(Text(f"{where}{one_line(sid)}")))
+        options.highlighted = 0 if found else None
         total = self.data.check.counts.get(kind, 0)
         more = f" (the first {len(found):,})" if len(found) < total else ""
         self._status(f"{KIND_WORDS[kind]}: {total:,} sessions{more}. Enter opens one; Esc back to the kinds.")
