@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hermes_tui.formatting import format_cost, plural
-from hermes_tui.safe_text import one_line
+from hermes_tui.safe_text import cell_width, one_line
 from hermes_tui.state import (
     CHECK_KINDS,
     BudgetStatus,
@@ -244,6 +244,21 @@ def chart_data(report: UsageReport, metric: str, width: int = 80) -> ChartData:
     )
 
 
+def legend_rows(names: Sequence[str], width: int) -> list[list[int]]:
+    """The legend's entries (indices of `names`) per line, each entry (a 3-cell swatch, the
+    name, a 3-cell gap) whole on one line within `width` cells."""
+    rows: list[list[int]] = [[]]
+    used = 0
+    for i, name in enumerate(names):
+        need = 3 + cell_width(name)
+        if rows[-1] and used + need > width:
+            rows.append([])
+            used = 0
+        rows[-1].append(i)
+        used += need + 3
+    return rows if rows[0] else []
+
+
 # ---------------------------------------------------------------- the text around it
 def heading(data: UsageData, tz_name: str, federated_profiles: Sequence[str] = ()) -> str:
     c = data.choice
@@ -283,16 +298,20 @@ def check_line(check: UsageCheck) -> str:
     return f"Check (c): {counts}"
 
 
-def session_rows(sessions: Sequence[UsageSession], federated: bool) -> list[tuple[str, ...]]:
-    """The costliest sessions' cells: title (or id), [profile,] model, tokens, cost; inert."""
+def session_rows(
+    sessions: Sequence[UsageSession], federated: bool, width: int = 120
+) -> list[tuple[str, ...]]:
+    """The costliest sessions' cells: title (or id), [profile,] model, tokens, cost; inert, and
+    cut so that a row fits `width` cells (80 columns: no horizontal scrolling)."""
+    wide = width >= 110
+    title_w, model_w, profile_w = (48, 28, 16) if wide else (26 - (8 if federated else 0), 20, 10)
     rows = []
     for s in sessions:
-        name = one_line(s.title, 48) or one_line(s.session_id, 48)
-        cells = [name]
+        cells = [one_line(s.title, title_w) or one_line(s.session_id, title_w)]
         if federated:
-            cells.append(one_line(s.profile, 16))
+            cells.append(one_line(s.profile, profile_w))
         cells += [
-            one_line(s.model, 28) or "-",
+            one_line(s.model, model_w) or "-",
             f"{s.figures.total_tokens:,}",
             format_cost(s.figures.cost_usd, places=4),
         ]

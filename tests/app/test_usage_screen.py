@@ -8,11 +8,20 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from textual.color import Color
+from textual.theme import BUILTIN_THEMES
 from textual.widgets import DataTable, OptionList, Static
 
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.stats import StatsScreen
-from hermes_tui.app.screens.usage import UsageCheckScreen, UsageScreen
+from hermes_tui.app.screens.usage import (
+    MIN_CONTRAST,
+    MIN_DISTANCE,
+    UsageCheckScreen,
+    UsageScreen,
+    colour_distance,
+    series_colours,
+)
 from hermes_tui.state import SessionDB, last_days_start, local_tz
 
 from ._support import make_app, settle
@@ -166,3 +175,16 @@ async def test_real_clock_this_month_holds_what_was_just_spent(tmp_path: Path, m
         assert data.report.total.cost_usd == 0.75 and data.month.month_to_date.cost_usd == 0.75
         assert data.sessions[0].session_id == "today"
         assert "Range: $0.75 estimated · 1,500 tokens" in text_of(screen, "#usage-summary")
+
+
+def test_series_colours_stand_out_in_every_theme() -> None:
+    """Six distinct colours, each apart from the surface it is drawn on, for every built-in
+    theme (the screen reads `App.theme_variables`, which these are)."""
+    for name, theme in BUILTIN_THEMES.items():
+        variables = theme.to_color_system().generate()
+        surface = Color.parse(variables["surface"])
+        colours = [Color(*rgb) for rgb in series_colours(variables)]
+        assert len(colours) == 6, name
+        for i, c in enumerate(colours):
+            assert abs(c.brightness - surface.brightness) >= MIN_CONTRAST, (name, i, c.hex)
+            assert all(colour_distance(c, o) >= MIN_DISTANCE for o in colours[:i]), (name, i, c.hex)

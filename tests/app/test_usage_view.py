@@ -17,6 +17,7 @@ from hermes_tui.app.usage_view import (
     chart_data,
     check_line,
     heading,
+    legend_rows,
     load_usage,
     session_rows,
     short_label,
@@ -140,3 +141,13 @@ def test_lines_and_rows(usage_db: Path) -> None:
     hostile = next(r for r in session_rows(every, federated=False) if r[1].startswith("evil"))
     assert all(is_inert(c) for c in hostile) and hostile[1] == "evil␛]52;c;cHduZWQ=␇model"
     assert HOSTILE_MODEL not in hostile
+
+
+def test_legend_entries_stay_whole_on_their_line() -> None:
+    names = ["openai/gpt-4.1", "anthropic/claude-sonnet-4", "google/gemini-2.5-pro", "evil␛]52;c;model", "x"]
+    rows = legend_rows(names, 74)
+    assert [i for row in rows for i in row] == [0, 1, 2, 3, 4]
+    for row in rows:
+        assert sum(3 + len(names[i]) for i in row) + 3 * (len(row) - 1) <= 74
+    assert legend_rows(names, 400) == [[0, 1, 2, 3, 4]] and legend_rows([], 80) == []
+    assert legend_rows(["a" * 90], 20) == [[0]]  # a name wider than the line still shows (cut by the widget)

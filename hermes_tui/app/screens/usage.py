@@ -9,6 +9,7 @@ values (series, labels, lines), whose store text is already inert.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -33,6 +34,7 @@ from hermes_tui.app.usage_view import (
     chart_data,
     check_rows,
     heading,
+    legend_rows,
     load_usage,
     session_rows,
     summary_lines,
@@ -43,10 +45,52 @@ from hermes_tui.state import local_tz
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
 
-#: The theme colours the stacked series take, in order (readable on every theme's surface).
-SERIES_COLOURS = ("primary", "secondary", "accent", "success", "warning", "error")
+#: The theme colours the stacked series take, in order of preference.
+SERIES_COLOURS = ("primary", "accent", "success", "error", "warning", "secondary")
+#: A series colour's least brightness difference from the surface, and least RGB distance from
+#: the colours before it (themes repeat colours: textual-dark's accent is its warning).
+MIN_CONTRAST = 0.2
+MIN_DISTANCE = 60.0
+#: Series drawn (`usage_view.MAX_SERIES` and "other").
+SERIES_NEEDED = 6
 #: Ids listed per kind by the check list (the CLI's `--list` pages through more).
 CHECK_LIST_LIMIT = 200
+
+
+def colour_distance(a: Color, b: Color) -> float:
+    return float(((a.r - b.r) ** 2 + (a.g - b.g) ** 2 + (a.b - b.b) ** 2) ** 0.5)
+
+
+def series_colours(variables: Mapping[str, str]) -> list[tuple[int, int, int]]:
+    """`SERIES_NEEDED` distinct colours from a theme's variables (`App.theme_variables`), each
+    moved away from the surface's brightness until it stands out on it: the chart reads in
+    every theme, dark or light."""
+    surface = Color.parse(variables.get("surface") or variables.get("background") or "#000000")
+    dark = surface.brightness < 0.5
+    found: list[Color] = []
+
+    def add(colour: Color) -> None:
+        for _ in range(10):
+            if abs(colour.brightness - surface.brightness) >= MIN_CONTRAST:
+                break
+            colour = colour.lighten(0.08) if dark else colour.darken(0.08)
+        if abs(colour.brightness - surface.brightness) >= MIN_CONTRAST and all(
+            colour_distance(colour, c) >= MIN_DISTANCE for c in found
+        ):
+            found.append(colour)
+
+    for name in SERIES_COLOURS:
+        if variables.get(name):
+            add(Color.parse(variables[name]))
+    for step in (0.25, -0.25, 0.45, -0.45):  # too few: shades of the ones found
+        for base in list(found):
+            if len(found) >= SERIES_NEEDED:
+                break
+            add(base.lighten(step) if step > 0 else base.darken(-step))
+    fallback = Color.parse("#ffffff" if dark else "#000000")
+    while len(found) < SERIES_NEEDED:
+        found.append(fallback)
+    return [c.rgb for c in found[:SERIES_NEEDED]]
 
 
 def usage_source(main: MainScreen) -> UsageSource | None:
@@ -78,14 +122,15 @@ class UsageScreen(Screen[None]):
         padding: 0 1;
     }
     UsageScreen #usage-chart {
-        height: 1fr;
+        height: 2fr;
         min-height: 6;
     }
     UsageScreen #usage-legend, UsageScreen #usage-summary {
         height: auto;
     }
     UsageScreen #usage-sessions {
-        height: 6;
+        height: 1fr;
+        min-height: 4;
     }
     """
 
@@ -121,7 +166,7 @@ class UsageScreen(Screen[None]):
         self.query_one("#usage-body").border_title = "Usage"
         table = self.query_one("#usage-sessions", DataTable)
         profile = ["profile"] if self.source.federated else []
-        table.add_columns("costliest sessions of the range", *profile, "model", "tokens", "cost")
+        table.add_columns("costliest sessions", *profile, "model", "tokens", "cost")
         table.focus()
         self.load_worker(self.choice)
 
@@ -152,9 +197,7 @@ class UsageScreen(Screen[None]):
         self._fill_sessions(data)
 
     def _colours(self) -> list[tuple[int, int, int]]:
-        theme = self.app.current_theme
-        found = [getattr(theme, name, None) for name in SERIES_COLOURS]
-        return [Color.parse(c).rgb for c in found if c]
+        return series_colours(self.app.theme_variables)
 
     def _draw(self, chart: ChartData) -> None:
         plot = self.query_one("#usage-chart", PlotextPlot)
@@ -174,14 +217,16 @@ class UsageScreen(Screen[None]):
         plt.xticks(chart.ticks, chart.tick_labels)
         plot.refresh()
         # the legend under the chart, not plotext's (drawn over the bars of a short chart)
-        legend = Text(no_wrap=False)
-        for n, (name, _v) in enumerate(chart.series):
-            if name == ALL:
-                continue
-            r, g, b = colours[n % len(colours)]
-            legend.append("██ ", style=f"rgb({r},{g},{b})")
-            legend.append(name)  # inert already (usage_view.group_name)
-            legend.append("   ")
+        legend = Text(no_wrap=True, overflow="ellipsis")
+        names = [name for name, _v in chart.series if name != ALL]
+        for row in legend_rows(names, max(20, self.size.width - 6)):
+            if legend:
+                legend.append("\n")
+            for n in row:
+                r, g, b = colours[n % len(colours)]
+                legend.append("██ ", style=f"rgb({r},{g},{b})")
+                legend.append(names[n])  # inert already (usage_view.group_name)
+                legend.append("   ")
         self.query_one("#usage-legend", Static).update(legend)
 
     def _fill_sessions(self, data: UsageData) -> None:
@@ -189,7 +234,7 @@ class UsageScreen(Screen[None]):
         table.clear()
         federated = self.source.federated
         self.session_keys = [(s.profile, s.session_id) for s in data.sessions]
-        for n, cells in enumerate(session_rows(data.sessions, federated)):
+        for n, cells in enumerate(session_rows(data.sessions, federated, self.size.width)):
             table.add_row(*(Text(c) for c in cells), key=str(n))
 
     # ------------------------------------------------------------------ keys
