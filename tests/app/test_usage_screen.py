@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from textual.color import Color
 from textual.theme import BUILTIN_THEMES
 from textual.widgets import DataTable, OptionList, Static
@@ -188,3 +189,57 @@ def test_series_colours_stand_out_in_every_theme() -> None:
         for i, c in enumerate(colours):
             assert abs(c.brightness - surface.brightness) >= MIN_CONTRAST, (name, i, c.hex)
             assert all(colour_distance(c, o) >= MIN_DISTANCE for o in colours[:i]), (name, i, c.hex)
+
+
+async def test_several_profiles_stack_by_profile_and_open_in_their_store(
+    usage_master: Path, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Over every profile (`--all`): the figures add up across stores, `g` reaches "profile",
+    and a costly session or a check's session opens in its own store."""
+    import shutil
+
+    from ._profiles import federated_app
+
+    monkeypatch.setenv("TZ", "UTC")
+    home = tmp_path / "hermes"
+    for target in (home / "state.db", home / "profiles" / "work" / "state.db"):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for suffix in ("", "-wal"):
+            if Path(f"{usage_master}{suffix}").exists():
+                shutil.copy(f"{usage_master}{suffix}", f"{target}{suffix}")
+    with SessionDB(usage_master, read_only=True) as db:
+        one = db.usage_report("day", None, last_days_start(30, local_tz(), NOW), None, local_tz(), NOW).total
+    app = federated_app(home)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await open_usage(pilot)
+        assert screen.source.federated and screen.source.profiles == ("default", "work")
+        data = screen.data
+        assert data is not None and data.report.total.cost_usd == pytest.approx(2 * one.cost_usd)
+        assert data.report.total.sessions == 2 * one.sessions
+        await pilot.press("g", "g")  # model -> source -> profile
+        await settle(pilot)
+        data = screen.data
+        assert data.choice.group == "profile" and set(data.report.groups) == {"default", "work"}
+        assert data.report.groups["work"].cost_usd == pytest.approx(one.cost_usd)
+        assert "2 profiles" in text_of(screen, "#usage-head")
+        assert screen.session_keys[:2] == [("default", "big-one"), ("work", "big-one")]
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        main = app.screen
+        assert isinstance(main, MainScreen)
+        assert (main.current_profile, main.selected_session_id) == ("work", "big-one")
+        screen = await open_usage(pilot)
+        await pilot.press("c", "enter")  # no tokens, over both stores
+        await settle(pilot)
+        options = app.screen.query_one("#check-list", OptionList)
+        ids = [plain(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert ids == [
+            "default: no-tokens-1",
+            "default: no-tokens-2",
+            "work: no-tokens-1",
+            "work: no-tokens-2",
+        ]
+        options.highlighted = 3
+        await pilot.press("enter")
+        await settle(pilot)
+        assert (main.current_profile, main.selected_session_id) == ("work", "no-tokens-2")
