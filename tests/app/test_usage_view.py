@@ -151,3 +151,16 @@ def test_legend_entries_stay_whole_on_their_line() -> None:
         assert sum(3 + len(names[i]) for i in row) + 3 * (len(row) - 1) <= 74
     assert legend_rows(names, 400) == [[0, 1, 2, 3, 4]] and legend_rows([], 80) == []
     assert legend_rows(["a" * 90], 20) == [[0]]  # a name wider than the line still shows (cut by the widget)
+
+
+def test_the_browser_starts_without_importing_plotext() -> None:
+    """The chart library loads with the first Usage screen, not with every start."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, hermes_tui.app.app; "
+        "print(any(m.startswith(('plotext', 'textual_plotext')) for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
