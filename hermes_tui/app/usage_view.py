@@ -178,6 +178,13 @@ class ChartData:
     y_label: str
     empty: bool
     periods: list[str] = field(default_factory=list)
+    #: Per period, the cache-read share of its prompt tokens in percent (None without prompts).
+    cache_share: list[float | None] = field(default_factory=list)
+
+    def share_points(self) -> tuple[list[int], list[float]]:
+        """(x, percent) of the periods that had prompt tokens: the share's line skips the rest."""
+        found = [(x, s) for x, s in zip(self.x, self.cache_share, strict=True) if s is not None]
+        return [x for x, _s in found], [s for _x, s in found]
 
 
 def metric_value(f: UsageFigures, metric: str) -> float:
@@ -241,6 +248,7 @@ def chart_data(report: UsageReport, metric: str, width: int = 80) -> ChartData:
         y_label="USD" if metric == "cost" else "thousand tokens",
         empty=empty,
         periods=[p.label for p in report.periods],
+        cache_share=[None if s is None else 100 * s for s in (f.cache_read_share for f in report.series())],
     )
 
 

@@ -164,3 +164,16 @@ def test_the_browser_starts_without_importing_plotext() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_the_cache_read_share_per_period_skips_periods_without_prompts(usage_db: Path) -> None:
+    with SessionDB(usage_db, read_only=True) as db:
+        data = load_usage(UsageSource(db=db), UsageChoice(days=30, metric="tokens"), dt.UTC, NOW)
+    chart = chart_data(data.report, "tokens")
+    xs, shares = chart.share_points()
+    series = data.report.series()
+    assert xs == [i + 1 for i, f in enumerate(series) if f.prompt_tokens]
+    assert 0 < len(xs) < len(series)  # the store has days without usage
+    for x, share in zip(xs, shares, strict=True):
+        f = series[x - 1]
+        assert share == pytest.approx(100 * f.cache_read_tokens / f.prompt_tokens)

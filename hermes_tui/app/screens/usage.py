@@ -204,6 +204,9 @@ class UsageScreen(Screen[None]):
         self.query_one("#usage-summary", Static).update(Text("\n".join(summary_lines(data))))
         self._fill_sessions(data)
 
+    def _share_colour(self) -> tuple[int, int, int]:
+        return Color.parse(self.app.theme_variables.get("foreground") or "#ffffff").rgb
+
     def _colours(self) -> list[tuple[int, int, int]]:
         return series_colours(self.app.theme_variables)
 
@@ -223,6 +226,12 @@ class UsageScreen(Screen[None]):
         else:
             plt.stacked_bar(chart.x, values, color=colours[: len(values)])
         plt.xticks(chart.ticks, chart.tick_labels)
+        xs, shares = chart.share_points()
+        show_share = self.choice.metric == "tokens" and bool(xs)
+        if show_share:
+            # the cache-read share of each period's prompt tokens, on the right axis
+            plt.plot(xs, shares, yside="right", marker="dot", color=self._share_colour())
+            plt.ylim(0, 100, yside="right")
         plot.refresh()
         # the legend under the chart, not plotext's (drawn over the bars of a short chart)
         legend = Text(no_wrap=True, overflow="ellipsis")
@@ -235,6 +244,8 @@ class UsageScreen(Screen[None]):
                 legend.append("██ ", style=f"rgb({r},{g},{b})")
                 legend.append(names[n])  # inert already (usage_view.group_name)
                 legend.append("   ")
+        if show_share:
+            legend.append("\n• cache read, % of prompt tokens (right axis)")
         self.query_one("#usage-legend", Static).update(legend)
 
     def _fill_sessions(self, data: UsageData) -> None:
