@@ -1,12 +1,16 @@
-"""`hermes-tui sessions usage --budget USD` as a cron job runs it (issue 37, item 4): the installed
-console script in a subprocess, on a store written by hermes-agent 0.19.0 just now (the real
-clock), its exit code documented in `sessions --help` and docs/cli.md (10 when over)."""
+"""`hermes-tui sessions usage --budget USD` as a cron job runs it (issue 37, item 4), and the Usage
+screen (item 3) in the installed browser in a pty: the installed console script, on a store
+written by hermes-agent 0.19.0 just now (the real clock); the budget's exit code is the one
+documented in `sessions --help` and docs/cli.md (10 when over)."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from hermes_tui.cli.errors import EXIT_CODES
 
@@ -72,3 +76,20 @@ def test_budget_of_a_store_without_usage_is_unknown_not_over(hermes_tui_bin, pee
     proc = usage(hermes_tui_bin, db_path, "--budget", "0")
     assert proc.returncode == 0 and "the cost is unknown" in proc.stdout
     assert proc.stderr.startswith("warning: budget not checked")
+
+
+def test_usage_screen_in_the_installed_browser(peer_db, term, db_path) -> None:  # type: ignore[no-untyped-def]
+    """U opens the Usage screen over a 0.19.0 store spent on just now (the real clock): its
+    cost is this month's, the check counts the unpriced session, Enter opens the costliest."""
+    pytest.importorskip("pyte", reason="e2e tests need the dev extras (pexpect, pyte)")
+    spend(peer_db())
+    t = term("--db", db_path)
+    t.wait_for("summarise the logs")
+    t.press("U")
+    t.wait_for("Month to date")
+    t.wait_for("costliest sessions")
+    assert t.has("Range: $0.42 estimated") and t.has(re.compile(r"Month to date \(.*\): \$0\.42 estimated"))
+    assert t.has("Check (c): 0 no tokens · 1 unpriced")
+    t.press("enter")
+    t.wait_gone("costliest sessions")
+    t.wait_for("cron-1 · cli")  # the header of the session opened
