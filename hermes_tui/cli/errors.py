@@ -45,6 +45,7 @@ EXIT_CODES: dict[str, int] = {
     "ambiguous": 7,
     "invalid": 8,
     "damaged": 9,
+    "over_budget": 10,
     "interrupted": 130,
 }
 
