@@ -181,10 +181,40 @@ class ChartData:
     #: Per period, the cache-read share of its prompt tokens in percent (None without prompts).
     cache_share: list[float | None] = field(default_factory=list)
 
+    def segments(self) -> list[tuple[int, float, int]]:
+        """The stacked bars as `(x, top, series)` pieces, each drawn from 0 to `top`, a period's
+        tallest first so the lower pieces paint over it; a series with nothing in a period has
+        no piece there.
+
+        Why not plotext's `stacked_bar`: it draws a zero-height bar as blanks over the chart's
+        bottom row, so a period whose first series is zero lost its lowest row and its bar
+        floated above the axis (seen on the Usage screen)."""
+        pieces: list[tuple[int, float, int]] = []
+        for j, x in enumerate(self.x):
+            top = 0.0
+            mine: list[tuple[int, float, int]] = []
+            for i, (_name, values) in enumerate(self.series):
+                if values[j] > 0:
+                    top += values[j]
+                    mine.append((x, top, i))
+            pieces += reversed(mine)
+        return pieces
+
     def share_points(self) -> tuple[list[int], list[float]]:
         """(x, percent) of the periods that had prompt tokens: the share's line skips the rest."""
         found = [(x, s) for x, s in zip(self.x, self.cache_share, strict=True) if s is not None]
         return [x for x, _s in found], [s for _x, s in found]
+
+
+def draw_bars(plt: Any, chart: ChartData, colours: Sequence[tuple[int, int, int]]) -> None:
+    """Draw `chart`'s stacked bars on a plotext figure `plt` (plotext's module or a
+    textual-plotext widget's `plt`): one bar per piece of `ChartData.segments`."""
+    for x, top, i in chart.segments():
+        plt.bar([x], [top], color=colours[i % len(colours)], width=0.8, reset_ticks=False)
+    plt.xlim(0.5, len(chart.x) + 0.5)
+    if chart.empty:
+        plt.ylim(0, 1)
+    plt.xticks(chart.ticks, chart.tick_labels)
 
 
 def metric_value(f: UsageFigures, metric: str) -> float:

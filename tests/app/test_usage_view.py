@@ -5,6 +5,7 @@ and labels, the summary lines, the costliest sessions' rows, and store text made
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,12 @@ import pytest
 from hermes_tui.app.usage_view import (
     MAX_SERIES,
     OTHER,
+    ChartData,
     UsageChoice,
     UsageSource,
     chart_data,
     check_line,
+    draw_bars,
     heading,
     legend_rows,
     load_usage,
@@ -177,3 +180,29 @@ def test_the_cache_read_share_per_period_skips_periods_without_prompts(usage_db:
     for x, share in zip(xs, shares, strict=True):
         f = series[x - 1]
         assert share == pytest.approx(100 * f.cache_read_tokens / f.prompt_tokens)
+
+
+def test_a_period_whose_first_series_is_zero_keeps_its_bar_on_the_axis() -> None:
+    """plotext's stacked_bar blanked the bottom row under a zero first series (its zero-height
+    bar is drawn as spaces), so such a period's bar floated a row above the axis."""
+    import plotext
+
+    chart = ChartData(
+        x=[1, 2, 3],
+        series=[("a", [2.0, 0.0, 1.0]), ("b", [1.0, 3.0, 0.0])],
+        ticks=[1, 2, 3],
+        tick_labels=["1", "2", "3"],
+        y_label="USD",
+        empty=False,
+    )
+    assert chart.segments() == [(1, 3.0, 1), (1, 2.0, 0), (2, 3.0, 1), (3, 1.0, 0)]
+    plotext.clear_figure()
+    plotext.plotsize(40, 12)
+    plotext.theme("clear")
+    draw_bars(plotext, chart, [(1, 1, 1)])
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in plotext.build().splitlines()]
+    bottom = next(line for line in reversed(lines) if "┤" in line)  # the 0 tick's row
+    axis = next(line for line in lines if "┬" in line)  # the x axis: a ┬ under each period
+    columns = [i for i, ch in enumerate(axis) if ch == "┬"]
+    assert len(columns) == 3
+    assert [bottom[c] for c in columns] == ["█"] * 3

@@ -32,6 +32,7 @@ from hermes_tui.app.usage_view import (
     UsageSource,
     chart_data,
     check_rows,
+    draw_bars,
     heading,
     legend_rows,
     load_usage,
@@ -212,20 +213,13 @@ class UsageScreen(Screen[None]):
 
     def _draw(self, chart: ChartData) -> None:
         plot = self.query_one("#usage-chart", _plot_widget())
-        # Any: textual-plotext's stubs name `label` for stacked_bar, whose code takes `labels`
-        # and one colour per series
-        plt: Any = plot.plt
+        plt: Any = plot.plt  # textual-plotext's stubs are narrower than plotext's own calls
         plt.clear_data()
         plt.clear_figure()
         if chart.empty:
             plt.title("no usage recorded in this range")
         colours = self._colours()
-        values = [v for _n, v in chart.series]
-        if len(values) == 1:
-            plt.bar(chart.x, values[0], color=colours[0])
-        else:
-            plt.stacked_bar(chart.x, values, color=colours[: len(values)])
-        plt.xticks(chart.ticks, chart.tick_labels)
+        draw_bars(plt, chart, colours)
         xs, shares = chart.share_points()
         show_share = self.choice.metric == "tokens" and bool(xs)
         if show_share:
