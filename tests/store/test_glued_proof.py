@@ -9,8 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB
-from hermes_tui.state import search as search_module
-from hermes_tui.state.search import _glued_text, _latin_terms, _may_glue, _rarest_trigram
+from hermes_tui.state.search import fallback as search_module
+from hermes_tui.state.search.fallback import glued_text as _glued_text
+from hermes_tui.state.search.fallback import may_glue as _may_glue
+from hermes_tui.state.search.fallback import rarest_trigram as _rarest_trigram
+from hermes_tui.state.search.parse import latin_terms as _latin_terms
 
 TEXTS = (
     "修改zeppelin服务端",  # glued both sides
