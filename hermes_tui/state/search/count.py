@@ -5,18 +5,19 @@ Counting stops at a cap (`(cap, False)`: "at least cap") and never scores a matc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
 
 from .. import sql_fragments as Q
-from ..fts_query import OPERATORS, expand_prefixes, quote_tokens
+from ..fts_query import expand_prefixes
 from . import parse as P
 from .fallback import glued_text
-from .model import FTS5, FTS_CJK, TRIGRAM, SortOrder, store_errors
-from .parse import UNINDEXED_SOURCES, latin_terms, or_relaxed, strip_cjk_wildcards, trigram_eligible
+from .model import FTS5, FTS_CJK, TRIGRAM, Filters, SortOrder, store_errors
+from .parse import UNINDEXED_SOURCES, ParsedQuery
 from .routes import RoutesMixin
-from .scan import any_token_like
+from .scan import LikeCondition, like_where, scan_condition
 from .sql import ids_between
 
 
@@ -43,98 +44,110 @@ class CountMixin(RoutesMixin):
         """
         if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
             return 0, True
-        todays = Q.todays_hermes(self)
-        parsed = P.parse_query(query, todays)
+        parsed = P.parse_query(query, Q.todays_hermes(self))
         if parsed is None:
             return 0, True
-        q = parsed.q
         cap = max(int(cap), 0)
-        ranked = SortOrder.parse(sort) is SortOrder.RANK
         filters = self._search_filters(source_filter, exclude_sources, role_filter, include_inactive)
         tool_role = "tool" in (role_filter or ())
-        cjk_ready = self._cjk_ready()
-        rows_from = "FROM messages m JOIN sessions s ON s.id = m.session_id"
         try:
-            if todays and tool_role:
-                like = self._like_where(q)
-                return self._count_sql(rows_from, like[0], like[1], filters, cap) if like else (0, True)
+            if parsed.todays and tool_role:
+                return self._count_like(like_where(parsed.boolean), filters, cap)
             if parsed.cjk:
-                raw = (strip_cjk_wildcards(q) if todays else q).strip('"').strip()
-                gap = self._unindexed_range()
-                unindexed = todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
-                for route in self._cjk_routes(raw, ranked, tool_role, cjk_ready, unindexed):
-                    try:
-                        counted = self._count_fts(route.index, quote_tokens(raw), filters, cap)
-                    except apsw.SQLError:
-                        continue
-                    return (
-                        self._count_gap(raw, gap, filters, cap, counted)
-                        if gap and route is TRIGRAM
-                        else counted
-                    )
-                if todays:
-                    raw = " OR ".join(t for t in raw.split() if t.upper() not in OPERATORS) or raw
-                reach = self._side_reach() if self._side_eligible(raw, tool_role) else None
-                if reach is not None:
-                    try:
-                        self._attach_side()
-                        if reach[0] >= reach[1]:
-                            return self._count_fts(
-                                "cjk_side.side_fts", quote_tokens(raw), filters, cap, alias="f"
-                            )
-                        held = self._count_fts(
-                            "cjk_side.side_fts",
-                            quote_tokens(raw),
-                            ids_between(filters, None, reach[0]),
-                            cap,
-                            alias="f",
-                        )
-                        return self._count_gap(raw, reach, filters, cap, held)
-                    except apsw.SQLError:
-                        pass
-                like = any_token_like(raw) if todays else self._like_where(raw)
-                if like is None:
-                    return 0, True
-                sql, params, _terms = like
-                return self._count_sql(rows_from, sql, params, filters, cap)
-            found = self._probe([(FTS5.index, expand_prefixes(q, self._prefix_terms) or q)])
-            if found is None:  # FTS5 rejects the query: search() answers `[]`
-                return 0, True
-            gap = self._unindexed_range()
-            if gap:
-                indexed = self._count_fts(FTS5.index, q, filters, cap) if found[0] else (0, True)
-                return self._count_gap(q, gap, filters, cap, indexed)
-            if found[0]:
-                n, exact = self._count_fts(FTS5.index, q, filters, cap)
-                if n or not exact:
-                    return n, exact
-            if todays:
-                return self._count_todays_retries(q, filters, cap, cjk_ready)
-            if tool_role:
-                return 0, True
-            live, _probed = self._live_fallbacks(self._latin_fallback_routes(q, cjk_ready))
-            for route, quoted in live:
-                try:
-                    n, exact = self._count_glued(route.index, quoted, latin_terms(q), filters, cap)
-                except apsw.SQLError:
-                    continue
-                if n or not exact:
-                    return n, exact
-            return 0, True
+                ranked = SortOrder.parse(sort) is SortOrder.RANK
+                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                return self._count_cjk(parsed, filters, cap, ranked, tool_role, unindexed)
+            return self._count_latin(parsed, filters, cap, tool_role)
         except apsw.InterruptError:
             return 0, False
 
+    def _count_cjk(
+        self,
+        parsed: ParsedQuery,
+        filters: Filters,
+        cap: int,
+        ranked: bool,
+        tool_role: bool,
+        unindexed: bool,
+    ) -> tuple[int, bool]:
+        """`_search_cjk`'s routes counted: the first CJK index that runs, the side index, the scan."""
+        gap = self._unindexed_range()
+        for route in self._cjk_routes(parsed, ranked, tool_role, self._cjk_ready(), unindexed):
+            try:
+                counted = self._count_fts(route.index, parsed.cjk_match, filters, cap)
+            except apsw.SQLError:
+                continue
+            if gap and route is TRIGRAM:
+                return self._count_gap(like_where(parsed.cjk_boolean), gap, filters, cap, counted)
+            return counted
+        reach = self._side_reach() if self._side_eligible(parsed, tool_role) else None
+        if reach is not None:
+            try:
+                self._attach_side()
+                if reach[0] >= reach[1]:
+                    return self._count_fts("cjk_side.side_fts", parsed.scan_match, filters, cap, alias="f")
+                held = self._count_fts(
+                    "cjk_side.side_fts",
+                    parsed.scan_match,
+                    ids_between(filters, None, reach[0]),
+                    cap,
+                    alias="f",
+                )
+                return self._count_gap(like_where(parsed.scan_boolean), reach, filters, cap, held)
+            except apsw.SQLError:
+                pass
+        return self._count_like(scan_condition(parsed), filters, cap)
+
+    def _count_latin(
+        self, parsed: ParsedQuery, filters: Filters, cap: int, tool_role: bool
+    ) -> tuple[int, bool]:
+        """A Latin query's count: the unicode61 index, then the retries of the file's writer."""
+        q = parsed.q
+        found = self._probe([(FTS5.index, expand_prefixes(q, self._prefix_terms) or q)])
+        if found is None:  # FTS5 rejects the query: search() answers `[]`
+            return 0, True
+        gap = self._unindexed_range()
+        if gap:
+            indexed = self._count_fts(FTS5.index, q, filters, cap) if found[0] else (0, True)
+            return self._count_gap(like_where(parsed.boolean), gap, filters, cap, indexed)
+        if found[0]:
+            n, exact = self._count_fts(FTS5.index, q, filters, cap)
+            if n or not exact:
+                return n, exact
+        cjk_ready = self._cjk_ready()
+        if parsed.todays:
+            return self._count_todays_retries(parsed, filters, cap, cjk_ready)
+        if tool_role:
+            return 0, True
+        live, _probed = self._live_fallbacks(self._latin_fallback_routes(parsed, cjk_ready))
+        for route, quoted in live:
+            try:
+                n, exact = self._count_glued(route.index, quoted, parsed.terms, filters, cap)
+            except apsw.SQLError:
+                continue
+            if n or not exact:
+                return n, exact
+        return 0, True
+
+    def _count_like(self, cond: LikeCondition | None, filters: Filters, cap: int) -> tuple[int, bool]:
+        """The LIKE scan's rows counted (None: no positive term, no row)."""
+        if cond is None:
+            return 0, True
+        sql, params, _terms = cond
+        return self._count_sql(
+            "FROM messages m JOIN sessions s ON s.id = m.session_id", sql, params, filters, cap
+        )
+
     def _count_todays_retries(
-        self, q: str, filters: tuple[list[str], list[Any]], cap: int, cjk_ready: bool
+        self, parsed: ParsedQuery, filters: Filters, cap: int, cjk_ready: bool
     ) -> tuple[int, bool]:
         """`_todays_latin`'s retries counted: the first index that finds a row answers."""
-        quoted = quote_tokens(q.strip('"').strip())
+        quoted = parsed.retry_match
         tries = [(FTS_CJK.index, quoted)] if cjk_ready else []
-        if self.layout.has_trigram and trigram_eligible(q):
+        if self.layout.has_trigram and parsed.trigram_ok:
             tries.append((TRIGRAM.index, quoted))
-        relaxed = or_relaxed(q)
-        if relaxed is not None:
-            tries.append((FTS5.index, relaxed))
+        if parsed.relaxed is not None:
+            tries.append((FTS5.index, parsed.relaxed))
         for table, match in tries:
             try:
                 n, exact = self._count_fts(table, match, filters, cap)
@@ -146,14 +159,14 @@ class CountMixin(RoutesMixin):
 
     def _count_gap(
         self,
-        raw: str,
+        like: LikeCondition | None,
         gap: tuple[int, int],
-        filters: tuple[list[str], list[Any]],
+        filters: Filters,
         cap: int,
         indexed: tuple[int, bool],
     ) -> tuple[int, bool]:
-        """`indexed` plus the LIKE matches among the ids an interrupted conversion left out."""
-        like = self._like_where(raw)
+        """`indexed` plus the LIKE matches among the ids (lo, hi] an index does not hold (an
+        interrupted conversion, or the side index while it is built)."""
         if like is None or not indexed[1]:
             return indexed
         sql, params, _terms = like
@@ -194,7 +207,7 @@ class CountMixin(RoutesMixin):
     GLUED_SCAN_FACTOR = 8
 
     def _count_glued(
-        self, table: str, match: str, terms: list[str], filters: tuple[list[str], list[Any]], cap: int
+        self, table: str, match: str, terms: Sequence[str], filters: tuple[list[str], list[Any]], cap: int
     ) -> tuple[int, bool]:
         """The v23 retry's count: filtered matches whose term touches a CJK character."""
         where, params = filters

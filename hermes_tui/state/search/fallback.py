@@ -9,18 +9,19 @@ them (`_word_on_trigram`, `_glued_ids`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
 
-from ..fts_query import OPERATORS, contains_cjk, quote_tokens
+from ..fts_query import OPERATORS, contains_cjk
 from ..text import CONTENT_JSON_PREFIX, content_text
 from .model import FTS_CJK, TRIGRAM, Route, SearchOutcome, SortOrder
-from .parse import ParsedQuery, latin_terms
+from .parse import ParsedQuery
 from .probe import ProbeMixin
 
 
-def glued_text(content: Any, tool_name: str | None, tool_calls: str | None, terms: list[str]) -> bool:
+def glued_text(content: Any, tool_name: str | None, tool_calls: str | None, terms: Sequence[str]) -> bool:
     """Does a term of a v23 retry touch a CJK character in this row's text?"""
     text = " ".join(x for x in (content_text(content), tool_name or "", tool_calls or "") if x)
     for term in terms:
@@ -66,16 +67,15 @@ def may_glue(word: str, content: Any, tool_name: Any, tool_calls: Any) -> bool:
 class FallbackMixin(ProbeMixin):
     """Which v23 retries apply to a Latin query, which can have rows, and their answer."""
 
-    def _latin_fallback_routes(self, q: str, cjk_ready: bool) -> list[tuple[Route, str]]:
+    def _latin_fallback_routes(self, parsed: ParsedQuery, cjk_ready: bool) -> list[tuple[Route, str]]:
         """(route, quoted match) of v23's retries for a zero-result Latin query."""
-        terms = latin_terms(q)
-        if not terms:
+        if not parsed.terms:
             return []
-        quoted = quote_tokens(q.strip('"').strip())
+        quoted = parsed.retry_match
         routes: list[tuple[Route, str]] = []
         if cjk_ready:
             routes.append((FTS_CJK, quoted))
-        if self.layout.has_trigram and all(len(t) >= 3 for t in terms):
+        if self.layout.has_trigram and parsed.retry_trigram:
             routes.append((TRIGRAM, quoted))
         return routes
 
@@ -93,7 +93,7 @@ class FallbackMixin(ProbeMixin):
     # A retry's candidates for one word are read and checked whole up to this many rows.
     GLUED_SCAN_MAX = 256
 
-    def _glued_ids(self, tri: tuple[str, str], q: str) -> frozenset[int] | None:
+    def _glued_ids(self, tri: tuple[str, str], parsed: ParsedQuery) -> frozenset[int] | None:
         """Ids of every row where the plain word `q` touches a CJK character (None: more than
         `GLUED_SCAN_MAX` rows may hold it, so unknown). An empty set proves both v23 retries
         empty whatever the filters and order, as each keeps only such rows (`_word_on_trigram`).
@@ -123,7 +123,7 @@ class FallbackMixin(ProbeMixin):
             rows = conn.execute(fetch, (match, cap + 1)).fetchall()
             if len(rows) > cap:
                 return None
-        terms, low = latin_terms(q), word.lower()
+        terms, low = parsed.terms, word.lower()
         return frozenset(
             int(i) for i, c, t, tc in rows if may_glue(low, c, t, tc) and glued_text(c, t, tc, terms)
         )
@@ -173,7 +173,7 @@ class FallbackMixin(ProbeMixin):
     def _latin_fallback(
         self,
         out: SearchOutcome,
-        q: str,
+        parsed: ParsedQuery,
         filters: Any,
         order: SortOrder,
         limit: int,
@@ -187,7 +187,7 @@ class FallbackMixin(ProbeMixin):
         Only rows where a term really touches a CJK character are kept: without that check the
         trigram retry would turn every plain word into a substring match (`deploy` → `deployment`).
         """
-        terms = latin_terms(q)
+        terms = parsed.terms
         for route, quoted in routes:
             try:
                 # Over-fetch: rows failing the glued check are dropped after the query.
@@ -209,6 +209,6 @@ class FallbackMixin(ProbeMixin):
                 out.results, out.route = res, route.name
                 return
 
-    def _glued_to_cjk(self, message_id: int, terms: list[str]) -> bool:
+    def _glued_to_cjk(self, message_id: int, terms: Sequence[str]) -> bool:
         row = self._tuples("SELECT content, tool_name, tool_calls FROM messages WHERE id = ?", (message_id,))
         return bool(row) and glued_text(row[0][0], row[0][1], row[0][2], terms)

@@ -1,23 +1,34 @@
 """What a person typed, parsed once per search call: the `ParsedQuery` every route reads.
 
 The sanitizer (`fts_query.sanitize_fts5_query`, hermes-agent 0.19.0's or, on files of today's
-Hermes, the v31 writer's), the bounds (`fts_query.bound_query`), the CJK classification and the
-query forms today's Hermes retries with (`or_relaxed`, `strip_cjk_wildcards`, `trigram_eligible`).
+Hermes, the v31 writer's), the bounds (`fts_query.bound_query`) and the CJK classification run
+once in `parse_query`; every other form a route needs (quoted tokens for the CJK indexes, the
+boolean form the LIKE scan evaluates, the terms snippets mark, today's Hermes' retry forms) is
+derived from it on first use and kept with it, so no route sanitizes, splits or quotes again.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar, overload
 
 from ..fts_query import (
     MAX_FTS5_QUERY_CHARS,
     OPERATORS,
+    BoolQuery,
     bound_query,
     contains_cjk,
+    count_cjk,
+    has_lone_cjk_run,
+    parse_bool,
+    quote_tokens,
     sanitize_fts5_query,
 )
+
+T = TypeVar("T")
 
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9]{3,}")
 
@@ -28,17 +39,127 @@ def latin_terms(q: str) -> list[str]:
     return [t for t in terms if t]
 
 
-class ParsedQuery(NamedTuple):
-    """What `search()` derives from the typed text alone (no data): kept per query string.
+class _Once(Generic[T]):
+    """A value derived from a `ParsedQuery` on first read, then a plain attribute.
 
-    (A tuple: built for every new query string, where a frozen dataclass cost 1.5 µs more.)"""
+    (`functools.cached_property` takes a lock on every first read in Python 3.11; a parsed query
+    is only ever derived to the same value, so a race costs a recomputation, never a wrong one.)"""
 
-    q: str  # sanitised and bounded: the MATCH of the primary index
+    def __init__(self, derive: Callable[[Any], T]) -> None:
+        self.derive = derive
+        self.name = derive.__name__
+        self.__doc__ = derive.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Once[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | _Once[T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.derive(obj)
+        return value
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    """What `search()` and `search_count()` derive from the typed text alone (no data), built
+    once per query string (`parse_query`) and handed to every route.
+
+    `q` is the sanitised and bounded text, the MATCH of the primary index. The derived forms
+    below are computed on first use: a one-word search with hits reads none of them."""
+
+    q: str
     cjk: bool
     plain_word: bool  # one plain ASCII word: the trigram probe can stand for both v23 retries
     # FTS5 rejects it (an operator first or last, as `AND OR "" ***` leaves `OR ""`): upstream
     # answers `[]` after the error; this answers it without opening the index.
     rejected: bool = False
+    todays: bool = False  # sanitised by today's Hermes' rules (a v24+ file): its retry forms apply
+
+    # ---- Latin queries
+    @_Once
+    def terms(self) -> tuple[str, ...]:
+        """The words, quotes, prefix stars and operators removed: what snippets mark and what the
+        v23 retries check for a CJK neighbour."""
+        return tuple(latin_terms(self.q))
+
+    @_Once
+    def retry_match(self) -> str:
+        """Every token quoted: the MATCH of a Latin query's retry on the cjk and trigram indexes."""
+        return quote_tokens(self.q.strip('"').strip())
+
+    @_Once
+    def retry_trigram(self) -> bool:
+        """v23's trigram retry applies: every word has 3+ characters."""
+        return bool(self.terms) and all(len(t) >= 3 for t in self.terms)
+
+    @_Once
+    def trigram_ok(self) -> bool:
+        """Today's Hermes' trigram retry applies (`trigram_eligible`)."""
+        return trigram_eligible(self.q)
+
+    @_Once
+    def relaxed(self) -> str | None:
+        """Today's Hermes' last retry, any of the words (`or_relaxed`)."""
+        return or_relaxed(self.q)
+
+    @_Once
+    def boolean(self) -> BoolQuery:
+        """`q` as the LIKE scan evaluates it (a tool-role search of today's Hermes, the ids an
+        interrupted conversion left out of the index)."""
+        return parse_bool(self.q)
+
+    # ---- CJK queries
+    @_Once
+    def cjk_raw(self) -> str:
+        """The text the CJK routes read: quotes gone, and on today's files each token's
+        trailing stars (`strip_cjk_wildcards`)."""
+        return (strip_cjk_wildcards(self.q) if self.todays else self.q).strip('"').strip()
+
+    @_Once
+    def cjk_match(self) -> str:
+        """The MATCH of the cjk and trigram indexes: every token of `cjk_raw` quoted."""
+        return quote_tokens(self.cjk_raw)
+
+    @_Once
+    def cjk_boolean(self) -> BoolQuery:
+        return parse_bool(self.cjk_raw)
+
+    @_Once
+    def cjk_trigram(self) -> bool:
+        """The trigram index can answer: 3+ CJK characters, and in every CJK token."""
+        raw = self.cjk_raw
+        tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
+        return count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
+
+    @_Once
+    def cjk_lone(self) -> bool:
+        """A lone CJK character (a run of one), which the bigram index cannot serve."""
+        return has_lone_cjk_run(self.cjk_raw)
+
+    @_Once
+    def scan_raw(self) -> str:
+        """What the side index and the LIKE scan read once no CJK index answered: `cjk_raw`, or
+        on today's files any of its tokens (its LIKE scan keeps a row holding any)."""
+        raw = self.cjk_raw
+        if not self.todays:
+            return raw
+        return " OR ".join(t for t in raw.split() if t.upper() not in OPERATORS) or raw
+
+    @_Once
+    def scan_match(self) -> str:
+        """The side index's MATCH: every token of `scan_raw` quoted."""
+        return self.cjk_match if self.scan_raw == self.cjk_raw else quote_tokens(self.scan_raw)
+
+    @_Once
+    def scan_boolean(self) -> BoolQuery:
+        return self.cjk_boolean if self.scan_raw == self.cjk_raw else parse_bool(self.scan_raw)
+
+    @_Once
+    def side_eligible(self) -> bool:
+        """Only CJK-bearing rows are in the side index: every OR branch must need a CJK term."""
+        return all(any(contains_cjk(t) for t in must) for must, _n in self.scan_boolean.groups)
 
 
 # Raw queries longer than this are parsed every time instead of being kept.
@@ -53,14 +174,15 @@ def _parse_cached(query: str, todays: bool = False) -> ParsedQuery | None:
 def _parse(query: str, todays: bool = False) -> ParsedQuery | None:
     word = _ascii_word(query)
     if word is not None:
-        return ParsedQuery(word, False, len(word) >= 3) if word else None
+        return ParsedQuery(word, False, len(word) >= 3, todays=todays) if word else None
     q = bound_query(sanitize_fts5_query(query, todays))  # `QueryTooComplex` is raised, never kept
     if not q:
         return None
     cjk = contains_cjk(q)
     words = q.split()
     rejected = not cjk and (words[0] in OPERATORS or words[-1] in OPERATORS)  # (FTS5's are uppercase)
-    return ParsedQuery(q, cjk, _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None, rejected)
+    plain = _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None
+    return ParsedQuery(q, cjk, plain, rejected, todays)
 
 
 _ASCII_WORD = re.compile(r" *([A-Za-z0-9]+) *")

@@ -16,21 +16,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
 from .. import sql_fragments as Q
 from ..core import placeholders
-from ..fts_query import (
-    OPERATORS,
-    contains_cjk,
-    count_cjk,
-    expand_prefixes,
-    has_lone_cjk_run,
-    parse_bool,
-    quote_tokens,
-)
+from ..fts_query import expand_prefixes
 from . import parse as P
 from .fallback import FallbackMixin
 from .model import (
@@ -41,12 +33,30 @@ from .model import (
     INTERRUPTED,
     LIKE_SCAN,
     TRIGRAM,
+    Filters,
     Route,
     SearchOutcome,
     SortOrder,
     store_errors,
 )
-from .parse import UNINDEXED_SOURCES, ParsedQuery, or_relaxed, strip_cjk_wildcards, trigram_eligible
+from .parse import UNINDEXED_SOURCES, ParsedQuery
+from .scan import like_where, scan_condition
+
+#: The filters' SQL (`_search_filters`) and about what share of messages they keep (`_filter_share`).
+Scope = tuple[Filters, float]
+
+
+class Ask(NamedTuple):
+    """One `search()` call as its routes read it: the query parsed once, the order and page, and
+    the filters' SQL on first use (`scope`). (A tuple: one is built per call.)"""
+
+    parsed: ParsedQuery
+    order: SortOrder
+    limit: int
+    offset: int
+    tool_role: bool  # the role filter asks for tool rows
+    scope: Callable[[], Scope]
+
 
 RESULT_KEYS = (
     "id",
@@ -139,10 +149,11 @@ class RoutesMixin(FallbackMixin):
         include_inactive: bool,
         context: bool,
     ) -> SearchOutcome:
-        q = parsed.q
+        """The route choice: today's tool-role scan, the CJK routes, or a Latin query's (v23's or
+        today's Hermes'); then the snippets and each hit's context."""
         order = SortOrder.parse(sort)
 
-        def scope() -> tuple[tuple[list[str], list[Any]], float]:
+        def scope() -> Scope:
             """The filters' SQL and share, built once a route needs them (no-hit queries do not)."""
             share = (
                 self._filter_share(source_filter, exclude_sources, role_filter)
@@ -151,152 +162,147 @@ class RoutesMixin(FallbackMixin):
             )
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
-        tool_role = "tool" in (role_filter or ())
-        cjk_ready = self._cjk_ready()
-        todays = Q.todays_hermes(self)
-        out = SearchOutcome(query=q, route="")
+        ask = Ask(parsed, order, limit, offset, "tool" in (role_filter or ()), scope)
+        out = SearchOutcome(query=parsed.q, route="")
         try:
-            if todays and tool_role:
+            if parsed.todays and ask.tool_role:
                 # Today's Hermes indexes only a prefix of a tool row: it reads the rows, newest first.
                 filters, _share = scope()
-                out.results = self._like_route(q, filters, limit, offset, asc=order is SortOrder.OLDEST)
+                like = like_where(parsed.boolean)
+                out.results = self._like_route(like, filters, limit, offset, asc=order is SortOrder.OLDEST)
                 out.route = LIKE_SCAN.name
             elif parsed.cjk:
-                filters, share = scope()
-                raw = (strip_cjk_wildcards(q) if todays else q).strip('"').strip()
-                gap = self._unindexed_range()
-                unindexed = todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
-                for route in self._cjk_routes(raw, order is SortOrder.RANK, tool_role, cjk_ready, unindexed):
-                    try:
-                        if gap and route is TRIGRAM:
-                            out.results = self._with_gap(
-                                route, quote_tokens(raw), raw, gap, filters, order, limit, offset
-                            )
-                        else:
-                            out.results = self._fts_route(
-                                route, quote_tokens(raw), filters, order, limit, offset, share=share
-                            )
-                        out.route = route.name
-                        break
-                    except apsw.SQLError:
-                        out.route = ""
-                if todays and not out.route:
-                    # Its LIKE scan: any of the tokens, newest first whatever the order asked.
-                    raw = " OR ".join(t for t in raw.split() if t.upper() not in OPERATORS) or raw
-                    order = SortOrder.NEWEST
-                reach = self._side_reach() if not out.route and self._side_eligible(raw, tool_role) else None
-                if reach is not None:
-                    try:
-                        if reach[0] >= reach[1]:
-                            out.results = self._side_route(raw, filters, order, limit, offset)
-                            out.route = CJK_SIDE.name
-                        else:
-                            out.results = self._side_with_gap(raw, reach, filters, order, limit, offset)
-                            out.route = CJK_SIDE_PARTIAL.name
-                    except apsw.SQLError:
-                        out.route = ""
-                if not out.route:
-                    out.results = self._like_route(raw, filters, limit, offset, any_token=todays)
-                    out.route = LIKE_SCAN.name
-            elif todays:
-                self._todays_latin(out, parsed, scope, order, limit, offset, cjk_ready)
-            else:
-                out.route = FTS5.name
-                retry = not tool_role and limit != 0
-                facts = self._query_facts(q, cjk_ready)
-                memo = self._memo
-
-                def routes() -> list[tuple[Route, str]]:
-                    """The v23 retries (asked by the probe's stand-ins and the retry itself)."""
-                    return memo(facts, "routes", lambda: self._latin_fallback_routes(q, cjk_ready))
-
-                tri = memo(facts, "tri", lambda: self._word_on_trigram(parsed, cjk_ready)) if retry else None
-                # What stands for the retries in the probe: a plain word's trigram phrase, or for
-                # several words the longest one alone in each retry index.
-                stand_ins: tuple[tuple[str, str], ...] = (
-                    ((tri,) if tri else memo(facts, "longest", lambda: self._longest_probes(routes())))
-                    if retry
-                    else ()
-                )
-                # A prefix probes as its expanded terms: the same rows, without merging every
-                # matching doclist (37 of 40 ms of a newest-first `deploy*` at 1M).
-                expanded = (
-                    memo(facts, "expanded", lambda: expand_prefixes(q, self._prefix_terms) or q)
-                    if "*" in q
-                    else q
-                )
-                found = memo(facts, ("found", stand_ins), lambda: self._probe_first(expanded, stand_ins))
-                if found is None:  # FTS5 rejects the query (upstream: `[]` as well)
-                    return SearchOutcome(query=q, route=FTS5.name)
-                n, stood = found
-                gap = self._unindexed_range()
-                if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
-                    out.results = self._with_gap(FTS5, q, q, gap, scope()[0], order, limit, offset)
-                elif n:
-                    filters, share = scope()
-                    out.results = self._fts_route(
-                        FTS5,
-                        q,
-                        filters,
-                        order,
-                        limit,
-                        offset,
-                        probed=True,
-                        share=share,
-                        matches=n,
-                        expanded=expanded,
-                    )
-                if (
-                    not out.results
-                    and retry
-                    and not (
-                        tri
-                        and (
-                            stood == (False,)
-                            or memo(facts, "glued", lambda: self._glued_ids(tri, q)) == frozenset()
-                        )
-                    )
-                ):
-                    live, probed = memo(
-                        facts,
-                        "live",
-                        lambda: self._live_fallbacks(routes(), None if tri else stood),
-                    )
-                    if live:
-                        filters, share = scope()
-                        self._latin_fallback(out, q, filters, order, limit, offset, live, probed, share)
-            self._flatten_snippets(out.results, q)
+                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                self._search_cjk(out, ask, unindexed)
+            elif parsed.todays:
+                self._todays_latin(out, ask)
+            elif not self._search_latin(out, ask):
+                return SearchOutcome(query=parsed.q, route=FTS5.name)  # FTS5 rejects it (upstream: `[]`)
+            self._flatten_snippets(out.results, parsed)
         except apsw.InterruptError:
-            return SearchOutcome(query=q, route=INTERRUPTED.name)
+            return SearchOutcome(query=parsed.q, route=INTERRUPTED.name)
         contexts = self._contexts([r["id"] for r in out.results]) if context else {}
         for r in out.results:
             r["context"] = contexts.get(r["id"], [])
         out.results = [{k: r.get(k) for k in RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
 
-    def _todays_latin(
-        self,
-        out: SearchOutcome,
-        parsed: ParsedQuery,
-        scope: Callable[[], tuple[tuple[list[str], list[Any]], float]],
-        order: SortOrder,
-        limit: int,
-        offset: int,
-        cjk_ready: bool,
-    ) -> None:
+    def _search_cjk(self, out: SearchOutcome, ask: Ask, unindexed: bool) -> None:
+        """A CJK query: the first CJK index that runs (`_cjk_routes`), else the side index, else
+        the LIKE scan (on today's files: any token, newest first whatever the order asked)."""
+        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
+        filters, share = ask.scope()
+        gap = self._unindexed_range()
+        for route in self._cjk_routes(
+            parsed, order is SortOrder.RANK, ask.tool_role, self._cjk_ready(), unindexed
+        ):
+            try:
+                if gap and route is TRIGRAM:
+                    like = like_where(parsed.cjk_boolean)
+                    out.results = self._with_gap(
+                        route, parsed.cjk_match, like, gap, filters, order, limit, offset
+                    )
+                else:
+                    out.results = self._fts_route(
+                        route, parsed.cjk_match, filters, order, limit, offset, share=share
+                    )
+                out.route = route.name
+                return
+            except apsw.SQLError:
+                out.route = ""
+        if parsed.todays:
+            order = SortOrder.NEWEST
+        reach = self._side_reach() if self._side_eligible(parsed, ask.tool_role) else None
+        if reach is not None:
+            try:
+                if reach[0] >= reach[1]:
+                    out.results = self._side_route(parsed, filters, order, limit, offset)
+                    out.route = CJK_SIDE.name
+                else:
+                    out.results = self._side_with_gap(parsed, reach, filters, order, limit, offset)
+                    out.route = CJK_SIDE_PARTIAL.name
+                return
+            except apsw.SQLError:
+                out.route = ""
+        out.results = self._like_route(scan_condition(parsed), filters, limit, offset)
+        out.route = LIKE_SCAN.name
+
+    def _search_latin(self, out: SearchOutcome, ask: Ask) -> bool:
+        """A Latin query on a v23 (or older) file: the unicode61 index, probed first together
+        with stand-ins for the v23 retries; with no row, the retries (`fallback.py`). What the
+        probes learn is kept per query until a commit (`_query_facts`). False: FTS5 rejects it."""
+        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
+        q = parsed.q
+        cjk_ready = self._cjk_ready()
+        out.route = FTS5.name
+        retry = not ask.tool_role and limit != 0
+        facts = self._query_facts(q, cjk_ready)
+        memo = self._memo
+
+        def routes() -> list[tuple[Route, str]]:
+            """The v23 retries (asked by the probe's stand-ins and the retry itself)."""
+            return memo(facts, "routes", lambda: self._latin_fallback_routes(parsed, cjk_ready))
+
+        tri = memo(facts, "tri", lambda: self._word_on_trigram(parsed, cjk_ready)) if retry else None
+        # What stands for the retries in the probe: a plain word's trigram phrase, or for
+        # several words the longest one alone in each retry index.
+        stand_ins: tuple[tuple[str, str], ...] = (
+            ((tri,) if tri else memo(facts, "longest", lambda: self._longest_probes(routes())))
+            if retry
+            else ()
+        )
+        # A prefix probes as its expanded terms: the same rows, without merging every
+        # matching doclist (37 of 40 ms of a newest-first `deploy*` at 1M).
+        expanded = (
+            memo(facts, "expanded", lambda: expand_prefixes(q, self._prefix_terms) or q) if "*" in q else q
+        )
+        found = memo(facts, ("found", stand_ins), lambda: self._probe_first(expanded, stand_ins))
+        if found is None:
+            return False
+        n, stood = found
+        gap = self._unindexed_range()
+        if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
+            like = like_where(parsed.boolean)
+            out.results = self._with_gap(FTS5, q, like, gap, ask.scope()[0], order, limit, offset)
+        elif n:
+            filters, share = ask.scope()
+            out.results = self._fts_route(
+                FTS5, q, filters, order, limit, offset, probed=True, share=share, matches=n, expanded=expanded
+            )
+        if (
+            not out.results
+            and retry
+            and not (
+                tri
+                and (
+                    stood == (False,)
+                    or memo(facts, "glued", lambda: self._glued_ids(tri, parsed)) == frozenset()
+                )
+            )
+        ):
+            live, probed = memo(facts, "live", lambda: self._live_fallbacks(routes(), None if tri else stood))
+            if live:
+                filters, share = ask.scope()
+                self._latin_fallback(out, parsed, filters, order, limit, offset, live, probed, share)
+        return True
+
+    def _todays_latin(self, out: SearchOutcome, ask: Ask) -> None:
         """A Latin query by today's Hermes' routes: the unicode61 index; with no row, the cjk then
         the trigram index (every token of 3+ characters) as a substring match of each token; with
         still none, the index again with any of the words (`or_relaxed`)."""
+        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
         q = parsed.q
         out.route = FTS5.name
         expanded = expand_prefixes(q, self._prefix_terms) or q if "*" in q else q
         found = self._probe_first(expanded, ())
         if found is None:  # FTS5 rejects the query: `[]`, as upstream
             return
-        filters, share = scope()
+        filters, share = ask.scope()
         gap = self._unindexed_range()
         if gap:
-            out.results = self._with_gap(FTS5, q, q, gap, filters, order, limit, offset)
+            out.results = self._with_gap(
+                FTS5, q, like_where(parsed.boolean), gap, filters, order, limit, offset
+            )
         elif found[0]:
             out.results = self._fts_route(
                 FTS5,
@@ -312,29 +318,31 @@ class RoutesMixin(FallbackMixin):
             )
         if out.results or limit == 0:
             return
-        quoted = quote_tokens(q.strip('"').strip())
-        retries = [FTS_CJK] if cjk_ready else []
-        if self.layout.has_trigram and trigram_eligible(q):
+        retries = [FTS_CJK] if self._cjk_ready() else []
+        if self.layout.has_trigram and parsed.trigram_ok:
             retries.append(TRIGRAM)
         for route in retries:
             try:
-                results = self._fts_route(route, quoted, filters, order, limit, offset, share=share)
+                results = self._fts_route(
+                    route, parsed.retry_match, filters, order, limit, offset, share=share
+                )
             except apsw.SQLError:
                 continue
             if results:
                 out.results, out.route = results, route.name
                 return
-        relaxed = or_relaxed(q)
-        if relaxed is not None:
+        if parsed.relaxed is not None:
             with contextlib.suppress(apsw.SQLError):
-                out.results = self._fts_route(FTS5, relaxed, filters, order, limit, offset, share=share)
+                out.results = self._fts_route(
+                    FTS5, parsed.relaxed, filters, order, limit, offset, share=share
+                )
 
     def _cjk_ready(self) -> bool:
         lay = self.layout
         return lay.has_cjk and not lay.cjk_stale and not lay.cjk_building and self._cjk_impl is not None
 
     def _cjk_routes(
-        self, raw: str, ranked: bool, tool_role: bool, cjk_ready: bool, unindexed: bool = False
+        self, parsed: ParsedQuery, ranked: bool, tool_role: bool, cjk_ready: bool, unindexed: bool = False
     ) -> list[Route]:
         """The index routes to try, in order, for a CJK query (the first that runs answers);
         `unindexed`: the query wants rows those indexes leave out (today's Hermes' cron and
@@ -342,20 +350,17 @@ class RoutesMixin(FallbackMixin):
         if unindexed:
             return []
         lay = self.layout
-        tokens = [t for t in raw.split() if t.upper() not in OPERATORS and contains_cjk(t)]
-        tri_ok = lay.has_trigram and count_cjk(raw) >= 3 and all(count_cjk(t) >= 3 for t in tokens)
         routes: list[Route] = []
-        if cjk_ready and not tool_role and not has_lone_cjk_run(raw):
+        if cjk_ready and not tool_role and not parsed.cjk_lone:
             routes.append(FTS_CJK)
-        if tri_ok and not (tool_role and lay.kind == "v23"):
+        if lay.has_trigram and parsed.cjk_trigram and not (tool_role and lay.kind == "v23"):
             # Ranking scores every match: one trigram doclist per 3 characters is cheaper
             # than the bigram phrase's position lists, and it is upstream's own route.
             routes.insert(0 if ranked else len(routes), TRIGRAM)
         return routes
 
     @staticmethod
-    def _side_eligible(raw: str, tool_role: bool) -> bool:
-        """Only CJK-bearing rows are in the side index: every OR branch must need a CJK term."""
-        return not tool_role and all(
-            any(contains_cjk(t) for t in must) for must, _n in parse_bool(raw).groups
-        )
+    def _side_eligible(parsed: ParsedQuery, tool_role: bool) -> bool:
+        """Only CJK-bearing rows are in the side index (`ParsedQuery.side_eligible`), and no tool
+        row of today's Hermes."""
+        return not tool_role and parsed.side_eligible

@@ -14,15 +14,19 @@ from typing import Any
 
 import apsw
 
-from ..fts_query import OPERATORS, parse_bool
+from ..fts_query import OPERATORS, BoolQuery
 from ..text import read_rows
 from .model import NEWEST_BY_ID_SQL, OLDEST_BY_ID_SQL, Route, SortOrder, as_bound
+from .parse import ParsedQuery
 from .ranking import RankingMixin
 from .snippets import with_marked_snippets
 from .sql import ids_between, rowids_in
 
+#: A LIKE condition on messages `m`: its SQL, its parameters and the terms its snippets mark.
+LikeCondition = tuple[str, list[Any], list[str]]
 
-def any_token_like(raw: str) -> tuple[str, list[Any], list[str]] | None:
+
+def any_token_like(raw: str) -> LikeCondition | None:
     """Today's Hermes' CJK LIKE scan: a row holding any non-operator token (each as typed, `NOT`
     and implicit ANDs included) in its content, tool name or tool calls."""
     tokens = [t for t in raw.split() if t.upper() not in OPERATORS] or ([raw] if raw else [])
@@ -38,40 +42,45 @@ def any_token_like(raw: str) -> tuple[str, list[Any], list[str]] | None:
     return "(" + " OR ".join([one] * len(tokens)) + ")", params, [t.strip('"') for t in tokens]
 
 
+def like_where(bq: BoolQuery) -> LikeCondition | None:
+    """The LIKE route's condition for a boolean query (AND/OR/NOT evaluated exactly), its
+    parameters and the terms to mark; None when the query has no positive term."""
+    if not bq.groups:
+        return None
+
+    def term_sql(term: str) -> tuple[str, list[str]]:
+        esc = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return (
+            # COALESCE: NULL LIKE x is NULL, and NOT NULL would drop rows that lack the term.
+            "(COALESCE(m.content, '') LIKE ? ESCAPE '\\' OR COALESCE(m.tool_name, '') LIKE ? ESCAPE '\\' "
+            "OR COALESCE(m.tool_calls, '') LIKE ? ESCAPE '\\')",
+            [esc, esc, esc],
+        )
+
+    group_sql: list[str] = []
+    params: list[Any] = []
+    for must, must_not in bq.groups:
+        parts = []
+        for t in must:
+            s, p = term_sql(t)
+            parts.append(s)
+            params += p
+        for t in must_not:
+            s, p = term_sql(t)
+            parts.append("NOT " + s)
+            params += p
+        group_sql.append("(" + " AND ".join(parts) + ")")
+    return f"({' OR '.join(group_sql)})", params, bq.terms
+
+
+def scan_condition(parsed: ParsedQuery) -> LikeCondition | None:
+    """The last route's condition for a CJK query: `ParsedQuery.scan_raw` as a boolean query, or
+    on today's files any of its tokens (its CJK LIKE scan)."""
+    return any_token_like(parsed.scan_raw) if parsed.todays else like_where(parsed.scan_boolean)
+
+
 class ScanMixin(RankingMixin):
     """LIKE over the rows, newest (or oldest) first, alone or merged with an index's matches."""
-
-    @staticmethod
-    def _like_where(raw: str) -> tuple[str, list[Any], list[str]] | None:
-        """The LIKE route's condition for `raw` (AND/OR/NOT evaluated exactly), its parameters and
-        the terms to mark; None when the query has no positive term."""
-        bq = parse_bool(raw)
-        if not bq.groups:
-            return None
-
-        def term_sql(term: str) -> tuple[str, list[str]]:
-            esc = "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            return (
-                # COALESCE: NULL LIKE x is NULL, and NOT NULL would drop rows that lack the term.
-                "(COALESCE(m.content, '') LIKE ? ESCAPE '\\' OR COALESCE(m.tool_name, '') LIKE ? ESCAPE '\\' "
-                "OR COALESCE(m.tool_calls, '') LIKE ? ESCAPE '\\')",
-                [esc, esc, esc],
-            )
-
-        group_sql: list[str] = []
-        params: list[Any] = []
-        for must, must_not in bq.groups:
-            parts = []
-            for t in must:
-                s, p = term_sql(t)
-                parts.append(s)
-                params += p
-            for t in must_not:
-                s, p = term_sql(t)
-                parts.append("NOT " + s)
-                params += p
-            group_sql.append("(" + " AND ".join(parts) + ")")
-        return f"({' OR '.join(group_sql)})", params, bq.terms
 
     def _unindexed_range(self) -> tuple[int, int] | None:
         """Message ids (lo, hi] the v23 base and trigram indexes do not hold yet: an
@@ -95,7 +104,7 @@ class ScanMixin(RankingMixin):
         self,
         route: Route,
         match: str,
-        raw: str,
+        like: LikeCondition | None,
         gap: tuple[int, int],
         filters: tuple[list[str], list[Any]],
         sort: SortOrder,
@@ -119,12 +128,12 @@ class ScanMixin(RankingMixin):
             except apsw.SQLError:
                 return []
 
-        return self._merged_with_gap(indexed, raw, gap, filters, sort, limit, offset)
+        return self._merged_with_gap(indexed, like, gap, filters, sort, limit, offset)
 
     def _merged_with_gap(
         self,
         indexed: Callable[[SortOrder, int], list[dict[str, Any]]],
-        raw: str,
+        like: LikeCondition | None,
         gap: tuple[int, int],
         filters: tuple[list[str], list[Any]],
         sort: SortOrder,
@@ -135,22 +144,20 @@ class ScanMixin(RankingMixin):
         asc = sort is SortOrder.OLDEST
         want = limit + offset if limit >= 0 else -1
         hits = indexed(SortOrder.OLDEST if asc else SortOrder.NEWEST, want)
-        more = self._like_route(raw, ids_between(filters, gap[0], gap[1]), want, 0, asc=asc)
+        more = self._like_route(like, ids_between(filters, gap[0], gap[1]), want, 0, asc=asc)
         merged = sorted(hits + more, key=lambda r: (as_bound(r["timestamp"]), int(r["id"])), reverse=not asc)
         return merged[offset : offset + limit] if limit >= 0 else merged[offset:]
 
     def _like_route(
         self,
-        raw: str,
+        cond: LikeCondition | None,
         filters: tuple[list[str], list[Any]],
         limit: int,
         offset: int,
         asc: bool = False,
-        any_token: bool = False,
     ) -> list[dict[str, Any]]:
-        """LIKE over the stored rows, newest (or `asc`: oldest) first: `raw` evaluated as a
-        boolean query, or (`any_token`, today's Hermes' CJK scan) any of its tokens."""
-        cond = any_token_like(raw) if any_token else self._like_where(raw)
+        """LIKE over the stored rows, newest (or `asc`: oldest) first (`like_where`,
+        `any_token_like`: None, no row)."""
         if cond is None:
             return []
         like, params, terms = cond

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from ..fts_query import contains_cjk, parse_bool, quote_tokens
+from ..fts_query import contains_cjk
 from ..side_index import MAX_INLINE_LAG
 from ..text import read_rows
 from .model import NEWEST_BY_ID_SQL, OLDEST_BY_ID_SQL, SortOrder
-from .scan import ScanMixin
+from .parse import ParsedQuery
+from .scan import ScanMixin, like_where
 from .snippets import with_marked_snippets
 from .sql import ids_between, rowids_in
 
@@ -168,11 +169,16 @@ class SideMixin(ScanMixin):
         return conn
 
     def _side_route(
-        self, raw: str, filters: tuple[list[str], list[Any]], sort: SortOrder, limit: int, offset: int
+        self,
+        parsed: ParsedQuery,
+        filters: tuple[list[str], list[Any]],
+        sort: SortOrder,
+        limit: int,
+        offset: int,
     ) -> list[dict[str, Any]]:
         conn = self._attach_side()
         where, params = filters
-        match = quote_tokens(raw)
+        match = parsed.scan_match
         order = OLDEST_BY_ID_SQL if sort is SortOrder.OLDEST else NEWEST_BY_ID_SQL
         if sort is not SortOrder.OLDEST and limit >= 0:
             # Newest first (the LIKE route's only order, so also "rank"): bounded rowid walk,
@@ -189,12 +195,12 @@ class SideMixin(ScanMixin):
             "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT +? OFFSET +?"
         )
         return with_marked_snippets(
-            read_rows(conn, sql, [match, *params, limit, offset]), parse_bool(raw).terms
+            read_rows(conn, sql, [match, *params, limit, offset]), parsed.scan_boolean.terms
         )
 
     def _side_with_gap(
         self,
-        raw: str,
+        parsed: ParsedQuery,
         reach: tuple[int, int],
         filters: tuple[list[str], list[Any]],
         sort: SortOrder,
@@ -206,8 +212,8 @@ class SideMixin(ScanMixin):
         the newer ids. The scan shrinks as the build goes on (the whole store when it starts)."""
         held = ids_between(filters, None, reach[0])
         return self._merged_with_gap(
-            lambda order, want: self._side_route(raw, held, order, want, 0),
-            raw,
+            lambda order, want: self._side_route(parsed, held, order, want, 0),
+            like_where(parsed.scan_boolean),
             reach,
             filters,
             sort,

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import apsw
 
 from ..core import _Core
 from ..text import CONTENT_JSON_PREFIX, content_text, read_tuples, upstream_preview
-from .parse import latin_terms
+from .parse import ParsedQuery
 
 
-def like_snippet(text: str, terms: list[str], width: int = 120) -> str:
+def like_snippet(text: str, terms: Sequence[str], width: int = 120) -> str:
     """A window around the first match with every term marked `>>>…<<<` (case-insensitive)."""
     if not text:
         return ""
@@ -32,7 +33,7 @@ def like_snippet(text: str, terms: list[str], width: int = 120) -> str:
     return ("..." if start > 0 else "") + window + ("..." if start + width < len(text) else "")
 
 
-def with_marked_snippets(rows: list[dict[str, Any]], terms: list[str]) -> list[dict[str, Any]]:
+def with_marked_snippets(rows: list[dict[str, Any]], terms: Sequence[str]) -> list[dict[str, Any]]:
     """Snippets for routes without FTS5's `snippet()` (LIKE, side index): marked in Python, from the
     content, or from content + tool fields when the terms only occur in the latter."""
     for r in rows:
@@ -51,7 +52,7 @@ _MARKED_RE = re.compile(r">>>(.*?)<<<", re.DOTALL)
 class SnippetsMixin(_Core):
     """A page's snippets cut from the flattened text, and each hit's neighbours."""
 
-    def _flatten_snippets(self, rows: list[dict[str, Any]], q: str) -> None:
+    def _flatten_snippets(self, rows: list[dict[str, Any]], parsed: ParsedQuery) -> None:
         """FTS5's `snippet()` cuts the stored text, which for a multimodal message is its JSON
         (`\\x00json:[{"type": "text", …`): those rows get a snippet cut from the one flattened text
         (`content_text`, what the transcript and the exports show), marking what FTS5 marked."""
@@ -72,7 +73,7 @@ class SnippetsMixin(_Core):
         for r in rows:
             if r["id"] in stored:
                 marked = [t for t in _MARKED_RE.findall(r.get("snippet") or "") if t.strip()]
-                terms = list(dict.fromkeys(marked)) or latin_terms(q) or [q.strip('"')]
+                terms = list(dict.fromkeys(marked)) or list(parsed.terms) or [parsed.q.strip('"')]
                 r["snippet"] = like_snippet(content_text(stored[r["id"]]), terms)
 
     def _contexts(self, message_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
