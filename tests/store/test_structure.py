@@ -1,8 +1,10 @@
 """The store's structure declares itself: each mixin of `SessionDB` depends only on `_Core`.
 
 A mixin may use what `_Core` defines (at run time, in `__init__`, or as a declared sibling
-method under `if TYPE_CHECKING`) and what it defines itself; it never overrides a core method
+method under `if TYPE_CHECKING`) and what it and its own bases define (search's layers, one
+chain in `state/search/`); it never overrides a core method
 or calls `super()` (hooks are explicit lists), and search's caches exist from `__init__` on.
+No module of the store imports one that imports it back, even for type checking.
 """
 
 from __future__ import annotations
@@ -215,3 +217,53 @@ def test_search_routing_compares_no_sql_text() -> None:
         ):
             bad.append(ast.unparse(node))
     assert bad == []
+
+
+def _state_imports() -> dict[str, set[str]]:
+    """Each module of `hermes_tui.state` and the modules of it that it imports: at the top, in
+    a function or under `TYPE_CHECKING` alike (a circle through any of them is still a circle)."""
+    root = Path(core.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_pkg else parts)
+        package = name if is_pkg else name.rsplit(".", 1)[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+            for alias in node.names:  # `from . import x`: x may be a module of the package
+                sub = f"{target}.{alias.name}"
+                deps.add(sub if (root.parent.parent / (sub.replace(".", "/") + ".py")).exists() else target)
+        graph[name] = {d for d in deps if d.startswith("hermes_tui.state") and d != name}
+    return graph
+
+
+def test_the_store_has_no_import_circle() -> None:
+    graph = _state_imports()
+    assert {"hermes_tui.state.core", "hermes_tui.state.schema_init", "hermes_tui.state.search.routes"} <= set(
+        graph
+    )
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep == "hermes_tui.state":  # the package's face imports everything; nothing imports it back
+                continue
+            if state.get(dep) == 1:
+                circles.append(path[path.index(dep) :] + [dep])
+            elif dep not in state:
+                visit(dep, [*path, dep])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
