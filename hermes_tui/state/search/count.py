@@ -12,7 +12,7 @@ import apsw
 
 from .. import sql_fragments as Q
 from ..fts_query import expand_prefixes
-from . import parse as P
+from . import parse as P  # (read as P.parse_query: bench --search-cold swaps it)
 from .fallback import glued_text
 from .model import FTS5, FTS_CJK, TRIGRAM, Filters, SortOrder, store_errors
 from .parse import UNINDEXED_SOURCES, ParsedQuery

@@ -23,7 +23,7 @@ import apsw
 from .. import sql_fragments as Q
 from ..core import placeholders
 from ..fts_query import expand_prefixes
-from . import parse as P
+from . import parse as P  # (read as P.parse_query: bench --search-cold swaps it)
 from .fallback import FallbackMixin
 from .model import (
     CJK_SIDE,
