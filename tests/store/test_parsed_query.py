@@ -98,3 +98,16 @@ def test_the_parsed_query_is_a_frozen_value_kept_per_query_string() -> None:
     assert parsed.cjk and parsed.cjk_raw == "数据库 deploy" and parsed.cjk_match == '"数据库" "deploy"'
     assert parsed.scan_raw == "数据库 OR deploy"  # today's Hermes' scan: any token
     assert parsed.cjk_match is parsed.cjk_match  # derived once
+
+
+@pytest.mark.parametrize("raw", ["deploy", "数据库 deploy*", 'AND OR "" ***', "a b c", "密"])
+@pytest.mark.parametrize("todays", [False, True])
+def test_the_fast_constructor_builds_the_same_value(raw: str, todays: bool) -> None:
+    """`parse._parsed` skips the dataclass's `__init__`: the value must be the same."""
+    got = parse._parse(raw, todays)
+    assert got is not None
+    made = ParsedQuery(got.q, got.cjk, got.plain_word, got.rejected, got.todays)
+    assert (got == made, hash(got) == hash(made), repr(got) == repr(made)) == (True, True, True)
+    assert got.todays is todays and got.cjk_raw == made.cjk_raw and got.terms == made.terms
+    with pytest.raises(AttributeError):
+        got.rejected = not got.rejected  # type: ignore[misc]

@@ -162,6 +162,24 @@ class ParsedQuery:
         return all(any(contains_cjk(t) for t in must) for must, _n in self.scan_boolean.groups)
 
 
+def _parsed(q: str, cjk: bool, plain_word: bool, rejected: bool, todays: bool) -> ParsedQuery:
+    """`ParsedQuery(q, cjk, plain_word, rejected, todays)`, built for a fraction of the cost: a
+    frozen dataclass's `__init__` sets each field through `object.__setattr__` (0.6 against
+    0.25 µs here), and a search of a query string not searched before (every keystroke) pays it,
+    where a search with no hit takes 20 µs. The fields are the same; nothing else is set."""
+    parsed = _new(ParsedQuery)
+    fields = parsed.__dict__
+    fields["q"] = q
+    fields["cjk"] = cjk
+    fields["plain_word"] = plain_word
+    fields["rejected"] = rejected
+    fields["todays"] = todays
+    return parsed
+
+
+_new = object.__new__
+
+
 # Raw queries longer than this are parsed every time instead of being kept.
 _PARSE_CACHE_MAX_CHARS = 512
 
@@ -174,7 +192,7 @@ def _parse_cached(query: str, todays: bool = False) -> ParsedQuery | None:
 def _parse(query: str, todays: bool = False) -> ParsedQuery | None:
     word = _ascii_word(query)
     if word is not None:
-        return ParsedQuery(word, False, len(word) >= 3, todays=todays) if word else None
+        return _parsed(word, False, len(word) >= 3, False, todays) if word else None
     q = bound_query(sanitize_fts5_query(query, todays))  # `QueryTooComplex` is raised, never kept
     if not q:
         return None
@@ -182,7 +200,7 @@ def _parse(query: str, todays: bool = False) -> ParsedQuery | None:
     words = q.split()
     rejected = not cjk and (words[0] in OPERATORS or words[-1] in OPERATORS)  # (FTS5's are uppercase)
     plain = _PLAIN_WORD.fullmatch(q.strip('"').strip()) is not None
-    return ParsedQuery(q, cjk, plain, rejected, todays)
+    return _parsed(q, cjk, plain, rejected, todays)
 
 
 _ASCII_WORD = re.compile(r" *([A-Za-z0-9]+) *")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import apsw
 
@@ -44,18 +44,6 @@ from .scan import like_where, scan_condition
 
 #: The filters' SQL (`_search_filters`) and about what share of messages they keep (`_filter_share`).
 Scope = tuple[Filters, float]
-
-
-class Ask(NamedTuple):
-    """One `search()` call as its routes read it: the query parsed once, the order and page, and
-    the filters' SQL on first use (`scope`). (A tuple: one is built per call.)"""
-
-    parsed: ParsedQuery
-    order: SortOrder
-    limit: int
-    offset: int
-    tool_role: bool  # the role filter asks for tool rows
-    scope: Callable[[], Scope]
 
 
 RESULT_KEYS = (
@@ -162,10 +150,11 @@ class RoutesMixin(FallbackMixin):
             )
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
-        ask = Ask(parsed, order, limit, offset, "tool" in (role_filter or ()), scope)
+        tool_role = "tool" in (role_filter or ())
+        page = (parsed, order, limit, offset, tool_role, scope)  # what every route reads
         out = SearchOutcome(query=parsed.q, route="")
         try:
-            if parsed.todays and ask.tool_role:
+            if parsed.todays and tool_role:
                 # Today's Hermes indexes only a prefix of a tool row: it reads the rows, newest first.
                 filters, _share = scope()
                 like = like_where(parsed.boolean)
@@ -173,10 +162,10 @@ class RoutesMixin(FallbackMixin):
                 out.route = LIKE_SCAN.name
             elif parsed.cjk:
                 unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
-                self._search_cjk(out, ask, unindexed)
+                self._search_cjk(out, *page, unindexed)
             elif parsed.todays:
-                self._todays_latin(out, ask)
-            elif not self._search_latin(out, ask):
+                self._todays_latin(out, *page)
+            elif not self._search_latin(out, *page):
                 return SearchOutcome(query=parsed.q, route=FTS5.name)  # FTS5 rejects it (upstream: `[]`)
             self._flatten_snippets(out.results, parsed)
         except apsw.InterruptError:
@@ -187,14 +176,23 @@ class RoutesMixin(FallbackMixin):
         out.results = [{k: r.get(k) for k in RESULT_KEYS} | {"context": r["context"]} for r in out.results]
         return out
 
-    def _search_cjk(self, out: SearchOutcome, ask: Ask, unindexed: bool) -> None:
+    def _search_cjk(
+        self,
+        out: SearchOutcome,
+        parsed: ParsedQuery,
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        tool_role: bool,
+        scope: Callable[[], Scope],
+        unindexed: bool,
+    ) -> None:
         """A CJK query: the first CJK index that runs (`_cjk_routes`), else the side index, else
         the LIKE scan (on today's files: any token, newest first whatever the order asked)."""
-        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
-        filters, share = ask.scope()
+        filters, share = scope()
         gap = self._unindexed_range()
         for route in self._cjk_routes(
-            parsed, order is SortOrder.RANK, ask.tool_role, self._cjk_ready(), unindexed
+            parsed, order is SortOrder.RANK, tool_role, self._cjk_ready(), unindexed
         ):
             try:
                 if gap and route is TRIGRAM:
@@ -212,7 +210,7 @@ class RoutesMixin(FallbackMixin):
                 out.route = ""
         if parsed.todays:
             order = SortOrder.NEWEST
-        reach = self._side_reach() if self._side_eligible(parsed, ask.tool_role) else None
+        reach = self._side_reach() if self._side_eligible(parsed, tool_role) else None
         if reach is not None:
             try:
                 if reach[0] >= reach[1]:
@@ -227,15 +225,23 @@ class RoutesMixin(FallbackMixin):
         out.results = self._like_route(scan_condition(parsed), filters, limit, offset)
         out.route = LIKE_SCAN.name
 
-    def _search_latin(self, out: SearchOutcome, ask: Ask) -> bool:
+    def _search_latin(
+        self,
+        out: SearchOutcome,
+        parsed: ParsedQuery,
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        tool_role: bool,
+        scope: Callable[[], Scope],
+    ) -> bool:
         """A Latin query on a v23 (or older) file: the unicode61 index, probed first together
         with stand-ins for the v23 retries; with no row, the retries (`fallback.py`). What the
         probes learn is kept per query until a commit (`_query_facts`). False: FTS5 rejects it."""
-        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
         q = parsed.q
         cjk_ready = self._cjk_ready()
         out.route = FTS5.name
-        retry = not ask.tool_role and limit != 0
+        retry = not tool_role and limit != 0
         facts = self._query_facts(q, cjk_ready)
         memo = self._memo
 
@@ -263,9 +269,9 @@ class RoutesMixin(FallbackMixin):
         gap = self._unindexed_range()
         if gap:  # an interrupted conversion: the unconverted ids are read with LIKE
             like = like_where(parsed.boolean)
-            out.results = self._with_gap(FTS5, q, like, gap, ask.scope()[0], order, limit, offset)
+            out.results = self._with_gap(FTS5, q, like, gap, scope()[0], order, limit, offset)
         elif n:
-            filters, share = ask.scope()
+            filters, share = scope()
             out.results = self._fts_route(
                 FTS5, q, filters, order, limit, offset, probed=True, share=share, matches=n, expanded=expanded
             )
@@ -282,22 +288,30 @@ class RoutesMixin(FallbackMixin):
         ):
             live, probed = memo(facts, "live", lambda: self._live_fallbacks(routes(), None if tri else stood))
             if live:
-                filters, share = ask.scope()
+                filters, share = scope()
                 self._latin_fallback(out, parsed, filters, order, limit, offset, live, probed, share)
         return True
 
-    def _todays_latin(self, out: SearchOutcome, ask: Ask) -> None:
+    def _todays_latin(
+        self,
+        out: SearchOutcome,
+        parsed: ParsedQuery,
+        order: SortOrder,
+        limit: int,
+        offset: int,
+        tool_role: bool,
+        scope: Callable[[], Scope],
+    ) -> None:
         """A Latin query by today's Hermes' routes: the unicode61 index; with no row, the cjk then
         the trigram index (every token of 3+ characters) as a substring match of each token; with
         still none, the index again with any of the words (`or_relaxed`)."""
-        parsed, order, limit, offset = ask.parsed, ask.order, ask.limit, ask.offset
         q = parsed.q
         out.route = FTS5.name
         expanded = expand_prefixes(q, self._prefix_terms) or q if "*" in q else q
         found = self._probe_first(expanded, ())
         if found is None:  # FTS5 rejects the query: `[]`, as upstream
             return
-        filters, share = ask.scope()
+        filters, share = scope()
         gap = self._unindexed_range()
         if gap:
             out.results = self._with_gap(
