@@ -24,7 +24,10 @@ ROOT = HERE.parent
 ALL_SCENARIOS = ("build", "size", "open", "search", "list", "append", "contention", "prune")
 
 
-IMPLS = ("upstream", "v31", "ours")
+IMPLS = ("upstream", "v31", "ours", "before")
+#: `before`: ours at another checkout (`--before-root`, e.g. main), run by its own `bench/worker.py`
+#: and `.venv`, side by side with this checkout in the same run.
+BEFORE_ROOT: Path | None = None
 
 
 def upstream_python(impl: str = "upstream") -> Path:
@@ -38,9 +41,13 @@ def upstream_python(impl: str = "upstream") -> Path:
 def worker_command(python: str, impl: str, op: str, args: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
     """The argv and environment of one worker step."""
     env = {**os.environ}
-    if impl == "ours":
-        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return [python, str(HERE / "worker.py"), impl, op, json.dumps(args)], env
+    root = BEFORE_ROOT if impl == "before" and BEFORE_ROOT is not None else ROOT
+    if impl in ("ours", "before"):
+        env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    if impl == "before":
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # (another checkout: read it, never write into it)
+    worker = str(root / "bench" / "worker.py")
+    return [python, worker, "ours" if impl == "before" else impl, op, json.dumps(args)], env
 
 
 def run_worker(
@@ -295,6 +302,11 @@ def main() -> int:
     )
     ap.add_argument("--python", action="append", default=[], help="impl=/path/to/python override")
     ap.add_argument(
+        "--before-root",
+        default="",
+        help="the checkout `before` in --vs runs (its own .venv and bench/worker.py), e.g. /work/main",
+    )
+    ap.add_argument(
         "--build",
         default="auto",
         choices=("auto", "api", "import"),
@@ -364,7 +376,12 @@ def main() -> int:
 
     impls = args.vs.split(",")
     if len(impls) not in (1, 2, 3) or set(impls) - set(IMPLS):
-        ap.error("--vs needs one to three of upstream, v31, ours")
+        ap.error("--vs needs one to three of upstream, v31, ours, before")
+    global BEFORE_ROOT
+    if "before" in impls:
+        if not args.before_root:
+            ap.error("--vs before needs --before-root")
+        BEFORE_ROOT = Path(args.before_root).resolve()
     pythons: dict[str, str] = {}
     for spec in args.python:
         k, _, v = spec.partition("=")
@@ -374,6 +391,8 @@ def main() -> int:
             pythons[impl] = str(upstream_python(impl))
     if "ours" in impls and "ours" not in pythons:
         pythons["ours"] = str(ROOT / ".venv" / "bin" / "python")
+    if BEFORE_ROOT is not None and "before" not in pythons:
+        pythons["before"] = str(BEFORE_ROOT / ".venv" / "bin" / "python")
     labels = []
     for impl in impls:  # the same implementation twice (a self-test): `ours`, `ours#2`
         labels.append(impl if impl not in labels else f"{impl}#{labels.count(impl) + 2}")

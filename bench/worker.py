@@ -509,9 +509,9 @@ def op_serve_search(SessionDB: Any, a: dict[str, Any]) -> dict[str, Any]:
     db = _search_store(SessionDB, a)
     if a.get("cold") and hasattr(db, "_query_facts"):
         # Every call as the first of its query string since the last commit: parsed and probed again.
-        from hermes_tui.state import search as ours_search  # noqa: PLC0415 - ours only
+        from hermes_tui.state.search import parse as ours_parse  # noqa: PLC0415 - ours only
 
-        ours_search.parse_query = ours_search._parse  # type: ignore[assignment]
+        ours_parse.parse_query = ours_parse._parse  # type: ignore[assignment]
         db._query_facts = lambda q, cjk_ready: {}
     cases = {key: (q, kw) for key, q, kw in search_cases(tuple(a.get("sources", ("telegram",))))}
     _PROTO.write(json.dumps({"ready": True}) + "\n")

@@ -28,7 +28,7 @@ from .federation import (
     RowKeys,
     open_stores,
 )
-from .listing import OrderHead, SessionFilter, SessionOrder
+from .list_order import OrderHead, SessionFilter, SessionOrder
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import (

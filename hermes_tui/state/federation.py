@@ -29,7 +29,8 @@ quarter of what is left), so a page anywhere costs O(runs · log n · log N) com
 page itself (N items in all: 300 stores cost what 300 bisects do, not 300² of them). The merge can
 also read keys through another `KeySource`: `RowKeys` reads them block by block from list rows,
 as the merge reaches them, and then the merge reads forward from the start (a deep jump in a
-100k-session list reads every row before it).
+100k-session list reads every row before it). The keys and the lazy merge are in `federation_merge.py`;
+the search bounds built ahead in `federation_prepare.py`.
 
 **The federated search** runs `search()` on every store in parallel and merges the pages:
 newest (oldest) first exactly by timestamp, ties by profile then the store's own order (id).
@@ -55,17 +56,19 @@ from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field, replace
 from functools import partial
 from itertools import islice
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from .db import SessionDB
 from .errors import StoreError
-from .listing import ORDERS, SessionFilter, SessionOrder
+from .federation_merge import Key, KeySource, LazyMerge, OrderKeys, asc_key, desc_key, run_key
+from .federation_merge import RowKeys as RowKeys  # (the other key source, named here for callers)
+from .federation_merge import row_key as row_key
+from .federation_prepare import SearchPreparation
+from .list_order import ORDERS, SessionFilter, SessionOrder
 from .profiles import StoreRef, StoreStatus, classify_error, file_status, open_store, store_workers
-from .store_threads import PROGRESS_STEPS, SearchLanes, Token, Worker, run_here, submit_each
+from .store_threads import SearchLanes, Token, Worker, run_here, submit_each
 
 T = TypeVar("T")
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -435,74 +438,6 @@ class Federation:
         return got
 
 
-class SearchPreparation:
-    """One thread building each store's newest-first search bounds in turn, so that no store's
-    first search builds them inline: 0.7 s at 1M messages and 3-4 s at 10M, which the next
-    keystroke's cancel would throw away (a search lane aborts its statements).
-
-    Each build waits until `quiet_for()` (seconds since the widgets last read) reaches
-    `quiet_s`, or until `hurry()` (a search asked for them). It runs on this thread's own
-    connections, which a search's cancel never reaches; a search arriving meanwhile waits for
-    its store's build instead of scanning again, and a store whose search got there first is
-    skipped cheaply. `add` queues a store that opened since; the thread ends once the queue is
-    done after `finish()` (no store will join any more). `stop()` aborts a build in progress
-    (a progress handler: an interrupt alone misses a statement that starts just after it)."""
-
-    def __init__(self, dbs: Sequence[SessionDB], quiet_for: Callable[[], float], quiet_s: float) -> None:
-        self._queue: deque[SessionDB] = deque(dbs)
-        self._more = threading.Condition()
-        self._finished = False
-        self._quiet_for = quiet_for
-        self._quiet_s = quiet_s
-        self._stopped = threading.Event()
-        self._hurry = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hermes-prepare-search", daemon=True)
-        self._thread.start()
-
-    def add(self, db: SessionDB) -> None:
-        """Build `db`'s bounds too (a store that opened after this started)."""
-        with self._more:
-            self._queue.append(db)
-            self._more.notify()
-
-    def finish(self) -> None:
-        """No store will be added any more: end once the queued ones are built."""
-        with self._more:
-            self._finished = True
-            self._more.notify_all()
-
-    def _next(self) -> SessionDB | None:
-        with self._more:
-            self._more.wait_for(lambda: bool(self._queue) or self._finished or self._stopped.is_set())
-            return None if self._stopped.is_set() or not self._queue else self._queue.popleft()
-
-    def _run(self) -> None:
-        while (db := self._next()) is not None:
-            while not self._hurry.is_set() and (wait := self._quiet_s - self._quiet_for()) > 0:
-                self._hurry.wait(wait)
-            if self._stopped.is_set():
-                return
-            try:
-                conn = db._conn()  # this thread's own, idle once the build is done: a small cache
-                conn.execute("PRAGMA cache_size = 16")  # (one pass over an index; the OS caches it)
-                conn.set_progress_handler(self._stopped.is_set, PROGRESS_STEPS)
-                db.prepare_search()
-            except Exception:  # noqa: BLE001 - that store's first search builds it and reports
-                pass
-
-    def hurry(self) -> None:
-        """Build without waiting for quiet any more."""
-        self._hurry.set()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        """Abort the build in progress and build no more (waits for the thread)."""
-        with self._more:
-            self._stopped.set()
-            self._more.notify_all()
-        self._hurry.set()
-        self._thread.join(timeout)
-
-
 def _connect(db: SessionDB) -> None:
     """Make this (home) thread's connection to `db` now."""
     db._conn()
@@ -530,166 +465,6 @@ def open_stores(
     return Federation(refs, read_only=read_only, workers=workers, wait=wait)
 
 
-# ---------------------------------------------------------------------- keys of the merged list
-Key = float | int | None
-
-
-class KeySource(Protocol):
-    """Where the merge gets a store's order keys: `keys(db, order, start, stop)` returns the keys
-    of `order.ids[start:stop]`, aligned, with exactly the value `session_order` sorted by.
-    `with_keys`: whether the stores' orders should be taken with `session_order(with_keys=True)`."""
-
-    with_keys: bool
-
-    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]: ...
-
-
-def _num(value: Any) -> float | int:
-    """`num_sql`'s value from a cleaned row: a number, else 0."""
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
-
-
-def row_key(order: str, row: dict[str, Any]) -> Key:
-    """The key `session_order(order=…)` sorts by, recomputed from a `list_rows` row (whose
-    values are cleaned exactly as the order's SQL cleans them: dates outside [0, 3000-01-01]
-    and non-numbers unknown, counters that are not numbers 0)."""
-    if order == "last_active":
-        return row.get("last_active")
-    if order == "started":
-        return row.get("started_at")
-    if order == "messages":
-        return _num(row.get("message_count"))
-    if order == "tokens":
-        a, b = _num(row.get("input_tokens")), _num(row.get("output_tokens"))
-        total = a + b
-        if isinstance(total, int) and not _INT64_MIN <= total <= _INT64_MAX:
-            return float(a) + float(b)  # SQLite's integer `+` overflows into REAL
-        return total
-    if order == "cost":
-        actual = row.get("actual_cost_usd")
-        return (
-            actual
-            if isinstance(actual, (int, float)) and not isinstance(actual, bool)
-            else _num(row.get("estimated_cost_usd"))
-        )
-    raise ValueError(f"unknown order {order!r}; expected one of {', '.join(ORDERS)}")
-
-
-class RowKeys:
-    """Keys through the public `list_rows` (one query per block of ids).
-
-    Reads a block's list rows to learn their keys: a few ms per 256 rows, paid only for the part
-    of the list the merge reaches (a deep jump pays for every row before it: seconds at 100k).
-    `OrderKeys` is the default. An id deleted since the order was taken keeps its predecessor's
-    key (its row is skipped when the page is read), so the store's run stays in order.
-    """
-
-    with_keys = False
-
-    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]:
-        ids = order.ids[start:stop]
-        by_id = {r["id"]: row_key(order.order, r) for r in db.list_rows(ids)}
-        out: list[Key] = []
-        prev: Key = None
-        for i in ids:
-            prev = by_id.get(i, prev)
-            out.append(prev)
-        return out
-
-
-class OrderKeys:
-    """Keys taken with the ids (`session_order(with_keys=True)`: one statement per store, the
-    very values it sorted by), so reaching any position of the merged list costs only the merge
-    itself. An order taken without keys (another caller's) falls back to `RowKeys`."""
-
-    with_keys = True
-
-    def __init__(self) -> None:
-        self._fallback = RowKeys()
-
-    def keys(self, db: SessionDB, order: SessionOrder, start: int, stop: int) -> list[Key]:
-        if order.keys is None:
-            return self._fallback.keys(db, order, start, stop)
-        return order.keys[start:stop]
-
-
-def desc_key(value: Any) -> tuple[int, Any]:
-    """Sort key for "largest first, unknown last" (SQLite's `ORDER BY x DESC` with NULLs);
-    a non-number (never produced by the stores' cleaned values) sorts with the unknown ones."""
-    if (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and not (isinstance(value, float) and math.isnan(value))
-    ):
-        return (0, -value)
-    return (1, 0)
-
-
-def asc_key(value: Any) -> tuple[int, Any]:
-    """Sort key for "smallest first, unknown last"."""
-    if (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and not (isinstance(value, float) and math.isnan(value))
-    ):
-        return (0, value)
-    return (1, 0)
-
-
-# ---------------------------------------------------------------------- the lazy k-way merge
-class _Run(Protocol):
-    """One store's ordered sequence, readable from the front: `key(pos)` (None past the end)."""
-
-    profile: str
-
-    def key(self, pos: int) -> tuple[Any, ...] | None: ...
-
-
-class _LazyMerge:
-    """Merges runs by `(run key, profile rank, position)`, only as far as it is asked to.
-
-    Each run's relative order is kept whatever its keys are (a run is only read forward), so
-    the merge is exact for sorted runs and still loses or repeats nothing for a store whose
-    order changed underneath."""
-
-    def __init__(self, runs: Sequence[_Run]) -> None:
-        self.runs = list(runs)
-        ranks = {p: i for i, p in enumerate(sorted(r.profile for r in self.runs))}
-        self._rank = [ranks[r.profile] for r in self.runs]
-        self.merged: list[tuple[int, int]] = []  # (run index, position in the run)
-        self._heap: list[tuple[tuple[Any, ...], int, int, int]] = []
-        self._next: tuple[int, int] | None = None
-        self._started = False
-
-    def _push(self, run: int, pos: int) -> None:
-        key = self.runs[run].key(pos)
-        if key is not None:
-            heapq.heappush(self._heap, (key, self._rank[run], pos, run))
-
-    def ensure(self, n: int) -> int:
-        """Merge until `n` items are known or every run is exhausted; returns how many are known."""
-        if len(self.merged) >= n:
-            return len(self.merged)
-        if not self._started:
-            self._started = True
-            for i in range(len(self.runs)):
-                self._push(i, 0)
-        while len(self.merged) < n:
-            if self._next is not None:  # the successor of the last item, read only now it is needed
-                self._push(*self._next)
-                self._next = None
-            if not self._heap:
-                break
-            _key, _rank, pos, run = heapq.heappop(self._heap)
-            self.merged.append((run, pos))
-            self._next = (run, pos + 1)
-        return len(self.merged)
-
-    @property
-    def exhausted(self) -> bool:
-        return self._started and not self._heap and self._next is None
-
-
 # ---------------------------------------------------------------------- the merged session list
 def _order_checked(db: SessionDB, *args: Any, **kwargs: Any) -> tuple[SessionOrder, bool]:
     """`session_order(...)` and whether its keys can be binary searched: present, aligned and
@@ -711,12 +486,6 @@ def _sorted_desc(keys: list[Key]) -> bool:
     if not set(map(type, head)) <= {int, float}:  # a None (unknown) before a number too
         return False
     return all(map(operator.ge, head, islice(head, 1, None)))
-
-
-def run_key(order: SessionOrder, pos: int, key: Key) -> tuple[Any, ...]:
-    """The merge's key of item `pos` of a store's order: pinned items (`filter.pinned_first`:
-    the first `order.pinned`) before every other, then `desc_key`."""
-    return (0 if pos < order.pinned else 1, *desc_key(key))
 
 
 class _OrderRun:
@@ -788,7 +557,7 @@ class MergedOrder:
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]
         self._runs = [_OrderRun(self, p, got.values[p][0]) for p in names]
-        self._merge = _LazyMerge(self._runs)
+        self._merge = LazyMerge(self._runs)
         self._len = sum(len(r.order) for r in self._runs)
         # With every key in hand (`OrderKeys`, the default) any position is found by binary
         # search (`_starts`), so a far jump costs what the first page costs; otherwise the merge
@@ -1056,7 +825,7 @@ class FederatedSearch:
         names = fed.profiles if profiles is None else [p for p in profiles if p in fed.dbs]
         self.errors: dict[str, ProfileError] = {}
         self._runs = [_SearchRun(self, p) for p in names]
-        self._merge = _LazyMerge(self._runs)
+        self._merge = LazyMerge(self._runs)
 
     def _search(self, db: SessionDB, offset: int, limit: int) -> Any:
         return db.search(

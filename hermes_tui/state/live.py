@@ -54,7 +54,7 @@ import apsw
 from . import sql_fragments as Q
 from .chains import chain_members
 from .core import _Core, chunks, placeholders
-from .listing import ORDERS, SessionFilter, order_keys_of
+from .list_order import ORDERS, SessionFilter, order_keys_of
 from .text import read_tuples, tool_calls_list
 from .write_signal import WriteSignal, write_signal
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 import apsw
 
@@ -32,8 +34,29 @@ from .schema import (
     TITLE_INDEX_SQL,
 )
 
-if TYPE_CHECKING:
-    from .core import _Core
+T = TypeVar("T")
+
+
+class Store(Protocol):
+    """What opening a file reads and sets on its store (the store's core, which calls `initialize`):
+    named here, so that this module needs nothing of the core that imports it."""
+
+    db_path: Path
+    read_only: bool
+    migrate: bool
+    adopt_foreign: bool
+    _cjk_impl: str | None
+    _columns: dict[str, frozenset[str]]
+    _schema_version: int | None
+    _fts5_ok: bool
+    _trigram_ok: bool
+
+    @property
+    def layout(self) -> F.FtsLayout: ...
+    def has_column(self, table: str, column: str) -> bool: ...
+    def refresh_structure(self, conn: apsw.Connection | None = None) -> None: ...
+    def _execute_write(self, fn: Callable[[apsw.Connection], T]) -> T: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +110,7 @@ def _tables_shown(conn: apsw.Connection, limit: int = 5) -> str:
     return shown or "no tables"
 
 
-def check_store(db: _Core, conn: apsw.Connection, adopt_foreign: bool) -> None:
+def check_store(db: Store, conn: apsw.Connection, adopt_foreign: bool) -> None:
     """Refuse (nothing written) a file that is not a Hermes store, unless we may make it one: an
     empty database with `migrate=True`, or another application's with `adopt_foreign=True` too."""
     reason = not_hermes_reason(conn)
@@ -103,7 +126,7 @@ def check_store(db: _Core, conn: apsw.Connection, adopt_foreign: bool) -> None:
     )
 
 
-def check_store_unopened(db: _Core) -> None:
+def check_store_unopened(db: Store) -> None:
     """`check_store` on a connection that creates and writes nothing (`connection.looking`),
     before any connection that could write is opened: SQLite's last connection to close would
     checkpoint a -wal another program left, and a read-only one leaves -wal/-shm files beside a
@@ -117,7 +140,7 @@ def check_store_unopened(db: _Core) -> None:
             return  # unreadable this way (a damaged schema…): the real open reports it
 
 
-def initialize(db: _Core, conn: apsw.Connection, *, adopt_foreign: bool = False) -> None:
+def initialize(db: Store, conn: apsw.Connection, *, adopt_foreign: bool = False) -> None:
     check_store(db, conn, adopt_foreign)
     db.refresh_structure(conn)
     db._fts5_ok = True  # APSW always bundles FTS5 and the trigram tokenizer (SQLite >= 3.34)
@@ -136,7 +159,7 @@ def initialize(db: _Core, conn: apsw.Connection, *, adopt_foreign: bool = False)
     db.refresh_structure(conn)
 
 
-def plan(db: _Core, conn: apsw.Connection) -> list[str]:
+def plan(db: Store, conn: apsw.Connection) -> list[str]:
     """Why the database needs a write on open (empty list: it does not)."""
     reasons: list[str] = []
     tables = set(db._columns)
@@ -165,7 +188,7 @@ def plan(db: _Core, conn: apsw.Connection) -> list[str]:
     return reasons
 
 
-def _may_create_cjk(db: _Core) -> bool:
+def _may_create_cjk(db: Store) -> bool:
     from .cjk import cjk_index_enabled
 
     return bool(db._cjk_impl) and cjk_index_enabled()
@@ -188,7 +211,7 @@ def _del_meta(c: apsw.Connection, *keys: str) -> None:
         c.execute("DELETE FROM state_meta WHERE key = ?", (key,))
 
 
-def apply(db: _Core, c: apsw.Connection) -> None:
+def apply(db: Store, c: apsw.Connection) -> None:
     """All of the upgrade, inside the caller's write transaction."""
     fresh = "sessions" not in db._columns
     version = db._schema_version
@@ -250,7 +273,7 @@ def _has_messages(c: apsw.Connection, where: str = "") -> bool:
     return bool(c.execute(f"SELECT 1 FROM messages {where} LIMIT 1").fetchall())
 
 
-def _ensure_fts(db: _Core, c: apsw.Connection, upgrading_from: int | None) -> None:
+def _ensure_fts(db: Store, c: apsw.Connection, upgrading_from: int | None) -> None:
     lay = F.detect_layout(_master(c), _meta(c))
     if lay.kind == "none":
         c.execute(F.V23_BASE_SQL)
@@ -344,7 +367,7 @@ def _migrate_v16(c: apsw.Connection) -> None:
     )
 
 
-def _migrate_v18(db: _Core, c: apsw.Connection) -> None:
+def _migrate_v18(db: Store, c: apsw.Connection) -> None:
     """Best effort: fill NULL gateway columns from `sessions/sessions.json` next to the DB."""
     sessions_file = db.db_path.parent / "sessions" / "sessions.json"
     if not sessions_file.exists():

@@ -243,7 +243,7 @@ async def test_a_partly_built_cjk_index_answers_with_a_scan_of_the_rest(
 ) -> None:
     """Once part of the side index is built, a CJK search reads only the messages it does not
     hold yet: the status names both and says how far the index is."""
-    import hermes_tui.state.search as store_search
+    import hermes_tui.state.search.side as store_search
     import hermes_tui.state.side_index as side_index
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

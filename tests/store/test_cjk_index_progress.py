@@ -27,7 +27,7 @@ def test_progress_until_the_side_index_is_built_then_none(xdg_cache, db_path):
 
 
 def test_far_behind_reports_the_indexed_and_newest_ids(xdg_cache, db_path, monkeypatch):
-    import hermes_tui.state.search as search
+    import hermes_tui.state.search.side as search
 
     with SessionDB(db_path=db_path) as db:
         _populate(db, 10)

@@ -9,8 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB
-from hermes_tui.state import search as search_module
-from hermes_tui.state.search import _glued_text, _latin_terms, _may_glue, _rarest_trigram
+from hermes_tui.state.search import fallback as search_module
+from hermes_tui.state.search import parse_query
+from hermes_tui.state.search.fallback import glued_text as _glued_text
+from hermes_tui.state.search.fallback import may_glue as _may_glue
+from hermes_tui.state.search.fallback import rarest_trigram as _rarest_trigram
+from hermes_tui.state.search.parse import latin_terms as _latin_terms
 
 TEXTS = (
     "修改zeppelin服务端",  # glued both sides
@@ -61,7 +65,7 @@ def test_the_rare_trigram_proof_equals_the_phrase_proof(glued_db, monkeypatch, s
     monkeypatch.setattr(type(glued_db), "GLUED_SCAN_MAX", scan_max)
     tri = ("messages_fts_trigram", f'"{word}"')
     want = _reference(glued_db, word)
-    got = glued_db._glued_ids(tri, word)
+    got = glued_db._glued_ids(tri, parse_query(word))
     if want is None:
         assert got is None
     else:  # (a rare trigram with few rows may still answer where the phrase had too many)

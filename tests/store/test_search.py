@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.state import SessionDB
-from hermes_tui.state import search as search_module
 from hermes_tui.state.fts_query import bound_query, contains_cjk
+from hermes_tui.state.search import parse as search_module
 
 san = SessionDB._sanitize_fts5_query
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from hermes_tui.state import search as search_module
 from hermes_tui.state.fts_query import MAX_QUERY_TERMS, QueryTooComplex, bound_query
+from hermes_tui.state.search import probe as search_module
 
 WORDS = [
     "the",

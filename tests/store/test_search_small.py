@@ -11,6 +11,7 @@ import pytest
 from conftest import ids, populate_f
 
 from hermes_tui.state import SessionDB
+from hermes_tui.state.search import parse_query
 
 WORDS = (
     "error",
@@ -198,10 +199,10 @@ def test_too_many_candidates_leave_the_glued_proof_unknown(db, monkeypatch):
     for i in range(5):
         db.append_message("c", "user", f"zeppelin {i}")
     tri = ("messages_fts_trigram", '"zeppelin"')
-    assert db._glued_ids(tri, "zeppelin") == frozenset()
+    assert db._glued_ids(tri, parse_query("zeppelin")) == frozenset()
     monkeypatch.setattr(type(db), "GLUED_SCAN_MAX", 4)
     db.append_message("c", "user", "修改zeppelin服务端")  # a commit: the cached answer is dropped
-    assert db._glued_ids(tri, "zeppelin") is None
+    assert db._glued_ids(tri, parse_query("zeppelin")) is None
 
 
 def test_rank_order_on_a_small_store_is_upstreams_one_statement(db, monkeypatch):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-import hermes_tui.state.search as search
+import hermes_tui.state.search.side as search
 import hermes_tui.state.side_index as side_index
 from hermes_tui.state import SessionDB
 from tests.store.test_search_count import _all_pages, _populate

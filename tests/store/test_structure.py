@@ -1,13 +1,16 @@
 """The store's structure declares itself: each mixin of `SessionDB` depends only on `_Core`.
 
 A mixin may use what `_Core` defines (at run time, in `__init__`, or as a declared sibling
-method under `if TYPE_CHECKING`) and what it defines itself; it never overrides a core method
+method under `if TYPE_CHECKING`) and what it and its own bases define (search's layers, one
+chain in `state/search/`); it never overrides a core method
 or calls `super()` (hooks are explicit lists), and search's caches exist from `__init__` on.
+No module of the store imports one that imports it back, even for type checking.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
 import textwrap
 from pathlib import Path
@@ -72,7 +75,8 @@ def test_mixins_found() -> None:
 @pytest.mark.parametrize("mixin", MIXINS, ids=lambda m: m.__name__)
 def test_mixin_uses_only_itself_and_the_core(mixin: type) -> None:
     """Every `self.x` a mixin reads or calls is its own or the core's (declared), never a sibling's."""
-    own = set(vars(mixin))
+    # A mixin may also use what its own bases define (search's layers: each builds on those below).
+    own = set().union(*(vars(c) for c in mixin.__mro__ if issubclass(c, _Core) and c is not _Core))
     allowed = own | _core_names()
     node = _class_node(mixin)
     for sub in ast.walk(node):  # attributes the mixin assigns on self are its own state
@@ -182,9 +186,17 @@ def test_sort_orders_and_routes_are_named_values() -> None:
 
 def test_search_routing_compares_no_sql_text() -> None:
     """Control flow goes by `SortOrder`/`Route`, never by an SQL fragment's text."""
+    import pkgutil
+
     from hermes_tui.state import search as S
 
-    tree = ast.parse(inspect.getsource(S))
+    modules = [S] + [
+        importlib.import_module(f"{S.__name__}.{m.name}") for m in pkgutil.iter_modules(S.__path__)
+    ]
+    assert len(modules) > 5  # the package's modules, each read
+    tree = ast.Module(
+        body=[n for m in modules for n in ast.parse(inspect.getsource(m)).body], type_ignores=[]
+    )
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Compare):
@@ -205,3 +217,53 @@ def test_search_routing_compares_no_sql_text() -> None:
         ):
             bad.append(ast.unparse(node))
     assert bad == []
+
+
+def _state_imports() -> dict[str, set[str]]:
+    """Each module of `hermes_tui.state` and the modules of it that it imports: at the top, in
+    a function or under `TYPE_CHECKING` alike (a circle through any of them is still a circle)."""
+    root = Path(core.__file__).parent
+    graph: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent.parent).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_pkg else parts)
+        package = name if is_pkg else name.rsplit(".", 1)[0]
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            base = package
+            for _ in range(node.level - 1):
+                base = base.rsplit(".", 1)[0]
+            target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module or ""
+            for alias in node.names:  # `from . import x`: x may be a module of the package
+                sub = f"{target}.{alias.name}"
+                deps.add(sub if (root.parent.parent / (sub.replace(".", "/") + ".py")).exists() else target)
+        graph[name] = {d for d in deps if d.startswith("hermes_tui.state") and d != name}
+    return graph
+
+
+def test_the_store_has_no_import_circle() -> None:
+    graph = _state_imports()
+    assert {"hermes_tui.state.core", "hermes_tui.state.schema_init", "hermes_tui.state.search.routes"} <= set(
+        graph
+    )
+    circles: list[list[str]] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if dep == "hermes_tui.state":  # the package's face imports everything; nothing imports it back
+                continue
+            if state.get(dep) == 1:
+                circles.append(path[path.index(dep) :] + [dep])
+            elif dep not in state:
+                visit(dep, [*path, dep])
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert circles == []
