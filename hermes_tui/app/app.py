@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.theme import Theme
 
 from hermes_tui.app import cpu_share, textual_fixes
-from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.bindings import add_binding, bindings_of
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.frame_hold import FrameHold
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
@@ -314,10 +314,9 @@ class HermesApp(App[Handoff]):
         if isinstance(self.screen, HelpScreen):
             return
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-        screen_bindings = list(main._bindings.key_to_bindings.values()) if main else []
         sections: list[tuple[str, list[Binding]]] = [
-            ("app", [b for group in self._bindings.key_to_bindings.values() for b in group]),
-            ("main", [b for group in screen_bindings for b in group]),
+            ("app", bindings_of(self)),
+            ("main", bindings_of(main) if main else []),
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
             ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),
