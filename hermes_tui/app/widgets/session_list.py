@@ -28,7 +28,6 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
@@ -44,7 +43,6 @@ from hermes_tui.app.render import (
     session_label,
     system_clock,
 )
-from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
 
 #: A row's key: the session id, or `(profile, id)` when the list spans several stores.
 ListKey = str | tuple[str, str]
@@ -307,12 +305,6 @@ class SessionList(ScrollView, can_focus=True):
         self._deferred: list[tuple[Any, ...]] = []
 
     # ------------------------------------------------------------------ data
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        """Textual's, painted in one pass and only when it changes (`PaintedScrollBar`): Textual
-        repainted it after every layout of the screen, a frame of its own with each live append."""
-        return painted_vertical_scrollbar(self)
-
     @property
     def total(self) -> int:
         """Number of sessions in the current order."""

@@ -35,7 +35,6 @@ from textual.css.styles import RulesMap
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.style import Style as VisualStyle
 from textual.visual import RenderOptions, RichVisual, Visual
@@ -53,7 +52,6 @@ from hermes_tui.app.render import (
     truncate_text,
 )
 from hermes_tui.app.widgets.find_bar import FindBar
-from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
@@ -608,7 +606,6 @@ class MessagePart(Static):
         self._visual_cache.clear()
         if self._memo is not None:
             self._memo._segments.clear()
-        self._styles_cache.clear()
 
 
 class MessageBlock(MessagePart):
@@ -1064,11 +1061,6 @@ class TranscriptView(VerticalScroll, can_focus=True):
             width, height = self.outer_size
             regions = (Region(-offset.x, height - 1 - offset.y, width, 1),)
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
-
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        """Textual's, painted in one pass and only when it changes (`PaintedScrollBar`)."""
-        return painted_vertical_scrollbar(self)
 
     def _children_done(self) -> None:
         self._children_only = False
