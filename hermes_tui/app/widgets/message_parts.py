@@ -191,7 +191,7 @@ class MessagePart(Static):
         Textual's styling at mount asks for one anyway, which it posts once the part is mounted,
         usually after that layout: each live append painted its new parts a second time in the
         next frame (with the scrollbars, ~1 of ~2.6 frames an append)."""
-        if not self._is_mounted and not layout and not recompose:
+        if not self.is_mounted and not layout and not recompose:
             return self
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
