@@ -23,7 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.theme import Theme
 
-from hermes_tui.app import cpu_share
+from hermes_tui.app import cpu_share, textual_private
 from hermes_tui.app.bindings import add_binding, bindings_of
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
@@ -122,6 +122,8 @@ class HermesApp(App[Handoff]):
         self.yield_cpu = yield_cpu or loaded.settings.yield_cpu
         self.settings_warning = loaded.warning
         self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
+        if textual_private.wanted():  # opt-in, Textual's internals (textual_private.py)
+            textual_private.install()
         register_actions()  # before the main screen binds every registered action's key
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()

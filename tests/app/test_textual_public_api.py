@@ -1,7 +1,9 @@
 """The app uses Textual's public API (issue 36): no leading-underscore name of Textual is read,
 written or overridden, except Textual's per-instance binding map in `hermes_tui/app/bindings.py`
-(Textual has no public way to bind a key on one instance); that one is a contract, checked here
-so a Textual release that renames it fails this file loudly, and Textual is pinned exactly.
+(Textual has no public way to bind a key on one instance) and the opt-in tuning in
+`hermes_tui/app/textual_private.py` (off by default; its own contract test is
+`test_textual_private.py`). The binding map is a contract, checked here so a Textual release
+that renames it fails this file loudly, and Textual is pinned exactly.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import hermes_tui.app
 
 ROOT = Path(hermes_tui.__file__).resolve().parent
 TEXTUAL = Path(textual.__file__).resolve().parent
-#: The one module allowed a private Textual name, and the names it may use.
-CONTRACT = {"bindings.py": {"_bindings"}}
+#: The modules allowed a private Textual name, and the names each may use: the per-instance
+#: binding map, and the opt-in tuning (`textual_private.py`, off by default).
+CONTRACT = {"bindings.py": {"_bindings"}, "textual_private.py": {"_styles_cache"}}
 #: Attributes Textual's metaclass and `abc` put on every subclass (not overrides of ours).
 CLASS_MACHINERY = {
     "_abc_impl",

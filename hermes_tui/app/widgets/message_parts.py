@@ -26,6 +26,7 @@ from textual.visual import RenderOptions, RichVisual, Visual
 from textual.widget import Widget
 from textual.widgets import Static
 
+from hermes_tui.app import textual_private
 from hermes_tui.app.render import (
     highlight_terms,
     plain_count,
@@ -230,6 +231,7 @@ class MessagePart(Static):
         self._visual_cache.clear()
         if self._memo is not None:
             self._memo._segments.clear()
+        textual_private.forget_lines(self)  # (only with the opt-in tuning: Textual's own cache)
 
 
 class MessageBlock(MessagePart):
