@@ -122,8 +122,11 @@ class HermesApp(App[Handoff]):
         self.yield_cpu = yield_cpu or loaded.settings.yield_cpu
         self.settings_warning = loaded.warning
         self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
-        if textual_private.wanted():  # opt-in, Textual's internals (textual_private.py)
-            textual_private.install()
+        if textual_private.wanted():  # fewer full collections while following (textual_private.py)
+            try:
+                textual_private.install()
+            except textual_private.TextualChanged as error:
+                log.warning("%s", error)
         register_actions()  # before the main screen binds every registered action's key
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()

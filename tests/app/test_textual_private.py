@@ -1,6 +1,6 @@
-"""The opt-in Textual tuning (`hermes_tui/app/textual_private.py`): off by default, the same
-results as Textual's methods when on, and a contract that fails loudly when a Textual release
-no longer has what it relies on."""
+"""The Textual tuning (`hermes_tui/app/textual_private.py`): installed by the app unless
+`HERMES_TUI_TEXTUAL_TUNING=0`, the same results as Textual's methods, and a contract that fails
+loudly when a Textual release no longer has what it relies on."""
 
 from __future__ import annotations
 
@@ -58,15 +58,27 @@ def test_install_refuses_loudly_when_textual_lacks_a_name(monkeypatch: pytest.Mo
     assert Strip.divide is textual_private._divide
 
 
-def test_the_app_leaves_textual_alone_by_default(demo_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(textual_private.ENV, raising=False)
+def test_the_app_installs_the_tuning_unless_turned_off(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(textual_private.ENV, "0")
     make_app(demo_db)
     assert not textual_private.installed()
     assert Strip.divide is textual_private._divide
-    monkeypatch.setenv(textual_private.ENV, "1")
+    monkeypatch.delenv(textual_private.ENV)
     make_app(demo_db)
     assert textual_private.installed()
     assert Strip.divide is textual_private._divide_no_self_cycle
+
+
+def test_an_app_on_a_textual_without_the_names_runs_untuned(
+    demo_db: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv(textual_private.ENV, raising=False)
+    monkeypatch.setattr(textual_private, "REQUIRED", ((Strip, "divide_renamed"),))
+    make_app(demo_db)
+    assert not textual_private.installed()
+    assert "Strip.divide_renamed" in caplog.text
 
 
 def test_a_strip_cut_to_its_own_length_is_freed_at_once_when_installed(no_gc: None) -> None:

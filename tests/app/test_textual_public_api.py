@@ -1,9 +1,9 @@
 """The app uses Textual's public API (issue 36): no leading-underscore name of Textual is read,
 written or overridden, except Textual's per-instance binding map in `hermes_tui/app/bindings.py`
-(Textual has no public way to bind a key on one instance) and the opt-in tuning in
-`hermes_tui/app/textual_private.py` (off by default; its own contract test is
-`test_textual_private.py`). The binding map is a contract, checked here so a Textual release
-that renames it fails this file loudly, and Textual is pinned exactly.
+(Textual has no public way to bind a key on one instance) and the GC tuning in
+`hermes_tui/app/textual_private.py` (one `install()`, `HERMES_TUI_TEXTUAL_TUNING=0` turns it off;
+its own contract test is `test_textual_private.py`). The binding map is a contract, checked
+here so a Textual release that renames it fails this file loudly, and Textual is pinned exactly.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import hermes_tui.app
 ROOT = Path(hermes_tui.__file__).resolve().parent
 TEXTUAL = Path(textual.__file__).resolve().parent
 #: The modules allowed a private Textual name, and the names each may use: the per-instance
-#: binding map, and the opt-in tuning (`textual_private.py`, off by default).
+#: binding map, and the GC tuning (`textual_private.py`, one `install()`).
 CONTRACT = {"bindings.py": {"_bindings"}, "textual_private.py": {"_styles_cache"}}
 #: Attributes Textual's metaclass and `abc` put on every subclass (not overrides of ours).
 CLASS_MACHINERY = {

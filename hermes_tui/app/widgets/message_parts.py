@@ -231,7 +231,7 @@ class MessagePart(Static):
         self._visual_cache.clear()
         if self._memo is not None:
             self._memo._segments.clear()
-        textual_private.forget_lines(self)  # (only with the opt-in tuning: Textual's own cache)
+        textual_private.forget_lines(self)  # (with the tuning installed: Textual's own cache)
 
 
 class MessageBlock(MessagePart):
