@@ -5,12 +5,12 @@ The live bench (`bench/live_app_bench.py`, 1M messages, a hermes-agent 0.19.0 wr
 appends/s, 2 cores) measured the writer's p99 at about 2× with the browser following than alone,
 and found the cause in the scheduler, not in the database: pinning the browser to one CPU or
 making it `SCHED_BATCH` changed nothing, while the browser at `SCHED_IDLE` left the writer as
-fast as alone. The levers, none needing privileges:
+fast as alone. The levers, none needing privileges; by default the app uses none of them:
 
-- `short_slices()` (the default): the calling thread (and every thread it starts later) asks
-  EEVDF (Linux 6.12+) for its shortest slice, 0.1 ms: a waking agent waits out at most that
-  much of the browser's turn instead of 1.4 ms, and a waking browser (a key) preempts
-  long-slice work sooner. Older kernels ignore the request.
+- `short_slices()`: the calling thread (and every thread it starts later) asks EEVDF (Linux
+  6.12+) for its shortest slice, 0.1 ms: a waking agent waits out at most that much of the
+  browser's turn instead of 1.4 ms. Not asked for by the app since issue 36 (the writer's tail
+  it bought is no target a user sees; the live bench still tries it, phases `K`/`L`).
 - `yield_everything()` (`--yield-cpu`): `SCHED_IDLE` for the calling thread (the event loop,
   which draws) and every thread it starts later: it gets a CPU only when no other task wants
   one, which the agents then never wait for; on a machine whose every core is busy the browser
