@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Static
 
 from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.state import SessionDB, federation
+from tests._wait import pilot_until
 
 from ._profiles import T0, federated_app
 from ._support import settle
@@ -39,14 +38,6 @@ def info_text(app: HermesApp) -> str:
 
 def keys(sessions: SessionList) -> list[Any]:
     return [sessions.key_at(i) for i in range(sessions.total)]
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], rounds: int = 60) -> None:
-    for _ in range(rounds):
-        if cond():
-            return
-        await pilot.pause(0.1)
-    assert cond()
 
 
 async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the_cursor(
@@ -79,7 +70,11 @@ async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the
             screen = app.screen
             assert isinstance(screen, MainScreen)
             sessions = screen.session_list
-            await wait_for(pilot, lambda: sessions.total == 21 and sessions.row_at(0) is not None)
+            await pilot_until(
+                pilot,
+                lambda: sessions.total == 21 and sessions.row_at(0) is not None,
+                "sessions.total == 21 and sessions.row_at(0) is not None",
+            )
             assert not release.is_set()  # the slow store is still opening
             first = keys(sessions)
             assert first == [(p, s) for _ts, p, s in sorted(expected, reverse=True)]
@@ -88,7 +83,7 @@ async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the
             picked, at = sessions.selected_key, sessions.cursor
             assert picked == first[3]
             release.set()
-            await wait_for(pilot, lambda: sessions.total == 23)
+            await pilot_until(pilot, lambda: sessions.total == 23, "sessions.total == 23")
             await settle(pilot)
             everything = expected + [(ts, SLOW, sid) for sid, ts in slow_rows]
             assert keys(sessions) == [(p, s) for _ts, p, s in sorted(everything, reverse=True)]
@@ -100,7 +95,11 @@ async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the
             with SessionDB(home / "profiles" / SLOW / "state.db") as db:
                 db.create_session("slow-new", "cli")
                 db.append_message("slow-new", "user", "a late arrival writes", timestamp=T0 + 20_000)
-            await wait_for(pilot, lambda: sessions.total == 24 and sessions.key_at(0) == (SLOW, "slow-new"))
+            await pilot_until(
+                pilot,
+                lambda: sessions.total == 24 and sessions.key_at(0) == (SLOW, "slow-new"),
+                'sessions.total == 24 and sessions.key_at(0) == (SLOW, "slow-new")',
+            )
             assert sessions.selected_key == picked
     finally:
         release.set()
@@ -145,7 +144,11 @@ async def test_three_hundred_stores_keep_threads_and_notifications_bounded(tmp_p
             screen = app.screen
             assert isinstance(screen, MainScreen)
             sessions = screen.session_list
-            await wait_for(pilot, lambda: sessions.total == 600 and sessions.row_at(0) is not None, 200)
+            await pilot_until(
+                pilot,
+                lambda: sessions.total == 600 and sessions.row_at(0) is not None,
+                "sessions.total == 600 and sessions.row_at(0) is not None",
+            )
             await pilot.pause(0.5)  # the follower's first polls of every store
             info = info_text(app)
     finally:
