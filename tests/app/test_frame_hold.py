@@ -18,8 +18,9 @@ from textual.widgets import Static
 
 from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
 from hermes_tui.app.screens.main import MainScreen
+from tests._wait import pilot_until
 
-from .test_live import Writer, following_tail, live_app, transcript_text, until
+from .test_live import Writer, following_tail, live_app, transcript_text
 
 # ------------------------------------------------------------------ the rhythm
 
@@ -127,10 +128,10 @@ async def test_a_streaming_writer_gets_its_frames_held_and_every_message_shows(d
     async with following_tail(demo_db) as (app, pilot, main, writer):
         assert main.follower is not None and main.follower.has_signal
         thread = stream(writer, "tail", 40, 0.05)
-        await until(pilot, lambda: "streamed 39" in transcript_text(main), what="the last message")
+        await pilot_until(pilot, lambda: "streamed 39" in transcript_text(main), "the last message")
         thread.join(10)
         assert main.frame_hold.holds > 0  # the frames of a stream waited for a commit
-        await until(pilot, lambda: not main.frame_hold.held, timeout=1.0, what="the hold to end")
+        await pilot_until(pilot, lambda: not main.frame_hold.held, "the hold to end", timeout=1.0)
         assert app._batch_count == 0  # noqa: SLF001
         text = transcript_text(main)
         assert all(f"streamed {i}" in text for i in range(40))
@@ -141,10 +142,10 @@ async def test_a_message_after_a_quiet_spell_is_drawn_at_once(demo_db: Path) -> 
     async with following_tail(demo_db) as (_app, pilot, main, writer):
         await pilot.pause(0.5)
         writer.call("append_message", "tail", "assistant", content="one answer")
-        await until(pilot, lambda: "one answer" in transcript_text(main), what="the answer")
+        await pilot_until(pilot, lambda: "one answer" in transcript_text(main), "the answer")
         await pilot.pause(0.3)
         writer.call("append_message", "tail", "assistant", content="a second answer")
-        await until(pilot, lambda: "a second answer" in transcript_text(main), what="the second")
+        await pilot_until(pilot, lambda: "a second answer" in transcript_text(main), "the second")
         assert main.frame_hold.holds == 0
 
 

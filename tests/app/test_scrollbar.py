@@ -13,9 +13,9 @@ from textual.scrollbar import ScrollBar
 
 from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.transcript import TranscriptView
+from tests._wait import pilot_until
 
 from ._support import make_app, settle
-from .test_live import until
 
 
 def _segments(lines: list[Any]) -> list[list[tuple[str, Any]]]:
@@ -29,7 +29,7 @@ async def test_the_painted_bar_is_textuals_bar_in_every_theme_and_state(demo_db:
         await settle(pilot)
         sid = main.session_list._ids[0]
         main.open_session(sid)
-        await until(pilot, lambda: main.current_session == sid, what="a session open")
+        await pilot_until(pilot, lambda: main.current_session == sid, "a session open")
         transcript = main.query_one("#transcript", TranscriptView)
         for _ in range(4):  # tall enough for a bar: open every fold
             transcript.action_toggle_folds()
@@ -39,7 +39,7 @@ async def test_the_painted_bar_is_textuals_bar_in_every_theme_and_state(demo_db:
         assert transcript.max_scroll_y > 10, "the demo session should scroll"
         bar = transcript.vertical_scrollbar
         assert isinstance(bar, PaintedScrollBar)
-        await until(pilot, lambda: bar.size.height > 0, what="the bar shown")
+        await pilot_until(pilot, lambda: bar.size.height > 0, "the bar shown")
         width, height = bar.size
         checked = 0
         for theme in sorted(app.available_themes):
@@ -71,7 +71,7 @@ async def test_the_bar_repaints_for_a_new_theme_at_the_same_position(demo_db: Pa
         await settle(pilot)
         bar = main.session_list.vertical_scrollbar
         assert isinstance(bar, PaintedScrollBar)
-        await until(pilot, lambda: bar.size.height > 0, what="the list's bar shown")
+        await pilot_until(pilot, lambda: bar.size.height > 0, "the list's bar shown")
         width, height = bar.size
         crop = Region(0, 0, width, height)
         themes = sorted(app.available_themes)
@@ -97,7 +97,7 @@ async def test_a_refresh_that_would_paint_the_same_lines_is_dropped(demo_db: Pat
         sessions = main.session_list
         bar = sessions.vertical_scrollbar
         assert isinstance(bar, PaintedScrollBar)
-        await until(pilot, lambda: bar.size.height > 0, what="the list's bar shown")
+        await pilot_until(pilot, lambda: bar.size.height > 0, "the list's bar shown")
         bar.render_lines(Region(0, 0, *bar.size))  # (what the screen shows now)
         assert sessions.max_scroll_y > 0
         bar._repaint_required = False
