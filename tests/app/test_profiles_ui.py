@@ -25,7 +25,7 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PROFILE_TITLE_MIN, SessionList, layout_columns
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
-from tests._wait import pilot_until
+from tests._wait import WAIT_S, pilot_until
 from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
 from tests.peer.oracle import Peer
 
@@ -676,6 +676,42 @@ async def test_open_session_message_names_the_store(tmp_path: Path) -> None:
             lambda: (screen.current_profile, screen.current_session) == ("work", "w-2"),
             '(screen.current_profile, screen.current_session) == ("work", "w-2")',
         )
+
+
+async def test_a_session_opened_while_the_list_re_merges_still_gets_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A jump (palette, lineage, a search hit) looks the row up in a worker; if a live re-merge
+    replaces the list's order before the answer arrives, the row is looked up again in the new
+    order (the answer was dropped: the cursor stayed where it was, the transcript elsewhere)."""
+    from hermes_tui.app.stores import MergedKeys
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    looking, answer = threading.Event(), threading.Event()
+    real = MergedKeys.index_or_none
+
+    def held(self: MergedKeys, key: Any) -> int | None:
+        if threading.current_thread() is not threading.main_thread() and not looking.is_set():
+            looking.set()  # the first look-up of the jump: held until the order has changed
+            answer.wait(WAIT_S)
+        return real(self, key)
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await pilot_until(pilot, lambda: sessions.total == 6, "the six sessions listed")
+        await settle(pilot, 3)
+        monkeypatch.setattr(MergedKeys, "index_or_none", held)
+        before = sessions._ids
+        screen.open_session("w-2", profile="work")
+        await pilot_until(pilot, looking.is_set, "the jump looks its row up")
+        screen._refresh_merged_live()  # a live re-merge meanwhile (a store changed)
+        await pilot_until(pilot, lambda: sessions._ids is not before, "the re-merged order shown")
+        answer.set()
+        await pilot_until(pilot, lambda: sessions.selected_key == ("work", "w-2"), "the cursor on w-2")
+        assert sessions.cursor == expected_order(home).index(("work", "w-2"))
 
 
 async def test_open_session_finds_the_merged_row_off_the_event_loop(

@@ -1877,6 +1877,10 @@ class MainScreen(Screen[None]):
 
     def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
         wanted = (self._wanted_profile, self._wanted) if self.stores is not None else self._wanted
+        if wanted == key and self.session_list._ids is not ids:  # re-ordered meanwhile: look again
+            profile, sid = SessionList.split_key(key)
+            self._cursor_to(sid or "", profile)
+            return
         if self.session_list._ids is ids and wanted == key:
             # The row stands for the wanted session (its chain's tip): the transcript stays.
             self._wanted_row = (key, row_key) if row_key != key else None
