@@ -27,7 +27,7 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList, live_label
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB
-from tests._wait import pilot_until
+from tests._wait import WAIT_S, pilot_until, wait_until
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
 from ._support import make_app, settle
@@ -378,17 +378,12 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
         try:
             w = Writer(demo_db)
             try:
-                deadline = time.monotonic() + 10
                 w.call("create_session", "probe", "cli")
-                while not any(r.changes.new_sessions for r in reports):
-                    assert time.monotonic() < deadline
-                    time.sleep(0.02)
+                wait_until(lambda: any(r.changes.new_sessions for r in reports), "the new session reported")
                 assert [s["id"] for r in reports for s in r.changes.new_sessions] == ["probe"]
-                time.sleep(0.3)  # past idle_input_s: slow rate
-                assert follower.interval == 0.5
-                before = follower.polls
-                time.sleep(1.2)
-                assert follower.polls - before <= 4  # about 1/0.5 s, not 1/0.02 s
+                # past idle_input_s without a change or a key: the slow rate (that its loop then
+                # waits that long is test_live_follow_rate's, on an injected clock)
+                wait_until(lambda: follower.interval == 0.5, "the slow rate once quiet")
                 follower.touch()
                 assert follower.interval == 0.02
                 # a TRUNCATE checkpoint by another process is not blocked: no reader pins the WAL
@@ -410,5 +405,5 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
                 w.close()
         finally:
             follower.stop()
-            thread.join(5)
+            thread.join(WAIT_S)
         assert not thread.is_alive()
