@@ -1001,13 +1001,15 @@ class MainScreen(Screen[None]):
 
     def _merged(self, result: OrderResult) -> bool:
         """Note what the merge shown covers. True: a store answered after this merge started and
-        is not in it (its `StoresArrived` came before the merge was shown): merge again."""
+        is not in it, or only with an older order (pending): its `StoresArrived` came before the
+        merge was shown, so merge again."""
         self._merged_profiles = set(result.counts) | set(result.errors)
         self._merge_pending = set(result.pending)
         seen = result.extra.get("arrivals_seen", self._arrival_seq)
         assert self.stores is not None
         wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
-        late = {p for p in wanted - self._merged_profiles if self._answered_at.get(p, -1) > seen}
+        behind = (wanted - self._merged_profiles) | (wanted & self._merge_pending)
+        late = {p for p in behind if self._answered_at.get(p, -1) > seen}
         return bool(late)
 
     def _merge_behind(self, opening: bool = False) -> bool:
