@@ -34,14 +34,14 @@ needs_privilege_drop = pytest.mark.skipif(
 PROBE_IMPORTS = "import hermes_tui.state, hermes_tui.state.write_signal"
 
 _FIND_PACKAGES = f"""
-import json, sys, sysconfig
+import json, sys
 {PROBE_IMPORTS}
-roots = {{sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}}
+roots = (sys.base_prefix,)  # the interpreter's own library (a virtualenv's packages are not in it)
 out = {{}}
 for name, mod in list(sys.modules.items()):
     top = name.partition(".")[0]
     path = getattr(sys.modules.get(top), "__file__", None)
-    if path and top not in out and not any(path.startswith(r) for r in roots):
+    if path and top not in out and not path.startswith(roots):
         out[top] = path
 print(json.dumps(out))
 """
