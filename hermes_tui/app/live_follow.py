@@ -132,6 +132,7 @@ class LiveFollower:
         report: Callable[[LiveUpdate], None],
         *,
         clock: Callable[[], float] = time.time,
+        ticks: Callable[[], float] = time.monotonic,
         fast_s: float = FAST_S,
         slow_s: float = SLOW_S,
         idle_input_s: float = IDLE_INPUT_S,
@@ -144,6 +145,8 @@ class LiveFollower:
         self.db = db
         self.report = report
         self.clock = clock
+        #: The rhythm's clock (hot, fast, slow, the signal gap): monotonic; a test passes its own.
+        self.ticks = ticks
         self.hot_s = min(hot_s, fast_s)
         self.hot_for_s = hot_for_s
         self.fast_s = fast_s
@@ -155,7 +158,7 @@ class LiveFollower:
         self._care: list[str] = []
         self._visible: list[str] = []
         self._visible_dirty = False
-        self._last_input = time.monotonic()
+        self._last_input = self.ticks()
         self._last_change = float("-inf")  # monotonic time of the last poll that saw a change
         #: `set`/`is_set`/`clear`/`wait`/`fileno`/`close`; a shared follower passes its own per
         #: store (no pipe per store: `stores_follow.py`).
@@ -197,7 +200,7 @@ class LiveFollower:
 
     def touch(self) -> None:
         """The user pressed a key or the mouse: poll at the fast rate again."""
-        self._last_input = time.monotonic()
+        self._last_input = self.ticks()
 
     def wake(self) -> None:
         """Poll now rather than at the next tick."""
@@ -215,7 +218,7 @@ class LiveFollower:
     def interval(self) -> float:
         """Seconds to the next poll: hot right after changes, fast while the user is active or
         the store changed lately, slow after a spell with neither."""
-        now = time.monotonic()
+        now = self.ticks()
         if now - self._last_change < self.hot_for_s:
             return self.hot_s
         quiet = now - max(self._last_input, self._last_change)
@@ -267,17 +270,17 @@ class LiveFollower:
         changes: Changes = self._watcher.poll()
         self.polls += 1
         if changes:
-            self._last_change = time.monotonic()
+            self._last_change = self.ticks()
         with self._lock:
             visible, dirty = list(self._visible), self._visible_dirty
             self._visible_dirty = False
-        due = time.monotonic() - self._last_status >= self.status_every_s
+        due = self.ticks() - self._last_status >= self.status_every_s
         ask = visible if dirty or due else [i for i in visible if i in _touched(changes)]
         statuses = None
         if ask:
             statuses = self._news(self.db.live_status(ask, self.clock()))
             if dirty or due:
-                self._last_status = time.monotonic()
+                self._last_status = self.ticks()
         if changes or statuses:
             self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
         return changes
@@ -308,13 +311,13 @@ class LiveFollower:
         if signal is None or self._wake.is_set():
             self._wake.wait(seconds)
             return
-        deadline = time.monotonic() + seconds
-        gap = self._signal_poll + SIGNAL_GAP_S - time.monotonic()
+        deadline = self.ticks() + seconds
+        gap = self._signal_poll + SIGNAL_GAP_S - self.ticks()
         if gap > 0 and self._wake.wait(min(gap, seconds)):
             return
-        if signal.wait(deadline - time.monotonic(), also=self._wake):
+        if signal.wait(deadline - self.ticks(), also=self._wake):
             self.signalled += 1
-            self._signal_poll = time.monotonic()
+            self._signal_poll = self.ticks()
             self._woken_by_signal = True
 
     def _news(self, statuses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -393,7 +393,8 @@ class Federation:
     ) -> MergedOrder:
         """The merged session list of the open stores (or only `profiles`), see `MergedOrder`.
         `within`: seconds to wait for the other stores once the first answered; those still
-        reading then are left out (`MergedOrder.pending`) and heard of by `listen` when done."""
+        reading then are left out, or merged with their last order (`MergedOrder.pending`), and
+        heard of by `listen` when done."""
         return MergedOrder(self, filter, order, profiles, keys, block, within)
 
     def search(
@@ -407,7 +408,8 @@ class Federation:
     ) -> tuple[Outcome, list[str]]:
         """Each store's `session_order` (checked for binary search: `_order_checked`), read
         again only where the store changed since (`_order_of`). With `within`, the stores that
-        have not answered `within` seconds after the first are `pending`, left out."""
+        have not answered `within` seconds after the first are `pending`: left out, or with their
+        last order when they were read before."""
         key = (flt, order, with_keys)
         futures = {p: self.submit(p, self._order_of, p, key) for p in names}
         if within is None or not futures:
@@ -417,7 +419,15 @@ class Federation:
         pending = [p for p, fut in futures.items() if not fut.done()]
         for p in pending:  # its order lands in the cache; the listeners re-merge
             futures[p].add_done_callback(partial(self._late, p))
-        return _gather({p: f for p, f in futures.items() if p not in pending}), pending
+        got = _gather({p: f for p, f in futures.items() if p not in pending})
+        # A store read before that is late now (its thread busy with a page or a live poll) keeps
+        # its last order here, still named pending: left out, its rows left the list (and the
+        # cursor its session) until its fresh order arrived.
+        for p in pending:
+            kept = self._orders.get(p)
+            if kept is not None and kept[0] == key:
+                got.values[p] = kept[2]
+        return got, pending
 
     def _late(self, profile: str, _fut: Future[Any]) -> None:
         self._tell(profile)
@@ -552,7 +562,8 @@ class MergedOrder:
         asked = fed.profiles if profiles is None else [p for p in profiles if p in dbs]
         with_keys = bool(getattr(self.key_source, "with_keys", False))
         got, pending = fed.orders(asked, self.filter, order, with_keys, within)
-        #: Stores left out because they had not answered in time (`within`): merge again later.
+        #: Stores that had not answered in time (`within`): left out, or with their last order
+        #: when they were read before; merge again when they answer.
         self.pending: list[str] = pending
         self.errors: dict[str, ProfileError] = dict(got.errors)
         names = [p for p in fed.profiles if p in got.values]

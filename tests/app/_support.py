@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import shutil
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from textual.widgets import Input
 from hermes_tui.app.app import HermesApp
 from hermes_tui.app.debounce import any_pending
 from hermes_tui.demo import build_demo
+from tests._wait import POLL_S, WAIT_S, Deadline
 
 #: Demo timeline base (2025-06-01 12:00 UTC) and the fixed "now" shown by every test.
 DEMO_BASE = 1748779200.0
@@ -72,8 +72,6 @@ def make_app(path: Path, **kw: object) -> HermesApp:
     return HermesApp(path, **kw)  # type: ignore[arg-type]
 
 
-#: How long `settle`/`wait_until` wait before failing: generous, for a loaded 2-core machine.
-SETTLE_TIMEOUT_S = 60.0
 #: The live follower's worker group: it polls the store until the app exits, so never "done".
 LIVE_GROUP = "live"
 
@@ -93,24 +91,13 @@ def busy_with(app: App[Any]) -> list[str]:
     return busy
 
 
-async def wait_until(
-    pilot: Pilot[Any], condition: Callable[[], bool], what: str, timeout: float = SETTLE_TIMEOUT_S
-) -> None:
-    """Poll `condition` between pauses until it holds; fail saying `what` did not happen."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting until {what}")
-        await pilot.pause(0.005)
-
-
-async def settle(pilot: Pilot[Any], rounds: int = 2, timeout: float = SETTLE_TIMEOUT_S) -> None:
+async def settle(pilot: Pilot[Any], rounds: int = 2, timeout: float = WAIT_S) -> None:
     """Wait until the app is quiet (`busy_with` is empty) at `rounds` checks in a row, a pause
     apart: a worker's result message can start more work (a load after a debounce, a count
     after a search), so one quiet moment is not always the end. No fixed sleeps: a debounce is
     waited for as long as it is pending, and a failure says what was still busy."""
     app = pilot.app
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     quiet = 0
     while quiet < rounds:
         await pilot.pause()
@@ -119,6 +106,5 @@ async def settle(pilot: Pilot[Any], rounds: int = 2, timeout: float = SETTLE_TIM
             quiet += 1
             continue
         quiet = 0
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the app did not settle within {timeout:.0f} s: {'; '.join(busy)}")
-        await pilot.pause(0.005)
+        deadline.check(f"the app was quiet ({'; '.join(busy)})")
+        await pilot.pause(POLL_S)

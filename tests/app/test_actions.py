@@ -12,8 +12,9 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.state import SessionDB
+from tests._wait import pilot_until
 
-from ._support import make_app, settle, wait_until
+from ._support import make_app, settle
 
 
 def sid_of(path: Path, title: str) -> str:
@@ -312,7 +313,7 @@ async def test_export_writes_and_refuses_to_overwrite(demo_db: Path) -> None:
         dialog.query_one("#export-overwrite", Checkbox).value = True
         # A button ignores a click while its press effect (0.2 s) still shows, as for a user.
         confirm = dialog.query_one("#confirm", Button)
-        await wait_until(pilot, lambda: not confirm.has_class("-active"), "the Export button is ready again")
+        await pilot_until(pilot, lambda: not confirm.has_class("-active"), "the Export button is ready again")
         await pilot.click("#confirm")
         await settle(pilot)
         assert target.read_text() != "keep me"
@@ -378,6 +379,6 @@ async def test_deleting_the_selected_session_selects_the_row_that_took_its_place
         await pilot.press("ctrl+d")
         await settle(pilot, rounds=3)
         assert not exists(demo_db, victim)
-        await wait_until(pilot, lambda: main.current_session == after, "the next row open")
+        await pilot_until(pilot, lambda: main.current_session == after, "the next row open")
         assert main.session_list.cursor == index
         assert main.session_list.selected_id == after

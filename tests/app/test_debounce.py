@@ -6,8 +6,9 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from hermes_tui.app.debounce import Debouncer, any_pending
+from tests._wait import pilot_until
 
-from ._support import settle, wait_until
+from ._support import settle
 
 
 class Owner(Static):
@@ -28,7 +29,7 @@ async def test_restarts_run_the_callback_once_with_the_last_callback() -> None:
         d.restart(lambda: calls.append("first"))
         d.restart(lambda: calls.append("second"))
         assert d.pending and any_pending(app)
-        await wait_until(pilot, lambda: not d.pending, "the debounced call ran")
+        await pilot_until(pilot, lambda: not d.pending, "the debounced call ran")
         assert calls == ["second"] and not any_pending(app)
 
 

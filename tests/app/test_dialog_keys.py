@@ -15,6 +15,7 @@ from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.state import SessionDB
+from tests._wait import pilot_until
 
 from ._support import make_app, settle
 from .test_actions import exists, open_on, plain, sid_of, title_of
@@ -158,21 +159,24 @@ async def test_export_cancel_stops_between_sessions_and_leaves_no_file(demo_db: 
         real = dialog.db.export_session
         calls: list[str] = []
 
-        def export_session(session_id: str, display: bool = False) -> dict[str, Any] | None:
+        def export_session(session_id: str, *args: Any, **kw: Any) -> dict[str, Any] | None:
             calls.append(session_id)
             if len(calls) == 3:  # the user presses Esc while the third session is read
                 app.call_from_thread(dialog.action_close)
-            return real(session_id, display)
+            return real(session_id, *args, **kw)
 
         dialog.db.export_session = export_session  # type: ignore[method-assign]
         try:
             dialog.scope, dialog.fmt = "filter", "jsonl"
             dialog.query_one("#export-path", Input).value = str(target)
             await pilot.press("ctrl+s")
+            # (settle alone could see a quiet app before the key reached the dialog)
+            await pilot_until(
+                pilot, lambda: isinstance(app.screen, MainScreen), "the cancel closed the dialog"
+            )
             await settle(pilot, rounds=3)
         finally:
             del dialog.db.export_session
-        assert isinstance(app.screen, MainScreen)
         assert any("Export cancelled" in n.message for n in app._notifications)
     assert len(calls) == 3  # stopped after the session being read, not after all 34
     assert not target.exists()

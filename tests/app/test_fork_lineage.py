@@ -8,8 +8,9 @@ from pathlib import Path
 
 from hermes_tui.app.widgets.lineage import LineageTree, node_label
 from hermes_tui.state import SessionDB
+from tests._wait import pilot_until
 
-from ._support import make_app, settle, wait_until
+from ._support import make_app, settle
 
 
 async def test_a_fork_made_elsewhere_shows_in_the_lineage_with_its_cut(tmp_path: Path) -> None:
@@ -26,10 +27,10 @@ async def test_a_fork_made_elsewhere_shows_in_the_lineage_with_its_cut(tmp_path:
         def nodes() -> list[dict]:
             return list((lineage.lineage or {}).get("nodes") or [])
 
-        await wait_until(pilot, lambda: any(n["id"] == "src" for n in nodes()), "src's lineage is shown")
+        await pilot_until(pilot, lambda: any(n["id"] == "src" for n in nodes()), "src's lineage is shown")
         with SessionDB(path) as db:
             fork = db.fork_session("src", ids[2])
-        await wait_until(pilot, lambda: any(n["id"] == fork for n in nodes()), "the fork is in the lineage")
+        await pilot_until(pilot, lambda: any(n["id"] == fork for n in nodes()), "the fork is in the lineage")
         node = next(n for n in nodes() if n["id"] == fork)
         assert node["edge_kind"] == "branch" and node["cut_at"] == ids[2]
         label = node_label(node).plain

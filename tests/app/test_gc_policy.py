@@ -5,8 +5,9 @@ from __future__ import annotations
 import gc
 
 from hermes_tui.app.gc_policy import MAX_FULL_S, MIN_FULL_S, MUCH_GARBAGE, TARGET_PAUSE_S, IdleCollector
+from tests._wait import pilot_until
 
-from ._support import make_app, wait_until
+from ._support import make_app
 
 
 def test_full_collections_wait_for_quiet_input_and_settings_come_back():
@@ -79,7 +80,7 @@ async def test_the_app_freezes_after_startup_and_restores_the_gc_when_it_exits(d
     before = gc.get_threshold()
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(  # the policy starts a second after mount
+        await pilot_until(  # the policy starts a second after mount
             pilot, lambda: app.collector.started, "the app took over the GC thresholds"
         )
         assert gc.get_threshold()[2] >= 1_000_000

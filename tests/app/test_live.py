@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList, live_label
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB
+from tests._wait import WAIT_S, pilot_until, wait_until
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
 from ._support import make_app, settle
@@ -98,17 +99,6 @@ def peer_db(tmp_path: Path) -> Iterator[Peer]:
         peer.close()
 
 
-async def until(
-    pilot: Pilot[None], predicate: Callable[[], Any], timeout: float = 10.0, what: str = ""
-) -> None:
-    """Wait (real clock) until ``predicate()`` holds; fail with ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or predicate}")
-        await pilot.pause(0.05)
-
-
 def screen_of(pilot: Pilot[None]) -> MainScreen:
     screen = pilot.app.screen
     assert isinstance(screen, MainScreen)
@@ -128,9 +118,9 @@ def live_app(path: Path) -> Any:
 async def open_live(pilot: Pilot[None], sid: str) -> MainScreen:
     """Wait for ``sid`` to reach the list, open it, wait for its transcript."""
     main = screen_of(pilot)
-    await until(pilot, lambda: sid in main.session_list._ids, what=f"{sid} in the list")
+    await pilot_until(pilot, lambda: sid in main.session_list._ids, f"{sid} in the list")
     main.open_session(sid)
-    await until(pilot, lambda: main.current_session == sid, what=f"{sid} open")
+    await pilot_until(pilot, lambda: main.current_session == sid, f"{sid} open")
     await settle(pilot)
     return main
 
@@ -172,13 +162,13 @@ async def test_new_session_appears_in_place_and_the_selection_stays(demo_db: Pat
         assert chosen is not None and sl.cursor == 2
         writer.call("create_session", "live-new-1", "cli", model="m")
         writer.call("append_message", "live-new-1", "user", content="hello from elsewhere")
-        await until(pilot, lambda: "live-new-1" in sl._ids, what="the new session in the list")
+        await pilot_until(pilot, lambda: "live-new-1" in sl._ids, "the new session in the list")
         # newest activity first: it is row 0; the selected session is still selected, one row down
         assert list(sl._ids).index("live-new-1") == 0
         assert sl.selected_id == chosen and sl.cursor == 3
         assert int(sl.scroll_offset.y) == 0  # at the top the view stays at the top
         assert main.current_session == chosen  # no reload of the open transcript
-        await until(pilot, lambda: "hello from" in line_text(sl, 0), what="the new row drawn")
+        await pilot_until(pilot, lambda: "hello from" in line_text(sl, 0), "the new row drawn")
         assert sl.total == total + 1 and str(sl.border_title).startswith(f"Sessions {total + 1:,}")
 
         # scrolled down: the selected row keeps its screen line (the offset grows by the rows above)
@@ -188,7 +178,7 @@ async def test_new_session_appears_in_place_and_the_selection_stays(demo_db: Pat
         assert top > 0
         chosen = sl.selected_id
         writer.call("create_session", "live-new-2", "cli")
-        await until(pilot, lambda: "live-new-2" in sl._ids, what="the second new session")
+        await pilot_until(pilot, lambda: "live-new-2" in sl._ids, "the second new session")
         assert sl.selected_id == chosen
         assert sl.cursor == cursor + 1 and int(sl.scroll_offset.y) == top + 1
 
@@ -206,9 +196,9 @@ async def test_deleted_elsewhere_disappears_marks_and_open_transcript_say_so(
         sl.set_selection({"doomed", "survivor"})
         assert "soon gone" in transcript_text(main)
         writer.call("delete_session", "doomed")
-        await until(pilot, lambda: "doomed" not in sl._ids, what="the deleted row gone")
+        await pilot_until(pilot, lambda: "doomed" not in sl._ids, "the deleted row gone")
         assert sl.selection == {"survivor"}
-        await until(pilot, lambda: "deleted elsewhere" in transcript_text(main), what="the deletion note")
+        await pilot_until(pilot, lambda: "deleted elsewhere" in transcript_text(main), "the deletion note")
         assert main.current_session is None
         assert not pilot.app._notifications or all(n.severity != "error" for n in pilot.app._notifications)
 
@@ -221,20 +211,20 @@ async def test_live_status_column_and_active_now_filter(demo_db: Path, writer: W
         sl = main.session_list
         writer.call("create_session", "busy", "cli")
         writer.call("append_message", "busy", "user", content="do the thing")
-        await until(pilot, lambda: (sl.live.get("busy") or {}).get("state") == "working", what="working")
+        await pilot_until(pilot, lambda: (sl.live.get("busy") or {}).get("state") == "working", "working")
         index = list(sl._ids).index("busy")
-        await until(pilot, lambda: "● working" in line_text(sl, index), what="the working mark drawn")
+        await pilot_until(pilot, lambda: "● working" in line_text(sl, index), "the working mark drawn")
         writer.call("append_message", "busy", "assistant", content="done")
-        await until(pilot, lambda: (sl.live.get("busy") or {}).get("state") == "waiting", what="waiting")
-        await until(pilot, lambda: "◐ waiting" in line_text(sl, list(sl._ids).index("busy")), what="◐")
+        await pilot_until(pilot, lambda: (sl.live.get("busy") or {}).get("state") == "waiting", "waiting")
+        await pilot_until(pilot, lambda: "◐ waiting" in line_text(sl, list(sl._ids).index("busy")), "◐")
         # "active now": only sessions with recent activity (the demo's are months old)
         await pilot.press("a")
-        await until(pilot, lambda: list(sl._ids) == ["busy"], what="the active-now filter")
+        await pilot_until(pilot, lambda: list(sl._ids) == ["busy"], "the active-now filter")
         assert "active now" in str(sl.border_title)
         writer.call("create_session", "busy2", "cli")
-        await until(pilot, lambda: list(sl._ids) == ["busy2", "busy"], what="a new active session")
+        await pilot_until(pilot, lambda: list(sl._ids) == ["busy2", "busy"], "a new active session")
         await pilot.press("F")
-        await until(pilot, lambda: sl.total > 2, what="the filter cleared")
+        await pilot_until(pilot, lambda: sl.total > 2, "the filter cleared")
 
 
 def test_live_labels() -> None:
@@ -265,14 +255,12 @@ async def test_transcript_follows_at_the_bottom_and_marks_new_messages_when_scro
         main = await open_live(pilot, "tail")
         transcript = main.query_one("#transcript", TranscriptView)
         await pilot.press("G")
-        await until(
-            pilot,
-            lambda: transcript.at_bottom and transcript.end == len(transcript.items),
-            what="at the bottom",
+        await pilot_until(
+            pilot, lambda: transcript.at_bottom and transcript.end == len(transcript.items), "at the bottom"
         )
         writer.call("append_message", "tail", "user", content="fresh one")
-        await until(pilot, lambda: "fresh one" in transcript_text(main), what="the appended message")
-        await until(pilot, lambda: transcript.at_bottom, what="following")
+        await pilot_until(pilot, lambda: "fresh one" in transcript_text(main), "the appended message")
+        await pilot_until(pilot, lambda: transcript.at_bottom, "following")
         assert transcript.new_below == 0
         # scrolled up: the view stays, a marker counts what arrived, G jumps there
         transcript.scroll_home(animate=False)
@@ -280,11 +268,11 @@ async def test_transcript_follows_at_the_bottom_and_marks_new_messages_when_scro
         top = transcript.scroll_y
         writer.call("append_message", "tail", "assistant", content="fresh two")
         writer.call("append_message", "tail", "tool", content="tool output late", tool_call_id="c1")
-        await until(pilot, lambda: transcript.new_below == 2, what="the new-below count")
+        await pilot_until(pilot, lambda: transcript.new_below == 2, "the new-below count")
         assert transcript.scroll_y == top
         assert "2 new ↓ G" in str(transcript.border_subtitle)
         await pilot.press("G")
-        await until(pilot, lambda: transcript.new_below == 0 and transcript.at_bottom, what="jumped")
+        await pilot_until(pilot, lambda: transcript.new_below == 0 and transcript.at_bottom, "jumped")
         last = transcript.items[-1]
         assert getattr(last, "role", None) == "tool" and "tool output late" in getattr(last, "text", "")
         assert f"tool  #{last.id}" in transcript_text(main)  # type: ignore[union-attr]
@@ -305,19 +293,19 @@ async def test_search_results_refresh_newest_first_and_say_changed_otherwise(
         main = screen_of(pilot)
         search = main.query_one("#search", SearchPane)
         await pilot.press("slash", *"zebrafish")
-        await until(pilot, lambda: len(search.hits) == 1, what="the first hit")
+        await pilot_until(pilot, lambda: len(search.hits) == 1, "the first hit")
         writer.call("append_message", "finder", "assistant", content="zebrafish two")
-        await until(pilot, lambda: len(search.hits) == 2, what="the refreshed hits")
+        await pilot_until(pilot, lambda: len(search.hits) == 2, "the refreshed hits")
         assert "two" in str(search.hits[0].get("snippet")) and not search.stale
         # best match cannot refresh cheaply: it says so, and ctrl+r refreshes
         await pilot.press("down", "o")
-        await until(pilot, lambda: search.shown is not None and search.shown.sort == "rank", what="rank")
+        await pilot_until(pilot, lambda: search.shown is not None and search.shown.sort == "rank", "rank")
         writer.call("append_message", "finder", "user", content="zebrafish three")
-        await until(pilot, lambda: search.stale, what="the stale mark")
+        await pilot_until(pilot, lambda: search.stale, "the stale mark")
         status = widget_text(search.query_one("#search-status", Static))
         assert "results changed — ctrl+r" in status
         await pilot.press("ctrl+r")
-        await until(pilot, lambda: len(search.hits) == 3 and not search.stale, what="ctrl+r refresh")
+        await pilot_until(pilot, lambda: len(search.hits) == 3 and not search.stale, "ctrl+r refresh")
 
 
 # ------------------------------------------------------------------ hermes-agent 0.19.0 writing
@@ -334,20 +322,20 @@ async def test_compression_mid_follow_by_hermes_agent_shows_in_lineage_and_l_jum
         main = await open_live(pilot, "chain-a")
         lineage = main.query_one("#lineage", LineageTree)
         peer.call("append_message", "chain-a", "assistant", content="answer before")
-        await until(pilot, lambda: "answer before" in transcript_text(main), what="peer message followed")
+        await pilot_until(pilot, lambda: "answer before" in transcript_text(main), "peer message followed")
         # upstream's compression: end the parent, then create the child with parent_session_id
         peer.call("end_session", "chain-a", "compression")
         peer.call("create_session", "chain-b", "cli", model="m", parent_session_id="chain-a")
         peer.call("append_message", "chain-b", "user", content="after compression")
-        await until(pilot, lambda: lineage.live_tip == "chain-b", what="the child in the lineage")
+        await pilot_until(pilot, lambda: lineage.live_tip == "chain-b", "the child in the lineage")
         title = widget_text(main.query_one("#transcript-title", Static))
         assert "continued in chain-b — L" in title
         assert any(n["id"] == "chain-b" for n in (lineage.lineage or {}).get("nodes", []))
         await pilot.press("L")
-        await until(pilot, lambda: main.current_session == "chain-b", what="L opened the tip")
-        await until(pilot, lambda: "after compression" in transcript_text(main), what="the tip shown")
+        await pilot_until(pilot, lambda: main.current_session == "chain-b", "L opened the tip")
+        await pilot_until(pilot, lambda: "after compression" in transcript_text(main), "the tip shown")
         peer.call("append_message", "chain-b", "assistant", content="still going")
-        await until(pilot, lambda: "still going" in transcript_text(main), what="following the tip")
+        await pilot_until(pilot, lambda: "still going" in transcript_text(main), "following the tip")
 
 
 @pytest.mark.peer
@@ -369,11 +357,11 @@ async def test_the_open_sessions_lineage_node_keeps_its_count_while_following(pe
         assert " 1 msgs" in self_label()
         for i in range(3):
             peer.call("append_message", "count-a", "assistant", content=f"reply {i}")
-        await until(pilot, lambda: "reply 2" in transcript_text(main), what="the replies followed")
-        await until(pilot, lambda: " 4 msgs" in self_label(), what="the node's count")
+        await pilot_until(pilot, lambda: "reply 2" in transcript_text(main), "the replies followed")
+        await pilot_until(pilot, lambda: " 4 msgs" in self_label(), "the node's count")
         peer.call("set_session_title", "count-a", "Renamed meanwhile")
         peer.call("append_message", "count-a", "user", content="after the rename")
-        await until(pilot, lambda: "Renamed meanwhile" in self_label(), what="the node's title")
+        await pilot_until(pilot, lambda: "Renamed meanwhile" in self_label(), "the node's title")
 
 
 # ------------------------------------------------------------------ the follower itself
@@ -390,17 +378,12 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
         try:
             w = Writer(demo_db)
             try:
-                deadline = time.monotonic() + 10
                 w.call("create_session", "probe", "cli")
-                while not any(r.changes.new_sessions for r in reports):
-                    assert time.monotonic() < deadline
-                    time.sleep(0.02)
+                wait_until(lambda: any(r.changes.new_sessions for r in reports), "the new session reported")
                 assert [s["id"] for r in reports for s in r.changes.new_sessions] == ["probe"]
-                time.sleep(0.3)  # past idle_input_s: slow rate
-                assert follower.interval == 0.5
-                before = follower.polls
-                time.sleep(1.2)
-                assert follower.polls - before <= 4  # about 1/0.5 s, not 1/0.02 s
+                # past idle_input_s without a change or a key: the slow rate (that its loop then
+                # waits that long is test_live_follow_rate's, on an injected clock)
+                wait_until(lambda: follower.interval == 0.5, "the slow rate once quiet")
                 follower.touch()
                 assert follower.interval == 0.02
                 # a TRUNCATE checkpoint by another process is not blocked: no reader pins the WAL
@@ -422,5 +405,5 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
                 w.close()
         finally:
             follower.stop()
-            thread.join(5)
+            thread.join(WAIT_S)
         assert not thread.is_alive()

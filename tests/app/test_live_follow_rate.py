@@ -6,12 +6,12 @@ the changes name, and reported only when their label would change."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterable
 from typing import Any
 
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.state.live import Changes
+from tests._wait import wait_until
 
 
 class _Watcher:
@@ -42,29 +42,87 @@ class _Store:
         return {}
 
 
-def test_follower_polls_hot_after_a_change_then_fast_then_slow() -> None:
+class _Ticks:
+    """The follower's rhythm clock, moved on only by its own waits (`_Sleeps`)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Sleeps:
+    """The follower's wake-up: each wait records its length and moves the clock on by it, so
+    the follower's loop runs at once, its rhythm read from the waits it asked for."""
+
+    def __init__(self, ticks: _Ticks) -> None:
+        self.ticks = ticks
+        self.waits: list[tuple[float, float]] = []  # (clock when it slept, for how long)
+        self.woken = 0  # `set()` calls: something asked for a poll now
+
+    def wait(self, seconds: float) -> bool:
+        self.waits.append((self.ticks.now, seconds))
+        self.ticks.now += seconds
+        return False
+
+    def set(self) -> None:
+        self.woken += 1
+
+    def is_set(self) -> bool:
+        return False
+
+    def clear(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def rhythm(changing_for: float, run_for: float, **kw: Any) -> tuple[LiveFollower, _Sleeps]:
+    """Run a follower's own loop on this thread with an injected clock, over a store whose every
+    poll finds a change for `changing_for` seconds, then nothing; stopped after `run_for`."""
+    ticks = _Ticks()
+    sleeps = _Sleeps(ticks)
+    start = ticks.now
     writing = threading.Event()
-    writing.set()
-    follower = LiveFollower(
-        _Store(writing), lambda u: None, fast_s=0.05, slow_s=0.5, idle_input_s=0.6, hot_s=0.01, hot_for_s=0.3
-    )
-    thread = threading.Thread(target=follower.run)
-    thread.start()
-    try:
-        time.sleep(0.2)
-        assert follower.interval == 0.01
-        before = follower.polls
-        time.sleep(0.2)
-        assert follower.polls - before >= 8  # about 0.2 / 0.01, not 0.2 / 0.05
-        writing.clear()
-        time.sleep(0.4)  # past hot_for_s since the last change, within idle_input_s
-        assert follower.interval == 0.05
-        time.sleep(0.4)  # past idle_input_s: slow
-        assert follower.interval == 0.5
-    finally:
-        follower.stop()
-        thread.join(5)
-    assert not thread.is_alive()
+    store = _Store(writing)
+
+    def watching(care_about: Iterable[str] = (), **_kw: Any) -> _Watcher:
+        watcher = _Watcher(writing)
+        poll = watcher.poll
+
+        def timed_poll() -> Changes:
+            writing.set() if ticks.now < start + changing_for else writing.clear()
+            return poll()
+
+        watcher.poll = timed_poll  # type: ignore[method-assign]
+        return watcher
+
+    store.change_watcher = watching  # type: ignore[method-assign]
+    follower = LiveFollower(store, lambda u: None, ticks=ticks, wakeup=sleeps, use_signal=False, **kw)
+    follower.run(cancelled=lambda: ticks.now > start + run_for)
+    assert follower.polls == len(sleeps.waits)  # one wait after each poll, of the interval it chose
+    return follower, sleeps
+
+
+def test_follower_polls_hot_after_a_change_then_fast_then_slow() -> None:
+    """Hot (every 0.01 s) while each poll finds a change and `hot_for_s` after the last one,
+    then fast until `idle_input_s` has passed without a change or a key, then slow; `touch()`
+    (a key) makes it fast again."""
+    follower, sleeps = rhythm(0.2, 3, fast_s=0.05, slow_s=0.5, idle_input_s=0.6, hot_s=0.01, hot_for_s=0.3)
+    last_change = follower._last_change
+    assert 1000 + 0.2 - 0.01 <= last_change < 1000 + 0.2
+    hot = [t for t, s in sleeps.waits if s == 0.01]
+    fast = [t for t, s in sleeps.waits if s == 0.05]
+    slow = [t for t, s in sleeps.waits if s == 0.5]
+    assert len(hot) + len(fast) + len(slow) == len(sleeps.waits)
+    assert [s for _t, s in sleeps.waits] == sorted(s for _t, s in sleeps.waits)  # hot, fast, slow
+    assert len(hot) >= 45  # 0.2 s of changes and 0.3 s after, every 0.01 s (not every 0.05 s)
+    assert hot[-1] < last_change + 0.3 <= fast[0]
+    assert fast[-1] < last_change + 0.6 <= slow[0]
+    follower.touch()
+    assert follower.interval == 0.05
 
 
 class _StatusStore(_Store):
@@ -82,13 +140,6 @@ class _StatusStore(_Store):
         ids = list(session_ids)
         self.asked.append(ids)
         return {i: dict(self.states[i]) for i in ids if i in self.states}
-
-
-def wait(predicate: Any) -> None:
-    deadline = time.monotonic() + 5
-    while not predicate():
-        assert time.monotonic() < deadline
-        time.sleep(0.005)
 
 
 def _following(
@@ -117,12 +168,12 @@ def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_
     )
 
     try:
-        wait(lambda: reports)  # the visible rows, all read and reported once
+        wait_until(lambda: reports, "reports")  # the visible rows, all read and reported once
         assert sorted(store.asked[0]) == ["a", "b", "s"]
         assert sorted(reports[0].statuses or {}) == ["a", "b", "s"]
         store.asked.clear()
         writing.set()  # a message in "s" on every poll: only "s" is read again
-        wait(lambda: len(store.asked) >= 3)
+        wait_until(lambda: len(store.asked) >= 3, "len(store.asked) >= 3")
         writing.clear()
         assert all(ids == ["s"] for ids in store.asked[:3])
         # "s" shows the same label (working, same message): not reported again
@@ -131,7 +182,9 @@ def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_
         states["b"]["state"] = "idle"
         states["b"]["idle_s"] = 600.0
         n = len(reports)
-        wait(lambda: any(r.statuses for r in reports[n:]))  # the periodic refresh
+        wait_until(
+            lambda: any(r.statuses for r in reports[n:]), "any(r.statuses for r in reports[n:])"
+        )  # the periodic refresh
         fresh = [r.statuses for r in reports[n:] if r.statuses]
         assert fresh[0] == {"b": states["b"]}
     finally:
@@ -141,58 +194,45 @@ def test_statuses_are_read_for_the_changed_visible_rows_and_reported_when_their_
 
 
 def test_follower_stays_fast_while_the_store_changes_and_slows_once_it_is_quiet() -> None:
-    writing = threading.Event()
-    writing.set()
-    reports: list[LiveUpdate] = []
-    follower = LiveFollower(
-        _Store(writing), reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1
-    )
-    thread = threading.Thread(target=follower.run)
-    thread.start()
-    try:
-        time.sleep(0.5)  # well past idle_input_s without input, but every poll saw a change
-        assert follower.interval == 0.02
-        before = follower.polls
-        time.sleep(0.4)
-        assert follower.polls - before >= 5  # about 0.4 / 0.02, not 0.4 / 0.5
-        writing.clear()
-        time.sleep(0.35)  # quiet for longer than idle_input_s: slow rate
-        assert follower.interval == 0.5
-        follower.touch()
-        assert follower.interval == 0.02
-    finally:
-        follower.stop()
-        thread.join(5)
-    assert not thread.is_alive()
-    assert any(r.changes.messages for r in reports)
+    """No key for far longer than `idle_input_s`, but every poll sees a change: it stays hot
+    (a user watching an agent write touches no key); quiet for `idle_input_s`, it is slow."""
+    follower, sleeps = rhythm(0.9, 1.5, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1)
+    assert follower.hot_s == 0.02
+    writing = [s for t, s in sleeps.waits if t < 1000 + 0.9]
+    assert len(writing) >= 40 and set(writing) == {0.02}  # 0.9 s at 0.02 s, never slow
+    quiet = [t for t, s in sleeps.waits if s == 0.5]
+    assert quiet and quiet[0] >= follower._last_change + 0.2  # slow once quiet for idle_input_s
+    assert sleeps.waits[-1][1] == 0.5
+    follower.touch()
+    assert follower.interval == 0.02
 
 
 def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> None:
     """A live reorder reports the same visible rows in another order: no status read, no
-    early poll. A row scrolled into view is read at once."""
+    early poll. A row scrolled into view is read at once. (Polled by hand, on this thread.)"""
     writing = threading.Event()
     states = {
         i: {"state": "waiting", "idle_s": 3.0, "last_role": "assistant", "last_message_id": 1} for i in "abcd"
     }
     store = _StatusStore(writing, states)
-    follower, thread = _following(
-        store, [], ["a", "b", "c"], fast_s=60, slow_s=60, hot_s=60, status_every_s=600
+    store.watcher = _Watcher(writing)
+    sleeps = _Sleeps(_Ticks())
+    follower = LiveFollower(
+        store, lambda u: None, ticks=sleeps.ticks, wakeup=sleeps, use_signal=False, status_every_s=600
     )
-
-    try:
-        wait(lambda: follower.polls >= 1 and store.asked)
-        time.sleep(0.2)  # the wake of the first show() may give one more poll: let it pass
-        polls, asked = follower.polls, len(store.asked)
-        follower.show(["c", "a", "b"])  # reordered: nothing to read
-        time.sleep(0.3)
-        assert (follower.polls, len(store.asked)) == (polls, asked)
-        follower.show(["c", "a", "d"])  # "d" came into view: read now, not at the next tick
-        wait(lambda: len(store.asked) > asked)
-        assert sorted(store.asked[-1]) == ["a", "c", "d"]
-    finally:
-        follower.stop()
-        thread.join(5)
-    assert not thread.is_alive()
+    follower.show(["a", "b", "c"])
+    follower.ensure_watcher()
+    follower.poll_once()
+    assert sorted(store.asked[-1]) == ["a", "b", "c"]
+    woken, asked = sleeps.woken, len(store.asked)
+    follower.show(["c", "a", "b"])  # reordered: nothing to read
+    assert sleeps.woken == woken  # no early poll
+    follower.poll_once()
+    assert len(store.asked) == asked  # and the next one reads no status
+    follower.show(["c", "a", "d"])  # "d" came into view: read now, not at the next tick
+    assert sleeps.woken == woken + 1
+    follower.poll_once()
+    assert sorted(store.asked[-1]) == ["a", "c", "d"]
 
 
 def test_a_follower_whose_store_fails_to_open_closes_its_wakeup_pipe() -> None:
@@ -253,7 +293,9 @@ def test_a_write_whose_poll_found_nothing_is_polled_again_soon() -> None:
     thread = threading.Thread(target=follower.run)
     thread.start()
     try:
-        wait(lambda: any(r.changes.messages for r in reports))
+        wait_until(
+            lambda: any(r.changes.messages for r in reports), "any(r.changes.messages for r in reports)"
+        )
         assert follower.signalled == 1
     finally:
         follower.stop()

@@ -17,6 +17,7 @@ import pytest
 
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.state import SessionDB, SessionFilter
+from tests._wait import pilot_until
 
 ORDERS = ("last_active", "started", "messages", "tokens", "cost")
 FILTERS = (
@@ -241,7 +242,7 @@ def test_ordered_counts_the_view_a_filter_narrows(tmp_path: Path) -> None:
 async def test_the_browser_moves_only_the_sessions_that_changed(demo_db: Path) -> None:
     """A writer in another process touches old sessions one after another: the list follows,
     equal to a fresh order each time, with one whole-order read for the lot."""
-    from tests.app.test_live import Writer, live_app, screen_of, until
+    from tests.app.test_live import Writer, live_app, screen_of
 
     from ._support import settle
 
@@ -256,7 +257,7 @@ async def test_the_browser_moves_only_the_sessions_that_changed(demo_db: Path) -
             old = list(sl._ids)[-6:]
             for n, sid in enumerate(old):
                 writer.call("append_message", sid, "user", content=f"back {n}")
-                await until(pilot, lambda sid=sid: list(sl._ids)[:1] == [sid], what=f"{sid} on top")
+                await pilot_until(pilot, lambda sid=sid: list(sl._ids)[:1] == [sid], f"{sid} on top")
             assert list(sl._ids) == reader.session_order(SessionFilter()).ids
             assert list(sl._ids)[:6] == old[::-1]
             # the first change reads the whole order (with its keys); the others move one row each

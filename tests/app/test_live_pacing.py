@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -19,8 +18,9 @@ from textual.widgets import Static
 
 from hermes_tui.app.live_follow import APPLY_EVERY_S, Pacer
 from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+from tests._wait import pilot_until
 
-from .test_live import Writer, live_app, open_live, until
+from .test_live import Writer, live_app, open_live
 
 
 class _Clock:
@@ -138,35 +138,36 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
 
         title.refresh = spy_refresh  # type: ignore[method-assign]
         mounts = 0
+        started: list[float] = []  # the pacer's clock when the run behind each append started
         append = transcript.append_items
 
         async def counted(items: Any) -> bool:
             nonlocal mounts
             before = len(transcript.items)
             out = await append(items)
-            mounts += len(transcript.items) > before
+            if len(transcript.items) > before:
+                mounts += 1
+                started.append(main.session_pace._last_start)
             return out
 
         transcript.append_items = counted  # type: ignore[method-assign]
         n = 40
-        t0 = time.monotonic()
         for i in range(n):
             writer.call("append_message", "burst", "assistant", content=f"burst message {i}")
             await asyncio.sleep(0.02)
-        await until(
-            pilot,
-            lambda: _shown_texts(transcript)[-1:] == [f"burst message {n - 1}"],
-            what="the last message",
+        await pilot_until(
+            pilot, lambda: _shown_texts(transcript)[-1:] == [f"burst message {n - 1}"], "the last message"
         )
-        elapsed = time.monotonic() - t0
         assert _shown_texts(transcript) == ["first"] + [f"burst message {i}" for i in range(n)]
-        # One update per follower report would be about one per message here.
-        assert 1 <= mounts <= elapsed / APPLY_EVERY_S + 2, (mounts, elapsed)
-        assert mounts < n / 3
-        await until(pilot, lambda: transcript.at_bottom, what="following at the end")
+        # One update per follower report would be about one per message here: the runs start
+        # at least APPLY_EVERY_S apart (by the pacer's own clock), each taking what came.
+        assert 1 <= mounts < n / 3
+        gaps = [b - a for a, b in zip(started, started[1:], strict=False)]
+        assert all(gap >= APPLY_EVERY_S for gap in gaps), gaps
+        await pilot_until(pilot, lambda: transcript.at_bottom, "following at the end")
         assert transcript.new_below == 0
         # The title shows the new count without laying the screen out again.
-        await until(pilot, lambda: f"{n + 1} msgs" in str(title.content), what="the title's count")
+        await pilot_until(pilot, lambda: f"{n + 1} msgs" in str(title.content), "the title's count")
         assert layouts and not any(layouts)
 
         # Scrolled up, a burst counts "N new ↓" (grouped too) and `G` jumps there.
@@ -175,11 +176,11 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
         for i in range(10):
             writer.call("append_message", "burst", "user", content=f"unread {i}")
             await asyncio.sleep(0.02)
-        await until(pilot, lambda: transcript.new_below == 10, what="10 new below")
+        await pilot_until(pilot, lambda: transcript.new_below == 10, "10 new below")
         assert "10 new ↓ G" in str(transcript.border_subtitle)
         await pilot.press("G")
-        await until(pilot, lambda: transcript.new_below == 0, what="the marker gone")
-        await until(pilot, lambda: transcript.at_bottom, what="at the end")
+        await pilot_until(pilot, lambda: transcript.new_below == 0, "the marker gone")
+        await pilot_until(pilot, lambda: transcript.at_bottom, "at the end")
 
 
 async def test_a_failed_live_read_does_not_stop_following(demo_db: Path) -> None:
@@ -199,13 +200,13 @@ async def test_a_failed_live_read_does_not_stop_following(demo_db: Path) -> None
         db.list_rows = failing  # type: ignore[method-assign]
         try:
             writer.call("append_message", "flaky", "assistant", content="lost read")
-            await until(pilot, lambda: failed, what="the failing read")
+            await pilot_until(pilot, lambda: failed, "the failing read")
             await asyncio.sleep(APPLY_EVERY_S)
             writer.call("append_message", "flaky", "assistant", content="after the failure")
-            await until(
+            await pilot_until(
                 pilot,
                 lambda: "after the failure" in _shown_texts(transcript),
-                what="following again after a failed read",
+                "following again after a failed read",
             )
             assert "lost read" in _shown_texts(transcript)  # read with the next one
         finally:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +17,15 @@ import pytest
 
 from hermes_tui.app.live_follow import SIGNAL_GAP_S, LiveFollower, LiveUpdate
 from hermes_tui.state import SessionDB
+from hermes_tui.state.write_signal import write_signal
+from tests._wait import WAIT_S, pilot_until, wait_until
 
-from .test_live import Writer, following_tail, transcript_text, until
+from .test_live import Writer, following_tail, transcript_text
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
-LONG_S = 60.0  # the follower's own ticks: only the signal can make it poll within a test
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
+#: The follower's own ticks, far beyond any wait of a test: only the signal makes it poll.
+LONG_S = 10 * WAIT_S
 
 
 class Following:
@@ -45,14 +38,14 @@ class Following:
         )
         self.thread = threading.Thread(target=self.follower.run)
         self.thread.start()
-        assert wait_for(lambda: self.follower.polls >= 1, 10), "the first poll"
+        wait_until(lambda: self.follower.polls >= 1, "the first poll")
 
     def new_sessions(self) -> list[str]:
         return [s["id"] for r in self.reports for s in r.changes.new_sessions]
 
     def stop(self) -> None:
         self.follower.stop()
-        self.thread.join(5)
+        self.thread.join(WAIT_S)
         assert not self.thread.is_alive()
 
 
@@ -70,13 +63,13 @@ def test_a_commit_elsewhere_is_reported_at_once_not_at_the_next_tick(demo_db: Pa
         assert signalled.follower.has_signal and not polling.follower.has_signal
         polls = signalled.follower.polls
         writer.call("create_session", "probe", "cli")
-        assert wait_for(lambda: signalled.new_sessions() == ["probe"], 5), signalled.reports
+        wait_until(lambda: signalled.new_sessions() == ["probe"], "the signalled follower saw it")
         assert signalled.follower.signalled >= 1
         # one transaction's pages wake it once or twice (it settles), not once per page
         assert signalled.follower.polls - polls <= 3
-        assert not wait_for(lambda: polling.new_sessions(), 1.0)  # its next tick is a minute away
+        assert polling.new_sessions() == [] and polling.follower.polls == 1  # its next tick is far
         writer.call("append_message", "probe", "user", content="second")
-        assert wait_for(lambda: any(r.changes.messages.get("probe") for r in signalled.reports), 5)
+        wait_until(lambda: any(r.changes.messages.get("probe") for r in signalled.reports), "the append")
     finally:
         writer.close()
         signalled.stop()
@@ -86,37 +79,49 @@ def test_a_commit_elsewhere_is_reported_at_once_not_at_the_next_tick(demo_db: Pa
 def test_a_stream_of_commits_is_polled_at_most_every_signal_gap(demo_db: Path, db: SessionDB) -> None:
     """Eight agents commit ~160 times a second: a poll each would be most of a core."""
     following = Following(db)
+    follower = following.follower
+    woken_at: list[float] = []  # the follower's clock at each poll a write woke
+    poll_once = follower.poll_once
+
+    def recording(after_write: float | None = None) -> Any:
+        if after_write is not None:
+            woken_at.append(after_write)
+        return poll_once(after_write)
+
+    follower.poll_once = recording  # type: ignore[method-assign]
     writer = Writer(demo_db)
     try:
         writer.call("create_session", "burst", "cli")
-        assert wait_for(lambda: "burst" in following.new_sessions(), 5)
-        polls, started = following.follower.polls, time.monotonic()
+        wait_until(lambda: "burst" in following.new_sessions(), "the new session")
+        polls = follower.polls
         for i in range(60):
             writer.call("append_message", "burst", "user", content=f"burst {i}")
-        elapsed = time.monotonic() - started
 
         def seen() -> int:
             return sum(len(r.changes.messages.get("burst", [])) for r in following.reports)
 
-        assert wait_for(lambda: seen() == 60, 5), seen()  # every message, none lost
-        assert following.follower.polls - polls <= elapsed / SIGNAL_GAP_S + 3
-        assert following.follower.polls - polls < 60  # fewer polls than commits
+        wait_until(lambda: seen() == 60, "every message, none lost")
+        assert follower.polls - polls < 60  # fewer polls than commits
+        gaps = [b - a for a, b in zip(woken_at, woken_at[1:], strict=False)]
+        assert woken_at and min(gaps, default=SIGNAL_GAP_S) >= SIGNAL_GAP_S  # by its own clock
     finally:
         writer.close()
         following.stop()
 
 
 def test_writes_to_other_files_of_the_directory_do_not_poll(demo_db: Path, db: SessionDB) -> None:
-    following = Following(db)
+    """The follower's signal reads the directory's events and ignores other files' (a gateway log
+    beside the store is written all the time). The writes are done, so their events are queued."""
+    signal = write_signal(demo_db)
+    assert signal is not None
     try:
-        polls = following.follower.polls
         for i in range(20):
             (demo_db.parent / "gateway.log").write_text(f"line {i}\n")
-        time.sleep(0.5)
-        assert following.follower.polls == polls
-        assert following.follower.signalled == 0
+        assert not signal.drain()  # every event read, none of the store's files
+        db.create_session("probe", "cli")
+        assert signal.drain()  # the store's own write does wake it
     finally:
-        following.stop()
+        signal.close()
 
 
 def test_stop_ends_a_follower_waiting_on_the_signal_and_closes_what_it_opened(db: SessionDB) -> None:
@@ -134,9 +139,9 @@ def test_stop_ends_a_follower_waiting_on_the_signal_and_closes_what_it_opened(db
     following = Following(db)
     assert following.follower.has_signal
     assert open_fds() > before  # the signal and the wake-up pipe
-    t = time.monotonic()
-    following.stop()
-    assert time.monotonic() - t < 2  # not the minute-long tick
+    following.follower.stop()
+    following.thread.join(WAIT_S)  # its tick is 10 × longer: only the stop can have woken it
+    assert not following.thread.is_alive()
     following.follower.wake()  # after the stop: must not write to a closed descriptor
     assert open_fds() == before
 
@@ -147,5 +152,5 @@ async def test_the_browser_follows_an_append_through_the_signal(demo_db: Path) -
         assert follower is not None and follower.has_signal
         signalled = follower.signalled
         writer.call("append_message", "tail", "assistant", content="fresh from elsewhere")
-        await until(pilot, lambda: "fresh from elsewhere" in transcript_text(main), what="the append")
+        await pilot_until(pilot, lambda: "fresh from elsewhere" in transcript_text(main), "the append")
         assert follower.signalled > signalled

@@ -19,8 +19,9 @@ from textual._styles_cache import StylesCache
 from textual.geometry import Region
 
 from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
+from tests._wait import pilot_until
 
-from .test_live import Writer, live_app, open_live, transcript_text, until
+from .test_live import Writer, live_app, open_live, transcript_text
 
 N = 170  # past the transcript's window of mounted items (120)
 
@@ -37,7 +38,7 @@ async def _at_its_end(pilot: Any, sid: str) -> tuple[Any, TranscriptView]:
     main = await open_live(pilot, sid)
     transcript = main.query_one("#transcript", TranscriptView)
     await pilot.press("G")
-    await until(pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), what="the end")
+    await pilot_until(pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), "the end")
     return main, transcript
 
 
@@ -56,15 +57,15 @@ async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
                 await asyncio.sleep(0.04)
                 marked = max(marked, transcript.new_below)
             last = f"appender message {N - 1}"
-            await until(
+            await pilot_until(
                 pilot,
                 lambda: transcript.items and getattr(transcript.items[-1], "text", "") == last,
-                what="the last message",
+                "the last message",
             )
             await pilot.pause(0.2)
             assert max(marked, transcript.new_below) == 0  # never stopped following
             assert transcript.end == len(transcript.items) and transcript.start > 0
-            await until(pilot, lambda: transcript.at_bottom, what="the view at the end")
+            await pilot_until(pilot, lambda: transcript.at_bottom, "the view at the end")
     finally:
         writer.close()
 
@@ -84,13 +85,13 @@ async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> 
             main = await open_live(pilot, "short")
             transcript = main.query_one("#transcript", TranscriptView)
             writer.call("append_message", "short", "user", content="first")
-            await until(pilot, lambda: transcript.message_count == 1, what="the first message")
+            await pilot_until(pilot, lambda: transcript.message_count == 1, "the first message")
             await pilot.pause(0.3)
             assert transcript.max_scroll_y == 0
             transcript.set_reactive(TranscriptView.scroll_y, -11)  # as the compositor leaves it
             transcript._tail_at = None  # a layout since following moved the offset
             writer.call("append_message", "short", "user", content="second")
-            await until(pilot, lambda: transcript.message_count == 2, what="the second message")
+            await pilot_until(pilot, lambda: transcript.message_count == 2, "the second message")
             assert transcript.new_below == 0
     finally:
         writer.close()
@@ -114,7 +115,7 @@ async def test_a_followed_append_repaints_only_the_transcripts_count_row(
                 width, height = transcript.outer_size  # (`size` is the content's)
                 return transcript.render_lines(Region(0, height - 1, width, 1))[0].text
 
-            await until(pilot, lambda: "30 msgs" in bottom_row(), what="the count")
+            await pilot_until(pilot, lambda: "30 msgs" in bottom_row(), "the count")
             painted: list[int] = []
             render_line = StylesCache.render_line
 
@@ -126,8 +127,8 @@ async def test_a_followed_append_repaints_only_the_transcripts_count_row(
             monkeypatch.setattr(StylesCache, "render_line", spy)
             for i in range(3):
                 writer.call("append_message", "paint", "assistant", content=f"fresh {i}")
-                await until(pilot, lambda i=i: f"{31 + i} msgs" in bottom_row(), what=f"count {31 + i}")
-                await until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), what=f"fresh {i}")
+                await pilot_until(pilot, lambda i=i: f"{31 + i} msgs" in bottom_row(), f"count {31 + i}")
+                await pilot_until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), f"fresh {i}")
             assert transcript.at_bottom
             assert painted and set(painted) == {transcript.outer_size.height - 1}
     finally:
@@ -168,7 +169,7 @@ async def test_a_followed_append_paints_its_new_message_once(
                 painted.clear()
                 asked.clear()
                 mid = writer.call("append_message", "once", "assistant", content=f"fresh {i}")
-                await until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), what=f"fresh {i}")
+                await pilot_until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), f"fresh {i}")
                 await asyncio.sleep(0.3)  # (frames after it: none should paint it again)
                 assert asked[f"msg-{mid}"] == 0, (i, asked[f"msg-{mid}"])
                 assert painted[f"msg-{mid}"] in (1, 2), (i, painted[f"msg-{mid}"])

@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.rename import RenameDialog
+from tests._wait import pilot_until
 
 from ._support import make_app, settle
 from .test_actions import open_on, plain, sid_of, title_of
@@ -79,18 +78,6 @@ def lock_holder(path: Path) -> Iterator[Callable[[], None]]:
         proc.wait(timeout=WAIT_S)
 
 
-async def wait_until(
-    pilot: Pilot[None], cond: Callable[[], bool], what: str, timeout: float = WAIT_S
-) -> float:
-    """Poll ``cond`` while the app runs; fail with ``what`` after ``timeout`` seconds."""
-    started = time.monotonic()
-    while not cond():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for: {what}")
-        await pilot.pause(0.05)
-    return time.monotonic() - started
-
-
 async def test_rename_waits_for_a_real_lock_holder_cancel_then_succeed(demo_db: Path) -> None:
     sid = sid_of(demo_db, "Nightly backup report")
     app = make_app(demo_db)
@@ -112,30 +99,30 @@ async def test_rename_waits_for_a_real_lock_holder_cancel_then_succeed(demo_db: 
         with lock_holder(demo_db) as release:
             # 1. Cancel path: the write waits, Esc abandons it, nothing is written.
             await pilot.press("enter")
-            await wait_until(
+            await pilot_until(
                 pilot,
                 lambda: dialog.has_class("-waiting") and "waiting for the write lock" in plain(status),
                 "the waiting-for-lock status",
             )
             assert dialog.busy and isinstance(app.screen, RenameDialog)
             await pilot.press("escape")
-            await wait_until(pilot, lambda: not dialog.busy, "the abandoned write to finish")
+            await pilot_until(pilot, lambda: not dialog.busy, "the abandoned write to finish")
             assert "gave up waiting for the write lock; nothing was written" in plain(status)
             assert not dialog.has_class("-waiting")
             assert isinstance(app.screen, RenameDialog)  # still open: the user may retry
             assert title_now() == "Nightly backup report"
 
             # 2. Success path: retry, still locked, then the holder lets go.
-            await wait_until(pilot, lambda: not dialog.query_one("#ok").disabled, "OK enabled again")
+            await pilot_until(pilot, lambda: not dialog.query_one("#ok").disabled, "OK enabled again")
             await pilot.press("enter")
-            await wait_until(
+            await pilot_until(
                 pilot,
                 lambda: dialog.has_class("-waiting") and "waiting for the write lock" in plain(status),
                 "the waiting-for-lock status (second attempt)",
             )
             assert title_now() == "Nightly backup report"
             release()
-            await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), "the dialog to close")
+            await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen), "the dialog to close")
 
         await settle(pilot)
         assert any("Renamed" in (n.title or "") for n in app._notifications)

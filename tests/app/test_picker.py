@@ -15,6 +15,7 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.stores import StoreChoice
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.state import SessionDB
+from tests._wait import pilot_until
 
 from ._support import make_app
 from .test_handoff import session_facts, settle
@@ -154,14 +155,17 @@ def _chain_in_work(home: Path) -> None:
 
 
 async def _pick_list_row(app: HermesApp, key: tuple[str, str]) -> None:
-    from .test_profiles_ui import wait_for
 
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, rounds=3)
         main = app.screen
         assert isinstance(main, MainScreen)
         sessions = main.session_list
-        await wait_for(pilot, lambda: sessions.total > 0 and key in list(sessions._ids))
+        await pilot_until(
+            pilot,
+            lambda: sessions.total > 0 and key in list(sessions._ids),
+            "sessions.total > 0 and key in list(sessions._ids)",
+        )
         sessions.focus()
         sessions.cursor = list(sessions._ids).index(key)
         await settle(pilot)
@@ -194,7 +198,6 @@ async def test_pick_all_profiles_prints_the_row_and_its_profile(tmp_path: Path) 
 async def test_pick_all_profiles_search_hit_names_its_own_profile(tmp_path: Path) -> None:
     """A search hit is picked from its own store, whatever row the list's cursor is on."""
     from ._profiles import build_home, federated_app
-    from .test_profiles_ui import wait_for
 
     home = build_home(tmp_path / "hermes", broken=False)
 
@@ -205,7 +208,7 @@ async def test_pick_all_profiles_search_hit_names_its_own_profile(tmp_path: Path
             main = app.screen
             assert isinstance(main, MainScreen) and main.has_class("-searching")
             search = main.query_one("#search", SearchPane)
-            await wait_for(pilot, lambda: len(search.hits) == 4)
+            await pilot_until(pilot, lambda: len(search.hits) == 4, "len(search.hits) == 4")
             assert main.session_list.selected_profile == "work"  # the list's first row
             wanted = next(i for i, h in enumerate(search.hits) if h["profile"] == profile)
             await pilot.press("down", *(["down"] * wanted))
@@ -227,7 +230,6 @@ async def test_pick_one_profile_with_source(tmp_path: Path) -> None:
     """`pick --profile work --source telegram`: the source menus are filled from the profile's
     store once it opens, and the list keeps to that source."""
     from ._profiles import build_home, federated_app, store_path
-    from .test_profiles_ui import wait_for
 
     home = build_home(tmp_path / "hermes", broken=False)
     with SessionDB(store_path(home, "work"), migrate=False) as db:
@@ -238,9 +240,17 @@ async def test_pick_one_profile_with_source(tmp_path: Path) -> None:
         await settle(pilot, rounds=3)
         main = app.screen
         assert isinstance(main, MainScreen)
-        await wait_for(pilot, lambda: main.query_one("#filter-source", Select).value == "telegram")
+        await pilot_until(
+            pilot,
+            lambda: main.query_one("#filter-source", Select).value == "telegram",
+            'main.query_one("#filter-source", Select).value == "telegram"',
+        )
         assert main.query_one("#search-source", Select).value == "telegram"
-        await wait_for(pilot, lambda: list(main.session_list._ids) == [("work", "w-tg")])
+        await pilot_until(
+            pilot,
+            lambda: list(main.session_list._ids) == [("work", "w-tg")],
+            'list(main.session_list._ids) == [("work", "w-tg")]',
+        )
 
 
 def test_cli_pick_flags_choose_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -328,14 +338,13 @@ async def test_browser_search_stays_on_messages(tmp_path: Path) -> None:
 
 async def test_pick_all_profiles_finds_titles_in_every_store(tmp_path: Path) -> None:
     from ._profiles import build_home, federated_app
-    from .test_profiles_ui import wait_for
 
     home = build_home(tmp_path / "hermes", broken=False)
     app = federated_app(home, pick=PickOptions(query="shared", output="resume"))
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot, rounds=3)
         search = app.screen.query_one("#search", SearchPane)
-        await wait_for(pilot, lambda: len(search.hits) == 2)
+        await pilot_until(pilot, lambda: len(search.hits) == 2, "len(search.hits) == 2")
         assert {(h["profile"], h["session_id"], h["role"]) for h in search.hits} == {
             ("default", "s-shared", "title"),
             ("work", "s-shared", "title"),

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
 from hermes_tui.app.app import HermesApp
@@ -26,6 +25,7 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PROFILE_TITLE_MIN, SessionList, layout_columns
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
+from tests._wait import WAIT_S, pilot_until
 from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
 from tests.peer.oracle import Peer
 
@@ -35,14 +35,6 @@ from ._support import FIXED_NOW, make_app, settle
 
 def info_text(app: HermesApp) -> str:
     return str(app.screen.query_one("#info", Static).render())
-
-
-async def wait_for(pilot: Pilot[Any], cond: Callable[[], bool], rounds: int = 40) -> None:
-    for _ in range(rounds):
-        if cond():
-            return
-        await settle(pilot, 1)
-    assert cond()
 
 
 def list_keys(sessions: SessionList) -> list[Any]:
@@ -58,7 +50,7 @@ async def test_merged_list_profile_column_and_badges(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         # merged order equals sorting the union; ids that repeat across stores stay distinct
         assert list(sessions._ids) == expected_order(home)
         assert ("default", "s-shared") in list(sessions._ids) and ("work", "s-shared") in list(sessions._ids)
@@ -84,14 +76,14 @@ async def test_toggle_current_profile_and_all(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         await pilot.press("p")
-        await wait_for(pilot, lambda: sessions.total == 2)
+        await pilot_until(pilot, lambda: sessions.total == 2, "sessions.total == 2")
         assert {k[0] for k in list_keys(sessions)} == {"default"}  # $HERMES_HOME's store
         assert not sessions.show_profile
         assert "profile=default" in (sessions.border_title or "")
         await pilot.press("p")
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         assert sessions.show_profile
 
 
@@ -106,7 +98,7 @@ async def test_single_store_p_opens_every_profile(tmp_path: Path, monkeypatch: p
         assert isinstance(screen, MainScreen)
         assert screen.stores is None and screen.session_list.total == 2
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         assert screen.stores is not None
         assert list(screen.session_list._ids) == expected_order(home)
 
@@ -119,7 +111,7 @@ async def test_transcript_and_rename_reach_the_owning_store(tmp_path: Path) -> N
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         order = list(sessions._ids)
         target = order.index(("work", "s-shared"))
         sessions.cursor = target
@@ -153,12 +145,12 @@ async def test_federated_search_hit_opens_the_right_store_and_back(tmp_path: Pat
         await settle(pilot, 3)
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         await pilot.press("slash")
         for ch in "kestrel":
             await pilot.press(ch)
         search = screen.query_one("#search", SearchPane)
-        await wait_for(pilot, lambda: len(search.hits) == 4)
+        await pilot_until(pilot, lambda: len(search.hits) == 4, "len(search.hits) == 4")
         # newest first, merged exactly across stores; each hit names its profile
         assert [(h["profile"], h["session_id"]) for h in search.hits] == [
             ("work", "w-3"),
@@ -193,7 +185,7 @@ async def test_read_only_store_refuses_writes_alone(tmp_path: Path) -> None:
         await settle(pilot, 3)
         screen = app.screen
         assert isinstance(screen, MainScreen) and screen.stores is not None
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         # the zeta store refuses writes (as one opened read-only because its file does)
         zeta = screen.stores.db_for("zeta")
         assert zeta is not None
@@ -400,13 +392,13 @@ async def test_store_written_by_hermes_agent(
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 7)
+        await pilot_until(pilot, lambda: sessions.total == 7, "sessions.total == 7")
         assert list(sessions._ids)[0] == ("agent", "p-1")  # written now: the newest
         await pilot.press("slash")
         for ch in "kestrel":
             await pilot.press(ch)
         search = screen.query_one("#search", SearchPane)
-        await wait_for(pilot, lambda: len(search.hits) == 5)
+        await pilot_until(pilot, lambda: len(search.hits) == 5, "len(search.hits) == 5")
         assert (search.hits[0]["profile"], search.hits[0]["session_id"]) == ("agent", "p-1")
 
 
@@ -449,13 +441,13 @@ async def test_merged_list_follows_writes_to_any_store(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         sessions.cursor = list(sessions._ids).index(("default", "d-2"))
         await settle(pilot)
         with SessionDB(store_path(home, "zeta"), migrate=False) as db:
             db.create_session("z-new", "cli")
             db.append_message("z-new", "user", "fresh", timestamp=FIXED_NOW - 60)
-        await wait_for(pilot, lambda: sessions.total == 7, rounds=60)
+        await pilot_until(pilot, lambda: sessions.total == 7, "sessions.total == 7")
         assert sessions.key_at(0) == ("zeta", "z-new")
         assert sessions.selected_key == ("default", "d-2")
         assert "zeta 2" in info_text(app)
@@ -474,12 +466,12 @@ async def test_active_now_across_stores(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 8)
+        await pilot_until(pilot, lambda: sessions.total == 8, "sessions.total == 8")
         await pilot.press("a")
-        await wait_for(pilot, lambda: sessions.total == 2)
+        await pilot_until(pilot, lambda: sessions.total == 2, "sessions.total == 2")
         assert list_keys(sessions) == [("zeta", "z-live"), ("work", "w-live")]
         await pilot.press("a")
-        await wait_for(pilot, lambda: sessions.total == 8)
+        await pilot_until(pilot, lambda: sessions.total == 8, "sessions.total == 8")
 
 
 async def test_one_profile_then_p_widens_to_all(tmp_path: Path) -> None:
@@ -491,13 +483,13 @@ async def test_one_profile_then_p_widens_to_all(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 3)
+        await pilot_until(pilot, lambda: sessions.total == 3, "sessions.total == 3")
         assert not sessions.show_profile and "broken" not in info_text(app)
         await pilot.press("p")
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         assert sessions.show_profile and "broken: not a database" in info_text(app)
         await pilot.press("p")
-        await wait_for(pilot, lambda: sessions.total == 3)
+        await pilot_until(pilot, lambda: sessions.total == 3, "sessions.total == 3")
         assert {k[0] for k in list_keys(sessions)} == {"work"}
 
 
@@ -536,10 +528,12 @@ async def test_open_transcript_follows_its_own_store(tmp_path: Path) -> None:
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         sessions.cursor = list(sessions._ids).index(("work", "s-shared"))
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("work", "s-shared")',
         )
         transcript = screen.query_one("#transcript", TranscriptView)
 
@@ -551,7 +545,7 @@ async def test_open_transcript_follows_its_own_store(tmp_path: Path) -> None:
             db.append_message("s-shared", "assistant", "written to the default store", timestamp=T0 + 70)
         with SessionDB(store_path(home, "work"), migrate=False) as db:
             db.append_message("s-shared", "assistant", "streamed into work", timestamp=T0 + 80)
-        await wait_for(pilot, lambda: "streamed into work" in texts(), rounds=60)
+        await pilot_until(pilot, lambda: "streamed into work" in texts(), '"streamed into work" in texts()')
         assert "written to the default store" not in texts()
 
 
@@ -581,10 +575,12 @@ async def test_palette_jump_opens_a_session_of_another_profile(tmp_path: Path) -
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6)
+        await pilot_until(pilot, lambda: sessions.total == 6, "sessions.total == 6")
         sessions.cursor = list(sessions._ids).index(("default", "s-shared"))
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("default", "s-shared")',
         )
         # a title only the work store has; the selected row is in default
         hits = await palette(pilot, "work shared beta")
@@ -593,8 +589,10 @@ async def test_palette_jump_opens_a_session_of_another_profile(tmp_path: Path) -
         assert "work · s-shared · cli" in str(opens[0].help)
         app.screen.query_one(CommandList).highlighted = hits.index(opens[0])
         await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("work", "s-shared")',
         )
         assert sessions.selected_key == ("work", "s-shared")  # the list cursor follows it
         transcript = screen.query_one("#transcript", TranscriptView)
@@ -610,8 +608,10 @@ async def test_palette_jump_opens_a_session_of_another_profile(tmp_path: Path) -
             opens["Open: default shared alpha · default"]
         )
         await pilot.press("enter")
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("default", "s-shared")',
         )
         assert transcript.data is not None
         assert "in default" in " ".join(str(getattr(i, "text", "")) for i in transcript.data.items)
@@ -628,9 +628,9 @@ async def test_palette_lookup_keeps_to_the_profile_filter(tmp_path: Path) -> Non
         await settle(pilot, 3)
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.session_list.total == 1)
+        await pilot_until(pilot, lambda: screen.session_list.total == 1, "screen.session_list.total == 1")
 
         async def opened(query: str) -> list[str]:
             hits = await palette(pilot, query)
@@ -641,7 +641,7 @@ async def test_palette_lookup_keeps_to_the_profile_filter(tmp_path: Path) -> Non
         assert await opened("work three") == []
         assert await opened("zeta one") == ["Open: zeta one · zeta"]
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         assert await opened("work three") == ["Open: work three · work"]
 
 
@@ -655,19 +655,63 @@ async def test_open_session_message_names_the_store(tmp_path: Path) -> None:
         await settle(pilot, 3)
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         screen.open_session("s-shared", profile="default")
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("default", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("default", "s-shared")',
         )
         screen.post_message(OpenSession("s-shared", profile="work"))
-        await wait_for(
-            pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared")
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared"),
+            '(screen.current_profile, screen.current_session) == ("work", "s-shared")',
         )
         assert screen.session_list.selected_key == ("work", "s-shared")
         # without a profile: the open transcript's store
         screen.post_message(OpenSession("w-2"))
-        await wait_for(pilot, lambda: (screen.current_profile, screen.current_session) == ("work", "w-2"))
+        await pilot_until(
+            pilot,
+            lambda: (screen.current_profile, screen.current_session) == ("work", "w-2"),
+            '(screen.current_profile, screen.current_session) == ("work", "w-2")',
+        )
+
+
+async def test_a_session_opened_while_the_list_re_merges_still_gets_the_cursor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A jump (palette, lineage, a search hit) looks the row up in a worker; if a live re-merge
+    replaces the list's order before the answer arrives, the row is looked up again in the new
+    order (the answer was dropped: the cursor stayed where it was, the transcript elsewhere)."""
+    from hermes_tui.app.stores import MergedKeys
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    looking, answer = threading.Event(), threading.Event()
+    real = MergedKeys.index_or_none
+
+    def held(self: MergedKeys, key: Any) -> int | None:
+        if threading.current_thread() is not threading.main_thread() and not looking.is_set():
+            looking.set()  # the first look-up of the jump: held until the order has changed
+            answer.wait(WAIT_S)
+        return real(self, key)
+
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await pilot_until(pilot, lambda: sessions.total == 6, "the six sessions listed")
+        await settle(pilot, 3)
+        monkeypatch.setattr(MergedKeys, "index_or_none", held)
+        before = sessions._ids
+        screen.open_session("w-2", profile="work")
+        await pilot_until(pilot, looking.is_set, "the jump looks its row up")
+        screen._refresh_merged_live()  # a live re-merge meanwhile (a store changed)
+        await pilot_until(pilot, lambda: sessions._ids is not before, "the re-merged order shown")
+        answer.set()
+        await pilot_until(pilot, lambda: sessions.selected_key == ("work", "w-2"), "the cursor on w-2")
+        assert sessions.cursor == expected_order(home).index(("work", "w-2"))
 
 
 async def test_open_session_finds_the_merged_row_off_the_event_loop(
@@ -691,11 +735,15 @@ async def test_open_session_finds_the_merged_row_off_the_event_loop(
         await settle(pilot, 3)
         screen = app.screen
         assert isinstance(screen, MainScreen)
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         threads.clear()
         for profile, sid in [("zeta", "z-1"), ("work", "w-2"), ("default", "d-2")]:
             screen.open_session(sid, profile=profile)
-            await wait_for(pilot, lambda p=profile, s=sid: screen.session_list.selected_key == (p, s))
+            await pilot_until(
+                pilot,
+                lambda p=profile, s=sid: screen.session_list.selected_key == (p, s),
+                "screen.session_list.selected_key == (p, s)",
+            )
             assert screen.session_list.cursor == expected_order(home).index((profile, sid))
         assert threads and not any(threads), "looked up on the event loop"
 
@@ -723,7 +771,11 @@ async def test_first_paint_uses_the_stores_opened_while_textual_starts(
         screen = app.screen
         assert isinstance(screen, MainScreen)
         sessions = screen.session_list
-        await wait_for(pilot, lambda: sessions.total == 6 and sessions.row_at(5) is not None)
+        await pilot_until(
+            pilot,
+            lambda: sessions.total == 6 and sessions.row_at(5) is not None,
+            "sessions.total == 6 and sessions.row_at(5) is not None",
+        )
         assert [(r["profile"], r["id"]) for r in (sessions.row_at(i) for i in range(6)) if r] == (
             expected_order(home)
         )
@@ -788,7 +840,7 @@ async def test_all_profiles_at_120_columns_show_the_profile_column(tmp_path: Pat
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, 3)
         sessions = app.screen.query_one(SessionList)
-        await wait_for(pilot, lambda: sessions.total == 66)
+        await pilot_until(pilot, lambda: sessions.total == 66, "sessions.total == 66")
         assert sessions.show_profile and sessions.max_scroll_y > 0
         width = sessions.scrollable_content_region.width
         assert width < 60  # the width the old minimum hid the column at
@@ -830,7 +882,7 @@ async def test_p_leaves_out_profile_folders_without_a_store(
         screen = app.screen
         assert isinstance(screen, MainScreen)
         await pilot.press("p")
-        await wait_for(pilot, lambda: screen.session_list.total == 6)
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
         assert screen.stores is not None
         assert sorted(screen.stores.profiles) == ["default", "work", "zeta"]
         assert "missing" not in str(screen.query_one("#info", Static).render())

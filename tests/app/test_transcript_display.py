@@ -21,9 +21,10 @@ from hermes_tui.app.widgets.transcript import (
     find_hits,
 )
 from hermes_tui.state import SessionDB
+from tests._wait import pilot_until
 
 from ._display import ACTIVITY, HIDDEN, PROMPT, SHOWN, SID, build_display_store
-from ._support import make_app, settle, wait_until
+from ._support import make_app, settle
 from .test_actions import open_on, sid_of
 from .test_transcript import CI_SESSION, widget_text
 
@@ -183,9 +184,9 @@ async def test_live_copies_are_not_repeated_and_the_activity_follows(display_db:
 
         with SessionDB(display_db, migrate=False) as db:  # (our file: its index has our tokenizer)
             db._execute_write(write)
-        await wait_until(pilot, lambda: 21 in [m.id for m in _messages(transcript)], "the new turn arrives")
+        await pilot_until(pilot, lambda: 21 in [m.id for m in _messages(transcript)], "the new turn arrives")
         ids = [m.id for m in _messages(transcript)]
         assert ids[-2:] == [9, 21] and 20 not in ids
         assert transcript.last_message_id == 21
         head = transcript.query_one(HeadBlock)  # the head follows what the session is doing
-        await wait_until(pilot, lambda: "working: calling the model" in widget_text(head), "the activity")
+        await pilot_until(pilot, lambda: "working: calling the model" in widget_text(head), "the activity")

@@ -27,8 +27,9 @@ from hermes_tui.app.undo import FlagChange, undo_entries
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.state import SessionDB, SessionFilter
+from tests._wait import pilot_until, wait_until
 
-from ._support import make_app, settle, wait_until
+from ._support import make_app, settle
 from ._v31 import (
     ARCHIVED,
     ARCHIVED_2,
@@ -132,7 +133,9 @@ async def test_archived_view_with_A_and_the_view_menu_is_remembered(
         await pilot.press("escape")
         await settle(pilot)
     # Remembered: the next start shows the archived view.
-    wait_until_written(private_settings, "archived")
+    wait_until(
+        lambda: load_settings(private_settings).settings.view == "archived", "the settings file says archived"
+    )
     app = make_app(v31_db)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -145,13 +148,6 @@ async def test_archived_view_with_A_and_the_view_menu_is_remembered(
         await pilot.press("A", "F")  # F clears the view with the other filters
         await settle(pilot)
         assert list(main.session_list._ids) == default
-
-
-def wait_until_written(path: Path, view: str) -> None:
-    deadline = time.monotonic() + 10
-    while load_settings(path).settings.view != view:
-        assert time.monotonic() < deadline, "the settings file was not written"
-        time.sleep(0.05)
 
 
 async def test_hidden_sessions_only_on_request(v31_db: Path) -> None:
@@ -253,7 +249,7 @@ async def test_archive_key_then_archived_view_then_unarchive_and_undo_real_clock
         await settle(pilot)
         assert flags(v31_db, victim)["archived"] == 1
         assert victim not in sessions._ids
-        await wait_until(pilot, lambda: main.current_session == after, "the next row open")
+        await pilot_until(pilot, lambda: main.current_session == after, "the next row open")
         assert sessions.cursor == index and sessions.selected_id == after
         assert "Archived: Archived 1 session — u to undo · A shows the archive." in toasts(app)
         await pilot.press("A")

@@ -20,8 +20,11 @@ from pathlib import Path
 import pexpect
 import pyte
 
+from tests._wait import WAIT_S
+
 COLS, ROWS = 120, 40
-DEFAULT_TIMEOUT = 15.0
+#: How long a wait for the screen may take: the shared bound of a hang (`tests/_wait.py`).
+DEFAULT_TIMEOUT = WAIT_S
 #: A pause in the child's output this long ends a frame (see `Terminal.settle`).
 QUIET_S = 0.06
 

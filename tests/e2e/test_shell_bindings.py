@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests._wait import WAIT_S
 
 from .conftest import PeerDB, SessionSpec, write_sessions
 from .terminal import Terminal, terminal_env
@@ -120,13 +121,8 @@ def _ready(t: Terminal, n: int) -> None:
     t.wait_for(re.compile(rf"^READY{n}$", re.M))
 
 
-def _wait_file(t: Terminal, path: Path, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path.name} never appeared; screen:\n{t.screen_text()}")
-        t.pump(0.05)
-    t.settle()
+def _wait_file(t: Terminal, path: Path, timeout: float = WAIT_S) -> None:
+    t.wait_until(path.exists, timeout, what=f"{path.name} to appear")
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app._support import busy_with, make_app, wait_until
+from app._support import busy_with, make_app
 from store.test_order_head import build_live
 from textual.pilot import Pilot
 
@@ -19,6 +19,7 @@ from hermes_tui.app.app import HermesApp
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.state import SessionDB, SessionFilter
+from tests._wait import pilot_until
 
 SIZE = (120, 40)
 
@@ -56,9 +57,9 @@ def test_first_paint_shows_the_head_while_counting(  # type: ignore[no-untyped-d
             sessions = found.first(SessionList) if found else None
             return sessions is not None and sessions.provisional and sessions.row_at(0) is not None
 
-        await wait_until(pilot, head_painted, "the head is painted")
+        await pilot_until(pilot, head_painted, "the head is painted")
         for _ in range(2):  # quiet twice in a row, but for the order held back
-            await wait_until(pilot, lambda: only_the_order(pilot), "the first session is shown")
+            await pilot_until(pilot, lambda: only_the_order(pilot), "the first session is shown")
             await pilot.pause()
 
     try:

@@ -11,6 +11,7 @@ import pytest
 from hermes_tui.state import ReadOnlyError, SessionDB
 from hermes_tui.state import fts_upkeep as U
 from hermes_tui.state.fts_upkeep import level_sizes, merge_step, segment_count, structure, wants_full_merge
+from tests._wait import wait_until
 
 V23 = ("messages_fts", "messages_fts_trigram", "messages_fts_cjk")
 WORDS = [
@@ -69,14 +70,6 @@ QUERIES = ["deploy", "docker OR kubernetes", "部署", "数据库", "youer2", "a
 
 def _answers(db: SessionDB) -> dict[str, list[int]]:
     return {q: sorted(r["id"] for r in db.search_messages(q, limit=500)) for q in QUERIES}
-
-
-def _wait_for(condition, what: str, timeout: float = 30.0) -> None:
-    """Poll `condition` (the upkeep runs on its own thread) until it holds, or fail."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.002)
 
 
 def _count_busy_refusals(monkeypatch, wanted: int) -> threading.Event:
@@ -182,7 +175,7 @@ def test_a_continuous_writer_defers_the_round_and_a_pause_lets_it_run(tmp_path, 
     during: list[int] = []
     for _ in range(6):  # a quiet gap lets steps run; a write then waits for one step at most
         before = db._fts_merge_steps
-        _wait_for(lambda b=before: db._fts_merge_steps > b or not rounds.is_alive(), "a merge step")
+        wait_until(lambda b=before: db._fts_merge_steps > b or not rounds.is_alive(), "a merge step")
         started = db._fts_merge_steps
         writer.append_message("u", "assistant", "after a pause")
         during.append(db._fts_merge_steps - started)

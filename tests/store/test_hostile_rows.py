@@ -447,11 +447,7 @@ def test_huge_content_preview_is_cut_in_sql(db: SessionDB) -> None:
     db.append_message("s1", "user", "x" * 10_000_000)
     rows = (
         db._conn()
-        .execute(
-            "SELECT length(p) FROM (SELECT "
-            + __import__("hermes_tui.state.preview", fromlist=["preview_sql"]).preview_sql(False)
-            + " AS p FROM sessions s)"
-        )
+        .execute(f"SELECT length(p) FROM (SELECT {db._preview_sql()} AS p FROM sessions s)")
         .fetchall()
     )
     assert rows == [(63,)]

@@ -6,9 +6,9 @@ import threading
 from pathlib import Path
 
 import apsw
-import pytest
 
 from hermes_tui.state import SessionDB
+from tests._wait import wait_until
 
 BOUNDED_READ = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c"
@@ -34,12 +34,12 @@ def _run(fn, box: dict) -> threading.Thread:
 
 def _wait_running(db: SessionDB, ident: int) -> None:
     """Until the thread's connection exists (its query is about to run or running)."""
-    for _ in range(500):
+
+    def opened() -> bool:
         with db._conns_lock:
-            if ident in db._conn_by_thread:
-                return
-        threading.Event().wait(0.01)
-    pytest.fail("the reader never opened its connection")
+            return ident in db._conn_by_thread
+
+    wait_until(opened, "the reader opened its connection")
 
 
 def test_interrupt_one_thread_aborts_its_read(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -28,6 +26,7 @@ from hermes_tui.state import (
     StoreError,
 )
 from hermes_tui.state import core as core_module
+from tests._unprivileged import needs_privilege_drop, run_unprivileged
 
 BROWSE_MODES = [
     pytest.param({"migrate": False}, id="migrate_false"),
@@ -444,19 +443,9 @@ print(json.dumps(out))
 """
 
 
-def _unprivileged() -> list[str]:
-    if os.geteuid() != 0:
-        return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permissions cannot be tested")
-    return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
-
-
 def probe(path: Path, **kw: object) -> dict:
     """Open `path` in a subprocess as an unprivileged user (root ignores permissions)."""
-    cmd = [*_unprivileged(), sys.executable, "-c", _PROBE, str(path), json.dumps(kw)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/")
+    proc = run_unprivileged(_PROBE, str(path), json.dumps(kw))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -482,6 +471,7 @@ def _read_only_folder(folder: Path) -> None:
     folder.chmod(0o555)
 
 
+@needs_privilege_drop
 def test_a_wal_store_in_a_read_only_folder_is_read_without_its_shm(shared_dir: Path) -> None:
     folder = shared_dir / "ro"
     folder.mkdir()
@@ -496,6 +486,7 @@ def test_a_wal_store_in_a_read_only_folder_is_read_without_its_shm(shared_dir: P
     assert out["error"] == "ReadOnlyError" and "read_only=True" in out["message"]
 
 
+@needs_privilege_drop
 def test_a_wal_with_pending_pages_in_a_read_only_folder_is_explained(shared_dir: Path) -> None:
     folder = shared_dir / "ro"
     folder.mkdir()
@@ -513,6 +504,7 @@ def test_a_wal_with_pending_pages_in_a_read_only_folder_is_explained(shared_dir:
     assert folder_state(folder) == before
 
 
+@needs_privilege_drop
 def test_permission_problems_are_store_errors(shared_dir: Path) -> None:
     folder = shared_dir / "ro"
     folder.mkdir()

@@ -13,6 +13,7 @@ import pytest
 from hermes_tui.state import SessionDB
 from hermes_tui.state import fts_schema as F
 from hermes_tui.state.cjk import install_cjk_tokenizer
+from tests._wait import wait_until
 
 N_MESSAGES = 2600  # six 500-id chunks
 
@@ -122,10 +123,7 @@ def test_a_killed_conversion_misses_nothing_and_resumes_on_the_next_writable_ope
 
     # A writable migrate=True open finishes it in the background (the upkeep thread).
     with SessionDB(db_path=db_path) as db:
-        deadline = time.monotonic() + 60
-        while db.conversion_pending() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not db.conversion_pending()
+        wait_until(lambda: not db.conversion_pending(), "the upkeep thread finished the conversion")
         assert db._unindexed_range() is None and not db.layout.trash_tables
         assert db.get_meta(F.FTS_STORAGE_VERSION_KEY) == "1"
         assert db._scalar("SELECT COUNT(*) FROM messages_fts_docsize") == N_MESSAGES - N_MESSAGES % 13

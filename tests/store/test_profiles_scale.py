@@ -17,6 +17,7 @@ import pytest
 from hermes_tui.state import SessionDB, SessionFilter, federation, profiles
 from hermes_tui.state.federation import open_stores
 from hermes_tui.state.profiles import StoreStatus, discover_stores, store_workers
+from tests._wait import WAIT_S, wait_until
 
 
 def template(path: Path, sessions: int = 2, seed: int = 0) -> Path:
@@ -182,12 +183,40 @@ def test_stores_open_in_the_background_and_are_heard_of_as_they_answer(
         assert merged.profiles == [p for p in fed.profiles if p not in behind]
         assert len(merged.all_pairs()) == 2 * (6 - len(behind))
         release_order.set()
-        deadline = time.monotonic() + 30
-        while len(heard) < len(behind) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(heard) >= len(behind), "every late order heard of")
         assert sorted(heard) == behind  # each late order is heard of once (and kept)
         again = fed.session_order(SessionFilter(), within=0.05)
         assert not again.pending and len(again) == 12
+
+
+def test_a_store_late_with_its_order_again_keeps_its_last_order_in_the_merge(tmp_path: Path) -> None:
+    """A store already merged once whose thread is busy when the list merges again (a page, a
+    live poll under load) keeps its last order in the merge, named pending: its rows stayed
+    out of the list until its fresh order arrived (and the cursor lost its session)."""
+    home = many_profiles(tmp_path / "hermes", stores=3, empty=0)
+    with open_stores(discover_stores(home=home, probe=False), read_only=True) as fed:
+        heard: list[str] = []
+        fed.listen(heard.append)
+        first = fed.session_order(SessionFilter(), within=None)
+        busy, free = threading.Event(), threading.Event()
+
+        def occupied(_db: SessionDB) -> None:
+            busy.set()
+            free.wait(WAIT_S)
+
+        late = fed.profiles[1]
+        held = fed.submit(late, occupied)  # its thread is busy with something else
+        try:
+            assert busy.wait(WAIT_S)
+            again = fed.session_order(SessionFilter(), within=0.05)
+            assert again.pending == [late]  # named late: it is merged again when it answers
+            assert again.all_pairs() == first.all_pairs()  # but its rows are still there
+        finally:
+            free.set()
+        held.result(WAIT_S)
+        wait_until(lambda: late in heard, "the late order heard of")
+        fresh = fed.session_order(SessionFilter(), within=0.05)
+        assert not fresh.pending and fresh.all_pairs() == first.all_pairs()
 
 
 def test_seeking_over_many_stores_equals_the_forward_merge(tmp_path: Path) -> None:

@@ -19,7 +19,8 @@ import apsw
 import pytest
 
 from hermes_tui.state import NotAHermesStore, ReadOnlyError, SessionDB, diagnose
-from tests.store.test_open_safety import _unprivileged, folder_state, probe, shared_dir  # noqa: F401 - a fixture
+from tests._unprivileged import needs_privilege_drop, run_unprivileged
+from tests.store.test_open_safety import folder_state, probe, shared_dir  # noqa: F401 - a fixture
 
 BROWSE = [
     pytest.param({"migrate": False}, id="migrate_false"),
@@ -216,6 +217,7 @@ def _read_only_folder(folder: Path) -> None:
     folder.chmod(0o555)
 
 
+@needs_privilege_drop
 def test_a_read_only_folder_is_not_damage(shared_dir: Path) -> None:  # noqa: F811 - the fixture
     import json
 
@@ -230,8 +232,7 @@ def test_a_read_only_folder_is_not_damage(shared_dir: Path) -> None:  # noqa: F8
         _read_only_folder(folder)
 
     def run(path: Path) -> dict:
-        cmd = [*_unprivileged(), sys.executable, "-c", _DIAGNOSE, str(path)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd="/")
+        proc = run_unprivileged(_DIAGNOSE, str(path))
         assert proc.returncode == 0, proc.stderr
         return json.loads(proc.stdout)
 

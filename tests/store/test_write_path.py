@@ -10,13 +10,16 @@ import pytest
 from conftest import count
 
 from hermes_tui.state import LockTimeout, NotADatabaseError, ReadOnlyError, SessionDB
+from tests._wait import WAIT_S, wait_until
 
 
-def hold_lock(path, seconds, ready: threading.Event):
+def hold_lock(path, seconds, ready: threading.Event, releasing: threading.Event | None = None):
     conn = apsw.Connection(str(path))
     conn.execute("BEGIN IMMEDIATE")
     ready.set()
-    time.sleep(seconds)
+    time.sleep(seconds)  # the scenario: another process holding the lock this long
+    if releasing is not None:
+        releasing.set()  # before the commit: a write that waited for it returns after this
     conn.execute("COMMIT")
     conn.close()
 
@@ -25,16 +28,14 @@ def test_t73_waits_for_the_lock(db, db_path):
     db.create_session("s", "cli")
     waits = []
     db.lock_wait_hook = lambda attempt, waited: waits.append((attempt, waited))
-    ready = threading.Event()
-    t = threading.Thread(target=hold_lock, args=(db_path, 1.5, ready), daemon=True)
+    ready, releasing = threading.Event(), threading.Event()
+    t = threading.Thread(target=hold_lock, args=(db_path, 1.5, ready, releasing), daemon=True)
     t.start()
-    assert ready.wait(5)
-    t0 = time.monotonic()
+    assert ready.wait(WAIT_S)
     mid = db.append_message("s", "user", "after the lock")
-    elapsed = time.monotonic() - t0
-    t.join(5)
+    assert releasing.is_set()  # it waited for the holder (longer than one busy wait), not failed
+    t.join(WAIT_S)
     assert mid == 1
-    assert elapsed >= 1.0  # it waited for the holder (1.5 s) rather than failing
     assert waits and waits[0][0] == 1
     assert [w[0] for w in waits] == list(range(1, len(waits) + 1))
 
@@ -74,18 +75,44 @@ def test_busy_handler_polls_fast_and_gives_up_after_the_timeout(monkeypatch):
     assert all(0.001 <= s <= 0.004 for s in sleeps) and len(sleeps) == 4
 
 
-def test_waiter_gets_the_lock_soon_after_release(db, db_path):
-    """With fast polling the wait ends within a few ms of the holder's commit, not 100 ms later."""
+def test_a_lock_released_during_the_busy_wait_is_taken_in_that_wait(db, db_path, monkeypatch):
+    """The holder lets go while the writer waits in its busy handler: the write goes through in
+    that same wait (no BusyError, no 20-150 ms retry). How fast the handler polls is
+    `test_busy_handler_polls_fast_and_gives_up_after_the_timeout` (injected clock)."""
+    from hermes_tui.state import connection
+
     db.create_session("s", "cli")
-    ready = threading.Event()
-    t = threading.Thread(target=hold_lock, args=(db_path, 0.6, ready), daemon=True)
-    t.start()
-    assert ready.wait(5)
-    t0 = time.monotonic()
-    db.append_message("s", "user", "after a short hold")
-    elapsed = time.monotonic() - t0
-    t.join(5)
-    assert 0.4 <= elapsed < 0.9  # inside one busy-handler wait: no 20–150 ms retry was needed
+    waiting, released = threading.Event(), threading.Event()
+    real = connection.busy_handler
+
+    def watched(timeout_ms: int = connection.BUSY_TIMEOUT_MS):
+        handler = real(timeout_ms)
+
+        def first_waits_for_the_release(prior_calls: int) -> bool:
+            if prior_calls == 0:  # the writer is waiting: the holder lets go now (its clock
+                waiting.set()  # starts after this, so a slow machine never makes it a retry)
+                released.wait(WAIT_S)
+            return handler(prior_calls)
+
+        return first_waits_for_the_release
+
+    monkeypatch.setattr(connection, "busy_handler", watched)  # the writer thread's new connection
+    retries: list[int] = []
+    db.lock_wait_hook = lambda attempt, _waited: retries.append(attempt)
+    holder = apsw.Connection(str(db_path))
+    holder.execute("BEGIN IMMEDIATE")
+    written: list[int] = []
+    writer = threading.Thread(target=lambda: written.append(db.append_message("s", "user", "after a hold")))
+    writer.start()
+    try:
+        wait_until(waiting.is_set, "the writer waits for the lock in its busy handler")
+        holder.execute("COMMIT")
+    finally:
+        released.set()
+        holder.close()
+    writer.join(WAIT_S)
+    assert written == [1]
+    assert retries == []  # inside the one busy-handler wait
 
 
 def test_read_only_refuses_writes(db, db_path):

@@ -373,6 +373,9 @@ class MainScreen(Screen[None]):
         self._arrivals: Arrivals | None = None
         self._merged_profiles: set[str] = set()
         self._merge_pending: set[str] = set()
+        #: `StoresArrived` handled so far, and when each store last answered (`_merged`).
+        self._arrival_seq = 0
+        self._answered_at: dict[str, int] = {}
         self._menu_profiles: list[str] = []  # the profile menu's choices
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
@@ -845,13 +848,14 @@ class MainScreen(Screen[None]):
     ) -> None:
         """The exact merged order of the stores; only its first pages are merged here."""
         assert self.stores is not None
-        started = time.perf_counter()
+        started, seen = time.perf_counter(), self._arrival_seq
         since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
         try:
             result = self.stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             return
+        result.extra["arrivals_seen"] = seen
         result.seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
             self.post_message(self.MergedLoaded(result, profiles))
@@ -873,12 +877,12 @@ class MainScreen(Screen[None]):
         sessions.show_profile = len(result.counts) > 1
         sessions._line_cache.clear()
         self.store_total = None
-        self._merged(result)
+        missed = self._merged(result)
         await self._order_loaded(
             self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
             result.keep_index,
         )
-        if self._merge_behind():  # stores that opened meanwhile
+        if missed or self._merge_behind():  # stores that opened meanwhile
             self._refresh_merged_live()
 
     # Live follow over several stores: one follower per store keeps the merged list (order, Live
@@ -962,6 +966,8 @@ class MainScreen(Screen[None]):
         if stores is None or message.stores is not stores or self._arrivals is None:
             return
         arrived = self._arrivals.take()
+        self._arrival_seq += 1
+        self._answered_at.update(dict.fromkeys(arrived, self._arrival_seq))
         self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
         follower = self._stores_follower
         for profile in stores.profiles:
@@ -985,9 +991,18 @@ class MainScreen(Screen[None]):
             stores.values_from = set(profiles)  # read once more, by the worker
             self.store_values_worker(stores)
 
-    def _merged(self, result: OrderResult) -> None:
+    def _merged(self, result: OrderResult) -> bool:
+        """Note what the merge shown covers. True: a store answered after this merge started and
+        is not in it, or only with an older order (pending): its `StoresArrived` came before the
+        merge was shown, so merge again."""
         self._merged_profiles = set(result.counts) | set(result.errors)
         self._merge_pending = set(result.pending)
+        seen = result.extra.get("arrivals_seen", self._arrival_seq)
+        assert self.stores is not None
+        wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
+        behind = (wanted - self._merged_profiles) | (wanted & self._merge_pending)
+        late = {p for p in behind if self._answered_at.get(p, -1) > seen}
+        return bool(late)
 
     def _merge_behind(self, opening: bool = False) -> bool:
         """Open stores (of the list's profiles) that the list's last merge neither covered nor
@@ -1102,11 +1117,12 @@ class MainScreen(Screen[None]):
         self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
     ) -> None:
         assert self.stores is not None
+        seen = self._arrival_seq
         since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
         try:
-            result: OrderResult | None = self.stores.order(
-                flt, order, profiles, None, first=2 * 50, active_since=since
-            )
+            got = self.stores.order(flt, order, profiles, None, first=2 * 50, active_since=since)
+            got.extra["arrivals_seen"] = seen
+            result: OrderResult | None = got
         except Exception as exc:
             self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
             result = None
@@ -1122,12 +1138,12 @@ class MainScreen(Screen[None]):
             counts = (sessions.total, self.profile_counts)
             sessions.update_order(result.keys)
             self.profile_counts = result.counts
-            self._merged(result)
+            missed = self._merged(result)
             sessions.show_profile = len(result.counts) > 1
             if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
                 self._update_list_title()
                 self._update_info()
-            if self._merge_behind():  # stores that opened meanwhile
+            if missed or self._merge_behind():  # stores that opened meanwhile
                 self._live_order_again = True
         if self._live_order_again:
             self._refresh_merged_live()
@@ -1869,6 +1885,10 @@ class MainScreen(Screen[None]):
 
     def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
         wanted = (self._wanted_profile, self._wanted) if self.stores is not None else self._wanted
+        if wanted == key and self.session_list._ids is not ids:  # re-ordered meanwhile: look again
+            profile, sid = SessionList.split_key(key)
+            self._cursor_to(sid or "", profile)
+            return
         if self.session_list._ids is ids and wanted == key:
             # The row stands for the wanted session (its chain's tip): the transcript stays.
             self._wanted_row = (key, row_key) if row_key != key else None
