@@ -31,6 +31,7 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding, set_shown
+from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
 from hermes_tui.app.list_views import (
@@ -215,22 +216,6 @@ class LoadedSession:
     terms: tuple[str, ...]
     focus: bool
     profile: str | None = None  # the owning store over several profiles
-
-
-def order_affected(ch: Any) -> bool:
-    """Whether live changes can move, add or drop rows of the session list (else only the open
-    transcript and the live statuses need them)."""
-    return bool(
-        ch.new_sessions
-        or ch.reactivated
-        or ch.deleted
-        or ch.sessions_removed
-        or ch.reset
-        or ch.ended
-        or ch.reopened
-        or ch.titles
-        or ch.messages
-    )
 
 
 class MainScreen(Screen[None]):
@@ -1054,38 +1039,12 @@ class MainScreen(Screen[None]):
         self.query_one("#search", SearchPane).set_sources(message.sources)
 
     @on(StoreLive)
-    def _store_live(self, message: StoreLive) -> None:
+    async def _store_live(self, message: StoreLive) -> None:
         update = message.update
-        if update.error is not None or self.stores is None:
+        if self.stores is None:
             return
-        if update.statuses is not None:
-            self.session_list.set_live({(message.profile, k): v for k, v in update.statuses.items()})
-            if message.profile == self.current_profile and self.current_session in update.statuses:
-                self._show_live_tip()
-            if self.active_only:  # sessions age out of "active now"
-                self._refresh_merged_live()
-        ch = update.changes
-        if ch and order_affected(ch):
-            self._refresh_merged_live()
-        self._follow_open_session(message.profile, ch)
-
-    def _follow_open_session(self, profile: str, ch: Any) -> None:
-        """The open transcript of `profile`'s store appends its new messages (as with one store);
-        a chain or a deletion re-reads it."""
-        current = self.current_session
-        if not ch or current is None or profile != self.current_profile:
-            return
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        if current in ch.deleted:
-            self.call_later(self._current_deleted, current)
-            return
-        if data is not None and data.chain:
-            if ch.messages:
-                self.load_session(current, profile=profile)  # a chain re-reads its segments
-            return
-        if current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened:
-            self._follow_session(self.session_pace.ask(current in ch.ended))
+        plan = store_live_plan(message.profile, update, self._live_view(bool(update.changes)))
+        await self._carry_out(plan, update.changes, federated=True)
 
     def _refresh_merged_live(self) -> None:
         """One live re-merge at a time (a change meanwhile runs it once more)."""
@@ -2266,57 +2225,60 @@ class MainScreen(Screen[None]):
         self.frame_hold.release()  # a commit came: the pause after it is the time to draw
         if update.after_write is not None:
             self.write_rhythm.note(update.after_write)
-        if update.error is not None:
-            if not self._live_error_shown:
-                self._live_error_shown = True
-                self.notify(
-                    one_line(update.error), title="Live follow paused", severity="warning", markup=False
-                )
-            return
-        self._live_error_shown = False
-        if update.statuses is not None:
-            self.session_list.set_live(update.statuses)
-            if self.current_session in update.statuses:  # "● doing …" comes and goes
-                self._show_live_tip()
-            if self.active_only:  # sessions age out of "active now"
-                self._refresh_order_live()
-        ch = update.changes
-        if not ch:
-            return
-        if order_affected(ch):
-            self.live_ids.note(ch)
-            self._refresh_order_live()
-        if self.has_class("-searching") and (ch.messages or ch.deleted or ch.sessions_removed or ch.reset):
-            self.query_one("#search", SearchPane).store_changed()
+        plan = live_plan(update, self._live_view(bool(update.changes)))
+        await self._carry_out(plan, update.changes)
+
+    def _live_view(self, changes: bool) -> LiveView:
+        """What `live_rules` decides on; the lineage and the chain only when changes came for an
+        open session (they are read from the panes)."""
         current = self.current_session
-        if current is None:
-            return
-        if current in ch.deleted:
-            await self._current_deleted(current)
-            return
-        lineage_ids = {
-            n["id"] for n in (self.query_one("#lineage", LineageTree).lineage or {}).get("nodes", [])
-        }
-        lineage_changed = bool(
-            any(c.get("parent_session_id") in lineage_ids for c in ch.children)
-            or lineage_ids.intersection(ch.continued)
-            or lineage_ids.intersection(ch.ended)
-            or lineage_ids.intersection(ch.deleted)
-            or lineage_ids.intersection(ch.titles)
+        lineage_ids: frozenset[str] = frozenset()
+        chain: frozenset[str] | None = None
+        if changes and current is not None:
+            lineage = self.query_one("#lineage", LineageTree).lineage or {}
+            lineage_ids = frozenset(n["id"] for n in lineage.get("nodes", []))
+            data = self.query_one("#transcript", TranscriptView).data
+            if data is not None and data.chain:
+                chain = frozenset(i.session_id for i in data.items if isinstance(i, Divider))
+        return LiveView(
+            current_session=current,
+            current_profile=self.current_profile,
+            active_only=self.active_only,
+            searching=self.has_class("-searching"),
+            lineage_ids=lineage_ids,
+            chain_sessions=chain,
+            error_shown=self._live_error_shown,
         )
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        if data is not None and data.chain:
-            shown = {i.session_id for i in data.items if isinstance(i, Divider)}
-            if shown.intersection(ch.messages) or lineage_changed:
-                self.load_session(current)  # a chain re-reads its segments
-            return
-        touched = (
-            current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened
-        )
-        if touched or lineage_changed or ch.reset:
-            lineage_too = bool(lineage_changed or ch.reset or current in ch.ended)
-            self._follow_session(self.session_pace.ask(lineage_too))
+
+    async def _carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
+        """Do what `live_rules` decided, in its order (one store, or one of several)."""
+        refresh = self._refresh_merged_live if federated else self._refresh_order_live
+        if not federated:
+            self._live_error_shown = plan.error_shown
+        if plan.error is not None:
+            self.notify(plan.error, title="Live follow paused", severity="warning", markup=False)
+        if plan.statuses is not None:
+            self.session_list.set_live(plan.statuses)
+        if plan.show_tip:  # "● doing …" comes and goes
+            self._show_live_tip()
+        if plan.refresh_for_age:  # sessions age out of "active now"
+            refresh()
+        if plan.note_changes:
+            self.live_ids.note(ch)
+        if plan.refresh_for_changes:
+            refresh()
+        if plan.search_changed:
+            self.query_one("#search", SearchPane).store_changed()
+        if plan.current_deleted is not None:
+            if federated:
+                self.call_later(self._current_deleted, plan.current_deleted)
+            else:
+                await self._current_deleted(plan.current_deleted)
+        if plan.reload_chain and self.current_session is not None:
+            profile = self.current_profile if federated else None
+            self.load_session(self.current_session, profile=profile)  # a chain re-reads its segments
+        if plan.follow_lineage is not None:
+            self._follow_session(self.session_pace.ask(plan.follow_lineage))
 
     def _follow_session(self, wait: float | None) -> None:
         """Act on the pacer's answer: read the open session now, in ``wait`` s, or not yet."""
