@@ -58,6 +58,7 @@ from hermes_tui.app.render import (
     snippet_terms,
     to_number,
 )
+from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
     Arrivals,
@@ -89,7 +90,7 @@ from hermes_tui.safe_text import cell_width, inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
-    from hermes_tui.app.app import HermesApp
+    from hermes_tui.app.session_context import BrowserApp
 
 DATE_PRESETS: tuple[tuple[str, int], ...] = (
     ("last 24 h", 1),
@@ -404,9 +405,29 @@ class MainScreen(Screen[None]):
         self._scrolled: list[Widget] = []
 
     @property
-    def hermes(self) -> HermesApp:
-        """The app, typed."""
+    def hermes(self) -> BrowserApp:
+        """The app, typed as the screens see it (`session_context.BrowserApp`)."""
         return self.app  # type: ignore[return-value]
+
+    @property
+    def session_context(self) -> SessionContext:
+        """What a dialog gets of the browser instead of this screen (`session_context.py`)."""
+        return SessionContext(
+            db_for=self.db_for,
+            now=self.hermes.now,
+            notify=self.notify,
+            sessions_changed=self._post_sessions_changed,
+            display_path=self.hermes.display_path,
+            list_view=lambda: (self.filter, self.order),
+        )
+
+    def _post_sessions_changed(self, ids: tuple[str, ...]) -> None:
+        self.post_message(SessionsChanged(ids))
+
+    def reopen(self, path: Path) -> None:
+        """Open ``path`` again with the list focused (the repair panel, after a repair)."""
+        self.session_list.focus()
+        self.open_database(path)
 
     # ------------------------------------------------------------------ the owning store (#20)
     @property
@@ -666,7 +687,7 @@ class MainScreen(Screen[None]):
         )
         from hermes_tui.app.screens.repair import offer_repair  # a damaged store: diagnose, offer R
 
-        offer_repair(self, message.path, message.error)
+        offer_repair(self, self, message.path, message.error)
 
     def _show_notice(self, state: str, header: str, what: str, safety: str) -> None:
         """Replace the panes with one clear message: what the file is, that nothing was changed,

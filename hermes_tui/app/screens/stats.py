@@ -24,7 +24,7 @@ from hermes_tui.app.render import format_size, human_count, one_line, plain_coun
 from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -147,9 +147,9 @@ class StatsScreen(Screen[None]):
         Binding("o", "optimize", "Optimize storage"),
     ]
 
-    def __init__(self, main: MainScreen, db: SessionDB) -> None:
+    def __init__(self, context: SessionContext, db: SessionDB) -> None:
         super().__init__()
-        self.main = main
+        self.context = context
         self.db = db
         self.data: dict[str, Any] | None = None
 
@@ -172,7 +172,7 @@ class StatsScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats", description="load statistics")
     def load_worker(self) -> None:
         try:
-            data = load_stats(self.db, self.main.hermes.now())
+            data = load_stats(self.db, self.context.now())
         except Exception as exc:
             self.app.call_from_thread(self._status, error_text(exc))
             return
