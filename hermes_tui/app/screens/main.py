@@ -14,7 +14,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -32,6 +32,15 @@ from textual.worker import get_current_worker
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding, set_shown
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
+from hermes_tui.app.controllers.transcript_loading import (
+    LoadedSession,
+    SessionGone,
+    doing_text,
+    read_live,
+    read_session,
+    title_text,
+    transcript_subtitle,
+)
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
 from hermes_tui.app.list_views import (
@@ -51,12 +60,8 @@ from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.render import (
-    flag_words,
-    format_cost,
-    human_count,
     query_terms,
     snippet_terms,
-    to_number,
 )
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
@@ -76,14 +81,8 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
-    Item,
     MessageView,
-    TranscriptData,
     TranscriptView,
-    folded_counts,
-    prepare_first_window,
-    session_head,
-    transcript_items,
 )
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
@@ -178,45 +177,6 @@ def left_cut(text: str, width: int) -> str:
 def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
     """Bind ``key`` on ``pane`` ahead of its other bindings for that key, shown in the footer."""
     add_binding(pane, key, action, description, priority=priority, first=True)
-
-
-def chain_segments(db: SessionDB, session_id: str, lineage: dict[str, Any]) -> list[dict[str, Any]]:
-    """Nodes of the compression chain through ``session_id``, root first (worker thread)."""
-    nodes = {n["id"]: n for n in lineage.get("nodes", [])}
-    if session_id not in nodes:
-        return []
-    root = session_id
-    while nodes[root].get("edge_kind") == "compression" and nodes[root].get("parent_session_id") in nodes:
-        root = nodes[root]["parent_session_id"]
-    try:
-        tip = db.get_compression_tip(session_id) or session_id
-    except Exception:  # an odd chain must not stop the reader
-        tip = session_id
-    path: list[str] = []
-    cur: str | None = tip if tip in nodes else session_id
-    while cur is not None and cur in nodes and cur not in path:
-        path.append(cur)
-        if cur == root:
-            break
-        cur = nodes[cur].get("parent_session_id")
-    path.reverse()
-    if not path or path[0] != root or session_id not in path:
-        path = [root] if root == session_id else [root, session_id]
-    return [nodes[i] for i in path]
-
-
-@dataclass
-class LoadedSession:
-    """A transcript, its lineage and its list row, fetched together in one worker."""
-
-    session_id: str
-    row: dict[str, Any]
-    data: TranscriptData
-    lineage: dict[str, Any] | None
-    target_id: int | None
-    terms: tuple[str, ...]
-    focus: bool
-    profile: str | None = None  # the owning store over several profiles
 
 
 class MainScreen(Screen[None]):
@@ -1643,64 +1603,27 @@ class MainScreen(Screen[None]):
         profile: str | None = None,
         reload: bool = False,
     ) -> None:
-        """get_session + get_lineage + get_messages, prepared into view records off the loop."""
+        """`read_session` off the loop (the newest request wins: group "transcript")."""
         db = db or self.db
         assert db is not None
         worker = get_current_worker()
         try:
-            rows = db.list_rows([session_id])
-            if not rows:
-                if reload and not worker.is_cancelled:
-                    self.app.call_from_thread(self.call_later, self._reloaded_session_gone, session_id)
-                elif not reload:
-                    self.post_message(StoreFailed("open session", f"session {session_id} not found"))
-                return
-            lineage = db.get_lineage(session_id)
-            segments = chain_segments(db, session_id, lineage) if chain else []
-            head = session_head(db.get_session(session_id), rows[0])  # the prompt: not in list rows
-            items: list[Item] = [head] if head is not None else []
-            if chain and len(segments) > 1:
-                for i, seg in enumerate(segments, 1):
-                    items.append(
-                        Divider(
-                            session_id=seg["id"],
-                            index=i,
-                            count=len(segments),
-                            title=one_line(seg.get("title")),
-                            edge_kind=seg.get("edge_kind"),
-                            message_count=seg.get("message_count") or 0,
-                        )
-                    )
-                    if worker.is_cancelled:
-                        return
-                    items.extend(transcript_items(db, seg["id"]))
-            else:
-                chain = False
-                items.extend(transcript_items(db, session_id))
+            loaded = read_session(
+                db, session_id, target_id, terms, focus, chain, profile, lambda: worker.is_cancelled
+            )
+        except SessionGone:
+            if reload and not worker.is_cancelled:
+                self.app.call_from_thread(self.call_later, self._reloaded_session_gone, session_id)
+            elif not reload:
+                self.post_message(StoreFailed("open session", f"session {session_id} not found"))
+            return
         except Exception as exc:
             if not worker.is_cancelled:
                 self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
                 self.app.call_from_thread(self._transcript_failed)
             return
-        if worker.is_cancelled:
-            return
-        data = TranscriptData(
-            session_id=session_id, items=prepare_first_window(items, target_id), chain=chain
-        )
-        self.post_message(
-            self.SessionLoaded(
-                LoadedSession(
-                    session_id,
-                    rows[0] if profile is None else {**rows[0], "profile": profile},
-                    data,
-                    lineage,
-                    target_id,
-                    terms,
-                    focus,
-                    profile,
-                )
-            )
-        )
+        if loaded is not None and not worker.is_cancelled:
+            self.post_message(self.SessionLoaded(loaded))
 
     def _transcript_failed(self) -> None:
         self.query_one("#transcript", TranscriptView).loading = False
@@ -1725,65 +1648,28 @@ class MainScreen(Screen[None]):
             transcript.focus()
 
     def _transcript_subtitle(self, loaded: LoadedSession) -> str:
-        count = sum(1 for i in loaded.data.items if isinstance(i, MessageView))
-        folded = folded_counts(loaded.data.items)
-        parts = [f"{count} msgs"]
-        if folded["inactive"]:
-            shown = self.has_class("-show-inactive")
-            parts.append(f"{folded['inactive']} rewound/compacted ({'shown' if shown else 'i'})")
-        if folded["hidden"]:
-            shown = self.query_one("#transcript", TranscriptView).showing_hidden_rows
-            parts.append(f"{folded['hidden']} hidden ({'shown' if shown else 'h'})")
+        transcript = self.query_one("#transcript", TranscriptView)
         search = self.query_one("#search", SearchPane)
+        hit = None
         if (
             loaded.target_id is not None
             and self.has_class("-searching")
             and search.hits
             and search.highlighted is not None
         ):
-            parts.append(f"hit {search.highlighted + 1:,}/{search.total_label()}")
-        new_below = self.query_one("#transcript", TranscriptView).new_below
-        if new_below:
-            parts.insert(0, f"{new_below:,} new ↓ G")
-        return " · ".join(parts)
+            hit = f"hit {search.highlighted + 1:,}/{search.total_label()}"
+        return transcript_subtitle(
+            loaded.data.items,
+            show_inactive=self.has_class("-show-inactive"),
+            showing_hidden=transcript.showing_hidden_rows,
+            hit=hit,
+            new_below=transcript.new_below,
+        )
 
     def _title_text(self, row: dict[str, Any], note: str = "") -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        title = one_line(row.get("title"))
-        text.append(title or one_line(row.get("preview")) or "(untitled)", style="bold")
-        text.append("\n")
-        if note:  # first on the second line, so a narrow pane still shows it
-            text.append(note + " · ", style="bold reverse")
-        doing = self._doing(row)
-        if doing:  # what a working session is doing now, early enough to show at 80 columns
-            text.append(f"● {doing}", style="bold")
-            text.append(" · ")
-        for word in flag_words(row):
-            text.append(word, style="bold")
-            text.append(" · ")
-        if self.stores is not None and row.get("profile"):
-            text.append(f"{one_line(row.get('profile'), 24)}: ", style="bold")
-        text.append(
-            f"{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
-        )
-        tokens = (to_number(row.get("input_tokens")) or 0) + (to_number(row.get("output_tokens")) or 0)
-        text.append(f" · {human_count(row.get('message_count'))} msgs · {human_count(tokens)} tok")
-        cost = format_cost(row)
-        if cost:
-            text.append(f" · {cost}")
-        if row.get("end_reason"):
-            text.append(f" · ended: {one_line(row['end_reason'], 60)}", style="dim")
-        return text
-
-    def _doing(self, row: dict[str, Any]) -> str:
-        """What the session of `row` is doing now (today's Hermes' `last_activity_description`),
-        while its live status is "working"; "" otherwise (a description outlives its work)."""
-        doing = one_line(row.get("last_activity_description"), 80)
-        if not doing:
-            return ""
         key: Any = (row.get("profile"), row.get("id")) if self.stores is not None else row.get("id")
-        status = self.session_list.live.get(key) or {}
-        return doing if status.get("state") == "working" else ""
+        doing = doing_text(row, self.session_list.live.get(key))
+        return title_text(row, note, doing, show_profile=self.stores is not None)
 
     @on(LineageTree.Jump)
     def _lineage_jump(self, message: LineageTree.Jump) -> None:
@@ -2342,24 +2228,17 @@ class MainScreen(Screen[None]):
         self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None = None
     ) -> None:
         """The open session's row, messages after the last one shown, and (when a child or an
-        end appeared) its lineage — one small read each, off the event loop. Over several
-        stores ``db`` is the open session's own store."""
+        end appeared) its lineage (`read_live`), off the event loop. Over several stores ``db``
+        is the open session's own store."""
         db = db or self.db
         assert db is not None
         try:
-            rows = db.list_rows([session_id])
-            items = None
-            if rows and after_id is not None:
-                # Not prepared here: a prepared message keeps its parsed Markdown for as long
-                # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
-                # mounting prepares it, and the widget alone holds the result.
-                items = transcript_items(db, session_id, after_id=after_id)
-            lineage = db.get_lineage(session_id) if rows and lineage_too else None
+            row, items, lineage = read_live(db, session_id, after_id, lineage_too)
         except Exception as exc:
             self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
             self.post_message(self.LiveSession(session_id, None, None, None, failed=True))
             return
-        self.post_message(self.LiveSession(session_id, rows[0] if rows else None, items, lineage))
+        self.post_message(self.LiveSession(session_id, row, items, lineage))
 
     @on(LiveSession)
     async def _live_session(self, message: LiveSession) -> None:
