@@ -31,6 +31,7 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding, set_shown
+from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
@@ -84,8 +85,7 @@ from hermes_tui.app.widgets.transcript import (
     MessageView,
     TranscriptView,
 )
-from hermes_tui.formatting import plural
-from hermes_tui.safe_text import cell_width, inert, one_line
+from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
@@ -104,13 +104,9 @@ HIGHLIGHT_DEBOUNCE_S = 0.12
 READING_COLS = 80
 #: "Active now": open sessions with a message (or a start) in the last this many seconds.
 ACTIVE_WITHIN_S = 600.0
-#: Over more profiles than this the header sums the sessions and counts failures by kind (300
-#: names would not fit, and the badges after them were never seen).
-HEADER_PROFILES = 8
 #: Stores whose failure is notified one by one (then one notification for the rest), and named
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
 FAILURES_TOLD = 3
-TOOLTIP_BADGES = 20
 #: Stores that answer after the list is shown are taken in at most this often (each time: a
 #: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
 ARRIVALS_EVERY_S = 0.15
@@ -157,21 +153,6 @@ FOOTER_MIN_WIDTH = {
 #: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
 #: the one bound last: archive, pin).
 LIST_ACTIONS = ("rename", "delete", "unarchive", "archive", "unpin", "pin")
-
-
-def left_cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, cut from the left ("…/hermes/state.db"): the end of a
-    path names the file."""
-    if cell_width(text) <= width:
-        return text
-    out: list[str] = []
-    used = 1
-    for ch in reversed(text):
-        used += cell_width(ch)
-        if used > width:
-            break
-        out.append(ch)
-    return "…" + "".join(reversed(out))
 
 
 def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
@@ -1139,88 +1120,35 @@ class MainScreen(Screen[None]):
             self.query_one("#info", Static).update(text)
 
     def _update_info(self) -> None:
-        """The header, fitted to its width: read-only/read-write and the session count always
-        show; the path is cut from the left, then schema and FTS layout drop, to make room."""
+        """The header (`controllers/header.py`), fitted to its width."""
         if self.stores is not None:
             self._update_info_stores()
             return
-        caps = self.caps
         width = max(20, self.query_one("#info", Static).content_region.width or self.size.width - 2)
-        mode = "read-only" if caps.get("read_only") else "read-write"
-        count = ""
-        if self.state == "ready" and self.session_list.provisional:
-            count = "counting sessions…"  # the head is painted; the whole order is on its way
-        elif self.state == "ready":
-            total = self.session_list.total
-            noun = VIEW_NOUNS[view_of(self.filter)]
-            if self.filter_summary() and self.store_total is not None:
-                count = f"{total:,} of {plural(self.store_total, noun)} (filtered)"
-            else:
-                count = plural(total, noun)
-        extras = []
-        if caps.get("schema_version") is not None:
-            extras.append(f"schema v{caps['schema_version']}")
-        if caps.get("fts_layout"):
-            extras.append(f"fts {one_line(caps['fts_layout'])}")
-        path = one_line(self.hermes.display_path(self.hermes.db_path))
-        sep = " · "
-        fixed = (
-            cell_width("hermes-tui")
-            + len(sep)
-            + cell_width(mode)
-            + (len(sep) + cell_width(count) if count else 0)
+        ready = self.state == "ready"
+        count = count_words(
+            ready,
+            self.session_list.provisional,
+            self.session_list.total,
+            VIEW_NOUNS[view_of(self.filter)],
+            bool(self.filter_summary()) if ready else False,
+            self.store_total,
         )
-        room = width - fixed - len(sep)
-        while extras and room - sum(len(sep) + cell_width(e) for e in extras) < min(24, cell_width(path)):
-            extras.pop()  # the path is worth more than the schema details
-        room -= sum(len(sep) + cell_width(e) for e in extras)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("hermes-tui", style="bold")
-        text.append(sep + left_cut(path, max(4, room)))
-        for extra in extras:
-            text.append(sep + extra)
-        text.append(sep + mode, style="bold")
-        if count:
-            text.append(sep + count)
-        self._info(text)
+        self._info(store_header(width, self.caps, self.hermes.display_path(self.hermes.db_path), count))
 
     def _update_info_stores(self) -> None:
-        """The header over several profiles: a badge per store that could not be opened (its
-        status; the reason was a notification), then the sessions per profile."""
-        assert self.stores is not None
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("hermes-tui", style="bold")
-        failed = self.stores.failed
-        if self.state == "ready" and len(self.profile_counts) > HEADER_PROFILES:
-            total = sum(self.profile_counts.values())  # 300 profiles: no room for each one's count
-            text.append(f" · {len(self.profile_counts):,} profiles · {total:,} sessions")
-        elif self.state == "ready":
-            for profile, n in self.profile_counts.items():
-                ref = self.stores.ref(profile)
-                read_only = ref is not None and (ref.read_only or self.stores.fed.read_only)
-                mode = " (read-only)" if read_only else ""
-                text.append(f" · {one_line(profile, 24)} {n:,}{mode}")
-        opening = len(self.stores.opening)
-        if opening:
-            text.append(f" · opening {opening:,} more…")
-        if len(failed) > HEADER_PROFILES:  # one badge per kind of failure, with its count
-            kinds: dict[str, int] = {}
-            for ref in failed:
-                kinds[str(ref.status)] = kinds.get(str(ref.status), 0) + 1
-            for kind, n in kinds.items():
-                text.append(" · ")
-                text.append(f"⚠ {n:,} {one_line(kind)}", style="bold reverse")
-        else:
-            for ref in failed:
-                text.append(" · ")
-                text.append(
-                    f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse"
-                )
-        info = self.query_one("#info", Static)
-        shown = [inert(ref.badge, newlines=False) for ref in failed[:TOOLTIP_BADGES]]
-        if len(failed) > TOOLTIP_BADGES:
-            shown.append(f"… and {len(failed) - TOOLTIP_BADGES:,} more")
-        info.tooltip = "\n".join(shown) or None
+        """The header over several profiles, and its tooltip naming the stores that failed."""
+        stores = self.stores
+        assert stores is not None
+
+        def read_only(profile: str) -> bool:
+            ref = stores.ref(profile)
+            return ref is not None and (ref.read_only or stores.fed.read_only)
+
+        text, tooltip = stores_header(
+            self.state == "ready", self.profile_counts, read_only, len(stores.opening), stores.failed
+        )
+        self.query_one("#info", Static).tooltip = tooltip
         self._info(text)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -1370,22 +1298,18 @@ class MainScreen(Screen[None]):
             self.query_one("#lineage", LineageTree).show_lineage(None)
 
     def _update_list_title(self) -> None:
-        """``Sessions N``; filtered, ``N of M · filter: …`` (short enough for 80 columns); then
-        ``· K selected``."""
+        """The list's border title (`header.list_title`)."""
         sessions = self.session_list
-        shown = f"≥ {sessions.total:,}" if sessions.provisional else f"{sessions.total:,}"
         view = view_of(self.filter)
-        title = f"{VIEW_TITLES[view]} {shown}"
-        summary = self.filter_summary()
-        if summary:
-            # The default view's title gives way to the filter; another view is always named.
-            title = shown if view == "default" else title
-            if self.store_total is not None:
-                title += f" of {self.store_total:,}"
-            title += f" · filter: {summary}"
-        if sessions.selection:
-            title += f" · {len(sessions.selection):,} selected"
-        sessions.border_title = title
+        sessions.border_title = list_title(
+            VIEW_TITLES[view],
+            sessions.total,
+            sessions.provisional,
+            view == "default",
+            self.filter_summary(),
+            self.store_total,
+            len(sessions.selection),
+        )
 
     @on(SessionList.SelectionChanged)
     def _selection_changed(self, message: SessionList.SelectionChanged) -> None:
