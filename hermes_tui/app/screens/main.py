@@ -33,6 +33,17 @@ from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding, set_shown
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
+from hermes_tui.app.controllers.ordering import (
+    ACTIVE_WITHIN_S,
+    DATE_PRESETS,
+    bar_filter,
+    empty_text,
+    filter_active,
+    filter_summary,
+    ordered_ids,
+    remembered,
+    restored_filter,
+)
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
     SessionGone,
@@ -50,8 +61,6 @@ from hermes_tui.app.list_views import (
     VIEW_NOUNS,
     VIEW_PROMPT,
     VIEW_TITLES,
-    narrowed,
-    view_base,
     view_of,
     with_order,
     with_view,
@@ -91,19 +100,10 @@ from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
 
-DATE_PRESETS: tuple[tuple[str, int], ...] = (
-    ("last 24 h", 1),
-    ("last 7 days", 7),
-    ("last 30 days", 30),
-    ("last 90 days", 90),
-    ("last year", 365),
-)
 HIGHLIGHT_DEBOUNCE_S = 0.12
 #: On a wide terminal the transcript keeps this many columns and the list takes the rest
 #: (at 200 columns titles were cut at 26 cells while the transcript had 96).
 READING_COLS = 80
-#: "Active now": open sessions with a message (or a start) in the last this many seconds.
-ACTIVE_WITHIN_S = 600.0
 #: Stores whose failure is notified one by one (then one notification for the rest), and named
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
 FAILURES_TOLD = 3
@@ -565,7 +565,7 @@ class MainScreen(Screen[None]):
             if ids is not None:
                 total: int | None = len(ids)
             else:
-                ids, total = self._ordered_ids(flt, order, active)
+                ids, total = ordered_ids(db, flt, order, active, self.hermes.now())
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             ids, total = [], None
@@ -1212,19 +1212,6 @@ class MainScreen(Screen[None]):
             self.filter, self.order, keep or self.session_list.selected_id, self.active_only
         )
 
-    def _ordered_ids(self, flt: SessionFilter, order: str, active: bool) -> tuple[list[str], int]:
-        """The ids of the list and the count of its view (worker thread): Hermes' list, or its
-        archived view, with no filter of the bar. "Active now" keeps, in the current order,
-        the open sessions with recent activity."""
-        assert self.db is not None
-        ids = self.db.session_order(flt, order=order).ids
-        unfiltered = not narrowed(flt) and not active
-        total = len(ids) if unfiltered else self.db.list_count(view_base(flt))
-        if active:
-            recent = set(self.db.active_sessions(self.hermes.now(), ACTIVE_WITHIN_S))
-            ids = [i for i in ids if i in recent]
-        return list(ids), total
-
     @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
     def load_order_worker(
         self, flt: SessionFilter, order: str, keep: str | None, active: bool = False
@@ -1235,7 +1222,7 @@ class MainScreen(Screen[None]):
         started = time.perf_counter()
         store_total: int | None = None
         try:
-            ids, store_total = self._ordered_ids(flt, order, active)
+            ids, store_total = ordered_ids(self.db, flt, order, active, self.hermes.now())
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             ids = []
@@ -1249,14 +1236,7 @@ class MainScreen(Screen[None]):
         self.last_order_seconds = message.seconds
         if message.store_total is not None:
             self.store_total = message.store_total
-        summary = self.filter_summary()
-        view = view_of(self.filter)
-        if summary:
-            sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
-        elif view == "archived":
-            sessions.empty_text = "No archived sessions. Press A to go back to the list."
-        else:
-            sessions.empty_text = "This database has no sessions yet."
+        sessions.empty_text = empty_text(self.filter_summary(), view_of(self.filter))
         if message.first_rows:
             sessions.seed_page(0, message.first_rows)
         if message.provisional:  # first paint: the head of an order still being read
@@ -1317,33 +1297,13 @@ class MainScreen(Screen[None]):
 
     @property
     def filter_active(self) -> bool:
-        """Some filter narrows the list, or another view than Hermes' list is shown (the order
-        is not a filter): F clears it."""
-        return (
-            narrowed(self.filter)
-            or view_of(self.filter) != "default"
-            or self.active_only
-            or bool(self.profile_filter)
-        )
+        """Some filter narrows the list or another view is shown (`ordering.filter_active`)."""
+        return filter_active(self.filter, self.active_only, self.profile_filter)
 
     def filter_summary(self) -> str:
-        """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
-        parts = []
-        f = self.filter
-        if f.sources:
-            parts.append("source=" + ",".join(one_line(v, 24) for v in f.sources))
-        if f.models:
-            parts.append("model=" + ",".join(one_line(v, 24) for v in f.models))
-        if f.started_after is not None:
-            label = {d: name for name, d in DATE_PRESETS}.get(self._filter_days or -1)
-            parts.append(label or "recent")
-        if f.text:
-            parts.append(f"title~{one_line(f.text, 30)}")
-        if self.active_only:
-            parts.append("active now")
-        if self.stores is not None and self.profile_filter:
-            parts.append("profile=" + ",".join(one_line(p, 24) for p in self.profile_filter))
-        return " · ".join(parts)
+        """The active filter in a few words (`ordering.filter_summary`), or ""."""
+        profiles = self.profile_filter if self.stores is not None else None
+        return filter_summary(self.filter, self._filter_days, self.active_only, profiles)
 
     @on(Select.Changed, "#filters Select")
     @on(Input.Changed, "#filter-text")
@@ -1359,14 +1319,7 @@ class MainScreen(Screen[None]):
             self._set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         self._filter_days = days if isinstance(days, int) else None
-        flt = replace(
-            self.filter,
-            sources=(source,) if isinstance(source, str) else (),
-            models=(model,) if isinstance(model, str) else (),
-            started_after=self.hermes.now() - days * 86400 if isinstance(days, int) else None,
-            text=text or None,
-        )
-        self.filter = with_view(flt, view if isinstance(view, str) else "default")
+        self.filter = bar_filter(self.filter, source, model, days, text, view, self.hermes.now())
         self.reload_order()
 
     def action_toggle_archived(self) -> None:
@@ -1850,12 +1803,9 @@ class MainScreen(Screen[None]):
         settings = self.hermes.settings
         self.order = settings.order
         self.active_only = settings.active_now
-        flt = replace(
-            self.filter,
-            sources=(settings.source,) if settings.source else (),
-            text=settings.filter_text or None,
+        self.filter = restored_filter(
+            self.filter, self.order, settings.source, settings.filter_text, settings.view
         )
-        self.filter = with_view(with_order(flt, self.order), settings.view)
         with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
             self.query_one("#filter-text", Input).value = settings.filter_text
             self.query_one("#filter-active", Checkbox).value = settings.active_now
@@ -1874,14 +1824,7 @@ class MainScreen(Screen[None]):
     def _remember_list(self) -> None:
         """Every list reload passes the order and filters to the settings; they are written only
         when they differ from the file, i.e. after the user changed one."""
-        flt = self.filter
-        self.hermes.remember(
-            order=self.order,
-            source=flt.sources[0] if len(flt.sources) == 1 else "",
-            filter_text=flt.text or "",
-            active_now=self.active_only,
-            view=view_of(flt),
-        )
+        self.hermes.remember(**remembered(self.filter, self.order, self.active_only))
 
     def _apply_panes(self) -> None:
         """Show the panes the settings say, the list at the width the user chose (its share in fr
