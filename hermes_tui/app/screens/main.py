@@ -16,14 +16,13 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
@@ -73,6 +72,7 @@ from hermes_tui.app.render import (
     query_terms,
     snippet_terms,
 )
+from hermes_tui.app.screens import main_messages
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
@@ -91,7 +91,6 @@ from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
-    MessageView,
     TranscriptView,
 )
 from hermes_tui.safe_text import inert, one_line
@@ -210,73 +209,21 @@ class MainScreen(Screen[None]):
         Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
     ]
 
-    class Opened(Message):
-        """The database opened (worker → screen)."""
-
-        def __init__(
-            self,
-            db: SessionDB,
-            caps: dict[str, Any],
-            sources: list[str],
-            models: list[str],
-            ids: list[str] | None = None,
-            first_rows: list[dict[str, Any]] | None = None,
-            prefetched: Prefetched | None = None,
-        ) -> None:
-            super().__init__()
-            self.db = db
-            self.caps = caps
-            self.sources = sources
-            self.models = models
-            self.ids = ids  # the default order, when the open prefetch computed it
-            self.first_rows = first_rows or []
-            self.prefetched = prefetched  # the open prefetch: its head and, later, its order
-
-    class Missing(Message):
-        """There is no database file at the path."""
-
-        def __init__(self, path: Path) -> None:
-            super().__init__()
-            self.path = path
-
-    class OpenFailed(Message):
-        """The file exists but could not be opened (corrupt, not SQLite, permissions)."""
-
-        def __init__(self, path: Path, error: str) -> None:
-            super().__init__()
-            self.path = path
-            self.error = error
-
-    class OrderLoaded(Message):
-        """Ordered ids for the current filter."""
-
-        def __init__(
-            self,
-            ids: Any,
-            keep: str | None,
-            seconds: float,
-            store_total: int | None = None,
-            first_rows: list[dict[str, Any]] | None = None,
-            provisional: bool = False,
-            handover: bool = False,
-        ) -> None:
-            super().__init__()
-            self.ids = ids
-            self.keep = keep
-            self.seconds = seconds
-            self.store_total = store_total  # every session of the store (None: not counted)
-            self.first_rows = first_rows  # the rows of page 0, read with the order
-            #: `ids` are only the head of the order (first paint); the whole order follows.
-            self.provisional = provisional
-            #: The whole order for the head shown: the view and cursor stay where they are.
-            self.handover = handover
-
-    class SessionLoaded(Message):
-        """A transcript and lineage are ready."""
-
-        def __init__(self, loaded: LoadedSession) -> None:
-            super().__init__()
-            self.loaded = loaded
+    # The screen's messages (`main_messages.py`), under their names here too.
+    Opened: TypeAlias = main_messages.Opened
+    Missing: TypeAlias = main_messages.Missing
+    OpenFailed: TypeAlias = main_messages.OpenFailed
+    OrderLoaded: TypeAlias = main_messages.OrderLoaded
+    SessionLoaded: TypeAlias = main_messages.SessionLoaded
+    ModelsRead: TypeAlias = main_messages.ModelsRead
+    StoresOpened: TypeAlias = main_messages.StoresOpened
+    StoresArrived: TypeAlias = main_messages.StoresArrived
+    StoreValues: TypeAlias = main_messages.StoreValues
+    MergedLoaded: TypeAlias = main_messages.MergedLoaded
+    StoreLive: TypeAlias = main_messages.StoreLive
+    MergedLive: TypeAlias = main_messages.MergedLive
+    LiveSession: TypeAlias = main_messages.LiveSession
+    LiveOrder: TypeAlias = main_messages.LiveOrder
 
     def __init__(self) -> None:
         super().__init__()
@@ -573,14 +520,6 @@ class MainScreen(Screen[None]):
             seconds = 0.0 if from_prefetch else time.perf_counter() - started  # 0: not ours to time
             self.post_message(self.OrderLoaded(ids, None, seconds, total, handover=bool(head)))
 
-    class ModelsRead(Message):
-        """The model filter's choices, read after first paint (worker → screen)."""
-
-        def __init__(self, db: SessionDB, models: list[str]) -> None:
-            super().__init__()
-            self.db = db
-            self.models = models
-
     @work(thread=True, exit_on_error=False, group="values", description="read the model filter's choices")
     def filter_values_worker(self, db: SessionDB) -> None:
         """The model list scans every session row of a 0.19.0 file: off the first-paint path.
@@ -678,40 +617,6 @@ class MainScreen(Screen[None]):
         self.open_database(path)
 
     # ------------------------------------------------------------------ several profiles (#20)
-    class StoresOpened(Message):
-        """Several profiles' stores opened (worker → screen)."""
-
-        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
-            super().__init__()
-            self.stores = stores
-            self.sources = sources
-            self.models = models
-
-    class StoresArrived(Message):
-        """Stores answered since the last of these: opened, failed to, or brought an order they
-        were late with (a pool thread → screen; one on its way at a time)."""
-
-        def __init__(self, stores: BrowserStores) -> None:
-            super().__init__()
-            self.stores = stores
-
-    class StoreValues(Message):
-        """The source and model menus over every store, once all answered (worker → screen)."""
-
-        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
-            super().__init__()
-            self.stores = stores
-            self.sources = sources
-            self.models = models
-
-    class MergedLoaded(Message):
-        """A merged order of several stores (worker → screen)."""
-
-        def __init__(self, result: OrderResult, profiles: tuple[str, ...] | None) -> None:
-            super().__init__()
-            self.result = result
-            self.profiles = profiles
-
     def open_stores(self, choice: StoreChoice) -> None:
         """Discover and open the chosen profiles' stores in a worker."""
         self.state = "opening"
@@ -838,22 +743,6 @@ class MainScreen(Screen[None]):
 
     # Live follow over several stores: one follower per store keeps the merged list (order, Live
     # column, counts) current; the open transcript does not follow yet.
-    class StoreLive(Message):
-        """A store's follower saw commits or fresh statuses (polling thread → screen)."""
-
-        def __init__(self, profile: str, update: LiveUpdate) -> None:
-            super().__init__()
-            self.profile = profile
-            self.update = update
-
-    class MergedLive(Message):
-        """A fresh merged order after live changes (worker → screen)."""
-
-        def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
-            super().__init__()
-            self.result = result
-            self.key = key  # (filter, order, profiles, active) it answers
-
     def _start_store_followers(self, stores: BrowserStores) -> None:
         """One follower thread for every open store (stores that open later join it)."""
         self._stop_store_followers()
@@ -2072,24 +1961,6 @@ class MainScreen(Screen[None]):
         after = transcript.last_message_id if data is not None and data.session_id == current else None
         self.live_session_worker(current, after, lineage_too, self.db_for(self.current_profile))
 
-    class LiveSession(Message):
-        """What the live follower's changes mean for the open session (worker → screen)."""
-
-        def __init__(
-            self,
-            session_id: str,
-            row: dict[str, Any] | None,
-            items: list[MessageView] | None,
-            lineage: dict[str, Any] | None,
-            failed: bool = False,
-        ) -> None:
-            super().__init__()
-            self.session_id = session_id
-            self.row = row
-            self.items = items
-            self.lineage = lineage
-            self.failed = failed  # the read failed (StoreFailed says why): only the pacer hears
-
     @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
     def live_session_worker(
         self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None = None
@@ -2252,19 +2123,6 @@ class MainScreen(Screen[None]):
             self._live_order_missed = True
             return
         self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
-
-    class LiveOrder(Message):
-        """A fresh order after live changes (worker → screen)."""
-
-        def __init__(
-            self, ids: list[str] | None, flt: SessionFilter, order: str, active: bool, total: int
-        ) -> None:
-            super().__init__()
-            self.ids = ids
-            self.flt = flt
-            self.order = order
-            self.active = active
-            self.total = total
 
     @work(thread=True, exit_on_error=False, group="live-order", description="refresh the session order")
     def live_order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
