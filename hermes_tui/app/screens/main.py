@@ -29,7 +29,7 @@ from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
-from hermes_tui.app.bindings import add_binding, set_shown
+from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
 from hermes_tui.app.controllers.ordering import (
@@ -43,6 +43,7 @@ from hermes_tui.app.controllers.ordering import (
     remembered,
     restored_filter,
 )
+from hermes_tui.app.controllers.panes import Panes
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
     SessionGone,
@@ -100,9 +101,6 @@ if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
 
 HIGHLIGHT_DEBOUNCE_S = 0.12
-#: On a wide terminal the transcript keeps this many columns and the list takes the rest
-#: (at 200 columns titles were cut at 26 cells while the transcript had 96).
-READING_COLS = 80
 #: Stores whose failure is notified one by one (then one notification for the rest), and named
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
 FAILURES_TOLD = 3
@@ -139,14 +137,6 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
         ("ctrl+s", "screen.toggle_pane('list')", "List"),
     ),
     "#search": (("escape", "screen.back", "Back"),),
-}
-#: Keys of the list pane's footer shown only from this screen width on (they work at any width,
-#: and help and the palette list them): at 80 columns the footer keeps ? Help and q Quit.
-FOOTER_MIN_WIDTH = {
-    "screen.active_now": 130,  # also the filter bar's checkbox
-    "screen.toggle_archived": 110,  # also the filter bar's view menu
-    "toggle_mark": 105,  # the list's own: space selects
-    "screen.run_action('rename')": 90,
 }
 #: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
 #: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
@@ -257,6 +247,7 @@ class MainScreen(Screen[None]):
         self.chain_mode = False
         self.state = "opening"
         self._highlight_due = Debouncer(self, HIGHLIGHT_DEBOUNCE_S)
+        self.panes = Panes(self)
         self._wanted: str | None = None
         self._wanted_profile: str | None = None
         #: (wanted session, the list row standing for it) when the list holds it under another
@@ -1047,33 +1038,10 @@ class MainScreen(Screen[None]):
             self.call_after_refresh(self._update_info)
 
     def _fit_footer(self, width: int | None = None) -> None:
-        """Show the list pane's optional footer keys that fit `width` (`FOOTER_MIN_WIDTH`). In
-        another view than Hermes' list, A (the way back) shows at any width, and F only when a
-        filter of the bar narrows it too (F also leaves the view, but so does A)."""
-        width = self.app.size.width if width is None else width
-        shown = {action: width >= least for action, least in FOOTER_MIN_WIDTH.items()}
-        shown["screen.toggle_archived"] |= view_of(self.filter) != "default"
-        shown["screen.clear_filters"] = bool(self.filter_summary())
-        changed = False
-        for action, show in shown.items():
-            changed |= set_shown(self.session_list, action, show)
-        if changed:
-            self.refresh_bindings()
+        self.panes.fit_footer(width, view_of(self.filter), bool(self.filter_summary()))
 
     def _fit_panes(self, width: int | None = None) -> None:
-        """On a wide terminal the list takes the width the transcript does not need:
-        the transcript keeps `READING_COLS` columns, the list's title column gets the rest.
-        Up to 52% of the screen, the stylesheet's split stands; zoomed, the stylesheet decides.
-        A split the user chose (< >, remembered in the settings) stands instead (`_apply_panes`)."""
-        left = self.query_one("#left")
-        if self.hermes.settings.list_width:
-            return
-        width = width if width is not None else self.size.width
-        if any(self.has_class(c) for c in ("-zoom-left", "-zoom-right", "-hide-transcript")):
-            left.styles.width = None
-            return
-        wide = width - READING_COLS
-        left.styles.width = wide if wide > width * 0.52 else None
+        self.panes.fit(width)
 
     # ------------------------------------------------------------------ list
     def _set_options(self, selector: str, values: list[str]) -> None:
@@ -1649,7 +1617,7 @@ class MainScreen(Screen[None]):
     def action_filters(self) -> None:
         self.toggle_class("-filters")
         if self.has_class("-filters"):
-            self._reveal("list")  # the filters sit over the list
+            self.panes.reveal("list")  # the filters sit over the list
             self.query_one("#filter-source", Select).focus()
         else:
             self.session_list.focus()
@@ -1672,17 +1640,17 @@ class MainScreen(Screen[None]):
         self._fit_panes()
 
     def action_focus_sessions(self) -> None:
-        self._reveal("list")
+        self.panes.reveal("list")
         self.session_list.focus()
         if self.has_class("-searching"):
             self.call_later(self.leave_search)
 
     def action_focus_transcript(self) -> None:
-        self._reveal("transcript")
+        self.panes.reveal("transcript")
         self.query_one("#transcript", TranscriptView).focus()
 
     def action_focus_lineage(self) -> None:
-        self._reveal("lineage")
+        self.panes.reveal("lineage")
         self.query_one("#lineage", LineageTree).focus()
 
     # ------------------------------------------------------------------ panes, remembered settings (#19)
@@ -1700,7 +1668,7 @@ class MainScreen(Screen[None]):
             self.query_one("#filter-active", Checkbox).value = settings.active_now
             if settings.view != "default":
                 self.query_one("#filter-view", Select).value = settings.view
-        self._apply_panes()
+        self.panes.apply()
 
     def _restore_source(self, sources: list[str]) -> None:
         """Show the remembered source in its menu. One this store lacks stays in the filter (the
@@ -1715,86 +1683,19 @@ class MainScreen(Screen[None]):
         when they differ from the file, i.e. after the user changed one."""
         self.hermes.remember(**remembered(self.filter, self.order, self.active_only))
 
-    def _apply_panes(self) -> None:
-        """Show the panes the settings say, the list at the width the user chose (its share in fr
-        against the transcript's, so either side alone takes the whole width), else at the
-        automatic width (`_fit_panes`)."""
-        settings = self.hermes.settings
-        self.set_class(not settings.show_list, "-hide-list")
-        self.set_class(not settings.show_lineage, "-hide-lineage")
-        self.set_class(not (settings.show_list or settings.show_lineage), "-hide-left")
-        self.set_class(not settings.show_transcript, "-hide-transcript")
-        left, right = self.query_one("#left"), self.query_one("#right")
-        if settings.list_width:
-            left.styles.width = f"{settings.list_width}fr"
-            right.styles.width = f"{100 - settings.list_width}fr"
-        else:
-            left.styles.width = right.styles.width = None
-            self._fit_panes()
-
-    def _pane_hidden(self, widget: Widget) -> bool:
-        """``widget`` sits in a pane the settings hide."""
-        settings = self.hermes.settings
-        ids = {node.id for node in widget.ancestors_with_self}
-        searching = self.has_class("-searching")
-        return bool(
-            (not settings.show_transcript and "right" in ids)
-            or (not settings.show_lineage and "lineage" in ids)
-            or (not settings.show_list and not searching and ("sessions" in ids or "filters" in ids))
-        )
-
     def action_toggle_pane(self, pane: str) -> None:
-        """Show or hide a pane (list, lineage, transcript); the list or the transcript always
-        stays. The focus leaves a pane that is hidden."""
-        settings = self.hermes.settings
-        changed = settings.with_pane(pane, not getattr(settings, f"show_{pane}"))
-        if changed == settings:
-            self.notify("The session list or the transcript always stays shown.", timeout=3)
-            return
-        self.hermes.remember(**{f"show_{pane}": getattr(changed, f"show_{pane}")})
-        self._apply_panes()
-        focused = self.focused
-        if focused is None or self._pane_hidden(focused):
-            self._focus_shown_pane()
-
-    def _focus_shown_pane(self) -> None:
-        """Focus the first pane that is shown: search box (while searching), list, transcript,
-        lineage."""
-        candidates: list[Widget] = [
-            self.session_list,
-            self.query_one("#transcript", TranscriptView),
-            self.query_one("#lineage", LineageTree),
-        ]
-        if self.has_class("-searching"):
-            candidates.insert(0, self.query_one("#search-input", Input))
-        target = next((w for w in candidates if not self._pane_hidden(w)), None)
-        if target is not None:
-            self.set_focus(target)
+        """Show or hide a pane (`Panes.toggle`)."""
+        self.panes.toggle(pane)
 
     @on(events.DescendantFocus)
     def _focused_hidden_pane(self, event: events.DescendantFocus) -> None:
         """A hidden pane never keeps the focus (Esc from search focuses the list, hidden or not)."""
-        if self._pane_hidden(event.widget):
-            self.call_later(self._focus_shown_pane)
-
-    def _reveal(self, pane: str) -> None:
-        """Going to a hidden pane (s, t, l) shows it first."""
-        if not getattr(self.hermes.settings, f"show_{pane}"):
-            self.action_toggle_pane(pane)
+        if self.panes.hidden(event.widget):
+            self.call_later(self.panes.focus_shown)
 
     def action_resize_list(self, steps: int) -> None:
-        """Make the list pane wider (> or ctrl+right) or narrower (< or ctrl+left), 4 points a
-        step within 20–80 % of the width, from the width it has now; = (steps 0) goes back to
-        the automatic width. Remembered."""
-        settings = self.hermes.settings
-        if steps and not settings.list_width:  # automatic so far: start from what is shown
-            body = self.query_one("#body").region.width
-            shown = self.query_one("#left").region.width
-            settings = replace(settings, list_width=round(shown * 100 / body) if body and shown else 52)
-        width = settings.resized(steps).list_width if steps else 0
-        self.hermes.remember(list_width=width)
-        self._apply_panes()
-        self.notify(f"Session list: {f'{width}% of the width' if width else 'automatic width'}", timeout=1.5)
+        """The list pane wider or narrower, or automatic (`Panes.resize_list`)."""
+        self.panes.resize_list(steps)
 
     def action_run_action(self, name: str) -> None:
         """Dispatch a key bound through `hermes_tui.app.actions` (rename, prune, …)."""
