@@ -30,6 +30,7 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.controllers.federation import StoresWatch
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
 from hermes_tui.app.controllers.ordering import (
@@ -85,7 +86,6 @@ from hermes_tui.app.stores import (
     all_stores,
     open_chosen,
 )
-from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
@@ -101,9 +101,6 @@ if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
 
 HIGHLIGHT_DEBOUNCE_S = 0.12
-#: Stores whose failure is notified one by one (then one notification for the rest), and named
-#: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
-FAILURES_TOLD = 3
 #: Stores that answer after the list is shown are taken in at most this often (each time: a
 #: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
 ARRIVALS_EVERY_S = 0.15
@@ -230,16 +227,10 @@ class MainScreen(Screen[None]):
         #: The profiles the list and search span (None: every open store).
         self.profile_filter: tuple[str, ...] | None = None
         self.profile_counts: dict[str, int] = {}
-        #: Live follow over several stores: one follower for all of them (`stores_follow.py`).
-        self._stores_follower: StoresFollower | None = None
-        #: Stores whose failure was notified; the stores that answered since the last
-        #: `StoresArrived`; the list's last merge: the stores it covered and those it left out
-        #: because they had not answered yet.
-        self._failures_told: set[str] = set()
+        #: Several stores: their follower and the merged list's bookkeeping (`federation.py`).
+        self.stores_watch = StoresWatch(lambda: self.hermes.now())
+        #: The stores that answered since the last `StoresArrived`.
         self._arrivals: Arrivals | None = None
-        self._merged_profiles: set[str] = set()
-        self._merge_pending: set[str] = set()
-        self._menu_profiles: list[str] = []  # the profile menu's choices
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -628,7 +619,7 @@ class MainScreen(Screen[None]):
 
     @on(StoresOpened)
     def _stores_opened(self, message: StoresOpened) -> None:
-        self._stop_store_followers()
+        self.stores_watch.stop()
         if self.follower is not None:
             self.follower.stop()  # live follow spans one store; not across profiles yet
             self.follower = None
@@ -664,9 +655,9 @@ class MainScreen(Screen[None]):
         arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
         stores.fed.listen(arrivals.add)
         self._start_store_followers(stores)
-        self._failures_told = set()
+        self.stores_watch.failures_told = set()
         self._tell_failures(stores)
-        self._menu_profiles = list(stores.profiles)
+        self.stores_watch.menu_profiles = list(stores.profiles)
         if stores.opening or stores.values_from != set(stores.profiles):
             arrivals.poke()
         if not stores.profiles:
@@ -736,56 +727,22 @@ class MainScreen(Screen[None]):
     # column, counts) current; the open transcript does not follow yet.
     def _start_store_followers(self, stores: BrowserStores) -> None:
         """One follower thread for every open store (stores that open later join it)."""
-        self._stop_store_followers()
-
-        def report(profile: str, update: LiveUpdate) -> None:
-            if follower is self._stores_follower and not follower.stopped:
-                self.post_message(self.StoreLive(profile, update))
-
-        follower = StoresFollower(stores.fed.submit_each, report, clock=self.hermes.now)
-        self._stores_follower = follower
-        for profile in stores.profiles:
-            db = stores.db_for(profile)
-            if db is not None:
-                follower.add(profile, db)
-        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
-        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
+        self.stores_watch.start(stores, self._post_store_live)
         self.session_list.on_visible = self._visible_keys_changed
 
-    def _stop_store_followers(self) -> None:
-        if self._stores_follower is not None:
-            self._stores_follower.stop()
-        self._stores_follower = None
+    def _post_store_live(self, profile: str, update: LiveUpdate) -> None:
+        self.post_message(self.StoreLive(profile, update))
 
     def _care_stores(self) -> None:
-        """Each store's follower cares about its rows on screen; the open session's store also
-        about that session and its lineage (so its new messages are reported)."""
-        follower = self._stores_follower
-        if follower is None:
-            return
-        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
-        for key in self.session_list.visible_ids:
-            if isinstance(key, tuple) and key[0] in by_profile:
-                by_profile[key[0]].append(key[1])
-        current = self.current_profile
-        if self.current_session and current in by_profile:
-            by_profile[current].append(self.current_session)
-            lineage = self.query_one("#lineage", LineageTree).lineage or {}
-            by_profile[current] += [n["id"] for n in lineage.get("nodes", [])[:64]]
-        for profile, ids in by_profile.items():
-            follower.care(profile, ids)
+        lineage = self.query_one("#lineage", LineageTree).lineage or {}
+        nodes = [n["id"] for n in lineage.get("nodes", [])[:64]]
+        self.stores_watch.care(
+            self.session_list.visible_ids, self.current_session, self.current_profile, nodes
+        )
 
     def _visible_keys_changed(self, keys: list[Any]) -> None:
-        follower = self._stores_follower
-        if follower is None:
-            return
-        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
-        for key in keys:
-            if isinstance(key, tuple) and key[0] in by_profile:
-                by_profile[key[0]].append(key[1])
-        for profile, ids in by_profile.items():
-            follower.show(profile, ids)
-        self._care_stores()
+        if self.stores_watch.show(keys):
+            self._care_stores()
 
     # Stores that answer after the list was first shown (300 profiles, or a slow one).
     @on(StoresArrived)
@@ -798,14 +755,10 @@ class MainScreen(Screen[None]):
             return
         arrived = self._arrivals.take()
         self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
-        follower = self._stores_follower
-        for profile in stores.profiles:
-            db = stores.db_for(profile)
-            if follower is not None and db is not None:
-                follower.add(profile, db)
+        self.stores_watch.add_open(stores)
         profiles = stores.profiles
-        if profiles != self._menu_profiles:
-            self._menu_profiles = profiles
+        if profiles != self.stores_watch.menu_profiles:
+            self.stores_watch.menu_profiles = profiles
             select = self.query_one("#filter-profile", Select)
             with self.prevent(Select.Changed):
                 picked = select.value
@@ -813,7 +766,9 @@ class MainScreen(Screen[None]):
                 if isinstance(picked, str) and picked in profiles:
                     select.value = picked
         self._tell_failures(stores)
-        if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind(opening=True)):
+        if self.state == "ready" and (
+            arrived & self.stores_watch.merge_pending or self._merge_behind(opening=True)
+        ):
             self._refresh_merged_live()
         self._update_info()
         if not stores.opening and stores.values_from != set(profiles):
@@ -821,43 +776,17 @@ class MainScreen(Screen[None]):
             self.store_values_worker(stores)
 
     def _merged(self, result: OrderResult) -> None:
-        self._merged_profiles = set(result.counts) | set(result.errors)
-        self._merge_pending = set(result.pending)
+        self.stores_watch.merged(result)
 
     def _merge_behind(self, opening: bool = False) -> bool:
-        """Open stores (of the list's profiles) that the list's last merge neither covered nor
-        is waiting for (those it waits for come with their own `StoresArrived`). While stores
-        still open only `StoresArrived` (paced: `ARRIVALS_EVERY_S`) asks, with `opening`: a
-        re-merge after each re-merge kept the event loop and the stores' threads busy."""
-        if self.stores is None or (self.stores.opening and not opening):
-            return False
-        wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
-        return not wanted <= self._merged_profiles | self._merge_pending
+        """The list's last merge is behind the open stores (`StoresWatch.behind`)."""
+        return self.stores_watch.behind(self.stores, self.profile_filter, opening)
 
     def _tell_failures(self, stores: BrowserStores) -> None:
-        """A notification per store that could not be opened, the first `FAILURES_TOLD` of them
-        (each a badge in the header too); then one for the rest, however many."""
-        new = [r for r in stores.failed if r.profile not in self._failures_told]
-        if not new:
-            return
-        room = max(0, FAILURES_TOLD - len(self._failures_told))
-        for ref in new[:room]:
-            self.notify(
-                inert(ref.badge, newlines=False),
-                title="A store could not be opened",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
-        if len(new) > room:
-            self.notify(
-                f"{len(new) - room:,} more stores could not be opened: see the header.",
-                title="Stores could not be opened",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
-        self._failures_told.update(r.profile for r in new)
+        """A notification per store that could not be opened, the first few of them (each a
+        badge in the header too); then one for the rest, however many."""
+        for text, title in self.stores_watch.failures(stores):
+            self.notify(text, title=title, severity="warning", timeout=8, markup=False)
 
     @work(thread=True, exit_on_error=False, group="values", description="read the stores' filter choices")
     def store_values_worker(self, stores: BrowserStores) -> None:
@@ -1749,7 +1678,7 @@ class MainScreen(Screen[None]):
         self.frame_hold.release()
         if self.follower is not None:
             self.follower.stop()
-        self._stop_store_followers()
+        self.stores_watch.stop()
         if self.stores is not None:
             self.stores.close()
 
