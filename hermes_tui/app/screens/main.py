@@ -10,7 +10,6 @@ drops every cache here and re-queries.
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -30,9 +29,18 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.controllers import messages as main_messages
 from hermes_tui.app.controllers.federation import StoresWatch
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
+from hermes_tui.app.controllers.opening import (
+    first_order,
+    model_choices,
+    notice_text,
+    open_one,
+    open_several,
+    prepare_search,
+)
 from hermes_tui.app.controllers.ordering import (
     ACTIVE_WITHIN_S,
     DATE_PRESETS,
@@ -69,12 +77,11 @@ from hermes_tui.app.list_views import (
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
-from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
+from hermes_tui.app.prefetch import Prefetched
 from hermes_tui.app.render import (
     query_terms,
     snippet_terms,
 )
-from hermes_tui.app.screens import main_messages
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
@@ -84,18 +91,17 @@ from hermes_tui.app.stores import (
     OrderResult,
     StoreChoice,
     all_stores,
-    open_chosen,
 )
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
+from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import (
     Divider,
     TranscriptView,
 )
-from hermes_tui.safe_text import inert, one_line
-from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
+from hermes_tui.safe_text import one_line
+from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
@@ -196,7 +202,7 @@ class MainScreen(Screen[None]):
         Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
     ]
 
-    # The screen's messages (`main_messages.py`), under their names here too.
+    # The screen's messages (`controllers/messages.py`), under their names here too.
     Opened: TypeAlias = main_messages.Opened
     Missing: TypeAlias = main_messages.Missing
     OpenFailed: TypeAlias = main_messages.OpenFailed
@@ -413,23 +419,8 @@ class MainScreen(Screen[None]):
 
     @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the database")
     def open_db_worker(self, path: Path, read_only: bool) -> None:
-        """Open without migrating (never change the file's structure) and read capabilities."""
-        if not path.exists():
-            self.post_message(self.Missing(path))
-            return
-        pre = self.hermes.prefetch.take(path, read_only) if self.hermes.prefetch is not None else None
-        if pre is not None:
-            self.post_message(self.Opened(pre.db, pre.caps, pre.sources, [], prefetched=pre))
-            return
-        try:
-            db, caps, sources = open_store(path, read_only)
-        except StoreError as exc:  # the store's own words: what the file is
-            self.post_message(self.OpenFailed(path, str(exc)))
-            return
-        except Exception as exc:
-            self.post_message(self.OpenFailed(path, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.Opened(db, caps, sources, []))
+        """`opening.open_one`, off the event loop."""
+        self.post_message(open_one(path, read_only, self.hermes.prefetch))
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
@@ -470,50 +461,20 @@ class MainScreen(Screen[None]):
         the view (issue #21). A filter changed meanwhile cancels this worker (group "order")."""
         db = self.db
         assert db is not None
-        started = time.perf_counter()
-        # "Active now" keeps only recent sessions of the order: no head, and not the prefetch's.
-        from_prefetch = pre is not None and not active and flt == DEFAULT_FILTER and order == "last_active"
-        if pre is not None and from_prefetch:
-            if pre.complete:  # a small store: the prefetch read the whole order
-                self.post_message(self.OrderLoaded(pre.head, None, 0.0, len(pre.head), pre.first_rows))
-                return
-            head, rows = pre.head, pre.first_rows
-        else:
-            try:
-                # Pinned first: the head is read without the pins (the walk cannot put them
-                # first); the whole order puts them above it.
-                unpinned = replace(flt, pinned_first=False)
-                head, rows = ([], []) if active else order_head(db, unpinned, order, PAGE_SIZE)
-            except Exception:  # noqa: BLE001 - the whole order below reports the store's error
-                head, rows = [], []
-        if head and not get_current_worker().is_cancelled:
-            self.post_message(self.OrderLoaded(head, None, 0.0, None, rows, provisional=True))
-        ids = pre.full_order(flt, order) if pre is not None and from_prefetch else None
-        from_prefetch = ids is not None
-        try:
-            if ids is not None:
-                total: int | None = len(ids)
-            else:
-                ids, total = ordered_ids(db, flt, order, active, self.hermes.now())
-        except Exception as exc:
-            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            ids, total = [], None
-        if not get_current_worker().is_cancelled:
-            seconds = 0.0 if from_prefetch else time.perf_counter() - started  # 0: not ours to time
-            self.post_message(self.OrderLoaded(ids, None, seconds, total, handover=bool(head)))
+        worker = get_current_worker()
+        for message in first_order(db, flt, order, active, pre, self.hermes.now, lambda: worker.is_cancelled):
+            self.post_message(message)
 
     @work(thread=True, exit_on_error=False, group="values", description="read the model filter's choices")
     def filter_values_worker(self, db: SessionDB) -> None:
         """The model list scans every session row of a 0.19.0 file: off the first-paint path.
         Then the first search's one-time scan (`prepare_search`: seconds at 10M messages), so the
         first keystroke does not wait for it."""
-        try:
-            models = filter_values(db)
-        except Exception:  # noqa: BLE001 - the menu stays empty; the list reports store errors
+        models = model_choices(db)
+        if models is None:
             return
         self.post_message(self.ModelsRead(db, models))
-        with contextlib.suppress(Exception):  # a search meets the same error and reports it
-            db.prepare_search()
+        prepare_search(db)
 
     @on(ModelsRead)
     def _models_read(self, message: ModelsRead) -> None:
@@ -561,11 +522,7 @@ class MainScreen(Screen[None]):
         self.session_list.empty_text = "No database is open."
         self.session_list.set_order([])
         self._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
-        text = Text()
-        text.append(inert(what) + "\n\n", style="bold")
-        text.append(safety + "\n\n")
-        text.append("Press d to open the demo database (built once and cached), or start hermes-tui ")
-        text.append("with --db PATH to a Hermes state.db. q quits.")
+        text = notice_text(what, safety)
         notice = self.query_one("#notice", Static)
         notice.update(text)
         notice.border_title = "No database open"
@@ -610,12 +567,7 @@ class MainScreen(Screen[None]):
     def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
         """The stores open on a bounded pool (a failure is that store's badge); this waits for
         the first ones, the others join as they answer (`StoresArrived`)."""
-        try:  # the stores the open prefetch opened while Textual started, if it is this choice
-            stores, sources, models = open_chosen(self.hermes, choice, read_only)
-        except Exception as exc:
-            self.post_message(self.OpenFailed(self.hermes.db_path, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.StoresOpened(stores, sources, models))
+        self.post_message(open_several(self.hermes, choice, read_only, self.hermes.db_path))
 
     @on(StoresOpened)
     def _stores_opened(self, message: StoresOpened) -> None:

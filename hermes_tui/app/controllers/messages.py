@@ -1,4 +1,4 @@
-"""The main screen's own messages: a worker (or a follower's thread) → the screen.
+"""What the workers (and the followers' threads) tell the main screen.
 
 Their handler names are the main screen's (``namespace="main_screen"``): the app listens to
 `on_main_screen_opened` and `on_main_screen_stores_opened`. `MainScreen` exposes each one under
