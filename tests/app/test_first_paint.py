@@ -255,7 +255,7 @@ async def test_a_live_change_while_the_head_shows_is_applied_after_the_hand_over
             with SessionDB(store) as writer:
                 writer.create_session("agent-new", "cli", model="m")
                 writer.append_message("agent-new", "user", "started while the list was counting")
-            await wait_until(pilot, lambda: main._live_order_missed, "the follower saw the change")
+            await wait_until(pilot, lambda: main.order_refresh.missed, "the follower saw the change")
             assert "agent-new" not in sessions._ids
             gate.set()
             await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hermes_tui.app.controllers.live_rules import (
     LivePlan,
     LiveView,
+    OrderRefresh,
     live_plan,
     order_affected,
     store_live_plan,
@@ -109,3 +110,15 @@ def test_several_stores_a_chain_reloads_on_any_message() -> None:
     view = LiveView(current_session="s", current_profile="p", chain_sessions=frozenset({"s"}))
     plan = store_live_plan("p", LiveUpdate(changes=Changes(messages={"z": [1]})), view)
     assert plan.reload_chain
+
+
+def test_order_refreshes_run_one_at_a_time_and_once_more_after() -> None:
+    refresh = OrderRefresh()
+    started: list[int] = []
+    refresh.ask(lambda: started.append(1))
+    refresh.ask(lambda: started.append(2))  # one is in flight: asked again, not started
+    refresh.ask(lambda: started.append(3))
+    assert started == [1] and refresh.running and refresh.again
+    refresh.running = False  # its answer came (the screen's handler)
+    refresh.ask(lambda: started.append(4))
+    assert started == [1, 4] and not refresh.again

@@ -7,7 +7,7 @@ its field order. Unit tests call these directly (tests/app/test_live_rules.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,3 +163,23 @@ def store_live_plan(profile: str, update: Any, view: LiveView) -> LivePlan:
     if session_touched(ch, current):
         plan["follow_lineage"] = current in ch.ended
     return LivePlan(**plan)
+
+
+class OrderRefresh:
+    """Live order refreshes, one at a time: a change while one runs asks for one more run
+    (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel.
+    ``missed``: a change came while the list showed a provisional head (refresh after hand-over)."""
+
+    def __init__(self) -> None:
+        self.running = False
+        self.again = False
+        self.missed = False
+
+    def ask(self, start: Callable[[], object]) -> None:
+        """Run ``start`` now, or once more after the refresh in flight."""
+        if self.running:
+            self.again = True
+            return
+        self.running = True
+        self.again = False
+        start()

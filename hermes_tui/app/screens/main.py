@@ -32,7 +32,13 @@ from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.controllers import messages as main_messages
 from hermes_tui.app.controllers.federation import StoresWatch
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
-from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, live_plan, store_live_plan
+from hermes_tui.app.controllers.live_rules import (
+    LivePlan,
+    LiveView,
+    OrderRefresh,
+    live_plan,
+    store_live_plan,
+)
 from hermes_tui.app.controllers.opening import (
     first_order,
     model_choices,
@@ -261,10 +267,8 @@ class MainScreen(Screen[None]):
         #: a live order refresh in flight / asked for again meanwhile.
         self.follower: LiveFollower | None = None
         self.active_only = False
-        self._live_order_running = False
-        self._live_order_again = False
-        #: A live change came while the list showed a provisional head (refresh after hand-over).
-        self._live_order_missed = False
+        #: One live order refresh at a time, and one missed while the head was shown.
+        self.order_refresh = OrderRefresh()
         # The list cursor when this app's own write asked for a reload: a selected session that
         # the write removed gives its place to the next row (`_order_loaded`), as a live reorder does.
         self._reload_near: tuple[Any, int] | None = None
@@ -778,14 +782,8 @@ class MainScreen(Screen[None]):
         )
 
     def _gate_live_order(self, start: Callable[[], object]) -> None:
-        """Run one live order refresh at a time: a change while one runs asks for one more run
-        (the handlers of `LiveOrder`/`MergedLive` start it), never a second one in parallel."""
-        if self._live_order_running:
-            self._live_order_again = True
-            return
-        self._live_order_running = True
-        self._live_order_again = False
-        start()
+        """One live order refresh at a time (`live_rules.OrderRefresh`)."""
+        self.order_refresh.ask(start)
 
     @work(thread=True, exit_on_error=False, group="live-order", description="refresh the merged order")
     def live_merged_worker(
@@ -804,7 +802,7 @@ class MainScreen(Screen[None]):
 
     @on(MergedLive)
     def _merged_live(self, message: MergedLive) -> None:
-        self._live_order_running = False
+        self.order_refresh.running = False
         sessions = self.session_list
         result = message.result
         current = message.key == (self.filter, self.order, self.profile_filter, self.active_only)
@@ -818,8 +816,8 @@ class MainScreen(Screen[None]):
                 self._update_list_title()
                 self._update_info()
             if self._merge_behind():  # stores that opened meanwhile
-                self._live_order_again = True
-        if self._live_order_again:
+                self.order_refresh.again = True
+        if self.order_refresh.again:
             self._refresh_merged_live()
 
     def action_toggle_profiles(self) -> None:
@@ -986,8 +984,8 @@ class MainScreen(Screen[None]):
                 # The head was read without the pins, which the whole order puts above it: a
                 # cursor on the first row stays on the first row.
                 sessions.cursor = 0
-            if self._live_order_missed:  # the order may have been read before that change
-                self._live_order_missed = False
+            if self.order_refresh.missed:  # the order may have been read before that change
+                self.order_refresh.missed = False
                 self._refresh_order_live()
         else:
             near, self._reload_near = self._reload_near, None
@@ -1902,7 +1900,7 @@ class MainScreen(Screen[None]):
         if self.db is None or self.state != "ready":
             return
         if self.session_list.provisional:  # run again once the whole order has taken over
-            self._live_order_missed = True
+            self.order_refresh.missed = True
             return
         self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
 
@@ -1920,7 +1918,7 @@ class MainScreen(Screen[None]):
 
     @on(LiveOrder)
     async def _live_order(self, message: LiveOrder) -> None:
-        self._live_order_running = False
+        self.order_refresh.running = False
         sessions = self.session_list
         current = (message.flt, message.order, message.active) == (self.filter, self.order, self.active_only)
         if message.ids is not None and current and not sessions.loading:
@@ -1937,5 +1935,5 @@ class MainScreen(Screen[None]):
                 self.refresh_bindings()
             if was_empty and message.ids and self.current_session is None:
                 self.load_session(message.ids[0])
-        if self._live_order_again:
+        if self.order_refresh.again:
             self._refresh_order_live()
