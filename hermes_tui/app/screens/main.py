@@ -333,6 +333,10 @@ class MainScreen(Screen[None]):
             return sessions.selected_profile or self.current_profile
         return self.current_profile
 
+    def row_key(self, profile: str | None, session_id: Any) -> Any:
+        """The list's key of a session: ``(profile, id)`` over several stores, the id with one."""
+        return (profile, session_id) if self.stores is not None else session_id
+
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of ``profile`` (the one store when there are not several)."""
         if self.stores is None:
@@ -1134,9 +1138,8 @@ class MainScreen(Screen[None]):
             self._wanted_profile,
         ):
             return
-        federated = self.stores is not None
-        row = (message.profile, message.session_id) if federated else message.session_id
-        wanted = (self._wanted_profile, self._wanted) if federated else self._wanted
+        row = self.row_key(message.profile, message.session_id)
+        wanted = self.row_key(self._wanted_profile, self._wanted)
         if (wanted, row) == self._wanted_row:
             return  # the chain's row of the session shown (`_cursor_to_found`)
         self._wanted_row = None
@@ -1169,7 +1172,7 @@ class MainScreen(Screen[None]):
         """A write happened (actions issue): drop caches and re-query everything shown."""
         self.session_list.invalidate()
         current, profile = self.current_session, self.current_profile
-        keep = (profile, current) if self.stores is not None and current else current
+        keep = self.row_key(profile, current) if current else current
         if message.keep_cursor and self.session_list.selected_key is not None:
             keep = self.session_list.selected_key
         self._reload_near = (keep or self.session_list.selected_key, self.session_list.cursor)
@@ -1280,7 +1283,7 @@ class MainScreen(Screen[None]):
         )
 
     def _title_text(self, row: dict[str, Any], note: str = "") -> Text:
-        key: Any = (row.get("profile"), row.get("id")) if self.stores is not None else row.get("id")
+        key = self.row_key(row.get("profile"), row.get("id"))
         doing = doing_text(row, self.session_list.live.get(key))
         return title_text(row, note, doing, show_profile=self.stores is not None)
 
@@ -1314,7 +1317,7 @@ class MainScreen(Screen[None]):
         A session the list does not hold as a row, e.g. an earlier segment of a compression
         chain (Hermes' list shows a chain once, as its tip), moves it to its chain's row."""
         ids = self.session_list._ids
-        key = (profile, session_id) if self.stores is not None else session_id
+        key = self.row_key(profile, session_id)
         finder = getattr(ids, "index_or_none", None)
         if self.session_list.provisional:  # a row past the head: it moves once the order is read
             self.session_list.move_to(key)
@@ -1355,7 +1358,7 @@ class MainScreen(Screen[None]):
             self.app.call_from_thread(self._cursor_to_found, ids, key, row_key, index)
 
     def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
-        wanted = (self._wanted_profile, self._wanted) if self.stores is not None else self._wanted
+        wanted = self.row_key(self._wanted_profile, self._wanted)
         if self.session_list._ids is ids and wanted == key:
             # The row stands for the wanted session (its chain's tip): the transcript stays.
             self._wanted_row = (key, row_key) if row_key != key else None
