@@ -59,6 +59,7 @@ from hermes_tui.app.controllers.ordering import (
     restored_filter,
 )
 from hermes_tui.app.controllers.panes import Panes
+from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
     SessionGone,
@@ -451,7 +452,8 @@ class MainScreen(Screen[None]):
         search = self.query_one("#search", SearchPane)
         search.set_sources(message.sources)
         search.index_progress = db.cjk_index_progress
-        search.connect(self._searcher, self._titles, self._counter)
+        one = OneStore(db)
+        search.connect(one.searcher(), one.titles, one.counter())
         self._set_options("#filter-source", message.sources)
         self._set_options("#filter-model", message.models)
         self._restore_source(message.sources)
@@ -1365,20 +1367,6 @@ class MainScreen(Screen[None]):
             self.session_list.cursor = index
 
     # ------------------------------------------------------------------ search
-    def _searcher(self, query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
-        assert self.db is not None
-        outcome = self.db.search(query, context=False, **kwargs)  # the pane shows snippets only
-        return list(outcome.results), outcome.route
-
-    def _titles(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        assert self.db is not None
-        return {r["id"]: r for r in self.db.list_rows(ids)}
-
-    def _counter(self, query: str, **kwargs: Any) -> tuple[int, bool]:
-        """Every hit of a query, counted up to a cap (worker thread): `(count, exact)`."""
-        assert self.db is not None
-        return self.db.search_count(query, **kwargs)
-
     def action_search(self) -> None:
         """Show the search pane with the caret in its box, even while the store still opens.
 
