@@ -6,6 +6,7 @@ from hermes_tui.app.controllers.live_rules import (
     LivePlan,
     LiveView,
     OrderRefresh,
+    cared_ids,
     live_plan,
     order_affected,
     store_live_plan,
@@ -122,3 +123,10 @@ def test_order_refreshes_run_one_at_a_time_and_once_more_after() -> None:
     refresh.running = False  # its answer came (the screen's handler)
     refresh.ask(lambda: started.append(4))
     assert started == [1, 4] and not refresh.again
+
+
+def test_the_follower_cares_about_the_rows_the_session_and_its_lineage() -> None:
+    nodes = {"nodes": [{"id": f"n{i}"} for i in range(70)]}
+    ids = cared_ids(["a", "b"], "s", nodes)
+    assert ids[:3] == ["a", "b", "s"] and ids[3:] == [f"n{i}" for i in range(64)]
+    assert cared_ids(["a"], None, None) == ["a"]

@@ -9,6 +9,7 @@ from hermes_tui.app.controllers.ordering import (
     empty_text,
     filter_active,
     filter_summary,
+    index_after_write,
     ordered_ids,
     remembered,
     restored_filter,
@@ -62,3 +63,12 @@ def test_ordered_ids_counts_the_view_and_keeps_active_sessions(tmp_path: Path) -
     assert sorted(ids) == ["a", "c"] and total == 3  # "2 of 3"
     ids, _ = ordered_ids(db, DEFAULT_FILTER, "last_active", True, now=10.0**12)
     assert ids == []  # nothing was active in the ten minutes before that "now"
+
+
+def test_a_deleted_selection_gives_its_place_to_the_next_row() -> None:
+    assert index_after_write(("b", 1), "b", ["a", "c"]) == 1
+    assert index_after_write(("b", 5), "b", ["a", "c"]) == 1  # past the end: the last row
+    assert index_after_write(("b", 1), "b", []) == 0
+    assert index_after_write(("b", 1), "b", ["a", "b"]) is None  # still listed: kept by key
+    assert index_after_write(None, "b", ["a"]) is None
+    assert index_after_write(("x", 1), "b", ["a"]) is None  # another row was kept

@@ -11,6 +11,7 @@ from hermes_tui.app.controllers.transcript_loading import (
     doing_text,
     read_live,
     read_session,
+    tip_note,
     title_text,
     transcript_subtitle,
 )
@@ -81,3 +82,10 @@ def test_subtitle_counts_hits_and_new_messages(db: SessionDB) -> None:
     assert plain == "2 msgs"
     busy = transcript_subtitle(items, show_inactive=False, showing_hidden=False, hit="hit 1/3", new_below=4)
     assert busy == "4 new ↓ G · 2 msgs · hit 1/3"
+
+
+def test_the_tip_note_names_where_the_chain_went_on() -> None:
+    lineage = {"nodes": [{"id": "t", "title": "part two"}]}
+    assert tip_note(lineage, "t") == "continued in part two — L"
+    assert tip_note(lineage, "u") == "continued in u — L"
+    assert tip_note(lineage, None) == ""

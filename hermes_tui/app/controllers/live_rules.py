@@ -165,6 +165,16 @@ def store_live_plan(profile: str, update: Any, view: LiveView) -> LivePlan:
     return LivePlan(**plan)
 
 
+def cared_ids(visible: Iterable[str], session: str | None, lineage: dict[str, Any] | None) -> list[str]:
+    """What the one store's follower reports ends, titles and deletions of: the rows on screen,
+    the open session and (the first 64 of) its lineage."""
+    ids = list(visible)
+    if session:
+        ids.append(session)
+    ids += [n["id"] for n in (lineage or {}).get("nodes", [])[:64]]
+    return ids
+
+
 class OrderRefresh:
     """Live order refreshes, one at a time: a change while one runs asks for one more run
     (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel.

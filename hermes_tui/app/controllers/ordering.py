@@ -92,6 +92,16 @@ def remembered(flt: SessionFilter, order: str, active_only: bool) -> dict[str, A
     }
 
 
+def index_after_write(near: tuple[Any, int] | None, keep: Any, ids: Any) -> int | None:
+    """Where the cursor goes when this app's write reloads the list: ``near`` is (the kept row,
+    the cursor's index) before the write. When the kept session went with the write (a
+    delete), the row that took its place is selected, not the first one; a live reorder of the
+    same change does the same, so whichever lands last, the same session opens."""
+    if near is not None and near[0] == keep and keep not in ids:
+        return min(near[1], max(len(ids) - 1, 0))
+    return None
+
+
 def ordered_ids(
     db: SessionDB, flt: SessionFilter, order: str, active: bool, now: float
 ) -> tuple[list[str], int]:

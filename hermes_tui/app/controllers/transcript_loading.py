@@ -148,6 +148,14 @@ def doing_text(row: dict[str, Any], status: dict[str, Any] | None) -> str:
     return doing if (status or {}).get("state") == "working" else ""
 
 
+def tip_note(lineage: dict[str, Any] | None, tip: str | None) -> str:
+    """ "continued in …" for a session whose compression chain went on to ``tip`` (`L` jumps)."""
+    if tip is None:
+        return ""
+    node: dict[str, Any] = next((n for n in (lineage or {}).get("nodes", []) if n["id"] == tip), {})
+    return f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
+
+
 def title_text(row: dict[str, Any], note: str = "", doing: str = "", show_profile: bool = False) -> Text:
     """The transcript's two title lines: the title, then what the session is and does."""
     text = Text(no_wrap=True, overflow="ellipsis")

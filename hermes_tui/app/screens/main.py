@@ -36,6 +36,7 @@ from hermes_tui.app.controllers.live_rules import (
     LivePlan,
     LiveView,
     OrderRefresh,
+    cared_ids,
     live_plan,
     store_live_plan,
 )
@@ -54,6 +55,7 @@ from hermes_tui.app.controllers.ordering import (
     empty_text,
     filter_active,
     filter_summary,
+    index_after_write,
     ordered_ids,
     remembered,
     restored_filter,
@@ -66,6 +68,7 @@ from hermes_tui.app.controllers.transcript_loading import (
     doing_text,
     read_live,
     read_session,
+    tip_note,
     title_text,
     transcript_subtitle,
 )
@@ -995,16 +998,8 @@ class MainScreen(Screen[None]):
                 self._refresh_order_live()
         else:
             near, self._reload_near = self._reload_near, None
-            if (
-                keep_index is None
-                and near is not None
-                and near[0] == message.keep
-                and message.keep not in message.ids
-            ):
-                # The kept session went with the write (a delete): the row that took its place
-                # is selected, not the first one. A live reorder of the same change does the
-                # same, so whichever lands last, the same session opens.
-                keep_index = min(near[1], max(len(message.ids) - 1, 0))
+            if keep_index is None:
+                keep_index = index_after_write(near, message.keep, message.ids)
             sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
@@ -1645,12 +1640,9 @@ class MainScreen(Screen[None]):
             return
         if self.follower is None:
             return
-        ids = list(visible if visible is not None else self.session_list.visible_ids)
-        if self.current_session:
-            ids.append(self.current_session)
-        lineage = self.query_one("#lineage", LineageTree).lineage or {}
-        ids += [n["id"] for n in lineage.get("nodes", [])[:64]]
-        self.follower.care(ids)
+        lineage = self.query_one("#lineage", LineageTree).lineage
+        shown = visible if visible is not None else self.session_list.visible_ids
+        self.follower.care(cared_ids(shown, self.current_session, lineage))
 
     @on(LiveChanged)
     async def _live_changed(self, message: LiveChanged) -> None:
@@ -1826,13 +1818,7 @@ class MainScreen(Screen[None]):
         loaded = self._last_loaded
         title = self.query_one("#transcript-title", Static)
         if loaded is not None and loaded.session_id == self.current_session:
-            note = ""
-            if tip is not None:
-                node: dict[str, Any] = next(
-                    (n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {}
-                )
-                note = f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
-            text = self._title_text(loaded.row, note)
+            text = self._title_text(loaded.row, tip_note(lineage.lineage, tip))
             old = title.content
             if text != old:
                 # Its height is its line count (no wrapping): the same, a live update repaints the
