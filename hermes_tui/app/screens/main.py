@@ -30,7 +30,7 @@ from textual.worker import get_current_worker
 from hermes_tui.app import actions, cpu_share
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.controllers import messages as main_messages
-from hermes_tui.app.controllers.federation import StoresWatch
+from hermes_tui.app.controllers.federation import Federation
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
 from hermes_tui.app.controllers.live_rules import (
     LivePlan,
@@ -45,7 +45,6 @@ from hermes_tui.app.controllers.opening import (
     model_choices,
     notice_text,
     open_one,
-    open_several,
     prepare_search,
 )
 from hermes_tui.app.controllers.ordering import (
@@ -95,12 +94,9 @@ from hermes_tui.app.render import (
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
-    Arrivals,
     BrowserStores,
     Key,
-    OrderResult,
     StoreChoice,
-    all_stores,
 )
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
@@ -111,15 +107,12 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptView,
 )
 from hermes_tui.safe_text import one_line
-from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
+from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
 
 HIGHLIGHT_DEBOUNCE_S = 0.12
-#: Stores that answer after the list is shown are taken in at most this often (each time: a
-#: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
-ARRIVALS_EVERY_S = 0.15
 
 #: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
 #: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
@@ -243,10 +236,8 @@ class MainScreen(Screen[None]):
         #: The profiles the list and search span (None: every open store).
         self.profile_filter: tuple[str, ...] | None = None
         self.profile_counts: dict[str, int] = {}
-        #: Several stores: their follower and the merged list's bookkeeping (`federation.py`).
-        self.stores_watch = StoresWatch(lambda: self.hermes.now())
-        #: The stores that answered since the last `StoresArrived`.
-        self._arrivals: Arrivals | None = None
+        #: Several stores: opening them, the merged list, their follower (`federation.py`).
+        self.federation = Federation(self)
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -396,7 +387,7 @@ class MainScreen(Screen[None]):
         self._restore_settings()
         choice = getattr(self.hermes, "store_choice", None)
         if isinstance(choice, StoreChoice):
-            self.open_stores(choice)
+            self.federation.open(choice)
         else:
             self.open_database(self.hermes.db_path)
 
@@ -569,210 +560,26 @@ class MainScreen(Screen[None]):
         self.open_database(path)
 
     # ------------------------------------------------------------------ several profiles (#20)
-    def open_stores(self, choice: StoreChoice) -> None:
-        """Discover and open the chosen profiles' stores in a worker."""
-        self.state = "opening"
-        self._info(Text("hermes-tui · opening the profiles' stores…"))
-        self.session_list.loading = True
-        self.open_stores_worker(choice, self.hermes.read_only)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the stores")
-    def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
-        """The stores open on a bounded pool (a failure is that store's badge); this waits for
-        the first ones, the others join as they answer (`StoresArrived`)."""
-        self.post_message(open_several(self.hermes, choice, read_only, self.hermes.db_path))
-
+    # `controllers/federation.py` does the work; these route its workers' messages to it.
     @on(StoresOpened)
     def _stores_opened(self, message: StoresOpened) -> None:
-        self.stores_watch.stop()
-        if self.follower is not None:
-            self.follower.stop()  # live follow spans one store; not across profiles yet
-            self.follower = None
-        old, self.stores = self.stores, message.stores
-        if old is not None and old is not message.stores:
-            old.close()
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-            self.hermes.db = None
-        stores = message.stores
-        self.state = "ready"
-        self.caps = {}
-        self.remove_class("-missing", "-failed")
-        sessions = self.session_list
-        sessions.federated = True
-        sessions.row_source = stores.list_rows
-        now = self.hermes.now
-        sessions.status_source = lambda keys: stores.live_status(keys, now())
-        sessions.on_visible = None
-        sessions.empty_text = "No sessions in these stores."
-        self._set_options("#filter-source", message.sources)
-        self._set_options("#filter-model", message.models)
-        self._restore_source(message.sources)
-        profile_select = self.query_one("#filter-profile", Select)
-        with self.prevent(Select.Changed):
-            profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
-        profile_select.display = True  # (its options follow the stores that open later)
-        self.query_one("#search", SearchPane).set_sources(message.sources)
-        self._connect_search()
-        # Listening first: a store answering from now on is heard of; one that answered since
-        # the stores were taken is caught up with by one message (`poke`).
-        arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
-        stores.fed.listen(arrivals.add)
-        self._start_store_followers(stores)
-        self.stores_watch.failures_told = set()
-        self._tell_failures(stores)
-        self.stores_watch.menu_profiles = list(stores.profiles)
-        if stores.opening or stores.values_from != set(stores.profiles):
-            arrivals.poke()
-        if not stores.profiles:
-            sessions.loading = False
-            sessions.empty_text = "No store could be opened: see the badges in the header."
-            sessions.set_order([])
-            self._update_info()
-            return
-        self.reload_order()
-
-    def _connect_search(self) -> None:
-        """Point the search pane at the stores the list spans."""
-        assert self.stores is not None
-        names = self.profile_filter
-        search = self.query_one("#search", SearchPane)
-        search.index_progress = None  # one store's CJK build progress; not said across stores
-        search.connect(self.stores.searcher(names), self.stores.titles, self.stores.counter(names))
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="merge the stores")
-    def load_merged_worker(
-        self,
-        flt: SessionFilter,
-        order: str,
-        profiles: tuple[str, ...] | None,
-        keep: Key | None,
-        active: bool = False,
-    ) -> None:
-        """The exact merged order of the stores; only its first pages are merged here."""
-        assert self.stores is not None
-        started = time.perf_counter()
-        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            result = self.stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
-        except Exception as exc:
-            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            return
-        result.seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.MergedLoaded(result, profiles))
+        self.federation.opened(message)
 
     @on(MergedLoaded)
     async def _merged_loaded(self, message: MergedLoaded) -> None:
-        result = message.result
-        if message.profiles != self.profile_filter:
-            return
-        self.profile_counts = result.counts
-        for profile, err in result.errors.items():
-            self.notify(
-                one_line(f"{err.kind}: {err.message}"),
-                title=f"Profile {one_line(profile, 30)}",
-                severity="error",
-                markup=False,
-            )
-        sessions = self.session_list
-        sessions.show_profile = len(result.counts) > 1
-        sessions._line_cache.clear()
-        self.store_total = None
-        self._merged(result)
-        await self._order_loaded(
-            self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
-            result.keep_index,
-        )
-        if self._merge_behind():  # stores that opened meanwhile
-            self._refresh_merged_live()
+        await self.federation.merged_loaded(message)
 
-    # Live follow over several stores: one follower per store keeps the merged list (order, Live
-    # column, counts) current; the open transcript does not follow yet.
-    def _start_store_followers(self, stores: BrowserStores) -> None:
-        """One follower thread for every open store (stores that open later join it)."""
-        self.stores_watch.start(stores, self._post_store_live)
-        self.session_list.on_visible = self._visible_keys_changed
-
-    def _post_store_live(self, profile: str, update: LiveUpdate) -> None:
-        self.post_message(self.StoreLive(profile, update))
-
-    def _care_stores(self) -> None:
-        lineage = self.query_one("#lineage", LineageTree).lineage or {}
-        nodes = [n["id"] for n in lineage.get("nodes", [])[:64]]
-        self.stores_watch.care(
-            self.session_list.visible_ids, self.current_session, self.current_profile, nodes
-        )
-
-    def _visible_keys_changed(self, keys: list[Any]) -> None:
-        if self.stores_watch.show(keys):
-            self._care_stores()
-
-    # Stores that answer after the list was first shown (300 profiles, or a slow one).
     @on(StoresArrived)
     def _stores_arrived(self, message: StoresArrived) -> None:
-        """Stores answered: the open ones join the follower, the profile menu and the list (a
-        re-merge: the cursor stays on its session), the failed ones are told; once every store
-        answered, the source and model menus cover them all."""
-        stores = self.stores
-        if stores is None or message.stores is not stores or self._arrivals is None:
-            return
-        arrived = self._arrivals.take()
-        self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
-        self.stores_watch.add_open(stores)
-        profiles = stores.profiles
-        if profiles != self.stores_watch.menu_profiles:
-            self.stores_watch.menu_profiles = profiles
-            select = self.query_one("#filter-profile", Select)
-            with self.prevent(Select.Changed):
-                picked = select.value
-                select.set_options([(one_line(p, 24), p) for p in profiles])
-                if isinstance(picked, str) and picked in profiles:
-                    select.value = picked
-        self._tell_failures(stores)
-        if self.state == "ready" and (
-            arrived & self.stores_watch.merge_pending or self._merge_behind(opening=True)
-        ):
-            self._refresh_merged_live()
-        self._update_info()
-        if not stores.opening and stores.values_from != set(profiles):
-            stores.values_from = set(profiles)  # read once more, by the worker
-            self.store_values_worker(stores)
-
-    def _merged(self, result: OrderResult) -> None:
-        self.stores_watch.merged(result)
-
-    def _merge_behind(self, opening: bool = False) -> bool:
-        """The list's last merge is behind the open stores (`StoresWatch.behind`)."""
-        return self.stores_watch.behind(self.stores, self.profile_filter, opening)
-
-    def _tell_failures(self, stores: BrowserStores) -> None:
-        """A notification per store that could not be opened, the first few of them (each a
-        badge in the header too); then one for the rest, however many."""
-        for text, title in self.stores_watch.failures(stores):
-            self.notify(text, title=title, severity="warning", timeout=8, markup=False)
-
-    @work(thread=True, exit_on_error=False, group="values", description="read the stores' filter choices")
-    def store_values_worker(self, stores: BrowserStores) -> None:
-        try:
-            sources, models = stores.values("source"), stores.values("model")
-        except Exception:  # noqa: BLE001 - the menus keep what they have
-            return
-        self.post_message(self.StoreValues(stores, sources, models))
+        self.federation.arrived(message)
 
     @on(StoreValues)
     def _store_values(self, message: StoreValues) -> None:
-        if message.stores is not self.stores:
-            return
-        for selector, values in (("#filter-source", message.sources), ("#filter-model", message.models)):
-            select = self.query_one(selector, Select)
-            with self.prevent(Select.Changed):
-                picked = select.value
-                self._set_options(selector, values)
-                if isinstance(picked, str) and picked in values:
-                    select.value = picked
-        self.query_one("#search", SearchPane).set_sources(message.sources)
+        self.federation.values(message)
+
+    @on(MergedLive)
+    def _merged_live(self, message: MergedLive) -> None:
+        self.federation.merged_live(message)
 
     @on(StoreLive)
     async def _store_live(self, message: StoreLive) -> None:
@@ -782,101 +589,13 @@ class MainScreen(Screen[None]):
         plan = store_live_plan(message.profile, update, self._live_view(bool(update.changes)))
         await self._carry_out(plan, update.changes, federated=True)
 
-    def _refresh_merged_live(self) -> None:
-        """One live re-merge at a time (a change meanwhile runs it once more)."""
-        if self.stores is None or self.state != "ready":
-            return
-        self._gate_live_order(
-            lambda: self.live_merged_worker(self.filter, self.order, self.profile_filter, self.active_only)
-        )
-
     def _gate_live_order(self, start: Callable[[], object]) -> None:
         """One live order refresh at a time (`live_rules.OrderRefresh`)."""
         self.order_refresh.ask(start)
 
-    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the merged order")
-    def live_merged_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
-    ) -> None:
-        assert self.stores is not None
-        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            result: OrderResult | None = self.stores.order(
-                flt, order, profiles, None, first=2 * 50, active_since=since
-            )
-        except Exception as exc:
-            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            result = None
-        self.post_message(self.MergedLive(result, (flt, order, profiles, active)))
-
-    @on(MergedLive)
-    def _merged_live(self, message: MergedLive) -> None:
-        self.order_refresh.running = False
-        sessions = self.session_list
-        result = message.result
-        current = message.key == (self.filter, self.order, self.profile_filter, self.active_only)
-        if result is not None and current and not sessions.loading:
-            counts = (sessions.total, self.profile_counts)
-            sessions.update_order(result.keys)
-            self.profile_counts = result.counts
-            self._merged(result)
-            sessions.show_profile = len(result.counts) > 1
-            if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
-                self._update_list_title()
-                self._update_info()
-            if self._merge_behind():  # stores that opened meanwhile
-                self.order_refresh.again = True
-        if self.order_refresh.again:
-            self._refresh_merged_live()
-
     def action_toggle_profiles(self) -> None:
-        """`p`: the list and search across every profile ↔ only the current profile's store.
-        With one store open, the first press opens every discovered profile beside it."""
-        if self.state not in {"ready"}:
-            return
-        if self.stores is None:
-            self.widen_profiles_worker(StoreChoice(paths=(self.hermes.db_path,)), None)
-            return
-        current = self.stores.current
-        if len(self.stores.profiles) <= 1 and not self.stores.choice.all_profiles:
-            self.widen_profiles_worker(self.stores.choice, current)  # one open: widen to all
-            return
-        narrowed = self.profile_filter is None and current is not None
-        self._set_profile_filter((current,) if narrowed and current else None)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="widen", description="find profiles")
-    def widen_profiles_worker(self, choice: StoreChoice, current: str | None) -> None:
-        """`p` with one store open: open it with every other store that exists (a stat per
-        profile folder, here in a worker). A store that is not there is left out rather than
-        shown as a "missing" badge nobody asked for (`--demo`, a lone `--db` file, a home with
-        one profile); with none, `p` says so."""
-        wide = all_stores(choice, current)
-        refs, here = wide.refs()
-        existing = [r for r in refs if r.status != StoreStatus.MISSING]
-        if not any(r.profile != here for r in existing):
-            root = self.hermes.display_path(hermes_root(choice.home))
-            self.app.call_from_thread(
-                self.notify, f"No other profiles: {root} holds no other store.", timeout=4, markup=False
-            )
-            return
-        found = tuple(r.profile for r in existing if r.origin != "path")
-        chosen = StoreChoice(profiles=found, paths=choice.paths, home=choice.home, prefer=wide.prefer or here)
-        self.app.call_from_thread(self.notify, "Opening every profile's store…", timeout=2)
-        self.app.call_from_thread(self.open_stores, chosen)
-
-    def _set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
-        if profiles == self.profile_filter:
-            return
-        self.profile_filter = profiles
-        with self.prevent(Select.Changed):
-            select = self.query_one("#filter-profile", Select)
-            if profiles and len(profiles) == 1:
-                select.value = profiles[0]
-            else:
-                select.clear()
-        self.notify(f"Profile: {one_line(profiles[0], 30)}" if profiles else "Every profile", timeout=2)
-        self._connect_search()
-        self.reload_order()
+        """`p`: every profile ↔ the current one (`Federation.toggle_profiles`)."""
+        self.federation.toggle_profiles()
 
     # ------------------------------------------------------------------ header
     def _info(self, text: Text) -> None:
@@ -942,7 +661,7 @@ class MainScreen(Screen[None]):
         self.live_ids.invalidate()
         if self.stores is not None:
             self.session_list.loading = True
-            self.load_merged_worker(
+            self.federation.load_merged(
                 self.filter,
                 self.order,
                 self.profile_filter,
@@ -1053,7 +772,7 @@ class MainScreen(Screen[None]):
         view = self.query_one("#filter-view", Select).value
         if self.stores is not None and event.control.id == "filter-profile":
             profile = self.query_one("#filter-profile", Select).value
-            self._set_profile_filter((profile,) if isinstance(profile, str) else None)
+            self.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         self._filter_days = days if isinstance(days, int) else None
         self.filter = bar_filter(self.filter, source, model, days, text, view, self.hermes.now())
@@ -1094,7 +813,7 @@ class MainScreen(Screen[None]):
         if self.profile_filter is not None:
             self.profile_filter = None
             if self.stores is not None:
-                self._connect_search()
+                self.federation.connect_search()
         self.active_only = False
         self.filter = with_order(SessionFilter(), self.order)
         self._filter_days = None
@@ -1614,7 +1333,7 @@ class MainScreen(Screen[None]):
         self.frame_hold.release()
         if self.follower is not None:
             self.follower.stop()
-        self.stores_watch.stop()
+        self.federation.watch.stop()
         if self.stores is not None:
             self.stores.close()
 
@@ -1636,7 +1355,7 @@ class MainScreen(Screen[None]):
         """The follower reports ends, titles and deletions of the rows on screen and of the
         open session (and its lineage)."""
         if self.stores is not None:
-            self._care_stores()
+            self.federation.care()
             return
         if self.follower is None:
             return
@@ -1678,7 +1397,7 @@ class MainScreen(Screen[None]):
 
     async def _carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
         """Do what `live_rules` decided, in its order (one store, or one of several)."""
-        refresh = self._refresh_merged_live if federated else self._refresh_order_live
+        refresh = self.federation.refresh_live if federated else self._refresh_order_live
         if not federated:
             self._live_error_shown = plan.error_shown
         if plan.error is not None:
