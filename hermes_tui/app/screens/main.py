@@ -10,7 +10,6 @@ drops every cache here and re-queries.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -27,16 +26,14 @@ from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
-from hermes_tui.app import actions, cpu_share
+from hermes_tui.app import actions
 from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.controllers import messages as main_messages
 from hermes_tui.app.controllers.federation import Federation
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
+from hermes_tui.app.controllers.live import LiveFollow
 from hermes_tui.app.controllers.live_rules import (
-    LivePlan,
-    LiveView,
     OrderRefresh,
-    cared_ids,
     live_plan,
     store_live_plan,
 )
@@ -48,7 +45,6 @@ from hermes_tui.app.controllers.opening import (
     prepare_search,
 )
 from hermes_tui.app.controllers.ordering import (
-    ACTIVE_WITHIN_S,
     DATE_PRESETS,
     bar_filter,
     empty_text,
@@ -65,7 +61,6 @@ from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
     SessionGone,
     doing_text,
-    read_live,
     read_session,
     tip_note,
     title_text,
@@ -103,7 +98,6 @@ from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import (
-    Divider,
     TranscriptView,
 )
 from hermes_tui.safe_text import one_line
@@ -238,6 +232,8 @@ class MainScreen(Screen[None]):
         self.profile_counts: dict[str, int] = {}
         #: Several stores: opening them, the merged list, their follower (`federation.py`).
         self.federation = Federation(self)
+        #: One store's live follow, and what live reports do (`live.py`).
+        self.live = LiveFollow(self)
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -267,7 +263,6 @@ class MainScreen(Screen[None]):
         # The list cursor when this app's own write asked for a reload: a selected session that
         # the write removed gives its place to the next row (`_order_loaded`), as a live reorder does.
         self._reload_near: tuple[Any, int] | None = None
-        self._live_error_shown = False
         #: The list's order as live changes move it (only the sessions they name are re-read).
         self.live_ids = IncrementalOrder()
         #: The open session's live reads: one at a time, at most five a second (a burst of
@@ -383,7 +378,7 @@ class MainScreen(Screen[None]):
         self.query_one("#sessions", SessionList).loading = True
         self.query_one("#sessions", SessionList).focus()
         self.query_one("#filter-profile", Select).display = False  # shown over several stores
-        self.session_list.on_visible = self._visible_changed
+        self.session_list.on_visible = self.live.visible_changed
         self._restore_settings()
         choice = getattr(self.hermes, "store_choice", None)
         if isinstance(choice, StoreChoice):
@@ -442,7 +437,7 @@ class MainScreen(Screen[None]):
         db, now = message.db, self.hermes.now
         sessions.status_source = lambda ids: db.live_status(ids, now())
         sessions.empty_text = "No sessions in this database."
-        self._start_follower(message.db)
+        self.live.start(message.db)
         search = self.query_one("#search", SearchPane)
         search.set_sources(message.sources)
         search.index_progress = db.cjk_index_progress
@@ -586,8 +581,8 @@ class MainScreen(Screen[None]):
         update = message.update
         if self.stores is None:
             return
-        plan = store_live_plan(message.profile, update, self._live_view(bool(update.changes)))
-        await self._carry_out(plan, update.changes, federated=True)
+        plan = store_live_plan(message.profile, update, self.live.view(bool(update.changes)))
+        await self.live.carry_out(plan, update.changes, federated=True)
 
     def _gate_live_order(self, start: Callable[[], object]) -> None:
         """One live order refresh at a time (`live_rules.OrderRefresh`)."""
@@ -1298,27 +1293,6 @@ class MainScreen(Screen[None]):
             search.refresh_results()
 
     # ------------------------------------------------------------------ live follow
-    def _start_follower(self, db: SessionDB) -> None:
-        """One polling thread per open store; the old store's follower stops first."""
-        if self.follower is not None:
-            self.follower.stop()
-        self.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
-        self.follower = follower
-        self._live_error_shown = False
-        self._care_changed()
-        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
-        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
-        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
-        # reader would hold back the writers' checkpoints.
-        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
-
-    def _post_live(self, follower: LiveFollower, update: LiveUpdate) -> None:
-        """From the polling thread: only the current store's follower reports (a store being
-        replaced may fail its last poll as it closes; that is not news)."""
-        if follower is self.follower and not follower.stopped:
-            self.post_message(LiveChanged(update))
-
     def _compositor_refresh(self) -> None:
         """Textual's, with the scrollbars that asked to repaint during this frame's layout painted
         in it (`PaintedScrollBar.join_frame`): each live append moved the transcript's thumb in
@@ -1346,22 +1320,9 @@ class MainScreen(Screen[None]):
         if self.follower is not None:
             self.follower.touch()
 
-    def _visible_changed(self, ids: list[str]) -> None:
-        if self.follower is not None:
-            self.follower.show(ids)
-            self._care_changed(ids)
-
     def _care_changed(self, visible: list[str] | None = None) -> None:
-        """The follower reports ends, titles and deletions of the rows on screen and of the
-        open session (and its lineage)."""
-        if self.stores is not None:
-            self.federation.care()
-            return
-        if self.follower is None:
-            return
-        lineage = self.query_one("#lineage", LineageTree).lineage
-        shown = visible if visible is not None else self.session_list.visible_ids
-        self.follower.care(cared_ids(shown, self.current_session, lineage))
+        """What the follower(s) care about (`LiveFollow.care`)."""
+        self.live.care(visible)
 
     @on(LiveChanged)
     async def _live_changed(self, message: LiveChanged) -> None:
@@ -1370,95 +1331,12 @@ class MainScreen(Screen[None]):
         self.frame_hold.release()  # a commit came: the pause after it is the time to draw
         if update.after_write is not None:
             self.write_rhythm.note(update.after_write)
-        plan = live_plan(update, self._live_view(bool(update.changes)))
-        await self._carry_out(plan, update.changes)
-
-    def _live_view(self, changes: bool) -> LiveView:
-        """What `live_rules` decides on; the lineage and the chain only when changes came for an
-        open session (they are read from the panes)."""
-        current = self.current_session
-        lineage_ids: frozenset[str] = frozenset()
-        chain: frozenset[str] | None = None
-        if changes and current is not None:
-            lineage = self.query_one("#lineage", LineageTree).lineage or {}
-            lineage_ids = frozenset(n["id"] for n in lineage.get("nodes", []))
-            data = self.query_one("#transcript", TranscriptView).data
-            if data is not None and data.chain:
-                chain = frozenset(i.session_id for i in data.items if isinstance(i, Divider))
-        return LiveView(
-            current_session=current,
-            current_profile=self.current_profile,
-            active_only=self.active_only,
-            searching=self.has_class("-searching"),
-            lineage_ids=lineage_ids,
-            chain_sessions=chain,
-            error_shown=self._live_error_shown,
-        )
-
-    async def _carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
-        """Do what `live_rules` decided, in its order (one store, or one of several)."""
-        refresh = self.federation.refresh_live if federated else self._refresh_order_live
-        if not federated:
-            self._live_error_shown = plan.error_shown
-        if plan.error is not None:
-            self.notify(plan.error, title="Live follow paused", severity="warning", markup=False)
-        if plan.statuses is not None:
-            self.session_list.set_live(plan.statuses)
-        if plan.show_tip:  # "● doing …" comes and goes
-            self._show_live_tip()
-        if plan.refresh_for_age:  # sessions age out of "active now"
-            refresh()
-        if plan.note_changes:
-            self.live_ids.note(ch)
-        if plan.refresh_for_changes:
-            refresh()
-        if plan.search_changed:
-            self.query_one("#search", SearchPane).store_changed()
-        if plan.current_deleted is not None:
-            if federated:
-                self.call_later(self._current_deleted, plan.current_deleted)
-            else:
-                await self._current_deleted(plan.current_deleted)
-        if plan.reload_chain and self.current_session is not None:
-            profile = self.current_profile if federated else None
-            self.load_session(self.current_session, profile=profile)  # a chain re-reads its segments
-        if plan.follow_lineage is not None:
-            self._follow_session(self.session_pace.ask(plan.follow_lineage))
+        plan = live_plan(update, self.live.view(bool(update.changes)))
+        await self.live.carry_out(plan, update.changes)
 
     def _follow_session(self, wait: float | None) -> None:
-        """Act on the pacer's answer: read the open session now, in ``wait`` s, or not yet."""
-        if wait is None:
-            return
-        if wait > 0:
-            self.set_timer(wait, lambda: self._follow_session(self.session_pace.due()))
-            return
-        current = self.current_session
-        if current is None:
-            self.session_pace.start()
-            self._follow_session(self.session_pace.finished())
-            return
-        lineage_too = self.session_pace.start()
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        after = transcript.last_message_id if data is not None and data.session_id == current else None
-        self.live_session_worker(current, after, lineage_too, self.db_for(self.current_profile))
-
-    @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
-    def live_session_worker(
-        self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None = None
-    ) -> None:
-        """The open session's row, messages after the last one shown, and (when a child or an
-        end appeared) its lineage (`read_live`), off the event loop. Over several stores ``db``
-        is the open session's own store."""
-        db = db or self.db
-        assert db is not None
-        try:
-            row, items, lineage = read_live(db, session_id, after_id, lineage_too)
-        except Exception as exc:
-            self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
-            self.post_message(self.LiveSession(session_id, None, None, None, failed=True))
-            return
-        self.post_message(self.LiveSession(session_id, row, items, lineage))
+        """Act on the pacer's answer (`LiveFollow.follow_session`)."""
+        self.live.follow_session(wait)
 
     @on(LiveSession)
     async def _live_session(self, message: LiveSession) -> None:
@@ -1590,46 +1468,9 @@ class MainScreen(Screen[None]):
         self.reload_order()
 
     def _refresh_order_live(self) -> None:
-        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
-        more), and not while a full reload is on its way (it reads the same data), nor while the
-        list shows a provisional head: the whole order on its way is read after the change."""
-        if self.db is None or self.state != "ready":
-            return
-        if self.session_list.provisional:  # run again once the whole order has taken over
-            self.order_refresh.missed = True
-            return
-        self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
-
-    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the session order")
-    def live_order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
-        assert self.db is not None
-        try:
-            since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-            ids, total = self.live_ids.ordered(self.db, flt, order, since)
-        except Exception as exc:
-            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            self.post_message(self.LiveOrder(None, flt, order, active, 0))
-            return
-        self.post_message(self.LiveOrder(ids, flt, order, active, total))
+        """Recompute the order for a live change (`LiveFollow.refresh_order`)."""
+        self.live.refresh_order()
 
     @on(LiveOrder)
     async def _live_order(self, message: LiveOrder) -> None:
-        self.order_refresh.running = False
-        sessions = self.session_list
-        current = (message.flt, message.order, message.active) == (self.filter, self.order, self.active_only)
-        if message.ids is not None and current and not sessions.loading:
-            was_empty = sessions.total == 0
-            counts = (sessions.total, self.store_total)
-            sessions.update_order(message.ids)
-            self.store_total = message.total
-            if counts != (sessions.total, self.store_total):
-                # Only when a count changed: the header's update lays the whole screen out again,
-                # and most live reorders only move sessions.
-                self._update_list_title()
-                self._update_info()
-            if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
-                self.refresh_bindings()
-            if was_empty and message.ids and self.current_session is None:
-                self.load_session(message.ids[0])
-        if self.order_refresh.again:
-            self._refresh_order_live()
+        self.live.order_read(message)
