@@ -57,11 +57,10 @@ from hermes_tui.app.controllers.ordering import (
 )
 from hermes_tui.app.controllers.panes import Panes
 from hermes_tui.app.controllers.search_source import OneStore
+from hermes_tui.app.controllers.session_view import SessionView
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
-    SessionGone,
     doing_text,
-    read_session,
     tip_note,
     title_text,
     transcript_subtitle,
@@ -90,7 +89,6 @@ from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
     BrowserStores,
-    Key,
     StoreChoice,
 )
 from hermes_tui.app.widgets.lineage import LineageTree
@@ -234,6 +232,8 @@ class MainScreen(Screen[None]):
         self.federation = Federation(self)
         #: One store's live follow, and what live reports do (`live.py`).
         self.live = LiveFollow(self)
+        #: Reading the session shown; the list's cursor following it (`session_view.py`).
+        self.view = SessionView(self)
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -913,47 +913,7 @@ class MainScreen(Screen[None]):
             return
         self._wanted = session_id
         self._wanted_profile = profile
-        self.query_one("#transcript", TranscriptView).loading = True
-        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode, db, profile, reload)
-
-    @work(
-        thread=True, exit_on_error=False, exclusive=True, group="transcript", description="load a transcript"
-    )
-    def load_session_worker(
-        self,
-        session_id: str,
-        target_id: int | None,
-        terms: tuple[str, ...],
-        focus: bool,
-        chain: bool,
-        db: SessionDB | None = None,
-        profile: str | None = None,
-        reload: bool = False,
-    ) -> None:
-        """`read_session` off the loop (the newest request wins: group "transcript")."""
-        db = db or self.db
-        assert db is not None
-        worker = get_current_worker()
-        try:
-            loaded = read_session(
-                db, session_id, target_id, terms, focus, chain, profile, lambda: worker.is_cancelled
-            )
-        except SessionGone:
-            if reload and not worker.is_cancelled:
-                self.app.call_from_thread(self.call_later, self._reloaded_session_gone, session_id)
-            elif not reload:
-                self.post_message(StoreFailed("open session", f"session {session_id} not found"))
-            return
-        except Exception as exc:
-            if not worker.is_cancelled:
-                self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
-                self.app.call_from_thread(self._transcript_failed)
-            return
-        if loaded is not None and not worker.is_cancelled:
-            self.post_message(self.SessionLoaded(loaded))
-
-    def _transcript_failed(self) -> None:
-        self.query_one("#transcript", TranscriptView).loading = False
+        self.view.read(session_id, target_id, terms, focus, self.chain_mode, db, profile, reload)
 
     @on(SessionLoaded)
     async def _session_loaded(self, message: SessionLoaded) -> None:
@@ -1024,56 +984,8 @@ class MainScreen(Screen[None]):
         self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     def _cursor_to(self, session_id: str, profile: str | None) -> None:
-        """Move the list cursor to a session (when the list holds it) without loading it again.
-        A session the list does not hold as a row, e.g. an earlier segment of a compression
-        chain (Hermes' list shows a chain once, as its tip), moves it to its chain's row."""
-        ids = self.session_list._ids
-        key = self.row_key(profile, session_id)
-        finder = getattr(ids, "index_or_none", None)
-        if self.session_list.provisional:  # a row past the head: it moves once the order is read
-            self.session_list.move_to(key)
-        elif finder is not None:  # a merged list: finding the position reads the stores
-            self.find_row_worker(ids, key, self.db_for(profile))
-        else:
-            index = SessionList._find_near(ids, key, self.session_list.cursor)
-            if index is not None:
-                self.session_list.cursor = index
-            elif self.db_for(profile) is not None:
-                self.find_row_worker(ids, key, self.db_for(profile))
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="find-row", description="find a row")
-    def find_row_worker(self, ids: Any, key: Key | str, db: SessionDB | None) -> None:
-        """The list's cursor to `key` (off the event loop: a merged list's position is looked up
-        in the stores' orders), else to the row of its compression chain (the tip the list shows
-        it as), unless the list changed or another session was chosen meanwhile."""
-        profile, sid = SessionList.split_key(key)
-        finder = getattr(ids, "index_or_none", None)
-
-        def index_of(k: Any) -> int | None:
-            if finder is not None:
-                found: int | None = finder(k)
-                return found
-            return SessionList._find_near(ids, k, 0)
-
-        index = index_of(key)
-        row_key: Any = key
-        if index is None and db is not None and sid is not None:
-            try:
-                tip = db.get_compression_tip(sid)
-            except Exception:  # noqa: BLE001 - the cursor just stays: the transcript shows it
-                tip = None
-            if tip and tip != sid:
-                row_key = (profile, tip) if isinstance(key, tuple) else tip
-                index = index_of(row_key)
-        if index is not None and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._cursor_to_found, ids, key, row_key, index)
-
-    def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
-        wanted = self.row_key(self._wanted_profile, self._wanted)
-        if self.session_list._ids is ids and wanted == key:
-            # The row stands for the wanted session (its chain's tip): the transcript stays.
-            self._wanted_row = (key, row_key) if row_key != key else None
-            self.session_list.cursor = index
+        """The list's cursor to a session's row (`SessionView.cursor_to`)."""
+        self.view.cursor_to(session_id, profile)
 
     # ------------------------------------------------------------------ search
     def action_search(self) -> None:
