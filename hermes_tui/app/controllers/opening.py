@@ -1,8 +1,9 @@
 """Opening a store (or several) and its first order: what the open workers read and tell.
 
-Each function runs in one of the main screen's thread workers and returns (or yields) the
-messages the worker posts (`controllers/messages.py`); none touches a widget, so each is
-tested with a store file and no app.
+The functions run in the main screen's thread workers and return (or yield) the messages the
+worker posts (`controllers/messages.py`); none touches a widget, so each is tested with a
+store file and no app. `StoreOpening` does the one-store open for the main screen (the
+several-stores open is `federation.Federation`'s).
 """
 
 from __future__ import annotations
@@ -11,21 +12,38 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
 from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Select, Static
+from textual.worker import get_current_worker
 
-from hermes_tui.app.controllers.messages import Missing, Opened, OpenFailed, OrderLoaded, StoresOpened
+from hermes_tui.app.controllers.messages import (
+    Missing,
+    ModelsRead,
+    Opened,
+    OpenFailed,
+    OrderLoaded,
+    StoresOpened,
+)
 from hermes_tui.app.controllers.ordering import ordered_ids
+from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.list_views import DEFAULT_FILTER
+from hermes_tui.app.live_follow import LiveFollower
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.prefetch import OpenPrefetch, Prefetched, filter_values, open_store, order_head
-from hermes_tui.app.stores import StoreChoice, open_chosen
-from hermes_tui.app.widgets.session_list import PAGE_SIZE
-from hermes_tui.safe_text import inert
+from hermes_tui.app.stores import BrowserStores, StoreChoice, open_chosen
+from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
+from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
+
+if TYPE_CHECKING:
+    from hermes_tui.app.session_context import BrowserApp
 
 
 def open_one(path: Path, read_only: bool, prefetch: OpenPrefetch | None) -> Message:
@@ -126,3 +144,196 @@ def notice_text(what: str, safety: str) -> Text:
     text.append("Press d to open the demo database (built once and cached), or start hermes-tui ")
     text.append("with --db PATH to a Hermes state.db. q quits.")
     return text
+
+
+class Follows(Protocol):
+    """The live follow of the store that opened (`live.LiveFollow`, not imported: it imports
+    `federation`, which imports this module)."""
+
+    def start(self, db: SessionDB) -> None: ...
+
+
+class OpeningHost(Protocol):
+    """What `StoreOpening` reads and sets of the main screen (besides Textual's own methods)."""
+
+    state: str
+    caps: dict[str, Any]
+    follower: LiveFollower | None
+    db: SessionDB | None
+    _db: SessionDB | None
+    stores: BrowserStores | None
+    filter: SessionFilter
+    order: str
+    active_only: bool
+
+    @property
+    def live(self) -> Follows: ...
+
+    @property
+    def hermes(self) -> BrowserApp: ...
+
+    @property
+    def session_list(self) -> SessionList: ...
+
+    def _info(self, text: Text) -> None: ...
+
+    def _update_info(self) -> None: ...
+
+    def _set_options(self, selector: str, values: list[str]) -> None: ...
+
+    def _restore_source(self, sources: list[str]) -> None: ...
+
+    def _remember_list(self) -> None: ...
+
+
+class StoreOpening:
+    """The main screen opening one store: the open worker, wiring the panes to the store that
+    opened, its first order and filter menus, the notice when nothing could be opened, and the
+    demo. Its workers run on the screen (groups "open", "order", "values", "demo")."""
+
+    def __init__(self, host: OpeningHost) -> None:
+        self.host = host
+        self.screen = cast("Screen[Any]", host)
+
+    def open(self, path: Path) -> None:
+        """Open ``path`` in a worker; the panes show progress meanwhile."""
+        host = self.host
+        host.state = "opening"
+        host._info(Text(f"hermes-tui · opening {host.hermes.display_path(path)}…"))
+        read_only, prefetch = host.hermes.read_only, host.hermes.prefetch
+        self._run(
+            partial(self._post, lambda: open_one(path, read_only, prefetch)), "open", "open the database"
+        )
+
+    def _run(self, work: Callable[[], None], group: str, description: str, exclusive: bool = True) -> None:
+        self.screen.run_worker(
+            work, thread=True, exit_on_error=False, exclusive=exclusive, group=group, description=description
+        )
+
+    def _post(self, read: Callable[[], Message]) -> None:
+        self.screen.post_message(read())
+
+    def opened(self, message: Opened) -> None:
+        """The store opened: the list, search and menus read it; its first order comes."""
+        host, screen = self.host, self.screen
+        if host.follower is not None:
+            host.follower.stop()  # before its store closes under it
+        old, host.db = host.db, message.db
+        if old is not None and old is not message.db:
+            old.close()
+        host.caps = message.caps
+        host.state = "ready"
+        host.hermes.db = message.db
+        screen.remove_class("-missing", "-failed")
+        host._update_info()
+        sessions = host.session_list
+        sessions.row_source = message.db.list_rows
+        db, now = message.db, host.hermes.now
+        sessions.status_source = lambda ids: db.live_status(ids, now())
+        sessions.empty_text = "No sessions in this database."
+        host.live.start(message.db)
+        search = screen.query_one("#search", SearchPane)
+        search.set_sources(message.sources)
+        search.index_progress = db.cjk_index_progress
+        one = OneStore(db)
+        search.connect(one.searcher(), one.titles, one.counter())
+        host._set_options("#filter-source", message.sources)
+        host._set_options("#filter-model", message.models)
+        host._restore_source(message.sources)
+        host._remember_list()
+        sessions.loading = True
+        flt, order, active, pre = host.filter, host.order, host.active_only, message.prefetched
+        self._run(partial(self._first_order_worker, db, flt, order, active, pre), "order", "order sessions")
+        self._run(
+            partial(self._values_worker, db), "values", "read the model filter's choices", exclusive=False
+        )
+
+    def _first_order_worker(
+        self, db: SessionDB, flt: SessionFilter, order: str, active: bool, pre: Prefetched | None
+    ) -> None:
+        """`first_order` (a filter changed meanwhile cancels this worker: group "order")."""
+        worker = get_current_worker()
+        for message in first_order(
+            db, flt, order, active, pre, self.host.hermes.now, lambda: worker.is_cancelled
+        ):
+            self.screen.post_message(message)
+
+    def _values_worker(self, db: SessionDB) -> None:
+        """The model menu's choices, then the first search's one-time scan (`prepare_search`)."""
+        models = model_choices(db)
+        if models is None:
+            return
+        self.screen.post_message(ModelsRead(db, models))
+        prepare_search(db)
+
+    def models_read(self, message: ModelsRead) -> None:
+        host, screen = self.host, self.screen
+        if message.db is not host._db or host.stores is not None:
+            return  # another store opened meanwhile
+        select = screen.query_one("#filter-model", Select)
+        picked = select.value
+        with screen.prevent(Select.Changed):
+            host._set_options("#filter-model", message.models)
+            if isinstance(picked, str) and picked in message.models:
+                select.value = picked
+
+    def missing(self, message: Missing) -> None:
+        shown = self.host.hermes.display_path(message.path)
+        self.show_notice(
+            "missing",
+            f"{shown} · not found",
+            f"There is no session database at {shown}.",
+            "Nothing was created: hermes-tui never makes a database it was asked to open.",
+        )
+        self.screen.notify(f"No session database at {shown}. Press d for the demo.", severity="warning")
+
+    def failed(self, message: OpenFailed) -> None:
+        shown = self.host.hermes.display_path(message.path)
+        error = message.error.replace(str(message.path), shown)
+        self.show_notice(
+            "failed",
+            f"{shown} · cannot open",
+            f"hermes-tui cannot browse {shown}:\n{error}",
+            "Nothing was changed: the file was only read, never written.",
+        )
+
+    def show_notice(self, state: str, header: str, what: str, safety: str) -> None:
+        """Replace the panes with one clear message: what the file is, that nothing was changed,
+        and how to go on (the demo, another --db). No error toast: the message is the screen."""
+        host, screen = self.host, self.screen
+        host.state = state
+        screen.remove_class("-searching")
+        screen.add_class(f"-{state}")
+        host.session_list.loading = False
+        host.session_list.empty_text = "No database is open."
+        host.session_list.set_order([])
+        host._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
+        notice = screen.query_one("#notice", Static)
+        notice.update(notice_text(what, safety))
+        notice.border_title = "No database open"
+        screen.refresh_bindings()
+
+    def open_demo(self) -> None:
+        """Build (once) and open the demo database; only offered when nothing is open."""
+        host = self.host
+        if host.state not in {"missing", "failed"}:
+            return
+        self.screen.remove_class("-missing", "-failed")
+        host._info(Text("hermes-tui · building the demo database…"))
+        host.session_list.loading = True
+        self._run(self._demo_worker, "demo", "build the demo database")
+
+    def _demo_worker(self) -> None:
+        """The demo is written through the store API into the cache folder, never ~/.hermes."""
+        from hermes_tui.demo import ensure_demo_db
+
+        try:
+            path = ensure_demo_db()
+        except Exception as exc:
+            self.screen.post_message(OpenFailed(Path("demo"), f"{type(exc).__name__}: {exc}"))
+            return
+        self.screen.app.call_from_thread(self._switch_to, path)
+
+    def _switch_to(self, path: Path) -> None:
+        self.host.hermes.db_path = path
+        self.open(path)

@@ -38,11 +38,7 @@ from hermes_tui.app.controllers.live_rules import (
     store_live_plan,
 )
 from hermes_tui.app.controllers.opening import (
-    first_order,
-    model_choices,
-    notice_text,
-    open_one,
-    prepare_search,
+    StoreOpening,
 )
 from hermes_tui.app.controllers.ordering import (
     DATE_PRESETS,
@@ -56,7 +52,6 @@ from hermes_tui.app.controllers.ordering import (
     restored_filter,
 )
 from hermes_tui.app.controllers.panes import Panes
-from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.session_view import SessionView
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
@@ -80,7 +75,6 @@ from hermes_tui.app.list_views import (
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
-from hermes_tui.app.prefetch import Prefetched
 from hermes_tui.app.render import (
     query_terms,
     snippet_terms,
@@ -234,6 +228,8 @@ class MainScreen(Screen[None]):
         self.live = LiveFollow(self)
         #: Reading the session shown; the list's cursor following it (`session_view.py`).
         self.view = SessionView(self)
+        #: Opening one store (`opening.py`).
+        self.opening = StoreOpening(self)
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -409,150 +405,33 @@ class MainScreen(Screen[None]):
         return loaded.row if loaded is not None and loaded.session_id == self.current_session else None
 
     # ------------------------------------------------------------------ opening
+    # `controllers/opening.py` does the work; these route its workers' messages to it.
     def open_database(self, path: Path) -> None:
-        """Open ``path`` in a worker; the panes show progress meanwhile."""
-        self.state = "opening"
-        self._info(Text(f"hermes-tui · opening {self.hermes.display_path(path)}…"))
-        self.open_db_worker(path, self.hermes.read_only)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the database")
-    def open_db_worker(self, path: Path, read_only: bool) -> None:
-        """`opening.open_one`, off the event loop."""
-        self.post_message(open_one(path, read_only, self.hermes.prefetch))
+        """Open ``path`` in a worker; the panes show progress meanwhile (`StoreOpening.open`)."""
+        self.opening.open(path)
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
-        if self.follower is not None:
-            self.follower.stop()  # before its store closes under it
-        old, self.db = self.db, message.db
-        if old is not None and old is not message.db:
-            old.close()
-        self.caps = message.caps
-        self.state = "ready"
-        self.hermes.db = message.db
-        self.remove_class("-missing", "-failed")
-        self._update_info()
-        sessions = self.session_list
-        sessions.row_source = message.db.list_rows
-        db, now = message.db, self.hermes.now
-        sessions.status_source = lambda ids: db.live_status(ids, now())
-        sessions.empty_text = "No sessions in this database."
-        self.live.start(message.db)
-        search = self.query_one("#search", SearchPane)
-        search.set_sources(message.sources)
-        search.index_progress = db.cjk_index_progress
-        one = OneStore(db)
-        search.connect(one.searcher(), one.titles, one.counter())
-        self._set_options("#filter-source", message.sources)
-        self._set_options("#filter-model", message.models)
-        self._restore_source(message.sources)
-        self._remember_list()
-        sessions.loading = True
-        self.first_order_worker(self.filter, self.order, self.active_only, message.prefetched)
-        self.filter_values_worker(message.db)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
-    def first_order_worker(
-        self, flt: SessionFilter, order: str, active: bool, pre: Prefetched | None
-    ) -> None:
-        """First paint from the head of the order (its first page, read in milliseconds), then
-        the whole order (seconds on a cold 10M-message file), which takes over without moving
-        the view (issue #21). A filter changed meanwhile cancels this worker (group "order")."""
-        db = self.db
-        assert db is not None
-        worker = get_current_worker()
-        for message in first_order(db, flt, order, active, pre, self.hermes.now, lambda: worker.is_cancelled):
-            self.post_message(message)
-
-    @work(thread=True, exit_on_error=False, group="values", description="read the model filter's choices")
-    def filter_values_worker(self, db: SessionDB) -> None:
-        """The model list scans every session row of a 0.19.0 file: off the first-paint path.
-        Then the first search's one-time scan (`prepare_search`: seconds at 10M messages), so the
-        first keystroke does not wait for it."""
-        models = model_choices(db)
-        if models is None:
-            return
-        self.post_message(self.ModelsRead(db, models))
-        prepare_search(db)
+        self.opening.opened(message)
 
     @on(ModelsRead)
     def _models_read(self, message: ModelsRead) -> None:
-        if message.db is not self._db or self.stores is not None:
-            return  # another store opened meanwhile
-        select = self.query_one("#filter-model", Select)
-        picked = select.value
-        with self.prevent(Select.Changed):
-            self._set_options("#filter-model", message.models)
-            if isinstance(picked, str) and picked in message.models:
-                select.value = picked
+        self.opening.models_read(message)
 
     @on(Missing)
     async def _missing(self, message: Missing) -> None:
-        shown = self.hermes.display_path(message.path)
-        self._show_notice(
-            "missing",
-            f"{shown} · not found",
-            f"There is no session database at {shown}.",
-            "Nothing was created: hermes-tui never makes a database it was asked to open.",
-        )
-        self.notify(f"No session database at {shown}. Press d for the demo.", severity="warning")
+        self.opening.missing(message)
 
     @on(OpenFailed)
     async def _open_failed(self, message: OpenFailed) -> None:
-        shown = self.hermes.display_path(message.path)
-        error = message.error.replace(str(message.path), shown)
-        self._show_notice(
-            "failed",
-            f"{shown} · cannot open",
-            f"hermes-tui cannot browse {shown}:\n{error}",
-            "Nothing was changed: the file was only read, never written.",
-        )
+        self.opening.failed(message)
         from hermes_tui.app.screens.repair import offer_repair  # a damaged store: diagnose, offer R
 
         offer_repair(self, self, message.path, message.error)
 
-    def _show_notice(self, state: str, header: str, what: str, safety: str) -> None:
-        """Replace the panes with one clear message: what the file is, that nothing was changed,
-        and how to go on (the demo, another --db). No error toast: the message is the screen."""
-        self.state = state
-        self.remove_class("-searching")
-        self.add_class(f"-{state}")
-        self.session_list.loading = False
-        self.session_list.empty_text = "No database is open."
-        self.session_list.set_order([])
-        self._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
-        text = notice_text(what, safety)
-        notice = self.query_one("#notice", Static)
-        notice.update(text)
-        notice.border_title = "No database open"
-        self.refresh_bindings()
-
     def action_open_demo(self) -> None:
         """Build (once) and open the demo database; only offered when nothing is open."""
-        if self.state not in {"missing", "failed"}:
-            return
-        self.remove_class("-missing", "-failed")
-        self._info(Text("hermes-tui · building the demo database…"))
-        self.session_list.loading = True
-        self.build_demo_worker()
-
-    @work(
-        thread=True, exit_on_error=False, exclusive=True, group="demo", description="build the demo database"
-    )
-    def build_demo_worker(self) -> None:
-        """The demo is written through the store API into the cache folder, never ~/.hermes."""
-        from hermes_tui.demo import ensure_demo_db
-
-        try:
-            path = ensure_demo_db()
-        except Exception as exc:
-            self.post_message(self.OpenFailed(Path("demo"), f"{type(exc).__name__}: {exc}"))
-            return
-        self.app.call_from_thread(self._switch_to, path)
-
-    def _switch_to(self, path: Path) -> None:
-        self.hermes.db_path = path
-        self.open_database(path)
+        self.opening.open_demo()
 
     # ------------------------------------------------------------------ several profiles (#20)
     # `controllers/federation.py` does the work; these route its workers' messages to it.
