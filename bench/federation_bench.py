@@ -89,7 +89,8 @@ def child(
     t_start = time.perf_counter()
     import hermes_tui
     from hermes_tui.app.app import HermesApp
-    from hermes_tui.app.stores import StoreChoice, federate
+    from hermes_tui.app.federated_prefetch import federate
+    from hermes_tui.app.stores import StoreChoice
     from hermes_tui.app.widgets.search import SearchPane
     from hermes_tui.app.widgets.session_list import SessionList
 

@@ -158,7 +158,8 @@ def browser_child(home: str, timeout: float, expected: int) -> dict[str, Any]:
 
     import hermes_tui
     from hermes_tui.app.app import HermesApp
-    from hermes_tui.app.stores import StoreChoice, federate
+    from hermes_tui.app.federated_prefetch import federate
+    from hermes_tui.app.stores import StoreChoice
     from hermes_tui.app.widgets.session_list import SessionList
 
     sys.path.insert(0, str(HERE))

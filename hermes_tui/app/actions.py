@@ -2,22 +2,53 @@
 
 Each `ActionSpec` becomes a key binding on the main screen, listed in help and offered by the
 command palette; its handler receives the MainScreen (with `db`, `session_list`,
-`selected_session_id` and `post_message(SessionsChanged(...))`), so a new action needs no edit of
-MainScreen. Nothing registers itself on import: the app calls `register_actions()` and
-`register_handoff_actions()` (`session_actions`, `handoff_actions`) before it builds the main
-screen.
+`selected_session_id`, `session_context` and `post_message(SessionsChanged(...))`), so a new
+action needs no edit of MainScreen. This module does not import the screen (the screen imports
+it): the helpers below read the screen through `ActionTarget`. Nothing registers itself on
+import: the app calls `register_actions()` and `register_handoff_actions()` (`session_actions`,
+`handoff_actions`) before it builds the main screen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from textual.notifications import SeverityLevel
+    from textual.widget import Widget
+
+    from hermes_tui.app.widgets.session_list import SessionList
+    from hermes_tui.state import SessionDB
+
+
+class ActionTarget(Protocol):
+    """What finding an action's session reads of the main screen."""
+
+    @property
+    def session_list(self) -> SessionList: ...
+
+    @property
+    def focused(self) -> Widget | None: ...
+
+    @property
+    def selected_session_id(self) -> str | None: ...
+
+    @property
+    def db(self) -> SessionDB | None: ...
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -33,11 +64,11 @@ class ActionSpec:
     name: str
     key: str
     description: str
-    handler: Callable[[MainScreen], Any]
+    handler: Callable[[Any], Any]  # called with the MainScreen
     show: bool = True
     palette: str = ""
     help: str = ""
-    applies: Callable[[MainScreen], bool] | None = None
+    applies: Callable[[Any], bool] | None = None  # called with the MainScreen
 
 
 ACTIONS: list[ActionSpec] = []
@@ -61,7 +92,7 @@ def find(name: str) -> ActionSpec | None:
     return next((a for a in ACTIONS if a.name == name), None)
 
 
-def target_session(screen: MainScreen) -> str | None:
+def target_session(screen: ActionTarget) -> str | None:
     """The one session an action applies to: exactly the row the user has selected.
 
     With the list focused it is the row under the cursor. The transcript follows the cursor
@@ -75,7 +106,7 @@ def target_session(screen: MainScreen) -> str | None:
     return screen.selected_session_id
 
 
-def need_session(screen: MainScreen) -> str | None:
+def need_session(screen: ActionTarget) -> str | None:
     """`target_session`, with a warning toast when there is none."""
     sid = target_session(screen)
     if sid is None:
@@ -83,7 +114,7 @@ def need_session(screen: MainScreen) -> str | None:
     return sid
 
 
-def refuse_if_read_only(screen: MainScreen, what: str) -> bool:
+def refuse_if_read_only(screen: ActionTarget, what: str) -> bool:
     """Notify and return True when the open store is read-only (nothing is written)."""
     db = screen.db
     if db is not None and db.read_only:

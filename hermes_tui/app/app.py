@@ -113,7 +113,7 @@ class HermesApp(App[Handoff]):
     ) -> None:
         """``theme`` None: the remembered one. ``settings_path`` None: `settings.default_path()`
         (``$HERMES_TUI_CONFIG`` or the platform's config folder). ``prefetch`` False: the caller
-        opens other stores (`stores.federate`), so ordering this one ahead would only compete.
+        opens other stores (`federated_prefetch.federate`), so ordering this one ahead would only compete.
         ``yield_cpu``: the drawing at `SCHED_IDLE`, the store's reads kept at normal priority
         (`--yield-cpu`, or the settings' `[live] yield_cpu`; cpu_share.py)."""
         super().__init__()
@@ -249,7 +249,7 @@ class HermesApp(App[Handoff]):
     def on_unmount(self) -> None:
         self.collector.stop()
         self.settings_writer.close()
-        ahead = self.stores_prefetch  # stores opened ahead (`stores.federate`) and never taken
+        ahead = self.stores_prefetch  # stores opened ahead (`federated_prefetch.federate`) and never taken
         if ahead is not None:
             self.stores_prefetch = None
             ahead.discard()

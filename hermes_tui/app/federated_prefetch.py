@@ -2,7 +2,7 @@
 
 Over several stores the first paint used to wait, in a row, for Textual's start-up, opening
 every store, their source/model lists, every store's `session_order`, the merge, and then a page
-worker for the first rows. Started by `stores.federate` (before the app runs), this thread does
+worker for the first rows. Started by `federate` (below; before the app runs), this thread does
 the store part meanwhile: the screen's open worker takes the open stores (`take`) and the first
 `BrowserStores.order()` call of the default list finds the merged order and the first page's
 rows ready (`BrowserStores.seed_order`). It reads only; a failure is left for the normal open
@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.stores import BrowserStores, StoreChoice
@@ -107,3 +108,25 @@ class FederatedPrefetch:
             self._taken = True
         if result is not None:
             result.stores.close()
+
+
+def federate(app: Any, choice: StoreChoice) -> None:
+    """Make `app` (a `HermesApp` not yet running) open `choice`'s stores instead of its one
+    file: the main screen reads `app.store_choice` when it mounts, and takes the stores from
+    `app.stores_prefetch`, which opens them and merges the first page now, while Textual starts.
+    The one-file open prefetch started by the app's constructor is dropped in the background
+    (waiting for it here delayed the first paint by its whole order)."""
+    from hermes_tui.app.widgets.session_list import PAGE_SIZE
+
+    ahead = FederatedPrefetch(choice, bool(getattr(app, "read_only", False)), PAGE_SIZE)
+    prefetch = getattr(app, "prefetch", None)
+    if prefetch is not None:
+        app.prefetch = None
+
+        def drop() -> None:
+            prefetch.discard()
+            ahead.keep_fast_switching()
+
+        threading.Thread(target=drop, name="hermes-drop-prefetch", daemon=True).start()
+    app.store_choice = choice
+    app.stores_prefetch = ahead

@@ -38,7 +38,6 @@ from hermes_tui.safe_text import one_line
 from hermes_tui.state import content_text
 
 if TYPE_CHECKING:
-    from hermes_tui.app.app import HermesApp
     from hermes_tui.app.screens.main import MainScreen
     from hermes_tui.app.widgets.transcript import MessageView
     from hermes_tui.state import SessionDB
@@ -81,7 +80,7 @@ def resume(screen: MainScreen) -> None:
     sid = need_session(screen)
     if sid is None:
         return
-    app: HermesApp = screen.hermes
+    app = screen.hermes
     _in_worker(screen, "resume", lambda db: compression_tip(db, sid), app.resume_session)
 
 
@@ -136,7 +135,7 @@ def _copied(screen: MainScreen, what: str, text: str) -> None:
 
 def copy_choice(screen: MainScreen, key: str) -> None:
     """Copy what ``key`` names (see `CopyMenu`)."""
-    app: HermesApp = screen.hermes
+    app = screen.hermes
     if key in {"m", "c"}:
         view = current_message(screen)
         if view is None:

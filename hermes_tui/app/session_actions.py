@@ -58,7 +58,7 @@ def rename(screen: MainScreen) -> None:
             markup=False,
         )
 
-    screen.app.push_screen(RenameDialog(screen, screen.db, sid), done)
+    screen.app.push_screen(RenameDialog(screen.session_context, screen.db, sid), done)
 
 
 def delete(screen: MainScreen) -> None:
@@ -90,7 +90,9 @@ def delete(screen: MainScreen) -> None:
         if result is not None and from_selection:
             sessions.clear_selection()
 
-    screen.app.push_screen(DeleteDialog(screen, screen.db, ids, selection=from_selection), done)
+    screen.app.push_screen(
+        DeleteDialog(screen.session_context, screen.db, ids, selection=from_selection), done
+    )
 
 
 def prune(screen: MainScreen) -> None:
@@ -98,7 +100,7 @@ def prune(screen: MainScreen) -> None:
         return
     if screen.db is None:
         return
-    screen.app.push_screen(PruneDialog(screen, screen.db))
+    screen.app.push_screen(PruneDialog(screen.session_context, screen.db))
 
 
 def undo(screen: MainScreen) -> None:
@@ -172,7 +174,7 @@ def trash(screen: MainScreen) -> None:
     """`T`: the trash screen (listing reads files only; restore and empty refuse read-only)."""
     if screen.db is None:
         return
-    screen.app.push_screen(TrashScreen(screen, screen.db))
+    screen.app.push_screen(TrashScreen(screen.session_context, screen.db))
 
 
 def export(screen: MainScreen) -> None:
@@ -180,14 +182,14 @@ def export(screen: MainScreen) -> None:
     sid = need_session(screen)
     if sid is None or screen.db is None:
         return
-    screen.app.push_screen(ExportDialog(screen, screen.db, sid))
+    screen.app.push_screen(ExportDialog(screen.session_context, screen.db, sid))
 
 
 def stats(screen: MainScreen) -> None:
     """Statistics only read; its "Optimize storage" refuses on a read-only store."""
     if screen.db is None:
         return
-    screen.app.push_screen(StatsScreen(screen, screen.db))
+    screen.app.push_screen(StatsScreen(screen.session_context, screen.db, lambda: open_usage(screen)))
 
 
 def usage(screen: MainScreen) -> None:

@@ -16,8 +16,8 @@ search). This module adapts them to the widgets, which were written for one stor
   300 profiles show the first stores' sessions at once and merge the others as they answer.
 - `MergedKeys` is the session list's sequence over a `MergedOrder`: keys `(profile, id)`, read
   in chunks where a worker asked (`peek` never reads, so drawing never waits).
-- `federate` makes an app open several stores, and starts opening them and merging the first
-  page while Textual starts (`federated_prefetch.py`); `open_chosen` takes that result.
+- `federated_prefetch.federate` makes an app open several stores, and starts opening them and
+  merging the first page while Textual starts; `open_chosen` takes that result.
 
 Ids are only unique within a store: in federated mode every key is `(profile, id)`.
 Nothing here imports Textual; every method that reads a store is called from a worker thread.
@@ -121,29 +121,6 @@ def all_stores(choice: StoreChoice, current: str | None = None) -> StoreChoice:
     (default: the choice's own current profile) stays the one `p` narrows back to."""
     prefer = current or choice.prefer or (choice.profiles[0] if choice.profiles else None)
     return StoreChoice(all_profiles=True, paths=choice.paths, home=choice.home, prefer=prefer)
-
-
-def federate(app: Any, choice: StoreChoice) -> None:
-    """Make `app` (a `HermesApp` not yet running) open `choice`'s stores instead of its one
-    file: the main screen reads `app.store_choice` when it mounts, and takes the stores from
-    `app.stores_prefetch`, which opens them and merges the first page now, while Textual starts.
-    The one-file open prefetch started by the app's constructor is dropped in the background
-    (waiting for it here delayed the first paint by its whole order)."""
-    from hermes_tui.app.federated_prefetch import FederatedPrefetch
-    from hermes_tui.app.widgets.session_list import PAGE_SIZE
-
-    ahead = FederatedPrefetch(choice, bool(getattr(app, "read_only", False)), PAGE_SIZE)
-    prefetch = getattr(app, "prefetch", None)
-    if prefetch is not None:
-        app.prefetch = None
-
-        def drop() -> None:
-            prefetch.discard()
-            ahead.keep_fast_switching()
-
-        threading.Thread(target=drop, name="hermes-drop-prefetch", daemon=True).start()
-    app.store_choice = choice
-    app.stores_prefetch = ahead
 
 
 def open_chosen(app: Any, choice: StoreChoice, read_only: bool) -> tuple[BrowserStores, list[str], list[str]]:

@@ -261,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         yield_cpu=args.yield_cpu,
     )
     if federating:
-        from hermes_tui.app.stores import StoreChoice, federate
+        from hermes_tui.app.federated_prefetch import federate
+        from hermes_tui.app.stores import StoreChoice
 
         paths = tuple(p.expanduser() for p in getattr(args, "dbs", None) or ())
         federate(app, StoreChoice(all_profiles=args.all_profiles, profiles=profiles, paths=paths))

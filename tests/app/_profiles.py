@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from hermes_tui.app.app import HermesApp
-from hermes_tui.app.stores import StoreChoice, federate
+from hermes_tui.app.federated_prefetch import federate
+from hermes_tui.app.stores import StoreChoice
 from hermes_tui.state import SessionDB
 
 from ._support import FIXED_NOW, make_app

@@ -37,7 +37,7 @@ def slow_open(monkeypatch: pytest.MonkeyPatch) -> Iterator[threading.Event]:
         return real(path, read_only)
 
     monkeypatch.setattr(prefetch_mod, "open_store", gated)
-    monkeypatch.setattr("hermes_tui.app.screens.main.open_store", gated)
+    monkeypatch.setattr("hermes_tui.app.controllers.opening.open_store", gated)
     yield gate
     gate.set()
 

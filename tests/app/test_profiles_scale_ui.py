@@ -99,7 +99,7 @@ async def test_the_list_shows_the_first_stores_and_merges_a_slow_one_keeping_the
             assert sessions.selected_key == picked and sessions.cursor == at + 2
             assert "opening" not in info_text(app) and f"{SLOW} 2" in info_text(app)
             # The late store is followed live like the others (one follower for all of them).
-            follower = screen._stores_follower
+            follower = screen.federation.watch.follower
             assert follower is not None and set(follower.profiles) == {*names, SLOW}
             with SessionDB(home / "profiles" / SLOW / "state.db") as db:
                 db.create_session("slow-new", "cli")

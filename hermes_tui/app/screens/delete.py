@@ -17,7 +17,7 @@ from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed
 from hermes_tui.app.undo import remember_trash_entry
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 
@@ -78,8 +78,10 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
 
     batch_messages: int | None = None
 
-    def __init__(self, main: MainScreen, db: SessionDB, ids: list[str], *, selection: bool = False) -> None:
-        super().__init__(main, db)
+    def __init__(
+        self, context: SessionContext, db: SessionDB, ids: list[str], *, selection: bool = False
+    ) -> None:
+        super().__init__(context, db)
         self.ids = list(dict.fromkeys(ids))
         self.selection = selection
         self.plan: dict[str, Any] | None = None
@@ -195,5 +197,5 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             return
         remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
         self.changed(tuple(result["deleted_ids"]))
-        self.main.notify(deleted_message(result), title="Deleted", markup=False)
+        self.context.notify(deleted_message(result), title="Deleted", markup=False)
         self.dismiss(result)

@@ -19,11 +19,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.formatting import plural as plural  # the one pluraliser; screens import it from here
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 R = TypeVar("R")
@@ -82,9 +81,9 @@ class ActionDialog(ModalScreen[R]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close", show=False)]
     BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"cancel": "close"}
 
-    def __init__(self, main: MainScreen, db: SessionDB) -> None:
+    def __init__(self, context: SessionContext, db: SessionDB) -> None:
         super().__init__()
-        self.main = main
+        self.context = context
         self.db = db
         self.cancel_event = threading.Event()
         self.busy = False
@@ -158,5 +157,5 @@ class ActionDialog(ModalScreen[R]):
         """On the loop: a batch of a long write is done (dialogs with a progress bar show it)."""
 
     def changed(self, ids: tuple[str, ...] = ()) -> None:
-        """Tell the main screen the store changed (it drops caches and re-queries)."""
-        self.main.post_message(SessionsChanged(ids))
+        """Tell the browser the store changed (it drops caches and re-queries)."""
+        self.context.sessions_changed(ids)

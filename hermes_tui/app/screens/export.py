@@ -20,7 +20,7 @@ from hermes_tui.exporting import markdown_filename, to_json, to_jsonl, to_markdo
 from hermes_tui.html_export import to_html
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 SCOPES = (("session", "this session"), ("lineage", "its lineage"), ("filter", "all sessions in the list"))
@@ -61,8 +61,8 @@ class ExportDialog(ActionDialog[Path | None]):
     ]
     BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"confirm": "export", "cancel": "close"}
 
-    def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
-        super().__init__(main, db)
+    def __init__(self, context: SessionContext, db: SessionDB, session_id: str) -> None:
+        super().__init__(context, db)
         self.session_id = session_id
         self.scope = "session"
         self.fmt = "json"
@@ -150,7 +150,8 @@ class ExportDialog(ActionDialog[Path | None]):
                 one = db.export_session_lineage(self.session_id, display)
                 sessions = [one] if one else []
             else:
-                ids = list(db.session_order(self.main.filter, self.main.order).ids)
+                flt, order = self.context.list_view()
+                ids = list(db.session_order(flt, order).ids)
                 sessions = (s for s in (db.export_session(i, display) for i in ids) if s)
             sessions = cancellable(sessions, self.cancel_event)
             if fmt == "json":
@@ -172,7 +173,7 @@ class ExportDialog(ActionDialog[Path | None]):
 
     def _cancelled(self) -> None:
         self.busy = False
-        self.main.notify("Export cancelled: no file was written.", title="Export", markup=False)
+        self.context.notify("Export cancelled: no file was written.", title="Export", markup=False)
         self.dismiss(None)
 
     def _failed(self, error: str) -> None:
@@ -181,5 +182,5 @@ class ExportDialog(ActionDialog[Path | None]):
 
     def _done(self, path: Path) -> None:
         self.busy = False
-        self.main.notify(f"Exported to {self.main.hermes.display_path(path)}", title="Exported", markup=False)
+        self.context.notify(f"Exported to {self.context.display_path(path)}", title="Exported", markup=False)
         self.dismiss(path)

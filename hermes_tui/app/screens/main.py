@@ -10,27 +10,56 @@ drops every cache here and re-queries.
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
-from hermes_tui.app import actions, cpu_share
-from hermes_tui.app.bindings import add_binding, declared_bindings, set_shown
+from hermes_tui.app import actions
+from hermes_tui.app.bindings import add_binding, declared_bindings
+from hermes_tui.app.controllers import messages as main_messages
+from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
+from hermes_tui.app.controllers.live import LiveFollow
+from hermes_tui.app.controllers.live_rules import (
+    OrderRefresh,
+    live_plan,
+    store_live_plan,
+)
+from hermes_tui.app.controllers.opening import (
+    StoreOpening,
+)
+from hermes_tui.app.controllers.ordering import (
+    DATE_PRESETS,
+    bar_filter,
+    empty_text,
+    filter_active,
+    filter_summary,
+    index_after_write,
+    ordered_ids,
+    remembered,
+    restored_filter,
+)
+from hermes_tui.app.controllers.panes import Panes
+from hermes_tui.app.controllers.session_view import SessionView
+from hermes_tui.app.controllers.transcript_loading import (
+    LoadedSession,
+    doing_text,
+    tip_note,
+    title_text,
+    transcript_subtitle,
+)
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.list_views import (
     DEFAULT_FILTER,
@@ -38,8 +67,6 @@ from hermes_tui.app.list_views import (
     VIEW_NOUNS,
     VIEW_PROMPT,
     VIEW_TITLES,
-    narrowed,
-    view_base,
     view_of,
     with_order,
     with_view,
@@ -47,70 +74,29 @@ from hermes_tui.app.list_views import (
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
-from hermes_tui.app.prefetch import Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.render import (
-    flag_words,
-    format_cost,
-    human_count,
     query_terms,
     snippet_terms,
-    to_number,
 )
+from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.settings import ORDERS
 from hermes_tui.app.stores import (
-    Arrivals,
     BrowserStores,
-    Key,
-    OrderResult,
     StoreChoice,
-    all_stores,
-    open_chosen,
 )
-from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
+from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import (
-    Divider,
-    Item,
-    MessageView,
-    TranscriptData,
     TranscriptView,
-    folded_counts,
-    prepare_first_window,
-    session_head,
-    transcript_items,
 )
-from hermes_tui.formatting import plural
-from hermes_tui.safe_text import cell_width, inert, one_line
-from hermes_tui.state import SessionDB, SessionFilter, StoreError, StoreStatus, hermes_root
+from hermes_tui.safe_text import one_line
+from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
-    from hermes_tui.app.app import HermesApp
+    from hermes_tui.app.session_context import BrowserApp
 
-DATE_PRESETS: tuple[tuple[str, int], ...] = (
-    ("last 24 h", 1),
-    ("last 7 days", 7),
-    ("last 30 days", 30),
-    ("last 90 days", 90),
-    ("last year", 365),
-)
 HIGHLIGHT_DEBOUNCE_S = 0.12
-#: On a wide terminal the transcript keeps this many columns and the list takes the rest
-#: (at 200 columns titles were cut at 26 cells while the transcript had 96).
-READING_COLS = 80
-#: "Active now": open sessions with a message (or a start) in the last this many seconds.
-ACTIVE_WITHIN_S = 600.0
-#: Over more profiles than this the header sums the sessions and counts failures by kind (300
-#: names would not fit, and the badges after them were never seen).
-HEADER_PROFILES = 8
-#: Stores whose failure is notified one by one (then one notification for the rest), and named
-#: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
-FAILURES_TOLD = 3
-TOOLTIP_BADGES = 20
-#: Stores that answer after the list is shown are taken in at most this often (each time: a
-#: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
-ARRIVALS_EVERY_S = 0.15
 
 #: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
 #: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
@@ -142,93 +128,15 @@ PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
     ),
     "#search": (("escape", "screen.back", "Back"),),
 }
-#: Keys of the list pane's footer shown only from this screen width on (they work at any width,
-#: and help and the palette list them): at 80 columns the footer keeps ? Help and q Quit.
-FOOTER_MIN_WIDTH = {
-    "screen.active_now": 130,  # also the filter bar's checkbox
-    "screen.toggle_archived": 110,  # also the filter bar's view menu
-    "toggle_mark": 105,  # the list's own: space selects
-    "screen.run_action('rename')": 90,
-}
 #: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
 #: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
 #: the one bound last: archive, pin).
 LIST_ACTIONS = ("rename", "delete", "unarchive", "archive", "unpin", "pin")
 
 
-def left_cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, cut from the left ("…/hermes/state.db"): the end of a
-    path names the file."""
-    if cell_width(text) <= width:
-        return text
-    out: list[str] = []
-    used = 1
-    for ch in reversed(text):
-        used += cell_width(ch)
-        if used > width:
-            break
-        out.append(ch)
-    return "…" + "".join(reversed(out))
-
-
 def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
     """Bind ``key`` on ``pane`` ahead of its other bindings for that key, shown in the footer."""
     add_binding(pane, key, action, description, priority=priority, first=True)
-
-
-def chain_segments(db: SessionDB, session_id: str, lineage: dict[str, Any]) -> list[dict[str, Any]]:
-    """Nodes of the compression chain through ``session_id``, root first (worker thread)."""
-    nodes = {n["id"]: n for n in lineage.get("nodes", [])}
-    if session_id not in nodes:
-        return []
-    root = session_id
-    while nodes[root].get("edge_kind") == "compression" and nodes[root].get("parent_session_id") in nodes:
-        root = nodes[root]["parent_session_id"]
-    try:
-        tip = db.get_compression_tip(session_id) or session_id
-    except Exception:  # an odd chain must not stop the reader
-        tip = session_id
-    path: list[str] = []
-    cur: str | None = tip if tip in nodes else session_id
-    while cur is not None and cur in nodes and cur not in path:
-        path.append(cur)
-        if cur == root:
-            break
-        cur = nodes[cur].get("parent_session_id")
-    path.reverse()
-    if not path or path[0] != root or session_id not in path:
-        path = [root] if root == session_id else [root, session_id]
-    return [nodes[i] for i in path]
-
-
-@dataclass
-class LoadedSession:
-    """A transcript, its lineage and its list row, fetched together in one worker."""
-
-    session_id: str
-    row: dict[str, Any]
-    data: TranscriptData
-    lineage: dict[str, Any] | None
-    target_id: int | None
-    terms: tuple[str, ...]
-    focus: bool
-    profile: str | None = None  # the owning store over several profiles
-
-
-def order_affected(ch: Any) -> bool:
-    """Whether live changes can move, add or drop rows of the session list (else only the open
-    transcript and the live statuses need them)."""
-    return bool(
-        ch.new_sessions
-        or ch.reactivated
-        or ch.deleted
-        or ch.sessions_removed
-        or ch.reset
-        or ch.ended
-        or ch.reopened
-        or ch.titles
-        or ch.messages
-    )
 
 
 class MainScreen(Screen[None]):
@@ -281,73 +189,21 @@ class MainScreen(Screen[None]):
         Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
     ]
 
-    class Opened(Message):
-        """The database opened (worker → screen)."""
-
-        def __init__(
-            self,
-            db: SessionDB,
-            caps: dict[str, Any],
-            sources: list[str],
-            models: list[str],
-            ids: list[str] | None = None,
-            first_rows: list[dict[str, Any]] | None = None,
-            prefetched: Prefetched | None = None,
-        ) -> None:
-            super().__init__()
-            self.db = db
-            self.caps = caps
-            self.sources = sources
-            self.models = models
-            self.ids = ids  # the default order, when the open prefetch computed it
-            self.first_rows = first_rows or []
-            self.prefetched = prefetched  # the open prefetch: its head and, later, its order
-
-    class Missing(Message):
-        """There is no database file at the path."""
-
-        def __init__(self, path: Path) -> None:
-            super().__init__()
-            self.path = path
-
-    class OpenFailed(Message):
-        """The file exists but could not be opened (corrupt, not SQLite, permissions)."""
-
-        def __init__(self, path: Path, error: str) -> None:
-            super().__init__()
-            self.path = path
-            self.error = error
-
-    class OrderLoaded(Message):
-        """Ordered ids for the current filter."""
-
-        def __init__(
-            self,
-            ids: Any,
-            keep: str | None,
-            seconds: float,
-            store_total: int | None = None,
-            first_rows: list[dict[str, Any]] | None = None,
-            provisional: bool = False,
-            handover: bool = False,
-        ) -> None:
-            super().__init__()
-            self.ids = ids
-            self.keep = keep
-            self.seconds = seconds
-            self.store_total = store_total  # every session of the store (None: not counted)
-            self.first_rows = first_rows  # the rows of page 0, read with the order
-            #: `ids` are only the head of the order (first paint); the whole order follows.
-            self.provisional = provisional
-            #: The whole order for the head shown: the view and cursor stay where they are.
-            self.handover = handover
-
-    class SessionLoaded(Message):
-        """A transcript and lineage are ready."""
-
-        def __init__(self, loaded: LoadedSession) -> None:
-            super().__init__()
-            self.loaded = loaded
+    # The screen's messages (`controllers/messages.py`), under their names here too.
+    Opened: TypeAlias = main_messages.Opened
+    Missing: TypeAlias = main_messages.Missing
+    OpenFailed: TypeAlias = main_messages.OpenFailed
+    OrderLoaded: TypeAlias = main_messages.OrderLoaded
+    SessionLoaded: TypeAlias = main_messages.SessionLoaded
+    ModelsRead: TypeAlias = main_messages.ModelsRead
+    StoresOpened: TypeAlias = main_messages.StoresOpened
+    StoresArrived: TypeAlias = main_messages.StoresArrived
+    StoreValues: TypeAlias = main_messages.StoreValues
+    MergedLoaded: TypeAlias = main_messages.MergedLoaded
+    StoreLive: TypeAlias = main_messages.StoreLive
+    MergedLive: TypeAlias = main_messages.MergedLive
+    LiveSession: TypeAlias = main_messages.LiveSession
+    LiveOrder: TypeAlias = main_messages.LiveOrder
 
     def __init__(self) -> None:
         super().__init__()
@@ -364,19 +220,14 @@ class MainScreen(Screen[None]):
         #: The profiles the list and search span (None: every open store).
         self.profile_filter: tuple[str, ...] | None = None
         self.profile_counts: dict[str, int] = {}
-        #: Live follow over several stores: one follower for all of them (`stores_follow.py`).
-        self._stores_follower: StoresFollower | None = None
-        #: Stores whose failure was notified; the stores that answered since the last
-        #: `StoresArrived`; the list's last merge: the stores it covered and those it left out
-        #: because they had not answered yet.
-        self._failures_told: set[str] = set()
-        self._arrivals: Arrivals | None = None
-        self._merged_profiles: set[str] = set()
-        self._merge_pending: set[str] = set()
-        #: `StoresArrived` handled so far, and when each store last answered (`_merged`).
-        self._arrival_seq = 0
-        self._answered_at: dict[str, int] = {}
-        self._menu_profiles: list[str] = []  # the profile menu's choices
+        #: Several stores: opening them, the merged list, their follower (`federation.py`).
+        self.federation = Federation(self)
+        #: One store's live follow, and what live reports do (`live.py`).
+        self.live = LiveFollow(self)
+        #: Reading the session shown; the list's cursor following it (`session_view.py`).
+        self.view = SessionView(self)
+        #: Opening one store (`opening.py`).
+        self.opening = StoreOpening(self)
         self.caps: dict[str, Any] = {}
         self.filter = DEFAULT_FILTER
         self.order = "last_active"
@@ -384,6 +235,7 @@ class MainScreen(Screen[None]):
         self.chain_mode = False
         self.state = "opening"
         self._highlight_due = Debouncer(self, HIGHLIGHT_DEBOUNCE_S)
+        self.panes = Panes(self)
         self._wanted: str | None = None
         self._wanted_profile: str | None = None
         #: (wanted session, the list row standing for it) when the list holds it under another
@@ -400,14 +252,11 @@ class MainScreen(Screen[None]):
         #: a live order refresh in flight / asked for again meanwhile.
         self.follower: LiveFollower | None = None
         self.active_only = False
-        self._live_order_running = False
-        self._live_order_again = False
-        #: A live change came while the list showed a provisional head (refresh after hand-over).
-        self._live_order_missed = False
+        #: One live order refresh at a time, and one missed while the head was shown.
+        self.order_refresh = OrderRefresh()
         # The list cursor when this app's own write asked for a reload: a selected session that
         # the write removed gives its place to the next row (`_order_loaded`), as a live reorder does.
         self._reload_near: tuple[Any, int] | None = None
-        self._live_error_shown = False
         #: The list's order as live changes move it (only the sessions they name are re-read).
         self.live_ids = IncrementalOrder()
         #: The open session's live reads: one at a time, at most five a second (a burst of
@@ -415,9 +264,29 @@ class MainScreen(Screen[None]):
         self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
 
     @property
-    def hermes(self) -> HermesApp:
-        """The app, typed."""
+    def hermes(self) -> BrowserApp:
+        """The app, typed as the screens see it (`session_context.BrowserApp`)."""
         return self.app  # type: ignore[return-value]
+
+    @property
+    def session_context(self) -> SessionContext:
+        """What a dialog gets of the browser instead of this screen (`session_context.py`)."""
+        return SessionContext(
+            db_for=self.db_for,
+            now=self.hermes.now,
+            notify=self.notify,
+            sessions_changed=self._post_sessions_changed,
+            display_path=self.hermes.display_path,
+            list_view=lambda: (self.filter, self.order),
+        )
+
+    def _post_sessions_changed(self, ids: tuple[str, ...]) -> None:
+        self.post_message(SessionsChanged(ids))
+
+    def reopen(self, path: Path) -> None:
+        """Open ``path`` again with the list focused (the repair panel, after a repair)."""
+        self.session_list.focus()
+        self.open_database(path)
 
     # ------------------------------------------------------------------ the owning store (#20)
     @property
@@ -442,6 +311,10 @@ class MainScreen(Screen[None]):
         if self.focused is sessions or self.current_session is None:
             return sessions.selected_profile or self.current_profile
         return self.current_profile
+
+    def row_key(self, profile: str | None, session_id: Any) -> Any:
+        """The list's key of a session: ``(profile, id)`` over several stores, the id with one."""
+        return (profile, session_id) if self.stores is not None else session_id
 
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of ``profile`` (the one store when there are not several)."""
@@ -493,11 +366,11 @@ class MainScreen(Screen[None]):
         self.query_one("#sessions", SessionList).loading = True
         self.query_one("#sessions", SessionList).focus()
         self.query_one("#filter-profile", Select).display = False  # shown over several stores
-        self.session_list.on_visible = self._visible_changed
+        self.session_list.on_visible = self.live.visible_changed
         self._restore_settings()
         choice = getattr(self.hermes, "store_choice", None)
         if isinstance(choice, StoreChoice):
-            self.open_stores(choice)
+            self.federation.open(choice)
         else:
             self.open_database(self.hermes.db_path)
 
@@ -524,678 +397,71 @@ class MainScreen(Screen[None]):
         return loaded.row if loaded is not None and loaded.session_id == self.current_session else None
 
     # ------------------------------------------------------------------ opening
+    # `controllers/opening.py` does the work; these route its workers' messages to it.
     def open_database(self, path: Path) -> None:
-        """Open ``path`` in a worker; the panes show progress meanwhile."""
-        self.state = "opening"
-        self._info(Text(f"hermes-tui · opening {self.hermes.display_path(path)}…"))
-        self.open_db_worker(path, self.hermes.read_only)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the database")
-    def open_db_worker(self, path: Path, read_only: bool) -> None:
-        """Open without migrating (never change the file's structure) and read capabilities."""
-        if not path.exists():
-            self.post_message(self.Missing(path))
-            return
-        pre = self.hermes.prefetch.take(path, read_only) if self.hermes.prefetch is not None else None
-        if pre is not None:
-            self.post_message(self.Opened(pre.db, pre.caps, pre.sources, [], prefetched=pre))
-            return
-        try:
-            db, caps, sources = open_store(path, read_only)
-        except StoreError as exc:  # the store's own words: what the file is
-            self.post_message(self.OpenFailed(path, str(exc)))
-            return
-        except Exception as exc:
-            self.post_message(self.OpenFailed(path, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.Opened(db, caps, sources, []))
+        """Open ``path`` in a worker; the panes show progress meanwhile (`StoreOpening.open`)."""
+        self.opening.open(path)
 
     @on(Opened)
     def _opened(self, message: Opened) -> None:
-        if self.follower is not None:
-            self.follower.stop()  # before its store closes under it
-        old, self.db = self.db, message.db
-        if old is not None and old is not message.db:
-            old.close()
-        self.caps = message.caps
-        self.state = "ready"
-        self.hermes.db = message.db
-        self.remove_class("-missing", "-failed")
-        self._update_info()
-        sessions = self.session_list
-        sessions.row_source = message.db.list_rows
-        db, now = message.db, self.hermes.now
-        sessions.status_source = lambda ids: db.live_status(ids, now())
-        sessions.empty_text = "No sessions in this database."
-        self._start_follower(message.db)
-        search = self.query_one("#search", SearchPane)
-        search.set_sources(message.sources)
-        search.index_progress = db.cjk_index_progress
-        search.connect(self._searcher, self._titles, self._counter)
-        self._set_options("#filter-source", message.sources)
-        self._set_options("#filter-model", message.models)
-        self._restore_source(message.sources)
-        self._remember_list()
-        sessions.loading = True
-        self.first_order_worker(self.filter, self.order, self.active_only, message.prefetched)
-        self.filter_values_worker(message.db)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
-    def first_order_worker(
-        self, flt: SessionFilter, order: str, active: bool, pre: Prefetched | None
-    ) -> None:
-        """First paint from the head of the order (its first page, read in milliseconds), then
-        the whole order (seconds on a cold 10M-message file), which takes over without moving
-        the view (issue #21). A filter changed meanwhile cancels this worker (group "order")."""
-        db = self.db
-        assert db is not None
-        started = time.perf_counter()
-        # "Active now" keeps only recent sessions of the order: no head, and not the prefetch's.
-        from_prefetch = pre is not None and not active and flt == DEFAULT_FILTER and order == "last_active"
-        if pre is not None and from_prefetch:
-            if pre.complete:  # a small store: the prefetch read the whole order
-                self.post_message(self.OrderLoaded(pre.head, None, 0.0, len(pre.head), pre.first_rows))
-                return
-            head, rows = pre.head, pre.first_rows
-        else:
-            try:
-                # Pinned first: the head is read without the pins (the walk cannot put them
-                # first); the whole order puts them above it.
-                unpinned = replace(flt, pinned_first=False)
-                head, rows = ([], []) if active else order_head(db, unpinned, order, PAGE_SIZE)
-            except Exception:  # noqa: BLE001 - the whole order below reports the store's error
-                head, rows = [], []
-        if head and not get_current_worker().is_cancelled:
-            self.post_message(self.OrderLoaded(head, None, 0.0, None, rows, provisional=True))
-        ids = pre.full_order(flt, order) if pre is not None and from_prefetch else None
-        from_prefetch = ids is not None
-        try:
-            if ids is not None:
-                total: int | None = len(ids)
-            else:
-                ids, total = self._ordered_ids(flt, order, active)
-        except Exception as exc:
-            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            ids, total = [], None
-        if not get_current_worker().is_cancelled:
-            seconds = 0.0 if from_prefetch else time.perf_counter() - started  # 0: not ours to time
-            self.post_message(self.OrderLoaded(ids, None, seconds, total, handover=bool(head)))
-
-    class ModelsRead(Message):
-        """The model filter's choices, read after first paint (worker → screen)."""
-
-        def __init__(self, db: SessionDB, models: list[str]) -> None:
-            super().__init__()
-            self.db = db
-            self.models = models
-
-    @work(thread=True, exit_on_error=False, group="values", description="read the model filter's choices")
-    def filter_values_worker(self, db: SessionDB) -> None:
-        """The model list scans every session row of a 0.19.0 file: off the first-paint path.
-        Then the first search's one-time scan (`prepare_search`: seconds at 10M messages), so the
-        first keystroke does not wait for it."""
-        try:
-            models = filter_values(db)
-        except Exception:  # noqa: BLE001 - the menu stays empty; the list reports store errors
-            return
-        self.post_message(self.ModelsRead(db, models))
-        with contextlib.suppress(Exception):  # a search meets the same error and reports it
-            db.prepare_search()
+        self.opening.opened(message)
 
     @on(ModelsRead)
     def _models_read(self, message: ModelsRead) -> None:
-        if message.db is not self._db or self.stores is not None:
-            return  # another store opened meanwhile
-        select = self.query_one("#filter-model", Select)
-        picked = select.value
-        with self.prevent(Select.Changed):
-            self._set_options("#filter-model", message.models)
-            if isinstance(picked, str) and picked in message.models:
-                select.value = picked
+        self.opening.models_read(message)
 
     @on(Missing)
     async def _missing(self, message: Missing) -> None:
-        shown = self.hermes.display_path(message.path)
-        self._show_notice(
-            "missing",
-            f"{shown} · not found",
-            f"There is no session database at {shown}.",
-            "Nothing was created: hermes-tui never makes a database it was asked to open.",
-        )
-        self.notify(f"No session database at {shown}. Press d for the demo.", severity="warning")
+        self.opening.missing(message)
 
     @on(OpenFailed)
     async def _open_failed(self, message: OpenFailed) -> None:
-        shown = self.hermes.display_path(message.path)
-        error = message.error.replace(str(message.path), shown)
-        self._show_notice(
-            "failed",
-            f"{shown} · cannot open",
-            f"hermes-tui cannot browse {shown}:\n{error}",
-            "Nothing was changed: the file was only read, never written.",
-        )
+        self.opening.failed(message)
         from hermes_tui.app.screens.repair import offer_repair  # a damaged store: diagnose, offer R
 
-        offer_repair(self, message.path, message.error)
-
-    def _show_notice(self, state: str, header: str, what: str, safety: str) -> None:
-        """Replace the panes with one clear message: what the file is, that nothing was changed,
-        and how to go on (the demo, another --db). No error toast: the message is the screen."""
-        self.state = state
-        self.remove_class("-searching")
-        self.add_class(f"-{state}")
-        self.session_list.loading = False
-        self.session_list.empty_text = "No database is open."
-        self.session_list.set_order([])
-        self._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
-        text = Text()
-        text.append(inert(what) + "\n\n", style="bold")
-        text.append(safety + "\n\n")
-        text.append("Press d to open the demo database (built once and cached), or start hermes-tui ")
-        text.append("with --db PATH to a Hermes state.db. q quits.")
-        notice = self.query_one("#notice", Static)
-        notice.update(text)
-        notice.border_title = "No database open"
-        self.refresh_bindings()
+        offer_repair(self, self, message.path, message.error)
 
     def action_open_demo(self) -> None:
         """Build (once) and open the demo database; only offered when nothing is open."""
-        if self.state not in {"missing", "failed"}:
-            return
-        self.remove_class("-missing", "-failed")
-        self._info(Text("hermes-tui · building the demo database…"))
-        self.session_list.loading = True
-        self.build_demo_worker()
-
-    @work(
-        thread=True, exit_on_error=False, exclusive=True, group="demo", description="build the demo database"
-    )
-    def build_demo_worker(self) -> None:
-        """The demo is written through the store API into the cache folder, never ~/.hermes."""
-        from hermes_tui.demo import ensure_demo_db
-
-        try:
-            path = ensure_demo_db()
-        except Exception as exc:
-            self.post_message(self.OpenFailed(Path("demo"), f"{type(exc).__name__}: {exc}"))
-            return
-        self.app.call_from_thread(self._switch_to, path)
-
-    def _switch_to(self, path: Path) -> None:
-        self.hermes.db_path = path
-        self.open_database(path)
+        self.opening.open_demo()
 
     # ------------------------------------------------------------------ several profiles (#20)
-    class StoresOpened(Message):
-        """Several profiles' stores opened (worker → screen)."""
-
-        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
-            super().__init__()
-            self.stores = stores
-            self.sources = sources
-            self.models = models
-
-    class StoresArrived(Message):
-        """Stores answered since the last of these: opened, failed to, or brought an order they
-        were late with (a pool thread → screen; one on its way at a time)."""
-
-        def __init__(self, stores: BrowserStores) -> None:
-            super().__init__()
-            self.stores = stores
-
-    class StoreValues(Message):
-        """The source and model menus over every store, once all answered (worker → screen)."""
-
-        def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
-            super().__init__()
-            self.stores = stores
-            self.sources = sources
-            self.models = models
-
-    class MergedLoaded(Message):
-        """A merged order of several stores (worker → screen)."""
-
-        def __init__(self, result: OrderResult, profiles: tuple[str, ...] | None) -> None:
-            super().__init__()
-            self.result = result
-            self.profiles = profiles
-
-    def open_stores(self, choice: StoreChoice) -> None:
-        """Discover and open the chosen profiles' stores in a worker."""
-        self.state = "opening"
-        self._info(Text("hermes-tui · opening the profiles' stores…"))
-        self.session_list.loading = True
-        self.open_stores_worker(choice, self.hermes.read_only)
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="open", description="open the stores")
-    def open_stores_worker(self, choice: StoreChoice, read_only: bool) -> None:
-        """The stores open on a bounded pool (a failure is that store's badge); this waits for
-        the first ones, the others join as they answer (`StoresArrived`)."""
-        try:  # the stores the open prefetch opened while Textual started, if it is this choice
-            stores, sources, models = open_chosen(self.hermes, choice, read_only)
-        except Exception as exc:
-            self.post_message(self.OpenFailed(self.hermes.db_path, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.StoresOpened(stores, sources, models))
-
+    # `controllers/federation.py` does the work; these route its workers' messages to it.
     @on(StoresOpened)
     def _stores_opened(self, message: StoresOpened) -> None:
-        self._stop_store_followers()
-        if self.follower is not None:
-            self.follower.stop()  # live follow spans one store; not across profiles yet
-            self.follower = None
-        old, self.stores = self.stores, message.stores
-        if old is not None and old is not message.stores:
-            old.close()
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-            self.hermes.db = None
-        stores = message.stores
-        self.state = "ready"
-        self.caps = {}
-        self.remove_class("-missing", "-failed")
-        sessions = self.session_list
-        sessions.federated = True
-        sessions.row_source = stores.list_rows
-        now = self.hermes.now
-        sessions.status_source = lambda keys: stores.live_status(keys, now())
-        sessions.on_visible = None
-        sessions.empty_text = "No sessions in these stores."
-        self._set_options("#filter-source", message.sources)
-        self._set_options("#filter-model", message.models)
-        self._restore_source(message.sources)
-        profile_select = self.query_one("#filter-profile", Select)
-        with self.prevent(Select.Changed):
-            profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
-        profile_select.display = True  # (its options follow the stores that open later)
-        self.query_one("#search", SearchPane).set_sources(message.sources)
-        self._connect_search()
-        # Listening first: a store answering from now on is heard of; one that answered since
-        # the stores were taken is caught up with by one message (`poke`).
-        arrivals = self._arrivals = Arrivals(lambda: self.post_message(self.StoresArrived(stores)))
-        stores.fed.listen(arrivals.add)
-        self._start_store_followers(stores)
-        self._failures_told = set()
-        self._tell_failures(stores)
-        self._menu_profiles = list(stores.profiles)
-        if stores.opening or stores.values_from != set(stores.profiles):
-            arrivals.poke()
-        if not stores.profiles:
-            sessions.loading = False
-            sessions.empty_text = "No store could be opened: see the badges in the header."
-            sessions.set_order([])
-            self._update_info()
-            return
-        self.reload_order()
-
-    def _connect_search(self) -> None:
-        """Point the search pane at the stores the list spans."""
-        assert self.stores is not None
-        names = self.profile_filter
-        search = self.query_one("#search", SearchPane)
-        search.index_progress = None  # one store's CJK build progress; not said across stores
-        search.connect(self.stores.searcher(names), self.stores.titles, self.stores.counter(names))
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="merge the stores")
-    def load_merged_worker(
-        self,
-        flt: SessionFilter,
-        order: str,
-        profiles: tuple[str, ...] | None,
-        keep: Key | None,
-        active: bool = False,
-    ) -> None:
-        """The exact merged order of the stores; only its first pages are merged here."""
-        assert self.stores is not None
-        started, seen = time.perf_counter(), self._arrival_seq
-        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            result = self.stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
-        except Exception as exc:
-            self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            return
-        result.extra["arrivals_seen"] = seen
-        result.seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.post_message(self.MergedLoaded(result, profiles))
+        self.federation.opened(message)
 
     @on(MergedLoaded)
     async def _merged_loaded(self, message: MergedLoaded) -> None:
-        result = message.result
-        if message.profiles != self.profile_filter:
-            return
-        self.profile_counts = result.counts
-        for profile, err in result.errors.items():
-            self.notify(
-                one_line(f"{err.kind}: {err.message}"),
-                title=f"Profile {one_line(profile, 30)}",
-                severity="error",
-                markup=False,
-            )
-        sessions = self.session_list
-        sessions.show_profile = len(result.counts) > 1
-        sessions._line_cache.clear()
-        self.store_total = None
-        missed = self._merged(result)
-        await self._order_loaded(
-            self.OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
-            result.keep_index,
-        )
-        if missed or self._merge_behind():  # stores that opened meanwhile
-            self._refresh_merged_live()
+        await self.federation.merged_loaded(message)
 
-    # Live follow over several stores: one follower per store keeps the merged list (order, Live
-    # column, counts) current; the open transcript does not follow yet.
-    class StoreLive(Message):
-        """A store's follower saw commits or fresh statuses (polling thread → screen)."""
-
-        def __init__(self, profile: str, update: LiveUpdate) -> None:
-            super().__init__()
-            self.profile = profile
-            self.update = update
-
-    class MergedLive(Message):
-        """A fresh merged order after live changes (worker → screen)."""
-
-        def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
-            super().__init__()
-            self.result = result
-            self.key = key  # (filter, order, profiles, active) it answers
-
-    def _start_store_followers(self, stores: BrowserStores) -> None:
-        """One follower thread for every open store (stores that open later join it)."""
-        self._stop_store_followers()
-
-        def report(profile: str, update: LiveUpdate) -> None:
-            if follower is self._stores_follower and not follower.stopped:
-                self.post_message(self.StoreLive(profile, update))
-
-        follower = StoresFollower(stores.fed.submit_each, report, clock=self.hermes.now)
-        self._stores_follower = follower
-        for profile in stores.profiles:
-            db = stores.db_for(profile)
-            if db is not None:
-                follower.add(profile, db)
-        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
-        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
-        self.session_list.on_visible = self._visible_keys_changed
-
-    def _stop_store_followers(self) -> None:
-        if self._stores_follower is not None:
-            self._stores_follower.stop()
-        self._stores_follower = None
-
-    def _care_stores(self) -> None:
-        """Each store's follower cares about its rows on screen; the open session's store also
-        about that session and its lineage (so its new messages are reported)."""
-        follower = self._stores_follower
-        if follower is None:
-            return
-        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
-        for key in self.session_list.visible_ids:
-            if isinstance(key, tuple) and key[0] in by_profile:
-                by_profile[key[0]].append(key[1])
-        current = self.current_profile
-        if self.current_session and current in by_profile:
-            by_profile[current].append(self.current_session)
-            lineage = self.query_one("#lineage", LineageTree).lineage or {}
-            by_profile[current] += [n["id"] for n in lineage.get("nodes", [])[:64]]
-        for profile, ids in by_profile.items():
-            follower.care(profile, ids)
-
-    def _visible_keys_changed(self, keys: list[Any]) -> None:
-        follower = self._stores_follower
-        if follower is None:
-            return
-        by_profile: dict[str, list[str]] = {p: [] for p in follower.profiles}
-        for key in keys:
-            if isinstance(key, tuple) and key[0] in by_profile:
-                by_profile[key[0]].append(key[1])
-        for profile, ids in by_profile.items():
-            follower.show(profile, ids)
-        self._care_stores()
-
-    # Stores that answer after the list was first shown (300 profiles, or a slow one).
     @on(StoresArrived)
     def _stores_arrived(self, message: StoresArrived) -> None:
-        """Stores answered: the open ones join the follower, the profile menu and the list (a
-        re-merge: the cursor stays on its session), the failed ones are told; once every store
-        answered, the source and model menus cover them all."""
-        stores = self.stores
-        if stores is None or message.stores is not stores or self._arrivals is None:
-            return
-        arrived = self._arrivals.take()
-        self._arrival_seq += 1
-        self._answered_at.update(dict.fromkeys(arrived, self._arrival_seq))
-        self.set_timer(ARRIVALS_EVERY_S, self._arrivals.rearm)  # the next ones, a moment later
-        follower = self._stores_follower
-        for profile in stores.profiles:
-            db = stores.db_for(profile)
-            if follower is not None and db is not None:
-                follower.add(profile, db)
-        profiles = stores.profiles
-        if profiles != self._menu_profiles:
-            self._menu_profiles = profiles
-            select = self.query_one("#filter-profile", Select)
-            with self.prevent(Select.Changed):
-                picked = select.value
-                select.set_options([(one_line(p, 24), p) for p in profiles])
-                if isinstance(picked, str) and picked in profiles:
-                    select.value = picked
-        self._tell_failures(stores)
-        if self.state == "ready" and (arrived & self._merge_pending or self._merge_behind(opening=True)):
-            self._refresh_merged_live()
-        self._update_info()
-        if not stores.opening and stores.values_from != set(profiles):
-            stores.values_from = set(profiles)  # read once more, by the worker
-            self.store_values_worker(stores)
-
-    def _merged(self, result: OrderResult) -> bool:
-        """Note what the merge shown covers. True: a store answered after this merge started and
-        is not in it, or only with an older order (pending): its `StoresArrived` came before the
-        merge was shown, so merge again."""
-        self._merged_profiles = set(result.counts) | set(result.errors)
-        self._merge_pending = set(result.pending)
-        seen = result.extra.get("arrivals_seen", self._arrival_seq)
-        assert self.stores is not None
-        wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
-        behind = (wanted - self._merged_profiles) | (wanted & self._merge_pending)
-        late = {p for p in behind if self._answered_at.get(p, -1) > seen}
-        return bool(late)
-
-    def _merge_behind(self, opening: bool = False) -> bool:
-        """Open stores (of the list's profiles) that the list's last merge neither covered nor
-        is waiting for (those it waits for come with their own `StoresArrived`). While stores
-        still open only `StoresArrived` (paced: `ARRIVALS_EVERY_S`) asks, with `opening`: a
-        re-merge after each re-merge kept the event loop and the stores' threads busy."""
-        if self.stores is None or (self.stores.opening and not opening):
-            return False
-        wanted = set(self.profile_filter or self.stores.profiles) & set(self.stores.profiles)
-        return not wanted <= self._merged_profiles | self._merge_pending
-
-    def _tell_failures(self, stores: BrowserStores) -> None:
-        """A notification per store that could not be opened, the first `FAILURES_TOLD` of them
-        (each a badge in the header too); then one for the rest, however many."""
-        new = [r for r in stores.failed if r.profile not in self._failures_told]
-        if not new:
-            return
-        room = max(0, FAILURES_TOLD - len(self._failures_told))
-        for ref in new[:room]:
-            self.notify(
-                inert(ref.badge, newlines=False),
-                title="A store could not be opened",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
-        if len(new) > room:
-            self.notify(
-                f"{len(new) - room:,} more stores could not be opened: see the header.",
-                title="Stores could not be opened",
-                severity="warning",
-                timeout=8,
-                markup=False,
-            )
-        self._failures_told.update(r.profile for r in new)
-
-    @work(thread=True, exit_on_error=False, group="values", description="read the stores' filter choices")
-    def store_values_worker(self, stores: BrowserStores) -> None:
-        try:
-            sources, models = stores.values("source"), stores.values("model")
-        except Exception:  # noqa: BLE001 - the menus keep what they have
-            return
-        self.post_message(self.StoreValues(stores, sources, models))
+        self.federation.arrived(message)
 
     @on(StoreValues)
     def _store_values(self, message: StoreValues) -> None:
-        if message.stores is not self.stores:
-            return
-        for selector, values in (("#filter-source", message.sources), ("#filter-model", message.models)):
-            select = self.query_one(selector, Select)
-            with self.prevent(Select.Changed):
-                picked = select.value
-                self._set_options(selector, values)
-                if isinstance(picked, str) and picked in values:
-                    select.value = picked
-        self.query_one("#search", SearchPane).set_sources(message.sources)
-
-    @on(StoreLive)
-    def _store_live(self, message: StoreLive) -> None:
-        update = message.update
-        if update.error is not None or self.stores is None:
-            return
-        if update.statuses is not None:
-            self.session_list.set_live({(message.profile, k): v for k, v in update.statuses.items()})
-            if message.profile == self.current_profile and self.current_session in update.statuses:
-                self._show_live_tip()
-            if self.active_only:  # sessions age out of "active now"
-                self._refresh_merged_live()
-        ch = update.changes
-        if ch and order_affected(ch):
-            self._refresh_merged_live()
-        self._follow_open_session(message.profile, ch)
-
-    def _follow_open_session(self, profile: str, ch: Any) -> None:
-        """The open transcript of `profile`'s store appends its new messages (as with one store);
-        a chain or a deletion re-reads it."""
-        current = self.current_session
-        if not ch or current is None or profile != self.current_profile:
-            return
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        if current in ch.deleted:
-            self.call_later(self._current_deleted, current)
-            return
-        if data is not None and data.chain:
-            if ch.messages:
-                self.load_session(current, profile=profile)  # a chain re-reads its segments
-            return
-        if current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened:
-            self._follow_session(self.session_pace.ask(current in ch.ended))
-
-    def _refresh_merged_live(self) -> None:
-        """One live re-merge at a time (a change meanwhile runs it once more)."""
-        if self.stores is None or self.state != "ready":
-            return
-        self._gate_live_order(
-            lambda: self.live_merged_worker(self.filter, self.order, self.profile_filter, self.active_only)
-        )
-
-    def _gate_live_order(self, start: Callable[[], object]) -> None:
-        """Run one live order refresh at a time: a change while one runs asks for one more run
-        (the handlers of `LiveOrder`/`MergedLive` start it), never a second one in parallel."""
-        if self._live_order_running:
-            self._live_order_again = True
-            return
-        self._live_order_running = True
-        self._live_order_again = False
-        start()
-
-    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the merged order")
-    def live_merged_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
-    ) -> None:
-        assert self.stores is not None
-        seen = self._arrival_seq
-        since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            got = self.stores.order(flt, order, profiles, None, first=2 * 50, active_since=since)
-            got.extra["arrivals_seen"] = seen
-            result: OrderResult | None = got
-        except Exception as exc:
-            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            result = None
-        self.post_message(self.MergedLive(result, (flt, order, profiles, active)))
+        self.federation.values(message)
 
     @on(MergedLive)
     def _merged_live(self, message: MergedLive) -> None:
-        self._live_order_running = False
-        sessions = self.session_list
-        result = message.result
-        current = message.key == (self.filter, self.order, self.profile_filter, self.active_only)
-        if result is not None and current and not sessions.loading:
-            counts = (sessions.total, self.profile_counts)
-            sessions.update_order(result.keys)
-            self.profile_counts = result.counts
-            missed = self._merged(result)
-            sessions.show_profile = len(result.counts) > 1
-            if counts != (sessions.total, self.profile_counts):  # as in `_live_order`
-                self._update_list_title()
-                self._update_info()
-            if missed or self._merge_behind():  # stores that opened meanwhile
-                self._live_order_again = True
-        if self._live_order_again:
-            self._refresh_merged_live()
+        self.federation.merged_live(message)
+
+    @on(StoreLive)
+    async def _store_live(self, message: StoreLive) -> None:
+        update = message.update
+        if self.stores is None:
+            return
+        plan = store_live_plan(message.profile, update, self.live.view(bool(update.changes)))
+        await self.live.carry_out(plan, update.changes, federated=True)
+
+    def _gate_live_order(self, start: Callable[[], object]) -> None:
+        """One live order refresh at a time (`live_rules.OrderRefresh`)."""
+        self.order_refresh.ask(start)
 
     def action_toggle_profiles(self) -> None:
-        """`p`: the list and search across every profile ↔ only the current profile's store.
-        With one store open, the first press opens every discovered profile beside it."""
-        if self.state not in {"ready"}:
-            return
-        if self.stores is None:
-            self.widen_profiles_worker(StoreChoice(paths=(self.hermes.db_path,)), None)
-            return
-        current = self.stores.current
-        if len(self.stores.profiles) <= 1 and not self.stores.choice.all_profiles:
-            self.widen_profiles_worker(self.stores.choice, current)  # one open: widen to all
-            return
-        narrowed = self.profile_filter is None and current is not None
-        self._set_profile_filter((current,) if narrowed and current else None)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="widen", description="find profiles")
-    def widen_profiles_worker(self, choice: StoreChoice, current: str | None) -> None:
-        """`p` with one store open: open it with every other store that exists (a stat per
-        profile folder, here in a worker). A store that is not there is left out rather than
-        shown as a "missing" badge nobody asked for (`--demo`, a lone `--db` file, a home with
-        one profile); with none, `p` says so."""
-        wide = all_stores(choice, current)
-        refs, here = wide.refs()
-        existing = [r for r in refs if r.status != StoreStatus.MISSING]
-        if not any(r.profile != here for r in existing):
-            root = self.hermes.display_path(hermes_root(choice.home))
-            self.app.call_from_thread(
-                self.notify, f"No other profiles: {root} holds no other store.", timeout=4, markup=False
-            )
-            return
-        found = tuple(r.profile for r in existing if r.origin != "path")
-        chosen = StoreChoice(profiles=found, paths=choice.paths, home=choice.home, prefer=wide.prefer or here)
-        self.app.call_from_thread(self.notify, "Opening every profile's store…", timeout=2)
-        self.app.call_from_thread(self.open_stores, chosen)
-
-    def _set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
-        if profiles == self.profile_filter:
-            return
-        self.profile_filter = profiles
-        with self.prevent(Select.Changed):
-            select = self.query_one("#filter-profile", Select)
-            if profiles and len(profiles) == 1:
-                select.value = profiles[0]
-            else:
-                select.clear()
-        self.notify(f"Profile: {one_line(profiles[0], 30)}" if profiles else "Every profile", timeout=2)
-        self._connect_search()
-        self.reload_order()
+        """`p`: every profile ↔ the current one (`Federation.toggle_profiles`)."""
+        self.federation.toggle_profiles()
 
     # ------------------------------------------------------------------ header
     def _info(self, text: Text) -> None:
@@ -1207,88 +473,35 @@ class MainScreen(Screen[None]):
             self.query_one("#info", Static).update(text)
 
     def _update_info(self) -> None:
-        """The header, fitted to its width: read-only/read-write and the session count always
-        show; the path is cut from the left, then schema and FTS layout drop, to make room."""
+        """The header (`controllers/header.py`), fitted to its width."""
         if self.stores is not None:
             self._update_info_stores()
             return
-        caps = self.caps
         width = max(20, self.query_one("#info", Static).content_region.width or self.size.width - 2)
-        mode = "read-only" if caps.get("read_only") else "read-write"
-        count = ""
-        if self.state == "ready" and self.session_list.provisional:
-            count = "counting sessions…"  # the head is painted; the whole order is on its way
-        elif self.state == "ready":
-            total = self.session_list.total
-            noun = VIEW_NOUNS[view_of(self.filter)]
-            if self.filter_summary() and self.store_total is not None:
-                count = f"{total:,} of {plural(self.store_total, noun)} (filtered)"
-            else:
-                count = plural(total, noun)
-        extras = []
-        if caps.get("schema_version") is not None:
-            extras.append(f"schema v{caps['schema_version']}")
-        if caps.get("fts_layout"):
-            extras.append(f"fts {one_line(caps['fts_layout'])}")
-        path = one_line(self.hermes.display_path(self.hermes.db_path))
-        sep = " · "
-        fixed = (
-            cell_width("hermes-tui")
-            + len(sep)
-            + cell_width(mode)
-            + (len(sep) + cell_width(count) if count else 0)
+        ready = self.state == "ready"
+        count = count_words(
+            ready,
+            self.session_list.provisional,
+            self.session_list.total,
+            VIEW_NOUNS[view_of(self.filter)],
+            bool(self.filter_summary()) if ready else False,
+            self.store_total,
         )
-        room = width - fixed - len(sep)
-        while extras and room - sum(len(sep) + cell_width(e) for e in extras) < min(24, cell_width(path)):
-            extras.pop()  # the path is worth more than the schema details
-        room -= sum(len(sep) + cell_width(e) for e in extras)
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("hermes-tui", style="bold")
-        text.append(sep + left_cut(path, max(4, room)))
-        for extra in extras:
-            text.append(sep + extra)
-        text.append(sep + mode, style="bold")
-        if count:
-            text.append(sep + count)
-        self._info(text)
+        self._info(store_header(width, self.caps, self.hermes.display_path(self.hermes.db_path), count))
 
     def _update_info_stores(self) -> None:
-        """The header over several profiles: a badge per store that could not be opened (its
-        status; the reason was a notification), then the sessions per profile."""
-        assert self.stores is not None
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("hermes-tui", style="bold")
-        failed = self.stores.failed
-        if self.state == "ready" and len(self.profile_counts) > HEADER_PROFILES:
-            total = sum(self.profile_counts.values())  # 300 profiles: no room for each one's count
-            text.append(f" · {len(self.profile_counts):,} profiles · {total:,} sessions")
-        elif self.state == "ready":
-            for profile, n in self.profile_counts.items():
-                ref = self.stores.ref(profile)
-                read_only = ref is not None and (ref.read_only or self.stores.fed.read_only)
-                mode = " (read-only)" if read_only else ""
-                text.append(f" · {one_line(profile, 24)} {n:,}{mode}")
-        opening = len(self.stores.opening)
-        if opening:
-            text.append(f" · opening {opening:,} more…")
-        if len(failed) > HEADER_PROFILES:  # one badge per kind of failure, with its count
-            kinds: dict[str, int] = {}
-            for ref in failed:
-                kinds[str(ref.status)] = kinds.get(str(ref.status), 0) + 1
-            for kind, n in kinds.items():
-                text.append(" · ")
-                text.append(f"⚠ {n:,} {one_line(kind)}", style="bold reverse")
-        else:
-            for ref in failed:
-                text.append(" · ")
-                text.append(
-                    f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse"
-                )
-        info = self.query_one("#info", Static)
-        shown = [inert(ref.badge, newlines=False) for ref in failed[:TOOLTIP_BADGES]]
-        if len(failed) > TOOLTIP_BADGES:
-            shown.append(f"… and {len(failed) - TOOLTIP_BADGES:,} more")
-        info.tooltip = "\n".join(shown) or None
+        """The header over several profiles, and its tooltip naming the stores that failed."""
+        stores = self.stores
+        assert stores is not None
+
+        def read_only(profile: str) -> bool:
+            ref = stores.ref(profile)
+            return ref is not None and (ref.read_only or stores.fed.read_only)
+
+        text, tooltip = stores_header(
+            self.state == "ready", self.profile_counts, read_only, len(stores.opening), stores.failed
+        )
+        self.query_one("#info", Static).tooltip = tooltip
         self._info(text)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -1298,33 +511,10 @@ class MainScreen(Screen[None]):
             self.call_after_refresh(self._update_info)
 
     def _fit_footer(self, width: int | None = None) -> None:
-        """Show the list pane's optional footer keys that fit `width` (`FOOTER_MIN_WIDTH`). In
-        another view than Hermes' list, A (the way back) shows at any width, and F only when a
-        filter of the bar narrows it too (F also leaves the view, but so does A)."""
-        width = self.app.size.width if width is None else width
-        shown = {action: width >= least for action, least in FOOTER_MIN_WIDTH.items()}
-        shown["screen.toggle_archived"] |= view_of(self.filter) != "default"
-        shown["screen.clear_filters"] = bool(self.filter_summary())
-        changed = False
-        for action, show in shown.items():
-            changed |= set_shown(self.session_list, action, show)
-        if changed:
-            self.refresh_bindings()
+        self.panes.fit_footer(width, view_of(self.filter), bool(self.filter_summary()))
 
     def _fit_panes(self, width: int | None = None) -> None:
-        """On a wide terminal the list takes the width the transcript does not need:
-        the transcript keeps `READING_COLS` columns, the list's title column gets the rest.
-        Up to 52% of the screen, the stylesheet's split stands; zoomed, the stylesheet decides.
-        A split the user chose (< >, remembered in the settings) stands instead (`_apply_panes`)."""
-        left = self.query_one("#left")
-        if self.hermes.settings.list_width:
-            return
-        width = width if width is not None else self.size.width
-        if any(self.has_class(c) for c in ("-zoom-left", "-zoom-right", "-hide-transcript")):
-            left.styles.width = None
-            return
-        wide = width - READING_COLS
-        left.styles.width = wide if wide > width * 0.52 else None
+        self.panes.fit(width)
 
     # ------------------------------------------------------------------ list
     def _set_options(self, selector: str, values: list[str]) -> None:
@@ -1337,7 +527,7 @@ class MainScreen(Screen[None]):
         self.live_ids.invalidate()
         if self.stores is not None:
             self.session_list.loading = True
-            self.load_merged_worker(
+            self.federation.load_merged(
                 self.filter,
                 self.order,
                 self.profile_filter,
@@ -1352,19 +542,6 @@ class MainScreen(Screen[None]):
             self.filter, self.order, keep or self.session_list.selected_id, self.active_only
         )
 
-    def _ordered_ids(self, flt: SessionFilter, order: str, active: bool) -> tuple[list[str], int]:
-        """The ids of the list and the count of its view (worker thread): Hermes' list, or its
-        archived view, with no filter of the bar. "Active now" keeps, in the current order,
-        the open sessions with recent activity."""
-        assert self.db is not None
-        ids = self.db.session_order(flt, order=order).ids
-        unfiltered = not narrowed(flt) and not active
-        total = len(ids) if unfiltered else self.db.list_count(view_base(flt))
-        if active:
-            recent = set(self.db.active_sessions(self.hermes.now(), ACTIVE_WITHIN_S))
-            ids = [i for i in ids if i in recent]
-        return list(ids), total
-
     @work(thread=True, exit_on_error=False, exclusive=True, group="order", description="order sessions")
     def load_order_worker(
         self, flt: SessionFilter, order: str, keep: str | None, active: bool = False
@@ -1375,7 +552,7 @@ class MainScreen(Screen[None]):
         started = time.perf_counter()
         store_total: int | None = None
         try:
-            ids, store_total = self._ordered_ids(flt, order, active)
+            ids, store_total = ordered_ids(self.db, flt, order, active, self.hermes.now())
         except Exception as exc:
             self.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
             ids = []
@@ -1389,14 +566,7 @@ class MainScreen(Screen[None]):
         self.last_order_seconds = message.seconds
         if message.store_total is not None:
             self.store_total = message.store_total
-        summary = self.filter_summary()
-        view = view_of(self.filter)
-        if summary:
-            sessions.empty_text = f"No session matches filter: {summary}. Press F to clear the filter."
-        elif view == "archived":
-            sessions.empty_text = "No archived sessions. Press A to go back to the list."
-        else:
-            sessions.empty_text = "This database has no sessions yet."
+        sessions.empty_text = empty_text(self.filter_summary(), view_of(self.filter))
         if message.first_rows:
             sessions.seed_page(0, message.first_rows)
         if message.provisional:  # first paint: the head of an order still being read
@@ -1408,21 +578,13 @@ class MainScreen(Screen[None]):
                 # The head was read without the pins, which the whole order puts above it: a
                 # cursor on the first row stays on the first row.
                 sessions.cursor = 0
-            if self._live_order_missed:  # the order may have been read before that change
-                self._live_order_missed = False
+            if self.order_refresh.missed:  # the order may have been read before that change
+                self.order_refresh.missed = False
                 self._refresh_order_live()
         else:
             near, self._reload_near = self._reload_near, None
-            if (
-                keep_index is None
-                and near is not None
-                and near[0] == message.keep
-                and message.keep not in message.ids
-            ):
-                # The kept session went with the write (a delete): the row that took its place
-                # is selected, not the first one. A live reorder of the same change does the
-                # same, so whichever lands last, the same session opens.
-                keep_index = min(near[1], max(len(message.ids) - 1, 0))
+            if keep_index is None:
+                keep_index = index_after_write(near, message.keep, message.ids)
             sessions.set_order(message.ids, keep=message.keep, keep_index=keep_index)
         self._update_list_title()
         sessions.border_subtitle = "" if self.order == "last_active" else f"by {self.order.replace('_', ' ')}"
@@ -1438,22 +600,18 @@ class MainScreen(Screen[None]):
             self.query_one("#lineage", LineageTree).show_lineage(None)
 
     def _update_list_title(self) -> None:
-        """``Sessions N``; filtered, ``N of M · filter: …`` (short enough for 80 columns); then
-        ``· K selected``."""
+        """The list's border title (`header.list_title`)."""
         sessions = self.session_list
-        shown = f"≥ {sessions.total:,}" if sessions.provisional else f"{sessions.total:,}"
         view = view_of(self.filter)
-        title = f"{VIEW_TITLES[view]} {shown}"
-        summary = self.filter_summary()
-        if summary:
-            # The default view's title gives way to the filter; another view is always named.
-            title = shown if view == "default" else title
-            if self.store_total is not None:
-                title += f" of {self.store_total:,}"
-            title += f" · filter: {summary}"
-        if sessions.selection:
-            title += f" · {len(sessions.selection):,} selected"
-        sessions.border_title = title
+        sessions.border_title = list_title(
+            VIEW_TITLES[view],
+            sessions.total,
+            sessions.provisional,
+            view == "default",
+            self.filter_summary(),
+            self.store_total,
+            len(sessions.selection),
+        )
 
     @on(SessionList.SelectionChanged)
     def _selection_changed(self, message: SessionList.SelectionChanged) -> None:
@@ -1461,33 +619,13 @@ class MainScreen(Screen[None]):
 
     @property
     def filter_active(self) -> bool:
-        """Some filter narrows the list, or another view than Hermes' list is shown (the order
-        is not a filter): F clears it."""
-        return (
-            narrowed(self.filter)
-            or view_of(self.filter) != "default"
-            or self.active_only
-            or bool(self.profile_filter)
-        )
+        """Some filter narrows the list or another view is shown (`ordering.filter_active`)."""
+        return filter_active(self.filter, self.active_only, self.profile_filter)
 
     def filter_summary(self) -> str:
-        """The active filter in a few words ("source=cli · last 7 days · title~deploy"), or ""."""
-        parts = []
-        f = self.filter
-        if f.sources:
-            parts.append("source=" + ",".join(one_line(v, 24) for v in f.sources))
-        if f.models:
-            parts.append("model=" + ",".join(one_line(v, 24) for v in f.models))
-        if f.started_after is not None:
-            label = {d: name for name, d in DATE_PRESETS}.get(self._filter_days or -1)
-            parts.append(label or "recent")
-        if f.text:
-            parts.append(f"title~{one_line(f.text, 30)}")
-        if self.active_only:
-            parts.append("active now")
-        if self.stores is not None and self.profile_filter:
-            parts.append("profile=" + ",".join(one_line(p, 24) for p in self.profile_filter))
-        return " · ".join(parts)
+        """The active filter in a few words (`ordering.filter_summary`), or ""."""
+        profiles = self.profile_filter if self.stores is not None else None
+        return filter_summary(self.filter, self._filter_days, self.active_only, profiles)
 
     @on(Select.Changed, "#filters Select")
     @on(Input.Changed, "#filter-text")
@@ -1500,17 +638,10 @@ class MainScreen(Screen[None]):
         view = self.query_one("#filter-view", Select).value
         if self.stores is not None and event.control.id == "filter-profile":
             profile = self.query_one("#filter-profile", Select).value
-            self._set_profile_filter((profile,) if isinstance(profile, str) else None)
+            self.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         self._filter_days = days if isinstance(days, int) else None
-        flt = replace(
-            self.filter,
-            sources=(source,) if isinstance(source, str) else (),
-            models=(model,) if isinstance(model, str) else (),
-            started_after=self.hermes.now() - days * 86400 if isinstance(days, int) else None,
-            text=text or None,
-        )
-        self.filter = with_view(flt, view if isinstance(view, str) else "default")
+        self.filter = bar_filter(self.filter, source, model, days, text, view, self.hermes.now())
         self.reload_order()
 
     def action_toggle_archived(self) -> None:
@@ -1548,7 +679,7 @@ class MainScreen(Screen[None]):
         if self.profile_filter is not None:
             self.profile_filter = None
             if self.stores is not None:
-                self._connect_search()
+                self.federation.connect_search()
         self.active_only = False
         self.filter = with_order(SessionFilter(), self.order)
         self._filter_days = None
@@ -1589,9 +720,8 @@ class MainScreen(Screen[None]):
             self._wanted_profile,
         ):
             return
-        federated = self.stores is not None
-        row = (message.profile, message.session_id) if federated else message.session_id
-        wanted = (self._wanted_profile, self._wanted) if federated else self._wanted
+        row = self.row_key(message.profile, message.session_id)
+        wanted = self.row_key(self._wanted_profile, self._wanted)
         if (wanted, row) == self._wanted_row:
             return  # the chain's row of the session shown (`_cursor_to_found`)
         self._wanted_row = None
@@ -1624,7 +754,7 @@ class MainScreen(Screen[None]):
         """A write happened (actions issue): drop caches and re-query everything shown."""
         self.session_list.invalidate()
         current, profile = self.current_session, self.current_profile
-        keep = (profile, current) if self.stores is not None and current else current
+        keep = self.row_key(profile, current) if current else current
         if message.keep_cursor and self.session_list.selected_key is not None:
             keep = self.session_list.selected_key
         self._reload_near = (keep or self.session_list.selected_key, self.session_list.cursor)
@@ -1654,84 +784,7 @@ class MainScreen(Screen[None]):
             return
         self._wanted = session_id
         self._wanted_profile = profile
-        self.query_one("#transcript", TranscriptView).loading = True
-        self.load_session_worker(session_id, target_id, terms, focus, self.chain_mode, db, profile, reload)
-
-    @work(
-        thread=True, exit_on_error=False, exclusive=True, group="transcript", description="load a transcript"
-    )
-    def load_session_worker(
-        self,
-        session_id: str,
-        target_id: int | None,
-        terms: tuple[str, ...],
-        focus: bool,
-        chain: bool,
-        db: SessionDB | None = None,
-        profile: str | None = None,
-        reload: bool = False,
-    ) -> None:
-        """get_session + get_lineage + get_messages, prepared into view records off the loop."""
-        db = db or self.db
-        assert db is not None
-        worker = get_current_worker()
-        try:
-            rows = db.list_rows([session_id])
-            if not rows:
-                if reload and not worker.is_cancelled:
-                    self.app.call_from_thread(self.call_later, self._reloaded_session_gone, session_id)
-                elif not reload:
-                    self.post_message(StoreFailed("open session", f"session {session_id} not found"))
-                return
-            lineage = db.get_lineage(session_id)
-            segments = chain_segments(db, session_id, lineage) if chain else []
-            head = session_head(db.get_session(session_id), rows[0])  # the prompt: not in list rows
-            items: list[Item] = [head] if head is not None else []
-            if chain and len(segments) > 1:
-                for i, seg in enumerate(segments, 1):
-                    items.append(
-                        Divider(
-                            session_id=seg["id"],
-                            index=i,
-                            count=len(segments),
-                            title=one_line(seg.get("title")),
-                            edge_kind=seg.get("edge_kind"),
-                            message_count=seg.get("message_count") or 0,
-                        )
-                    )
-                    if worker.is_cancelled:
-                        return
-                    items.extend(transcript_items(db, seg["id"]))
-            else:
-                chain = False
-                items.extend(transcript_items(db, session_id))
-        except Exception as exc:
-            if not worker.is_cancelled:
-                self.post_message(StoreFailed("load the transcript", f"{type(exc).__name__}: {exc}"))
-                self.app.call_from_thread(self._transcript_failed)
-            return
-        if worker.is_cancelled:
-            return
-        data = TranscriptData(
-            session_id=session_id, items=prepare_first_window(items, target_id), chain=chain
-        )
-        self.post_message(
-            self.SessionLoaded(
-                LoadedSession(
-                    session_id,
-                    rows[0] if profile is None else {**rows[0], "profile": profile},
-                    data,
-                    lineage,
-                    target_id,
-                    terms,
-                    focus,
-                    profile,
-                )
-            )
-        )
-
-    def _transcript_failed(self) -> None:
-        self.query_one("#transcript", TranscriptView).loading = False
+        self.view.read(session_id, target_id, terms, focus, self.chain_mode, db, profile, reload)
 
     @on(SessionLoaded)
     async def _session_loaded(self, message: SessionLoaded) -> None:
@@ -1753,65 +806,28 @@ class MainScreen(Screen[None]):
             transcript.focus()
 
     def _transcript_subtitle(self, loaded: LoadedSession) -> str:
-        count = sum(1 for i in loaded.data.items if isinstance(i, MessageView))
-        folded = folded_counts(loaded.data.items)
-        parts = [f"{count} msgs"]
-        if folded["inactive"]:
-            shown = self.has_class("-show-inactive")
-            parts.append(f"{folded['inactive']} rewound/compacted ({'shown' if shown else 'i'})")
-        if folded["hidden"]:
-            shown = self.query_one("#transcript", TranscriptView).showing_hidden_rows
-            parts.append(f"{folded['hidden']} hidden ({'shown' if shown else 'h'})")
+        transcript = self.query_one("#transcript", TranscriptView)
         search = self.query_one("#search", SearchPane)
+        hit = None
         if (
             loaded.target_id is not None
             and self.has_class("-searching")
             and search.hits
             and search.highlighted is not None
         ):
-            parts.append(f"hit {search.highlighted + 1:,}/{search.total_label()}")
-        new_below = self.query_one("#transcript", TranscriptView).new_below
-        if new_below:
-            parts.insert(0, f"{new_below:,} new ↓ G")
-        return " · ".join(parts)
+            hit = f"hit {search.highlighted + 1:,}/{search.total_label()}"
+        return transcript_subtitle(
+            loaded.data.items,
+            show_inactive=self.has_class("-show-inactive"),
+            showing_hidden=transcript.showing_hidden_rows,
+            hit=hit,
+            new_below=transcript.new_below,
+        )
 
     def _title_text(self, row: dict[str, Any], note: str = "") -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        title = one_line(row.get("title"))
-        text.append(title or one_line(row.get("preview")) or "(untitled)", style="bold")
-        text.append("\n")
-        if note:  # first on the second line, so a narrow pane still shows it
-            text.append(note + " · ", style="bold reverse")
-        doing = self._doing(row)
-        if doing:  # what a working session is doing now, early enough to show at 80 columns
-            text.append(f"● {doing}", style="bold")
-            text.append(" · ")
-        for word in flag_words(row):
-            text.append(word, style="bold")
-            text.append(" · ")
-        if self.stores is not None and row.get("profile"):
-            text.append(f"{one_line(row.get('profile'), 24)}: ", style="bold")
-        text.append(
-            f"{one_line(row.get('id'))} · {one_line(row.get('source'))} · {one_line(row.get('model')) or '—'}"
-        )
-        tokens = (to_number(row.get("input_tokens")) or 0) + (to_number(row.get("output_tokens")) or 0)
-        text.append(f" · {human_count(row.get('message_count'))} msgs · {human_count(tokens)} tok")
-        cost = format_cost(row)
-        if cost:
-            text.append(f" · {cost}")
-        if row.get("end_reason"):
-            text.append(f" · ended: {one_line(row['end_reason'], 60)}", style="dim")
-        return text
-
-    def _doing(self, row: dict[str, Any]) -> str:
-        """What the session of `row` is doing now (today's Hermes' `last_activity_description`),
-        while its live status is "working"; "" otherwise (a description outlives its work)."""
-        doing = one_line(row.get("last_activity_description"), 80)
-        if not doing:
-            return ""
-        key: Any = (row.get("profile"), row.get("id")) if self.stores is not None else row.get("id")
-        status = self.session_list.live.get(key) or {}
-        return doing if status.get("state") == "working" else ""
+        key = self.row_key(row.get("profile"), row.get("id"))
+        doing = doing_text(row, self.session_list.live.get(key))
+        return title_text(row, note, doing, show_profile=self.stores is not None)
 
     @on(LineageTree.Jump)
     def _lineage_jump(self, message: LineageTree.Jump) -> None:
@@ -1839,76 +855,10 @@ class MainScreen(Screen[None]):
         self.load_session(session_id, message_id, terms, focus=True, profile=profile)
 
     def _cursor_to(self, session_id: str, profile: str | None) -> None:
-        """Move the list cursor to a session (when the list holds it) without loading it again.
-        A session the list does not hold as a row, e.g. an earlier segment of a compression
-        chain (Hermes' list shows a chain once, as its tip), moves it to its chain's row."""
-        ids = self.session_list._ids
-        key = (profile, session_id) if self.stores is not None else session_id
-        finder = getattr(ids, "index_or_none", None)
-        if self.session_list.provisional:  # a row past the head: it moves once the order is read
-            self.session_list.move_to(key)
-        elif finder is not None:  # a merged list: finding the position reads the stores
-            self.find_row_worker(ids, key, self.db_for(profile))
-        else:
-            index = SessionList._find_near(ids, key, self.session_list.cursor)
-            if index is not None:
-                self.session_list.cursor = index
-            elif self.db_for(profile) is not None:
-                self.find_row_worker(ids, key, self.db_for(profile))
-
-    @work(thread=True, exit_on_error=False, exclusive=True, group="find-row", description="find a row")
-    def find_row_worker(self, ids: Any, key: Key | str, db: SessionDB | None) -> None:
-        """The list's cursor to `key` (off the event loop: a merged list's position is looked up
-        in the stores' orders), else to the row of its compression chain (the tip the list shows
-        it as), unless the list changed or another session was chosen meanwhile."""
-        profile, sid = SessionList.split_key(key)
-        finder = getattr(ids, "index_or_none", None)
-
-        def index_of(k: Any) -> int | None:
-            if finder is not None:
-                found: int | None = finder(k)
-                return found
-            return SessionList._find_near(ids, k, 0)
-
-        index = index_of(key)
-        row_key: Any = key
-        if index is None and db is not None and sid is not None:
-            try:
-                tip = db.get_compression_tip(sid)
-            except Exception:  # noqa: BLE001 - the cursor just stays: the transcript shows it
-                tip = None
-            if tip and tip != sid:
-                row_key = (profile, tip) if isinstance(key, tuple) else tip
-                index = index_of(row_key)
-        if index is not None and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._cursor_to_found, ids, key, row_key, index)
-
-    def _cursor_to_found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
-        wanted = (self._wanted_profile, self._wanted) if self.stores is not None else self._wanted
-        if wanted == key and self.session_list._ids is not ids:  # re-ordered meanwhile: look again
-            profile, sid = SessionList.split_key(key)
-            self._cursor_to(sid or "", profile)
-            return
-        if self.session_list._ids is ids and wanted == key:
-            # The row stands for the wanted session (its chain's tip): the transcript stays.
-            self._wanted_row = (key, row_key) if row_key != key else None
-            self.session_list.cursor = index
+        """The list's cursor to a session's row (`SessionView.cursor_to`)."""
+        self.view.cursor_to(session_id, profile)
 
     # ------------------------------------------------------------------ search
-    def _searcher(self, query: str, **kwargs: Any) -> tuple[list[dict[str, Any]], str]:
-        assert self.db is not None
-        outcome = self.db.search(query, context=False, **kwargs)  # the pane shows snippets only
-        return list(outcome.results), outcome.route
-
-    def _titles(self, ids: list[str]) -> dict[str, dict[str, Any]]:
-        assert self.db is not None
-        return {r["id"]: r for r in self.db.list_rows(ids)}
-
-    def _counter(self, query: str, **kwargs: Any) -> tuple[int, bool]:
-        """Every hit of a query, counted up to a cap (worker thread): `(count, exact)`."""
-        assert self.db is not None
-        return self.db.search_count(query, **kwargs)
-
     def action_search(self) -> None:
         """Show the search pane with the caret in its box, even while the store still opens.
 
@@ -2029,7 +979,7 @@ class MainScreen(Screen[None]):
     def action_filters(self) -> None:
         self.toggle_class("-filters")
         if self.has_class("-filters"):
-            self._reveal("list")  # the filters sit over the list
+            self.panes.reveal("list")  # the filters sit over the list
             self.query_one("#filter-source", Select).focus()
         else:
             self.session_list.focus()
@@ -2052,17 +1002,17 @@ class MainScreen(Screen[None]):
         self._fit_panes()
 
     def action_focus_sessions(self) -> None:
-        self._reveal("list")
+        self.panes.reveal("list")
         self.session_list.focus()
         if self.has_class("-searching"):
             self.call_later(self.leave_search)
 
     def action_focus_transcript(self) -> None:
-        self._reveal("transcript")
+        self.panes.reveal("transcript")
         self.query_one("#transcript", TranscriptView).focus()
 
     def action_focus_lineage(self) -> None:
-        self._reveal("lineage")
+        self.panes.reveal("lineage")
         self.query_one("#lineage", LineageTree).focus()
 
     # ------------------------------------------------------------------ panes, remembered settings (#19)
@@ -2072,18 +1022,15 @@ class MainScreen(Screen[None]):
         settings = self.hermes.settings
         self.order = settings.order
         self.active_only = settings.active_now
-        flt = replace(
-            self.filter,
-            sources=(settings.source,) if settings.source else (),
-            text=settings.filter_text or None,
+        self.filter = restored_filter(
+            self.filter, self.order, settings.source, settings.filter_text, settings.view
         )
-        self.filter = with_view(with_order(flt, self.order), settings.view)
         with self.prevent(Input.Changed, Checkbox.Changed, Select.Changed):
             self.query_one("#filter-text", Input).value = settings.filter_text
             self.query_one("#filter-active", Checkbox).value = settings.active_now
             if settings.view != "default":
                 self.query_one("#filter-view", Select).value = settings.view
-        self._apply_panes()
+        self.panes.apply()
 
     def _restore_source(self, sources: list[str]) -> None:
         """Show the remembered source in its menu. One this store lacks stays in the filter (the
@@ -2096,95 +1043,21 @@ class MainScreen(Screen[None]):
     def _remember_list(self) -> None:
         """Every list reload passes the order and filters to the settings; they are written only
         when they differ from the file, i.e. after the user changed one."""
-        flt = self.filter
-        self.hermes.remember(
-            order=self.order,
-            source=flt.sources[0] if len(flt.sources) == 1 else "",
-            filter_text=flt.text or "",
-            active_now=self.active_only,
-            view=view_of(flt),
-        )
-
-    def _apply_panes(self) -> None:
-        """Show the panes the settings say, the list at the width the user chose (its share in fr
-        against the transcript's, so either side alone takes the whole width), else at the
-        automatic width (`_fit_panes`)."""
-        settings = self.hermes.settings
-        self.set_class(not settings.show_list, "-hide-list")
-        self.set_class(not settings.show_lineage, "-hide-lineage")
-        self.set_class(not (settings.show_list or settings.show_lineage), "-hide-left")
-        self.set_class(not settings.show_transcript, "-hide-transcript")
-        left, right = self.query_one("#left"), self.query_one("#right")
-        if settings.list_width:
-            left.styles.width = f"{settings.list_width}fr"
-            right.styles.width = f"{100 - settings.list_width}fr"
-        else:
-            left.styles.width = right.styles.width = None
-            self._fit_panes()
-
-    def _pane_hidden(self, widget: Widget) -> bool:
-        """``widget`` sits in a pane the settings hide."""
-        settings = self.hermes.settings
-        ids = {node.id for node in widget.ancestors_with_self}
-        searching = self.has_class("-searching")
-        return bool(
-            (not settings.show_transcript and "right" in ids)
-            or (not settings.show_lineage and "lineage" in ids)
-            or (not settings.show_list and not searching and ("sessions" in ids or "filters" in ids))
-        )
+        self.hermes.remember(**remembered(self.filter, self.order, self.active_only))
 
     def action_toggle_pane(self, pane: str) -> None:
-        """Show or hide a pane (list, lineage, transcript); the list or the transcript always
-        stays. The focus leaves a pane that is hidden."""
-        settings = self.hermes.settings
-        changed = settings.with_pane(pane, not getattr(settings, f"show_{pane}"))
-        if changed == settings:
-            self.notify("The session list or the transcript always stays shown.", timeout=3)
-            return
-        self.hermes.remember(**{f"show_{pane}": getattr(changed, f"show_{pane}")})
-        self._apply_panes()
-        focused = self.focused
-        if focused is None or self._pane_hidden(focused):
-            self._focus_shown_pane()
-
-    def _focus_shown_pane(self) -> None:
-        """Focus the first pane that is shown: search box (while searching), list, transcript,
-        lineage."""
-        candidates: list[Widget] = [
-            self.session_list,
-            self.query_one("#transcript", TranscriptView),
-            self.query_one("#lineage", LineageTree),
-        ]
-        if self.has_class("-searching"):
-            candidates.insert(0, self.query_one("#search-input", Input))
-        target = next((w for w in candidates if not self._pane_hidden(w)), None)
-        if target is not None:
-            self.set_focus(target)
+        """Show or hide a pane (`Panes.toggle`)."""
+        self.panes.toggle(pane)
 
     @on(events.DescendantFocus)
     def _focused_hidden_pane(self, event: events.DescendantFocus) -> None:
         """A hidden pane never keeps the focus (Esc from search focuses the list, hidden or not)."""
-        if self._pane_hidden(event.widget):
-            self.call_later(self._focus_shown_pane)
-
-    def _reveal(self, pane: str) -> None:
-        """Going to a hidden pane (s, t, l) shows it first."""
-        if not getattr(self.hermes.settings, f"show_{pane}"):
-            self.action_toggle_pane(pane)
+        if self.panes.hidden(event.widget):
+            self.call_later(self.panes.focus_shown)
 
     def action_resize_list(self, steps: int) -> None:
-        """Make the list pane wider (> or ctrl+right) or narrower (< or ctrl+left), 4 points a
-        step within 20–80 % of the width, from the width it has now; = (steps 0) goes back to
-        the automatic width. Remembered."""
-        settings = self.hermes.settings
-        if steps and not settings.list_width:  # automatic so far: start from what is shown
-            body = self.query_one("#body").region.width
-            shown = self.query_one("#left").region.width
-            settings = replace(settings, list_width=round(shown * 100 / body) if body and shown else 52)
-        width = settings.resized(steps).list_width if steps else 0
-        self.hermes.remember(list_width=width)
-        self._apply_panes()
-        self.notify(f"Session list: {f'{width}% of the width' if width else 'automatic width'}", timeout=1.5)
+        """The list pane wider or narrower, or automatic (`Panes.resize_list`)."""
+        self.panes.resize_list(steps)
 
     def action_run_action(self, name: str) -> None:
         """Dispatch a key bound through `hermes_tui.app.actions` (rename, prune, …)."""
@@ -2203,31 +1076,10 @@ class MainScreen(Screen[None]):
             search.refresh_results()
 
     # ------------------------------------------------------------------ live follow
-    def _start_follower(self, db: SessionDB) -> None:
-        """One polling thread per open store; the old store's follower stops first."""
-        if self.follower is not None:
-            self.follower.stop()
-        self.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(db, lambda update: self._post_live(follower, update), clock=self.hermes.now)
-        self.follower = follower
-        self._live_error_shown = False
-        self._care_changed()
-        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
-        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
-        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
-        # reader would hold back the writers' checkpoints.
-        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
-
-    def _post_live(self, follower: LiveFollower, update: LiveUpdate) -> None:
-        """From the polling thread: only the current store's follower reports (a store being
-        replaced may fail its last poll as it closes; that is not news)."""
-        if follower is self.follower and not follower.stopped:
-            self.post_message(LiveChanged(update))
-
     def on_unmount(self) -> None:
         if self.follower is not None:
             self.follower.stop()
-        self._stop_store_followers()
+        self.federation.watch.stop()
         if self.stores is not None:
             self.stores.close()
 
@@ -2240,141 +1092,20 @@ class MainScreen(Screen[None]):
         if self.follower is not None:
             self.follower.touch()
 
-    def _visible_changed(self, ids: list[str]) -> None:
-        if self.follower is not None:
-            self.follower.show(ids)
-            self._care_changed(ids)
-
     def _care_changed(self, visible: list[str] | None = None) -> None:
-        """The follower reports ends, titles and deletions of the rows on screen and of the
-        open session (and its lineage)."""
-        if self.stores is not None:
-            self._care_stores()
-            return
-        if self.follower is None:
-            return
-        ids = list(visible if visible is not None else self.session_list.visible_ids)
-        if self.current_session:
-            ids.append(self.current_session)
-        lineage = self.query_one("#lineage", LineageTree).lineage or {}
-        ids += [n["id"] for n in lineage.get("nodes", [])[:64]]
-        self.follower.care(ids)
+        """What the follower(s) care about (`LiveFollow.care`)."""
+        self.live.care(visible)
 
     @on(LiveChanged)
     async def _live_changed(self, message: LiveChanged) -> None:
         update = message.update
         assert isinstance(update, LiveUpdate)
-        if update.error is not None:
-            if not self._live_error_shown:
-                self._live_error_shown = True
-                self.notify(
-                    one_line(update.error), title="Live follow paused", severity="warning", markup=False
-                )
-            return
-        self._live_error_shown = False
-        if update.statuses is not None:
-            self.session_list.set_live(update.statuses)
-            if self.current_session in update.statuses:  # "● doing …" comes and goes
-                self._show_live_tip()
-            if self.active_only:  # sessions age out of "active now"
-                self._refresh_order_live()
-        ch = update.changes
-        if not ch:
-            return
-        if order_affected(ch):
-            self.live_ids.note(ch)
-            self._refresh_order_live()
-        if self.has_class("-searching") and (ch.messages or ch.deleted or ch.sessions_removed or ch.reset):
-            self.query_one("#search", SearchPane).store_changed()
-        current = self.current_session
-        if current is None:
-            return
-        if current in ch.deleted:
-            await self._current_deleted(current)
-            return
-        lineage_ids = {
-            n["id"] for n in (self.query_one("#lineage", LineageTree).lineage or {}).get("nodes", [])
-        }
-        lineage_changed = bool(
-            any(c.get("parent_session_id") in lineage_ids for c in ch.children)
-            or lineage_ids.intersection(ch.continued)
-            or lineage_ids.intersection(ch.ended)
-            or lineage_ids.intersection(ch.deleted)
-            or lineage_ids.intersection(ch.titles)
-        )
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        if data is not None and data.chain:
-            shown = {i.session_id for i in data.items if isinstance(i, Divider)}
-            if shown.intersection(ch.messages) or lineage_changed:
-                self.load_session(current)  # a chain re-reads its segments
-            return
-        touched = (
-            current in ch.messages or current in ch.ended or current in ch.titles or current in ch.reopened
-        )
-        if touched or lineage_changed or ch.reset:
-            lineage_too = bool(lineage_changed or ch.reset or current in ch.ended)
-            self._follow_session(self.session_pace.ask(lineage_too))
+        plan = live_plan(update, self.live.view(bool(update.changes)))
+        await self.live.carry_out(plan, update.changes)
 
     def _follow_session(self, wait: float | None) -> None:
-        """Act on the pacer's answer: read the open session now, in ``wait`` s, or not yet."""
-        if wait is None:
-            return
-        if wait > 0:
-            self.set_timer(wait, lambda: self._follow_session(self.session_pace.due()))
-            return
-        current = self.current_session
-        if current is None:
-            self.session_pace.start()
-            self._follow_session(self.session_pace.finished())
-            return
-        lineage_too = self.session_pace.start()
-        transcript = self.query_one("#transcript", TranscriptView)
-        data = transcript.data
-        after = transcript.last_message_id if data is not None and data.session_id == current else None
-        self.live_session_worker(current, after, lineage_too, self.db_for(self.current_profile))
-
-    class LiveSession(Message):
-        """What the live follower's changes mean for the open session (worker → screen)."""
-
-        def __init__(
-            self,
-            session_id: str,
-            row: dict[str, Any] | None,
-            items: list[MessageView] | None,
-            lineage: dict[str, Any] | None,
-            failed: bool = False,
-        ) -> None:
-            super().__init__()
-            self.session_id = session_id
-            self.row = row
-            self.items = items
-            self.lineage = lineage
-            self.failed = failed  # the read failed (StoreFailed says why): only the pacer hears
-
-    @work(thread=True, exit_on_error=False, group="live-session", description="follow the open session")
-    def live_session_worker(
-        self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None = None
-    ) -> None:
-        """The open session's row, messages after the last one shown, and (when a child or an
-        end appeared) its lineage — one small read each, off the event loop. Over several
-        stores ``db`` is the open session's own store."""
-        db = db or self.db
-        assert db is not None
-        try:
-            rows = db.list_rows([session_id])
-            items = None
-            if rows and after_id is not None:
-                # Not prepared here: a prepared message keeps its parsed Markdown for as long
-                # as the transcript lists it (2,000 live messages made each full GC 1-2 s);
-                # mounting prepares it, and the widget alone holds the result.
-                items = transcript_items(db, session_id, after_id=after_id)
-            lineage = db.get_lineage(session_id) if rows and lineage_too else None
-        except Exception as exc:
-            self.post_message(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
-            self.post_message(self.LiveSession(session_id, None, None, None, failed=True))
-            return
-        self.post_message(self.LiveSession(session_id, rows[0] if rows else None, items, lineage))
+        """Act on the pacer's answer (`LiveFollow.follow_session`)."""
+        self.live.follow_session(wait)
 
     @on(LiveSession)
     async def _live_session(self, message: LiveSession) -> None:
@@ -2451,13 +1182,7 @@ class MainScreen(Screen[None]):
         loaded = self._last_loaded
         title = self.query_one("#transcript-title", Static)
         if loaded is not None and loaded.session_id == self.current_session:
-            note = ""
-            if tip is not None:
-                node: dict[str, Any] = next(
-                    (n for n in (lineage.lineage or {}).get("nodes", []) if n["id"] == tip), {}
-                )
-                note = f"continued in {one_line(node.get('title'), 40) or one_line(tip, 40)} — L"
-            text = self._title_text(loaded.row, note)
+            text = self._title_text(loaded.row, tip_note(lineage.lineage, tip))
             old = title.content
             if text != old:
                 # Its height is its line count (no wrapping): the same, a live update repaints the
@@ -2510,59 +1235,9 @@ class MainScreen(Screen[None]):
         self.reload_order()
 
     def _refresh_order_live(self) -> None:
-        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
-        more), and not while a full reload is on its way (it reads the same data), nor while the
-        list shows a provisional head: the whole order on its way is read after the change."""
-        if self.db is None or self.state != "ready":
-            return
-        if self.session_list.provisional:  # run again once the whole order has taken over
-            self._live_order_missed = True
-            return
-        self._gate_live_order(lambda: self.live_order_worker(self.filter, self.order, self.active_only))
-
-    class LiveOrder(Message):
-        """A fresh order after live changes (worker → screen)."""
-
-        def __init__(
-            self, ids: list[str] | None, flt: SessionFilter, order: str, active: bool, total: int
-        ) -> None:
-            super().__init__()
-            self.ids = ids
-            self.flt = flt
-            self.order = order
-            self.active = active
-            self.total = total
-
-    @work(thread=True, exit_on_error=False, group="live-order", description="refresh the session order")
-    def live_order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
-        assert self.db is not None
-        try:
-            since = (self.hermes.now(), ACTIVE_WITHIN_S) if active else None
-            ids, total = self.live_ids.ordered(self.db, flt, order, since)
-        except Exception as exc:
-            self.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            self.post_message(self.LiveOrder(None, flt, order, active, 0))
-            return
-        self.post_message(self.LiveOrder(ids, flt, order, active, total))
+        """Recompute the order for a live change (`LiveFollow.refresh_order`)."""
+        self.live.refresh_order()
 
     @on(LiveOrder)
     async def _live_order(self, message: LiveOrder) -> None:
-        self._live_order_running = False
-        sessions = self.session_list
-        current = (message.flt, message.order, message.active) == (self.filter, self.order, self.active_only)
-        if message.ids is not None and current and not sessions.loading:
-            was_empty = sessions.total == 0
-            counts = (sessions.total, self.store_total)
-            sessions.update_order(message.ids)
-            self.store_total = message.total
-            if counts != (sessions.total, self.store_total):
-                # Only when a count changed: the header's update lays the whole screen out again,
-                # and most live reorders only move sessions.
-                self._update_list_title()
-                self._update_info()
-            if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
-                self.refresh_bindings()
-            if was_empty and message.ids and self.current_session is None:
-                self.load_session(message.ids[0])
-        if self._live_order_again:
-            self._refresh_order_live()
+        self.live.order_read(message)

@@ -28,7 +28,7 @@ from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.exporting import to_jsonl, write_export
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 PREVIEW_DEBOUNCE_S = 0.25
@@ -125,8 +125,8 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     ]
     BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"confirm": "confirm", "cancel": "close"}
 
-    def __init__(self, main: MainScreen, db: SessionDB) -> None:
-        super().__init__(main, db)
+    def __init__(self, context: SessionContext, db: SessionDB) -> None:
+        super().__init__(context, db)
         self.plan: dict[str, Any] | None = None
         self.plan_values: dict[str, str] | None = None
         self._preview_due = Debouncer(self, PREVIEW_DEBOUNCE_S, self.refresh_preview)
@@ -226,7 +226,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     def preview_worker(self, values: dict[str, str], kw: dict[str, Any]) -> None:
         worker = get_current_worker()
         try:
-            plan = self.db.plan_prune(now=self.main.hermes.now(), **kw)
+            plan = self.db.plan_prune(now=self.context.now(), **kw)
         except Exception as exc:
             if not worker.is_cancelled:
                 self.app.call_from_thread(self._show_error, error_text(exc))
@@ -299,7 +299,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         exported: Path | None = None
         if export:
             try:
-                stamp = datetime.fromtimestamp(self.main.hermes.now(), UTC).strftime("%Y%m%d-%H%M%S")
+                stamp = datetime.fromtimestamp(self.context.now(), UTC).strftime("%Y%m%d-%H%M%S")
                 target = unique_path(Path.home() / f"hermes-prune-{stamp}.jsonl")
                 sessions = (s for s in (self.db.export_session(i) for i in ids) if s)
                 exported = write_export(target, to_jsonl(sessions))
@@ -327,7 +327,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
     def _finished(self, result: dict[str, Any] | None, error: str | None, exported: Path | None) -> None:
         self.busy = False
         self.remove_class("-running")
-        where = f" Exported to {self.main.hermes.display_path(exported)}." if exported else ""
+        where = f" Exported to {self.context.display_path(exported)}." if exported else ""
         if result is None:
             self.status(
                 Text(f"Prune stopped: {error}. What was deleted before the stop is in the trash (T).{where}")
@@ -337,5 +337,5 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             return
         remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
         self.changed(tuple(result["deleted_ids"]))
-        self.main.notify(pruned_message(result) + where, title="Pruned", markup=False)
+        self.context.notify(pruned_message(result) + where, title="Pruned", markup=False)
         self.dismiss(result)

@@ -17,7 +17,7 @@ from hermes_tui.app.screens.dialog_base import GAVE_UP_WAITING, ActionDialog, er
 from hermes_tui.state import TitleError
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 
@@ -36,8 +36,8 @@ class RenameDialog(ActionDialog[str | None]):
     ]
     BUTTON_ACTIONS: ClassVar[dict[str, str]] = {"ok": "rename", "suggest": "suggest", "cancel": "close"}
 
-    def __init__(self, main: MainScreen, db: SessionDB, session_id: str) -> None:
-        super().__init__(main, db)
+    def __init__(self, context: SessionContext, db: SessionDB, session_id: str) -> None:
+        super().__init__(context, db)
         self.session_id = session_id
         self.current: str | None = None
         self.preview: str | None = None

@@ -13,11 +13,12 @@ with `is_fts_corruption_error` (`offer_repair(..., fts=True)`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import work
 from textual.binding import Binding, BindingType
+from textual.widget import Widget
 from textual.widgets import Static
 
 from hermes_tui import state
@@ -26,10 +27,22 @@ from hermes_tui.safe_text import inert
 from hermes_tui.state import StoreError, diagnose, is_fts_corruption_error, is_malformed_db_error
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import BrowserApp
 
 #: Problems listed by the panel (diagnose may report one per damaged object).
 SHOWN_PROBLEMS = 8
+
+
+class RepairHost(Protocol):
+    """What the panel asks of the screen that shows it (the main screen)."""
+
+    @property
+    def hermes(self) -> BrowserApp: ...
+
+    def refresh_bindings(self) -> None: ...
+
+    def reopen(self, path: Path) -> None:
+        """Open ``path`` again (after a repair, or read-only), the list focused."""
 
 
 def looks_damaged(error: str | BaseException, *, fts: bool = False) -> bool:
@@ -47,7 +60,7 @@ class RepairOffer(Static, can_focus=True):
         Binding("b", "browse_read_only", "Browse read-only"),
     ]
 
-    def __init__(self, main: MainScreen, path: Path) -> None:
+    def __init__(self, main: RepairHost, path: Path) -> None:
         super().__init__(Text("Checking what is wrong with the file (read-only)…"), id="repair-offer")
         self.main = main
         self.path = path
@@ -124,8 +137,7 @@ class RepairOffer(Static, can_focus=True):
         if self.running:
             return
         self.main.hermes.read_only = True
-        self.main.session_list.focus()
-        self.main.open_database(self.path)
+        self.main.reopen(self.path)
         self.remove()
 
     # ------------------------------------------------------------------ repair
@@ -168,8 +180,7 @@ class RepairOffer(Static, can_focus=True):
                 markup=False,
                 timeout=10,
             )
-            self.main.session_list.focus()
-            self.main.open_database(self.path)
+            self.main.reopen(self.path)
             self.remove()
             return
         text.append("The repair failed: ", style="bold")
@@ -181,13 +192,16 @@ class RepairOffer(Static, can_focus=True):
         self.refresh_bindings()
 
 
-def offer_repair(main: MainScreen, path: Path, error: str | BaseException, *, fts: bool = False) -> bool:
-    """Put the repair panel under the main screen's message when `error` is damage `repair` may
-    fix and the store is not opened read-only. Returns whether it was offered."""
-    for old in main.query(RepairOffer):
+def offer_repair(
+    screen: Widget, host: RepairHost, path: Path, error: str | BaseException, *, fts: bool = False
+) -> bool:
+    """Put the repair panel under ``screen``'s message when `error` is damage `repair` may fix
+    and the store is not opened read-only (``host``, the main screen, reopens the store).
+    Returns whether it was offered."""
+    for old in screen.query(RepairOffer):
         old.remove()
-    if main.hermes.read_only or not path.is_file() or not looks_damaged(error, fts=fts):
+    if host.hermes.read_only or not path.is_file() or not looks_damaged(error, fts=fts):
         return False
-    notice = main.query_one("#notice")
-    main.mount(RepairOffer(main, path), after=notice)
+    notice = screen.query_one("#notice")
+    screen.mount(RepairOffer(host, path), after=notice)
     return True

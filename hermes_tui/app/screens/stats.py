@@ -24,7 +24,7 @@ from hermes_tui.app.render import format_size, human_count, one_line, plain_coun
 from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -148,10 +148,14 @@ class StatsScreen(Screen[None]):
         Binding("u", "usage", "Usage over time"),
     ]
 
-    def __init__(self, main: MainScreen, db: SessionDB) -> None:
+    def __init__(
+        self, context: SessionContext, db: SessionDB, open_usage: Callable[[], None] | None = None
+    ) -> None:
         super().__init__()
-        self.main = main
+        self.context = context
         self.db = db
+        #: Pushes the Usage screen (it opens sessions in the main screen, which this one never sees).
+        self.open_usage = open_usage
         self.data: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -173,7 +177,7 @@ class StatsScreen(Screen[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="stats", description="load statistics")
     def load_worker(self) -> None:
         try:
-            data = load_stats(self.db, self.main.hermes.now())
+            data = load_stats(self.db, self.context.now())
         except Exception as exc:
             self.app.call_from_thread(self._status, error_text(exc))
             return
@@ -328,9 +332,8 @@ class StatsScreen(Screen[None]):
         self.action_close()
 
     def action_usage(self) -> None:
-        from hermes_tui.app.screens.usage import open_usage  # the usage screen returns to main
-
-        open_usage(self.main)
+        if self.open_usage is not None:
+            self.open_usage()
 
     def action_close(self) -> None:
         self.app.pop_screen()

@@ -29,7 +29,7 @@ from hermes_tui.app.undo import restore_summary, undo_entries
 from hermes_tui.safe_text import inert, one_line
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 #: Sessions listed by name in a restore confirmation; the count above is exact.
@@ -149,8 +149,8 @@ class TrashScreen(ActionDialog[None]):
         Binding("r", "reload", "Trash: reload", show=False),
     ]
 
-    def __init__(self, main: MainScreen, db: SessionDB) -> None:
-        super().__init__(main, db)
+    def __init__(self, context: SessionContext, db: SessionDB) -> None:
+        super().__init__(context, db)
         self.entries: list[dict[str, Any]] = []
 
     def compose(self) -> ComposeResult:

@@ -10,7 +10,7 @@ values (series, labels, lines), whose store text is already inert.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rich.text import Text
 from textual import on, work
@@ -43,7 +43,32 @@ from hermes_tui.safe_text import one_line
 from hermes_tui.state import local_tz
 
 if TYPE_CHECKING:
-    from hermes_tui.app.screens.main import MainScreen
+    from textual.app import App
+
+    from hermes_tui.app.session_context import BrowserApp
+    from hermes_tui.app.stores import BrowserStores
+    from hermes_tui.state import SessionDB
+
+
+class UsageHost(Protocol):
+    """What the Usage screen reads of the main screen (it never imports it: the app's import
+    contract): its stores, its clock, and where a chosen session opens."""
+
+    @property
+    def stores(self) -> BrowserStores | None: ...
+
+    @property
+    def db(self) -> SessionDB | None: ...
+
+    @property
+    def hermes(self) -> BrowserApp: ...
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def notify(self, message: str, *, severity: Any = "information") -> None: ...
+
+    def open_session(self, session_id: str, *, profile: str | None = None) -> None: ...
 
 
 def _plot_widget() -> Any:
@@ -102,7 +127,7 @@ def series_colours(variables: Mapping[str, str]) -> list[tuple[int, int, int]]:
     return [c.rgb for c in found[:SERIES_NEEDED]]
 
 
-def usage_source(main: MainScreen) -> UsageSource | None:
+def usage_source(main: UsageHost) -> UsageSource | None:
     """The stores the main screen browses: every open profile's, or its one store."""
     if main.stores is not None:
         profiles = tuple(main.stores.profiles)
@@ -110,7 +135,7 @@ def usage_source(main: MainScreen) -> UsageSource | None:
     return UsageSource(db=main.db) if main.db is not None else None
 
 
-def open_usage(main: MainScreen) -> None:
+def open_usage(main: UsageHost) -> None:
     """Push the Usage screen over whatever is shown (the main screen or statistics)."""
     source = usage_source(main)
     if source is None:
@@ -152,7 +177,7 @@ class UsageScreen(Screen[None]):
         Binding("c", "check", "Check"),
     ]
 
-    def __init__(self, main: MainScreen, source: UsageSource, choice: UsageChoice | None = None) -> None:
+    def __init__(self, main: UsageHost, source: UsageSource, choice: UsageChoice | None = None) -> None:
         super().__init__()
         self.main = main
         self.source = source

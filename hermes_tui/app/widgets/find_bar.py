@@ -8,7 +8,7 @@ previous match, Esc closes the bar and clears the highlight.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from rich.text import Text
 from textual import on
@@ -19,8 +19,16 @@ from textual.widgets import Input, Static
 
 from hermes_tui.safe_text import one_line
 
-if TYPE_CHECKING:
-    from hermes_tui.app.widgets.transcript import TranscriptView
+
+class Searched(Protocol):
+    """What the bar drives: the `TranscriptView` it is mounted beside (not imported: it
+    imports this module)."""
+
+    def find(self, query: str) -> None: ...
+
+    async def step_find(self, delta: int) -> None: ...
+
+    async def close_find(self) -> None: ...
 
 
 class FindBar(Horizontal):
@@ -33,7 +41,7 @@ class FindBar(Horizontal):
         Binding("up", "step(-1)", "Previous match", show=False),
     ]
 
-    def __init__(self, transcript: TranscriptView, *, id: str | None = None) -> None:  # noqa: A002
+    def __init__(self, transcript: Searched, *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes="find-bar")
         self.transcript = transcript
 

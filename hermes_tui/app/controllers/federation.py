@@ -1,0 +1,591 @@
+"""Several stores open at once (`--all`, `p`): opening them, the merged list, the stores that
+answer late, their live follower and the profile filter.
+
+`Federation` does it for the main screen (its handlers call it); `StoresWatch` keeps the
+follower and the merge's bookkeeping; the decisions (`keys_by_profile`, `merge_behind`,
+`failure_notes`) are pure functions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from rich.text import Text
+from textual.screen import Screen
+from textual.widgets import Select
+from textual.worker import get_current_worker
+
+from hermes_tui.app import cpu_share
+from hermes_tui.app.controllers.live_rules import OrderRefresh
+from hermes_tui.app.controllers.messages import (
+    MergedLive,
+    MergedLoaded,
+    OrderLoaded,
+    StoreLive,
+    StoresArrived,
+    StoresOpened,
+    StoreValues,
+)
+from hermes_tui.app.controllers.opening import open_several
+from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.messages import StoreFailed
+from hermes_tui.app.stores import Arrivals, BrowserStores, Key, OrderResult, StoreChoice, all_stores
+from hermes_tui.app.stores_follow import StoresFollower
+from hermes_tui.app.widgets.lineage import LineageTree
+from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.safe_text import inert, one_line
+from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
+
+if TYPE_CHECKING:
+    from hermes_tui.app.session_context import BrowserApp
+
+#: Stores whose failure is notified one by one (then one notification for the rest), and named
+#: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
+FAILURES_TOLD = 3
+#: Stores that answer after the list is shown are taken in at most this often (each time: a
+#: re-merge, the profile menu, the header): one by one, 300 of them kept the event loop busy.
+ARRIVALS_EVERY_S = 0.15
+
+
+def keys_by_profile(keys: Iterable[Any], profiles: Iterable[str]) -> dict[str, list[str]]:
+    """The list's ``(profile, id)`` keys grouped by store (every profile present, maybe empty)."""
+    by_profile: dict[str, list[str]] = {p: [] for p in profiles}
+    for key in keys:
+        if isinstance(key, tuple) and key[0] in by_profile:
+            by_profile[key[0]].append(key[1])
+    return by_profile
+
+
+def merge_behind(
+    wanted: Iterable[str], open_profiles: Iterable[str], merged: set[str], pending: set[str]
+) -> bool:
+    """Open stores of the list's profiles that the last merge neither covered nor waits for."""
+    return not set(wanted) & set(open_profiles) <= merged | pending
+
+
+def failure_notes(failed: Sequence[Any], told: set[str]) -> tuple[list[tuple[str, str]], set[str]]:
+    """The notifications ``(text, title)`` for stores that failed since (``told`` were told): one
+    each for the first `FAILURES_TOLD` of all, then one for the rest; and the profiles told now."""
+    new = [r for r in failed if r.profile not in told]
+    if not new:
+        return [], set()
+    room = max(0, FAILURES_TOLD - len(told))
+    notes = [(inert(ref.badge, newlines=False), "A store could not be opened") for ref in new[:room]]
+    if len(new) > room:
+        notes.append(
+            (
+                f"{len(new) - room:,} more stores could not be opened: see the header.",
+                "Stores could not be opened",
+            )
+        )
+    return notes, {r.profile for r in new}
+
+
+class StoresWatch:
+    """One follower thread for every open store, and the bookkeeping of the merged list."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.follower: StoresFollower | None = None
+        #: Stores whose failure was notified.
+        self.failures_told: set[str] = set()
+        #: The list's last merge: the stores it covered and those it left out because they had
+        #: not answered yet.
+        self.merged_profiles: set[str] = set()
+        self.merge_pending: set[str] = set()
+        self.menu_profiles: list[str] = []  # the profile menu's choices
+        #: `StoresArrived` handled so far, and when each store last answered (`merged`).
+        self.arrival_seq = 0
+        self.answered_at: dict[str, int] = {}
+
+    def start(self, stores: BrowserStores, report: Callable[[str, LiveUpdate], None]) -> None:
+        """Follow every open store (stores that open later join: `add_open`); ``report`` runs on
+        the follower's thread, and only for the current follower."""
+        self.stop()
+
+        def reported(profile: str, update: LiveUpdate) -> None:
+            if follower is self.follower and not follower.stopped:
+                report(profile, update)
+
+        follower = StoresFollower(stores.fed.submit_each, reported, clock=self.clock)
+        self.follower = follower
+        self.add_open(stores)
+        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
+        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
+
+    def add_open(self, stores: BrowserStores) -> None:
+        """The stores open now join the follower (adding one twice is a no-op)."""
+        follower = self.follower
+        for profile in stores.profiles:
+            db = stores.db_for(profile)
+            if follower is not None and db is not None:
+                follower.add(profile, db)
+
+    def stop(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+        self.follower = None
+
+    def care(
+        self, visible: Iterable[Any], session: str | None, profile: str | None, lineage: list[str]
+    ) -> None:
+        """Each store's follower cares about its rows on screen; the open session's store also
+        about that session and its lineage (so its new messages are reported)."""
+        follower = self.follower
+        if follower is None:
+            return
+        by_profile = keys_by_profile(visible, follower.profiles)
+        if session and profile in by_profile:
+            by_profile[profile].append(session)
+            by_profile[profile] += lineage
+        for name, ids in by_profile.items():
+            follower.care(name, ids)
+
+    def show(self, keys: Iterable[Any]) -> bool:
+        """The rows on screen changed: each follower reads their statuses. False when none
+        follows."""
+        follower = self.follower
+        if follower is None:
+            return False
+        for profile, ids in keys_by_profile(keys, follower.profiles).items():
+            follower.show(profile, ids)
+        return True
+
+    def arrived(self, profiles: Iterable[str]) -> None:
+        """Stores answered (a `StoresArrived`): remember when, for `merged`."""
+        self.arrival_seq += 1
+        self.answered_at.update(dict.fromkeys(profiles, self.arrival_seq))
+
+    def merged(self, result: OrderResult, wanted: Iterable[str] = ()) -> bool:
+        """Note what the merge shown covers. True: a store of `wanted` answered after this merge
+        started and is not in it, or only with an older order (pending): its `StoresArrived`
+        came before the merge was shown, so merge again."""
+        self.merged_profiles = set(result.counts) | set(result.errors)
+        self.merge_pending = set(result.pending)
+        seen = result.extra.get("arrivals_seen", self.arrival_seq)
+        wanted = set(wanted)
+        behind = (wanted - self.merged_profiles) | (wanted & self.merge_pending)
+        return any(self.answered_at.get(p, -1) > seen for p in behind)
+
+    def behind(self, stores: BrowserStores | None, profiles: tuple[str, ...] | None, opening: bool) -> bool:
+        """Open stores (of the list's profiles) that the list's last merge neither covered nor
+        is waiting for (those it waits for come with their own `StoresArrived`). While stores
+        still open only `StoresArrived` (paced) asks, with `opening`: a re-merge after each
+        re-merge kept the event loop and the stores' threads busy."""
+        if stores is None or (stores.opening and not opening):
+            return False
+        wanted = profiles or stores.profiles
+        return merge_behind(wanted, stores.profiles, self.merged_profiles, self.merge_pending)
+
+    def failures(self, stores: BrowserStores) -> list[tuple[str, str]]:
+        """The notifications to show for the stores that failed since the last call."""
+        notes, told = failure_notes(stores.failed, self.failures_told)
+        self.failures_told |= told
+        return notes
+
+
+class FederationHost(Protocol):
+    """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
+
+    stores: BrowserStores | None
+    profile_filter: tuple[str, ...] | None
+    profile_counts: dict[str, int]
+    store_total: int | None
+    state: str
+    caps: dict[str, Any]
+    current_session: str | None
+    current_profile: str | None
+    filter: SessionFilter
+    order: str
+    active_only: bool
+    order_refresh: OrderRefresh
+    follower: LiveFollower | None
+    _db: SessionDB | None
+
+    @property
+    def hermes(self) -> BrowserApp: ...
+
+    @property
+    def session_list(self) -> SessionList: ...
+
+    def reload_order(self, keep: Any = None) -> None: ...
+
+    def _info(self, text: Text) -> None: ...
+
+    def _update_info(self) -> None: ...
+
+    def _update_list_title(self) -> None: ...
+
+    def _set_options(self, selector: str, values: list[str]) -> None: ...
+
+    def _restore_source(self, sources: list[str]) -> None: ...
+
+    async def _order_loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
+
+
+class Federation:
+    """The main screen over several profiles' stores: opening them, the merged list (first
+    read, stores that answer late, live re-merges), their follower and the profile filter.
+    Its workers run on the screen (`run_worker`, the groups the screen's own workers use)."""
+
+    def __init__(self, host: FederationHost) -> None:
+        self.host = host
+        self.screen = cast("Screen[Any]", host)
+        self.watch = StoresWatch(lambda: host.hermes.now())
+        #: The stores that answered since the last `StoresArrived`.
+        self.arrivals: Arrivals | None = None
+
+    # ------------------------------------------------------------------ opening
+    def open(self, choice: StoreChoice) -> None:
+        """Discover and open the chosen profiles' stores in a worker."""
+        host = self.host
+        host.state = "opening"
+        host._info(Text("hermes-tui · opening the profiles' stores…"))
+        host.session_list.loading = True
+        read_only, path = host.hermes.read_only, host.hermes.db_path
+        self.screen.run_worker(
+            partial(self._open_worker, choice, read_only, path),
+            thread=True,
+            exit_on_error=False,
+            exclusive=True,
+            group="open",
+            description="open the stores",
+        )
+
+    def _open_worker(self, choice: StoreChoice, read_only: bool, path: Path) -> None:
+        """The stores open on a bounded pool (a failure is that store's badge); this waits for
+        the first ones, the others join as they answer (`StoresArrived`)."""
+        self.screen.post_message(open_several(self.host.hermes, choice, read_only, path))
+
+    def opened(self, message: StoresOpened) -> None:
+        """The stores opened: the list, search, menus and follower span them."""
+        host, screen = self.host, self.screen
+        self.watch.stop()
+        if host.follower is not None:
+            host.follower.stop()  # live follow spans one store; not across profiles yet
+            host.follower = None
+        old, host.stores = host.stores, message.stores
+        if old is not None and old is not message.stores:
+            old.close()
+        if host._db is not None:
+            host._db.close()
+            host._db = None
+            host.hermes.db = None
+        stores = message.stores
+        host.state = "ready"
+        host.caps = {}
+        screen.remove_class("-missing", "-failed")
+        sessions = host.session_list
+        sessions.federated = True
+        sessions.row_source = stores.list_rows
+        now = host.hermes.now
+        sessions.status_source = lambda keys: stores.live_status(keys, now())
+        sessions.on_visible = None
+        sessions.empty_text = "No sessions in these stores."
+        host._set_options("#filter-source", message.sources)
+        host._set_options("#filter-model", message.models)
+        host._restore_source(message.sources)
+        profile_select = screen.query_one("#filter-profile", Select)
+        with screen.prevent(Select.Changed):
+            profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
+        profile_select.display = True  # (its options follow the stores that open later)
+        screen.query_one("#search", SearchPane).set_sources(message.sources)
+        self.connect_search()
+        # Listening first: a store answering from now on is heard of; one that answered since
+        # the stores were taken is caught up with by one message (`poke`).
+        arrivals = self.arrivals = Arrivals(lambda: screen.post_message(StoresArrived(stores)))
+        stores.fed.listen(arrivals.add)
+        self.start_followers(stores)
+        self.watch.failures_told = set()
+        self.tell_failures(stores)
+        self.watch.menu_profiles = list(stores.profiles)
+        if stores.opening or stores.values_from != set(stores.profiles):
+            arrivals.poke()
+        if not stores.profiles:
+            sessions.loading = False
+            sessions.empty_text = "No store could be opened: see the badges in the header."
+            sessions.set_order([])
+            host._update_info()
+            return
+        host.reload_order()
+
+    def connect_search(self) -> None:
+        """Point the search pane at the stores the list spans."""
+        stores = self.host.stores
+        assert stores is not None
+        names = self.host.profile_filter
+        search = self.screen.query_one("#search", SearchPane)
+        search.index_progress = None  # one store's CJK build progress; not said across stores
+        search.connect(stores.searcher(names), stores.titles, stores.counter(names))
+
+    # ------------------------------------------------------------------ the merged list
+    def load_merged(
+        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
+    ) -> None:
+        """The exact merged order of the stores, in a worker; only its first pages are merged."""
+        self.screen.run_worker(
+            partial(self._merge_worker, flt, order, profiles, keep, active),
+            thread=True,
+            exit_on_error=False,
+            exclusive=True,
+            group="order",
+            description="merge the stores",
+        )
+
+    def _merge_worker(
+        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
+    ) -> None:
+        stores = self.host.stores
+        assert stores is not None
+        started, seen = time.perf_counter(), self.watch.arrival_seq
+        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        try:
+            result = stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
+        except Exception as exc:
+            self.screen.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
+            return
+        result.extra["arrivals_seen"] = seen
+        result.seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.screen.post_message(MergedLoaded(result, profiles))
+
+    async def merged_loaded(self, message: MergedLoaded) -> None:
+        host = self.host
+        result = message.result
+        if message.profiles != host.profile_filter:
+            return
+        host.profile_counts = result.counts
+        for profile, err in result.errors.items():
+            self.screen.notify(
+                one_line(f"{err.kind}: {err.message}"),
+                title=f"Profile {one_line(profile, 30)}",
+                severity="error",
+                markup=False,
+            )
+        sessions = host.session_list
+        sessions.show_profile = len(result.counts) > 1
+        sessions._line_cache.clear()
+        host.store_total = None
+        missed = self.watch.merged(result, self._wanted())
+        await host._order_loaded(
+            OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
+            result.keep_index,
+        )
+        if missed or self.behind():  # stores that opened meanwhile
+            self.refresh_live()
+
+    def _wanted(self) -> set[str]:
+        """The open stores the list shows (its profile filter's, else every one)."""
+        stores = self.host.stores
+        if stores is None:
+            return set()
+        return set(self.host.profile_filter or stores.profiles) & set(stores.profiles)
+
+    def behind(self, opening: bool = False) -> bool:
+        """The list's last merge is behind the open stores (`StoresWatch.behind`)."""
+        return self.watch.behind(self.host.stores, self.host.profile_filter, opening)
+
+    # ------------------------------------------------------------------ live over several stores
+    # One follower per store keeps the merged list (order, Live column, counts) current.
+    def start_followers(self, stores: BrowserStores) -> None:
+        """One follower thread for every open store (stores that open later join it)."""
+        self.watch.start(stores, self._post_live)
+        self.host.session_list.on_visible = self._visible_keys_changed
+
+    def _post_live(self, profile: str, update: LiveUpdate) -> None:
+        self.screen.post_message(StoreLive(profile, update))
+
+    def care(self) -> None:
+        """What each store's follower cares about (`StoresWatch.care`)."""
+        lineage = self.screen.query_one("#lineage", LineageTree).lineage or {}
+        nodes = [n["id"] for n in lineage.get("nodes", [])[:64]]
+        host = self.host
+        self.watch.care(host.session_list.visible_ids, host.current_session, host.current_profile, nodes)
+
+    def _visible_keys_changed(self, keys: list[Any]) -> None:
+        if self.watch.show(keys):
+            self.care()
+
+    def refresh_live(self) -> None:
+        """One live re-merge at a time (a change meanwhile runs it once more)."""
+        host = self.host
+        if host.stores is None or host.state != "ready":
+            return
+        key = (host.filter, host.order, host.profile_filter, host.active_only)
+        host.order_refresh.ask(
+            lambda: self.screen.run_worker(
+                partial(self._live_worker, *key),
+                thread=True,
+                exit_on_error=False,
+                group="live-order",
+                description="refresh the merged order",
+            )
+        )
+
+    def _live_worker(
+        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
+    ) -> None:
+        stores = self.host.stores
+        assert stores is not None
+        seen = self.watch.arrival_seq
+        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        try:
+            got = stores.order(flt, order, profiles, None, first=2 * 50, active_since=since)
+            got.extra["arrivals_seen"] = seen
+            result: OrderResult | None = got
+        except Exception as exc:
+            self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
+            result = None
+        self.screen.post_message(MergedLive(result, (flt, order, profiles, active)))
+
+    def merged_live(self, message: MergedLive) -> None:
+        host = self.host
+        host.order_refresh.running = False
+        sessions = host.session_list
+        result = message.result
+        current = message.key == (host.filter, host.order, host.profile_filter, host.active_only)
+        if result is not None and current and not sessions.loading:
+            counts = (sessions.total, host.profile_counts)
+            sessions.update_order(result.keys)
+            host.profile_counts = result.counts
+            missed = self.watch.merged(result, self._wanted())
+            sessions.show_profile = len(result.counts) > 1
+            if counts != (sessions.total, host.profile_counts):  # as in `_live_order`
+                host._update_list_title()
+                host._update_info()
+            if missed or self.behind():  # stores that opened meanwhile
+                host.order_refresh.again = True
+        if host.order_refresh.again:
+            self.refresh_live()
+
+    # ------------------------------------------------------------------ stores that answer late
+    def arrived(self, message: StoresArrived) -> None:
+        """Stores answered: the open ones join the follower, the profile menu and the list (a
+        re-merge: the cursor stays on its session), the failed ones are told; once every store
+        answered, the source and model menus cover them all."""
+        host, screen = self.host, self.screen
+        stores = host.stores
+        if stores is None or message.stores is not stores or self.arrivals is None:
+            return
+        arrived = self.arrivals.take()
+        self.watch.arrived(arrived)
+        screen.set_timer(ARRIVALS_EVERY_S, self.arrivals.rearm)  # the next ones, a moment later
+        self.watch.add_open(stores)
+        profiles = stores.profiles
+        if profiles != self.watch.menu_profiles:
+            self.watch.menu_profiles = profiles
+            select = screen.query_one("#filter-profile", Select)
+            with screen.prevent(Select.Changed):
+                picked = select.value
+                select.set_options([(one_line(p, 24), p) for p in profiles])
+                if isinstance(picked, str) and picked in profiles:
+                    select.value = picked
+        self.tell_failures(stores)
+        if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
+            self.refresh_live()
+        host._update_info()
+        if not stores.opening and stores.values_from != set(profiles):
+            stores.values_from = set(profiles)  # read once more, by the worker
+            screen.run_worker(
+                partial(self._values_worker, stores),
+                thread=True,
+                exit_on_error=False,
+                group="values",
+                description="read the stores' filter choices",
+            )
+
+    def tell_failures(self, stores: BrowserStores) -> None:
+        """A notification per store that could not be opened, the first few of them (each a
+        badge in the header too); then one for the rest, however many."""
+        for text, title in self.watch.failures(stores):
+            self.screen.notify(text, title=title, severity="warning", timeout=8, markup=False)
+
+    def _values_worker(self, stores: BrowserStores) -> None:
+        try:
+            sources, models = stores.values("source"), stores.values("model")
+        except Exception:  # noqa: BLE001 - the menus keep what they have
+            return
+        self.screen.post_message(StoreValues(stores, sources, models))
+
+    def values(self, message: StoreValues) -> None:
+        """The source and model menus over every store."""
+        if message.stores is not self.host.stores:
+            return
+        screen = self.screen
+        for selector, values in (("#filter-source", message.sources), ("#filter-model", message.models)):
+            select = screen.query_one(selector, Select)
+            with screen.prevent(Select.Changed):
+                picked = select.value
+                self.host._set_options(selector, values)
+                if isinstance(picked, str) and picked in values:
+                    select.value = picked
+        screen.query_one("#search", SearchPane).set_sources(message.sources)
+
+    # ------------------------------------------------------------------ the profile filter (p)
+    def toggle_profiles(self) -> None:
+        """`p`: the list and search across every profile ↔ only the current profile's store.
+        With one store open, the first press opens every discovered profile beside it."""
+        host = self.host
+        if host.state not in {"ready"}:
+            return
+        if host.stores is None:
+            self._widen(StoreChoice(paths=(host.hermes.db_path,)), None)
+            return
+        current = host.stores.current
+        if len(host.stores.profiles) <= 1 and not host.stores.choice.all_profiles:
+            self._widen(host.stores.choice, current)  # one open: widen to all
+            return
+        narrowed = host.profile_filter is None and current is not None
+        self.set_profile_filter((current,) if narrowed and current else None)
+
+    def _widen(self, choice: StoreChoice, current: str | None) -> None:
+        self.screen.run_worker(
+            partial(self._widen_worker, choice, current),
+            thread=True,
+            exclusive=True,
+            exit_on_error=False,
+            group="widen",
+            description="find profiles",
+        )
+
+    def _widen_worker(self, choice: StoreChoice, current: str | None) -> None:
+        """`p` with one store open: open it with every other store that exists (a stat per
+        profile folder, here in a worker). A store that is not there is left out rather than
+        shown as a "missing" badge nobody asked for (`--demo`, a lone `--db` file, a home with
+        one profile); with none, `p` says so."""
+        app, screen = self.screen.app, self.screen
+        wide = all_stores(choice, current)
+        refs, here = wide.refs()
+        existing = [r for r in refs if r.status != StoreStatus.MISSING]
+        if not any(r.profile != here for r in existing):
+            root = self.host.hermes.display_path(hermes_root(choice.home))
+            app.call_from_thread(
+                screen.notify, f"No other profiles: {root} holds no other store.", timeout=4, markup=False
+            )
+            return
+        found = tuple(r.profile for r in existing if r.origin != "path")
+        chosen = StoreChoice(profiles=found, paths=choice.paths, home=choice.home, prefer=wide.prefer or here)
+        app.call_from_thread(screen.notify, "Opening every profile's store…", timeout=2)
+        app.call_from_thread(self.open, chosen)
+
+    def set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
+        host, screen = self.host, self.screen
+        if profiles == host.profile_filter:
+            return
+        host.profile_filter = profiles
+        with screen.prevent(Select.Changed):
+            select = screen.query_one("#filter-profile", Select)
+            if profiles and len(profiles) == 1:
+                select.value = profiles[0]
+            else:
+                select.clear()
+        screen.notify(f"Profile: {one_line(profiles[0], 30)}" if profiles else "Every profile", timeout=2)
+        self.connect_search()
+        host.reload_order()

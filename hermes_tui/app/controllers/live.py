@@ -1,0 +1,285 @@
+"""Live follow of the open store(s): the follower thread, what it cares about, carrying out
+what `live_rules` decided, the open session's paced re-reads and the live order refresh.
+
+`LiveFollow` does it for the main screen (its `LiveChanged`, `StoreLive` and `LiveOrder`
+handlers call it); the decisions are `live_rules`' pure functions. Its workers run on the
+screen (`run_worker`) in the groups the screen's tests and bench know ("live-session",
+"live-order").
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from textual.screen import Screen
+
+from hermes_tui.app import cpu_share
+from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
+from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
+from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.controllers.transcript_loading import read_live
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_order import IncrementalOrder
+from hermes_tui.app.messages import LiveChanged, StoreFailed
+from hermes_tui.app.stores import BrowserStores
+from hermes_tui.app.widgets.lineage import LineageTree
+from hermes_tui.app.widgets.search import SearchPane
+from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.transcript import Divider, TranscriptView
+from hermes_tui.state import SessionDB, SessionFilter
+
+if TYPE_CHECKING:
+    from hermes_tui.app.session_context import BrowserApp
+
+
+class LiveHost(Protocol):
+    """What `LiveFollow` reads and sets of the main screen (besides Textual's own methods)."""
+
+    stores: BrowserStores | None
+    state: str
+    filter: SessionFilter
+    order: str
+    active_only: bool
+    store_total: int | None
+    current_session: str | None
+    current_profile: str | None
+    follower: LiveFollower | None
+    live_ids: IncrementalOrder
+    session_pace: Pacer
+    order_refresh: OrderRefresh
+    federation: Federation
+
+    @property
+    def hermes(self) -> BrowserApp: ...
+
+    @property
+    def session_list(self) -> SessionList: ...
+
+    @property
+    def db(self) -> SessionDB | None: ...
+
+    def db_for(self, profile: str | None) -> SessionDB | None: ...
+
+    def load_session(self, session_id: str, *, profile: str | None = None) -> None: ...
+
+    def _show_live_tip(self) -> None: ...
+
+    async def _current_deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
+
+    def _update_list_title(self) -> None: ...
+
+    def _update_info(self) -> None: ...
+
+    def _refresh_order_live(self) -> None: ...
+
+
+class LiveFollow:
+    """One store's follower and what live changes do to the list and the open session."""
+
+    def __init__(self, host: LiveHost) -> None:
+        self.host = host
+        self.screen = cast("Screen[Any]", host)
+        #: A "Live follow paused" notification is on screen.
+        self.error_shown = False
+
+    # ------------------------------------------------------------------ the follower
+    def start(self, db: SessionDB) -> None:
+        """One polling thread per open store; the old store's follower stops first."""
+        host = self.host
+        if host.follower is not None:
+            host.follower.stop()
+        host.live_ids = IncrementalOrder()  # the order it kept was the old store's
+        follower = LiveFollower(db, lambda update: self._post(follower, update), clock=host.hermes.now)
+        host.follower = follower
+        self.error_shown = False
+        self.care()
+        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
+        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
+        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
+        # reader would hold back the writers' checkpoints.
+        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
+
+    def _post(self, follower: LiveFollower, update: LiveUpdate) -> None:
+        """From the polling thread: only the current store's follower reports (a store being
+        replaced may fail its last poll as it closes; that is not news)."""
+        if follower is self.host.follower and not follower.stopped:
+            self.screen.post_message(LiveChanged(update))
+
+    def visible_changed(self, ids: list[str]) -> None:
+        """The rows on screen changed: the follower reads their statuses and cares about them."""
+        if self.host.follower is not None:
+            self.host.follower.show(ids)
+            self.care(ids)
+
+    def care(self, visible: list[str] | None = None) -> None:
+        """The follower reports ends, titles and deletions of the rows on screen and of the
+        open session (and its lineage)."""
+        host = self.host
+        if host.stores is not None:
+            host.federation.care()
+            return
+        if host.follower is None:
+            return
+        lineage = self.screen.query_one("#lineage", LineageTree).lineage
+        shown = visible if visible is not None else host.session_list.visible_ids
+        host.follower.care(cared_ids(shown, host.current_session, lineage))
+
+    # ------------------------------------------------------------------ a report
+    def view(self, changes: bool) -> LiveView:
+        """What `live_rules` decides on; the lineage and the chain only when changes came for an
+        open session (they are read from the panes)."""
+        host, screen = self.host, self.screen
+        current = host.current_session
+        lineage_ids: frozenset[str] = frozenset()
+        chain: frozenset[str] | None = None
+        if changes and current is not None:
+            lineage = screen.query_one("#lineage", LineageTree).lineage or {}
+            lineage_ids = frozenset(n["id"] for n in lineage.get("nodes", []))
+            data = screen.query_one("#transcript", TranscriptView).data
+            if data is not None and data.chain:
+                chain = frozenset(i.session_id for i in data.items if isinstance(i, Divider))
+        return LiveView(
+            current_session=current,
+            current_profile=host.current_profile,
+            active_only=host.active_only,
+            searching=screen.has_class("-searching"),
+            lineage_ids=lineage_ids,
+            chain_sessions=chain,
+            error_shown=self.error_shown,
+        )
+
+    async def carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
+        """Do what `live_rules` decided, in its order (one store, or one of several)."""
+        host, screen = self.host, self.screen
+        refresh = host.federation.refresh_live if federated else host._refresh_order_live
+        if not federated:
+            self.error_shown = plan.error_shown
+        if plan.error is not None:
+            screen.notify(plan.error, title="Live follow paused", severity="warning", markup=False)
+        if plan.statuses is not None:
+            host.session_list.set_live(plan.statuses)
+        if plan.show_tip:  # "● doing …" comes and goes
+            host._show_live_tip()
+        if plan.refresh_for_age:  # sessions age out of "active now"
+            refresh()
+        if plan.note_changes:
+            host.live_ids.note(ch)
+        if plan.refresh_for_changes:
+            refresh()
+        if plan.search_changed:
+            screen.query_one("#search", SearchPane).store_changed()
+        if plan.current_deleted is not None:
+            if federated:
+                screen.call_later(host._current_deleted, plan.current_deleted)
+            else:
+                await host._current_deleted(plan.current_deleted)
+        if plan.reload_chain and host.current_session is not None:
+            profile = host.current_profile if federated else None
+            host.load_session(host.current_session, profile=profile)  # a chain re-reads its segments
+        if plan.follow_lineage is not None:
+            self.follow_session(host.session_pace.ask(plan.follow_lineage))
+
+    # ------------------------------------------------------------------ the open session
+    def follow_session(self, wait: float | None) -> None:
+        """Act on the pacer's answer: read the open session now, in ``wait`` s, or not yet."""
+        host = self.host
+        if wait is None:
+            return
+        if wait > 0:
+            self.screen.set_timer(wait, lambda: self.follow_session(host.session_pace.due()))
+            return
+        current = host.current_session
+        if current is None:
+            host.session_pace.start()
+            self.follow_session(host.session_pace.finished())
+            return
+        lineage_too = host.session_pace.start()
+        transcript = self.screen.query_one("#transcript", TranscriptView)
+        data = transcript.data
+        after = transcript.last_message_id if data is not None and data.session_id == current else None
+        self.screen.run_worker(
+            partial(self._session_worker, current, after, lineage_too, host.db_for(host.current_profile)),
+            thread=True,
+            exit_on_error=False,
+            group="live-session",
+            description="follow the open session",
+        )
+
+    def _session_worker(
+        self, session_id: str, after_id: int | None, lineage_too: bool, db: SessionDB | None
+    ) -> None:
+        """The open session's row, messages after the last one shown, and (when a child or an
+        end appeared) its lineage (`read_live`), off the event loop. Over several stores ``db``
+        is the open session's own store."""
+        db = db or self.host.db
+        assert db is not None
+        post = self.screen.post_message
+        try:
+            row, items, lineage = read_live(db, session_id, after_id, lineage_too)
+        except Exception as exc:
+            post(StoreFailed("follow the session", f"{type(exc).__name__}: {exc}"))
+            post(LiveSession(session_id, None, None, None, failed=True))
+            return
+        post(LiveSession(session_id, row, items, lineage))
+
+    # ------------------------------------------------------------------ the list's order
+    def refresh_order(self) -> None:
+        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
+        more), and not while a full reload is on its way (it reads the same data), nor while the
+        list shows a provisional head: the whole order on its way is read after the change."""
+        host = self.host
+        if host.db is None or host.state != "ready":
+            return
+        if host.session_list.provisional:  # run again once the whole order has taken over
+            host.order_refresh.missed = True
+            return
+        key = (host.filter, host.order, host.active_only)
+        host.order_refresh.ask(
+            lambda: self.screen.run_worker(
+                partial(self._order_worker, *key),
+                thread=True,
+                exit_on_error=False,
+                group="live-order",
+                description="refresh the session order",
+            )
+        )
+
+    def _order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
+        host = self.host
+        db = host.db
+        assert db is not None
+        try:
+            since = (host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+            ids, total = host.live_ids.ordered(db, flt, order, since)
+        except Exception as exc:
+            self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
+            self.screen.post_message(LiveOrder(None, flt, order, active, 0))
+            return
+        self.screen.post_message(LiveOrder(ids, flt, order, active, total))
+
+    def order_read(self, message: LiveOrder) -> None:
+        """A live order came: the list takes it when it is still the one shown; a change
+        meanwhile runs the refresh once more."""
+        host = self.host
+        host.order_refresh.running = False
+        sessions = host.session_list
+        current = (message.flt, message.order, message.active) == (host.filter, host.order, host.active_only)
+        if message.ids is not None and current and not sessions.loading:
+            was_empty = sessions.total == 0
+            counts = (sessions.total, host.store_total)
+            sessions.update_order(message.ids)
+            host.store_total = message.total
+            if counts != (sessions.total, host.store_total):
+                # Only when a count changed: the header's update lays the whole screen out again,
+                # and most live reorders only move sessions.
+                host._update_list_title()
+                host._update_info()
+            if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
+                self.screen.refresh_bindings()
+            if was_empty and message.ids and host.current_session is None:
+                host.load_session(message.ids[0])
+        if host.order_refresh.again:
+            host._refresh_order_live()
