@@ -23,9 +23,10 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 from hermes_tui.state import SessionDB, SessionFilter
 from hermes_tui.state.listing import ListingMixin
+from tests._wait import pilot_until
 from tests.store.test_order_head import build_live
 
-from ._support import make_app, settle, wait_until
+from ._support import make_app, settle
 
 SESSIONS = 300
 
@@ -75,10 +76,10 @@ def main_of(app: Any) -> MainScreen:
 async def painted_head(pilot: Any) -> tuple[MainScreen, SessionList]:
     """Wait for the head's first paint (its rows on screen)."""
     app = pilot.app
-    await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen shows")
+    await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen shows")
     main = main_of(app)
     sessions = main.query_one("#sessions", SessionList)
-    await wait_until(
+    await pilot_until(
         pilot, lambda: sessions.provisional and sessions.row_at(0) is not None, "the head is painted"
     )
     return main, sessions
@@ -99,11 +100,11 @@ async def test_head_paints_first_and_counts_honestly(store: Path, slow_order: th
         assert "counting sessions…" in header(main)
         assert f"{PAGE_SIZE} sessions" not in header(main)  # never a wrong count
         await pilot.press("down", "down", "down")
-        await wait_until(pilot, lambda: sessions.cursor == 3, "the cursor moves within the head")
+        await pilot_until(pilot, lambda: sessions.cursor == 3, "the cursor moves within the head")
         assert sessions.selected_id == full[3]
         top = sessions.scroll_offset.y
         slow_order.set()
-        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
         await settle(pilot)
         assert list(sessions._ids) == full
         assert sessions.selected_id == full[3] and sessions.cursor == 3
@@ -136,7 +137,7 @@ async def test_end_pagedown_and_select_all_wait_for_the_order(
         assert sessions.cursor == 0 and not sessions.selection
         assert app.is_running
         slow_order.set()
-        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
         await settle(pilot)
         assert sessions.cursor == len(full) - 2 and sessions.selected_id == full[-2]
         assert sessions.selection == set(full)
@@ -155,7 +156,7 @@ async def test_pagedown_far_lands_where_it_would_have(store: Path, slow_order: t
         await pilot.pause()
         assert sessions.cursor < PAGE_SIZE and sessions.waiting_moves
         slow_order.set()
-        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
         await settle(pilot)
         assert sessions.cursor == presses * height
         assert sessions.selected_id == full[presses * height]
@@ -170,10 +171,10 @@ async def test_jump_to_a_session_past_the_head(store: Path, slow_order: threadin
     async with app.run_test(size=(120, 40)) as pilot:
         main, sessions = await painted_head(pilot)
         main.open_session(target)
-        await wait_until(pilot, lambda: main.current_session == target, "the transcript shows it")
+        await pilot_until(pilot, lambda: main.current_session == target, "the transcript shows it")
         assert sessions.provisional and sessions.waiting_moves
         slow_order.set()
-        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
         await settle(pilot)
         assert sessions.selected_id == target and sessions.cursor == 200
         assert main.current_session == target
@@ -191,8 +192,8 @@ async def test_a_filter_typed_meanwhile_is_not_replaced_by_the_late_order(
     async with app.run_test(size=(120, 40)) as pilot:
         main, sessions = await painted_head(pilot)
         main.query_one("#filter-text", Input).value = "live012"
-        await wait_until(pilot, lambda: not sessions.provisional, "the filtered order shows")
-        await wait_until(pilot, lambda: sessions.total == matching, "the filtered list is complete")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the filtered order shows")
+        await pilot_until(pilot, lambda: sessions.total == matching, "the filtered list is complete")
         slow_order.set()
         await settle(pilot)
         await pilot.pause(0.2)
@@ -218,14 +219,14 @@ async def test_models_are_read_after_first_paint(store: Path, monkeypatch: pytes
     app = make_app(store, now=time.time)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
-            await wait_until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen shows")
+            await pilot_until(pilot, lambda: isinstance(app.screen, MainScreen), "the main screen shows")
             main = main_of(app)
             sessions = main.query_one("#sessions", SessionList)
-            await wait_until(pilot, lambda: sessions.row_at(0) is not None, "first paint")
+            await pilot_until(pilot, lambda: sessions.row_at(0) is not None, "first paint")
             models = main.query_one("#filter-model", Select)
             assert len(models._options) == 1  # only the "any model" prompt so far
             gate.set()
-            await wait_until(pilot, lambda: len(models._options) == 4, "the model choices fill in")
+            await pilot_until(pilot, lambda: len(models._options) == 4, "the model choices fill in")
             await settle(pilot)
     finally:
         gate.set()
@@ -255,11 +256,11 @@ async def test_a_live_change_while_the_head_shows_is_applied_after_the_hand_over
             with SessionDB(store) as writer:
                 writer.create_session("agent-new", "cli", model="m")
                 writer.append_message("agent-new", "user", "started while the list was counting")
-            await wait_until(pilot, lambda: main.order_refresh.missed, "the follower saw the change")
+            await pilot_until(pilot, lambda: main.order_refresh.missed, "the follower saw the change")
             assert "agent-new" not in sessions._ids
             gate.set()
-            await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
-            await wait_until(
+            await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+            await pilot_until(
                 pilot, lambda: sessions._ids and sessions._ids[0] == "agent-new", "the new session is first"
             )
             assert len(sessions._ids) == listed + 1
@@ -282,8 +283,8 @@ async def test_a_cursor_on_the_first_row_goes_to_the_pinned_row_first(
         main, sessions = await painted_head(pilot)
         assert sessions.cursor == 0 and sessions.selected_id != pinned
         slow_order.set()
-        await wait_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
+        await pilot_until(pilot, lambda: not sessions.provisional, "the whole order takes over")
         await settle(pilot)
         assert sessions._ids[0] == pinned
         assert sessions.cursor == 0 and sessions.selected_id == pinned
-        await wait_until(pilot, lambda: main.current_session == pinned, "the pinned session opens")
+        await pilot_until(pilot, lambda: main.current_session == pinned, "the pinned session opens")

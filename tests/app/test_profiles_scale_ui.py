@@ -155,9 +155,11 @@ async def test_a_store_that_answers_while_the_list_is_being_merged_is_merged_in(
             sessions = screen.session_list
             await pilot_until(pilot, order_held.is_set, "the list's first merge is on its way")
             late_go.set()  # answers now, before that merge (without it) is shown
-            await pilot_until(pilot, lambda: "zz-late" in screen._menu_profiles, "the late store arrived")
+            await pilot_until(
+                pilot, lambda: "zz-late" in screen.federation.watch.menu_profiles, "the late store arrived"
+            )
             # the re-merge its arrival asked for is over (its result found the list loading)
-            await pilot_until(pilot, lambda: not screen._live_order_running, "the arrival's re-merge done")
+            await pilot_until(pilot, lambda: not screen.order_refresh.running, "the arrival's re-merge done")
             order_go.set()
             await pilot_until(pilot, lambda: sessions.total == 3, "the late store merged in")
             assert {sessions.key_at(i) for i in range(3)} == {
