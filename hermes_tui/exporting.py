@@ -362,8 +362,8 @@ def markdown_filename(session: Mapping[str, Any]) -> str:
     return markdown_filenames([session])[0]
 
 
-def markdown_filenames(sessions: Sequence[Mapping[str, Any]]) -> list[str]:
-    """One file name per session of a folder export, unique and stable.
+def markdown_filenames(sessions: Sequence[Mapping[str, Any]], suffix: str = ".md") -> list[str]:
+    """One file name per session of a folder export (`suffix`: `.md`, `.html`), unique and stable.
 
     `<id>.md` when the id is a safe file name as it is; otherwise the id made safe plus a short
     hash of the exact id (`a/b` → `a_b-<hash>.md`, so it never takes `a_b.md` from the session
@@ -389,7 +389,7 @@ def markdown_filenames(sessions: Sequence[Mapping[str, Any]]) -> list[str]:
         while candidate.casefold() in taken:
             candidate, n = f"{name}-{n}", n + 1
         taken.add(candidate.casefold())
-        names.append(f"{candidate}.md")
+        names.append(f"{candidate}{suffix}")
     return names
 
 

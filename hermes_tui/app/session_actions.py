@@ -1,4 +1,5 @@
-"""Session actions (rename, delete, prune, undo, trash, export, statistics) on the main screen.
+"""Session actions (rename, delete, prune, undo, trash, export, statistics, usage) on the main
+screen.
 
 `register_actions()` (called by the app) registers one `ActionSpec` per action
 (`hermes_tui.app.actions`). Each handler runs on the event loop and only pushes a dialog; every
@@ -29,6 +30,7 @@ from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.app.screens.stats import StatsScreen
 from hermes_tui.app.screens.trash import TrashScreen
+from hermes_tui.app.screens.usage import open_usage
 from hermes_tui.app.undo import FlagChange, entry_store, restore_summary, undo_entries
 from hermes_tui.safe_text import inert
 
@@ -190,6 +192,11 @@ def stats(screen: MainScreen) -> None:
     screen.app.push_screen(StatsScreen(screen.session_context, screen.db))
 
 
+def usage(screen: MainScreen) -> None:
+    """Usage over time only reads, every open profile's store when several are open."""
+    open_usage(screen)
+
+
 #: Off until the main-screen snapshots (tests/snapshots/test_snapshots.py) are regenerated with
 #: the longer footer; the keys are listed in help (?) and in the command palette either way.
 SHOW_IN_FOOTER = False
@@ -258,11 +265,20 @@ SPECS: tuple[ActionSpec, ...] = (
         palette="Statistics",
         help="usage by model and source, activity, costliest chains, store health",
     ),
+    ActionSpec(
+        "usage",
+        "U",
+        "Usage",
+        usage,
+        show=SHOW_IN_FOOTER,
+        palette="Usage: cost and tokens over time",
+        help="per day, week or month by model, source or profile; month to date; the check",
+    ),
 )
 
 
 def register_actions() -> None:
-    """Register rename/delete/prune/undo/trash/export/stats and archive/unarchive/pin/unpin
+    """Register rename/delete/prune/undo/trash/export/stats/usage and archive/unarchive/pin/unpin
     (idempotent: a spec replaces its namesake).
 
     Called by the app before the main screen is built, which binds every registered key.

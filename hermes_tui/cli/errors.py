@@ -20,6 +20,7 @@ from hermes_tui.state import (
     IntegrityError,
     InvalidArgument,
     LockTimeout,
+    MessageNotFound,
     NotADatabaseError,
     ReadOnlyError,
     SessionNotFound,
@@ -44,6 +45,7 @@ EXIT_CODES: dict[str, int] = {
     "ambiguous": 7,
     "invalid": 8,
     "damaged": 9,
+    "over_budget": 10,
     "interrupted": 130,
 }
 
@@ -78,7 +80,7 @@ def store_error_kind(exc: StoreError) -> str:
         return "not_a_database"
     if isinstance(exc, ReadOnlyError):
         return "read_only"
-    if isinstance(exc, (SessionNotFound, TrashEntryNotFound)):
+    if isinstance(exc, (SessionNotFound, MessageNotFound, TrashEntryNotFound)):
         return "not_found"
     if isinstance(exc, LockTimeout):
         return "locked"

@@ -1,17 +1,20 @@
-"""`sessions export [REF…] [filters]`: sessions as JSON, JSONL or Markdown, from one store or several.
+"""`sessions export [REF…] [filters]`: sessions as JSON, JSONL, Markdown or HTML, from one store or several.
 
 Without references every session matching the filters is exported (archived, hidden and child
 sessions included: an export is a copy, not a view). Every reference is resolved before anything
 is written, so a typo leaves no half export. Each exported session carries its `profile`.
-`-o FILE` takes its format from the extension; Markdown for several sessions goes to a folder,
-one file per session plus `manifest.jsonl` (file names are `<profile>-<id>.md` when several
-stores are open, as ids repeat across stores).
+`-o FILE` takes its format from the extension; Markdown or HTML for several sessions goes to a
+folder, one file per session plus `manifest.jsonl` (file names are `<profile>-<id>.md` / `.html`
+when several stores are open, as ids repeat across stores). `--redact` (HTML) hides home paths,
+e-mail addresses and key-like strings (`hermes_tui.redact`).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +35,22 @@ from hermes_tui.exporting import (
     write_export,
 )
 from hermes_tui.formatting import plural
+from hermes_tui.html_export import to_html
 from hermes_tui.state import SessionDB, SessionFilter
 
-EXPORT_FORMATS = ("json", "jsonl", "md")
+EXPORT_FORMATS = ("json", "jsonl", "md", "html")
+#: The formats written as files, one per session (a folder with a manifest for several).
+FILE_FORMATS = {"md": ".md", "html": ".html"}
 DEFAULT_EXPORT_FORMAT = "jsonl"
 #: The export format an `-o` file's extension names when `--format` is not given.
-FORMAT_OF_SUFFIX = {".json": "json", ".jsonl": "jsonl", ".md": "md", ".markdown": "md"}
+FORMAT_OF_SUFFIX = {
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+}
 
 
 def arguments(p: argparse.ArgumentParser) -> None:
@@ -51,7 +64,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=EXPORT_FORMATS,
         default=None,
-        help=f"json (one array), jsonl (one session per line) or md (Markdown). Default: from the -o"
+        help=f"json (one array), jsonl (one session per line), md (Markdown) or html (one safe,"
+        " self-contained page per session). Default: from the -o"
         f" file's extension ({', '.join(FORMAT_OF_SUFFIX)}), {DEFAULT_EXPORT_FORMAT} on stdout;"
         " any other -o needs --format",
     )
@@ -70,9 +84,14 @@ def arguments(p: argparse.ArgumentParser) -> None:
         "--output",
         metavar="PATH",
         help="file ('-' = stdout, the default for json/jsonl); md: a file for one session, a"
-        " directory (with manifest.jsonl) for several or when PATH is a directory",
+        " directory (with manifest.jsonl) for several or when PATH is a directory; html: the same",
     )
     p.add_argument("--force", action="store_true", help="replace existing files")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="html: replace home paths, e-mail addresses and strings that look like API keys or tokens",
+    )
 
 
 def export_format(args: argparse.Namespace) -> str:
@@ -88,12 +107,10 @@ def export_format(args: argparse.Namespace) -> str:
     if suffix in FORMAT_OF_SUFFIX:
         return FORMAT_OF_SUFFIX[suffix]
     if Path(target).expanduser().is_dir():
-        raise UsageError(
-            f"{target!r} is a directory: give --format md to write one Markdown file per session"
-        )
+        raise UsageError(f"{target!r} is a directory: give --format md or html to write one file per session")
     raise UsageError(
         f"cannot tell the export format from {target!r}: name the file {', '.join(FORMAT_OF_SUFFIX)},"
-        " or give --format json, jsonl or md"
+        " or give --format json, jsonl, md or html"
     )
 
 
@@ -130,7 +147,7 @@ def _items(stores: Stores, args: argparse.Namespace) -> list[dict[str, Any]]:
     by_store: dict[str, list[str]] = {}
     for profile, sid in pairs:
         by_store.setdefault(profile, []).append(sid)
-    display = export_format(args) == "md"
+    display = export_format(args) in FILE_FORMATS
     got, _failed = stores.each(
         {p: on(_export_many, ids, args.lineage, display) for p, ids in by_store.items()}
     )
@@ -152,11 +169,15 @@ def _items(stores: Stores, args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def run(stores: Stores, args: argparse.Namespace) -> int:
     fmt = export_format(args)
-    if fmt == "md" and (not args.output or args.output == "-"):
-        raise UsageError("--format md writes files: give -o FILE.md for one session or -o DIRECTORY")
+    if args.redact and fmt != "html":
+        raise UsageError("--redact is for --format html (the other formats are copies of the store)")
+    if fmt in FILE_FORMATS and (not args.output or args.output == "-"):
+        raise UsageError(
+            f"--format {fmt} writes files: give -o FILE{FILE_FORMATS[fmt]} for one session or -o DIRECTORY"
+        )
     items = _items(stores, args)
-    if fmt == "md":
-        return _export_md(stores, args, Path(args.output).expanduser(), items)
+    if fmt in FILE_FORMATS:
+        return _export_files(stores, args, fmt, Path(args.output).expanduser(), items)
     chunks: Any = to_json(items) if fmt == "json" else to_jsonl(items)
     if not args.output or args.output == "-":
         for chunk in [chunks] if isinstance(chunks, str) else chunks:
@@ -170,18 +191,27 @@ def run(stores: Stores, args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_md(stores: Stores, args: argparse.Namespace, target: Path, items: list[dict[str, Any]]) -> int:
+def render(fmt: str, args: argparse.Namespace) -> Callable[[dict[str, Any]], str]:
+    """The page of one session in a file format (Markdown, or HTML redacted with --redact)."""
+    if fmt == "html":
+        return partial(to_html, redact=bool(args.redact))
+    return to_markdown
+
+
+def _export_files(
+    stores: Stores, args: argparse.Namespace, fmt: str, target: Path, items: list[dict[str, Any]]
+) -> int:
     """One session → the file `target`; several (or `target` an existing folder) → one file each
     in that folder plus `manifest.jsonl`."""
     if target.is_dir():
-        return _export_md_dir(stores, args, target, items)
+        return _export_dir(stores, args, fmt, target, items)
     if len(items) == 1:
-        body = to_markdown(items[0])
+        body = render(fmt, args)(items[0])
         path = write_export(target, body, force=args.force)
         if args.json:
             emit_json(
                 {
-                    "format": "md",
+                    "format": fmt,
                     "path": str(path),
                     "sessions": 1,
                     "profile": items[0]["profile"],
@@ -201,17 +231,17 @@ def _export_md(stores: Stores, args: argparse.Namespace, target: Path, items: li
         )
     if not items:
         raise CliError("no sessions match: nothing was written", "not_found")
-    return _export_md_dir(stores, args, target, items)
+    return _export_dir(stores, args, fmt, target, items)
 
 
-def _export_md_dir(
-    stores: Stores, args: argparse.Namespace, directory: Path, items: list[dict[str, Any]]
+def _export_dir(
+    stores: Stores, args: argparse.Namespace, fmt: str, directory: Path, items: list[dict[str, Any]]
 ) -> int:
     # Ids repeat across stores: names carry the profile only when several are open.
     named = items if stores.several else [{k: v for k, v in i.items() if k != "profile"} for i in items]
-    bodies = [
-        (name, item, to_markdown(item)) for name, item in zip(markdown_filenames(named), items, strict=True)
-    ]
+    page = render(fmt, args)
+    names = markdown_filenames(named, FILE_FORMATS[fmt])
+    bodies = [(name, item, page(item)) for name, item in zip(names, items, strict=True)]
     manifest_path = directory / "manifest.jsonl"
     if not args.force:
         clashes = [directory / name for name, _i, _b in bodies if (directory / name).exists()]
@@ -244,7 +274,7 @@ def _export_md_dir(
     if args.json:
         emit_json(
             {
-                "format": "md",
+                "format": fmt,
                 "directory": str(directory),
                 "sessions": len(manifest),
                 "manifest": str(manifest_path),
@@ -257,4 +287,4 @@ def _export_md_dir(
     return 0
 
 
-COMMANDS = (Command("export", "Export sessions as JSON, JSONL or Markdown.", arguments, run),)
+COMMANDS = (Command("export", "Export sessions as JSON, JSONL, Markdown or HTML.", arguments, run),)

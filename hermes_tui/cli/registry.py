@@ -6,10 +6,22 @@ A new command is a module that defines `COMMANDS = (Command(...),)` (see `comman
 
 from __future__ import annotations
 
-from hermes_tui.cli import export, flags, housekeeping, listing, live, repair, stats, titles, trash
+from hermes_tui.cli import (
+    export,
+    flags,
+    forking,
+    housekeeping,
+    listing,
+    live,
+    repair,
+    stats,
+    titles,
+    trash,
+    usage,
+)
 from hermes_tui.cli.command import Command
 
-MODULES = (listing, titles, housekeeping, flags, export, stats, repair, live, trash)
+MODULES = (listing, titles, forking, housekeeping, flags, export, stats, usage, repair, live, trash)
 
 COMMANDS: tuple[Command, ...] = tuple(c for module in MODULES for c in module.COMMANDS)
 BY_NAME: dict[str, Command] = {c.name: c for c in COMMANDS}

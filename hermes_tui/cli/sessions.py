@@ -30,8 +30,8 @@ session references (ID):
 
 stores (--db PATH, --profile NAME, --all):
   without these, the current profile's store ($HERMES_HOME/state.db or ~/.hermes/state.db).
-  list, search, show, stats, export, prune, archive, unarchive, pin, unpin, tail and watch
-  read every discovered store with --all (the default profile and profiles/<name>/state.db),
+  list, search, show, stats, usage, export, prune, archive, unarchive, pin, unpin, tail and
+  watch read every discovered store with --all (the default profile and profiles/<name>/state.db),
   or the named ones with --profile NAME (repeatable; on show the option is --all-profiles, as
   --all there means inactive messages). rename and delete take --profile NAME (one store) and
   refuse --all; trash and repair take --db PATH only. --db PATH is one store and cannot be
@@ -66,6 +66,8 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
        warn on stderr, list it as damaged, and go on)
   9    repair: the store is damaged (--check), or it could not be repaired (it was left exactly
        as it was) (kind: damaged; with --json the diagnosis/repair report is printed instead)
+  10   usage --budget: the range cost more than the budget (kind: over_budget; the report
+       is printed, with --json too, and says by how much; a cost that is unknown exits 0)
   130  interrupted (kind: interrupted)
 
 docs/cli.md describes every command, its JSON and its references.

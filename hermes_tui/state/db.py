@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .display import DisplayMixin
 from .flags import FlagsMixin
+from .forking import ForkMixin
 from .housekeeping import HousekeepingMixin
 from .importing import ImportMixin
 from .lineage import LineageMixin
@@ -25,6 +26,7 @@ class SessionDB(
     MessagesMixin,
     DisplayMixin,
     TitlesMixin,
+    ForkMixin,
     FlagsMixin,
     ListingMixin,
     LineageMixin,

@@ -41,6 +41,13 @@ class SessionNotFound(StoreError, KeyError):
         return str(self.args[0]) if self.args else "session not found"
 
 
+class MessageNotFound(StoreError, KeyError):
+    """The named message does not exist in that session."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "message not found"
+
+
 class IntegrityError(StoreError):
     """The write would break a constraint (a parent that does not exist, a duplicate id…)."""
 

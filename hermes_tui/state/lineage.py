@@ -33,6 +33,12 @@ _NODE_COLS = (
     "end_reason",
 )
 MAX_DEPTH = 100
+#: Where a fork was cut (`fork_session`'s `_branched_at_message`): only on the edge it names, as
+#: a compression continuation of the fork inherits its `model_config` verbatim.
+_CUT_AT = (
+    "CASE WHEN {branched} = {a}.parent_session_id THEN json_extract("
+    "CASE WHEN json_valid({a}.model_config) THEN {a}.model_config END, '$._branched_at_message') END"
+)
 
 
 def _is_branch(row: dict[str, Any]) -> bool:
@@ -68,14 +74,22 @@ def _fork_child(row: dict[str, Any], *, reset: bool = False) -> bool:
 
 
 def _clean(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Node rows as the API promises them: text as str, dates usable or None, numbers or None."""
+    """Node rows as the API promises them: text as str, dates usable or None, numbers or None
+    (`cut_at`: the parent's message id a fork was cut at, else None)."""
+    for r in rows:
+        cut = r.get("cut_at")
+        r["cut_at"] = cut if type(cut) is int else None
     return [clean_row(r, SESSION_NUMBERS, SESSION_TIMESTAMPS) for r in rows]
 
 
 class LineageMixin(_Core):
     def _node_select(self, alias: str = "s") -> str:
         cols = [f"{alias}.{c}" if self.has_column("sessions", c) else f"NULL AS {c}" for c in _NODE_COLS]
-        return ", ".join(cols) + f", {Q.edge_kind_case(alias, Q.resets_known(self))} AS edge_kind"
+        cut = _CUT_AT.format(branched=Q.BRANCHED_FROM.format(a=alias), a=alias)
+        return (
+            ", ".join(cols)
+            + f", {Q.edge_kind_case(alias, Q.resets_known(self))} AS edge_kind, {cut} AS cut_at"
+        )
 
     def edge_kind(self, session_id: str) -> str | None:
         """Kind of the edge to the parent: compression / branch / delegate / reset / other, None

@@ -158,11 +158,11 @@ async def test_export_cancel_stops_between_sessions_and_leaves_no_file(demo_db: 
         real = dialog.db.export_session
         calls: list[str] = []
 
-        def export_session(session_id: str) -> dict[str, Any] | None:
+        def export_session(session_id: str, display: bool = False) -> dict[str, Any] | None:
             calls.append(session_id)
             if len(calls) == 3:  # the user presses Esc while the third session is read
                 app.call_from_thread(dialog.action_close)
-            return real(session_id)
+            return real(session_id, display)
 
         dialog.db.export_session = export_session  # type: ignore[method-assign]
         try:

@@ -74,7 +74,8 @@ def test_help_says_the_default_and_the_whole_lineage_text(capsys) -> None:
     code, out, _ = run(capsys, "export", "--help")
     flat = " ".join(out.split())
     assert code == 0
-    assert "Default: from the -o file's extension (.json, .jsonl, .md, .markdown), jsonl on stdout" in flat
+    extensions = ".json, .jsonl, .md, .markdown, .html, .htm"
+    assert f"Default: from the -o file's extension ({extensions}), jsonl on stdout" in flat
     assert "compression chain (root to live tip) as one session" in flat
 
 

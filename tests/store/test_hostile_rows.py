@@ -449,7 +449,7 @@ def test_huge_content_preview_is_cut_in_sql(db: SessionDB) -> None:
         db._conn()
         .execute(
             "SELECT length(p) FROM (SELECT "
-            + __import__("hermes_tui.state.listing", fromlist=["_PREVIEW_SQL"])._PREVIEW_SQL
+            + __import__("hermes_tui.state.preview", fromlist=["preview_sql"]).preview_sql(False)
             + " AS p FROM sessions s)"
         )
         .fetchall()

@@ -17,13 +17,18 @@ from textual.widgets import Button, Input, Label, RadioSet, Static
 from hermes_tui.app.screens.dialog_base import ActionDialog, error_text
 from hermes_tui.app.widgets.marked import MarkedCheckbox, MarkedRadioButton
 from hermes_tui.exporting import markdown_filename, to_json, to_jsonl, to_markdown, write_export
+from hermes_tui.html_export import to_html
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import SessionContext
     from hermes_tui.state import SessionDB
 
 SCOPES = (("session", "this session"), ("lineage", "its lineage"), ("filter", "all sessions in the list"))
-FORMATS = ("json", "jsonl", "md")
+FORMATS = ("json", "jsonl", "md", "html")
+#: Formats read by a person: the messages as Hermes shows them.
+DISPLAY_FORMATS = ("md", "html")
+#: HTML is one page per session (the CLI writes a folder for many).
+HTML_ONE_PAGE = "HTML is one page per session: choose this session or its lineage"
 HINT = "Enter or ctrl+s export · Tab next field · arrows/space choose · Esc cancel"
 
 
@@ -122,6 +127,9 @@ class ExportDialog(ActionDialog[Path | None]):
         if not raw:
             self.status("enter a path", style="bold")
             return
+        if self.fmt == "html" and self.scope == "filter":
+            self.status(HTML_ONE_PAGE, style="bold")
+            return
         self.busy = True
         self.cancel_event.clear()
         self.status("exporting… (Esc stops, no file is left)")
@@ -134,7 +142,7 @@ class ExportDialog(ActionDialog[Path | None]):
         try:
             if path.exists() and not force:
                 raise FileExistsError(f"{path.name} exists: tick “overwrite” to replace it")
-            display = fmt == "md"  # Markdown is read by a person: the messages Hermes shows
+            display = fmt in DISPLAY_FORMATS  # read by a person: the messages Hermes shows
             if scope == "session":
                 one = db.export_session(self.session_id, display)
                 sessions: Iterable[dict[str, Any]] = [one] if one else []
@@ -150,6 +158,8 @@ class ExportDialog(ActionDialog[Path | None]):
                 content: str | Iterator[str] = to_json(sessions)
             elif fmt == "jsonl":
                 content = to_jsonl(sessions)
+            elif fmt == "html":
+                content = (to_html(s) for s in sessions)  # one session (the scope is checked above)
             else:
                 content = (to_markdown(s) + "\n" for s in sessions)
             written = write_export(path, content, force=force)

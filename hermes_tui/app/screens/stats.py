@@ -145,6 +145,7 @@ class StatsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,S", "close", "Back"),
         Binding("o", "optimize", "Optimize storage"),
+        Binding("u", "usage", "Usage over time"),
     ]
 
     def __init__(self, context: SessionContext, db: SessionDB) -> None:
@@ -325,6 +326,11 @@ class StatsScreen(Screen[None]):
     def _close_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.action_close()
+
+    def action_usage(self) -> None:
+        from hermes_tui.app.screens.usage import open_usage  # the usage screen returns to main
+
+        open_usage(self.main)
 
     def action_close(self) -> None:
         self.app.pop_screen()

@@ -30,7 +30,8 @@ MAX_NODES = 2000
 
 
 def node_label(node: dict[str, Any]) -> Text:
-    """``[c] ★ title ◀ · 12 msgs · 3.4k tok · compression continuation · live tip``.
+    """``[c] ★ title ◀ · 12 msgs · 3.4k tok · compression continuation · live tip`` (a fork:
+    ``[b] title · … · branch · cut at #42``).
 
     The tip star and the selected-node arrow come first so a narrow pane still shows them.
     """
@@ -50,6 +51,9 @@ def node_label(node: dict[str, Any]) -> Text:
     )
     if kind:
         text.append(f" · {EDGE_LABELS.get(kind, kind)}", style="italic dim")
+    cut = node.get("cut_at")
+    if type(cut) is int:  # a fork made here or by `sessions fork`: where its parent was cut
+        text.append(f" · cut at #{cut}", style="italic dim")
     if node.get("is_tip"):
         text.append(" · live tip", style="bold")
     return text
