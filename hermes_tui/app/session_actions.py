@@ -189,7 +189,7 @@ def stats(screen: MainScreen) -> None:
     """Statistics only read; its "Optimize storage" refuses on a read-only store."""
     if screen.db is None:
         return
-    screen.app.push_screen(StatsScreen(screen.session_context, screen.db))
+    screen.app.push_screen(StatsScreen(screen.session_context, screen.db, lambda: open_usage(screen)))
 
 
 def usage(screen: MainScreen) -> None:

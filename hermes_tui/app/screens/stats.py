@@ -148,10 +148,14 @@ class StatsScreen(Screen[None]):
         Binding("u", "usage", "Usage over time"),
     ]
 
-    def __init__(self, context: SessionContext, db: SessionDB) -> None:
+    def __init__(
+        self, context: SessionContext, db: SessionDB, open_usage: Callable[[], None] | None = None
+    ) -> None:
         super().__init__()
         self.context = context
         self.db = db
+        #: Pushes the Usage screen (it opens sessions in the main screen, which this one never sees).
+        self.open_usage = open_usage
         self.data: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
@@ -328,9 +332,8 @@ class StatsScreen(Screen[None]):
         self.action_close()
 
     def action_usage(self) -> None:
-        from hermes_tui.app.screens.usage import open_usage  # the usage screen returns to main
-
-        open_usage(self.main)
+        if self.open_usage is not None:
+            self.open_usage()
 
     def action_close(self) -> None:
         self.app.pop_screen()
