@@ -82,6 +82,10 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
 `h1` draws a live append's frame at once instead of holding it to the writer's next commit.
+`x1`/`x8` are `B1`/`B8` with the app's Textual tuning asked for (`HERMES_TUI_TEXTUAL_TUNING=1`,
+`hermes_tui/app/textual_private.py`; issue 36), `b1`/`b8` with it turned off (`=0`): Textual's
+public API only. (The tuning was opt-in when `live-public-1m-20261205.json` was measured, so its
+`B` phases are `b`; since then the app installs it by default.)
 A scrollbar in `frame_kinds` is named by its widget (`PaintedScrollBar<transcript>`).
 `--separate-sessions` starts each writer and the browser in a session (autogroup) of its own, as
 agents and the browser in separate terminals are, and every phase reads the writers' scheduler
@@ -644,6 +648,10 @@ class AppFollower:
 
         if whatif is not None:
             env["HERMES_BENCH_WHATIF"] = whatif
+            tuning = {"tuning": "1", "notuning": "0"}  # the app's Textual tuning (textual_private.py)
+            for name in whatif.split(","):
+                if name in tuning:
+                    env["HERMES_TUI_TEXTUAL_TUNING"] = tuning[name]
         self.proc = subprocess.Popen(  # `-c` puts the working directory first: `tree`'s hermes_tui
             [sys.executable, "-c", APP_FOLLOWER, str(db), open_id, str(key_every_s)],
             cwd=tree,
@@ -1007,6 +1015,8 @@ PHASE_WHATIF = {
     "Z": "yield",
     "G": "gc30",
     "R": "noshow",
+    "x": "tuning",
+    "b": "notuning",
     "M": "yield1ms",
     "F": "apply1.0",
     "e": "align",
@@ -1020,7 +1030,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnwh" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwhxb" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))

@@ -23,10 +23,9 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.theme import Theme
 
-from hermes_tui.app import cpu_share, textual_fixes
-from hermes_tui.app.bindings import add_binding
+from hermes_tui.app import cpu_share, textual_private
+from hermes_tui.app.bindings import add_binding, bindings_of
 from hermes_tui.app.commands import SessionCommands
-from hermes_tui.app.frame_hold import FrameHold
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.handoff import (
     Handoff,
@@ -123,7 +122,11 @@ class HermesApp(App[Handoff]):
         self.yield_cpu = yield_cpu or loaded.settings.yield_cpu
         self.settings_warning = loaded.warning
         self.settings_writer = SettingsWriter(loaded, report=self._settings_report)
-        textual_fixes.install()  # strips that are not their own reference cycle (textual_fixes.py)
+        if textual_private.wanted():  # fewer full collections while following (textual_private.py)
+            try:
+                textual_private.install()
+            except textual_private.TextualChanged as error:
+                log.warning("%s", error)
         register_actions()  # before the main screen binds every registered action's key
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()
@@ -160,12 +163,14 @@ class HermesApp(App[Handoff]):
         return MainScreen()
 
     def on_load(self) -> None:
-        """How the loop thread shares the CPU (cpu_share.py), set before the driver and the
-        workers start their threads, which inherit it. Yielding, the thread workers (the store's
-        reads) run on the threads it kept at normal priority."""
-        if not self.yield_cpu:
-            cpu_share.short_slices()
-        elif cpu_share.yield_everything() and (readers := cpu_share.reader_pool()) is not None:
+        """With `--yield-cpu` only (cpu_share.py): the loop thread at `SCHED_IDLE`, set before the
+        driver and the workers start their threads, which inherit it; the thread workers (the
+        store's reads) run on the threads it kept at normal priority. By default the app leaves
+        its scheduling as it found it."""
+        if not self.yield_cpu or not cpu_share.yield_everything():
+            return
+        readers = cpu_share.reader_pool()
+        if readers is not None:
             asyncio.get_running_loop().set_default_executor(readers)
 
     def on_mount(self) -> None:
@@ -287,12 +292,6 @@ class HermesApp(App[Handoff]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self.collector.touch()
-            # Input is drawn at once: a live frame held for the writer's next commit goes with
-            # it (here, before any widget can stop the event: the search box stops its keys).
-            for screen in self.screen_stack:
-                hold = getattr(screen, "frame_hold", None)
-                if isinstance(hold, FrameHold):
-                    hold.release()
         await super().on_event(event)
 
     def display_path(self, path: Path) -> str:
@@ -314,10 +313,9 @@ class HermesApp(App[Handoff]):
         if isinstance(self.screen, HelpScreen):
             return
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-        screen_bindings = list(main._bindings.key_to_bindings.values()) if main else []
         sections: list[tuple[str, list[Binding]]] = [
-            ("app", [b for group in self._bindings.key_to_bindings.values() for b in group]),
-            ("main", [b for group in screen_bindings for b in group]),
+            ("app", bindings_of(self)),
+            ("main", bindings_of(main) if main else []),
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
             ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),

@@ -24,6 +24,7 @@ from textual.content import Content
 from textual.markup import escape
 
 from hermes_tui.app import actions
+from hermes_tui.app.bindings import bindings_of
 from hermes_tui.app.render import one_line, session_label
 from hermes_tui.app.screens.help import key_label
 
@@ -149,8 +150,8 @@ class SessionCommands(Provider):
     # ------------------------------------------------------------------ actions
     def palette_actions(self, main: MainScreen) -> list[tuple[str, str, str, Any]]:
         """(label, keys, help, callback) for every action, keys read from the live bindings."""
-        screen_bindings = [b for group in main._bindings.key_to_bindings.values() for b in group]
-        app_bindings = [b for group in self.app._bindings.key_to_bindings.values() for b in group]
+        screen_bindings = bindings_of(main)
+        app_bindings = bindings_of(self.app)
         entries: list[tuple[str, str, str, Any]] = []
         for spec in actions.ACTIONS:
             keys = bound_keys(screen_bindings, f"run_action({spec.name!r})") or key_label(spec.key)

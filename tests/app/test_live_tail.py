@@ -18,7 +18,6 @@ import pytest
 from textual._styles_cache import StylesCache
 from textual.geometry import Region
 
-from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
 
 from .test_live import Writer, live_app, open_live, transcript_text, until
@@ -165,7 +164,6 @@ async def test_a_followed_append_paints_its_new_message_once(
 
             monkeypatch.setattr(MessagePart, "render_lines", spy)
             monkeypatch.setattr(type(main), "_on_update", update_spy)
-            paints = []
             for i in range(5):
                 painted.clear()
                 asked.clear()
@@ -174,59 +172,11 @@ async def test_a_followed_append_paints_its_new_message_once(
                 await asyncio.sleep(0.3)  # (frames after it: none should paint it again)
                 assert asked[f"msg-{mid}"] == 0, (i, asked[f"msg-{mid}"])
                 assert painted[f"msg-{mid}"] in (1, 2), (i, painted[f"msg-{mid}"])
-                paints.append(painted[f"msg-{mid}"])
-            # Once each, but for at most one: in one ordering of the full suite (tests/app/test_[a-l]*)
-            # one append in a run is painted again by a frame of its own (not asked for: the view
-            # around it repainted), which no instrumented run has caught yet. Every append painted
-            # twice is the bug this test is for.
-            assert paints.count(1) >= 4, paints
-            assert transcript.at_bottom
-    finally:
-        writer.close()
-
-
-async def test_a_followed_append_moves_the_thumb_in_the_frame_that_lays_it_out(
-    demo_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The transcript's thumb moves in the layout that places a new message, and is painted in
-    that frame (`PaintedScrollBar.join_frame`): Textual painted it in a frame of its own a frame
-    later, which at 20 messages/s often fell on the writer's next commit (issue #18)."""
-    writer = Writer(demo_db)
-    try:
-        _tall_session(writer, "thumb")
-        app = live_app(demo_db)
-        async with app.run_test(size=(120, 30)) as pilot:
-            main, transcript = await _at_its_end(pilot, "thumb")
-            bar = transcript.vertical_scrollbar
-            assert isinstance(bar, PaintedScrollBar)
-            in_layout = [False]
-            painted = Counter[str]()
-            refresh_layout = type(main)._refresh_layout
-
-            def layout_spy(self: Any, *a: Any, **kw: Any) -> None:
-                in_layout[0] = True
-                try:
-                    refresh_layout(self, *a, **kw)
-                finally:
-                    in_layout[0] = False
-
-            render_lines = PaintedScrollBar.render_lines
-
-            def bar_spy(self: PaintedScrollBar, crop: Region) -> Any:
-                if self is bar and sys._getframe(1).f_code.co_name == "_get_renders":
-                    painted["with the layout" if in_layout[0] else "alone"] += 1
-                return render_lines(self, crop)
-
-            monkeypatch.setattr(type(main), "_refresh_layout", layout_spy)
-            monkeypatch.setattr(PaintedScrollBar, "render_lines", bar_spy)
-            for i in range(4):
-                positions = (bar.window_virtual_size, bar.position)
-                writer.call("append_message", "thumb", "assistant", content=f"moved {i}\n\nline\nline")
-                await until(pilot, lambda i=i: f"moved {i}" in transcript_text(main), what=f"moved {i}")
-                await asyncio.sleep(0.3)
-                assert (bar.window_virtual_size, bar.position) != positions  # the thumb did move
-            assert painted["with the layout"] >= 4, painted
-            assert painted["alone"] == 0, painted
+            # Painted by the layout that places it, and again by the frame that repaints the
+            # transcript's scrollbar (Textual asks a bar to repaint after each layout, a frame
+            # later, and paints what lies under the bar's clip with it); issue 36 dropped the
+            # private-API scrollbar that joined the two frames. A part that asks for a repaint of
+            # its own (`asked`) is the bug this test is for.
             assert transcript.at_bottom
     finally:
         writer.close()

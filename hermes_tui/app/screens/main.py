@@ -28,7 +28,7 @@ from textual.widgets import Checkbox, Footer, Input, Select, Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app import actions, cpu_share
-from hermes_tui.app.bindings import add_binding
+from hermes_tui.app.bindings import add_binding, declared_bindings
 from hermes_tui.app.controllers import messages as main_messages
 from hermes_tui.app.controllers.federation import StoresWatch
 from hermes_tui.app.controllers.header import count_words, list_title, store_header, stores_header
@@ -73,7 +73,6 @@ from hermes_tui.app.controllers.transcript_loading import (
     transcript_subtitle,
 )
 from hermes_tui.app.debounce import Debouncer
-from hermes_tui.app.frame_hold import FrameHold, WriteRhythm
 from hermes_tui.app.list_views import (
     DEFAULT_FILTER,
     VIEW_CHOICES,
@@ -103,7 +102,6 @@ from hermes_tui.app.stores import (
     all_stores,
 )
 from hermes_tui.app.widgets.lineage import LineageTree
-from hermes_tui.app.widgets.scrollbar import PaintedScrollBar
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import (
@@ -282,11 +280,6 @@ class MainScreen(Screen[None]):
         #: The open session's live reads: one at a time, at most five a second (a burst of
         #: messages is one mount and one scroll, not one per poll).
         self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
-        #: While a writer streams, a live append's frame waits for its next commit (frame_hold.py).
-        self.write_rhythm = WriteRhythm()
-        self.frame_hold = FrameHold(self)
-        #: The widgets whose scrollbars are painted in the frame that moved them (`_compositor_refresh`).
-        self._scrolled: list[Widget] = []
 
     @property
     def hermes(self) -> BrowserApp:
@@ -372,13 +365,12 @@ class MainScreen(Screen[None]):
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self._scrolled = [self.session_list, self.query_one("#transcript", TranscriptView)]
         for selector, keys in PANE_KEYS.items():
             pane = self.query_one(selector)
             for key, action, description in keys:
                 # A key the screen checks first (priority) must be priority on the pane too, or
                 # the screen's hidden binding replaces the pane's in the footer.
-                priority = any(b.priority for b in self._bindings.key_to_bindings.get(key, []))
+                priority = any(b.priority for b in declared_bindings(type(self)).get(key, []))
                 show_key(pane, key, action, description, priority)
         for name in LIST_ACTIONS:
             spec = actions.find(name)
@@ -1600,18 +1592,7 @@ class MainScreen(Screen[None]):
         if follower is self.follower and not follower.stopped:
             self.post_message(LiveChanged(update))
 
-    def _compositor_refresh(self) -> None:
-        """Textual's, with the scrollbars that asked to repaint during this frame's layout painted
-        in it (`PaintedScrollBar.join_frame`): each live append moved the transcript's thumb in
-        a second frame of its own."""
-        for widget in self._scrolled:
-            bar = widget._vertical_scrollbar
-            if isinstance(bar, PaintedScrollBar):
-                bar.join_frame()
-        super()._compositor_refresh()
-
     def on_unmount(self) -> None:
-        self.frame_hold.release()
         if self.follower is not None:
             self.follower.stop()
         self.stores_watch.stop()
@@ -1648,9 +1629,6 @@ class MainScreen(Screen[None]):
     async def _live_changed(self, message: LiveChanged) -> None:
         update = message.update
         assert isinstance(update, LiveUpdate)
-        self.frame_hold.release()  # a commit came: the pause after it is the time to draw
-        if update.after_write is not None:
-            self.write_rhythm.note(update.after_write)
         plan = live_plan(update, self._live_view(bool(update.changes)))
         await self._carry_out(plan, update.changes)
 
@@ -1775,8 +1753,6 @@ class MainScreen(Screen[None]):
             self._show_live_tip()
             if loaded is not None and loaded.session_id == message.session_id:
                 transcript.show_subtitle(self._transcript_subtitle(loaded))
-        if message.items and self.is_current and self.write_rhythm.streaming(time.monotonic()):
-            self.frame_hold.hold()  # (never under a dialog: its frames are drawn at once)
 
     @on(TranscriptView.FoldsChanged)
     @on(TranscriptView.NewBelow)

@@ -142,11 +142,9 @@ class SearchResults:
 class QueryInput(Input):
     """The query box; ↓ (shown in the footer) moves to the results."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        # Ahead of Input's own hidden ↓ (scroll_down), which would otherwise take its footer slot.
-        keys = self._bindings.key_to_bindings
-        keys["down"] = [Binding("down", "focus_results", "Results"), *keys.get("down", [])]
+    # In place of Input's own hidden ↓ (scroll_down), which would otherwise take its footer slot
+    # (a subclass's bindings of a key replace its bases').
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("down", "focus_results", "Results")]
 
     def action_focus_results(self) -> None:
         pane = next((a for a in self.ancestors if isinstance(a, SearchPane)), None)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.segment import Segment
@@ -28,23 +27,41 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 from textual.worker import get_current_worker
 
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.render import (
-    EDGE_MARKS,
-    FLAG_MARKS,
     Clock,
-    format_cost,
-    human_count,
-    one_line,
-    relative_time,
-    session_label,
     system_clock,
 )
-from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
+from hermes_tui.app.widgets.session_columns import (
+    COLUMNS,
+    PROFILE_TITLE_MIN,
+    SELECTED_MARK,
+    Column,
+    drawn_status,
+    layout_columns,
+    live_label,
+    row_cell,
+    still_listed,
+)
+
+#: The list's names, wherever they are defined (the columns in `session_columns`): callers
+#: import them from here.
+__all__ = [
+    "COLUMNS",
+    "MAX_PAGES",
+    "PAGE_SIZE",
+    "PROFILE_TITLE_MIN",
+    "SELECTED_MARK",
+    "Column",
+    "ListKey",
+    "SessionList",
+    "layout_columns",
+    "live_label",
+    "still_listed",
+]
 
 #: A row's key: the session id, or `(profile, id)` when the list spans several stores.
 ListKey = str | tuple[str, str]
@@ -58,104 +75,6 @@ LINE_CACHE_SIZE = 1024  # drawn rows kept: a few screens' worth at every cursor/
 #: statuses) at most this often: with 8 agents writing it changed ~10 times a second, and each
 #: fetch was a worker, 50 rows and 50 status reads.
 ROW_REFRESH_S = 0.25
-
-
-@dataclass(frozen=True)
-class Column:
-    """One list column: key, header, width (0 = flexible), alignment, minimum list width; from
-    a list width of ``wide_total`` on, ``wide_width`` cells (0: never wider)."""
-
-    key: str
-    header: str
-    width: int
-    justify: str = "left"
-    min_total: int = 0
-    wide_width: int = 0
-    wide_total: int = 0
-
-    def width_at(self, total: int) -> int:
-        """The column's width in a list ``total`` cells wide (0 = flexible)."""
-        return self.wide_width if self.wide_width and total >= self.wide_total else self.width
-
-
-SELECTED_MARK = "●"
-
-COLUMNS: tuple[Column, ...] = (
-    Column("sel", "", 1),
-    Column("mark", "", 2),
-    Column("title", "Title / first prompt", 0),
-    # No minimum width of its own: over several stores `PROFILE_DROPS` makes room for it (a
-    # minimum of 60 hid it at 120 columns, where the list's scrollbar leaves 59).
-    Column("profile", "Profile", 12),
-    Column("source", "Source", 9, min_total=40),
-    Column("model", "Model", 16, min_total=96),
-    Column("msgs", "Msgs", 5, "right", min_total=50),
-    Column("tokens", "Tokens", 7, "right", min_total=62),
-    Column("cost", "Cost", 7, "right", min_total=78),
-    # In a list wide enough that the title keeps its room (a zoomed list on a wide terminal) it
-    # says what a working session is doing now (`last_activity_description`, today's Hermes);
-    # else "● working" (the detail line above the transcript says what).
-    Column("live", "Live", 9, min_total=50, wide_width=28, wide_total=140),
-    Column("time", "Active", 10, "right"),
-)
-
-LIVE_MARKS = {"working": "● working", "waiting": "◐ waiting"}
-
-
-def live_label(status: dict[str, Any] | None) -> str:
-    """ "● working", "◐ waiting", "idle 12m" for an open session; "" when ended or unknown."""
-    if not status:
-        return ""
-    state = status.get("state")
-    if state in LIVE_MARKS:
-        return LIVE_MARKS[state]
-    if state == "idle":
-        idle = status.get("idle_s")
-        if not isinstance(idle, int | float):
-            return "idle"
-        minutes = int(idle // 60)
-        if minutes < 60:
-            return f"idle {minutes}m"
-        if minutes < 48 * 60:
-            return f"idle {minutes // 60}h"
-        return f"idle {minutes // 1440}d"
-    return ""
-
-
-def _drawn(status: dict[str, Any] | None) -> tuple[str, Any]:
-    """What a row shows of its live status: the label and the state that colours it."""
-    return live_label(status), (status or {}).get("state")
-
-
-#: Over several stores: columns dropped, in this order, until the title has this many cells.
-PROFILE_DROPS = ("model", "cost", "tokens", "live", "msgs", "source", "profile")
-PROFILE_TITLE_MIN = 16
-
-
-def layout_columns(width: int, profile: bool = False) -> list[tuple[Column, int]]:
-    """Columns that fit ``width`` with their widths; the title takes what is left. The profile
-    column is there only when the list spans several stores (`profile`)."""
-    chosen = [c for c in COLUMNS if width >= c.min_total and (profile or c.key != "profile")]
-    fixed = sum(c.width_at(width) for c in chosen if c.width) + len(chosen) - 1
-    if profile:  # room for the profile: the least telling columns give way first
-        for key in PROFILE_DROPS:
-            if width - fixed >= PROFILE_TITLE_MIN:
-                break
-            gone = next((c for c in chosen if c.key == key), None)
-            if gone is not None:
-                chosen.remove(gone)
-                fixed -= gone.width_at(width) + 1
-    title_width = max(8, width - fixed)
-    return [(c, c.width_at(width) or title_width) for c in chosen]
-
-
-def still_listed(marks: set[Any], ids: Sequence[Any]) -> set[Any]:
-    """The marks that `ids` still holds. A plain list is scanned once; any other sequence (the
-    merged list of several stores) is asked per mark, since iterating it would merge every
-    store's whole order on the event loop."""
-    if isinstance(ids, list | tuple):
-        return marks.intersection(ids)
-    return {key for key in marks if key in ids}
 
 
 class SessionList(ScrollView, can_focus=True):
@@ -307,12 +226,6 @@ class SessionList(ScrollView, can_focus=True):
         self._deferred: list[tuple[Any, ...]] = []
 
     # ------------------------------------------------------------------ data
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        """Textual's, painted in one pass and only when it changes (`PaintedScrollBar`): Textual
-        repainted it after every layout of the screen, a frame of its own with each live append."""
-        return painted_vertical_scrollbar(self)
-
     @property
     def total(self) -> int:
         """Number of sessions in the current order."""
@@ -552,7 +465,7 @@ class SessionList(ScrollView, can_focus=True):
         Only rows whose label changed are drawn again: a status carries ``idle_s`` to the
         second, so comparing whole statuses redrew every row on screen with each page fetched
         (while an agent writes, several times a second)."""
-        changed = {k for k, v in statuses.items() if _drawn(self.live.get(k)) != _drawn(v)}
+        changed = {k for k, v in statuses.items() if drawn_status(self.live.get(k)) != drawn_status(v)}
         if len(self.live) > 20 * PAGE_SIZE:  # keep what a few screens need, not every row seen
             # (the rows on screen keep theirs: the follower reports only statuses that change)
             self.live = {k: self.live[k] for k in self.visible_ids if k in self.live}
@@ -1008,80 +921,21 @@ class SessionList(ScrollView, can_focus=True):
             text.append(label.rjust(w) if col.justify == "right" else label.ljust(w))
         return self._plain_strip(text, width, self._style("session-list--header"))
 
-    def _cell(self, col: Column, row: dict[str, Any], width: int) -> Text:
-        key = col.key
-        if key == "sel":
-            return Text("")
-        if key == "mark":
-            mark = EDGE_MARKS.get(row.get("edge_kind") or "", " ")
-            kids = "+" if (row.get("child_count") or 0) > 0 else " "
-            return Text(mark + kids, style=self._style("session-list--mark"))
-        if key == "title":
-            return self._title_text(row)
-        if key == "profile":
-            return Text(one_line(row.get("profile")), style=self._style("session-list--mark"))
-        if key == "source":
-            return Text(one_line(row.get("source")))
-        if key == "model":
-            model = one_line(row.get("model"))
-            return Text(model.rsplit("/", 1)[-1])
-        if key == "msgs":
-            return Text(human_count(row.get("message_count")))
-        if key == "tokens":
-            return Text(human_count((row.get("input_tokens") or 0) + (row.get("output_tokens") or 0)))
-        if key == "cost":
-            return Text(format_cost(row))
-        if key == "live":
-            return self._live_text(row, width)
-        if key == "time":
-            if not self._live_column:  # too narrow for the Live column: working/waiting show here
-                status = self.live.get(self.key_of(row))
-                if status and status.get("state") in LIVE_MARKS:
-                    return self._live_text(row)
-            return Text(relative_time(row.get("last_active") or row.get("started_at"), self.now()))
-        return Text("")
-
-    def _title_text(self, row: dict[str, Any]) -> Text:
-        """The title (else the first prompt, dimmed), after the row's flag marks (`FLAG_MARKS`):
-        an unread session's title is bold, as in Hermes' desktop."""
-        text = Text()
-        for key, mark, _word in FLAG_MARKS:
-            if row.get(key):
-                style = {"unread": "session-list--unread", "pinned": "session-list--pinned"}.get(key)
-                text.append(mark, style=self._style(style) if style else "")
-        if text:
-            text.append(" ")
-        label = one_line(row.get("title"))
-        if label:
-            text.append(label, style="bold" if row.get("unread") else "")
-        else:
-            text.append(session_label(row), style=self._style("session-list--untitled"))
-        return text
-
-    def _live_text(self, row: dict[str, Any], width: int = 0) -> Text:
-        """The live status; in a wide column, for a working session, what it is doing now."""
-        status = self.live.get(self.key_of(row))
-        label = live_label(status)
-        state = (status or {}).get("state")
-        if not label or state not in ("working", "waiting", "idle"):
-            return Text(label)
-        doing = one_line(row.get("last_activity_description"))
-        if state == "working" and doing and width > len(label):
-            label = f"● {doing}"
-        return Text(label, style=self._style(f"session-list--{state}"))
-
     def _row_strip(self, row: dict[str, Any], width: int, style: Style, marked: bool = False) -> Strip:
         segments: list[Segment] = []
         console = self.app.console
         columns = layout_columns(width, self.show_profile)
         self._live_column = any(col.key == "live" for col, _w in columns)
+        status = self.live.get(self.key_of(row))
         for i, (col, w) in enumerate(columns):
             if i:
                 segments.append(Segment(" "))
             if col.key == "sel":
                 cell = Text(SELECTED_MARK if marked else "", style=self._style("session-list--selected-mark"))
             else:
-                cell = self._cell(col, row, w)
+                cell = row_cell(
+                    col, row, w, style=self._style, status=status, now=self.now, live_column=self._live_column
+                )
             cell.no_wrap = True
             cell.overflow = "ellipsis"
             cell.truncate(w, overflow="ellipsis", pad=False)

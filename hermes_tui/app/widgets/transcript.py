@@ -16,61 +16,94 @@ calls costs what one with 50 does.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.highlighter import JSONHighlighter
-from rich.measure import Measurement
-from rich.padding import Padding
-from rich.segment import Segment
-from rich.style import Style as RichStyle
 from rich.text import Text
 from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.css.styles import RulesMap
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scrollbar import ScrollBar
-from textual.strip import Strip
-from textual.style import Style as VisualStyle
-from textual.visual import RenderOptions, RichVisual, Visual
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
-from hermes_tui.app.render import (
-    clock_time,
-    content_text,
-    highlight_terms,
-    human_count,
-    plain_count,
-    pretty_json,
-    tool_call_parts,
-    truncate_text,
-)
 from hermes_tui.app.widgets.find_bar import FindBar
-from hermes_tui.app.widgets.scrollbar import painted_vertical_scrollbar
+from hermes_tui.app.widgets.message_parts import (
+    DividerBlock,
+    Fold,
+    HeadBlock,
+    MarkedRender,
+    MessageBlock,
+    MessagePart,
+    MoreCalls,
+    message_parts,
+)
+from hermes_tui.app.widgets.transcript_items import (
+    CALLS_SHOWN,
+    MAX_CALL_LINES,
+    Divider,
+    Item,
+    MessageView,
+    SessionHead,
+    TranscriptData,
+    call_list,
+    find_hits,
+    first_window,
+    folded_counts,
+    item_index,
+    message_header,
+    message_view,
+    prepare_first_window,
+    session_activity,
+    session_head,
+    transcript_items,
+)
 from hermes_tui.formatting import plural
-from hermes_tui.safe_text import as_text, inert, is_inert, one_line
-from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
+from hermes_tui.safe_text import inert, one_line
+from hermes_tui.state import FOLD_HIDDEN
 
 if TYPE_CHECKING:
     from typing import Self
 
-    from rich.markdown import Markdown
 
-    from hermes_tui.state import SessionDB
+#: The transcript's names, wherever they are defined (the records in `transcript_items`, the
+#: widgets in `message_parts`): callers import them from here.
+__all__ = [
+    "CALLS_SHOWN",
+    "Divider",
+    "DividerBlock",
+    "Fold",
+    "HeadBlock",
+    "Item",
+    "MAX_CALL_LINES",
+    "MarkedRender",
+    "MessageBlock",
+    "MessagePart",
+    "MessageView",
+    "MoreCalls",
+    "SessionHead",
+    "TranscriptData",
+    "TranscriptView",
+    "call_list",
+    "find_hits",
+    "folded_counts",
+    "message_header",
+    "message_parts",
+    "message_view",
+    "prepare_first_window",
+    "session_head",
+    "transcript_items",
+]
 
 # Mounting runs on the event loop: 40 messages at once blocked it for up to 1 s on long sessions
-# (the list froze while it loaded). A first window of FIRST_WINDOW fills the screen; the rest
-# arrive CHUNK at a time as the reader scrolls. A message is 1-3 widgets (`message_parts`).
-FIRST_WINDOW = 12
+# (the list froze while it loaded). A first window (`transcript_items.FIRST_WINDOW`) fills the
+# screen; the rest arrive CHUNK at a time as the reader scrolls. A message is 1-3 widgets
+# (`message_parts`).
 CHUNK = 20
-BEFORE_TARGET = 4
 #: Most items with widgets at once: past it, growing at one end drops widgets at the
 #: other. 50,000 messages all mounted (End used to mount everything) took minutes and GBs.
 MAX_WINDOW = 120
@@ -86,874 +119,6 @@ JUMP_BEFORE = 10
 #: live append two layouts.
 FOLLOW_WINDOW = 40
 FOLLOW_DROP_STEP = 20
-#: Tool calls of one message prepared and mounted at first, and revealed per press of the
-#: "more tool calls" row. One message with 5,000 calls took 12.6 s to appear and 300+ MB when
-#: every call became a widget.
-CALLS_SHOWN = 50
-#: Longest tool-call arguments, reasoning and header fields kept for display.
-MAX_CALL_CHARS = 6000
-MAX_CALL_LINES = 200
-MAX_REASONING_CHARS = 8000
-_JSON = JSONHighlighter()
-
-
-@dataclass(frozen=True)
-class MessageView:
-    """What one message block needs, prepared in a worker thread."""
-
-    id: int
-    role: str
-    text: str
-    dropped: int = 0
-    tool_calls: tuple[tuple[str, str], ...] = ()
-    tool_name: str | None = None
-    tool_call_id: str | None = None
-    reasoning: str = ""
-    timestamp: Any = None  # as stored: `clock_time` shows a marker for one that is not a time
-    token_count: Any = None
-    finish_reason: str | None = None
-    active: bool = True
-    compacted: bool = False
-    session_id: str = ""
-    #: Why the message is folded away: None (shown), "inactive" (rewound; compaction-archived on
-    #: files without Hermes' display index: the `i` toggle) or "hidden" (model-facing
-    #: scaffolding the person never saw: the `h` toggle). `SessionDB.transcript_rows`.
-    fold: str | None = None
-    #: The ids of the rows this message stands for, itself first (compaction copies of one
-    #: logical message are one message), and its display group (None outside the groups).
-    members: tuple[int, ...] = ()
-    group: Any = None
-    prepared: Prepared | None = field(default=None, compare=False, repr=False)
-    #: The stored tool calls past the first `CALLS_SHOWN`, prepared only when revealed.
-    more_calls: tuple[Any, ...] = field(default=(), compare=False, repr=False)
-    #: Lower-cased text the find bar searches (body or tool output, reasoning, tool calls),
-    #: built in the loading worker so a find over 50,000 messages is one pass of `in` checks.
-    find_text: str = field(default="", compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class Divider:
-    """A segment boundary when a compression chain is read as one transcript."""
-
-    session_id: str
-    index: int
-    count: int
-    title: str = ""
-    edge_kind: str | None = None
-    message_count: int = 0
-
-
-@dataclass(frozen=True)
-class SessionHead:
-    """The top of a session's transcript: what a working session is doing now and its system
-    prompt (folded, like reasoning), prepared in the loading worker; inert text."""
-
-    session_id: str
-    activity: str = ""
-    prompt: str = ""
-    prompt_lines: int = 0
-    prompt_chars: int = 0
-
-
-Item = MessageView | Divider | SessionHead
-
-
-@dataclass
-class TranscriptData:
-    """Everything a TranscriptView shows, built in a worker."""
-
-    session_id: str
-    items: list[Item] = field(default_factory=list)
-    chain: bool = False
-
-
-def call_list(value: Any) -> list[Any]:
-    """The stored ``tool_calls`` as a list of calls, whatever shape they arrived in.
-
-    The store decodes the JSON; what it could not decode (or a writer stored as something other
-    than a list) becomes one call whose name says so and whose arguments show the value.
-    """
-    if value is None or (isinstance(value, (str, bytes, bytearray, list, tuple, dict)) and not value):
-        return []
-    if isinstance(value, list):
-        return value
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, dict):
-        return [value]
-    if isinstance(value, (str, bytes, bytearray, memoryview)):
-        return [{"name": "tool_calls (not valid JSON)", "arguments": as_text(value)}]
-    return [{"name": f"tool_calls ({type(value).__name__}, not a list)", "arguments": value}]
-
-
-def call_view(call: Any) -> tuple[str, str]:
-    """(name, arguments) of one tool call, inert and cut to `MAX_CALL_CHARS`."""
-    name, args = tool_call_parts(call)
-    args, cut = truncate_text(args, max_chars=MAX_CALL_CHARS, max_lines=MAX_CALL_LINES)
-    if cut:
-        args += f"\n… {cut:,} more characters"
-    return name, args
-
-
-def _message_id(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError, OverflowError):
-        return 0
-
-
-def _field(value: Any, width: int) -> str | None:
-    """A one-line header field (tool name, finish reason), None when empty."""
-    return one_line(value, width) or None
-
-
-def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
-    """Turn a `get_messages` dict into a MessageView (runs in a worker). Every text field is
-    inert; no stored value makes it raise. ``prepared``: parse its Markdown and highlight its
-    code now (slow: ~2 ms a message); otherwise that happens when it is mounted (`prepare_first_window`
-    prepares the messages the first paint shows, so a 50,000-message session does not parse all)."""
-    role = one_line(row.get("role"), 40) or "?"
-    raw = content_text(row.get("content"))
-    if role == "tool" and raw[:1] in ("[", "{"):
-        raw = inert(pretty_json(raw))
-    text, dropped = truncate_text(raw)
-    calls = call_list(row.get("tool_calls"))
-    shown = tuple(call_view(call) for call in calls[:CALLS_SHOWN])
-    reasoning_raw = row.get("reasoning") or row.get("reasoning_content") or ""
-    if not isinstance(reasoning_raw, (str, bytes, bytearray, memoryview)):
-        reasoning_raw = pretty_json(reasoning_raw)
-    reasoning, rcut = truncate_text(reasoning_raw, max_chars=MAX_REASONING_CHARS, max_lines=MAX_CALL_LINES)
-    reasoning = inert(reasoning)
-    if rcut:
-        reasoning += f"\n… {rcut:,} more characters"
-    active = row.get("active")
-    mid = _message_id(row.get("id"))
-    fold = row["fold"] if "fold" in row else (None if active is None or bool(active) else FOLD_INACTIVE)
-    view = MessageView(
-        id=mid,
-        role=role,
-        text=text,
-        dropped=dropped,
-        tool_calls=shown,
-        tool_name=_field(row.get("tool_name"), 80),
-        tool_call_id=_field(row.get("tool_call_id"), 80),
-        reasoning=reasoning,
-        timestamp=row.get("timestamp"),
-        token_count=row.get("token_count"),
-        finish_reason=_field(row.get("finish_reason"), 40),
-        active=active is None or bool(active),
-        compacted=bool(row.get("compacted")),
-        session_id=one_line(row.get("session_id")),
-        fold=fold if fold in (FOLD_INACTIVE, FOLD_HIDDEN) else None,
-        members=tuple(_message_id(m) for m in row.get("members") or ()) or (mid,),
-        group=row.get("display_group"),
-        more_calls=tuple(calls[CALLS_SHOWN:]),
-    )
-    return replace(view, prepared=prepare(view) if prepared else None, find_text=find_text(view))
-
-
-def item_index(items: Sequence[Item], message_id: int | None) -> int | None:
-    """Where message ``message_id`` is: the message with that id, or the one it is a copy of
-    (a compaction copy folded into one logical message, `MessageView.members`)."""
-    if message_id is None:
-        return None
-    for i, it in enumerate(items):
-        if isinstance(it, MessageView) and (it.id == message_id or message_id in it.members):
-            return i
-    return None
-
-
-def first_window(items: Sequence[Item], target_id: int | None) -> tuple[int, int]:
-    """The items `TranscriptView.show` mounts first: the head, or a window around the target."""
-    index = item_index(items, target_id)
-    if index is None:
-        return 0, min(len(items), FIRST_WINDOW)
-    return max(0, index - BEFORE_TARGET), min(len(items), index + FIRST_WINDOW)
-
-
-def prepare_first_window(items: list[Item], target_id: int | None) -> list[Item]:
-    """Prepare (in the loader's worker) the messages of the first window, so the first paint
-    does no Markdown work on the event loop; the others are prepared as they are mounted and
-    not kept (memory stays bounded by the mounted window, not the session's length)."""
-    start, end = first_window(items, target_id)
-    for i in range(start, end):
-        item = items[i]
-        if isinstance(item, MessageView) and item.prepared is None:
-            items[i] = replace(item, prepared=prepare(item))
-    return items
-
-
-def find_text(view: MessageView) -> str:
-    """What the transcript's find matches in one message, lower-cased (as `highlight_terms`
-    compares): the text shown in its body or tool output, its reasoning and its shown tool
-    calls' names and arguments."""
-    parts = [view.text, view.reasoning]
-    for name, args in view.tool_calls:
-        parts += (name, args)
-    return "\n".join(p for p in parts if p).lower()
-
-
-ROLES = frozenset({"user", "assistant", "tool", "system"})
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """The renderables of one message as shown when it is not the search hit.
-
-    Built in the loading worker: parsing Markdown and highlighting JSON cost ~1 ms a message,
-    which used to run on the event loop in `compose`. Shared Text objects are never mutated on
-    the loop; the matched message copies them before highlighting its terms.
-    """
-
-    header: Text
-    body: RenderableType | None
-    output: Text | None
-    calls: tuple[tuple[str, Text], ...]
-    reasoning: Text | None
-
-
-def message_header(view: MessageView, match: bool = False) -> Text:
-    """Role, tool name, #id, UTC time, tokens, finish reason, rewound/compacted, match marker."""
-    text = Text(overflow="ellipsis")
-    text.append(view.role, style="bold")
-    if view.tool_name and view.role == "tool":
-        text.append(f" {view.tool_name}")
-    text.append(f"  #{view.id}", style="dim")
-    if view.timestamp is not None:
-        text.append(f"  {clock_time(view.timestamp)}", style="dim")
-    if view.token_count:
-        text.append(f"  {human_count(view.token_count)} tok", style="dim")
-    if view.finish_reason:
-        text.append(f"  {view.finish_reason}", style="dim")
-    if not view.active:
-        text.append("  compacted" if view.compacted else "  rewound", style="italic")
-    if view.fold == FOLD_HIDDEN:
-        text.append("  hidden", style="italic")
-    if match:
-        text.append("  ◆ match", style="bold")
-    return text
-
-
-def _body_source(view: MessageView) -> str:
-    if view.dropped:
-        return view.text + f"\n\n… {view.dropped:,} more characters not shown"
-    return view.text
-
-
-def _tool_output(view: MessageView) -> Text:
-    body = Text(view.text + (f"\n… {view.dropped:,} more characters" if view.dropped else ""))
-    if view.text[:1] in "[{":
-        _JSON.highlight(body)
-    return body
-
-
-_WARM_LEXERS: set[str] = set()
-
-
-def _warm_code_blocks(markdown: Markdown) -> None:
-    """Load the Pygments lexers and theme a Markdown body's code blocks will use.
-
-    A lexer's first instance compiles its regexes (50-100 ms for some languages), and rich only
-    creates it while rendering, on the event loop. Here, in the worker, it is compiled once per
-    process; later instances reuse the compiled tables.
-    """
-    names = {
-        (token.info or "").partition(" ")[0] or "text"
-        for token in markdown.parsed
-        if token.type in {"fence", "code_block"}
-    }
-    if not names - _WARM_LEXERS:
-        return
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-    from rich.syntax import Syntax
-
-    Syntax.get_theme(markdown.code_theme)
-    for name in names - _WARM_LEXERS:
-        _WARM_LEXERS.add(name)
-        try:
-            get_lexer_by_name(name)
-        except ClassNotFound:
-            pass
-
-
-def _inert_markdown(markdown: Markdown) -> None:
-    """Make the parsed tokens inert: Markdown decodes character references, so the inert source
-    ``&#x202E;`` or ``&#13;`` would come back as a bidi override or a carriage return."""
-    stack = list(markdown.parsed)
-    while stack:
-        token = stack.pop()
-        if token.content and not is_inert(token.content):
-            token.content = inert(token.content)
-        if token.attrs:
-            for key, value in list(token.attrs.items()):
-                if isinstance(value, str) and not is_inert(value):
-                    token.attrs[key] = one_line(value)
-        if token.info and not is_inert(token.info):
-            token.info = one_line(token.info)
-        if token.children:
-            stack.extend(token.children)
-
-
-def prepare_calls(calls: Sequence[tuple[str, str]]) -> tuple[tuple[str, Text], ...]:
-    """Highlighted argument Texts of prepared tool calls (JSON colouring, agent text as data)."""
-    out = []
-    for name, args in calls:
-        text = Text(args)
-        _JSON.highlight(text)
-        out.append((name, text))
-    return tuple(out)
-
-
-def prepare(view: MessageView) -> Prepared:
-    """Build every renderable of a message that does not depend on it being the search hit.
-
-    Agent text goes into `Text` and `Markdown` as data, never through markup parsing.
-    """
-    body: RenderableType | None = None
-    output: Text | None = None
-    if view.role == "tool":
-        output = _tool_output(view)
-    elif view.text:
-        if view.role in {"user", "assistant"}:
-            from rich.markdown import Markdown  # deferred: ~90 ms of imports off the startup path
-
-            body = Markdown(_body_source(view))
-            _inert_markdown(body)
-            _warm_code_blocks(body)
-        else:
-            body = Text(_body_source(view))
-    reasoning = Text(view.reasoning) if view.reasoning else None
-    return Prepared(message_header(view), body, output, prepare_calls(view.tool_calls), reasoning)
-
-
-def _highlighted(text: Text, terms: Sequence[str]) -> Text:
-    """A copy of ``text`` with the search terms highlighted (the shared original is untouched)."""
-    if not terms:
-        return text
-    copy = text.copy()
-    highlight_terms(copy, terms)
-    return copy
-
-
-class MarkedRender:
-    """A renderable (a message's Markdown body) with the search terms marked in the lines it
-    renders to, so the hit keeps its Markdown: it used to be shown as its literal source, the
-    one way terms could be marked in a `Text`. A term cut by a line wrap is not marked."""
-
-    def __init__(self, renderable: RenderableType, terms: Sequence[str]) -> None:
-        self.renderable = renderable
-        self.terms = tuple(terms)
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        natural = options.update(height=None)
-        for line in console.render_lines(self.renderable, natural, pad=False):
-            text = Text(end="")
-            for segment in line:
-                if not segment.control:
-                    text.append(segment.text, segment.style)
-            highlight_terms(text, self.terms)
-            yield from text.render(console)
-            yield Segment.line()
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.renderable)
-
-
-def part_classes(view: MessageView, match: bool) -> str:
-    """CSS classes every widget of one message carries (role colour, folded away, hit)."""
-    classes = ["msg", f"-role-{view.role if view.role in ROLES else 'other'}"]
-    if view.fold == FOLD_INACTIVE:
-        classes.append("-inactive")
-    elif view.fold == FOLD_HIDDEN:
-        classes.append("-hidden-row")
-    if view.compacted:
-        classes.append("-compacted")
-    if match:
-        classes.append("-match")
-    return " ".join(classes)
-
-
-class _Memo:
-    """A renderable that renders its inner renderable once per width and replays the segments.
-
-    Textual measures a widget's height by rendering it and renders it again to paint, and drops
-    both on every refresh (a window is laid out three or four times while it mounts: the
-    scrollbar appearing changes the width, sizes settle). Rendering a Markdown body was the
-    largest single cost of a window; the segments only depend on the width.
-    """
-
-    def __init__(self, renderable: RenderableType) -> None:
-        self.renderable = renderable
-        self._segments: dict[int, list[Segment]] = {}
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        segments = self._segments.get(options.max_width)
-        if segments is None:
-            # Rendered at its natural height: Padding pads to ``options.height`` when one is set,
-            # and the replay must not depend on which caller (measure or paint) came first.
-            natural = options.update(height=None)
-            segments = self._segments[options.max_width] = list(console.render(self.renderable, natural))
-        yield from segments
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.renderable)
-
-
-class _CachedVisual(RichVisual):
-    """A RichVisual whose strips are kept in a cache owned by the widget.
-
-    Textual renders a widget again after every refresh, and a window is refreshed several times
-    while it mounts; re-cropping a long body into strips cost as much as rendering it (cell
-    widths of CJK text). The cache key is what the strips depend on: the widget's content
-    state, the width and height, and the base style.
-    """
-
-    def __init__(
-        self, widget: Widget, renderable: RenderableType, cache: dict[Hashable, Any], key: Hashable
-    ) -> None:
-        super().__init__(widget, renderable)
-        self._cache = cache
-        self._key = key
-
-    def get_height(self, rules: RulesMap, width: int) -> int:
-        key = (self._key, "height", width)
-        height = self._cache.get(key)
-        if height is None:
-            height = self._cache[key] = super().get_height(rules, width)
-        return int(height)
-
-    def render_strips(
-        self, width: int, height: int | None, style: VisualStyle, options: RenderOptions
-    ) -> list[Strip]:
-        if options.selection is not None:
-            return super().render_strips(width, height, style, options)
-        key = (self._key, width, height, style)
-        strips = self._cache.get(key)
-        if strips is None:
-            if len(self._cache) > 32:
-                self._cache.clear()
-            strips = self._cache[key] = super().render_strips(width, height, style, options)
-        return list(strips)
-
-
-class MessagePart(Static):
-    """One widget of a message; a message is a run of adjacent parts sharing its CSS classes.
-
-    Parts are siblings in the transcript rather than children of a per-message container:
-    a container with ``height: auto`` makes Textual arrange its children once to size it and
-    again to place them, and that nesting was most of the layout cost of a window.
-    """
-
-    #: A part scrolls nothing, and the layout that sizes it is the one that sets this: Textual's
-    #: default (a change asks for a layout) laid the whole screen out a second time after each
-    #: live append, for the parts it had just placed.
-    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
-
-    def __init__(
-        self,
-        renderable: RenderableType | None,
-        *,
-        classes: str,
-        id: str | None = None,  # noqa: A002
-    ) -> None:
-        super().__init__(classes=classes, id=id)
-        self._memo = _Memo(renderable) if renderable is not None else None
-        self._visual_cache: dict[Hashable, Any] = {}
-
-    def refresh(
-        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
-    ) -> Self:
-        """A part being mounted needs no repaint of its own: the layout that places it paints it.
-
-        Textual's styling at mount asks for one anyway, which it posts once the part is mounted,
-        usually after that layout: each live append painted its new parts a second time in the
-        next frame (with the scrollbars, ~1 of ~2.6 frames an append)."""
-        if not self._is_mounted and not layout and not recompose:
-            return self
-        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
-
-    def _renderable(self) -> RenderableType:
-        """What this part shows now (subclasses add a header or a fold title)."""
-        return self._memo if self._memo is not None else Text()
-
-    def _visual_key(self) -> Hashable:
-        """What `_renderable` depends on besides width and base style."""
-        return None
-
-    def render(self) -> Visual:
-        return _CachedVisual(self, self._renderable(), self._visual_cache, self._visual_key())
-
-    def _height_key(self) -> Hashable:
-        """What the height depends on besides the width (colours never change it)."""
-        return None
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """Cached per width: Textual's own cache is dropped on every refresh of the widget, and
-        re-measuring builds the renderable again (a component-style lookup per part)."""
-        key = (self._height_key(), width)
-        height = self._visual_cache.get(key)
-        if height is None:
-            height = self._visual_cache[key] = super().get_content_height(container, viewport, width)
-        return int(height)
-
-    def on_unmount(self) -> None:
-        """Let go of the rendered lines as the part leaves the window.
-
-        A widget is a reference cycle (its styles point back at it), so once unmounted it waits
-        for a full collection, and so did every line it cached. While following a writer the
-        window drops a message for each one appended, and the full collections that freed them
-        paused the screen for 0.4-1.2 s. Cleared here, the lines are freed at once by reference
-        counting and the cycle left is smaller."""
-        self._visual_cache.clear()
-        if self._memo is not None:
-            self._memo._segments.clear()
-        self._styles_cache.clear()
-
-
-class MessageBlock(MessagePart):
-    """The first part of a message: its header and, when no fold comes between, its body.
-
-    A plain user or assistant message is this one widget (a header line and a Markdown body
-    rendered as one rich `Group`).
-    """
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"message--header"}
-
-    def __init__(
-        self,
-        view: MessageView,
-        header: Text,
-        body: RenderableType | None,
-        *,
-        terms: Sequence[str] = (),
-        match: bool = False,
-        classes: str,
-    ) -> None:
-        super().__init__(body, classes=classes, id=f"msg-{view.id}")
-        self.view = view
-        self.terms = tuple(terms)
-        self.match = match
-        self._header = header
-
-    def _header_style(self) -> RichStyle:
-        # The full style, not the partial one: $text-muted has alpha, which only the full style
-        # blends against the background. Its colour alone, so the widget's background shows.
-        return RichStyle(color=self.get_component_rich_style("message--header").color)
-
-    def _visual_key(self) -> Hashable:
-        return self._header_style()
-
-    def _renderable(self) -> RenderableType:
-        """Header in the role's colour (a component style, so themes apply), then the body."""
-        header = self._header.copy()
-        header.stylize_before(self._header_style())
-        return header if self._memo is None else Group(header, self._memo)
-
-
-class Fold(MessagePart, can_focus=True):
-    """A tool output, tool call or reasoning block: one line when collapsed, title + body open.
-
-    One focusable widget instead of Textual's `Collapsible` (four widgets, and a class toggle
-    that restyles its subtree). Click the title, or press Enter or space on it, to toggle.
-    """
-
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"fold--title"}
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space", "toggle_fold", "Toggle", show=False),
-    ]
-
-    collapsed: reactive[bool] = reactive(True, layout=True)
-
-    def __init__(self, title: str, body: Text, *, collapsed: bool = True, classes: str) -> None:
-        super().__init__(Padding(body, (0, 0, 0, 2)), classes=f"{classes} fold")
-        self.fold_title = title
-        self.body = body
-        self.set_reactive(Fold.collapsed, collapsed)
-
-    def _title_text(self) -> Text:
-        mark = "▶" if self.collapsed else "▼"
-        return Text(f" {mark} {self.fold_title} ", style=self.get_component_rich_style("fold--title"))
-
-    def _visual_key(self) -> Hashable:
-        return (self.collapsed, self.get_component_rich_style("fold--title"))
-
-    def _height_key(self) -> Hashable:
-        return self.collapsed
-
-    def _renderable(self) -> RenderableType:
-        """The title line, and when open the body indented under it (agent text as data)."""
-        title = self._title_text()
-        if self.collapsed or self._memo is None:
-            return title
-        return Group(title, self._memo)
-
-    def toggle(self) -> None:
-        """Flip the fold and keep it on screen (what `Collapsible` did)."""
-        self.collapsed = not self.collapsed
-        self.call_after_refresh(self.scroll_visible, animate=False)
-
-    def action_toggle_fold(self) -> None:
-        """Enter/space (named apart from `DOMNode.action_toggle`, which flips an attribute)."""
-        self.toggle()
-
-    def on_click(self, event: events.Click) -> None:
-        """A click on the title toggles; a click in an open body does not (text selection)."""
-        width = max(1, self.content_region.width)
-        title_rows = -(-self._title_text().cell_len // width)
-        if self.collapsed or event.y < title_rows:
-            event.stop()
-            self.toggle()
-
-
-def more_calls_label(remaining: int) -> str:
-    """The title of the row standing for a message's not-yet-shown tool calls."""
-    noun = "tool call" if remaining == 1 else "tool calls"
-    return f"… and {remaining:,} more {noun} (press x / Enter to show more)"
-
-
-class MoreCalls(Fold):
-    """The tool calls of a message past the ones shown: one line, revealed `CALLS_SHOWN` at a
-    time (Enter, space, x or a click), each batch prepared only when asked for."""
-
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter,space,x", "toggle_fold", "Show more tool calls", show=False),
-    ]
-
-    def __init__(self, calls: Sequence[Any], *, classes: str, call_classes: str) -> None:
-        super().__init__(more_calls_label(len(calls)), Text(), classes=classes)
-        self.calls = tuple(calls)
-        self.call_classes = call_classes
-        self._revealing = False
-        self.add_class("more-calls", update=False)  # not mounted yet: no style pass
-
-    def _visual_key(self) -> Hashable:
-        return (len(self.calls), self.get_component_rich_style("fold--title"))
-
-    def _height_key(self) -> Hashable:
-        return len(self.calls)
-
-    def _title_text(self) -> Text:
-        return Text(f" {self.fold_title} ", style=self.get_component_rich_style("fold--title"))
-
-    def _renderable(self) -> RenderableType:
-        return self._title_text()  # never a body, even when `x` marked every fold open
-
-    def next_folds(self, open_folds: bool = False) -> list[Fold]:
-        """Fold widgets for the next batch (prepared now: at most `CALLS_SHOWN` calls)."""
-        batch = prepare_calls([call_view(call) for call in self.calls[:CALLS_SHOWN]])
-        self.calls = self.calls[CALLS_SHOWN:]
-        self.fold_title = more_calls_label(len(self.calls))
-        return [
-            Fold(f"→ {name}", args, collapsed=not open_folds, classes=self.call_classes)
-            for name, args in batch
-        ]
-
-    def toggle(self) -> None:
-        """Reveal the next batch before this row (or in its place when it is the last)."""
-        self.call_later(self.reveal)
-
-    async def reveal(self) -> list[Fold]:
-        """Mount the next batch of tool calls before this row; drop the row when none remain."""
-        parent = self.parent
-        if self._revealing or not isinstance(parent, Widget) or not self.calls:
-            return []
-        self._revealing = True
-        try:
-            transcript = parent if isinstance(parent, TranscriptView) else None
-            folds = self.next_folds(open_folds=transcript is not None and transcript._folds_open)
-            await parent.mount_all(folds, before=self)
-            if self.calls:
-                self.refresh(layout=True)
-                self.call_after_refresh(self.scroll_visible, animate=False)
-            else:
-                if self.has_class("-end"):
-                    folds[-1].add_class("-end")
-                if self.has_focus:
-                    folds[0].focus()
-                await self.remove()
-            return folds
-        finally:
-            self._revealing = False
-
-
-def _contains(text: Text, terms: Sequence[str]) -> bool:
-    plain = text.plain.lower()
-    return any(term and term.lower() in plain for term in terms)
-
-
-def message_parts(
-    view: MessageView, terms: Sequence[str] = (), match: bool = False, open_hits: bool = False
-) -> list[MessagePart]:
-    """The widgets of one message, in order: header (+ body), reasoning, output, tool calls.
-
-    Header and body share one widget unless a reasoning fold sits between them. With
-    ``open_hits`` (the transcript's find) the terms are marked in the reasoning and tool-call
-    folds too, and a fold that contains one is open.
-    """
-    prepared = view.prepared or prepare(view)
-    classes = part_classes(view, match)
-    header = message_header(view, match=True) if match else prepared.header
-    body = prepared.body
-    output = prepared.output
-    if match and terms and isinstance(body, Text):
-        body = _highlighted(body, terms)
-    elif match and terms and body is not None:
-        body = MarkedRender(body, terms)  # the hit keeps its Markdown, terms marked
-    if match and output is not None:
-        output = _highlighted(output, terms)
-    reasoning = prepared.reasoning
-    calls: list[tuple[str, Text, bool]] = [(name, args, False) for name, args in prepared.calls]
-    if match and open_hits and terms:
-        if reasoning is not None and _contains(reasoning, terms):
-            reasoning = _highlighted(reasoning, terms)
-        calls = [
-            (name, _highlighted(args, terms), True) if _contains(Text(name + "\n") + args, terms) else call
-            for call in calls
-            for name, args, _ in (call,)
-        ]
-    parts: list[MessagePart] = []
-    if reasoning is not None:
-        parts.append(MessageBlock(view, header, None, terms=terms, match=match, classes=classes))
-        parts.append(Fold("reasoning", reasoning, collapsed=reasoning is prepared.reasoning, classes=classes))
-        if body is not None:
-            parts.append(MessagePart(body, classes=classes))
-    else:
-        parts.append(MessageBlock(view, header, body, terms=terms, match=match, classes=classes))
-    if output is not None:
-        lines = view.text.count("\n") + 1
-        parts.append(Fold(f"result ({lines} lines)", output, collapsed=not match, classes=classes))
-    for name, args, hit in calls:
-        parts.append(Fold(f"→ {name}", args, collapsed=not hit, classes=f"{classes} -call"))
-    if view.more_calls:
-        parts.append(MoreCalls(view.more_calls, classes=f"{classes} -call", call_classes=f"{classes} -call"))
-    parts[-1].add_class("-end", update=False)  # not mounted yet: no style pass (~1.5 ms each)
-    return parts
-
-
-class DividerBlock(Static):
-    """The line between two segments of a compression chain."""
-
-    virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)  # as `MessagePart`'s
-
-    def __init__(self, divider: Divider) -> None:
-        kind = one_line(divider.edge_kind, 20) or "root"
-        label = one_line(divider.title) or one_line(divider.session_id)
-        text = Text(
-            f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
-            f"{plain_count(divider.message_count)} msgs ──",
-            no_wrap=True,
-            overflow="ellipsis",
-        )
-        super().__init__(text, classes="segment-divider")
-        self.divider = divider
-
-
-class HeadBlock(Fold):
-    """The session's head: a working session's activity, then its system prompt as a fold
-    (closed at first, like reasoning; Enter, space, a click or `x` open it)."""
-
-    def __init__(self, head: SessionHead) -> None:
-        noun = plural(head.prompt_lines, "line")
-        title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
-        super().__init__(title, Text(head.prompt), classes="session-head")
-        self.head = head
-        self.can_focus = bool(head.prompt)
-
-    def _visual_key(self) -> Hashable:
-        return (self.head.activity, super()._visual_key())
-
-    def _height_key(self) -> Hashable:
-        return (bool(self.head.activity), super()._height_key())
-
-    def _activity(self) -> Text | None:
-        if not self.head.activity:
-            return None
-        return Text(f"● working: {self.head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
-
-    def _renderable(self) -> RenderableType:
-        parts: list[RenderableType] = []
-        activity = self._activity()
-        if activity is not None:
-            parts.append(activity)
-        if self.head.prompt:
-            parts.append(super()._renderable())
-        return Group(*parts)
-
-    def toggle(self) -> None:
-        if self.head.prompt:
-            super().toggle()
-
-    def on_click(self, event: events.Click) -> None:
-        """A click on the title line toggles (the activity line above it does not)."""
-        width = max(1, self.content_region.width)
-        above = 1 if self._activity() is not None else 0
-        title_rows = -(-self._title_text().cell_len // width)
-        if self.head.prompt and (self.collapsed or above <= event.y < above + title_rows):
-            event.stop()
-            self.toggle()
-
-
-def session_activity(row: dict[str, Any] | None) -> str:
-    """What an open session is doing now: Hermes stamps `last_activity_description` during a
-    turn and clears it after (an ended session shows none)."""
-    if row is None or row.get("ended_at") is not None:
-        return ""
-    return one_line(row.get("last_activity_description"), 200)
-
-
-def session_head(session: dict[str, Any] | None, row: dict[str, Any] | None) -> SessionHead | None:
-    """The head of a session's transcript (worker thread): its system prompt (`get_session`
-    resolves Hermes' `system_prompts` hash) and, while it is open, what it is doing now
-    (`last_activity_description` of its list row). None when there is neither."""
-    prompt_raw = content_text((session or {}).get("system_prompt"))
-    activity = session_activity(row)
-    if not prompt_raw.strip() and not activity:
-        return None
-    prompt, cut = truncate_text(prompt_raw, max_chars=MAX_REASONING_CHARS, max_lines=MAX_CALL_LINES)
-    prompt = inert(prompt)
-    if cut:
-        prompt += f"\n… {cut:,} more characters"
-    return SessionHead(
-        session_id=one_line((session or row or {}).get("id")),
-        activity=activity,
-        prompt=prompt if prompt_raw.strip() else "",
-        prompt_lines=prompt_raw.count("\n") + 1 if prompt_raw.strip() else 0,
-        prompt_chars=len(prompt_raw),
-    )
-
-
-def transcript_items(db: SessionDB, session_id: str, after_id: int | None = None) -> list[MessageView]:
-    """One session's messages as the transcript shows them (worker thread): Hermes' display
-    groups where the file keeps them (`SessionDB.transcript_rows`), not prepared (mounting
-    prepares a message; `prepare_first_window` the first screen's)."""
-    return [message_view(m, prepared=False) for m in db.transcript_rows(session_id, after_id=after_id)]
-
-
-def find_hits(
-    items: Sequence[Item], needle: str, include_inactive: bool = True, include_hidden: bool = True
-) -> list[int]:
-    """Indexes of the messages whose `find_text` contains ``needle`` (already lower-cased),
-    among those shown (folded rows only while their toggle shows them).
-
-    One pass of `in` over precomputed strings: ~10 ms for 50,000 messages, run in a thread by
-    the view all the same (a long session of long tool outputs costs more).
-    """
-    skip = {f for f, shown in ((FOLD_INACTIVE, include_inactive), (FOLD_HIDDEN, include_hidden)) if not shown}
-    return [
-        i
-        for i, item in enumerate(items)
-        if isinstance(item, MessageView) and item.fold not in skip and needle in item.find_text
-    ]
-
-
-def folded_counts(items: Sequence[Item]) -> dict[str, int]:
-    """How many messages each toggle folds away: `{"inactive": n, "hidden": m}`."""
-    counts = {FOLD_INACTIVE: 0, FOLD_HIDDEN: 0}
-    for item in items:
-        if isinstance(item, MessageView) and item.fold in counts:
-            counts[item.fold] += 1
-    return counts
 
 
 class TranscriptView(VerticalScroll, can_focus=True):
@@ -1065,11 +230,6 @@ class TranscriptView(VerticalScroll, can_focus=True):
             regions = (Region(-offset.x, height - 1 - offset.y, width, 1),)
         return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
-    @property
-    def vertical_scrollbar(self) -> ScrollBar:
-        """Textual's, painted in one pass and only when it changes (`PaintedScrollBar`)."""
-        return painted_vertical_scrollbar(self)
-
     def _children_done(self) -> None:
         self._children_only = False
 
@@ -1084,6 +244,11 @@ class TranscriptView(VerticalScroll, can_focus=True):
             self.border_subtitle = subtitle
         finally:
             self._bottom_row_only = False
+
+    @property
+    def folds_open(self) -> bool:
+        """`x` opened every fold (a batch of tool calls revealed later opens too)."""
+        return self._folds_open
 
     @property
     def message_count(self) -> int:
