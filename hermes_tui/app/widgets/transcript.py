@@ -702,14 +702,21 @@ class TranscriptView(VerticalScroll, can_focus=True):
     def mark_current(self) -> None:
         """Highlight the current message (the message cursor every message action and `B` use):
         its widgets get `-current`, the previous one's lose it."""
-        current = self.current_message() if self.items else None
-        runs = self._item_runs()
+        # Read-only: `current_message()` would move `current_id` to the top message while a jump
+        # (End, a find match) is still scrolling to its own, and lose it.
+        # What `current_message()` names, without moving `current_id`: the current message
+        # while it is on screen, else the top one (a jump's scroll marks again when it lands).
+        shown = self._on_screen() if self.items else []
+        target = next((m for m in shown if m.id == self._current_id), shown[0] if shown else None)
         wanted: list[Widget] = []
-        if current is not None:
-            for k, run in enumerate(runs):
-                if self.start + k < len(self.items) and self.items[self.start + k] is current:
-                    wanted = run
-                    break
+        for k, run in enumerate(self._item_runs()):
+            if (
+                target is not None
+                and self.start + k < len(self.items)
+                and self.items[self.start + k] is target
+            ):
+                wanted = run
+                break
         if wanted == self._marked:
             return
         for widget in self._marked:
