@@ -24,18 +24,28 @@ from hermes_tui.app.actions import ActionSpec, need_session, refuse_if_read_only
 from hermes_tui.app.flag_actions import FLAG_SPECS, undo_flag_change
 from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.delete import DeleteDialog
-from hermes_tui.app.screens.dialog_base import error_text
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
 from hermes_tui.app.screens.export import ExportDialog
+from hermes_tui.app.screens.fork import ForkDialog
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
 from hermes_tui.app.screens.stats import StatsScreen
 from hermes_tui.app.screens.trash import TrashScreen
 from hermes_tui.app.screens.usage import open_usage
-from hermes_tui.app.undo import FlagChange, entry_store, restore_summary, undo_entries
+from hermes_tui.app.undo import (
+    FlagChange,
+    ForkMade,
+    entry_store,
+    remember_fork,
+    restore_summary,
+    undo_entries,
+)
+from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.safe_text import inert
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
+    from hermes_tui.state import SessionDB
 
 #: Apps with a restore running (a second `u` meanwhile would restore the entry before it).
 _UNDOING: weakref.WeakSet[App[Any]] = weakref.WeakSet()
@@ -119,7 +129,7 @@ def undo(screen: MainScreen) -> None:
         screen.notify("Nothing to undo here. T lists the trash.", title="Undo", severity="warning")
         return
     entry = pending.pop()
-    written_by = entry.db_path if isinstance(entry, FlagChange) else entry_store(screen.app, entry)
+    written_by = entry.db_path if isinstance(entry, FlagChange | ForkMade) else entry_store(screen.app, entry)
     if written_by is not None and screen.stores is not None:
         db = next((d for d in screen.stores.fed.dbs.values() if d.db_path == written_by), db)
     _UNDOING.add(screen.app)
@@ -135,6 +145,9 @@ def undo(screen: MainScreen) -> None:
                 )
 
         undo_flag_change(screen, db, change, flags_undone)
+        return
+    if isinstance(entry, ForkMade):
+        _undo_fork(screen, db, entry, pending)
         return
     screen.notify(f"Restoring trash entry {entry}…", title="Undo", timeout=2, markup=False)
     app = screen.app
@@ -168,6 +181,76 @@ def undo(screen: MainScreen) -> None:
         )
 
     screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: restore")
+
+
+def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[Any]) -> None:
+    """`u` after `B`: the fork goes to the trash, as a delete would move it (restorable from T)."""
+    app = screen.app
+
+    def run() -> None:
+        try:
+            result = db.trash_sessions([fork.session_id], what="delete")
+        except Exception as exc:
+            app.call_from_thread(undone, None, error_text(exc))
+            return
+        app.call_from_thread(undone, result, None)
+
+    def undone(result: dict[str, Any] | None, error: str | None) -> None:
+        _UNDOING.discard(app)
+        if result is None or not result.get("deleted"):
+            if result is None:
+                pending.append(fork)  # nothing was removed: u can try again
+            why = error or f"session {fork.session_id} is already gone"
+            screen.notify(
+                inert(f"Undo failed: {why}"), title="Undo", severity="error", markup=False, timeout=8
+            )
+            return
+        screen.post_message(SessionsChanged((fork.session_id,)))
+        screen.notify(
+            inert(f"Removed the fork {fork.session_id} (moved to the trash: T restores it)."),
+            title="Undone",
+            markup=False,
+        )
+
+    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: remove a fork")
+
+
+def fork(screen: MainScreen) -> None:
+    """`B`: a new session continuing the open one from the transcript's current message (the
+    highlighted one), as Hermes' `/branch` makes one; then the fork is selected and shown."""
+    sid = screen.current_session
+    profile = screen.current_profile if screen.stores is not None else None
+    db = screen.db_for(profile)
+    transcript = screen.query_one("#transcript", TranscriptView)
+    message = transcript.current_message() if sid is not None else None
+    if sid is None or db is None or message is None:
+        screen.notify(
+            "Open a session first: B forks it at the highlighted message.", title="Fork", severity="warning"
+        )
+        return
+    if db.read_only:
+        screen.notify(
+            READ_ONLY_MESSAGE.format(what="fork"), title="Read-only", severity="warning", markup=False
+        )
+        return
+
+    def done(new_id: str | None) -> None:
+        if new_id is None:
+            return
+        remember_fork(screen.app, ForkMade(new_id, db.db_path))
+        # The list is read again with the cursor kept on the fork, which opens (the dialog does
+        # not post "sessions changed": that reload would keep the cursor on the source).
+        screen.session_list.invalidate()
+        screen.reload_order(keep=screen.row_key(profile, new_id))
+        screen.open_session(new_id, profile=profile)
+        screen.notify(
+            inert(f"Forked {sid} at message #{message.id} into {new_id}. R resumes it in Hermes, u undoes."),
+            title="Forked",
+            markup=False,
+            timeout=8,
+        )
+
+    screen.app.push_screen(ForkDialog(screen.session_context, db, sid, message.id), done)
 
 
 def trash(screen: MainScreen) -> None:
@@ -237,6 +320,15 @@ SPECS: tuple[ActionSpec, ...] = (
         show=SHOW_IN_FOOTER,
         palette="Undo the last delete, prune, archive or pin",
         help="restores deleted sessions from the trash; sets an archive or pin back",
+    ),
+    ActionSpec(
+        "fork",
+        "B",
+        "Fork",
+        fork,
+        show=SHOW_IN_FOOTER,
+        palette="Fork the open session at the highlighted message",
+        help="a new session continuing from the highlighted message (Hermes' /branch); u removes it",
     ),
     ActionSpec(
         "trash",

@@ -33,9 +33,21 @@ class FlagChange:
     db_path: Path | None = None
 
 
+@dataclass(frozen=True)
+class ForkMade:
+    """A fork this app made (`B`): `u` removes it through the trash, as a delete does (the
+    trash entry can itself be restored from `T`)."""
+
+    session_id: str
+    db_path: Path | None = None
+
+
+#: What `u` can undo, one entry of this app each, oldest first (`u` takes the last).
+UndoEntry = str | FlagChange | ForkMade
+
 #: What `u` can undo, oldest first (`u` takes the last): trash entry ids written by this app's
-#: deletes and prunes, and its flag changes.
-_UNDO: weakref.WeakKeyDictionary[App[Any], list[str | FlagChange]] = weakref.WeakKeyDictionary()
+#: deletes and prunes, its flag changes and its forks.
+_UNDO: weakref.WeakKeyDictionary[App[Any], list[UndoEntry]] = weakref.WeakKeyDictionary()
 
 
 #: The store each entry was written by: with several profiles open, `u` restores through that
@@ -63,9 +75,14 @@ def remember_flag_change(app: App[Any], change: FlagChange) -> None:
         _UNDO.setdefault(app, []).append(change)
 
 
-def undo_entries(app: App[Any]) -> list[str | FlagChange]:
-    """What `u` can still undo in this app, oldest first (the list itself): trash entry ids and
-    flag changes."""
+def remember_fork(app: App[Any], fork: ForkMade) -> None:
+    """`B` made `fork.session_id`: `u` will move it to the trash."""
+    _UNDO.setdefault(app, []).append(fork)
+
+
+def undo_entries(app: App[Any]) -> list[UndoEntry]:
+    """What `u` can still undo in this app, oldest first (the list itself): trash entry ids,
+    flag changes and forks."""
     return _UNDO.setdefault(app, [])
 
 

@@ -234,3 +234,44 @@ def test_copy_menu(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-un
         await settle(pilot)
 
     assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+async def _cursor_on_third(pilot: Pilot[None], sid: str) -> None:
+    """Open `sid`, the transcript focused, its cursor on the third message (Home, ] ])."""
+    await settle(pilot)
+    pilot.app.screen.open_session(sid)  # type: ignore[attr-defined]
+    await settle(pilot)
+    pilot.app.screen.query_one("#transcript").focus()
+    await pilot.press("home", "right_square_bracket", "right_square_bracket")
+    await settle(pilot)
+
+
+def test_message_cursor_and_fork_dialog(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _cursor_on_third(pilot, sid)
+        await pilot.press("B")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)
+
+
+def test_fork_selected_with_its_cut_in_the_lineage(  # type: ignore[no-untyped-def]
+    snap_compare, pinned_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After Enter: the fork (a fixed id, for the picture) is open and selected, its
+    lineage node a branch of the source naming the message it was cut at."""
+    from hermes_tui.state import forking
+
+    monkeypatch.setattr(forking, "new_session_id", lambda now=None: "20250601_120000_f0f0f0")
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _cursor_on_third(pilot, sid)
+        await pilot.press("B")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)

@@ -13,7 +13,7 @@ from app._support import make_app, settle
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from .test_action_snapshots import _open, _select_rows, _session, pinned_db
+from .test_action_snapshots import _cursor_on_third, _open, _select_rows, _session, pinned_db
 
 __all__ = ["pinned_db"]
 
@@ -72,3 +72,14 @@ def test_stats_screen_80x24(snap_compare, pinned_db: Path) -> None:  # type: ign
         await settle(pilot)
 
     assert snap_compare(make_app(pinned_db, read_only=True), terminal_size=SIZE, run_before=run_before)
+
+
+def test_fork_dialog_80x24(snap_compare, pinned_db: Path) -> None:  # type: ignore[no-untyped-def]
+    sid = _session(pinned_db, "CI flakiness deep dive")
+
+    async def run_before(pilot: Pilot[None]) -> None:
+        await _cursor_on_third(pilot, sid)
+        await pilot.press("B")
+        await settle(pilot)
+
+    assert snap_compare(make_app(pinned_db), terminal_size=SIZE, run_before=run_before)

@@ -143,6 +143,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
         Binding("down,j", "scroll_down", "Down", show=False),
         Binding("home", "first", "Top", show=False),
         Binding("end,G", "last", "Bottom", show=False),
+        Binding("left_square_bracket", "message_step(-1)", "Previous message", show=False),
+        Binding("right_square_bracket", "message_step(1)", "Next message", show=False),
         Binding("x", "toggle_folds", "Expand/collapse", show=False),
         # Its own key, not `i`'s: rewound rows are turns the person saw and took back; these
         # are rows Hermes never painted (shown only while this transcript has some).
@@ -185,8 +187,9 @@ class TranscriptView(VerticalScroll, can_focus=True):
         #: The message the reader is on, which every message action (copy `m`/`c`) uses: set by
         #: opening at a search hit, a find match, Home/End and a focused fold; it stays while any
         #: part of it is on screen, else the message at the top of the view takes over
-        #: (`current_message`).
-        self.current_id: int | None = None
+        #: (`current_message`). Its widgets carry the class `-current` (the message cursor).
+        self._current_id: int | None = None
+        self._marked: list[Widget] = []
         self._growing = False
         self._folds_open = False
         #: Messages appended live below the reader (the "N new ↓" marker); 0 when following.
@@ -354,6 +357,7 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     def _window_changed(self) -> None:
         self.post_message(self.WindowChanged(self.start, self.end, len(self.items)))
+        self.call_after_refresh(self.mark_current)  # new widgets: the cursor's may be among them
 
     async def append_items(self, items: Sequence[Item]) -> bool:
         """Messages committed since the transcript loaded (live follow), added at the end.
@@ -649,6 +653,8 @@ class TranscriptView(VerticalScroll, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        if self.items:
+            self.call_after_refresh(self.mark_current)  # the cursor leaves the screen: the top one
         if self.new_below and self.end >= len(self.items) and new_value >= self.max_scroll_y - 1:
             self._set_new_below(0)  # the reader reached the new messages
         if self.data is None or self._growing:
@@ -683,6 +689,72 @@ class TranscriptView(VerticalScroll, can_focus=True):
                     fold.collapsed = not self._folds_open
 
     # ------------------------------------------------------------------ the current message
+    @property
+    def current_id(self) -> int | None:
+        return self._current_id
+
+    @current_id.setter
+    def current_id(self, value: int | None) -> None:
+        if value != self._current_id:
+            self._current_id = value
+            self.call_after_refresh(self.mark_current)
+
+    def mark_current(self) -> None:
+        """Highlight the current message (the message cursor every message action and `B` use):
+        its widgets get `-current`, the previous one's lose it."""
+        # Read-only: `current_message()` would move `current_id` to the top message while a jump
+        # (End, a find match) is still scrolling to its own, and lose it.
+        # What `current_message()` names, without moving `current_id`: the current message
+        # while it is on screen, else the top one (a jump's scroll marks again when it lands).
+        shown = self._on_screen() if self.items else []
+        target = next((m for m in shown if m.id == self._current_id), shown[0] if shown else None)
+        wanted: list[Widget] = []
+        for k, run in enumerate(self._item_runs()):
+            if (
+                target is not None
+                and self.start + k < len(self.items)
+                and self.items[self.start + k] is target
+            ):
+                wanted = run
+                break
+        if wanted == self._marked:
+            return
+        for widget in self._marked:
+            widget.remove_class("-current")
+        for widget in wanted:
+            widget.add_class("-current")
+        self._marked = wanted
+
+    def action_message_step(self, step: int) -> None:
+        """`[` / `]`: the cursor to the previous / next message, scrolled into view (the window
+        grows at its edge when the next message is not mounted yet)."""
+        current = self.current_message()
+        if current is None:
+            return
+        messages = [i for i in self.items if isinstance(i, MessageView) and not i.fold]
+        if current not in messages:
+            return
+        index = messages.index(current) + step
+        if not 0 <= index < len(messages):
+            return
+        target = messages[index]
+        self.current_id = target.id
+        at = self.items.index(target)
+        if not self.start <= at < self.end:
+            self.call_later(self._edge_grow, "after" if at >= self.end else "before")
+            self.call_after_refresh(self._scroll_to_current)
+            return
+        self._scroll_to_current()
+
+    def _scroll_to_current(self) -> None:
+        for k, run in enumerate(self._item_runs()):
+            if self.start + k < len(self.items) and self.items[self.start + k] is not None:
+                item = self.items[self.start + k]
+                if isinstance(item, MessageView) and item.id == self._current_id and run:
+                    self.scroll_to_widget(run[0], animate=False, top=False)
+                    break
+        self.mark_current()
+
     def message_of(self, widget: Widget) -> MessageView | None:
         """The message one of this view's mounted widgets belongs to (None for a divider or a
         button)."""
