@@ -11,6 +11,7 @@ from hermes_tui.app.screens.delete import DeleteDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.prune import PruneDialog
 from hermes_tui.app.screens.rename import RenameDialog
+from hermes_tui.formatting import plural
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
 
@@ -229,7 +230,7 @@ async def test_prune_preview_confirm(demo_db: Path) -> None:
         plan = dialog.plan
         assert plan is not None and plan["sessions"] >= 1
         text = plain(dialog.query_one("#prune-preview", Static))
-        assert f"{plan['sessions']} session(s)" in text
+        assert plural(plan["sessions"], "session") in text
         summary = plain(dialog.query_one("#prune-excluded-summary", Static))
         assert "Excluded" in summary and "still open" in summary
         ids = list(plan["ids"]) + list(plan["cascade_ids"])

@@ -72,7 +72,7 @@ async def test_prune_defaults_with_the_real_clock(tmp_path: Path) -> None:
         assert dialog.plan is not None, plain(dialog.query_one("#prune-preview", Static))
         assert sorted(dialog.plan["ids"]) == old
         assert not dialog.query_one("#confirm", Button).disabled
-        assert "3 session(s)" in plain(dialog.query_one("#prune-preview", Static))
+        assert "3 sessions" in plain(dialog.query_one("#prune-preview", Static))
         await pilot.click("#confirm")
         await settle(pilot, rounds=3)
         assert not isinstance(app.screen, PruneDialog)

@@ -9,6 +9,7 @@ from textual.widgets import ProgressBar, Static
 from hermes_tui.app.screens.delete import DeleteDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import MAX_PAGES, SELECTED_MARK, SessionList
+from hermes_tui.formatting import plural
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -197,7 +198,10 @@ async def test_delete_acts_on_the_selection(demo_db: Path) -> None:
         text = plain(dialog.query_one("#delete-plan", Static))
         assert "Selected (3)" in text
         assert all(sid in text for sid in chosen)
-        assert f"{plan['sessions']} session(s) and {plan['messages']} message(s) will be deleted" in text
+        assert (
+            f"{plural(plan['sessions'], 'session')} and {plural(plan['messages'], 'message')} will be deleted"
+            in text
+        )
         await pilot.click("#confirm")
         await settle(pilot, rounds=3)
         assert isinstance(app.screen, MainScreen)

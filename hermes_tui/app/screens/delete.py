@@ -15,6 +15,7 @@ from textual.widgets import Button, ProgressBar, Static
 from hermes_tui.app.render import one_line
 from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message
 from hermes_tui.app.undo import remember_trash_entry
+from hermes_tui.formatting import plural
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import SessionContext
@@ -126,7 +127,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             text.append("\n")
         _more(text, len(plan["rows"]), len(plan["ids"]))
         if plan["missing"]:
-            text.append(f"  {plan['missing']:,} selected session(s) no longer exist\n", style="dim")
+            gone = "no longer exists" if plan["missing"] == 1 else "no longer exist"
+            text.append(f"  {plural(plan['missing'], 'selected session')} {gone}\n", style="dim")
         cascade = plan["cascade_ids"]
         if cascade:
             text.append(f"\nDelegate children deleted with it ({len(cascade):,}):\n", style="bold")
@@ -145,7 +147,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
                 text.append("\n")
             _more(text, min(len(orphans), SHOWN_ROWS), len(orphans))
         text.append(
-            f"\n{plan['sessions']:,} session(s) and {plan['messages']:,} message(s) will be deleted: "
+            f"\n{plural(plan['sessions'], 'session')} and {plural(plan['messages'], 'message')}"
+            " will be deleted: "
             "moved to the trash, u undoes it, T lists the trash."
         )
         self.query_one("#delete-plan", Static).update(text)
@@ -179,7 +182,7 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
     def _progress(self, done: int, total: int) -> None:
         self.query_one("#progress", ProgressBar).update(total=max(total, 1), progress=done)
         if not self.cancel_event.is_set():
-            self.status(f"deleting… {done:,} of {total:,} session(s) (Esc stops after this batch)")
+            self.status(f"deleting… {done:,} of {plural(total, 'session')} (Esc stops after this batch)")
 
     def _finished(self, result: dict[str, Any] | None, error: str | None) -> None:
         self.busy = False

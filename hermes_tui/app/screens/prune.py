@@ -26,6 +26,7 @@ from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed
 from hermes_tui.app.undo import remember_trash_entry
 from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.exporting import to_jsonl, write_export
+from hermes_tui.formatting import plural
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import SessionContext
@@ -251,8 +252,9 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         self.plan = plan
         self.plan_values = values
         text = Text()
-        text.append(f"{plan['sessions']} session(s)", style="bold")
-        text.append(f", {human_count(plan['messages'])} message(s)")
+        text.append(plural(plan["sessions"], "session"), style="bold")
+        word = "message" if plan["messages"] == 1 else "messages"
+        text.append(f", {human_count(plan['messages'])} {word}")
         text.append(f", about {format_size(plan['bytes_estimate'])}")
         if plan["sessions"]:
             text.append(f"\nstarted {_day(plan['oldest'])} … {_day(plan['newest'])}")

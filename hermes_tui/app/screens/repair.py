@@ -23,6 +23,7 @@ from textual.widgets import Static
 
 from hermes_tui import state
 from hermes_tui.app.screens.dialog_base import error_text
+from hermes_tui.formatting import plural
 from hermes_tui.safe_text import inert
 from hermes_tui.state import StoreError, diagnose, is_fts_corruption_error, is_malformed_db_error
 
@@ -113,8 +114,8 @@ class RepairOffer(Static, can_focus=True):
             text.append(f"  … and {len(problems) - SHOWN_PROBLEMS} more\n")
         if report.get("sessions") is not None:
             text.append(
-                f"It still holds {report['sessions']:,} session(s) and {report.get('messages') or 0:,} "
-                "message(s)."
+                f"It still holds {plural(report['sessions'], 'session')} and "
+                f"{plural(report.get('messages') or 0, 'message')}."
             )
         self.update(text)
         self.main.refresh_bindings()
