@@ -190,7 +190,7 @@ def test_multi_select_delete_removes_exactly_the_marked(
     t.wait_for("will be deleted")
     dialog = t.box_text("will be deleted")
     assert "sess-delta" in dialog and "sess-charlie" in dialog
-    assert "2 session(s)" in dialog
+    assert "2 sessions" in dialog
     t.click_text("Delete", box="sessions selected?")  # the dialog title
     t.wait_for(re.compile(r"Sessions 3\b"))
     t.press("q")
@@ -248,7 +248,7 @@ def test_prune_defaults_delete_exactly_the_old_sessions_and_the_owner_keeps_writ
     wait_ready(t, 6)
     t.press("P")
     t.wait_for("Prune ended sessions")
-    t.wait_for("3 session(s)")
+    t.wait_for("3 sessions")
     preview = t.box_text("Prune ended sessions")
     for spec in old:
         assert re.search(rf"{spec.id}\s+{spec.title}", preview), preview

@@ -32,6 +32,7 @@ from textual.widget import Widget
 from textual.widgets import Button, Static
 
 from hermes_tui.app.widgets.find_bar import FindBar
+from hermes_tui.app.widgets.message_cursor import MessageCursor
 from hermes_tui.app.widgets.message_parts import (
     DividerBlock,
     Fold,
@@ -121,7 +122,7 @@ FOLLOW_WINDOW = 40
 FOLLOW_DROP_STEP = 20
 
 
-class TranscriptView(VerticalScroll, can_focus=True):
+class TranscriptView(MessageCursor, VerticalScroll, can_focus=True):
     """Scrollable transcript with a bounded window of widgets, hit navigation and find.
 
     Every message record is in memory (`items`); only ``items[start:end]`` have widgets, and
@@ -689,72 +690,6 @@ class TranscriptView(VerticalScroll, can_focus=True):
                     fold.collapsed = not self._folds_open
 
     # ------------------------------------------------------------------ the current message
-    @property
-    def current_id(self) -> int | None:
-        return self._current_id
-
-    @current_id.setter
-    def current_id(self, value: int | None) -> None:
-        if value != self._current_id:
-            self._current_id = value
-            self.call_after_refresh(self.mark_current)
-
-    def mark_current(self) -> None:
-        """Highlight the current message (the message cursor every message action and `B` use):
-        its widgets get `-current`, the previous one's lose it."""
-        # Read-only: `current_message()` would move `current_id` to the top message while a jump
-        # (End, a find match) is still scrolling to its own, and lose it.
-        # What `current_message()` names, without moving `current_id`: the current message
-        # while it is on screen, else the top one (a jump's scroll marks again when it lands).
-        shown = self._on_screen() if self.items else []
-        target = next((m for m in shown if m.id == self._current_id), shown[0] if shown else None)
-        wanted: list[Widget] = []
-        for k, run in enumerate(self._item_runs()):
-            if (
-                target is not None
-                and self.start + k < len(self.items)
-                and self.items[self.start + k] is target
-            ):
-                wanted = run
-                break
-        if wanted == self._marked:
-            return
-        for widget in self._marked:
-            widget.remove_class("-current")
-        for widget in wanted:
-            widget.add_class("-current")
-        self._marked = wanted
-
-    def action_message_step(self, step: int) -> None:
-        """`[` / `]`: the cursor to the previous / next message, scrolled into view (the window
-        grows at its edge when the next message is not mounted yet)."""
-        current = self.current_message()
-        if current is None:
-            return
-        messages = [i for i in self.items if isinstance(i, MessageView) and not i.fold]
-        if current not in messages:
-            return
-        index = messages.index(current) + step
-        if not 0 <= index < len(messages):
-            return
-        target = messages[index]
-        self.current_id = target.id
-        at = self.items.index(target)
-        if not self.start <= at < self.end:
-            self.call_later(self._edge_grow, "after" if at >= self.end else "before")
-            self.call_after_refresh(self._scroll_to_current)
-            return
-        self._scroll_to_current()
-
-    def _scroll_to_current(self) -> None:
-        for k, run in enumerate(self._item_runs()):
-            if self.start + k < len(self.items) and self.items[self.start + k] is not None:
-                item = self.items[self.start + k]
-                if isinstance(item, MessageView) and item.id == self._current_id and run:
-                    self.scroll_to_widget(run[0], animate=False, top=False)
-                    break
-        self.mark_current()
-
     def message_of(self, widget: Widget) -> MessageView | None:
         """The message one of this view's mounted widgets belongs to (None for a divider or a
         button)."""
