@@ -15,6 +15,7 @@ trash (`SessionDB.trash_sessions`); each entry they write is remembered per app
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
@@ -152,14 +153,6 @@ def undo(screen: MainScreen) -> None:
     screen.notify(f"Restoring trash entry {entry}…", title="Undo", timeout=2, markup=False)
     app = screen.app
 
-    def run() -> None:
-        try:
-            result = db.restore_trash(entry)
-        except Exception as exc:
-            app.call_from_thread(undone, None, error_text(exc))
-            return
-        app.call_from_thread(undone, result, None)
-
     def undone(result: dict[str, Any] | None, error: str | None) -> None:
         _UNDOING.discard(app)
         if result is None:
@@ -180,20 +173,33 @@ def undo(screen: MainScreen) -> None:
             timeout=8 if details else 5,
         )
 
-    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: restore")
+    _undo_worker(screen, lambda: db.restore_trash(entry), undone, "undo: restore")
+
+
+def _undo_worker(
+    screen: MainScreen,
+    call: Callable[[], dict[str, Any]],
+    done: Callable[[dict[str, Any] | None, str | None], None],
+    description: str,
+) -> None:
+    """Run an undo's store `call` in a worker; `done(result, None)` or `done(None, error)` on the
+    event loop."""
+    app = screen.app
+
+    def run() -> None:
+        try:
+            result = call()
+        except Exception as exc:
+            app.call_from_thread(done, None, error_text(exc))
+            return
+        app.call_from_thread(done, result, None)
+
+    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description=description)
 
 
 def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[Any]) -> None:
     """`u` after `B`: the fork goes to the trash, as a delete would move it (restorable from T)."""
     app = screen.app
-
-    def run() -> None:
-        try:
-            result = db.trash_sessions([fork.session_id], what="delete")
-        except Exception as exc:
-            app.call_from_thread(undone, None, error_text(exc))
-            return
-        app.call_from_thread(undone, result, None)
 
     def undone(result: dict[str, Any] | None, error: str | None) -> None:
         _UNDOING.discard(app)
@@ -212,7 +218,9 @@ def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[
             markup=False,
         )
 
-    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description="undo: remove a fork")
+    _undo_worker(
+        screen, lambda: db.trash_sessions([fork.session_id], what="delete"), undone, "undo: remove a fork"
+    )
 
 
 def fork(screen: MainScreen) -> None:
