@@ -15,16 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hermes_tui.app import render
-from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
+from tests.cli._cli import run
 
 DEEP = 100_000
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

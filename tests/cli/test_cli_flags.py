@@ -15,16 +15,10 @@ from pathlib import Path
 import apsw
 import pytest
 
-from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
+from tests.cli._cli import run
 
 from .conftest import build
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

@@ -11,17 +11,11 @@ from io import StringIO
 
 import pytest
 
-from hermes_tui.cli import sessions
 from hermes_tui.formatting import format_cost, format_size
 from hermes_tui.state import SessionDB, content_text
+from tests.cli._cli import run
 
 from .conftest import one_store
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

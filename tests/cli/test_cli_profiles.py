@@ -16,17 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
+from tests.cli._cli import run
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
 
 from .conftest import build, one_store
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui.cli import errors, sessions
+from hermes_tui.cli import errors
 from hermes_tui.state import SessionDB, diagnose
+from tests.cli._cli import run
 
 from .conftest import build
 
@@ -38,12 +39,6 @@ c.close()
 
 def damage(path: Path, kind: str, table: str = "messages_fts") -> None:
     subprocess.run([sys.executable, "-c", DAMAGE, str(path), kind, table], check=True, timeout=60)
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def digest(path: Path) -> str:

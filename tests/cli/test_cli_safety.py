@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui.cli import errors, listing, registry, sessions
+from hermes_tui.cli import errors, listing, registry
 from hermes_tui.exporting import to_markdown
 from hermes_tui.safe_text import BIDI_CONTROLS, cell_width
 from hermes_tui.state import LockTimeout, ReadOnlyError, SessionDB, StoreError
+from tests.cli._cli import run
 
 from .conftest import one_store
 
@@ -39,12 +40,6 @@ def assert_inert(text: str, where: str = "") -> None:
     assert m is None, (
         f"{where}: raw {m.group(0)!r} at {m.start()}: {text[max(0, m.start() - 40) : m.start() + 40]!r}"
     )
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def ids_in(path) -> set[str]:

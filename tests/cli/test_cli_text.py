@@ -11,14 +11,8 @@ import sys
 import pytest
 
 from hermes_tui import cli, formatting
-from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli._cli import run
 
 
 @pytest.fixture(autouse=True)

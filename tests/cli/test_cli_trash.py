@@ -9,16 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui.cli import sessions
 from hermes_tui.state import SessionDB
+from tests.cli._cli import run
 
 from .conftest import one_store
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def dump(db_path: Path) -> dict[str, list]:

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 import apsw
 import pytest
 
-from hermes_tui.cli import sessions
 from hermes_tui.html_export import to_html
 from hermes_tui.safe_text import BIDI_CONTROLS
 from hermes_tui.state import SessionDB
+from tests.cli._cli import run
 
 #: Markup, script and resource injections; each must come out as the same text, never as markup.
 HTML_PAYLOADS = [
@@ -309,12 +309,6 @@ def test_redact_replaces_what_it_promises_and_says_so(tmp_path: Path) -> None:
     # What it does not catch (documented): hex digests and a password in prose.
     assert "0123456789abcdef0123456789abcdef01234567" in text and "password hunter2" in text
     assert "Redacted:" in text
-
-
-def run(capsys, *argv):
-    code = sessions.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(autouse=True)
