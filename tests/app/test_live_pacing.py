@@ -170,9 +170,14 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
         await pilot_until(pilot, lambda: f"{n + 1} msgs" in str(title.content), "the title's count")
         assert layouts and not any(layouts)
 
-        # Scrolled up, a burst counts "N new ↓" (grouped too) and `G` jumps there.
+        # Scrolled up, a burst counts "N new ↓" (grouped too) and `G` jumps there. The last
+        # append's own scroll to the end runs after a refresh: scrolled up before it ran, the
+        # view went back to the end under load and the burst was followed, not counted.
+        await pilot_until(pilot, lambda: not transcript._tail_pending, "the last append's scroll done")
         transcript.scroll_home(animate=False, immediate=True)
+        await pilot_until(pilot, lambda: transcript.scroll_y == 0 and not transcript.at_bottom, "scrolled up")
         await pilot.pause(0.1)
+        assert transcript.scroll_y == 0
         for i in range(10):
             writer.call("append_message", "burst", "user", content=f"unread {i}")
             await asyncio.sleep(0.02)
