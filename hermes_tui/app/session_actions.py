@@ -43,6 +43,7 @@ from hermes_tui.app.undo import (
 )
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.safe_text import inert
+from hermes_tui.state import BUSY_REASON
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
@@ -204,9 +205,10 @@ def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[
     def undone(result: dict[str, Any] | None, error: str | None) -> None:
         _UNDOING.discard(app)
         if result is None or not result.get("deleted"):
-            if result is None:
+            busy = result is not None and bool(result.get("guarded_ids"))
+            if result is None or busy:
                 pending.append(fork)  # nothing was removed: u can try again
-            why = error or f"session {fork.session_id} is already gone"
+            why = error or (BUSY_REASON if busy else f"session {fork.session_id} is already gone")
             screen.notify(
                 inert(f"Undo failed: {why}"), title="Undo", severity="error", markup=False, timeout=8
             )
@@ -219,7 +221,10 @@ def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[
         )
 
     _undo_worker(
-        screen, lambda: db.trash_sessions([fork.session_id], what="delete"), undone, "undo: remove a fork"
+        screen,
+        lambda: db.trash_sessions([fork.session_id], what="delete", exclude_active_write_guards=True),
+        undone,
+        "undo: remove a fork",
     )
 
 

@@ -23,6 +23,7 @@ from hermes_tui.state import (
     MessageNotFound,
     NotADatabaseError,
     ReadOnlyError,
+    SessionActiveWriteGuardError,
     SessionNotFound,
     StoreError,
     StructureLocked,
@@ -82,7 +83,7 @@ def store_error_kind(exc: StoreError) -> str:
         return "read_only"
     if isinstance(exc, (SessionNotFound, MessageNotFound, TrashEntryNotFound)):
         return "not_found"
-    if isinstance(exc, LockTimeout):
+    if isinstance(exc, (LockTimeout, SessionActiveWriteGuardError)):
         return "locked"
     if isinstance(exc, (StructureLocked, FeatureUnavailable)):
         return "refused"

@@ -37,7 +37,7 @@ from hermes_tui.cli.stores import Stores, on
 from hermes_tui.exporting import iso, to_jsonl, write_export
 from hermes_tui.formatting import format_size, plural
 from hermes_tui.safe_text import one_line
-from hermes_tui.state import SessionDB
+from hermes_tui.state import BUSY_REASON, SessionDB
 
 DEFAULT_PRUNE_DAYS = 90
 #: `prune`'s range filters: each is a `--min-NAME`/`--max-NAME` option and the store's `min_NAME`/`max_NAME`.
@@ -306,13 +306,24 @@ def _remove(
     progress = _progress_printer(not args.json and sys.stderr.isatty())
     if args.no_trash:
         result = db.delete_sessions_batched(
-            ids, cascade_delegates=False, require_ended=require_ended, progress=progress, cancel=cancel
+            ids,
+            cascade_delegates=False,
+            require_ended=require_ended,
+            progress=progress,
+            cancel=cancel,
+            exclude_active_write_guards=True,
         )
         return {**result, "trash_entry": None}
     db.trash_retention_s = args.trash_keep
     db.trash_max_bytes = args.trash_max_mb
     return db.trash_sessions(
-        ids, what=what, cascade_delegates=False, require_ended=require_ended, progress=progress, cancel=cancel
+        ids,
+        what=what,
+        cascade_delegates=False,
+        require_ended=require_ended,
+        progress=progress,
+        cancel=cancel,
+        exclude_active_write_guards=True,
     )
 
 
@@ -321,8 +332,11 @@ def _print_result(result: dict[str, Any], args: argparse.Namespace, db_option: s
         f"Deleted {result['deleted']:,} of {plural(result['requested'], 'session')}"
         f" in {plural(result['batches'], 'batch', 'batches')}."
     )
-    if result.get("skipped"):
-        out(f"{result['skipped']} were kept: they changed (reopened or removed) after the review.")
+    busy = len(result.get("guarded_ids") or ())
+    if busy:
+        out(f"{plural(busy, 'session')} kept: {BUSY_REASON}.")
+    if result.get("skipped", 0) > busy:
+        out(f"{result['skipped'] - busy} were kept: they changed (reopened or removed) after the review.")
     if result.get("cancelled"):
         out("Cancelled before the end.")
     entry = result.get("trash_entry")
@@ -467,6 +481,9 @@ def run_delete(stores: Stores, args: argparse.Namespace) -> int:
     if not confirm(args.yes, delete_question(plan["sessions"], len(plan["cascade"]))):
         raise CliError("not confirmed: nothing was deleted", "refused")
     results, _failed = _removal(stores, args, reviews, "delete", require_ended=False)  # one store: raised
+    done = results.get(profile) or {}
+    if done.get("guarded_ids") and not done.get("deleted"):
+        raise CliError(f"nothing was deleted: {BUSY_REASON}", "locked")
     if args.json:
         _report(stores, args, reviews, results)
     return 0

@@ -56,7 +56,8 @@ exit codes (with --json, errors are {"error": "...", "kind": "..."} on stdout):
   4    refused: read-only file or --read-only, no confirmation, declined, an existing file
        would be overwritten, or the store has no column for it (pin on a store written by
        hermes-agent 0.19.0) (kind: read_only, refused)
-  5    another process held the write lock too long (kind: locked)
+  5    another process held the write lock too long, or (delete) Hermes is working in the
+       session right now: nothing was deleted, try again when it is idle (kind: locked)
   6    the file is not a Hermes session store: empty, a folder, not SQLite, or SQLite
        without the sessions tables (kind: not_a_database)
   7    ambiguous session reference (kind: ambiguous)

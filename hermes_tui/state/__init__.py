@@ -13,6 +13,7 @@ from .errors import (
     NotAHermesStore,
     QueryTooComplex,
     ReadOnlyError,
+    SessionActiveWriteGuardError,
     SessionNotFound,
     StorageError,
     StoreError,
@@ -67,9 +68,11 @@ from .usage_model import (
 )
 from .usage_time import PERIODS as USAGE_PERIODS
 from .usage_time import UsagePeriod, last_days_start, local_tz
+from .write_guards import BUSY_REASON
 from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
+    "BUSY_REASON",
     "FOLD_HIDDEN",
     "FOLD_INACTIVE",
     "Changes",
@@ -113,6 +116,7 @@ __all__ = [
     "content_text",
     "tool_call_fields",
     "SessionFilter",
+    "SessionActiveWriteGuardError",
     "SessionNotFound",
     "SessionOrder",
     "OrderHead",

@@ -753,6 +753,7 @@ class _Core:
             progress: Callable[[int, int], None] | None = ...,
             cancel: threading.Event | None = ...,
             sessions_dir: Path | None = ...,
+            exclude_active_write_guards: bool = ...,
         ) -> dict[str, Any]: ...
 
         # search.py

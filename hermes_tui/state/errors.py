@@ -75,3 +75,8 @@ class StructureLocked(StoreError):
 
 class QueryTooComplex(StoreError):
     """A search query too large to run in bounded time (too many words); the message says why."""
+
+
+class SessionActiveWriteGuardError(StoreError):
+    """Today's Hermes is working in the session right now (a live turn lease or compression
+    lock): a user's delete refuses it, as `hermes sessions delete` does. Nothing was changed."""

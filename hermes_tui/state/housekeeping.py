@@ -21,8 +21,9 @@ import apsw
 from . import sql_fragments as Q
 from .chains import last_active_sql
 from .core import _Core, live_columns, placeholders
-from .errors import SessionNotFound
+from .errors import SessionActiveWriteGuardError, SessionNotFound
 from .text import TS_MAX, clean_row, num_sql
+from .write_guards import drop_stale, guarded_ids, read_guards
 
 BATCH_MESSAGES = 250  # messages per delete transaction (each fires up to three FTS deletes)
 BATCH_SESSIONS = 50
@@ -291,10 +292,12 @@ class HousekeepingMixin(_Core):
         guard_params: Sequence[Any] = (),
         *,
         sweep: bool = True,
+        guarded: list[str] | None = None,
     ) -> list[str]:
         """Delete `ids` (re-checked against `guard`) inside the caller's transaction, then the
         `system_prompts` rows they held that no session references any more; with `sweep` (one
-        batch of each delete) every unreferenced one, as the v31 writer's delete does."""
+        batch of each delete) every unreferenced one, as the v31 writer's delete does. Given a
+        `guarded` list, sessions an agent is working in (`write_guards`) are kept and added to it."""
         if not ids:
             return []
         ph = placeholders(ids)
@@ -303,6 +306,10 @@ class HousekeepingMixin(_Core):
             r[0]
             for r in conn.execute(f"SELECT id FROM sessions WHERE {where}", list(ids) + list(guard_params))
         ]
+        if guarded is not None and live:
+            kept = self._keep_guarded(conn, live)
+            guarded.extend(k for k in live if k in kept)
+            live = [i for i in live if i not in kept]
         if not live:
             return []
         ph = placeholders(live)
@@ -317,6 +324,24 @@ class HousekeepingMixin(_Core):
             delete_unreferenced_system_prompts(conn, None if sweep else held)
         return live
 
+    @staticmethod
+    def _keep_guarded(conn: apsw.Connection, ids: list[str]) -> set[str]:
+        """The ids of `ids` a delete must keep: under a live turn lease or compression lock, or
+        with a delegate child that is (the child would cascade with it), as the v31 writer's
+        `delete_sessions(exclude_active_write_guards=True)`. Stale guard rows of the others go."""
+        found = read_guards(conn, ids)
+        kept = set(found.guarded)
+        if found.any_live:
+            children = collect_delegate_children(conn, ids)
+            if children and read_guards(conn, children).guarded:
+                kept |= {
+                    sid
+                    for sid in ids
+                    if sid not in kept and guarded_ids(conn, collect_delegate_children(conn, [sid]))
+                }
+        drop_stale(conn, (s for s in found.stale if s[0] not in kept))
+        return kept
+
     def delegate_children(self, session_ids: Sequence[str]) -> list[str]:
         """(+) The delegate subagents a delete of `session_ids` cascades to (markers followed
         recursively, including marker-only rows whose `parent_session_id` is already NULL)."""
@@ -330,7 +355,8 @@ class HousekeepingMixin(_Core):
         `"cascade_ids"` (delegate children that go with them), `"sessions"`, `"messages"` (both
         counted over ids + cascade), `"orphans"` (direct children of a deleted session that are
         kept and lose their parent link: `id, title, message_count, ended_at,
-        parent_session_id, edge_kind`)}.
+        parent_session_id, edge_kind`), `"busy"` (the ids + cascade an agent is working in now:
+        a delete with `exclude_active_write_guards` keeps them, `write_guards`)}.
         """
         wanted = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
         conn = self._conn()
@@ -375,15 +401,25 @@ class HousekeepingMixin(_Core):
             "sessions": len(ids) + len(cascade),
             "messages": sum(present.values()) + sum(cascade_counts.values()),
             "orphans": orphans,
+            "busy": sorted(guarded_ids(conn, ids + cascade)),
         }
 
-    def delete_session(self, session_id: str, sessions_dir: Path | None = None) -> bool:
-        """Delete one session; delegate children cascade, other children are orphaned."""
+    def delete_session(
+        self, session_id: str, sessions_dir: Path | None = None, exclude_active_write_guards: bool = False
+    ) -> bool:
+        """Delete one session; delegate children cascade, other children are orphaned. With
+        `exclude_active_write_guards` (today's Hermes' keyword), a session an agent is working in
+        (or one of its delegate children) raises `SessionActiveWriteGuardError`."""
         removed: list[str] = []
 
         def do(conn: apsw.Connection) -> bool:
             if not conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall():
                 return False
+            if exclude_active_write_guards and self._keep_guarded(conn, [session_id]):
+                raise SessionActiveWriteGuardError(
+                    f"session {session_id!r} (or a delegate child) has an active turn lease or "
+                    "compression lock: Hermes is working in it"
+                )
             delegates = collect_delegate_children(conn, [session_id])
             removed.extend(self._delete_ids_in(conn, delegates))
             removed.extend(self._delete_ids_in(conn, [session_id]))
@@ -399,7 +435,12 @@ class HousekeepingMixin(_Core):
         return self.delete_sessions_batched(session_ids, sessions_dir=sessions_dir)["deleted"]
 
     def delete_session_if_empty(self, session_id: str, sessions_dir: Path | None = None) -> bool:
+        """Delete an untitled session with no messages and no children; never one an agent is
+        working in (a first turn leased but not yet written looks empty: the v31 writer's rule)."""
+
         def do(conn: apsw.Connection) -> bool:
+            if guarded_ids(conn, [session_id]):
+                return False
             conn.execute(
                 "DELETE FROM sessions WHERE id = ? AND title IS NULL "
                 "AND NOT EXISTS (SELECT 1 FROM messages WHERE messages.session_id = sessions.id) "
@@ -426,6 +467,7 @@ class HousekeepingMixin(_Core):
         progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
         sessions_dir: Path | None = None,
+        exclude_active_write_guards: bool = False,
     ) -> dict[str, Any]:
         """(+) Delete exactly `session_ids` (and, optionally, their delegate children).
 
@@ -433,8 +475,10 @@ class HousekeepingMixin(_Core):
         its own transaction; `require_ended` re-checks each row is still ended at delete time, so
         a session an agent reopened after the review is kept. Between batches the lock stays free
         as long as the last batch held it, so a live agent's writes interleave. `cancel` is checked
-        between batches. Returns `{"deleted", "requested", "skipped", "cancelled", "batches",
-        "deleted_ids", "longest_batch_s"}`.
+        between batches. With `exclude_active_write_guards`, each batch keeps the sessions an
+        agent is working in right now (`write_guards`), as today's Hermes' user-facing deletes
+        and prunes do. Returns `{"deleted", "requested", "skipped", "cancelled", "batches",
+        "deleted_ids", "guarded_ids", "longest_batch_s"}` (`guarded_ids` are among `skipped`).
         """
         ids = list(dict.fromkeys(s for s in session_ids if isinstance(s, str) and s))
         if cascade_delegates and ids:
@@ -475,6 +519,7 @@ class HousekeepingMixin(_Core):
         if cur:
             batches.append(cur)
         guard = "s.ended_at IS NOT NULL" if require_ended else ""
+        guarded: list[str] | None = [] if exclude_active_write_guards else None
         deleted: list[str] = []
         longest = 0.0
         cancelled = False
@@ -489,7 +534,9 @@ class HousekeepingMixin(_Core):
                     break
                 t0 = time.monotonic()
                 got = self._execute_write(  # the first batch that deletes sweeps every orphan prompt
-                    functools.partial(self._delete_ids_in, ids=batch, guard=guard, sweep=not deleted)
+                    functools.partial(
+                        self._delete_ids_in, ids=batch, guard=guard, sweep=not deleted, guarded=guarded
+                    )
                 )
                 held = time.monotonic() - t0
                 longest = max(longest, held)
@@ -504,6 +551,7 @@ class HousekeepingMixin(_Core):
             "requested": len(ids),
             "deleted": len(deleted),
             "deleted_ids": deleted,
+            "guarded_ids": guarded or [],
             "skipped": len(todo) - len(deleted) if not cancelled else 0,
             "cancelled": cancelled,
             "batches": len(batches),
@@ -600,15 +648,21 @@ class HousekeepingMixin(_Core):
         older_than_days: float | None = 90,
         source: str | None = None,
         sessions_dir: Path | None = None,
+        exclude_active_write_guards: bool = False,
         **filters: Any,
     ) -> int:
         """Delete ended sessions matching the filters; children are orphaned (0.19.0), in batches.
         Never pinned sessions (unless `include_pinned=True`) and, on a file of today's Hermes,
-        never a compression ancestor whose conversation continues (see `list_prune_candidates`)."""
+        never a compression ancestor whose conversation continues (see `list_prune_candidates`);
+        with `exclude_active_write_guards` never a session an agent is working in."""
         filters.setdefault("whole_lineages", self._keeps_whole_lineages())
         ids = [r["id"] for r in self.list_prune_candidates(older_than_days, source, **filters)]
         return self.delete_sessions_batched(
-            ids, cascade_delegates=False, require_ended=True, sessions_dir=sessions_dir
+            ids,
+            cascade_delegates=False,
+            require_ended=True,
+            sessions_dir=sessions_dir,
+            exclude_active_write_guards=exclude_active_write_guards,
         )["deleted"]
 
     def archive_sessions(

@@ -211,9 +211,11 @@ class TrashMixin(_Core):
         progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
         batch_messages: int | None = None,
+        exclude_active_write_guards: bool = False,
     ) -> dict[str, Any]:
         """(+) Write a trash entry of `session_ids` (and, with `cascade_delegates`, their delegate
-        children), fsync it, then delete them with `delete_sessions_batched`.
+        children), fsync it, then delete them with `delete_sessions_batched` (which, with
+        `exclude_active_write_guards`, keeps the sessions an agent is working in: `guarded_ids`).
 
         Returns the delete's result plus `trash_entry` (None when nothing existed) and
         `trash_path`. The entry restores exactly what was deleted: ids skipped (reopened,
@@ -233,6 +235,7 @@ class TrashMixin(_Core):
             "requested": len(wanted),
             "deleted": 0,
             "deleted_ids": [],
+            "guarded_ids": [],
             "skipped": 0,
             "cancelled": False,
             "batches": 0,
@@ -256,7 +259,15 @@ class TrashMixin(_Core):
                 try:
                     self._step("entry-written")
                     result = self._guarded_delete(
-                        conn, ids, (entry, sign), fks, require_ended, progress, cancel, batch_messages
+                        conn,
+                        ids,
+                        (entry, sign),
+                        fks,
+                        require_ended,
+                        progress,
+                        cancel,
+                        batch_messages,
+                        exclude_active_write_guards,
                     )
                     if not result["deleted_ids"]:
                         # Cancelled before the first batch, or every session was reopened: nothing
@@ -358,10 +369,12 @@ class TrashMixin(_Core):
         progress: Callable[[int, int], None] | None,
         cancel: threading.Event | None,
         batch_messages: int | None = None,
+        exclude_active_write_guards: bool = False,
     ) -> dict[str, Any]:
         """Delete `ids` in batches; a batch the guard aborts is re-snapshotted and retried."""
         sizing: dict[str, Any] = {} if batch_messages is None else {"batch_messages": batch_messages}
         deleted: list[str] = []
+        busy: list[str] = []
         batches = 0
         longest = 0.0
         cancelled = False
@@ -380,6 +393,7 @@ class TrashMixin(_Core):
                     require_ended=require_ended,
                     progress=prog,
                     cancel=cancel,
+                    exclude_active_write_guards=exclude_active_write_guards,
                     **sizing,
                 )
             except StoreError as exc:
@@ -391,6 +405,7 @@ class TrashMixin(_Core):
                 self._resnapshot(conn, todo, out, fks)
                 continue
             deleted += res["deleted_ids"]
+            busy += res["guarded_ids"]
             batches += res["batches"]
             longest = max(longest, res["longest_batch_s"])
             cancelled = res["cancelled"]
@@ -400,6 +415,7 @@ class TrashMixin(_Core):
             "requested": len(ids),
             "deleted": len(deleted),
             "deleted_ids": [i for i in ids if i in deleted_set],
+            "guarded_ids": busy,
             "skipped": 0 if cancelled else len(ids) - len(deleted),
             "cancelled": cancelled,
             "batches": batches,

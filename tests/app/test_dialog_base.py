@@ -32,3 +32,18 @@ def test_a_cancelled_or_partial_one_says_how_many_of_how_many() -> None:
     assert pruned_message(without_entry) == "Prune cancelled: 0 of 2 sessions deleted, 2 kept."
     one = {**_result(0, 1, cancelled=True), "trash_entry": None}
     assert deleted_message(one) == "Delete cancelled: 0 of 1 session deleted, 1 kept."
+
+
+def test_sessions_hermes_is_working_in_are_kept_with_the_reason() -> None:
+    """A session under a live turn lease is kept (`write_guards`): the toast says so apart from
+    the sessions that changed since the preview."""
+    busy = {**_result(1, 3, skipped=2), "guarded_ids": ["s2"]}
+    assert pruned_message(busy) == (
+        "Prune done: 1 of 3 sessions deleted, 1 kept (reopened since the preview); 1 kept: Hermes is "
+        "working in it right now (a turn or a compression is running); try again when it is idle — u to undo."
+    )
+    only = {**_result(0, 1, skipped=1), "guarded_ids": ["s1"], "trash_entry": None}
+    assert deleted_message(only) == (
+        "Delete done: 0 of 1 session deleted; 1 kept: Hermes is working in it right now (a turn or a "
+        "compression is running); try again when it is idle."
+    )

@@ -207,6 +207,7 @@ def test_plan_delete_counts_cascade_and_orphans(db):
         "sessions": 0,
         "messages": 0,
         "orphans": [],
+        "busy": [],
     }
 
 

@@ -16,6 +16,7 @@ from hermes_tui.app.render import one_line
 from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message
 from hermes_tui.app.undo import remember_trash_entry
 from hermes_tui.formatting import plural
+from hermes_tui.state import BUSY_REASON
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import SessionContext
@@ -146,6 +147,9 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
                 text.append(f"  ({row.get('edge_kind') or 'child'})")
                 text.append("\n")
             _more(text, min(len(orphans), SHOWN_ROWS), len(orphans))
+        if plan.get("busy"):
+            kept = plural(len(plan["busy"]), "session")
+            text.append(f"\n{kept} will be kept: {BUSY_REASON}.\n", style="bold")
         text.append(
             f"\n{plural(plan['sessions'], 'session')} and {plural(plan['messages'], 'message')}"
             " will be deleted: "
@@ -175,6 +179,7 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
                 progress=self.report_progress,
                 cancel=self.cancel_event,
                 batch_messages=self.batch_messages,
+                exclude_active_write_guards=True,
             )
         )
         self.app.call_from_thread(self._finished, result, error)

@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hermes_tui.formatting import plural as plural  # the one pluraliser; screens import it from here
+from hermes_tui.state import BUSY_REASON
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import SessionContext
@@ -59,15 +60,19 @@ def trashed_message(result: dict[str, Any], past: str, noun: str, skipped_note: 
     undo.``; when cancelled or partial, how many of how many, with ``skipped_note`` saying why
     sessions were skipped. Only counts: nothing from the store is in it."""
     deleted, requested = result["deleted"], result["requested"]
+    busy = len(result.get("guarded_ids") or ())
+    other = result["skipped"] - busy
     undo = " — u to undo" if result.get("trash_entry") else ""
     if not result["cancelled"] and not result["skipped"]:
         return f"{past} {plural(deleted, 'session')}{undo}."
     word = "cancelled" if result["cancelled"] else "done"
     msg = f"{noun} {word}: {deleted:,} of {plural(requested, 'session')} deleted"
-    if result["skipped"]:
-        msg += f", {result['skipped']:,} {skipped_note}"
+    if other > 0:
+        msg += f", {other:,} {skipped_note}"
     elif result["cancelled"]:
         msg += f", {requested - deleted:,} kept"
+    if busy:
+        msg += f"; {busy:,} kept: {BUSY_REASON}"
     return msg + undo + "."
 
 

@@ -319,6 +319,7 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
                 require_ended=True,
                 progress=self.report_progress,
                 cancel=self.cancel_event,
+                exclude_active_write_guards=True,
             )
         )
         self.app.call_from_thread(self._finished, result, error, exported)
