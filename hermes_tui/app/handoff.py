@@ -36,7 +36,7 @@ from typing import IO, Any, Literal
 from hermes_tui.app import cpu_share
 from hermes_tui.app.render import pretty_json
 from hermes_tui.safe_text import one_line
-from hermes_tui.state import default_db_path, hermes_root, tool_call_fields
+from hermes_tui.state import current_store_path, hermes_root, sticky_profile, tool_call_fields
 
 #: ``--resume=ID`` (one word): an id starting with ``-`` is never read as an option.
 DEFAULT_RESUME_TEMPLATE = "hermes {profile_args} --resume={id} {tui}"
@@ -132,19 +132,23 @@ def profile_for_store(db_path: Path, home: str | os.PathLike[str] | None = None)
 
 def resume_target(store: Path, home: str | os.PathLike[str] | None = None) -> ResumeTarget:
     """How a resumed Hermes finds ``store``: nothing for the store it opens by default
-    (``$HERMES_HOME/state.db``, or ``home``'s), ``-p NAME`` for a profile's store whose name
-    Hermes accepts, else ``HERMES_HOME`` set to the store's folder (Hermes opens
-    ``$HERMES_HOME/state.db``). Raises `ResumeError` for a file not named ``state.db``: no
-    setting makes Hermes open it, and another store's session of the same id must not be resumed
-    in its place."""
+    (`current_store_path`: the sticky profile's, else ``$HERMES_HOME/state.db``, or ``home``'s),
+    ``-p NAME`` for a profile's store whose name Hermes accepts, ``-p default`` for the root's
+    store while a sticky profile is set (without it Hermes opens the sticky profile), else
+    ``HERMES_HOME`` set to the store's folder (Hermes opens ``$HERMES_HOME/state.db``). Raises
+    `ResumeError` for a file not named ``state.db``: no setting makes Hermes open it, and another
+    store's session of the same id must not be resumed in its place."""
     path = Path(store).expanduser()
-    default = Path(home).expanduser() / "state.db" if home is not None else default_db_path()
+    default = current_store_path(home)
+    root_store = hermes_root(home) / "state.db"
     try:
-        resolved, default_resolved = path.resolve(), default.resolve()
+        resolved, default_resolved, root_resolved = path.resolve(), default.resolve(), root_store.resolve()
     except (OSError, RuntimeError):
-        resolved, default_resolved = path.absolute(), default.absolute()
+        resolved, default_resolved, root_resolved = path.absolute(), default.absolute(), root_store.absolute()
     if resolved == default_resolved:
         return ResumeTarget()
+    if resolved == root_resolved and sticky_profile(hermes_root(home)) is not None:
+        return ResumeTarget(profile="default")
     profile = profile_for_store(path, home)
     if profile is not None and HERMES_PROFILE_NAME.match(profile):
         return ResumeTarget(profile=profile)

@@ -27,7 +27,7 @@ from typing import Any
 
 from hermes_tui.cli.parser import did_you_mean
 from hermes_tui.safe_text import one_line
-from hermes_tui.state import default_db_path
+from hermes_tui.state import current_store_path, sticky_profile
 
 RESUME_HELP = (
     "resume command template (default: $HERMES_TUI_RESUME, else "
@@ -243,11 +243,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Building the demo database at {demo_path()} (once)…", file=sys.stderr)
         path = ensure_demo_db()
     else:
-        path = (args.db or default_db_path()).expanduser()
+        path = (args.db or current_store_path()).expanduser()
         if not path.exists() and not federating:
             # The app says so too and offers the demo (key d); this line stays in the scrollback.
+            sticky = sticky_profile() if args.db is None else None
+            why = f" (Hermes' profile {sticky!r}, chosen by `hermes profile use`)" if sticky else ""
             print(
-                f"No session database at {path}; the browser offers the demo (or use --demo).",
+                f"No session database at {path}{why}; the browser offers the demo (or use --demo).",
                 file=sys.stderr,
             )
     app = HermesApp(

@@ -41,7 +41,7 @@ from hermes_tui.state import (
     StoreError,
     StoreRef,
     StoreStatus,
-    default_db_path,
+    current_store_path,
     discover_stores,
     open_stores,
 )
@@ -90,7 +90,7 @@ def select(args: argparse.Namespace, scope: Scope) -> Selection:
     if scope == "one" and len(names) > 1:
         raise UsageError(f"'{args.command}' changes sessions of one store: give one --profile NAME")
     if not names and not every:
-        path = Path(db or default_db_path()).expanduser()
+        path = Path(db or current_store_path()).expanduser()
         return Selection([path_ref(path, db)], by_path=True, given=db)
     if db is not None:
         raise UsageError("--db PATH is one store: it cannot be combined with --profile or --all")

@@ -35,11 +35,13 @@ from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import (
     StoreRef,
     StoreStatus,
+    current_store_path,
     discover_stores,
     hermes_root,
     open_store,
     probe_store,
     probe_stores,
+    sticky_profile,
     store_workers,
 )
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
@@ -99,6 +101,8 @@ __all__ = [
     "open_stores",
     "probe_store",
     "probe_stores",
+    "sticky_profile",
+    "current_store_path",
     "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",

@@ -16,6 +16,7 @@ when closed. Files are only `stat`-ed.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -81,6 +82,35 @@ def hermes_root(home: str | os.PathLike[str] | None = None) -> Path:
     `~/.hermes`), or the folder above `profiles/` when `home` is a profile's own folder."""
     base = Path(home).expanduser() if home is not None else hermes_home()
     return base.parent.parent if base.parent.name == "profiles" else base
+
+
+#: A profile name today's Hermes accepts (`hermes_constants.PROFILE_ID_RE`).
+PROFILE_ID = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}\Z")
+
+
+def sticky_profile(home: str | os.PathLike[str] | None = None) -> str | None:
+    """Today's Hermes' sticky profile: `hermes profile use NAME` writes NAME to
+    `<root>/active_profile`, and `hermes` without `-p` then opens that profile's store. Not when
+    `$HERMES_HOME` (or `home`) is a profile's own folder (Hermes trusts it). None for the default
+    profile (no file, empty, `default`) and for a name Hermes would refuse."""
+    base = Path(home).expanduser() if home is not None else hermes_home()
+    if base.parent.name == "profiles":
+        return None
+    try:
+        name = (base / "active_profile").read_text(encoding="utf-8-sig").strip().lower()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if name != "default" and PROFILE_ID.match(name) else None
+
+
+def current_store_path(home: str | os.PathLike[str] | None = None) -> Path:
+    """The store `hermes` itself opens with no `-p`: the sticky profile's (`sticky_profile`), else
+    `$HERMES_HOME/state.db` (or `home`'s), else `~/.hermes/state.db`. What the browser and the CLI
+    open when given no store (`SessionDB()`'s own default stays upstream's, `default_db_path`)."""
+    name = sticky_profile(home)
+    if name is not None:
+        return hermes_root(home) / "profiles" / name / "state.db"
+    return (Path(home).expanduser() if home is not None else hermes_home()) / "state.db"
 
 
 def _same_file_key(path: Path) -> str:

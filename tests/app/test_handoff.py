@@ -226,6 +226,21 @@ def test_resume_target_names_each_store_the_way_hermes_finds_it(tmp_path: Path) 
     assert command_text(command) == f"env HERMES_HOME={elsewhere.parent} hermes --resume=s-1"
 
 
+def test_resume_follows_hermes_sticky_profile(tmp_path: Path) -> None:
+    """After `hermes profile use work` (`<root>/active_profile`), `hermes` with no `-p` opens
+    work's store: resuming it needs nothing, resuming the root's store needs `-p default`."""
+    root = tmp_path / ".hermes"
+    (root / "profiles" / "work").mkdir(parents=True)
+    (root / "active_profile").write_text("work\n", encoding="utf-8")
+    assert resume_target(root / "profiles" / "work" / "state.db", home=root) == ResumeTarget()
+    assert resume_target(root / "state.db", home=root) == ResumeTarget("default")
+    assert resume_target(root / "profiles" / "home" / "state.db", home=root) == ResumeTarget("home")
+    command = build_resume_command("s-1", root / "state.db", home=root)
+    assert command == ResumeCommand(("hermes", "-p", "default", "--resume=s-1"))
+    (root / "active_profile").write_text("default\n", encoding="utf-8")  # `hermes profile use default`
+    assert resume_target(root / "state.db", home=root) == ResumeTarget()
+
+
 def test_shell_word_keeps_plain_words_bare_and_quotes_the_rest() -> None:
     assert shell_word("--resume=20250101_120000_abcdef") == "--resume=20250101_120000_abcdef"
     assert shell_word("") == "''"

@@ -315,3 +315,22 @@ def test_a_store_that_refuses_writes_is_one_warning_among_profiles(home, capsys)
         assert "cli-docker" in ids(default)
     finally:
         default.chmod(0o644)
+
+
+def test_no_store_given_opens_hermes_sticky_profile(home, capsys) -> None:
+    """`hermes profile use work` writes `<root>/active_profile`; `hermes` then opens work's store,
+    and so do we when given no --db/--profile/--all (list, and a write: rename)."""
+    code, out, _err = run(capsys, "list")
+    assert code == 0 and "work-only" not in out
+    (home / "active_profile").write_text("work\n", encoding="utf-8")
+    code, out, _err = run(capsys, "list")
+    assert code == 0 and "work-only" in out
+    code, _out, _err = run(capsys, "rename", "work-only", "Renamed in work")
+    assert code == 0
+    with SessionDB(home / "profiles" / "work" / "state.db", read_only=True) as db:
+        assert db.get_session("work-only")["title"] == "Renamed in work"
+    code, out, _err = run(capsys, "--db", home / "state.db", "list")  # --db still wins
+    assert code == 0 and "work-only" not in out
+    (home / "active_profile").write_text("default\n", encoding="utf-8")
+    code, out, _err = run(capsys, "list")
+    assert code == 0 and "work-only" not in out

@@ -214,3 +214,29 @@ def test_probe_leaves_the_file_as_found(tmp_path: Path) -> None:
     before = (foreign.stat().st_size, foreign.stat().st_mtime_ns, sorted(os.listdir(tmp_path)))
     assert probe_store(StoreRef("x", foreign)).status == StoreStatus.NOT_HERMES
     assert (foreign.stat().st_size, foreign.stat().st_mtime_ns, sorted(os.listdir(tmp_path))) == before
+
+
+def test_current_store_follows_hermes_sticky_profile(tmp_path: Path, monkeypatch) -> None:
+    """`hermes profile use NAME` (`<root>/active_profile`) chooses the store `hermes` opens with
+    no `-p`, unless `$HERMES_HOME` is a profile's own folder; a name Hermes refuses never leads
+    outside `profiles/`."""
+    from hermes_tui.state import current_store_path, sticky_profile
+
+    root = tmp_path / ".hermes"
+    root.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(root))
+    assert sticky_profile() is None and current_store_path() == root / "state.db"
+    for text, name in (("work\n", "work"), ("\ufeffWork \n", "work"), ("default", None), ("", None)):
+        (root / "active_profile").write_text(text, encoding="utf-8")
+        assert sticky_profile() == name
+        assert current_store_path() == (root / "profiles" / name / "state.db" if name else root / "state.db")
+    for hostile in ("../../etc", "a/b", "-x", "x" * 65, "work\x00"):
+        (root / "active_profile").write_text(hostile, encoding="utf-8")
+        assert sticky_profile() is None and current_store_path() == root / "state.db"
+    (root / "active_profile").write_bytes(b"\xff\xfe")
+    assert sticky_profile() is None
+    (root / "active_profile").write_text("work", encoding="utf-8")
+    monkeypatch.setenv("HERMES_HOME", str(root / "profiles" / "home"))  # Hermes trusts it as is
+    assert sticky_profile() is None and current_store_path() == root / "profiles" / "home" / "state.db"
+    assert sticky_profile(root) == "work"
+    assert current_store_path(root) == root / "profiles" / "work" / "state.db"
