@@ -47,3 +47,15 @@ def test_sessions_hermes_is_working_in_are_kept_with_the_reason() -> None:
         "Delete done: 0 of 1 session deleted; 1 kept: Hermes is working in it right now (a turn or a "
         "compression is running); try again when it is idle."
     )
+
+
+def test_an_error_quoting_store_text_reaches_the_screen_inert() -> None:
+    """An exception's message may quote a title or id from the store: escape sequences, other
+    controls and bidi overrides are shown, never obeyed, on one line."""
+    from hermes_tui.app.screens.dialog_base import error_text
+    from hermes_tui.safe_text import is_inert
+    from hermes_tui.state import TitleError
+
+    text = error_text(TitleError("title 'evil\x1b]52;c;cHduZWQ=\x07\u202e' is\nheld by s-1"))
+    assert is_inert(text) and "\n" not in text and "\x1b" not in text
+    assert text.startswith("TitleError: title 'evil") and "held by s-1" in text

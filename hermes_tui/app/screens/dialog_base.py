@@ -20,6 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from hermes_tui.formatting import plural as plural  # the one pluraliser; screens import it from here
+from hermes_tui.safe_text import inert
 from hermes_tui.state import BUSY_REASON
 
 if TYPE_CHECKING:
@@ -39,8 +40,10 @@ class WaitAbandoned(BaseException):  # noqa: N818 - a control-flow signal, not a
 
 
 def error_text(exc: BaseException) -> str:
-    """A one-line, human readable error."""
-    return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+    """A one-line, human readable error, inert: a message may quote store text (a title, an id,
+    a path) and goes to the terminal like any other (`safe_text.inert`)."""
+    text = f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+    return inert(text, newlines=False)
 
 
 def unique_path(path: Path) -> Path:
