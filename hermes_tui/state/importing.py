@@ -8,13 +8,14 @@ ownership of a live channel. One write transaction per call.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from typing import Any
 
 import apsw
 
-from .core import _Core
+from .core import _Core, live_columns
 from .errors import InvalidArgument
 from .sessions import SESSION_USAGE_COLUMNS
 from .text import parse_timestamp
@@ -96,6 +97,8 @@ class ImportMixin(_Core):
                 for f in _SESSION_FIELDS:
                     if f in raw and self.has_column("sessions", f):
                         vals[f] = raw[f]  # model_config is already JSON text (validate_import)
+                self._import_flags(raw, vals)
+                self._import_prompt_by_hash(conn, vals)
                 vals["source"] = vals.get("source") or "import"  # as 0.19.0: missing or empty
                 vals["started_at"] = parse_timestamp(vals.get("started_at"), now)
                 cols = list(vals)
@@ -146,6 +149,47 @@ class ImportMixin(_Core):
         result = self._execute_write(do)
         self.request_fts_upkeep()  # one bulk transaction leaves segments of many writes' worth
         return result
+
+
+    def _import_flags(self, raw: dict[str, Any], vals: dict[str, Any]) -> None:
+        """The flags a restore keeps, where the file has them: on a file of today's Hermes (it has
+        `hidden`) archived, auto-archived, pinned and hidden as the v31 writer coerces them (an
+        integer, else 0; auto-archived only with archived: only its sweep sets it), else
+        0.19.0's `archived` (any truthy value)."""
+        if not self.has_column("sessions", "hidden"):
+            if self.has_column("sessions", "archived"):
+                vals["archived"] = 1 if raw.get("archived") else 0
+            return
+        for flag in _TODAYS_FLAGS:
+            if self.has_column("sessions", flag):
+                vals[flag] = 1 if _int_or(raw.get(flag), 0) else 0
+        if "auto_archived" in vals:
+            vals["auto_archived"] &= vals.get("archived", 0)
+
+    def _import_prompt_by_hash(self, conn: apsw.Connection, vals: dict[str, Any]) -> None:
+        """Where the file keeps prompts in `system_prompts` (schema v25+), the prompt goes there by
+        its sha256 and the row holds the hash, as the v31 writer's import stores it."""
+        prompt = vals.get("system_prompt")
+        if not isinstance(prompt, str) or not self.has_column("sessions", "system_prompt_hash"):
+            return
+        if not live_columns(conn, "system_prompts"):
+            return
+        digest = hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        conn.execute("INSERT OR IGNORE INTO system_prompts (hash, prompt) VALUES (?, ?)", (digest, prompt))
+        vals["system_prompt"] = None
+        vals["system_prompt_hash"] = digest
+
+
+#: The v31 writer's `_IMPORT_FLAG_COLS`: flags that drive its prune, lists and resume.
+_TODAYS_FLAGS = ("archived", "auto_archived", "pinned", "hidden")
+
+
+def _int_or(value: Any, default: int) -> int:
+    """`int(value)`, else `default` (the v31 writer's `_coerce_or(value, int, default)`)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return default
 
 
 def _closes_cycle(conn: apsw.Connection, child: str, parent: str, by_child: dict[str, str]) -> bool:
