@@ -150,7 +150,6 @@ class ImportMixin(_Core):
         self.request_fts_upkeep()  # one bulk transaction leaves segments of many writes' worth
         return result
 
-
     def _import_flags(self, raw: dict[str, Any], vals: dict[str, Any]) -> None:
         """The flags a restore keeps, where the file has them: on a file of today's Hermes (it has
         `hidden`) archived, auto-archived, pinned and hidden as the v31 writer coerces them (an
