@@ -85,3 +85,43 @@ async def test_export_dialog_html_of_many_sessions_is_refused(demo_db: Path) -> 
         assert isinstance(app.screen, ExportDialog)
         assert HTML_ONE_PAGE in plain(dialog.query_one("#status", Static))
     assert not target.exists()
+
+
+async def test_export_dialog_redacts_the_html_page_when_asked(demo_db: Path) -> None:
+    """The page for sharing: "redact" (offered for html only) hides what `sessions export
+    --redact` hides; here a home path and an e-mail address the session's text holds."""
+    from hermes_tui.app.widgets.marked import MarkedCheckbox
+    from hermes_tui.state import SessionDB
+
+    sid = sid_of(demo_db, "Nightly backup report")
+    secret = "see /home/alice/notes/plan.txt or mail ops@example.com"
+    with SessionDB(demo_db) as db:
+        db.append_message(sid, "user", secret, timestamp=1748779300.0)
+    targets = [Path.home() / "plain.html", Path.home() / "redacted.html"]
+    app = make_app(demo_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for target, redact in zip(targets, (False, True), strict=True):
+            await open_on(pilot, sid)
+            await pilot.press("e")
+            await settle(pilot)
+            dialog = app.screen
+            assert isinstance(dialog, ExportDialog)
+            box = dialog.query_one("#export-redact", MarkedCheckbox)
+            assert box.disabled  # json first: a copy of the store is never redacted
+            dialog.query_one("#export-format").focus()
+            await pilot.press("down", "down", "down", "enter")
+            await pilot.pause()
+            assert not box.disabled
+            if redact:
+                box.focus()
+                await pilot.press("space")
+                assert box.value
+            dialog.query_one("#export-path", Input).value = str(target)
+            await pilot.press("ctrl+s")
+            await settle(pilot, rounds=3)
+            assert isinstance(app.screen, MainScreen)
+    plain_text = "".join(Tags(targets[0].read_text()).text)
+    redacted = "".join(Tags(targets[1].read_text()).text)
+    assert "/home/alice" in plain_text and "ops@example.com" in plain_text
+    assert "alice" not in redacted and "ops@example.com" not in redacted
+    assert "Nightly backup report" in redacted and "notes/plan.txt" in redacted

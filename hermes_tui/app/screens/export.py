@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 SCOPES = (("session", "this session"), ("lineage", "its lineage"), ("filter", "all sessions in the list"))
 FORMATS = ("json", "jsonl", "md", "html")
+#: The HTML page for sharing: the CLI's `--redact` (`hermes_tui.redact`; README says what it
+#: does not catch). The other formats are copies of the store, never redacted.
+REDACT_LABEL = "redact: hide home paths, e-mail addresses and keys (html)"
 #: Formats read by a person: the messages as Hermes shows them.
 DISPLAY_FORMATS = ("md", "html")
 #: HTML is one page per session (the CLI writes a folder for many).
@@ -81,6 +84,7 @@ class ExportDialog(ActionDialog[Path | None]):
             yield Label("path")
             yield Input(self.default_path(), id="export-path")
             yield MarkedCheckbox("overwrite an existing file", id="export-overwrite", compact=True)
+            yield MarkedCheckbox(REDACT_LABEL, id="export-redact", compact=True, disabled=True)
             with Vertical(id="dialog-keys"):
                 yield Static(Text(""), id="status", classes="-empty")
                 yield Static(Text(HINT), id="hint")
@@ -104,6 +108,7 @@ class ExportDialog(ActionDialog[Path | None]):
             self.scope = name
         else:
             self.fmt = name
+            self.query_one("#export-redact", MarkedCheckbox).disabled = name != "html"
         if not self._path_edited:
             field = self.query_one("#export-path", Input)
             field.value = self.default_path()
@@ -134,10 +139,11 @@ class ExportDialog(ActionDialog[Path | None]):
         self.cancel_event.clear()
         self.status("exporting… (Esc stops, no file is left)")
         force = self.query_one("#export-overwrite", MarkedCheckbox).value
-        self.export_worker(Path(raw).expanduser(), self.scope, self.fmt, force)
+        redact = self.fmt == "html" and self.query_one("#export-redact", MarkedCheckbox).value
+        self.export_worker(Path(raw).expanduser(), self.scope, self.fmt, force, redact)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export", description="export sessions")
-    def export_worker(self, path: Path, scope: str, fmt: str, force: bool) -> None:
+    def export_worker(self, path: Path, scope: str, fmt: str, force: bool, redact: bool = False) -> None:
         db = self.db
         try:
             if path.exists() and not force:
@@ -159,7 +165,8 @@ class ExportDialog(ActionDialog[Path | None]):
             elif fmt == "jsonl":
                 content = to_jsonl(sessions)
             elif fmt == "html":
-                content = (to_html(s) for s in sessions)  # one session (the scope is checked above)
+                # One session (the scope is checked above); redacted as `sessions export --redact`.
+                content = (to_html(s, redact=redact) for s in sessions)
             else:
                 content = (to_markdown(s) + "\n" for s in sessions)
             written = write_export(path, content, force=force)
