@@ -356,9 +356,15 @@ def test_delete_removes_what_the_writer_removes(tmp_path, peer31_factory) -> Non
     settle(path, peer31_factory)
     before = dump(path)
     assert len(before["system_prompts"]) == 6 and before["conversation_generations"]
-    theirs, ours, by_cli, batched = copies(path, "theirs.db", "ours.db", "cli.db", "batched.db")
+    theirs, ours, by_cli, batched, guarded = copies(
+        path, "theirs.db", "ours.db", "cli.db", "batched.db", "guarded.db"
+    )
     p = peer31_factory(theirs)
     assert p.call("delete_sessions", DELETED) == len(DELETED)
+    p.close()
+    # A user's delete (the writer's CLI, ours) keeps s2: its compression lock is live.
+    p = peer31_factory(guarded)
+    assert p.call("delete_sessions", DELETED, exclude_active_write_guards=True) == len(DELETED) - 1
     p.close()
     with SessionDB(ours, migrate=False) as db:
         assert db.delete_sessions(DELETED) == len(DELETED) + 1  # s1's delegate subagent too
@@ -366,7 +372,7 @@ def test_delete_removes_what_the_writer_removes(tmp_path, peer31_factory) -> Non
         done = db.delete_sessions_batched(DELETED, batch_messages=1)
         assert done["batches"] == len(DELETED) + 1
     assert cli("--db", by_cli, "delete", "--yes", *DELETED) == 0  # through the trash
-    for copy in (ours, by_cli, batched):
+    for copy in (ours, by_cli, batched, guarded):
         settle(copy, peer31_factory)
     expected = dump(theirs)
     # The shared prompt stays (c-root holds it); the tool pin only s0 and s2 had goes, and so do
@@ -375,13 +381,13 @@ def test_delete_removes_what_the_writer_removes(tmp_path, peer31_factory) -> Non
     assert expected["conversation_generations"] == before["conversation_generations"]
     assert expected["compression_locks"] == before["compression_locks"]
     assert dump(ours) == expected
-    assert dump(by_cli) == expected
     assert dump(batched) == expected
+    assert dump(by_cli) == dump(guarded) != expected
 
     with SessionDB(by_cli, migrate=False) as db:
         (entry,) = db.list_trash()
         restored = db.restore_trash(entry["id"])
-        assert restored["conflicts"] == 0 and restored["restored"] == len(DELETED) + 1
+        assert restored["conflicts"] == 0 and restored["restored"] == len(DELETED)  # s2 was kept
     settle(by_cli, peer31_factory)
     assert without_restore_token(dump(by_cli)) == before
 
@@ -404,9 +410,19 @@ def test_prune_takes_what_the_writers_prune_takes(tmp_path, peer31_factory) -> N
     assert kept == {"s4", "c-root", "c-tip", "p-root", "p-tip"}
 
     # The CLI's and the browser's prune (a reviewed plan) against the upstream CLI's default
-    # (archived sessions are not candidates without --include-archived): same rows go.
+    # (archived sessions are not candidates without --include-archived; a session under a live
+    # compression lock, s2, is kept: `exclude_active_write_guards`): same rows go.
     p = peer31_factory(cli_theirs)
-    assert p.call("prune_sessions", older_than_days=None, started_before=FUTURE, archived=False) == 9
+    assert (
+        p.call(
+            "prune_sessions",
+            older_than_days=None,
+            started_before=FUTURE,
+            archived=False,
+            exclude_active_write_guards=True,
+        )
+        == 8
+    )
     p.close()
     with SessionDB(by_plan, migrate=False) as db:
         plan = db.plan_prune(started_before=FUTURE)
@@ -418,7 +434,12 @@ def test_prune_takes_what_the_writers_prune_takes(tmp_path, peer31_factory) -> N
             "c-tip": "still open",
             "c-root": "its conversation continues in a session this prune keeps",
         }
-        db.trash_sessions(plan["ids"] + plan["cascade_ids"], what="prune", require_ended=True)
+        db.trash_sessions(
+            plan["ids"] + plan["cascade_ids"],
+            what="prune",
+            require_ended=True,
+            exclude_active_write_guards=True,
+        )
     assert cli("--db", by_cli, "prune", "--before", "2999-01-01", "--yes") == 0
     for copy in (by_plan, cli_theirs, by_cli):
         settle(copy, peer31_factory)
