@@ -10,12 +10,10 @@ from typing import Any
 
 import apsw
 
-from .. import sql_fragments as Q
 from ..fts_query import expand_prefixes
-from . import parse as P  # (read as P.parse_query: bench --search-cold swaps it)
 from .fallback import glued_text
 from .model import FTS5, FTS_CJK, TRIGRAM, Filters, SortOrder, store_errors
-from .parse import UNINDEXED_SOURCES, ParsedQuery
+from .parse import ParsedQuery
 from .routes import RoutesMixin
 from .scan import LikeCondition, like_where, scan_condition
 from .sql import ids_between
@@ -42,9 +40,7 @@ class CountMixin(RoutesMixin):
         CJK queries, whose first index differs by order). Counting stops at `cap`: `(cap, False)`
         means "at least cap". Raises `QueryTooComplex` where `search()` does.
         """
-        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
-            return 0, True
-        parsed = P.parse_query(query, Q.todays_hermes(self))
+        parsed = self._parse_query(query)
         if parsed is None:
             return 0, True
         cap = max(int(cap), 0)
@@ -55,7 +51,7 @@ class CountMixin(RoutesMixin):
                 return self._count_like(like_where(parsed.boolean), filters, cap)
             if parsed.cjk:
                 ranked = SortOrder.parse(sort) is SortOrder.RANK
-                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                unindexed = parsed.wants_unindexed(source_filter)
                 return self._count_cjk(parsed, filters, cap, ranked, tool_role, unindexed)
             return self._count_latin(parsed, filters, cap, tool_role)
         except apsw.InterruptError:

@@ -39,7 +39,7 @@ from .model import (
     SortOrder,
     store_errors,
 )
-from .parse import UNINDEXED_SOURCES, ParsedQuery
+from .parse import ParsedQuery
 from .scan import like_where, scan_condition
 
 #: The filters' SQL (`_search_filters`) and about what share of messages they keep (`_filter_share`).
@@ -106,9 +106,7 @@ class RoutesMixin(FallbackMixin):
         `context=False` leaves each result's `context` empty: three index reads per hit that a
         caller showing only snippets (the browser while typing) does not need.
         """
-        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
-            return SearchOutcome()
-        parsed = P.parse_query(query, Q.todays_hermes(self))
+        parsed = self._parse_query(query)
         if parsed is None:
             return SearchOutcome()
         if parsed.rejected:
@@ -124,6 +122,13 @@ class RoutesMixin(FallbackMixin):
         except apsw.InterruptError:  # (as inside: an interrupted search answers nothing)
             return SearchOutcome(query=parsed.q, route=INTERRUPTED.name)
         return out
+
+    def _parse_query(self, query: Any) -> ParsedQuery | None:
+        """`query` as `search()` and `search_count()` read it, by the rules of the file's writer;
+        None where nothing is searched: not text, blank, or a store without a message index."""
+        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
+            return None
+        return P.parse_query(query, Q.todays_hermes(self))
 
     def _search_parsed(
         self,
@@ -161,8 +166,7 @@ class RoutesMixin(FallbackMixin):
                 out.results = self._like_route(like, filters, limit, offset, asc=order is SortOrder.OLDEST)
                 out.route = LIKE_SCAN.name
             elif parsed.cjk:
-                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
-                self._search_cjk(out, *page, unindexed)
+                self._search_cjk(out, *page, parsed.wants_unindexed(source_filter))
             elif parsed.todays:
                 self._todays_latin(out, *page)
             elif not self._search_latin(out, *page):
