@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
     from textual.widget import Widget
 
+    from hermes_tui.app.session_context import Notify
     from hermes_tui.app.widgets.session_list import SessionList
     from hermes_tui.state import SessionDB
 
@@ -40,15 +40,8 @@ class ActionTarget(Protocol):
     @property
     def db(self) -> SessionDB | None: ...
 
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
+    @property
+    def notify(self) -> Notify: ...
 
 
 @dataclass(frozen=True)
