@@ -205,41 +205,41 @@ def undo_flag_change(screen: MainScreen, db: SessionDB, change: FlagChange, done
 
 
 # ---------------------------------------------------------------------- the registry
+def verb_spec(name: str, key: str, description: str, palette: str, help_text: str) -> ActionSpec:
+    """The action of verb `name`: the key runs `set_flag` with it and applies where the row's flag
+    is not already what the verb sets (each verb's handler and `applies` name the same verb)."""
+    return ActionSpec(
+        name,
+        key,
+        description,
+        lambda screen: set_flag(screen, name),
+        palette=palette,
+        help=help_text,
+        applies=applies(name),
+    )
+
+
 FLAG_SPECS: tuple[ActionSpec, ...] = (
-    ActionSpec(
+    verb_spec(
         "archive",
         "m",
         "Archive",
-        lambda screen: set_flag(screen, "archive"),
-        palette="Archive the selected session(s)",
-        help="out of Hermes' list, with their compression chains; A shows the archive, u undoes",
-        applies=applies("archive"),
+        "Archive the selected session(s)",
+        "out of Hermes' list, with their compression chains; A shows the archive, u undoes",
     ),
-    ActionSpec(
+    verb_spec(
         "unarchive",
         "m",
         "Unarchive",
-        lambda screen: set_flag(screen, "unarchive"),
-        palette="Unarchive the selected session(s)",
-        help="back into Hermes' list (m in the archived view)",
-        applies=applies("unarchive"),
+        "Unarchive the selected session(s)",
+        "back into Hermes' list (m in the archived view)",
     ),
-    ActionSpec(
+    verb_spec(
         "pin",
         "b",
         "Pin",
-        lambda screen: set_flag(screen, "pin"),
-        palette="Pin the selected session(s)",
-        help="first in the list and never pruned; unhides them; u undoes",
-        applies=applies("pin"),
+        "Pin the selected session(s)",
+        "first in the list and never pruned; unhides them; u undoes",
     ),
-    ActionSpec(
-        "unpin",
-        "b",
-        "Unpin",
-        lambda screen: set_flag(screen, "unpin"),
-        palette="Unpin the selected session(s)",
-        help="back to their place in the order",
-        applies=applies("unpin"),
-    ),
+    verb_spec("unpin", "b", "Unpin", "Unpin the selected session(s)", "back to their place in the order"),
 )
