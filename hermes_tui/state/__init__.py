@@ -28,7 +28,7 @@ from .federation import (
     RowKeys,
     open_stores,
 )
-from .list_order import OrderHead, SessionFilter, SessionOrder
+from .list_order import OrderHead, SessionFilter, SessionOrder, order_sort_key
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import (
@@ -116,6 +116,7 @@ __all__ = [
     "SessionNotFound",
     "SessionOrder",
     "OrderHead",
+    "order_sort_key",
     "StorageError",
     "StoreError",
     "StructureLocked",

@@ -201,6 +201,15 @@ def sort_key(sid: Any, key: Any, pinned: bool = False) -> tuple[Any, ...]:
     return (1 if pinned else 0, *k, *i)
 
 
+def order_sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
+    """`sort_key` of a key as `SessionDB.order_keys` gives it (a `(pinned, key)` pair under
+    `filter.pinned_first`): a live list places a session where `session_order` would list it
+    (descending in this key) with the store's own rule, not a copy of it."""
+    if isinstance(key, tuple):
+        return sort_key(sid, key[1], bool(key[0]))
+    return sort_key(sid, key)
+
+
 def order_keys_of(db: _Core, session_ids: Iterable[Any], flt: SessionFilter, order: str) -> dict[Any, Any]:
     """`{id: key}` for the sessions `session_order(flt, order)` lists that `session_ids`
     concern, each key exactly what it sorts by; with `flt.pinned_first` each value is
