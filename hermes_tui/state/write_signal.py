@@ -121,12 +121,6 @@ class WriteSignals:
     def close(self) -> None:
         self._inotify.close()
 
-    def __enter__(self) -> WriteSignals:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 class WriteSignal:
     """Readable (`fileno()`) after a write to one store's files; `drain()` resets it.
