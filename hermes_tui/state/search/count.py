@@ -5,7 +5,8 @@ Counting stops at a cap (`(cap, False)`: "at least cap") and never scores a matc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import apsw
@@ -17,6 +18,19 @@ from .parse import ParsedQuery
 from .routes import RoutesMixin
 from .scan import LikeCondition, like_where, scan_condition
 from .sql import ids_between
+
+
+def first_found(counts: Iterable[Callable[[], tuple[int, bool]]]) -> tuple[int, bool]:
+    """The first of a query's retries that finds a row (or stops at the cap) answers, as in
+    `search()`; an index that cannot run its MATCH is passed over. None found: `(0, True)`."""
+    for count in counts:
+        try:
+            n, exact = count()
+        except apsw.SQLError:
+            continue
+        if n or not exact:
+            return n, exact
+    return 0, True
 
 
 class CountMixin(RoutesMixin):
@@ -116,14 +130,10 @@ class CountMixin(RoutesMixin):
         if tool_role:
             return 0, True
         live, _probed = self._live_fallbacks(self._latin_fallback_routes(parsed, cjk_ready))
-        for route, quoted in live:
-            try:
-                n, exact = self._count_glued(route.index, quoted, parsed.terms, filters, cap)
-            except apsw.SQLError:
-                continue
-            if n or not exact:
-                return n, exact
-        return 0, True
+        return first_found(
+            partial(self._count_glued, route.index, quoted, parsed.terms, filters, cap)
+            for route, quoted in live
+        )
 
     def _count_like(self, cond: LikeCondition | None, filters: Filters, cap: int) -> tuple[int, bool]:
         """The LIKE scan's rows counted (None: no positive term, no row)."""
@@ -144,14 +154,7 @@ class CountMixin(RoutesMixin):
             tries.append((TRIGRAM.index, quoted))
         if parsed.relaxed is not None:
             tries.append((FTS5.index, parsed.relaxed))
-        for table, match in tries:
-            try:
-                n, exact = self._count_fts(table, match, filters, cap)
-            except apsw.SQLError:
-                continue
-            if n or not exact:
-                return n, exact
-        return 0, True
+        return first_found(partial(self._count_fts, table, match, filters, cap) for table, match in tries)
 
     def _count_gap(
         self,
