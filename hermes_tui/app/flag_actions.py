@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui.app.actions import ActionSpec, need_session, refuse_if_read_only
+from hermes_tui.app.actions import ActionSpec, chosen_sessions, refuse_if_read_only, run_store_call
 from hermes_tui.app.list_views import view_of
 from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.dialog_base import error_text, plural
@@ -71,33 +71,13 @@ def applies(name: str) -> Any:
 
 
 # ---------------------------------------------------------------------- the write
-def targets(screen: MainScreen, verb: Verb) -> tuple[list[str], bool] | None:
-    """(ids, from the selection) the verb acts on: the list's selection, else the session
-    selected; None (after saying why) when there are none or they span several stores."""
-    sessions = screen.session_list
-    if len(sessions.selection_profiles) > 1:
-        screen.notify(
-            f"The selection spans several profiles: {verb.name} acts on one profile's store at a "
-            "time (p narrows the list to one profile).",
-            title=verb.past,
-            severity="warning",
-            markup=False,
-        )
-        return None
-    selected = sessions.selected_ids
-    if selected:
-        return selected, True
-    sid = need_session(screen)
-    return ([sid], False) if sid is not None else None
-
-
 def set_flag(screen: MainScreen, name: str) -> None:
     """Run verb `name` on the selection (else the selected session) in a worker."""
     verb = VERBS[name]
     if refuse_if_read_only(screen, verb.name):
         return
     db = screen.db
-    chosen = targets(screen, verb)
+    chosen = chosen_sessions(screen, verb.name, verb.past)
     if db is None or chosen is None:
         return
     ids, from_selection = chosen
@@ -177,19 +157,14 @@ def flag_message(verb: Verb, result: dict[str, Any], archived_view: bool = False
 def undo_flag_change(screen: MainScreen, db: SessionDB, change: FlagChange, done: Any) -> None:
     """`u` for a flag change: the reverse verb on the sessions it changed, then hide again the
     ones a pin made visible (worker); `done(error)` on the event loop afterwards."""
-    app = screen.app
     done_verb = next(v for v in VERBS.values() if (v.flag, v.value) == (change.flag, change.value))
     reverse = VERBS[REVERSE[done_verb.name]]
 
-    def run() -> None:
-        try:
-            result = db.set_session_flags(list(change.changed), change.flag, not change.value)
-            if change.unhidden:
-                db.set_session_flags(list(change.unhidden), "hidden", True)
-        except Exception as exc:
-            app.call_from_thread(finished, None, error_text(exc))
-            return
-        app.call_from_thread(finished, result, None)
+    def run() -> dict[str, Any]:
+        result = db.set_session_flags(list(change.changed), change.flag, not change.value)
+        if change.unhidden:
+            db.set_session_flags(list(change.unhidden), "hidden", True)
+        return result
 
     def finished(result: dict[str, Any] | None, error: str | None) -> None:
         if result is not None:
@@ -199,9 +174,7 @@ def undo_flag_change(screen: MainScreen, db: SessionDB, change: FlagChange, done
             screen.notify(f"Undone: {reverse.past.lower()} {rows}{hidden}.", title="Undone", markup=False)
         done(error)
 
-    screen.run_worker(
-        run, thread=True, exit_on_error=False, group="undo", description=f"undo: {reverse.name}"
-    )
+    run_store_call(screen, run, finished, "undo", f"undo: {reverse.name}")
 
 
 # ---------------------------------------------------------------------- the registry
