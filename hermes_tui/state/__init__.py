@@ -39,6 +39,7 @@ from .profiles import (
     open_store,
     probe_store,
     probe_stores,
+    same_file_key,
     store_workers,
 )
 from .repair import diagnose, is_fts_corruption_error, is_malformed_db_error, repair, repair_state_db_schema
@@ -96,6 +97,7 @@ __all__ = [
     "open_stores",
     "probe_store",
     "probe_stores",
+    "same_file_key",
     "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",

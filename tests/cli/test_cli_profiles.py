@@ -315,3 +315,14 @@ def test_a_store_that_refuses_writes_is_one_warning_among_profiles(home, capsys)
         assert "cli-docker" in ids(default)
     finally:
         default.chmod(0o644)
+
+
+def test_db_given_by_another_name_is_named_as_its_profile(home, tmp_path, capsys) -> None:
+    """`--db` naming a discovered store by another name (a link, `..`) is that profile's store,
+    matched by discovery's own identity of a file (`same_file_key`)."""
+    link = tmp_path / "work-link.db"
+    link.symlink_to(home / "profiles" / "work" / "state.db")
+    for given in (link, home / "profiles" / "work" / ".." / "work" / "state.db"):
+        code, out, _err = run(capsys, "list", "--db", given, "--json", "--limit", "0")
+        assert code == 0
+        assert {r["profile"] for r in json.loads(out)["sessions"]} == {"work"}, given
