@@ -193,16 +193,34 @@ def _pretty_arguments(args: Any) -> Any:
     return args
 
 
+def shown_tool_calls(calls: Any) -> list[Any]:
+    """A message's `tool_calls` as the Markdown and HTML exports show them: a list (one call, or
+    text that is not JSON, as a list of one), each call's `arguments` (OpenAI's under `function`,
+    or a flat call's own) as their value when they are JSON text. One rule for both exports."""
+    if isinstance(calls, str):
+        calls = _pretty_arguments(calls)
+    if not calls:
+        return []
+    return [_shown_call(call) for call in (calls if isinstance(calls, list) else [calls])]
+
+
+def _shown_call(call: Any) -> Any:
+    if not isinstance(call, Mapping):
+        return call
+    shown = dict(call)
+    fn = call.get("function")
+    if isinstance(fn, Mapping):
+        shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
+    elif "arguments" in shown:
+        shown["arguments"] = _pretty_arguments(shown["arguments"])
+    return shown
+
+
 def _tool_call_block(call: Any) -> str:
+    """One call of `shown_tool_calls`: its name, then the call as JSON."""
     if isinstance(call, Mapping):
-        fn = call.get("function") if isinstance(call.get("function"), Mapping) else None
         name = _code_span(one_line(tool_call_fields(call)[0] or "tool", 200))
-        shown = dict(call)
-        if fn is not None:
-            shown["function"] = {**fn, "arguments": _pretty_arguments(fn.get("arguments"))}
-        elif "arguments" in shown:
-            shown["arguments"] = _pretty_arguments(shown["arguments"])
-        return f"**Tool call** {name}\n\n" + _fence(pretty_json(shown, safe=True), "json")
+        return f"**Tool call** {name}\n\n" + _fence(pretty_json(call, safe=True), "json")
     return "**Tool call**\n\n" + _fence(pretty_json(call, safe=True), "json")
 
 
@@ -337,12 +355,8 @@ def _message_md(n: int, msg: Mapping[str, Any], limit: int) -> str:
         parts.append("")
     elif text:
         parts += [inert(text).rstrip("\n"), ""]
-    calls = msg.get("tool_calls")
-    if isinstance(calls, str):
-        calls = _pretty_arguments(calls)
-    if calls:
-        for call in calls if isinstance(calls, list) else [calls]:
-            parts += [_tool_call_block(call), ""]
+    for call in shown_tool_calls(msg.get("tool_calls")):
+        parts += [_tool_call_block(call), ""]
     return "\n".join(parts)
 
 

@@ -34,7 +34,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import JsonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from hermes_tui.exporting import TOOL_RESULT_LIMIT, iso, load_json, pretty_json
+from hermes_tui.exporting import TOOL_RESULT_LIMIT, iso, pretty_json, shown_tool_calls
 from hermes_tui.formatting import row_cost
 from hermes_tui.redact import redact as redact_text
 from hermes_tui.safe_text import as_text, inert, one_line
@@ -234,34 +234,13 @@ def _reasoning(h: _Html, msg: Mapping[str, Any]) -> Markup:
 
 
 def _tool_calls(h: _Html, msg: Mapping[str, Any]) -> Markup:
-    calls = msg.get("tool_calls")
-    if isinstance(calls, (str, bytes)):
-        calls = [calls]
-    if not calls:
-        return Markup("")
-    blocks = []
-    for call in calls if isinstance(calls, list) else [calls]:
-        name = tool_call_fields(call)[0] if isinstance(call, Mapping) else None
-        shown: Any = call
-        if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
-            fn = call["function"]
-            shown = {**call, "function": {**fn, "arguments": _parsed(fn.get("arguments"))}}
-        blocks.append(
-            Markup(
-                '<details class="tool-call"><summary>Tool call: <code>{}</code></summary>{}</details>'
-            ).format(h.line(name or "tool", 200), h.json_block(shown))
+    blocks = [
+        Markup('<details class="tool-call"><summary>Tool call: <code>{}</code></summary>{}</details>').format(
+            h.line(tool_call_fields(call)[0] or "tool", 200), h.json_block(call)
         )
+        for call in shown_tool_calls(msg.get("tool_calls"))
+    ]
     return Markup("").join(blocks)
-
-
-def _parsed(args: Any) -> Any:
-    """Arguments as JSON text are shown as their value (pretty), anything else as it is."""
-    if isinstance(args, str):
-        try:
-            return load_json(args)
-        except ValueError:
-            return args
-    return args
 
 
 def _message(h: _Html, n: int, msg: Mapping[str, Any], limit: int) -> Markup:

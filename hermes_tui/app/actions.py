@@ -13,16 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
 
 if TYPE_CHECKING:
-    from textual.notifications import SeverityLevel
+    from textual.screen import Screen
     from textual.widget import Widget
 
+    from hermes_tui.app.session_context import Notify
     from hermes_tui.app.widgets.session_list import SessionList
     from hermes_tui.state import SessionDB
+
+
+T = TypeVar("T")
 
 
 class ActionTarget(Protocol):
@@ -40,15 +44,8 @@ class ActionTarget(Protocol):
     @property
     def db(self) -> SessionDB | None: ...
 
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None: ...
+    @property
+    def notify(self) -> Notify: ...
 
 
 @dataclass(frozen=True)
@@ -112,6 +109,49 @@ def need_session(screen: ActionTarget) -> str | None:
     if sid is None:
         screen.notify("No session is selected.", severity="warning")
     return sid
+
+
+def chosen_sessions(screen: ActionTarget, what: str, title: str) -> tuple[list[str], bool] | None:
+    """(ids, from the selection) that action `what` acts on: the list's selection, else the
+    session selected (`need_session`); None, after saying why, when there is none or the
+    selection spans several profiles (a write acts on one store)."""
+    sessions = screen.session_list
+    if len(sessions.selection_profiles) > 1:
+        screen.notify(
+            f"The selection spans several profiles: {what} acts on one profile's store at a time "
+            "(p narrows the list to one profile).",
+            title=title,
+            severity="warning",
+            markup=False,
+        )
+        return None
+    selected = sessions.selected_ids
+    if selected:
+        return selected, True
+    sid = need_session(screen)
+    return ([sid], False) if sid is not None else None
+
+
+def run_store_call(
+    screen: Screen[Any],
+    call: Callable[[], T],
+    done: Callable[[T | None, str | None], None],
+    group: str,
+    description: str,
+) -> None:
+    """Run a store `call` in a thread worker (no SQL on the event loop); on the loop after it,
+    `done(result, None)`, or `done(None, error)` with the error on one line."""
+    app = screen.app
+
+    def run() -> None:
+        try:
+            result = call()
+        except Exception as exc:
+            app.call_from_thread(done, None, error_text(exc))
+            return
+        app.call_from_thread(done, result, None)
+
+    screen.run_worker(run, thread=True, exit_on_error=False, group=group, description=description)
 
 
 def refuse_if_read_only(screen: ActionTarget, what: str) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui.app.actions import ActionSpec, need_session, refuse_if_read_only
+from hermes_tui.app.actions import ActionSpec, chosen_sessions, refuse_if_read_only, run_store_call
 from hermes_tui.app.list_views import view_of
 from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.dialog_base import error_text, plural
@@ -71,33 +71,13 @@ def applies(name: str) -> Any:
 
 
 # ---------------------------------------------------------------------- the write
-def targets(screen: MainScreen, verb: Verb) -> tuple[list[str], bool] | None:
-    """(ids, from the selection) the verb acts on: the list's selection, else the session
-    selected; None (after saying why) when there are none or they span several stores."""
-    sessions = screen.session_list
-    if len(sessions.selection_profiles) > 1:
-        screen.notify(
-            f"The selection spans several profiles: {verb.name} acts on one profile's store at a "
-            "time (p narrows the list to one profile).",
-            title=verb.past,
-            severity="warning",
-            markup=False,
-        )
-        return None
-    selected = sessions.selected_ids
-    if selected:
-        return selected, True
-    sid = need_session(screen)
-    return ([sid], False) if sid is not None else None
-
-
 def set_flag(screen: MainScreen, name: str) -> None:
     """Run verb `name` on the selection (else the selected session) in a worker."""
     verb = VERBS[name]
     if refuse_if_read_only(screen, verb.name):
         return
     db = screen.db
-    chosen = targets(screen, verb)
+    chosen = chosen_sessions(screen, verb.name, verb.past)
     if db is None or chosen is None:
         return
     ids, from_selection = chosen
@@ -177,19 +157,14 @@ def flag_message(verb: Verb, result: dict[str, Any], archived_view: bool = False
 def undo_flag_change(screen: MainScreen, db: SessionDB, change: FlagChange, done: Any) -> None:
     """`u` for a flag change: the reverse verb on the sessions it changed, then hide again the
     ones a pin made visible (worker); `done(error)` on the event loop afterwards."""
-    app = screen.app
     done_verb = next(v for v in VERBS.values() if (v.flag, v.value) == (change.flag, change.value))
     reverse = VERBS[REVERSE[done_verb.name]]
 
-    def run() -> None:
-        try:
-            result = db.set_session_flags(list(change.changed), change.flag, not change.value)
-            if change.unhidden:
-                db.set_session_flags(list(change.unhidden), "hidden", True)
-        except Exception as exc:
-            app.call_from_thread(finished, None, error_text(exc))
-            return
-        app.call_from_thread(finished, result, None)
+    def run() -> dict[str, Any]:
+        result = db.set_session_flags(list(change.changed), change.flag, not change.value)
+        if change.unhidden:
+            db.set_session_flags(list(change.unhidden), "hidden", True)
+        return result
 
     def finished(result: dict[str, Any] | None, error: str | None) -> None:
         if result is not None:
@@ -199,47 +174,45 @@ def undo_flag_change(screen: MainScreen, db: SessionDB, change: FlagChange, done
             screen.notify(f"Undone: {reverse.past.lower()} {rows}{hidden}.", title="Undone", markup=False)
         done(error)
 
-    screen.run_worker(
-        run, thread=True, exit_on_error=False, group="undo", description=f"undo: {reverse.name}"
-    )
+    run_store_call(screen, run, finished, "undo", f"undo: {reverse.name}")
 
 
 # ---------------------------------------------------------------------- the registry
+def verb_spec(name: str, key: str, description: str, palette: str, help_text: str) -> ActionSpec:
+    """The action of verb `name`: the key runs `set_flag` with it and applies where the row's flag
+    is not already what the verb sets (each verb's handler and `applies` name the same verb)."""
+    return ActionSpec(
+        name,
+        key,
+        description,
+        lambda screen: set_flag(screen, name),
+        palette=palette,
+        help=help_text,
+        applies=applies(name),
+    )
+
+
 FLAG_SPECS: tuple[ActionSpec, ...] = (
-    ActionSpec(
+    verb_spec(
         "archive",
         "m",
         "Archive",
-        lambda screen: set_flag(screen, "archive"),
-        palette="Archive the selected session(s)",
-        help="out of Hermes' list, with their compression chains; A shows the archive, u undoes",
-        applies=applies("archive"),
+        "Archive the selected session(s)",
+        "out of Hermes' list, with their compression chains; A shows the archive, u undoes",
     ),
-    ActionSpec(
+    verb_spec(
         "unarchive",
         "m",
         "Unarchive",
-        lambda screen: set_flag(screen, "unarchive"),
-        palette="Unarchive the selected session(s)",
-        help="back into Hermes' list (m in the archived view)",
-        applies=applies("unarchive"),
+        "Unarchive the selected session(s)",
+        "back into Hermes' list (m in the archived view)",
     ),
-    ActionSpec(
+    verb_spec(
         "pin",
         "b",
         "Pin",
-        lambda screen: set_flag(screen, "pin"),
-        palette="Pin the selected session(s)",
-        help="first in the list and never pruned; unhides them; u undoes",
-        applies=applies("pin"),
+        "Pin the selected session(s)",
+        "first in the list and never pruned; unhides them; u undoes",
     ),
-    ActionSpec(
-        "unpin",
-        "b",
-        "Unpin",
-        lambda screen: set_flag(screen, "unpin"),
-        palette="Unpin the selected session(s)",
-        help="back to their place in the order",
-        applies=applies("unpin"),
-    ),
+    verb_spec("unpin", "b", "Unpin", "Unpin the selected session(s)", "back to their place in the order"),
 )

@@ -15,17 +15,23 @@ trash (`SessionDB.trash_sessions`); each entry they write is remembered per app
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
 from hermes_tui.app import actions
-from hermes_tui.app.actions import ActionSpec, need_session, refuse_if_read_only, target_session
+from hermes_tui.app.actions import (
+    ActionSpec,
+    chosen_sessions,
+    need_session,
+    refuse_if_read_only,
+    run_store_call,
+    target_session,
+)
 from hermes_tui.app.flag_actions import FLAG_SPECS, undo_flag_change
 from hermes_tui.app.messages import SessionsChanged
 from hermes_tui.app.screens.delete import DeleteDialog
-from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, error_text
+from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE
 from hermes_tui.app.screens.export import ExportDialog
 from hermes_tui.app.screens.fork import ForkDialog
 from hermes_tui.app.screens.prune import PruneDialog
@@ -79,24 +85,11 @@ def delete(screen: MainScreen) -> None:
         return
     if screen.db is None:
         return
-    sessions = screen.session_list
-    if len(sessions.selection_profiles) > 1:
-        screen.notify(
-            "The selection spans several profiles: delete acts on one profile's store at a time "
-            "(p narrows the list to one profile).",
-            title="Delete",
-            severity="warning",
-            markup=False,
-        )
+    chosen = chosen_sessions(screen, "delete", "Delete")
+    if chosen is None:
         return
-    selected = sessions.selected_ids
-    if selected:
-        ids, from_selection = selected, True
-    else:
-        sid = need_session(screen)
-        if sid is None:
-            return
-        ids, from_selection = [sid], False
+    ids, from_selection = chosen
+    sessions = screen.session_list
 
     def done(result: dict[str, Any] | None) -> None:
         if result is not None and from_selection:
@@ -174,28 +167,7 @@ def undo(screen: MainScreen) -> None:
             timeout=8 if details else 5,
         )
 
-    _undo_worker(screen, lambda: db.restore_trash(entry), undone, "undo: restore")
-
-
-def _undo_worker(
-    screen: MainScreen,
-    call: Callable[[], dict[str, Any]],
-    done: Callable[[dict[str, Any] | None, str | None], None],
-    description: str,
-) -> None:
-    """Run an undo's store `call` in a worker; `done(result, None)` or `done(None, error)` on the
-    event loop."""
-    app = screen.app
-
-    def run() -> None:
-        try:
-            result = call()
-        except Exception as exc:
-            app.call_from_thread(done, None, error_text(exc))
-            return
-        app.call_from_thread(done, result, None)
-
-    screen.run_worker(run, thread=True, exit_on_error=False, group="undo", description=description)
+    run_store_call(screen, lambda: db.restore_trash(entry), undone, "undo", "undo: restore")
 
 
 def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[Any]) -> None:
@@ -220,10 +192,11 @@ def _undo_fork(screen: MainScreen, db: SessionDB, fork: ForkMade, pending: list[
             markup=False,
         )
 
-    _undo_worker(
+    run_store_call(
         screen,
         lambda: db.trash_sessions([fork.session_id], what="delete", exclude_active_write_guards=True),
         undone,
+        "undo",
         "undo: remove a fork",
     )
 

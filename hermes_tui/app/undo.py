@@ -16,7 +16,7 @@ from typing import Any
 
 from textual.app import App
 
-from hermes_tui.app.screens.dialog_base import plural
+from hermes_tui.formatting import plural
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,25 @@ import argparse
 from typing import Any
 
 from hermes_tui.cli.command import Command
-from hermes_tui.cli.output import emit_json, err, fmt_cost, ident, out, s, short_time, table
+from hermes_tui.cli.output import (
+    emit_json,
+    err,
+    fmt_cost,
+    ident,
+    out,
+    s,
+    short_time,
+    table,
+    tool_call_line,
+    tool_calls_of,
+)
 from hermes_tui.cli.parser import add_list_filters, add_profile_options, non_negative_int
 from hermes_tui.cli.references import resolve
 from hermes_tui.cli.stores import Stores
-from hermes_tui.exporting import iso, json_text
+from hermes_tui.exporting import iso
 from hermes_tui.formatting import plural, row_cost
-from hermes_tui.safe_text import as_text, inert, one_line
-from hermes_tui.state import SessionDB, SessionFilter, SessionNotFound, content_text, tool_call_fields
+from hermes_tui.safe_text import inert, one_line
+from hermes_tui.state import SessionDB, SessionFilter, SessionNotFound, content_text
 
 SHOW_TEXT_LIMIT = 100_000  # characters of one message `show` prints (--full: all of it)
 #: The list's marks column: pinned, unread, archived, hidden (legend printed under the table).
@@ -228,15 +239,6 @@ def _print_prompt(prompt: str, full: bool) -> None:
         out(f"  [… {plural(len(prompt) - len(shown), 'more character')}: use --full, --json or export]")
 
 
-def _tool_calls(value: Any) -> list[Any]:
-    """`tool_calls` as a list whatever the store handed back (a list, one dict, raw text)."""
-    if value is None or value == "" or value == []:
-        return []
-    if isinstance(value, list):
-        return value
-    return [value]
-
-
 def message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
     """One message as `show` prints it: head, reasoning, text (cut unless `full`), tool calls."""
     head = f"[#{s(msg.get('id'))}] {s(msg.get('role'), 40)}"
@@ -260,14 +262,7 @@ def message_lines(msg: dict[str, Any], full: bool = False) -> list[str]:
         lines += ["  " + ln for ln in inert(text).splitlines()]
     if cut:
         lines.append(f"  [… {plural(cut, 'more character')}: use --full, --json or export]")
-    for call in _tool_calls(msg.get("tool_calls")):
-        if isinstance(call, dict):
-            name, arguments = tool_call_fields(call)
-            if not isinstance(arguments, str):
-                arguments = json_text(arguments)
-            lines.append(f"  → tool call {s(name or 'tool', 80)}({s(arguments, 200)})")
-        else:
-            lines.append(f"  → tool call {s(as_text(call), 200)}")
+    lines += [tool_call_line(call) for call in tool_calls_of(msg.get("tool_calls"))]
     return lines
 
 

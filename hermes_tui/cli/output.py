@@ -14,7 +14,8 @@ from typing import Any
 
 from hermes_tui.exporting import json_text
 from hermes_tui.formatting import format_cost
-from hermes_tui.safe_text import cell_width, fit_cells, inert, one_line
+from hermes_tui.safe_text import as_text, cell_width, fit_cells, inert, one_line
+from hermes_tui.state import tool_call_fields
 
 
 def out(text: str = "") -> None:
@@ -35,6 +36,25 @@ def emit_json(obj: Any) -> None:
 def s(value: Any, width: int | None = None) -> str:
     """A store value inline: one line, inert, '' for None."""
     return one_line(value, width)
+
+
+def tool_calls_of(value: Any) -> list[Any]:
+    """A message's `tool_calls` as a list whatever the store handed back (a list, one call, raw
+    text); none for NULL, "" or []."""
+    if value is None or value == "" or value == []:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def tool_call_line(call: Any) -> str:
+    """One tool call as the CLI prints it under a message: `  → tool call name(arguments)`,
+    the arguments as JSON text; a call that is not a dict as its text. Each part on one line."""
+    if not isinstance(call, dict):
+        return f"  → tool call {s(as_text(call), 200)}"
+    name, arguments = tool_call_fields(call)
+    if not isinstance(arguments, str):
+        arguments = json_text(arguments)
+    return f"  → tool call {s(name or 'tool', 80)}({s(arguments, 200)})"
 
 
 def short_time(ts: Any) -> str:

@@ -44,6 +44,7 @@ from hermes_tui.state import (
     current_store_path,
     discover_stores,
     open_stores,
+    same_file_key,
 )
 
 T = TypeVar("T")
@@ -119,9 +120,10 @@ def path_ref(path: Path, given: Path | None) -> StoreRef:
 
 
 def _same_file(refs: Sequence[StoreRef], path: Path) -> StoreRef | None:
-    """The discovered store that is the file at `path` (discovery lists a file once, by its first name)."""
-    key = path.resolve(strict=False)
-    return next((r for r in refs if r.path.expanduser().resolve(strict=False) == key), None)
+    """The discovered store that is the file at `path` (discovery lists a file once, by its first
+    name: `same_file_key`)."""
+    key = same_file_key(path)
+    return next((r for r in refs if same_file_key(r.path) == key), None)
 
 
 def precheck(path: Path) -> None:

@@ -29,7 +29,7 @@ from .federation import (
     RowKeys,
     open_stores,
 )
-from .list_order import OrderHead, SessionFilter, SessionOrder
+from .list_order import OrderHead, SessionFilter, SessionOrder, order_sort_key
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import (
@@ -41,6 +41,7 @@ from .profiles import (
     open_store,
     probe_store,
     probe_stores,
+    same_file_key,
     sticky_profile,
     store_workers,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "probe_stores",
     "sticky_profile",
     "current_store_path",
+    "same_file_key",
     "store_workers",
     "SCHEMA_VERSION",
     "DiskFullError",
@@ -124,6 +126,7 @@ __all__ = [
     "SessionNotFound",
     "SessionOrder",
     "OrderHead",
+    "order_sort_key",
     "StorageError",
     "StoreError",
     "StructureLocked",

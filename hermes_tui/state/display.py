@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .core import _Core
+from .list_order import sqlite_rank
 from .messages import decode_message_row
 from .text import read_rows
 
@@ -41,17 +42,6 @@ FOLD_INACTIVE = "inactive"
 #: Columns a display read needs besides the row itself (internal; dropped from the dicts).
 _VISIBLE = "_dv"
 _IDENTITY = "_di"
-
-
-def _sqlite_rank(value: Any) -> tuple[int, Any]:
-    """SQLite's order of values of mixed types (NULL < numbers < text < blob)."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)):
-        return (1, value)
-    if isinstance(value, str):
-        return (2, value)
-    return (3, bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) else repr(value))
 
 
 def _is_display_row(row: dict[str, Any]) -> bool:
@@ -117,9 +107,9 @@ def display_groups(rows: list[dict[str, Any]]) -> list[tuple[Any, list[dict[str,
         order.setdefault(key, key if indexed else row["id"])
     out = []
     for key, members in groups.items():
-        members.sort(key=lambda r: (_sqlite_rank(r.get("active")), r["id"]), reverse=True)
+        members.sort(key=lambda r: (sqlite_rank(r.get("active")), r["id"]), reverse=True)
         out.append((order[key], members))
-    out.sort(key=lambda g: _sqlite_rank(g[0]))
+    out.sort(key=lambda g: sqlite_rank(g[0]))
     return out
 
 
@@ -193,7 +183,7 @@ class DisplayMixin(_Core):
         grouped: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         for order, members in display_groups(raw):
             row = _transcript_row(members[0], order, [m["id"] for m in members])
-            grouped.append(((*_sqlite_rank(order), members[0]["id"]), row))
+            grouped.append(((*sqlite_rank(order), members[0]["id"]), row))
         taken = {i for _k, row in grouped for i in row["members"]}
         for row in raw:
             if row["id"] not in taken:  # rewound and model-only rows: each its own, by id

@@ -186,19 +186,31 @@ def pinned_sql(db: _Core, flt: SessionFilter) -> str:
     return "(COALESCE(s.pinned, 0) != 0)" if flt.pinned_first and db.has_column("sessions", "pinned") else "0"
 
 
+def sqlite_rank(value: Any) -> tuple[int, Any]:
+    """SQLite's order of values of mixed types (NULL < numbers < text < blob), as a sort key."""
+    if value is None:
+        return (0, 0)
+    if isinstance(value, (int, float)):
+        return (1, value)
+    if isinstance(value, str):
+        return (2, value)
+    return (3, bytes(value) if isinstance(value, (bytes, bytearray, memoryview)) else repr(value))
+
+
 def sort_key(sid: Any, key: Any, pinned: bool = False) -> tuple[Any, ...]:
     """Ascending in SQLite's `ORDER BY pinned, key, id` (NULL keys first; ids by storage class:
     NULL, numbers, text, blobs), so an order, which is that reversed, descends in it."""
     k: tuple[Any, ...] = (0, 0) if key is None else (1, key)
-    if isinstance(sid, str):
-        i: tuple[Any, ...] = (2, sid)
-    elif isinstance(sid, int | float):
-        i = (1, sid)
-    elif isinstance(sid, bytes):
-        i = (3, sid)
-    else:
-        i = (0, 0)
-    return (1 if pinned else 0, *k, *i)
+    return (1 if pinned else 0, *k, *sqlite_rank(sid))
+
+
+def order_sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
+    """`sort_key` of a key as `SessionDB.order_keys` gives it (a `(pinned, key)` pair under
+    `filter.pinned_first`): a live list places a session where `session_order` would list it
+    (descending in this key) with the store's own rule, not a copy of it."""
+    if isinstance(key, tuple):
+        return sort_key(sid, key[1], bool(key[0]))
+    return sort_key(sid, key)
 
 
 def order_keys_of(db: _Core, session_ids: Iterable[Any], flt: SessionFilter, order: str) -> dict[Any, Any]:

@@ -113,8 +113,9 @@ def current_store_path(home: str | os.PathLike[str] | None = None) -> Path:
     return (Path(home).expanduser() if home is not None else hermes_home()) / "state.db"
 
 
-def _same_file_key(path: Path) -> str:
-    """Identity of a path for de-duplication: the resolved path (links followed, `..` folded)."""
+def same_file_key(path: Path) -> str:
+    """Identity of a path for de-duplication: the resolved path (links followed, `..` folded).
+    Discovery lists a file once by it; whoever matches a path to a discovered store uses it too."""
     try:
         return str(path.expanduser().resolve(strict=False))
     except (OSError, RuntimeError):  # a link loop
@@ -170,7 +171,7 @@ def _looked_at(cand: _Candidate, real_profiles: str) -> tuple[str, tuple[StoreSt
             return key, file_status(cand.path)
         if not stat.S_ISLNK(st.st_mode):
             return key, file_status(cand.path, st)
-    return _same_file_key(cand.path), file_status(cand.path)
+    return same_file_key(cand.path), file_status(cand.path)
 
 
 def discover_stores(
@@ -196,9 +197,9 @@ def discover_stores(
         candidates.append(_Candidate(entry.name, Path(entry.path) / "state.db", "profile", entry))
     for extra in extra_paths:
         candidates.append(_Candidate(os.fspath(extra), Path(extra).expanduser(), "path"))
-    real_profiles = _same_file_key(profiles_dir)
+    real_profiles = same_file_key(profiles_dir)
     looked = [_looked_at(c, real_profiles) for c in candidates]
-    current_key = _same_file_key(base / "state.db")
+    current_key = same_file_key(base / "state.db")
     if current_key not in {key for key, _found in looked}:
         # $HERMES_HOME outside what was listed (a profile folder not created yet, a hidden one):
         # it is still the store a plain `hermes` uses, so it comes first.

@@ -202,18 +202,11 @@ class SideIndex:
                 held = _held(conn, wanted)
                 if not held:
                     return False
-                current = {
-                    mid: (c, t, tc)
-                    for mid, c, t, tc in source.execute(
-                        "SELECT id, content, tool_name, tool_calls FROM messages WHERE id IN (SELECT value "
-                        "FROM json_each(?))",
-                        (json.dumps(sorted(held)),),
-                    )
-                }
+                current = _current_texts(source, sorted(held))
                 with conn:
                     for mid in held:
                         conn.execute("DELETE FROM side_fts WHERE rowid = ?", (mid,))
-                        text = side_text(*current[mid]) if mid in current else None
+                        text = current.get(mid)
                         if text is not None:
                             conn.execute("INSERT INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text))
                 self._scrub(conn)
@@ -238,20 +231,13 @@ class SideIndex:
             try:
                 for start in range(0, len(wanted), BATCH):
                     part = wanted[start : start + BATCH]
-                    current = {
-                        mid: (c, t, tc)
-                        for mid, c, t, tc in source.execute(
-                            "SELECT id, content, tool_name, tool_calls FROM messages "
-                            "WHERE id IN (SELECT value FROM json_each(?))",
-                            (json.dumps(part),),
-                        )
-                    }
+                    current = _current_texts(source, part)
                     held = set(_held(conn, part))
                     dropped = False
                     with conn:
                         _mark_changed(conn, current, +1)  # brought back: counted again
                         for mid in part:
-                            text = side_text(*current[mid]) if mid in current else None
+                            text = current.get(mid)
                             if text is not None:
                                 conn.execute(
                                     "INSERT OR REPLACE INTO side_fts(rowid, body) VALUES (?, ?)", (mid, text)
@@ -421,6 +407,19 @@ def _mark_changed(
         mine = sorted(set(mine) - _existing(gone_from, mine))
     if mine:
         _set_mark(conn, through, int(meta[CHECKED_ROWS]) + sign * len(mine))
+
+
+def _current_texts(source: apsw.Connection, ids: list[int]) -> dict[int, str | None]:
+    """What the side index should hold for each of `ids` the store still has, read now
+    (`side_text`; None: no CJK): `forget` and `reindex` put back exactly this."""
+    return {
+        mid: side_text(content, tool_name, tool_calls)
+        for mid, content, tool_name, tool_calls in source.execute(
+            "SELECT id, content, tool_name, tool_calls FROM messages "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ids),),
+        )
+    }
 
 
 def _rows_through(source: apsw.Connection, *ids: int) -> tuple[int, ...]:

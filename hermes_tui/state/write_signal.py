@@ -28,68 +28,11 @@ from typing import Any
 
 #: The files whose writes mean "maybe a commit": the database, its WAL and its rollback journal.
 SUFFIXES = ("", "-wal", "-journal")
+#: The watch descriptor of inotify's "queue overflowed" event (`IN_Q_OVERFLOW`, no file name).
+OVERFLOW_WD = -1
 #: After a write, wait this long before saying so: a transaction writes its pages within ~1 ms,
 #: so one poll then sees the commit instead of one poll per page.
 SETTLE_S = 0.002
-
-
-class WriteSignal:
-    """Readable (`fileno()`) after a write to one of the store's files; `drain()` resets it."""
-
-    def __init__(self, db_path: str | os.PathLike[str]) -> None:
-        from inotify_simple import INotify, flags  # Linux only (see `write_signal`)
-
-        path = Path(db_path)
-        self.names = {path.name + suffix for suffix in SUFFIXES}
-        self._inotify = INotify(nonblocking=True)
-        try:
-            self._inotify.add_watch(path.parent, flags.MODIFY | flags.CREATE | flags.MOVED_TO)
-        except OSError:
-            self._inotify.close()
-            raise
-
-    def fileno(self) -> int:
-        return self._inotify.fileno()
-
-    def drain(self) -> bool:
-        """Read every pending event without blocking: did any concern the store's files?"""
-        hit = False
-        while True:
-            try:
-                events = self._inotify.read(timeout=0)
-            except BlockingIOError:
-                break
-            if not events:
-                break
-            hit = hit or any(event.name in self.names or not event.name for event in events)
-        return hit
-
-    def wait(self, timeout: float, also: Any = None, settle_s: float = SETTLE_S) -> bool:
-        """Until the store's files are written (True, `settle_s` after the write), `also` (a file
-        descriptor or an object with `fileno()`) is readable, or `timeout` s pass (False).
-        Writes to other files of the directory are read and ignored."""
-        deadline = time.monotonic() + timeout
-        fds = [self] if also is None else [self, also]
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                readable, _, _ = select.select(fds, [], [], left)
-            except (OSError, ValueError):  # `also` closed meanwhile: its owner is stopping
-                return False
-            if not readable or (also is not None and also in readable):
-                return False
-            time.sleep(settle_s)
-            if self.drain():
-                return True
-        return False
-
-    def close(self) -> None:
-        self._inotify.close()
-
-    def __enter__(self) -> WriteSignal:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 #: A poll woken by a write that found nothing polls once more this much later: the signal sees
@@ -117,17 +60,21 @@ class WriteSignals:
     def add(self, db_path: str | os.PathLike[str]) -> bool:
         """Watch the store at `db_path` too; False where its directory cannot be watched (the
         caller's timer polls still find its commits)."""
+        try:
+            self.watch(db_path)
+        except OSError:
+            return False
+        return True
+
+    def watch(self, db_path: str | os.PathLike[str]) -> None:
+        """`add`, raising the `OSError` where the directory cannot be watched."""
         from inotify_simple import flags
 
         path = Path(db_path)
-        try:
-            wd = self._inotify.add_watch(path.parent, flags.MODIFY | flags.CREATE | flags.MOVED_TO)
-        except OSError:
-            return False
+        wd = self._inotify.add_watch(path.parent, flags.MODIFY | flags.CREATE | flags.MOVED_TO)
         names = self._names.setdefault(wd, {})
         for suffix in SUFFIXES:
             names[path.name + suffix] = str(path)
-        return True
 
     def fileno(self) -> int:
         return self._inotify.fileno()
@@ -143,6 +90,9 @@ class WriteSignals:
             if not events:
                 break
             for event in events:
+                if event.wd == OVERFLOW_WD:  # the kernel dropped events: any store may be written
+                    hit.update(path for names in self._names.values() for path in names.values())
+                    continue
                 names = self._names.get(event.wd, {})
                 if not event.name:  # the directory itself: any of its stores
                     hit.update(names.values())
@@ -170,6 +120,43 @@ class WriteSignals:
 
     def close(self) -> None:
         self._inotify.close()
+
+
+class WriteSignal:
+    """Readable (`fileno()`) after a write to one store's files; `drain()` resets it.
+
+    A `WriteSignals` watching one store, its answers read as yes/no: one implementation of the
+    watch, the event matching and the wait, whether a follower watches one store or many."""
+
+    def __init__(self, db_path: str | os.PathLike[str]) -> None:
+        self._signals = WriteSignals()
+        try:
+            self._signals.watch(db_path)
+        except OSError:
+            self._signals.close()
+            raise
+
+    def fileno(self) -> int:
+        return self._signals.fileno()
+
+    def drain(self) -> bool:
+        """Read every pending event without blocking: did any concern the store's files?"""
+        return bool(self._signals.drain())
+
+    def wait(self, timeout: float, also: Any = None, settle_s: float = SETTLE_S) -> bool:
+        """Until the store's files are written (True, `settle_s` after the write), `also` (a file
+        descriptor or an object with `fileno()`) is readable, or `timeout` s pass (False).
+        Writes to other files of the directory are read and ignored."""
+        return bool(self._signals.wait(timeout, also, settle_s))
+
+    def close(self) -> None:
+        self._signals.close()
+
+    def __enter__(self) -> WriteSignal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def write_signals() -> WriteSignals | None:

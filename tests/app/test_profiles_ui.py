@@ -851,6 +851,33 @@ async def test_all_profiles_at_120_columns_show_the_profile_column(tmp_path: Pat
 
 
 # ---------------------------------------------------------------------- #33: p in --demo
+async def test_a_selection_over_two_profiles_is_refused_by_every_write(tmp_path: Path) -> None:
+    """A write acts on one store: delete and archive (one `actions.chosen_sessions`) refuse a
+    selection that spans two profiles, saying so, and open nothing."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot, 3)
+        screen = app.screen
+        assert isinstance(screen, MainScreen) and screen.stores is not None
+        await pilot_until(pilot, lambda: screen.session_list.total == 6, "screen.session_list.total == 6")
+        sessions = screen.session_list
+        sessions.focus()
+        for key in (("work", "w-2"), ("zeta", "z-1")):
+            sessions.cursor = list(sessions._ids).index(key)
+            await settle(pilot, 2)
+            await pilot.press("space")
+        await pilot_until(pilot, lambda: len(sessions.selection_profiles) == 2, "two profiles selected")
+        for key, what in (("D", "delete"), ("m", "archive")):
+            await pilot.press(key)
+            await settle(pilot, 2)
+            assert isinstance(app.screen, MainScreen)  # no dialog, nothing written
+            messages = [str(n.message) for n in app._notifications]
+            assert any(m.startswith(f"The selection spans several profiles: {what} acts") for m in messages)
+        with SessionDB(store_path(home, "zeta")) as db:
+            assert not db.get_session("z-1").get("archived")
+
+
 async def test_p_on_the_demo_says_there_are_no_other_profiles(demo_db: Path) -> None:
     """In `--demo` (a store outside any Hermes home, and no ~/.hermes) `p` opened the demo beside
     a "default: missing" badge; it says there is no other profile and leaves the list alone."""

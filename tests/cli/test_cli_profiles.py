@@ -334,3 +334,14 @@ def test_no_store_given_opens_hermes_sticky_profile(home, capsys) -> None:
     (home / "active_profile").write_text("default\n", encoding="utf-8")
     code, out, _err = run(capsys, "list")
     assert code == 0 and "work-only" not in out
+
+
+def test_db_given_by_another_name_is_named_as_its_profile(home, tmp_path, capsys) -> None:
+    """`--db` naming a discovered store by another name (a link, `..`) is that profile's store,
+    matched by discovery's own identity of a file (`same_file_key`)."""
+    link = tmp_path / "work-link.db"
+    link.symlink_to(home / "profiles" / "work" / "state.db")
+    for given in (link, home / "profiles" / "work" / ".." / "work" / "state.db"):
+        code, out, _err = run(capsys, "list", "--db", given, "--json", "--limit", "0")
+        assert code == 0
+        assert {r["profile"] for r in json.loads(out)["sessions"]} == {"work"}, given

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 import apsw
 import pytest
 
+from hermes_tui.exporting import to_markdown
 from hermes_tui.html_export import to_html
 from hermes_tui.safe_text import BIDI_CONTROLS
 from hermes_tui.state import SessionDB
@@ -378,3 +379,29 @@ def test_a_fork_of_a_hostile_session_exports_as_inert_html(hostile: Path, capsys
     for payload in HTML_PAYLOADS:
         assert payload in text and payload not in html
     assert "fork <script>x</script>" in text and "[binary: " in text and "⟨U+202E⟩evil⟨U+202C⟩" in text
+
+
+def test_a_flat_tool_call_shows_its_arguments_as_their_value_like_the_markdown(tmp_path: Path) -> None:
+    """A call written flat (`{"name", "arguments"}`, not OpenAI's `function`) with its arguments
+    as JSON text: both exports show the arguments as their value (one rule, `shown_tool_calls`);
+    the HTML export showed them as one JSON string of escaped quotes."""
+    path = tmp_path / "flat.db"
+    db = SessionDB(path)
+    try:
+        db.create_session("f", source="cli")
+        db.append_message(
+            "f",
+            "assistant",
+            "reading",
+            tool_calls=[{"id": "c1", "name": "read_file", "arguments": '{"path": "/tmp/notes.txt"}'}],
+        )
+    finally:
+        db.close()
+    with SessionDB(path, read_only=True) as db:
+        session = db.export_session("f", True)
+    page = assert_safe(to_html(session))
+    assert "Tool call: read_file" in page.all_text
+    assert '"path": "/tmp/notes.txt"' in page.all_text
+    assert '\\"path\\"' not in page.all_text
+    markdown = to_markdown(session)
+    assert '"path": "/tmp/notes.txt"' in markdown and '\\"path\\"' not in markdown

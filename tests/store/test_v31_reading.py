@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from hermes_tui.app.live_order import IncrementalOrder
-from hermes_tui.state import Changes, Federation, SessionDB, SessionFilter, StoreRef
+from hermes_tui.state import Changes, Federation, SessionDB, SessionFilter, StoreRef, order_sort_key
+from hermes_tui.state.list_order import ORDERS
 
 T = 1_700_000_000.0
 EPOCH_MAX = 4_200_000_000.0  # v31's recency window (hermes_cli.timefmt.EPOCH_MAX)
@@ -266,6 +267,21 @@ def test_pinned_first_keeps_each_part_in_order_and_live_keys_agree(v31: Path) ->
         live.note(Changes(messages={"s0": [1], "s1": [2]}))
         assert live.base(db, flt, "last_active") == ["s1", "s3", "s0", "s5", "s4", "s2"]
         assert live.full_reads == 1  # moved incrementally
+
+
+def test_order_sort_key_places_each_session_where_session_order_lists_it(v31: Path) -> None:
+    """The store's one rule for a live list (`order_sort_key` of `order_keys`): descending in it
+    is `session_order`, with and without pinned first, NULL keys and ties by id included."""
+    with SessionDB(v31, migrate=False) as db:
+        for i in range(6):
+            add(db, f"s{i}", T + i, T + 10 * (i % 3))  # ties: s0/s3, s1/s4, s2/s5
+        add(db, "quiet", T + 7)
+        db._execute_write(lambda c: c.execute("UPDATE sessions SET pinned = 1 WHERE id IN ('s1', 's3')"))
+        for flt in (SessionFilter(), SessionFilter(pinned_first=True)):
+            for order in ORDERS:
+                listed = db.session_order(flt, order=order).ids
+                keys = db.order_keys(listed, flt, order)
+                assert sorted(listed, key=lambda s: order_sort_key(s, keys[s]), reverse=True) == listed
 
 
 def test_federated_pinned_first_merges_each_part(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ Writers are real subprocesses (the stdlib `sqlite3` only ever in a subprocess)."
 
 from __future__ import annotations
 
+import os
 import select
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hermes_tui.state import SessionDB
-from hermes_tui.state.write_signal import WriteSignal, write_signal
+from hermes_tui.state.write_signal import WriteSignal, write_signal, write_signals
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -88,3 +89,30 @@ def test_no_signal_where_there_is_nothing_to_watch(tmp_path: Path) -> None:
     assert write_signal(None) is None
     assert write_signal(":memory:") is None
     assert write_signal(tmp_path / "no such dir" / "state.db") is None
+
+
+def test_a_commit_lost_in_an_overflowed_queue_still_signals_every_store(tmp_path: Path) -> None:
+    """When the kernel's event queue overflows (`fs.inotify.max_queued_events`), the events after
+    it are dropped, a commit's among them: the signal names every store it watches (the one
+    store's `WriteSignal` said yes; the many stores' `WriteSignals` said none and the commit
+    waited for the timer poll)."""
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 100_000:
+        pytest.skip(f"max_queued_events is {limit}: too many files to overflow it")
+    paths = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        paths.append(tmp_path / name / "state.db")
+        elsewhere(paths[-1], "CREATE TABLE t (x);")
+    signals = write_signals()
+    assert signals is not None
+    try:
+        with write_signal(paths[0]) as one:  # type: ignore[union-attr]
+            assert all(signals.add(p) for p in paths)
+            for i in range(limit + 16):  # other files of a watched directory: each an event
+                os.close(os.open(tmp_path / "a" / f"other-{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+            elsewhere(paths[0], "INSERT INTO t VALUES (1);")  # its events dropped: the queue is full
+            assert signals.drain() == {str(p) for p in paths}
+            assert one.drain()
+    finally:
+        signals.close()

@@ -14,7 +14,6 @@ from textual.widgets import Button, ProgressBar, Static
 
 from hermes_tui.app.render import one_line
 from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message
-from hermes_tui.app.undo import remember_trash_entry
 from hermes_tui.formatting import plural
 from hermes_tui.state import BUSY_REASON
 
@@ -162,11 +161,8 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
         """ctrl+d or the Delete button: delete exactly the sessions the plan shows."""
         if self.busy or self.plan is None or not self.plan["ids"] or self.has_class("-finished"):
             return
-        self.busy = True
-        self.cancel_event.clear()
+        self.start_write("deleting…", "confirm")
         self.add_class("-running")
-        self.query_one("#confirm", Button).disabled = True
-        self.status("deleting…")
         self.delete_worker(list(self.plan["ids"]) + list(self.plan["cascade_ids"]))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="delete-run", description="delete sessions")
@@ -203,7 +199,5 @@ class DeleteDialog(ActionDialog[dict[str, Any] | None]):
             self.query_one("#cancel", Button).label = "Close (esc)"
             self.changed(tuple(self.ids))
             return
-        remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
-        self.changed(tuple(result["deleted_ids"]))
-        self.context.notify(deleted_message(result), title="Deleted", markup=False)
+        self.trashed(result, deleted_message(result), "Deleted")
         self.dismiss(result)

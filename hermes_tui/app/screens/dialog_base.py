@@ -19,6 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from hermes_tui.app.undo import remember_trash_entry
 from hermes_tui.formatting import plural as plural  # the one pluraliser; screens import it from here
 from hermes_tui.safe_text import inert
 from hermes_tui.state import BUSY_REASON
@@ -95,6 +96,22 @@ class ActionDialog(ModalScreen[R]):
         self.db = db
         self.cancel_event = threading.Event()
         self.busy = False
+
+    def start_write(self, text: str, button: str | None = None) -> None:
+        """On the loop, before a write worker starts: busy (Esc now cancels it), a fresh cancel
+        event, `button` (its id) disabled against a second press, `text` as the status."""
+        self.busy = True
+        self.cancel_event.clear()
+        if button is not None:
+            self.query_one(f"#{button}", Button).disabled = True
+        self.status(text)
+
+    def trashed(self, result: dict[str, Any], message: str, title: str) -> None:
+        """On the loop, after a write moved sessions to the trash (`SessionDB.trash_sessions`):
+        `u` can undo it, the browser re-reads them, a toast says so (the caller then closes)."""
+        remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
+        self.changed(tuple(result["deleted_ids"]))
+        self.context.notify(message, title=title, markup=False)
 
     def status(self, text: str | Text, style: str = "") -> None:
         """Show a line in `#status` (agent text must come in as `Text`; never markup)."""

@@ -135,9 +135,7 @@ class ExportDialog(ActionDialog[Path | None]):
         if self.fmt == "html" and self.scope == "filter":
             self.status(HTML_ONE_PAGE, style="bold")
             return
-        self.busy = True
-        self.cancel_event.clear()
-        self.status("exporting… (Esc stops, no file is left)")
+        self.start_write("exporting… (Esc stops, no file is left)")
         force = self.query_one("#export-overwrite", MarkedCheckbox).value
         redact = self.fmt == "html" and self.query_one("#export-redact", MarkedCheckbox).value
         self.export_worker(Path(raw).expanduser(), self.scope, self.fmt, force, redact)

@@ -123,10 +123,7 @@ class ForkDialog(ActionDialog[str | None]):
         if self.last_plan is None or not self.last_plan.get("ok"):
             self.status("fix the title first", style="bold")
             return
-        self.busy = True
-        self.cancel_event.clear()
-        self.query_one("#ok", Button).disabled = True
-        self.status("forking…")
+        self.start_write("forking…", "ok")
         self.fork_worker(self._title(self.query_one("#fork-input", Input).value))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="fork-apply", description="fork")

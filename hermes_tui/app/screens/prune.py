@@ -23,7 +23,6 @@ from textual.worker import get_current_worker
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.render import format_size, human_count, one_line
 from hermes_tui.app.screens.dialog_base import ActionDialog, error_text, trashed_message, unique_path
-from hermes_tui.app.undo import remember_trash_entry
 from hermes_tui.app.widgets.marked import MarkedCheckbox
 from hermes_tui.exporting import to_jsonl, write_export
 from hermes_tui.formatting import plural
@@ -287,13 +286,10 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
         if not self.plan["ids"]:
             self.status("nothing to prune with these filters")
             return
-        self.busy = True
-        self.cancel_event.clear()
+        self.start_write("deleting…", "confirm")
         self.add_class("-running")
-        self.query_one("#confirm", Button).disabled = True
         ids = list(self.plan["ids"]) + list(self.plan["cascade_ids"])
         export = self.query_one("#prune-export", MarkedCheckbox).value
-        self.status("deleting…")
         self.prune_worker(ids, export)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="prune-run", description="prune sessions")
@@ -338,7 +334,5 @@ class PruneDialog(ActionDialog[dict[str, Any] | None]):
             self.changed()
             self.refresh_preview()
             return
-        remember_trash_entry(self.app, result.get("trash_entry"), self.db.db_path)
-        self.changed(tuple(result["deleted_ids"]))
-        self.context.notify(pruned_message(result) + where, title="Pruned", markup=False)
+        self.trashed(result, pruned_message(result) + where, "Pruned")
         self.dismiss(result)

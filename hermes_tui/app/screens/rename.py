@@ -180,10 +180,7 @@ class RenameDialog(ActionDialog[str | None]):
         if self.last_check is not None and not self.last_check.get("ok"):
             self.status("fix the title first", style="bold")
             return
-        self.busy = True
-        self.cancel_event.clear()
-        self.query_one("#ok", Button).disabled = True
-        self.status("saving…")
+        self.start_write("saving…", "ok")
         self.apply_worker(self.query_one("#rename-input", Input).value)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="rename-apply", description="rename")

@@ -255,9 +255,7 @@ class TrashScreen(ActionDialog[None]):
     def _confirm_restore(self, entry: dict[str, Any]) -> None:
         def answered(yes: bool | None) -> None:
             if yes:
-                self.busy = True
-                self.cancel_event.clear()
-                self.status("restoring…")
+                self.start_write("restoring…")
                 self.restore_worker(entry["id"])
 
         self.app.push_screen(

@@ -5,20 +5,32 @@ Counting stops at a cap (`(cap, False)`: "at least cap") and never scores a matc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 import apsw
 
-from .. import sql_fragments as Q
 from ..fts_query import expand_prefixes
-from . import parse as P  # (read as P.parse_query: bench --search-cold swaps it)
 from .fallback import glued_text
 from .model import FTS5, FTS_CJK, TRIGRAM, Filters, SortOrder, store_errors
-from .parse import UNINDEXED_SOURCES, ParsedQuery
+from .parse import ParsedQuery
 from .routes import RoutesMixin
 from .scan import LikeCondition, like_where, scan_condition
 from .sql import ids_between
+
+
+def first_found(counts: Iterable[Callable[[], tuple[int, bool]]]) -> tuple[int, bool]:
+    """The first of a query's retries that finds a row (or stops at the cap) answers, as in
+    `search()`; an index that cannot run its MATCH is passed over. None found: `(0, True)`."""
+    for count in counts:
+        try:
+            n, exact = count()
+        except apsw.SQLError:
+            continue
+        if n or not exact:
+            return n, exact
+    return 0, True
 
 
 class CountMixin(RoutesMixin):
@@ -42,9 +54,7 @@ class CountMixin(RoutesMixin):
         CJK queries, whose first index differs by order). Counting stops at `cap`: `(cap, False)`
         means "at least cap". Raises `QueryTooComplex` where `search()` does.
         """
-        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
-            return 0, True
-        parsed = P.parse_query(query, Q.todays_hermes(self))
+        parsed = self._parse_query(query)
         if parsed is None:
             return 0, True
         cap = max(int(cap), 0)
@@ -55,7 +65,7 @@ class CountMixin(RoutesMixin):
                 return self._count_like(like_where(parsed.boolean), filters, cap)
             if parsed.cjk:
                 ranked = SortOrder.parse(sort) is SortOrder.RANK
-                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
+                unindexed = parsed.wants_unindexed(source_filter)
                 return self._count_cjk(parsed, filters, cap, ranked, tool_role, unindexed)
             return self._count_latin(parsed, filters, cap, tool_role)
         except apsw.InterruptError:
@@ -120,14 +130,10 @@ class CountMixin(RoutesMixin):
         if tool_role:
             return 0, True
         live, _probed = self._live_fallbacks(self._latin_fallback_routes(parsed, cjk_ready))
-        for route, quoted in live:
-            try:
-                n, exact = self._count_glued(route.index, quoted, parsed.terms, filters, cap)
-            except apsw.SQLError:
-                continue
-            if n or not exact:
-                return n, exact
-        return 0, True
+        return first_found(
+            partial(self._count_glued, route.index, quoted, parsed.terms, filters, cap)
+            for route, quoted in live
+        )
 
     def _count_like(self, cond: LikeCondition | None, filters: Filters, cap: int) -> tuple[int, bool]:
         """The LIKE scan's rows counted (None: no positive term, no row)."""
@@ -148,14 +154,7 @@ class CountMixin(RoutesMixin):
             tries.append((TRIGRAM.index, quoted))
         if parsed.relaxed is not None:
             tries.append((FTS5.index, parsed.relaxed))
-        for table, match in tries:
-            try:
-                n, exact = self._count_fts(table, match, filters, cap)
-            except apsw.SQLError:
-                continue
-            if n or not exact:
-                return n, exact
-        return 0, True
+        return first_found(partial(self._count_fts, table, match, filters, cap) for table, match in tries)
 
     def _count_gap(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
@@ -160,6 +160,11 @@ class ParsedQuery:
     def side_eligible(self) -> bool:
         """Only CJK-bearing rows are in the side index: every OR branch must need a CJK term."""
         return all(any(contains_cjk(t) for t in must) for must, _n in self.scan_boolean.groups)
+
+    def wants_unindexed(self, source_filter: Sequence[str] | None) -> bool:
+        """The search asks for rows today's Hermes keeps out of its cjk and trigram indexes
+        (`UNINDEXED_SOURCES`): `search()` and `search_count()` then skip those indexes."""
+        return self.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
 
 
 def _parsed(q: str, cjk: bool, plain_word: bool, rejected: bool, todays: bool) -> ParsedQuery:

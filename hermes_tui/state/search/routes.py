@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -39,11 +39,23 @@ from .model import (
     SortOrder,
     store_errors,
 )
-from .parse import UNINDEXED_SOURCES, ParsedQuery
+from .parse import ParsedQuery
 from .scan import like_where, scan_condition
 
 #: The filters' SQL (`_search_filters`) and about what share of messages they keep (`_filter_share`).
 Scope = tuple[Filters, float]
+
+
+class Page(NamedTuple):
+    """What every route reads: the query, the page asked for, and the filters (built once a
+    route needs them: a query with no hit never builds them)."""
+
+    parsed: ParsedQuery
+    order: SortOrder
+    limit: int
+    offset: int
+    tool_role: bool
+    scope: Callable[[], Scope]
 
 
 RESULT_KEYS = (
@@ -106,9 +118,7 @@ class RoutesMixin(FallbackMixin):
         `context=False` leaves each result's `context` empty: three index reads per hit that a
         caller showing only snippets (the browser while typing) does not need.
         """
-        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
-            return SearchOutcome()
-        parsed = P.parse_query(query, Q.todays_hermes(self))
+        parsed = self._parse_query(query)
         if parsed is None:
             return SearchOutcome()
         if parsed.rejected:
@@ -124,6 +134,13 @@ class RoutesMixin(FallbackMixin):
         except apsw.InterruptError:  # (as inside: an interrupted search answers nothing)
             return SearchOutcome(query=parsed.q, route=INTERRUPTED.name)
         return out
+
+    def _parse_query(self, query: Any) -> ParsedQuery | None:
+        """`query` as `search()` and `search_count()` read it, by the rules of the file's writer;
+        None where nothing is searched: not text, blank, or a store without a message index."""
+        if not isinstance(query, str) or not query.strip() or self.layout.kind == "none":
+            return None
+        return P.parse_query(query, Q.todays_hermes(self))
 
     def _search_parsed(
         self,
@@ -151,7 +168,7 @@ class RoutesMixin(FallbackMixin):
             return self._search_filters(source_filter, exclude_sources, role_filter, include_inactive), share
 
         tool_role = "tool" in (role_filter or ())
-        page = (parsed, order, limit, offset, tool_role, scope)  # what every route reads
+        page = Page(parsed, order, limit, offset, tool_role, scope)
         out = SearchOutcome(query=parsed.q, route="")
         try:
             if parsed.todays and tool_role:
@@ -161,11 +178,10 @@ class RoutesMixin(FallbackMixin):
                 out.results = self._like_route(like, filters, limit, offset, asc=order is SortOrder.OLDEST)
                 out.route = LIKE_SCAN.name
             elif parsed.cjk:
-                unindexed = parsed.todays and bool(UNINDEXED_SOURCES & set(source_filter or ()))
-                self._search_cjk(out, *page, unindexed)
+                self._search_cjk(out, page, parsed.wants_unindexed(source_filter))
             elif parsed.todays:
-                self._todays_latin(out, *page)
-            elif not self._search_latin(out, *page):
+                self._todays_latin(out, page)
+            elif not self._search_latin(out, page):
                 return SearchOutcome(query=parsed.q, route=FTS5.name)  # FTS5 rejects it (upstream: `[]`)
             self._flatten_snippets(out.results, parsed)
         except apsw.InterruptError:
@@ -179,16 +195,12 @@ class RoutesMixin(FallbackMixin):
     def _search_cjk(
         self,
         out: SearchOutcome,
-        parsed: ParsedQuery,
-        order: SortOrder,
-        limit: int,
-        offset: int,
-        tool_role: bool,
-        scope: Callable[[], Scope],
+        page: Page,
         unindexed: bool,
     ) -> None:
         """A CJK query: the first CJK index that runs (`_cjk_routes`), else the side index, else
         the LIKE scan (on today's files: any token, newest first whatever the order asked)."""
+        parsed, order, limit, offset, tool_role, scope = page
         filters, share = scope()
         gap = self._unindexed_range()
         for route in self._cjk_routes(
@@ -228,16 +240,12 @@ class RoutesMixin(FallbackMixin):
     def _search_latin(
         self,
         out: SearchOutcome,
-        parsed: ParsedQuery,
-        order: SortOrder,
-        limit: int,
-        offset: int,
-        tool_role: bool,
-        scope: Callable[[], Scope],
+        page: Page,
     ) -> bool:
         """A Latin query on a v23 (or older) file: the unicode61 index, probed first together
         with stand-ins for the v23 retries; with no row, the retries (`fallback.py`). What the
         probes learn is kept per query until a commit (`_query_facts`). False: FTS5 rejects it."""
+        parsed, order, limit, offset, tool_role, scope = page
         q = parsed.q
         cjk_ready = self._cjk_ready()
         out.route = FTS5.name
@@ -295,16 +303,12 @@ class RoutesMixin(FallbackMixin):
     def _todays_latin(
         self,
         out: SearchOutcome,
-        parsed: ParsedQuery,
-        order: SortOrder,
-        limit: int,
-        offset: int,
-        tool_role: bool,
-        scope: Callable[[], Scope],
+        page: Page,
     ) -> None:
         """A Latin query by today's Hermes' routes: the unicode61 index; with no row, the cjk then
         the trigram index (every token of 3+ characters) as a substring match of each token; with
         still none, the index again with any of the words (`or_relaxed`)."""
+        parsed, order, limit, offset, tool_role, scope = page
         q = parsed.q
         out.route = FTS5.name
         expanded = expand_prefixes(q, self._prefix_terms) or q if "*" in q else q

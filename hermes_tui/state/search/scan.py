@@ -20,7 +20,7 @@ from .model import NEWEST_BY_ID_SQL, OLDEST_BY_ID_SQL, Route, SortOrder, as_boun
 from .parse import ParsedQuery
 from .ranking import RankingMixin
 from .snippets import with_marked_snippets
-from .sql import ids_between, rowids_in
+from .sql import ids_between, marked_select, rowids_in
 
 #: A LIKE condition on messages `m`: its SQL, its parameters and the terms its snippets mark.
 LikeCondition = tuple[str, list[Any], list[str]]
@@ -178,11 +178,8 @@ class ScanMixin(RankingMixin):
                 return []
             where, fparams = [*where, rowids_in("m", ids)], [*fparams, json.dumps(ids)]
         sql = (
-            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.timestamp, m.tool_name, "
-            "m.tool_calls AS _tc, "
-            "s.source, s.model, s.started_at AS session_started FROM messages m JOIN sessions s ON s.id "
-            "= m.session_id "
-            f"WHERE {like}"
+            marked_select("messages m JOIN sessions s ON s.id = m.session_id")
+            + f" WHERE {like}"
             + "".join(" AND " + w for w in where)
             + " "
             + (OLDEST_BY_ID_SQL if asc else NEWEST_BY_ID_SQL)

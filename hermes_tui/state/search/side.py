@@ -21,7 +21,7 @@ from .model import NEWEST_BY_ID_SQL, OLDEST_BY_ID_SQL, SortOrder
 from .parse import ParsedQuery
 from .scan import ScanMixin, like_where
 from .snippets import with_marked_snippets
-from .sql import ids_between, rowids_in
+from .sql import ids_between, marked_select, rowids_in
 
 if TYPE_CHECKING:
     from ..core import _Core
@@ -188,11 +188,12 @@ class SideMixin(ScanMixin):
                 return []
             where, params = [*where, rowids_in("f", ids)], [*params, json.dumps(ids)]
         sql = (
-            "SELECT m.id, m.session_id, m.role, m.content AS _content, m.tool_name, m.tool_calls AS "
-            "_tc, m.timestamp, "
-            "s.source, s.model, s.started_at AS session_started FROM cjk_side.side_fts f "
-            "JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id "
-            "WHERE f.side_fts MATCH ?" + "".join(" AND " + w for w in where) + f" {order} LIMIT +? OFFSET +?"
+            marked_select(
+                "cjk_side.side_fts f JOIN messages m ON m.id = f.rowid JOIN sessions s ON s.id = m.session_id"
+            )
+            + " WHERE f.side_fts MATCH ?"
+            + "".join(" AND " + w for w in where)
+            + f" {order} LIMIT +? OFFSET +?"
         )
         return with_marked_snippets(
             read_rows(conn, sql, [match, *params, limit, offset]), parsed.scan_boolean.terms

@@ -40,17 +40,27 @@ _JSON_PREFIX_BOUNDS = tuple(
 MULTIMODAL_SQL = f"(m.content >= {_JSON_PREFIX_BOUNDS[0]} AND m.content < {_JSON_PREFIX_BOUNDS[1]})"
 
 
+#: What every hit carries besides its snippet (`routes.RESULT_KEYS`), whichever route found it.
+HIT_COLUMNS = (
+    "m.id, m.session_id, m.role, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started"
+)
+
+
 @functools.lru_cache(maxsize=8)
 def result_select(table: str) -> str:
     """The result columns of an FTS route, `snippet()` included, joined as upstream joins them;
     `_multimodal` tells `_flatten_snippets` which rows need their text (no second statement)."""
     return (
-        f"SELECT m.id, m.session_id, m.role, snippet({table}, -1, '>>>', '<<<', '...', "
-        f"{SNIPPET_TOKENS}) AS snippet, "
-        "m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started, "
+        f"SELECT {HIT_COLUMNS}, snippet({table}, -1, '>>>', '<<<', '...', {SNIPPET_TOKENS}) AS snippet, "
         f"{MULTIMODAL_SQL} AS _multimodal "
         f"FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id"
     )
+
+
+def marked_select(source: str) -> str:
+    """The result columns of a route that marks its own snippets (the LIKE scan, the side index):
+    the text and tool calls `snippets.with_marked_snippets` reads, FROM `source`."""
+    return f"SELECT {HIT_COLUMNS}, m.content AS _content, m.tool_calls AS _tc FROM {source}"
 
 
 @functools.lru_cache(maxsize=64)
