@@ -225,9 +225,11 @@ class UsageMixin(_Core):
         kept = self._usage_residuals
         if kept is not None and kept[0] is conn and kept[1] == version:
             return kept[2]
-        rows = _roomy(conn).execute(
-            f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}"
-        ).fetchall()
+        rows = (
+            _roomy(conn)
+            .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
+            .fetchall()
+        )
         ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
         self._usage_residuals = (conn, version, ids)
         return ids
