@@ -55,7 +55,7 @@ from .usage_time import (
     TzLike,
     UsagePeriod,
     When,
-    current_period,
+    budget_range,
     local_date,
     midnight,
     next_start,
@@ -64,6 +64,7 @@ from .usage_time import (
     spans,
     to_ts,
     tz_name,
+    zone_and_now,
 )
 
 _COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -475,12 +476,8 @@ class UsageMixin(_Core):
     ) -> BudgetStatus:
         """`budget_usd` against the cost of `[since, until)` (default: the current local month
         up to `now`), with the month to date and its pace (see `BudgetStatus`)."""
-        zone = resolve_tz(tz)
-        now = time.time() if now is None else float(now)
-        month = current_period(now, "month", zone)
-        lo, hi = to_ts(since, zone), to_ts(until, zone)
-        lo = month[1] if lo is None else lo
-        hi = now if hi is None else hi
+        zone, now = zone_and_now(tz, now)
+        month, lo, hi = budget_range(since, until, zone, now)
         mtd = self.usage_report("month", None, month[1], now, zone, now).total
         spent = (
             mtd if (lo, hi) == (month[1], now) else self.usage_report("month", None, lo, hi, zone, now).total
