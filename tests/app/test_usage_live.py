@@ -46,6 +46,10 @@ def shown_total(screen: UsageScreen) -> float | None:
     return None if screen.data is None else round(screen.data.report.total.cost_usd, 6)
 
 
+def file_bytes(path: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists()}
+
+
 def cursor_key(screen: UsageScreen) -> tuple[str | None, str]:
     return screen.session_keys[screen.query_one("#usage-sessions", DataTable).cursor_row]
 
@@ -73,6 +77,13 @@ async def test_a_write_while_open_changes_figures_keeps_cursor(tmp_path: Path, m
         assert screen.data.choice.days == 7 and screen.live_reloads >= 1
         assert [k[1] for k in screen.session_keys] == ["third", "first", "second"]
         assert cursor_key(screen) == (None, "second")
+        # reloading writes nothing: the store's files are as the writer left them
+        files = file_bytes(path)
+        reloads = screen.live_reloads
+        usage_heard(app, LiveUpdate(Changes(messages={"third": [9]})))
+        await pilot_until(pilot, lambda: screen.live_reloads > reloads, "another reload")
+        await settle(pilot)
+        assert file_bytes(path) == files
 
 
 async def test_a_burst_of_writes_reloads_a_bounded_number_of_times(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
