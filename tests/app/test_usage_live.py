@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import DataTable
 
 from hermes_tui.app.live_follow import LiveUpdate
-from hermes_tui.app.screens.usage import UsageScreen, usage_heard
+from hermes_tui.app.screens.usage import LIVE_GAP_S, LIVE_SETTLE_S, UsageScreen, live_wait, usage_heard
 from hermes_tui.state import Changes, SessionDB
 from tests._wait import pilot_until
 from tests.peer.oracle import Peer, PeerUnavailable, peer_python
@@ -113,8 +113,6 @@ async def test_a_burst_of_writes_reloads_a_bounded_number_of_times(tmp_path: Pat
                     await pilot.pause()  # let the follower's reports in during the burst
         await pilot_until(pilot, lambda: shown_total(screen) == 21.0, "the burst's total on screen")
         elapsed = time.monotonic() - started
-        from hermes_tui.app.screens.usage import LIVE_GAP_S
-
         assert 1 <= screen.live_reloads - before <= elapsed / LIVE_GAP_S + 2
 
 
@@ -137,6 +135,15 @@ async def test_with_every_profile_open_a_write_to_either_refreshes(tmp_path: Pat
             with SessionDB(stores[name]) as db:
                 spend(db, f"{name}-1", 3.0 if name == "work" else 4.0, create=False)
             await pilot_until(pilot, lambda t=total: shown_total(screen) == t, f"{name}'s write on screen")
+
+
+def test_a_slow_load_spaces_the_reloads_out() -> None:
+    """Reloads start `LIVE_GAP_S` apart, or four times the last load's duration when that is
+    longer (a whole history at 1M messages: ~1 s), and never sooner than `LIVE_SETTLE_S`."""
+    assert live_wait(0.0, 0.1) == LIVE_GAP_S
+    assert live_wait(0.0, 1.0) == 4.0
+    assert live_wait(1.5, 1.0) == 2.5
+    assert live_wait(10.0, 1.0) == LIVE_SETTLE_S
 
 
 @pytest.fixture

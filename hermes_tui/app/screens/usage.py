@@ -8,8 +8,8 @@ values (series, labels, lines), whose store text is already inert.
 
 Live: the main screen's follower(s) already learn of every write to the open store(s); the app
 passes what they report on (`usage_heard`), and the screen reads the same choice again, at most
-once per `LIVE_GAP_S` while writes keep coming, keeping the range, grouping and the costliest
-sessions' cursor (on the same session, wherever it moved).
+once per `LIVE_GAP_S` (or four times the last read's duration) while writes keep coming, keeping
+the range, grouping and the costliest sessions' cursor (on the same session, wherever it moved).
 """
 
 from __future__ import annotations
@@ -102,6 +102,16 @@ LIVE_GAP_S = 2.0
 #: A reload waits at least this long after the write that asked for it: a writer records an API
 #: call's tokens and its messages in separate commits, close together.
 LIVE_SETTLE_S = 0.3
+#: ... and starts at least this many times the last load's duration after that load started: a
+#: whole history at 1M messages takes about a second to read, so reloads every `LIVE_GAP_S`
+#: would keep half a core busy for as long as an agent writes; this keeps it under a quarter.
+LIVE_LOAD_FACTOR = 4.0
+
+
+def live_wait(since_start: float, load_s: float) -> float:
+    """Seconds until the next live reload may start, `since_start` seconds after the last load
+    started, which took `load_s` seconds (`LIVE_GAP_S`, `LIVE_SETTLE_S`, `LIVE_LOAD_FACTOR`)."""
+    return max(LIVE_SETTLE_S, max(LIVE_GAP_S, LIVE_LOAD_FACTOR * load_s) - since_start)
 
 
 def colour_distance(a: Color, b: Color) -> float:
@@ -216,6 +226,7 @@ class UsageScreen(Screen[None]):
         self._loads = 0
         self._loading: int | None = None
         self._loaded_at = float("-inf")
+        self._load_s = 0.0
         #: Reloads started by writes (tests and the bench count them).
         self.live_reloads = 0
 
@@ -256,6 +267,7 @@ class UsageScreen(Screen[None]):
         """A load ended: a write meanwhile is read next (`store_written`)."""
         if load == self._loading:
             self._loading = None
+            self._load_s = time.monotonic() - self._loaded_at
             if self._written:
                 self._arm()
 
@@ -270,7 +282,7 @@ class UsageScreen(Screen[None]):
             self._arm()
 
     def _arm(self) -> None:
-        wait = max(LIVE_SETTLE_S, self._loaded_at + LIVE_GAP_S - time.monotonic())
+        wait = live_wait(time.monotonic() - self._loaded_at, self._load_s)
         self._live_timer = self.set_timer(wait, self._reload_live, name="usage-live")
 
     def _reload_live(self) -> None:
