@@ -3,7 +3,7 @@
     nice -n 10 python3 bench/legacy_build.py --size wide --out /work/bench-data/usage/wide-legacy.db
     .venv/bin/python bench/usage_bench.py --legacy /work/bench-data/usage/wide-legacy.db \
         --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--cold] [--drop-caches] \
-        [--json bench/results/usage-1m-<date>.json]
+        [--json bench/results/usage-1m-<date>.json] [--base-tree /work/wt/live-base [--rounds 3]]
 
 **The store.** `legacy_build.py --size wide` writes the `wide` corpus (1M messages, ~100k sessions
 of median 7 messages, 180 days ending 2025-06-01) through hermes-agent 0.19.0's own `SessionDB`
@@ -31,6 +31,11 @@ zone Europe/Berlin (the 180 days hold both DST changes). Warm: one call first, t
 calls: p50 and max of the wall time, p50 of the process' CPU time (steadier on a shared
 machine). `--cold`: each case once more in a fresh interpreter (its first call;
 `--drop-caches`, root: the page cache dropped before each, else the file is in the OS cache).
+
+`--base-tree DIR`: the same warm cases with the code of another checkout (`hermes_tui` imported
+from DIR: the commit before a change), side by side: `--rounds` fresh processes each, this tree's
+and DIR's alternating (a busy moment of the shared machine hits both), every repetition of a case
+pooled per tree; the summaries must match (the change leaves every result as it was).
 """
 
 from __future__ import annotations
@@ -194,7 +199,7 @@ def now_of(db: Any) -> float:
     return float(bounds[1]) if bounds else time.time()
 
 
-def warm(path: Path, reps: int) -> list[dict[str, Any]]:
+def warm(path: Path, reps: int, quiet: bool = False) -> list[dict[str, Any]]:
     from hermes_tui.state import SessionDB
 
     out = []
@@ -213,6 +218,8 @@ def warm(path: Path, reps: int) -> list[dict[str, Any]]:
             out.append(
                 {
                     "case": name,
+                    "times": times,
+                    "cpu": cpu,
                     "first_ms": first_ms,
                     "first_of_process": not out,
                     "p50_ms": statistics.median(times),
@@ -222,11 +229,66 @@ def warm(path: Path, reps: int) -> list[dict[str, Any]]:
                     "result": summary(result),
                 }
             )
+            if quiet:
+                continue
             print(
                 f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  cpu {out[-1]['cpu_p50_ms']:7.1f}  "
                 f"max {out[-1]['max_ms']:7.1f}  "
                 f"first {first_ms:7.1f}  {out[-1]['result']}"
             )
+    return out
+
+
+def git_head(tree: Path) -> str:
+    proc = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return proc.stdout.strip() or "?"
+
+
+def warm_in(tree: Path, path: Path, reps: int) -> list[dict[str, Any]]:
+    """`warm` in a fresh interpreter importing `hermes_tui` from `tree`."""
+    proc = subprocess.run(
+        [sys.executable, __file__, "--warm-child", str(path), str(reps), "--tree", str(tree)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def side_by_side(path: Path, base: Path, reps: int, rounds: int) -> dict[str, Any]:
+    """This tree and `base`, `rounds` processes each, alternating; each case's repetitions pooled."""
+    runs: dict[str, list[list[dict[str, Any]]]] = {"new": [], "base": []}
+    for _ in range(rounds):
+        for name, tree in (("base", base), ("new", ROOT)):
+            runs[name].append(warm_in(tree, path, reps))
+    out: dict[str, Any] = {
+        "base_tree": str(base),
+        "base_commit": git_head(base),
+        "new_commit": git_head(ROOT),
+    }
+    for name, found in runs.items():
+        cases = []
+        for i, (case, _m, _kw) in enumerate(CASES):
+            rows = [r[i] for r in found]
+            cases.append(
+                {
+                    "case": case,
+                    "p50_ms": statistics.median(t for r in rows for t in r["times"]),
+                    "cpu_p50_ms": statistics.median(t for r in rows for t in r["cpu"]),
+                    "reps": reps * rounds,
+                    "result": rows[0]["result"],
+                }
+            )
+        out[name] = cases
+    print(f"{'case':38} {'base cpu':>9} {'new cpu':>8} {'ratio':>6} {'base wall':>10} {'new wall':>9}")
+    for b, n in zip(out["base"], out["new"], strict=True):
+        same = "" if b["result"] == n["result"] else f"  RESULTS DIFFER: {b['result']} / {n['result']}"
+        print(
+            f"{n['case']:38} {b['cpu_p50_ms']:9.0f} {n['cpu_p50_ms']:8.0f} "
+            f"{b['cpu_p50_ms'] / n['cpu_p50_ms']:6.2f} {b['p50_ms']:10.0f} {n['p50_ms']:9.0f}{same}"
+        )
     return out
 
 
@@ -289,8 +351,18 @@ def main() -> int:
         "--drop-caches", action="store_true", help="root: drop the page cache before each cold case"
     )
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--base-tree", type=Path, help="another checkout: the same warm cases with its code")
+    ap.add_argument("--rounds", type=int, default=3, help="--base-tree: processes per tree")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--warm-child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.tree is not None:
+        sys.path.insert(0, str(args.tree))
+    if args.warm_child:
+        found = warm(Path(args.warm_child[0]), int(args.warm_child[1]), quiet=True)
+        print(json.dumps(found))
+        return 0
     if args.child:
         child(Path(args.child[0]), int(args.child[1]))
         return 0
@@ -302,8 +374,11 @@ def main() -> int:
         "prompt_bytes": args.prompt_bytes,
         "file_mb": path.stat().st_size / 1e6,
         "tz": TZ,
-        "warm": warm(path, args.reps),
     }
+    if args.base_tree is not None:
+        res["side_by_side"] = side_by_side(path, args.base_tree, args.reps, args.rounds)
+    else:
+        res["warm"] = warm(path, args.reps)
     if args.cold:
         res["cold"] = cold(path, args.drop_caches)
         res["drop_caches"] = args.drop_caches

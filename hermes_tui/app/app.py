@@ -39,6 +39,7 @@ from hermes_tui.app.handoff import (
 from hermes_tui.app.handoff_actions import compression_tip, register_handoff_actions
 from hermes_tui.app.prefetch import OpenPrefetch
 from hermes_tui.app.render import Clock, system_clock
+from hermes_tui.app.screens.usage import usage_heard
 from hermes_tui.app.session_actions import register_actions
 from hermes_tui.app.settings import Settings, SettingsWriter
 from hermes_tui.app.settings import load as load_settings
@@ -227,6 +228,15 @@ class HermesApp(App[Handoff]):
     def on_main_screen_stores_opened(self, message: object) -> None:
         """The same once several profiles' stores are open (`pick --all`, `--profile`)."""
         self._apply_pick_source()
+
+    def on_live_changed(self, message: Any) -> None:
+        """The main screen's live follower saw a write (its message bubbles up from the main
+        screen): a Usage screen on the stack follows it (`usage_heard`)."""
+        usage_heard(self, message.update)
+
+    def on_main_screen_store_live(self, message: Any) -> None:
+        """The same for one profile's store (`--all`)."""
+        usage_heard(self, message.update)
 
     def _apply_pick_source(self) -> None:
         """Select picker mode's ``--source`` in the list's and the search's source menus."""

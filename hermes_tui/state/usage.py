@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
+import apsw
+
 from .core import _Core
 from .errors import InvalidArgument
 from .text import TS_MAX, num_sql, read_rows, ts_sql
@@ -53,7 +55,7 @@ from .usage_time import (
     TzLike,
     UsagePeriod,
     When,
-    current_period,
+    budget_range,
     local_date,
     midnight,
     next_start,
@@ -62,6 +64,7 @@ from .usage_time import (
     spans,
     to_ts,
     tz_name,
+    zone_and_now,
 )
 
 _COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -75,6 +78,12 @@ _COLUMNS = (*_COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd
 #: The event columns summed into `UsageFigures`, in its field order.
 _SUMS = ("i", "o", "cr", "cw", "rs", "calls", "act", "est")
 _TOKENS = "(i + o + cr + cw + rs)"
+#: While a usage statement runs: SQLite's page cache (KiB, negative as the pragma takes it), which
+#: is also its sorter's memory (below it, a sort of 160k pieces spills to a temporary file), and
+#: the bytes of the file read through a memory map (pages read in place, not copied: a scan of a
+#: file with 10–30 kB prompts in its session rows reads every one's overflow pages).
+_CACHE_KIB = 65536
+_MMAP_BYTES = 1 << 34
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
@@ -109,9 +118,24 @@ def period_case(expr: str, bounds: Sequence[float]) -> str:
     return node(-1, len(bounds) - 1)
 
 
+def _roomy(conn: apsw.Connection) -> apsw.Connection:
+    """`conn` with `_CACHE_KIB` of page cache and `_MMAP_BYTES` of memory map, set on its first
+    usage statement and kept (restoring them after each would drop the cache and the map they
+    exist for). Neither writes anything: both are this connection's own, and SQLite only reads
+    through the map."""
+    for pragma, value in (("cache_size", -_CACHE_KIB), ("mmap_size", _MMAP_BYTES)):
+        now = conn.execute(f"PRAGMA {pragma}").fetchall()
+        if now and now[0][0] != value:  # (no row: a store without the setting, e.g. in memory)
+            conn.execute(f"PRAGMA {pragma} = {value}").fetchall()
+    return conn
+
+
 class UsageMixin(_Core):
     #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
     _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
+
+    def _read(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        return read_rows(_roomy(self._conn()), sql, params or {})
 
     # ------------------------------------------------------------------ the events
     def _has_usage_table(self) -> bool:
@@ -202,9 +226,11 @@ class UsageMixin(_Core):
         kept = self._usage_residuals
         if kept is not None and kept[0] is conn and kept[1] == version:
             return kept[2]
-        rows = conn.execute(
-            f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}"
-        ).fetchall()
+        rows = (
+            _roomy(conn)
+            .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
+            .fetchall()
+        )
         ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
         self._usage_residuals = (conn, version, ids)
         return ids
@@ -292,7 +318,7 @@ class UsageMixin(_Core):
                 SELECT MAX(k0, 0), MIN(k1, :last), sid, g, t0, t1, {cols} FROM e WHERE NOT {whole}
                 UNION ALL
                 SELECT idx + 1, last, sid, g, t0, t1, {cols} FROM sp WHERE idx < last),
-            pc AS NOT MATERIALIZED (
+            pc AS MATERIALIZED (
                 SELECT k0 AS k, g, sid, {cols} FROM e WHERE {whole}
                 UNION ALL
                 SELECT idx, g, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
@@ -319,7 +345,7 @@ class UsageMixin(_Core):
         if self._has_usage_table() and self.has_column("session_model_usage", "first_seen"):
             first, last = ts_sql("first_seen"), ts_sql("last_seen")
             parts.append(f"SELECT MIN({first}), MAX(COALESCE({last}, {first})) FROM session_model_usage")
-        rows = read_rows(self._conn(), " UNION ALL ".join(parts))
+        rows = self._read(" UNION ALL ".join(parts))
         los = [r["lo"] for r in rows if r["lo"] is not None]
         his = [r["hi"] for r in rows if r["hi"] is not None]
         if not los:
@@ -383,7 +409,7 @@ class UsageMixin(_Core):
         sql += "\n" + " UNION ALL ".join(levels)
         cells: dict[tuple[int, str], UsageFigures] = {}
         sessions: dict[tuple[int, Any], int] = {}
-        for row in read_rows(self._conn(), sql, params):
+        for row in self._read(sql, params):
             lvl, g = row["lvl"], "" if row["g"] is None else str(row["g"])
             if lvl == 0:
                 cells[(int(row["k"]), g)] = _figures(row)
@@ -437,7 +463,7 @@ class UsageMixin(_Core):
                 r["started_at"],
                 _figures(r),
             )
-            for r in read_rows(self._conn(), sql, params)
+            for r in self._read(sql, params)
         ]
 
     def usage_budget(
@@ -450,12 +476,8 @@ class UsageMixin(_Core):
     ) -> BudgetStatus:
         """`budget_usd` against the cost of `[since, until)` (default: the current local month
         up to `now`), with the month to date and its pace (see `BudgetStatus`)."""
-        zone = resolve_tz(tz)
-        now = time.time() if now is None else float(now)
-        month = current_period(now, "month", zone)
-        lo, hi = to_ts(since, zone), to_ts(until, zone)
-        lo = month[1] if lo is None else lo
-        hi = now if hi is None else hi
+        zone, now = zone_and_now(tz, now)
+        month, lo, hi = budget_range(since, until, zone, now)
         mtd = self.usage_report("month", None, month[1], now, zone, now).total
         spent = (
             mtd if (lo, hi) == (month[1], now) else self.usage_report("month", None, lo, hi, zone, now).total
@@ -552,7 +574,7 @@ class UsageMixin(_Core):
         zone = resolve_tz(tz)
         sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
         kinds = ", ".join(f"TOTAL({k}) AS {k}" for k in CHECK_KINDS)
-        counts_row = read_rows(self._conn(), f"{sql} SELECT {kinds} FROM ck", params)
+        counts_row = self._read(f"{sql} SELECT {kinds} FROM ck", params)
         counts = {k: int(counts_row[0][k] or 0) if counts_row else 0 for k in CHECK_KINDS}
         return UsageCheck(counts, self._unpriced_models(params))
 
@@ -592,7 +614,7 @@ class UsageMixin(_Core):
             FROM ({" UNION ALL ".join(parts)})
             WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since)
             GROUP BY model, provider ORDER BY tokens DESC, model, provider"""
-        found = read_rows(self._conn(), sql, params)
+        found = self._read(sql, params)
         return [
             UnpricedModel(
                 _text(r["model"]) or "", _text(r["provider"]) or "", int(r["sessions"]), int(r["tokens"])
@@ -615,8 +637,7 @@ class UsageMixin(_Core):
         zone = resolve_tz(tz)
         sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
         params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
-        rows = read_rows(
-            self._conn(),
+        rows = self._read(
             f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY started DESC, sid DESC "
             "LIMIT :limit OFFSET :offset",
             params,

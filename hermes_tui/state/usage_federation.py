@@ -9,7 +9,6 @@ and its usage is missing from the answer, never the whole answer.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -29,7 +28,7 @@ from .usage_model import (
     UsageSession,
     make_budget,
 )
-from .usage_time import Period, TzLike, When, current_period, resolve_tz, to_ts, tz_name
+from .usage_time import Period, TzLike, When, budget_range, resolve_tz, to_ts, tz_name, zone_and_now
 
 
 def _data_bounds(fed: Federation, profiles: Iterable[str] | None) -> tuple[float, float] | None:
@@ -55,8 +54,7 @@ def federated_usage_report(
     also be "profile" (each store's series is then one group, named by its profile)."""
     if group not in (None, "profile", *GROUPS):
         raise InvalidArgument(f"group must be one of profile, {', '.join(GROUPS)} or None, not {group!r}")
-    zone = resolve_tz(tz)
-    now = time.time() if now is None else float(now)
+    zone, now = zone_and_now(tz, now)
     names = None if profiles is None else list(profiles)
     bounds = _data_bounds(fed, names) if since is None or until is None else None
     if bounds is None:
@@ -116,8 +114,7 @@ def federated_usage_sessions(
 ) -> tuple[list[UsageSession], dict[str, Any]]:
     """The costliest sessions of the range over every store, each with its `profile` (ties:
     tokens, then profile, then id), and the failed stores' errors."""
-    zone = resolve_tz(tz)
-    now = time.time() if now is None else float(now)
+    zone, now = zone_and_now(tz, now)
     want = max(0, int(limit)) + max(0, int(offset))
     outcome = fed.map(lambda db: db.usage_sessions(since, until, zone, want, 0, now), profiles)
     rows = [replace(s, profile=p) for p, found in outcome.values.items() for s in found]
@@ -201,23 +198,10 @@ def federated_usage_budget(
 ) -> BudgetStatus:
     """`SessionDB.usage_budget` over every store: the spend and the month to date added up,
     the pace recomputed from the sum."""
-    zone = resolve_tz(tz)
-    now = time.time() if now is None else float(now)
+    zone, now = zone_and_now(tz, now)
     outcome = fed.map(lambda db: db.usage_budget(budget_usd, since, until, zone, now), profiles)
     found: dict[str, BudgetStatus] = outcome.values
-    month = current_period(now, "month", zone)
-    lo = to_ts(since, zone)
-    hi = to_ts(until, zone)
+    month, lo, hi = budget_range(since, until, zone, now)
     spent = sum((b.spent for b in found.values()), ZERO)
     mtd = sum((b.month_to_date for b in found.values()), ZERO)
-    return make_budget(
-        budget_usd,
-        month[1] if lo is None else lo,
-        now if hi is None else hi,
-        spent,
-        month,
-        mtd,
-        now,
-        tz_name(zone),
-        outcome.errors,
-    )
+    return make_budget(budget_usd, lo, hi, spent, month, mtd, now, tz_name(zone), outcome.errors)

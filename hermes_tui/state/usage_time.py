@@ -106,19 +106,33 @@ def next_start(start: dt.date, by: Period) -> dt.date:
     return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
 
 
+def zone_and_now(tz: TzLike, now: float | None) -> tuple[dt.tzinfo, float]:
+    """The zone `tz` names (`resolve_tz`) and `now` as a Unix time (None: the clock's)."""
+    return resolve_tz(tz), time.time() if now is None else float(now)
+
+
 def last_days_start(days: int, tz: TzLike = None, now: float | None = None) -> float:
     """The start of "the last `days` days" in `tz` (None: local): the local midnight `days - 1`
     days before today's, so the range holds `days` whole days, today the last (the screen's
     7/30/90 and the CLI's `--since 30d`)."""
-    zone = resolve_tz(tz)
-    today = local_date(time.time() if now is None else now, zone)
-    return midnight(today - dt.timedelta(days=max(1, int(days)) - 1), zone)
+    zone, now = zone_and_now(tz, now)
+    return midnight(local_date(now, zone) - dt.timedelta(days=max(1, int(days)) - 1), zone)
 
 
 def current_period(now: float, by: Period, tz: dt.tzinfo) -> tuple[dt.date, float, float]:
     """The local period holding `now`: its first day and its bounds as Unix times."""
     start = period_start(local_date(now, tz), by)
     return start, midnight(start, tz), midnight(next_start(start, by), tz)
+
+
+def budget_range(
+    since: When, until: When, tz: dt.tzinfo, now: float
+) -> tuple[tuple[dt.date, float, float], float, float]:
+    """A budget's month (`current_period` of `now`) and range: `[since, until)`, by default
+    from the month's start up to `now` (one store's and a federation's alike)."""
+    month = current_period(now, "month", tz)
+    lo, hi = to_ts(since, tz), to_ts(until, tz)
+    return month, month[1] if lo is None else lo, now if hi is None else hi
 
 
 def period_label(start: dt.date, by: Period) -> str:

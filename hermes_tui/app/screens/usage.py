@@ -5,10 +5,16 @@ accounting check's counts (`c` lists the sessions of a kind).
 The screen routes: keys change a `UsageChoice`, a thread worker reads the store(s) through
 `UsageSource` (`hermes_tui.app.usage_view`), and the answer is drawn from the view's plain
 values (series, labels, lines), whose store text is already inert.
+
+Live: the main screen's follower(s) already learn of every write to the open store(s); the app
+passes what they report on (`usage_heard`), and the screen reads the same choice again, at most
+once per `LIVE_GAP_S` (or four times the last read's duration) while writes keep coming, keeping
+the range, grouping and the costliest sessions' cursor (on the same session, wherever it moved).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -19,6 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -89,6 +96,22 @@ MIN_DISTANCE = 60.0
 SERIES_NEEDED = 6
 #: Ids listed per kind by the check list (the CLI's `--list` pages through more).
 CHECK_LIST_LIMIT = 200
+#: While the stores shown keep being written, at most one reload this often (each reads every
+#: store's usage again: 0.1–0.7 s of a core at 1M messages).
+LIVE_GAP_S = 2.0
+#: A reload waits at least this long after the write that asked for it: a writer records an API
+#: call's tokens and its messages in separate commits, close together.
+LIVE_SETTLE_S = 0.3
+#: ... and starts at least this many times the last load's duration after that load started: a
+#: whole history at 1M messages takes about a second to read, so reloads every `LIVE_GAP_S`
+#: would keep half a core busy for as long as an agent writes; this keeps it under a quarter.
+LIVE_LOAD_FACTOR = 4.0
+
+
+def live_wait(since_start: float, load_s: float) -> float:
+    """Seconds until the next live reload may start, `since_start` seconds after the last load
+    started, which took `load_s` seconds (`LIVE_GAP_S`, `LIVE_SETTLE_S`, `LIVE_LOAD_FACTOR`)."""
+    return max(LIVE_SETTLE_S, max(LIVE_GAP_S, LIVE_LOAD_FACTOR * load_s) - since_start)
 
 
 def colour_distance(a: Color, b: Color) -> float:
@@ -133,6 +156,16 @@ def usage_source(main: UsageHost) -> UsageSource | None:
         profiles = tuple(main.stores.profiles)
         return UsageSource(fed=main.stores.fed, profiles=profiles) if profiles else None
     return UsageSource(db=main.db) if main.db is not None else None
+
+
+def usage_heard(app: App[Any], update: Any) -> None:
+    """The main screen's live follower reported `update` (a `LiveUpdate`, of one store or one
+    profile's): every Usage screen on the stack reloads when it saw a write (`changes`), not
+    when only statuses aged."""
+    if getattr(update, "changes", None):
+        for screen in app.screen_stack:
+            if isinstance(screen, UsageScreen):
+                screen.store_written()
 
 
 def open_usage(main: UsageHost) -> None:
@@ -186,6 +219,16 @@ class UsageScreen(Screen[None]):
         self.tz = local_tz()
         #: (profile, id) of the costliest sessions' rows, in order.
         self.session_keys: list[tuple[str | None, str]] = []
+        #: Live: a write is not read yet; the timer that will read it; the load in flight (its
+        #: number: a later one supersedes it) and when the last one started (monotonic).
+        self._written = False
+        self._live_timer: Timer | None = None
+        self._loads = 0
+        self._loading: int | None = None
+        self._loaded_at = float("-inf")
+        self._load_s = 0.0
+        #: Reloads started by writes (tests and the bench count them).
+        self.live_reloads = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(id="usage-body"):
@@ -202,24 +245,66 @@ class UsageScreen(Screen[None]):
         profile = ["profile"] if self.source.federated else []
         table.add_columns("costliest sessions", *profile, "model", "tokens", "cost")
         table.focus()
-        self.load_worker(self.choice)
+        self._load(self.choice)
 
     # ------------------------------------------------------------------ reading
+    def _load(self, choice: UsageChoice, live: bool = False) -> None:
+        self._loads += 1
+        self._loading = self._loads
+        self._loaded_at = time.monotonic()
+        self.load_worker(choice, self._loads, live)
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="usage", description="load usage")
-    def load_worker(self, choice: UsageChoice) -> None:
+    def load_worker(self, choice: UsageChoice, load: int = 0, live: bool = False) -> None:
         try:
             data = load_usage(self.source, choice, self.tz, self.main.hermes.now())
         except Exception as exc:
-            self.app.call_from_thread(self._failed, error_text(exc))
+            self.app.call_from_thread(self._failed, error_text(exc), load)
             return
-        self.app.call_from_thread(self._show, data)
+        self.app.call_from_thread(self._show, data, load, live)
 
-    def _failed(self, text: str) -> None:
+    def _done(self, load: int) -> None:
+        """A load ended: a write meanwhile is read next (`store_written`)."""
+        if load == self._loading:
+            self._loading = None
+            self._load_s = time.monotonic() - self._loaded_at
+            if self._written:
+                self._arm()
+
+    def _failed(self, text: str, load: int = 0) -> None:
+        self._done(load)
         self.query_one("#usage-head", Static).update(Text(one_line(f"usage not available: {text}")))
 
-    def _show(self, data: UsageData) -> None:
+    def store_written(self) -> None:
+        """A store shown was written: read the same choice again, debounced (`LIVE_GAP_S`)."""
+        self._written = True
+        if self._live_timer is None and self._loading is None:
+            self._arm()
+
+    def _arm(self) -> None:
+        wait = live_wait(time.monotonic() - self._loaded_at, self._load_s)
+        self._live_timer = self.set_timer(wait, self._reload_live, name="usage-live")
+
+    def _reload_live(self) -> None:
+        self._live_timer = None
+        if not self._written:
+            return
+        if self._loading is not None:  # a key's load is reading it already; `_done` re-arms
+            return
+        self._written = False
+        self.live_reloads += 1
+        self._load(self.choice, live=True)
+
+    def _show(self, data: UsageData, load: int = 0, live: bool = False) -> None:
+        self._done(load)
         if data.choice != self.choice:  # a later key asked for another choice: its answer follows
             return
+        if live and data == self.data:  # a write that changed nothing shown: nothing to redraw
+            return
+        with self.app.batch_update():
+            self._show_data(data)
+
+    def _show_data(self, data: UsageData) -> None:
         self.data = data
         profiles = list(self.source.profiles or ()) if self.source.federated else []
         head = heading(data, data.report.tz, profiles)
@@ -268,18 +353,25 @@ class UsageScreen(Screen[None]):
         self.query_one("#usage-legend", Static).update(legend)
 
     def _fill_sessions(self, data: UsageData) -> None:
+        """The costliest sessions; the cursor stays on the session it was on (a reload after a
+        write may move it up or down the list), else on the same row."""
         table = self.query_one("#usage-sessions", DataTable)
+        row = table.cursor_row
+        was = self.session_keys[row] if 0 <= row < len(self.session_keys) else None
+        keys = [(s.profile, s.session_id) for s in data.sessions]
         table.clear()
-        federated = self.source.federated
-        self.session_keys = [(s.profile, s.session_id) for s in data.sessions]
-        for n, cells in enumerate(session_rows(data.sessions, federated, self.size.width)):
+        self.session_keys = keys
+        for n, cells in enumerate(session_rows(data.sessions, self.source.federated, self.size.width)):
             table.add_row(*(Text(c) for c in cells), key=str(n))
+        if keys:
+            row = keys.index(was) if was in keys else min(row, len(keys) - 1)
+            table.move_cursor(row=max(0, row), scroll=False)
 
     # ------------------------------------------------------------------ keys
     def _choose(self, choice: UsageChoice) -> None:
         self.choice = choice
         self.query_one("#usage-head", Static).update(Text("loading usage…"))
-        self.load_worker(choice)
+        self._load(choice)
 
     def action_next_range(self) -> None:
         self._choose(self.choice.next_range())
