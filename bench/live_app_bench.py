@@ -85,6 +85,8 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
 `h1` draws a live append's frame at once instead of holding it to the writer's next commit.
+`p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
+like the transcript's appends; the order and the list's page are read once per reorder).
 `x1`/`x8` are `B1`/`B8` with the app's Textual tuning asked for (`HERMES_TUI_TEXTUAL_TUNING=1`,
 `hermes_tui/app/textual_private.py`; issue 36), `b1`/`b8` with it turned off (`=0`): Textual's
 public API only. (The tuning was opt-in when `live-public-1m-20261205.json` was measured, so its
@@ -315,6 +317,30 @@ async def main():
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):
                 screen.session_pace.every_s = float(w[len("apply"):])
+        for w in whatif:  # what if the list's live reorders started at most every N s (paced)
+            if w.startswith("order"):
+                gap, refresh = float(w[len("order"):]), screen.order_refresh
+                ask, paced = refresh.ask, {"last": 0.0, "timed": False}
+
+                def paced_ask(start, gap=gap, refresh=refresh, ask=ask, paced=paced):
+                    if refresh.running:  # merged into the run in flight, as before
+                        refresh.again = True
+                        return
+                    wait = paced["last"] + gap - time.monotonic()
+                    if wait > 0:  # one timer for every change until then
+                        if not paced["timed"]:
+                            paced["timed"] = True
+
+                            def due():
+                                paced["timed"] = False
+                                paced_ask(start)
+
+                            screen.set_timer(wait, due)
+                        return
+                    paced["last"] = time.monotonic()
+                    ask(start)
+
+                refresh.ask = paced_ask
         if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
             from hermes_tui.app.live_follow import LiveFollower
             screen.live_ids.full_every_s = 0.0
@@ -1067,6 +1093,7 @@ PHASE_WHATIF = {
     "n": "nosignal",
     "w": "fw16",
     "h": "nohold",
+    "p": "order0.2",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -1074,7 +1101,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnwhxb" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwhxbp" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
