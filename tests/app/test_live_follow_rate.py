@@ -6,8 +6,11 @@ the changes name, and reported only when their label would change."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
+
+import pytest
 
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.state.live import Changes
@@ -359,3 +362,37 @@ def test_a_commit_published_later_than_one_recheck_is_still_polled_soon() -> Non
     seen_at = reports[0][0]
     assert 0.15 <= seen_at - signal.fired_at < 0.5, seen_at - signal.fired_at
     assert follower.polls <= 6  # a few rechecks (each one `PRAGMA data_version`), not a busy loop
+
+
+def test_the_shared_follower_rechecks_a_store_at_growing_delays_after_a_write_found_nothing() -> None:
+    """`StoresFollower` (several stores, one thread) keeps each store's rechecks too: a poll a
+    write woke that found nothing, then one more that found nothing, are followed by the next
+    of `RECHECKS_S`, not by the store's interval (here a minute)."""
+    from concurrent.futures import Future
+
+    from hermes_tui.app.stores_follow import StoresFollower
+    from hermes_tui.state import RECHECKS_S
+
+    class _Db(_Store):
+        db_path = "/nowhere/state.db"
+
+    follower = StoresFollower(lambda calls: {}, lambda p, u: None, use_signal=False, fast_s=60, slow_s=60)
+    follower.add("p", _Db(threading.Event()))  # type: ignore[arg-type]
+    store = follower._stores["p"]
+    store.follower.hot_s = store.follower.fast_s = 60.0  # its own interval: a minute
+
+    def answered(by_signal: bool) -> float:
+        """The store's next poll, in seconds from now, after a poll that found nothing."""
+        done: Future[Changes] = Future()
+        done.set_result(Changes())
+        store.busy, store.next_at = True, float("inf")
+        follower._done.append(("p", done, by_signal))
+        before = time.monotonic()
+        follower._take_answers()
+        return store.next_at - before
+
+    assert answered(by_signal=True) == pytest.approx(RECHECKS_S[0], abs=0.01)
+    assert answered(by_signal=False) == pytest.approx(RECHECKS_S[1], abs=0.01)
+    assert answered(by_signal=False) == pytest.approx(RECHECKS_S[2], abs=0.01)
+    follower.stop()
+    follower._wake.close()
