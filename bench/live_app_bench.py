@@ -30,6 +30,9 @@ user has them, plus instruments that only read:
   the widgets it repaints);
 - which widgets asked for each layout (`layout_causes`; with `HERMES_BENCH_WHO=1`, the stacks
   that asked the right pane or the transcript for one);
+- with `HERMES_BENCH_RENDERS=1`, per window and widget type, the lines Textual rendered from
+  scratch (`renders.lines`: misses of a widget's styles cache) and the stylesheet applications
+  (`renders.styles`: a mount or a class change), with their time;
 - a watchdog thread keeps the loop thread's stack whenever the lag probe has not woken for 0.5 s;
 - `HERMES_BENCH_WHATIF=gc30` tries a fix without changing the app: at most one full collection
   per 30 s (the app's own policy runs one every 0.5 s once input is quiet for 1 s); `window`:
@@ -82,6 +85,8 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
 `h1` draws a live append's frame at once instead of holding it to the writer's next commit.
+`p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
+like the transcript's appends; the order and the list's page are read once per reorder).
 `x1`/`x8` are `B1`/`B8` with the app's Textual tuning asked for (`HERMES_TUI_TEXTUAL_TUNING=1`,
 `hermes_tui/app/textual_private.py`; issue 36), `b1`/`b8` with it turned off (`=0`): Textual's
 public API only. (The tuning was opt-in when `live-public-1m-20261205.json` was measured, so its
@@ -312,6 +317,30 @@ async def main():
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):
                 screen.session_pace.every_s = float(w[len("apply"):])
+        for w in whatif:  # what if the list's live reorders started at most every N s (paced)
+            if w.startswith("order"):
+                gap, refresh = float(w[len("order"):]), screen.order_refresh
+                ask, paced = refresh.ask, {"last": 0.0, "timed": False}
+
+                def paced_ask(start, gap=gap, refresh=refresh, ask=ask, paced=paced):
+                    if refresh.running:  # merged into the run in flight, as before
+                        refresh.again = True
+                        return
+                    wait = paced["last"] + gap - time.monotonic()
+                    if wait > 0:  # one timer for every change until then
+                        if not paced["timed"]:
+                            paced["timed"] = True
+
+                            def due():
+                                paced["timed"] = False
+                                paced_ask(start)
+
+                            screen.set_timer(wait, due)
+                        return
+                    paced["last"] = time.monotonic()
+                    ask(start)
+
+                refresh.ask = paced_ask
         if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
             from hermes_tui.app.live_follow import LiveFollower
             screen.live_ids.full_every_s = 0.0
@@ -439,18 +468,55 @@ async def main():
                 )
 
         screen._refresh_layout = timed_layout
+        # With HERMES_BENCH_RENDERS=1, per window and widget type: the lines Textual rendered
+        # from scratch (a miss of the widget's styles cache: `StylesCache.render_line`), their
+        # time, and the stylesheet applications (`Stylesheet.apply`, a class change or a mount).
+        renders = {}
+        if os.environ.get("HERMES_BENCH_RENDERS"):
+            from textual._styles_cache import StylesCache
+            from textual.css.stylesheet import Stylesheet
+
+            orig_render_line = StylesCache.render_line
+            orig_apply = Stylesheet.apply
+
+            def census(kind, widget, seconds):
+                wid = getattr(widget, "id", None)
+                name = type(widget).__name__ + (f"#{wid}" if wid and not wid.startswith("msg-") else "")
+                row = renders.setdefault(state["label"], {}).setdefault(kind, {}).setdefault(name, [0, 0.0])
+                row[0] += 1
+                row[1] += seconds
+
+            def counted_render_line(self, styles, y, size, content_size, padding, base, bg, line, *a, **kw):
+                t = time.perf_counter()
+                try:
+                    return orig_render_line(
+                        self, styles, y, size, content_size, padding, base, bg, line, *a, **kw
+                    )
+                finally:
+                    census("lines", getattr(line, "__self__", None), time.perf_counter() - t)
+
+            def counted_apply(self, node, *a, **kw):
+                t = time.perf_counter()
+                try:
+                    return orig_apply(self, node, *a, **kw)
+                finally:
+                    census("styles", node, time.perf_counter() - t)
+
+            StylesCache.render_line = counted_render_line
+            Stylesheet.apply = counted_apply
         # With HERMES_BENCH_TRACE=1, when each hop of a live append ran (wall clock): the
         # follower's reports, each read of the open session (start, end), its apply (start, end).
         hops = {"report": [], "read": [], "apply": []}
         if os.environ.get("HERMES_BENCH_TRACE"):
-            orig_post = screen._post_live
+            live_follower = screen.follower  # its reports, on its own thread
+            orig_report = live_follower.report
 
-            def traced_post(follower, update):
+            def traced_report(update):
                 if update.changes:
                     hops["report"].append(time.time())
-                return orig_post(follower, update)
+                return orig_report(update)
 
-            screen._post_live = traced_post
+            live_follower.report = traced_report
             orig_list_rows = type(screen.db).list_rows
             read_at = {}
 
@@ -591,6 +657,9 @@ async def main():
                                for k, v in frame_kinds.items()},
                "list": {k: listcost[k] for k in ("frames", "frames_cpu", "render", "update", "strips")},
                "frame_walls": frame_walls, "hops": hops,
+               "renders": {label: {kind: sorted(((k, v[0], round(v[1], 4)) for k, v in rows.items()),
+                                                key=lambda r: -r[2])[:12]
+                                   for kind, rows in kinds.items()} for label, kinds in renders.items()},
                "commits": sorted(i.timestamp for i in tv.items
                                  if isinstance(i, MessageView) and isinstance(i.timestamp, (int, float)))}
         sys.__stdout__.write(json.dumps(out) + "\n")
@@ -786,6 +855,7 @@ def summarize(res: dict[str, Any]) -> dict[str, Any]:
     out["frame_holds"] = res.get("frame_holds")
     out["layout_causes"] = res.get("layout_causes")
     out["frame_kinds"] = res.get("frame_kinds")
+    out["renders"] = res.get("renders")
     seen = [s[1] for s in res["seen"]]
     if seen:
         t0 = res["seen"][0][0]
@@ -1023,6 +1093,7 @@ PHASE_WHATIF = {
     "n": "nosignal",
     "w": "fw16",
     "h": "nohold",
+    "p": "order0.2",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -1030,7 +1101,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnwhxb" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwhxbp" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hermes_tui.state import RECHECK_S, Changes
+from hermes_tui.state import Changes, Recheck
 
 HOT_S = 0.1
 HOT_FOR_S = 10.0
@@ -109,6 +109,22 @@ class _Wakeup:
                 os.close(self._w)
 
 
+class Stoppable:
+    """`stop()` and `stopped` of a follower's thread (`LiveFollower`, `StoresFollower`): safe
+    from any thread; the stop wakes the thread, which then ends."""
+
+    _stop: threading.Event
+    _wake: Any
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+
 @dataclass
 class LiveUpdate:
     """One report of the follower: what changed (maybe nothing) and fresh statuses (or None)."""
@@ -120,7 +136,7 @@ class LiveUpdate:
     after_write: float | None = None
 
 
-class LiveFollower:
+class LiveFollower(Stoppable):
     """Polls `db` from the thread that calls `run()` until `stop()`; reports through `report`.
 
     `care()`, `show()`, `touch()`, `wake()` and `stop()` are safe from any thread (the UI's).
@@ -171,6 +187,9 @@ class LiveFollower:
         self._signal_poll = float("-inf")  # monotonic time of the last of those
         self._woken_by_signal = False  # the last sleep ended with a write signal
         self.has_signal = False  # the store offered a write signal (set once `run` opened it)
+        #: A poll a write woke that found nothing polls again soon (the commit is published a
+        #: moment after its last write); `StoresFollower` uses it for this store too.
+        self.recheck = Recheck()
         self._last_status = float("-inf")  # monotonic time all visible statuses were last read
 
     # ------------------------------------------------------------------ from the UI thread
@@ -205,14 +224,6 @@ class LiveFollower:
     def wake(self) -> None:
         """Poll now rather than at the next tick."""
         self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
 
     @property
     def interval(self) -> float:
@@ -301,8 +312,8 @@ class LiveFollower:
                 continue
             if changes.more:
                 continue
-            recheck, self._woken_by_signal = self._woken_by_signal and not changes, False
-            self._sleep(RECHECK_S if recheck else self.interval, signal)
+            woken, self._woken_by_signal = self._woken_by_signal, False
+            self._sleep(self.recheck.pause(woken, bool(changes), self.interval), signal)
             self._wake.clear()
 
     def _sleep(self, seconds: float, signal: Any) -> None:

@@ -27,10 +27,10 @@ from typing import Any
 
 from hermes_tui.app.live_follow import (
     ERROR_BACKOFF_S,
-    RECHECK_S,
     SIGNAL_GAP_S,
     LiveFollower,
     LiveUpdate,
+    Stoppable,
     _Wakeup,
 )
 from hermes_tui.state import Changes, SessionDB, write_signals
@@ -80,7 +80,7 @@ class _Followed:
     signalled_at: float = float("-inf")  # monotonic time of the last poll a write started
 
 
-class StoresFollower:
+class StoresFollower(Stoppable):
     """Follows several stores from one thread (`run`) until `stop()`; reports each store's
     `LiveUpdate` through `report(profile, update)`.
 
@@ -168,14 +168,6 @@ class StoresFollower:
             for st in self._stores.values():
                 st.next_at = 0.0
         self._wake.set()
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
 
     def _due_now(self, profile: str) -> None:
         with self._lock:
@@ -265,7 +257,7 @@ class StoresFollower:
             if changes.more:
                 due = now
             else:  # a write woke it and it found nothing: the commit may be a moment behind
-                due = now + (RECHECK_S if by_signal and not changes else self._interval(st.follower))
+                due = now + st.follower.recheck.pause(by_signal, bool(changes), self._interval(st.follower))
             with self._lock:
                 st.next_at = min(due, asked, st.next_at)
 

@@ -36,9 +36,9 @@ from hermes_tui.exporting import json_text
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, one_line
 from hermes_tui.state import (
-    RECHECK_S,
     Changes,
     ChangeWatcher,
+    Recheck,
     SessionDB,
     WriteSignal,
     content_text,
@@ -246,13 +246,14 @@ def _follow(
     `stop` (130). Between polls it pauses the stream's interval, or less when the store's files
     are written."""
     woken = False
+    recheck = Recheck()  # a poll a write woke that found nothing looks again soon
     while stop is None or not stop.is_set():
         ch = watcher.poll()
         code = changed(ch)
         if code is not None:
             return code
         if not ch.more:
-            woken = _pause(signal, _next_pause(stream, woken, bool(ch)), stop)
+            woken = _pause(signal, recheck.pause(woken, bool(ch), stream.interval), stop)
     return EXIT_INTERRUPTED
 
 
@@ -266,12 +267,6 @@ def _pause(signal: WriteSignal | None, seconds: float, stop: Stop | None = None)
     else:
         time.sleep(seconds)
     return False
-
-
-def _next_pause(stream: Stream, woken: bool, found: bool) -> float:
-    """A poll woken by a write that found nothing looks again `RECHECK_S` later (the commit is
-    published just after its last write); otherwise the stream's interval."""
-    return RECHECK_S if woken and not found else stream.interval
 
 
 # ---------------------------------------------------------------- watch

@@ -72,7 +72,7 @@ from .usage_model import (
 from .usage_time import PERIODS as USAGE_PERIODS
 from .usage_time import UsagePeriod, last_days_start, local_tz
 from .write_guards import BUSY_REASON
-from .write_signal import RECHECK_S, WriteSignal, WriteSignals, write_signals
+from .write_signal import RECHECKS_S, Recheck, WriteSignal, WriteSignals, write_signals
 
 __all__ = [
     "BUSY_REASON",
@@ -82,7 +82,8 @@ __all__ = [
     "ChangeWatcher",
     "LiveCursor",
     "WriteSignal",
-    "RECHECK_S",
+    "RECHECKS_S",
+    "Recheck",
     "WriteSignals",
     "write_signals",
     "FederatedSearch",

@@ -35,12 +35,42 @@ OVERFLOW_WD = -1
 SETTLE_S = 0.002
 
 
-#: A poll woken by a write that found nothing polls once more this much later: the signal sees
-#: the commit's last WAL frame being written, but the commit is published a moment after, in the
-#: `-shm` index (written through mmap, which makes no event). On a busy machine the poll could fall
-#: in between, and the commit then waited for the next tick (in tests, a minute). Every follower
-#: (the browser's and the CLI's) uses it.
-RECHECK_S = 0.02
+#: A poll woken by a write that found nothing polls again at these delays (each after the poll
+#: before it found nothing): the signal sees the commit's last WAL frame being written, but the
+#: commit is published a moment after, in the `-shm` index (written through mmap, which makes no
+#: event). On a busy machine the publication can come later than one short recheck (a single
+#: 20 ms one missed it under load, and the commit then waited for the next tick: in tests, a
+#: minute), so the rechecks space out; each is one `PRAGMA data_version`. Every follower (the
+#: browser's, the federated one and the CLI's) uses them through `Recheck`.
+RECHECKS_S = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+
+
+class Recheck:
+    """When a follower polls again after a poll, given whether a write signal woke that poll
+    and whether it found anything: the next of `RECHECKS_S`, or None (the follower's own
+    interval). A poll that found something, or the delays run out, ends the series; a poll a
+    write woke starts it again."""
+
+    def __init__(self, delays: tuple[float, ...] = RECHECKS_S) -> None:
+        self.delays = delays
+        self._next = len(delays)  # no series running
+
+    def after_poll(self, woken: bool, found: bool) -> float | None:
+        if found:
+            self._next = len(self.delays)
+            return None
+        if woken:
+            self._next = 0
+        if self._next >= len(self.delays):
+            return None
+        delay = self.delays[self._next]
+        self._next += 1
+        return delay
+
+    def pause(self, woken: bool, found: bool, interval: float) -> float:
+        """The pause before the next poll: a recheck's delay, never longer than ``interval``."""
+        delay = self.after_poll(woken, found)
+        return interval if delay is None else min(delay, interval)
 
 
 class WriteSignals:

@@ -6,8 +6,11 @@ the changes name, and reported only when their label would change."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable
 from typing import Any
+
+import pytest
 
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.state.live import Changes
@@ -301,3 +304,95 @@ def test_a_write_whose_poll_found_nothing_is_polled_again_soon() -> None:
         follower.stop()
         thread.join(5)
     assert not thread.is_alive()
+
+
+class _TimedSignal:
+    """A write signal on the injected clock: fires once, after `after` s; then each wait runs
+    its whole timeout on the clock (through the follower's wake-up, which records it)."""
+
+    def __init__(self, ticks: _Ticks, after: float) -> None:
+        self.ticks = ticks
+        self.after = after
+        self.fired_at: float | None = None
+
+    def wait(self, timeout: float, also: Any = None) -> bool:
+        if self.fired_at is None and timeout >= self.after:
+            self.ticks.now += self.after
+            self.fired_at = self.ticks.now
+            return True
+        also.wait(timeout)
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_commit_published_later_than_one_recheck_is_still_polled_soon() -> None:
+    """Under load the commit a write announced is published in the `-shm` index later than one
+    20 ms recheck: the follower looks again at growing delays (`RECHECKS_S`), so it reports the
+    commit well before its next tick (a minute here), by the follower's own clock."""
+    ticks = _Ticks()
+    sleeps = _Sleeps(ticks)
+    signal = _TimedSignal(ticks, after=1.0)
+    reports: list[tuple[float, LiveUpdate]] = []
+
+    class _Late(_Store):
+        def write_signal(self) -> _TimedSignal:
+            return signal
+
+        def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> Any:
+            class Late(_Watcher):
+                def poll(self) -> Changes:  # published 0.15 s after the write that signalled it
+                    published = signal.fired_at is not None and ticks.now >= signal.fired_at + 0.15
+                    return Changes(messages={"s": [1]}) if published else Changes()
+
+            return Late(self.writing)
+
+    follower = LiveFollower(
+        _Late(threading.Event()),
+        lambda u: reports.append((ticks.now, u)),
+        ticks=ticks,
+        wakeup=sleeps,
+        fast_s=60,
+        slow_s=60,
+        hot_s=60,
+    )
+    follower.run(cancelled=lambda: bool(reports) or ticks.now > 1000.0 + 600)
+    assert signal.fired_at is not None and reports
+    seen_at = reports[0][0]
+    assert 0.15 <= seen_at - signal.fired_at < 0.5, seen_at - signal.fired_at
+    assert follower.polls <= 6  # a few rechecks (each one `PRAGMA data_version`), not a busy loop
+
+
+def test_the_shared_follower_rechecks_a_store_at_growing_delays_after_a_write_found_nothing() -> None:
+    """`StoresFollower` (several stores, one thread) keeps each store's rechecks too: a poll a
+    write woke that found nothing, then one more that found nothing, are followed by the next
+    of `RECHECKS_S`, not by the store's interval (here a minute)."""
+    from concurrent.futures import Future
+
+    from hermes_tui.app.stores_follow import StoresFollower
+    from hermes_tui.state import RECHECKS_S
+
+    class _Db(_Store):
+        db_path = "/nowhere/state.db"
+
+    follower = StoresFollower(lambda calls: {}, lambda p, u: None, use_signal=False, fast_s=60, slow_s=60)
+    follower.add("p", _Db(threading.Event()))  # type: ignore[arg-type]
+    store = follower._stores["p"]
+    store.follower.hot_s = store.follower.fast_s = 60.0  # its own interval: a minute
+
+    def answered(by_signal: bool) -> float:
+        """The store's next poll, in seconds from now, after a poll that found nothing."""
+        done: Future[Changes] = Future()
+        done.set_result(Changes())
+        store.busy, store.next_at = True, float("inf")
+        follower._done.append(("p", done, by_signal))
+        before = time.monotonic()
+        follower._take_answers()
+        return store.next_at - before
+
+    assert answered(by_signal=True) == pytest.approx(RECHECKS_S[0], abs=0.01)
+    assert answered(by_signal=False) == pytest.approx(RECHECKS_S[1], abs=0.01)
+    assert answered(by_signal=False) == pytest.approx(RECHECKS_S[2], abs=0.01)
+    follower.stop()
+    follower._wake.close()

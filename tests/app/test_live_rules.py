@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from hermes_tui.app.controllers.live_rules import (
+    ORDER_EVERY_S,
     LivePlan,
     LiveView,
     OrderRefresh,
@@ -123,6 +128,29 @@ def test_order_refreshes_run_one_at_a_time_and_once_more_after() -> None:
     refresh.running = False  # its answer came (the screen's handler)
     refresh.ask(lambda: started.append(4))
     assert started == [1, 4] and not refresh.again
+
+
+def test_live_order_refreshes_start_at_most_every_order_every_s() -> None:
+    """After each commit the order and the list's page were read again: most of the list's live
+    CPU. Asked again within `ORDER_EVERY_S` of the last start, one timer runs the latest ask."""
+    now = [100.0]
+    timers: list[tuple[float, Callable[[], None]]] = []
+    refresh = OrderRefresh(lambda wait, due: timers.append((wait, due)), clock=lambda: now[0])
+    started: list[int] = []
+    refresh.ask(lambda: started.append(1))  # after a quiet spell: at once
+    refresh.running = False  # its answer came (the screen's handler)
+    now[0] += 0.05
+    refresh.ask(lambda: started.append(2))
+    refresh.ask(lambda: started.append(3))  # merged: one timer, the latest ask
+    assert started == [1] and not refresh.running and len(timers) == 1
+    assert timers[0][0] == pytest.approx(ORDER_EVERY_S - 0.05)
+    now[0] += timers[0][0]
+    timers[0][1]()
+    assert started == [1, 3] and refresh.running
+    refresh.running = False
+    now[0] += ORDER_EVERY_S
+    refresh.ask(lambda: started.append(4))  # a quiet spell again: at once, no timer
+    assert started == [1, 3, 4] and len(timers) == 1
 
 
 def test_the_follower_cares_about_the_rows_the_session_and_its_lineage() -> None:

@@ -395,8 +395,9 @@ class _PublishedLateStore:
 
     db_path = "state.db"
 
-    def __init__(self) -> None:
+    def __init__(self, published_at_poll: int = 3) -> None:
         self.polls = 0
+        self.published_at_poll = published_at_poll
 
     def write_signal(self) -> _SignalOnce:
         return _SignalOnce()
@@ -407,13 +408,13 @@ class _PublishedLateStore:
         class Watcher:
             def poll(self) -> Changes:
                 store.polls += 1  # 1: at start, 2: woken by the write but too early, 3: published
-                return Changes(sessions_removed=1 if store.polls == 3 else 0)
+                return Changes(sessions_removed=1 if store.polls == store.published_at_poll else 0)
 
         return Watcher()
 
 
 def test_watch_polls_again_soon_when_a_signalled_poll_found_nothing() -> None:
-    """`watch` woken by a write whose commit is not yet visible looks again `RECHECK_S` later,
+    """`watch` woken by a write whose commit is not yet visible looks again soon (`RECHECKS_S`),
     not at its next interval (a minute here): the flake of the end-to-end test above, made exact."""
     seen = threading.Event()
 
@@ -433,6 +434,33 @@ def test_watch_polls_again_soon_when_a_signalled_poll_found_nothing() -> None:
     try:
         assert seen.wait(TIMEOUT), f"the change was not reported; {store.polls} polls"
         assert store.polls == 3
+    finally:
+        stop.set()
+        thread.join(TIMEOUT)
+    assert not thread.is_alive()
+
+
+def test_watch_keeps_looking_when_the_commit_is_published_after_the_first_recheck() -> None:
+    """Under load the commit comes later than the first recheck: `watch` looks again at growing
+    delays (`RECHECKS_S`), not at its next interval (a minute here)."""
+    seen = threading.Event()
+
+    class Recording(follow.Stream):
+        def emit(self, obj: dict[str, Any], text: str | list[str]) -> None:
+            seen.set()
+
+        def note(self, text: str) -> None:
+            pass
+
+    stop = follow.Stop()
+    store = _PublishedLateStore(published_at_poll=5)  # two rechecks find nothing yet
+    thread = threading.Thread(
+        target=follow.watch_store, args=(store, Recording(interval=60.0), stop), daemon=True
+    )
+    thread.start()
+    try:
+        assert seen.wait(TIMEOUT), f"the change was not reported; {store.polls} polls"
+        assert store.polls == 5
     finally:
         stop.set()
         thread.join(TIMEOUT)

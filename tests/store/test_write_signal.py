@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hermes_tui.state import SessionDB
+from hermes_tui.state import RECHECKS_S, Recheck, SessionDB
 from hermes_tui.state.write_signal import WriteSignal, write_signal, write_signals
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
@@ -116,3 +116,15 @@ def test_a_commit_lost_in_an_overflowed_queue_still_signals_every_store(tmp_path
             assert one.drain()
     finally:
         signals.close()
+
+
+def test_rechecks_space_out_after_a_signalled_poll_that_found_nothing_and_stop_when_found() -> None:
+    recheck = Recheck()
+    assert recheck.after_poll(woken=False, found=False) is None  # a timer poll: its own interval
+    pauses = [recheck.pause(woken=True, found=False, interval=60.0)]
+    pauses += [recheck.pause(woken=False, found=False, interval=60.0) for _ in RECHECKS_S]
+    assert pauses == [*RECHECKS_S, 60.0]  # growing, then the interval once they run out
+    assert recheck.pause(woken=True, found=False, interval=0.1) == RECHECKS_S[0]  # a write restarts
+    assert recheck.pause(woken=False, found=False, interval=0.04) == 0.04  # never past the interval
+    assert recheck.pause(woken=False, found=True, interval=60.0) == 60.0  # found: the series ends
+    assert recheck.after_poll(woken=False, found=False) is None

@@ -7,6 +7,7 @@ its field order. Unit tests call these directly (tests/app/test_live_rules.py).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -175,21 +176,56 @@ def cared_ids(visible: Iterable[str], session: str | None, lineage: dict[str, An
     return ids
 
 
+#: Live order refreshes start at least this far apart (when the screen gives `OrderRefresh` a
+#: timer): each reads the order and the list's page again, rows and live statuses, and one ran
+#: after nearly every commit: following one writer at 20 messages/s that was 3-4 % of a core, with
+#: eight writers 8-13 %, and keys waited behind it (`bench/live_app_bench.py`, `p` phases). The
+#: first after a quiet spell starts at once; the order lags a live change by at most this.
+ORDER_EVERY_S = 0.2
+
+
 class OrderRefresh:
     """Live order refreshes, one at a time: a change while one runs asks for one more run
-    (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel.
+    (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel;
+    with ``later`` (the screen's `set_timer`), at most one start every `ORDER_EVERY_S`.
     ``missed``: a change came while the list showed a provisional head (refresh after hand-over)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        later: Callable[[float, Callable[[], None]], object] | None = None,
+        *,
+        every_s: float = ORDER_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.running = False
         self.again = False
         self.missed = False
+        self.later = later
+        self.every_s = every_s
+        self.clock = clock
+        self._last_start = float("-inf")
+        self._waiting: Callable[[], object] | None = None  # the latest start, for the timer set
 
     def ask(self, start: Callable[[], object]) -> None:
-        """Run ``start`` now, or once more after the refresh in flight."""
+        """Run ``start`` now; once more after the refresh in flight; or, within `every_s` of the
+        last start, once that time is up (one timer, which runs the latest ``start``)."""
         if self.running:
             self.again = True
             return
+        wait = self._last_start + self.every_s - self.clock()
+        if wait > 0 and self.later is not None:
+            timed = self._waiting is not None
+            self._waiting = start
+            if not timed:
+                self.later(wait, self._due)
+            return
+        self._waiting = None
         self.running = True
         self.again = False
+        self._last_start = self.clock()
         start()
+
+    def _due(self) -> None:
+        start, self._waiting = self._waiting, None
+        if start is not None:
+            self.ask(start)

@@ -253,7 +253,7 @@ class MainScreen(Screen[None]):
         self.follower: LiveFollower | None = None
         self.active_only = False
         #: One live order refresh at a time, and one missed while the head was shown.
-        self.order_refresh = OrderRefresh()
+        self.order_refresh = OrderRefresh(self.set_timer)
         # The list cursor when this app's own write asked for a reload: a selected session that
         # the write removed gives its place to the next row (`_order_loaded`), as a live reorder does.
         self._reload_near: tuple[Any, int] | None = None
