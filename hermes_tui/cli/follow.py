@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from hermes_tui.cli.output import tool_call_line, tool_calls_of
 from hermes_tui.exporting import json_text
 from hermes_tui.formatting import plural
-from hermes_tui.safe_text import as_text, inert, one_line
+from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import (
     Changes,
     ChangeWatcher,
@@ -42,7 +43,6 @@ from hermes_tui.state import (
     SessionDB,
     WriteSignal,
     content_text,
-    tool_call_fields,
 )
 
 DEFAULT_INTERVAL_S = 0.25
@@ -135,13 +135,7 @@ def _message_lines(msg: dict[str, Any]) -> list[str]:
     if len(text) > TEXT_LIMIT:
         text = text[:TEXT_LIMIT] + f" [… {plural(len(text) - TEXT_LIMIT, 'more character')}]"
     lines += ["  " + ln for ln in inert(text).splitlines()]
-    calls = msg.get("tool_calls") or []
-    for call in calls if isinstance(calls, list) else [calls]:
-        name, args = tool_call_fields(call) if isinstance(call, dict) else (None, as_text(call))
-        lines.append(
-            f"  → tool call {one_line(name or 'tool', 80)}"
-            f"({one_line(args if isinstance(args, str) else json_text(args), 200)})"
-        )
+    lines += [tool_call_line(call) for call in tool_calls_of(msg.get("tool_calls"))]
     return lines
 
 
