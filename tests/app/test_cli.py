@@ -13,9 +13,10 @@ from hermes_tui.cli import browse
 
 def test_default_path_follows_hermes_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("HERMES_HOME", str(tmp_path / "hh"))
-    assert browse.default_db_path() == tmp_path / "hh" / "state.db"
+    assert browse.current_store_path() == tmp_path / "hh" / "state.db"
+    monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("HERMES_HOME", "  ")
-    assert browse.default_db_path() == Path.home() / ".hermes" / "state.db"
+    assert browse.current_store_path() == tmp_path / ".hermes" / "state.db"
 
 
 def test_parser_options() -> None:
