@@ -8,6 +8,8 @@ merges class bindings differently (then `declared_bindings` follows it)."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 from textual.dom import DOMNode
@@ -18,6 +20,7 @@ from hermes_tui.app.bindings import bindings_of, declared_bindings
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.search import QueryInput
 
+from ._keys import GOLDEN, survey, write_golden
 from ._support import make_app, settle
 
 
@@ -68,3 +71,12 @@ def test_main_screen_action_keys_are_listed_once(demo_db: Path) -> None:
     main = MainScreen()
     runs = [b.action for b in bindings_of(main) if b.key == "r" and "run_action" in b.action]
     assert runs == ["run_action('rename')"]
+
+
+async def test_help_palette_and_footers_show_the_keys_they_showed(demo_db: Path) -> None:
+    """The keys the help screen, the palette and every pane's footer show (and the keys that
+    work) in each state are those recorded before the bindings moved to class `BINDINGS`."""
+    found = await survey(demo_db)
+    if os.environ.get("HERMES_TUI_WRITE_KEYS") == "1":
+        write_golden(found)
+    assert found == json.loads(GOLDEN.read_text(encoding="utf-8"))

@@ -191,6 +191,30 @@ class StoresWatch:
         return notes
 
 
+class Headers(Protocol):
+    """The header (`header.Header`)."""
+
+    def show(self, text: Text) -> None: ...
+
+    def update(self) -> None: ...
+
+
+class Lists(Protocol):
+    """The list's order (`list_order.ListOrder`)."""
+
+    def title(self) -> None: ...
+
+    async def loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
+
+
+class Menus(Protocol):
+    """The filter bar (`filter_bar.FilterBar`)."""
+
+    def set_options(self, selector: str, values: list[str]) -> None: ...
+
+    def restore_source(self, sources: list[str]) -> None: ...
+
+
 class FederationHost(Protocol):
     """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
 
@@ -215,19 +239,16 @@ class FederationHost(Protocol):
     @property
     def session_list(self) -> SessionList: ...
 
+    @property
+    def header(self) -> Headers: ...
+
+    @property
+    def list_order(self) -> Lists: ...
+
+    @property
+    def filter_bar(self) -> Menus: ...
+
     def reload_order(self, keep: Any = None) -> None: ...
-
-    def _info(self, text: Text) -> None: ...
-
-    def _update_info(self) -> None: ...
-
-    def _update_list_title(self) -> None: ...
-
-    def _set_options(self, selector: str, values: list[str]) -> None: ...
-
-    def _restore_source(self, sources: list[str]) -> None: ...
-
-    async def _order_loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
 
 
 class Federation:
@@ -247,7 +268,7 @@ class Federation:
         """Discover and open the chosen profiles' stores in a worker."""
         host = self.host
         host.state = "opening"
-        host._info(Text("hermes-tui · opening the profiles' stores…"))
+        host.header.show(Text("hermes-tui · opening the profiles' stores…"))
         host.session_list.loading = True
         read_only, path = host.hermes.read_only, host.hermes.db_path
         self.screen.run_worker(
@@ -289,9 +310,9 @@ class Federation:
         sessions.status_source = lambda keys: stores.live_status(keys, now())
         sessions.on_visible = None
         sessions.empty_text = "No sessions in these stores."
-        host._set_options("#filter-source", message.sources)
-        host._set_options("#filter-model", message.models)
-        host._restore_source(message.sources)
+        host.filter_bar.set_options("#filter-source", message.sources)
+        host.filter_bar.set_options("#filter-model", message.models)
+        host.filter_bar.restore_source(message.sources)
         profile_select = screen.query_one("#filter-profile", Select)
         with screen.prevent(Select.Changed):
             profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
@@ -312,7 +333,7 @@ class Federation:
             sessions.loading = False
             sessions.empty_text = "No store could be opened: see the badges in the header."
             sessions.set_order([])
-            host._update_info()
+            host.header.update()
             return
         host.reload_order()
 
@@ -374,7 +395,7 @@ class Federation:
         sessions._line_cache.clear()
         host.store_total = None
         missed = self.watch.merged(result, self._wanted())
-        await host._order_loaded(
+        await host.list_order.loaded(
             OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
             result.keep_index,
         )
@@ -458,8 +479,8 @@ class Federation:
             missed = self.watch.merged(result, self._wanted())
             sessions.show_profile = len(result.counts) > 1
             if counts != (sessions.total, host.profile_counts):  # as in `_live_order`
-                host._update_list_title()
-                host._update_info()
+                host.list_order.title()
+                host.header.update()
             if missed or self.behind():  # stores that opened meanwhile
                 host.order_refresh.again = True
         if host.order_refresh.again:
@@ -490,7 +511,7 @@ class Federation:
         self.tell_failures(stores)
         if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
             self.refresh_live()
-        host._update_info()
+        host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
             stores.values_from = set(profiles)  # read once more, by the worker
             screen.run_worker(
@@ -523,7 +544,7 @@ class Federation:
             select = screen.query_one(selector, Select)
             with screen.prevent(Select.Changed):
                 picked = select.value
-                self.host._set_options(selector, values)
+                self.host.filter_bar.set_options(selector, values)
                 if isinstance(picked, str) and picked in values:
                     select.value = picked
         screen.query_one("#search", SearchPane).set_sources(message.sources)

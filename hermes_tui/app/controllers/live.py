@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.screen import Screen
 
 from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.federation import Federation, Headers, Lists
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
@@ -33,6 +33,14 @@ from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
+
+
+class Shown(Protocol):
+    """The session shown (`shown.ShownSession`)."""
+
+    def live_tip(self) -> None: ...
+
+    async def deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
 
 
 class LiveHost(Protocol):
@@ -63,17 +71,16 @@ class LiveHost(Protocol):
 
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
+    @property
+    def shown(self) -> Shown: ...
+
+    @property
+    def header(self) -> Headers: ...
+
+    @property
+    def list_order(self) -> Lists: ...
+
     def load_session(self, session_id: str, *, profile: str | None = None) -> None: ...
-
-    def _show_live_tip(self) -> None: ...
-
-    async def _current_deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
-
-    def _update_list_title(self) -> None: ...
-
-    def _update_info(self) -> None: ...
-
-    def _refresh_order_live(self) -> None: ...
 
 
 class LiveFollow:
@@ -154,7 +161,7 @@ class LiveFollow:
     async def carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
         """Do what `live_rules` decided, in its order (one store, or one of several)."""
         host, screen = self.host, self.screen
-        refresh = host.federation.refresh_live if federated else host._refresh_order_live
+        refresh = host.federation.refresh_live if federated else self.refresh_order
         if not federated:
             self.error_shown = plan.error_shown
         if plan.error is not None:
@@ -162,7 +169,7 @@ class LiveFollow:
         if plan.statuses is not None:
             host.session_list.set_live(plan.statuses)
         if plan.show_tip:  # "● doing …" comes and goes
-            host._show_live_tip()
+            host.shown.live_tip()
         if plan.refresh_for_age:  # sessions age out of "active now"
             refresh()
         if plan.note_changes:
@@ -173,9 +180,9 @@ class LiveFollow:
             screen.query_one("#search", SearchPane).store_changed()
         if plan.current_deleted is not None:
             if federated:
-                screen.call_later(host._current_deleted, plan.current_deleted)
+                screen.call_later(host.shown.deleted, plan.current_deleted)
             else:
-                await host._current_deleted(plan.current_deleted)
+                await host.shown.deleted(plan.current_deleted)
         if plan.reload_chain and host.current_session is not None:
             profile = host.current_profile if federated else None
             host.load_session(host.current_session, profile=profile)  # a chain re-reads its segments
@@ -275,11 +282,11 @@ class LiveFollow:
             if counts != (sessions.total, host.store_total):
                 # Only when a count changed: the header's update lays the whole screen out again,
                 # and most live reorders only move sessions.
-                host._update_list_title()
-                host._update_info()
+                host.list_order.title()
+                host.header.update()
             if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
                 self.screen.refresh_bindings()
             if was_empty and message.ids and host.current_session is None:
                 host.load_session(message.ids[0])
         if host.order_refresh.again:
-            host._refresh_order_live()
+            self.refresh_order()

@@ -175,15 +175,29 @@ class OpeningHost(Protocol):
     @property
     def session_list(self) -> SessionList: ...
 
-    def _info(self, text: Text) -> None: ...
+    @property
+    def header(self) -> Headers: ...
 
-    def _update_info(self) -> None: ...
+    @property
+    def filter_bar(self) -> Menus: ...
 
-    def _set_options(self, selector: str, values: list[str]) -> None: ...
 
-    def _restore_source(self, sources: list[str]) -> None: ...
+class Headers(Protocol):
+    """The header (`header.Header`)."""
 
-    def _remember_list(self) -> None: ...
+    def show(self, text: Text) -> None: ...
+
+    def update(self) -> None: ...
+
+
+class Menus(Protocol):
+    """The filter bar (`filter_bar.FilterBar`)."""
+
+    def set_options(self, selector: str, values: list[str]) -> None: ...
+
+    def restore_source(self, sources: list[str]) -> None: ...
+
+    def remember(self) -> None: ...
 
 
 class StoreOpening:
@@ -199,7 +213,7 @@ class StoreOpening:
         """Open ``path`` in a worker; the panes show progress meanwhile."""
         host = self.host
         host.state = "opening"
-        host._info(Text(f"hermes-tui · opening {host.hermes.display_path(path)}…"))
+        host.header.show(Text(f"hermes-tui · opening {host.hermes.display_path(path)}…"))
         read_only, prefetch = host.hermes.read_only, host.hermes.prefetch
         self._run(
             partial(self._post, lambda: open_one(path, read_only, prefetch)), "open", "open the database"
@@ -225,7 +239,7 @@ class StoreOpening:
         host.state = "ready"
         host.hermes.db = message.db
         screen.remove_class("-missing", "-failed")
-        host._update_info()
+        host.header.update()
         sessions = host.session_list
         sessions.row_source = message.db.list_rows
         db, now = message.db, host.hermes.now
@@ -237,10 +251,10 @@ class StoreOpening:
         search.index_progress = db.cjk_index_progress
         one = OneStore(db)
         search.connect(one.searcher(), one.titles, one.counter())
-        host._set_options("#filter-source", message.sources)
-        host._set_options("#filter-model", message.models)
-        host._restore_source(message.sources)
-        host._remember_list()
+        host.filter_bar.set_options("#filter-source", message.sources)
+        host.filter_bar.set_options("#filter-model", message.models)
+        host.filter_bar.restore_source(message.sources)
+        host.filter_bar.remember()
         sessions.loading = True
         flt, order, active, pre = host.filter, host.order, host.active_only, message.prefetched
         self._run(partial(self._first_order_worker, db, flt, order, active, pre), "order", "order sessions")
@@ -273,7 +287,7 @@ class StoreOpening:
         select = screen.query_one("#filter-model", Select)
         picked = select.value
         with screen.prevent(Select.Changed):
-            host._set_options("#filter-model", message.models)
+            host.filter_bar.set_options("#filter-model", message.models)
             if isinstance(picked, str) and picked in message.models:
                 select.value = picked
 
@@ -307,7 +321,7 @@ class StoreOpening:
         host.session_list.loading = False
         host.session_list.empty_text = "No database is open."
         host.session_list.set_order([])
-        host._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
+        host.header.show(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
         notice = screen.query_one("#notice", Static)
         notice.update(notice_text(what, safety))
         notice.border_title = "No database open"
@@ -319,7 +333,7 @@ class StoreOpening:
         if host.state not in {"missing", "failed"}:
             return
         self.screen.remove_class("-missing", "-failed")
-        host._info(Text("hermes-tui · building the demo database…"))
+        host.header.show(Text("hermes-tui · building the demo database…"))
         host.session_list.loading = True
         self._run(self._demo_worker, "demo", "build the demo database")
 

@@ -1,5 +1,6 @@
-"""The session the transcript shows: reading it in a worker (newest request wins), and the
-list's cursor following it to its row (or its compression chain's row).
+"""The session the transcript shows: which one is wanted (the list's cursor, a hit, the
+palette), reading it in a worker (newest request wins), and the list's cursor following it to
+its row (or its compression chain's row).
 
 `SessionView` does it for the main screen; what is read is `transcript_loading.read_session`.
 Its workers run on the screen (`run_worker`, groups "transcript" and "find-row").
@@ -15,19 +16,44 @@ from textual.worker import get_current_worker
 
 from hermes_tui.app.controllers.messages import SessionLoaded
 from hermes_tui.app.controllers.transcript_loading import SessionGone, read_session
+from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import Key
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB
 
+#: The list's cursor resting this long on a row opens it (a key held down opens nothing).
+HIGHLIGHT_DEBOUNCE_S = 0.12
+
+
+def highlight_opens(
+    row: tuple[str | None, str | None], wanted: tuple[str | None, str | None], chain_row: bool
+) -> bool:
+    """The list's cursor came to ``row`` (session, profile): it opens unless it is no session,
+    the one wanted already, or the compression chain's row of the session shown."""
+    return row[0] is not None and row != wanted and not chain_row
+
+
+class Gone(Protocol):
+    """The shown session (`shown.ShownSession`)."""
+
+    async def reloaded_gone(self, session_id: str) -> None: ...
+
+
+class Refreshes(Protocol):
+    """The footer's key checks (`key_checks.KeyChecks`)."""
+
+    def refresh_action_keys(self) -> None: ...
+
 
 class ViewHost(Protocol):
     """What `SessionView` reads and sets of the main screen (besides Textual's own methods)."""
 
-    _wanted: str | None
-    _wanted_profile: str | None
-    _wanted_row: tuple[Any, Any] | None
+    stores: Any
+    chain_mode: bool
+    current_session: str | None
+    current_profile: str | None
 
     @property
     def session_list(self) -> SessionList: ...
@@ -35,11 +61,15 @@ class ViewHost(Protocol):
     @property
     def db(self) -> SessionDB | None: ...
 
+    @property
+    def shown(self) -> Gone: ...
+
+    @property
+    def key_checks(self) -> Refreshes: ...
+
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
     def row_key(self, profile: str | None, session_id: Any) -> Any: ...
-
-    async def _reloaded_session_gone(self, session_id: str) -> None: ...
 
 
 class SessionView:
@@ -48,6 +78,70 @@ class SessionView:
     def __init__(self, host: ViewHost) -> None:
         self.host = host
         self.screen = cast("Screen[Any]", host)
+        #: The session (and its store) last asked for.
+        self.wanted: str | None = None
+        self.wanted_profile: str | None = None
+        #: (wanted session, the list row standing for it) when the list holds it under another
+        #: id (a compression chain listed as its tip): the cursor there keeps the transcript.
+        self.wanted_row: tuple[Any, Any] | None = None
+        self.highlight_due = Debouncer(self.screen, HIGHLIGHT_DEBOUNCE_S)
+
+    # ------------------------------------------------------------------ which session
+    def load(
+        self,
+        session_id: str,
+        target_id: int | None = None,
+        terms: tuple[str, ...] = (),
+        focus: bool = False,
+        profile: str | None = None,
+        reload: bool = False,
+    ) -> None:
+        """Fetch a transcript and its lineage in a worker (the newest request wins). Over several
+        stores ``profile`` names the session's store (default: the open transcript's). A
+        ``reload`` of the shown session after this app's own write finds it gone when that
+        write deleted it: the pane says so, it is not an error."""
+        host = self.host
+        if host.stores is not None and profile is None:
+            profile = host.current_profile
+        db = host.db_for(profile)
+        if db is None or not session_id:
+            return
+        self.wanted, self.wanted_profile = session_id, profile
+        self.read(session_id, target_id, terms, focus, host.chain_mode, db, profile, reload)
+
+    def open(
+        self, session_id: str, message_id: int | None, terms: tuple[str, ...], profile: str | None
+    ) -> None:
+        """Show a session from anywhere (palette, lineage) and move the list cursor to it. Over
+        several stores ``profile`` names its store (default: the open transcript's)."""
+        host = self.host
+        profile = (profile or host.current_profile) if host.stores is not None else None
+        self.cursor_to(session_id, profile)
+        self.wanted, self.wanted_profile = session_id, profile
+        self.highlight_due.cancel()
+        self.load(session_id, message_id, terms, focus=True, profile=profile)
+
+    def highlighted(self, message: SessionList.Highlighted) -> None:
+        """The list's cursor moved: its session opens once the cursor rests (`highlight_opens`)."""
+        host = self.host
+        host.key_checks.refresh_action_keys()
+        row = (message.session_id, message.profile)
+        key = host.row_key(message.profile, message.session_id)
+        chain_row = (host.row_key(self.wanted_profile, self.wanted), key) == self.wanted_row
+        if not highlight_opens(row, (self.wanted, self.wanted_profile), chain_row):
+            return
+        self.wanted_row = None
+        self.wanted, self.wanted_profile = message.session_id, message.profile
+        self.highlight_due.restart(lambda: self.load(message.session_id or "", profile=message.profile))
+
+    def selected(self, message: SessionList.Selected) -> bool:
+        """Enter on a row: open it with the focus, or (shown already) focus the transcript."""
+        host = self.host
+        if (message.session_id, message.profile) != (host.current_session, host.current_profile):
+            self.load(message.session_id, focus=True, profile=message.profile)
+            return True
+        self.screen.query_one("#transcript", TranscriptView).focus()
+        return False
 
     # ------------------------------------------------------------------ reading
     def read(
@@ -91,7 +185,7 @@ class SessionView:
             )
         except SessionGone:
             if reload and not worker.is_cancelled:
-                screen.app.call_from_thread(screen.call_later, self.host._reloaded_session_gone, session_id)
+                screen.app.call_from_thread(screen.call_later, self.host.shown.reloaded_gone, session_id)
             elif not reload:
                 screen.post_message(StoreFailed("open session", f"session {session_id} not found"))
             return
@@ -165,12 +259,12 @@ class SessionView:
 
     def _found(self, ids: Any, key: Any, row_key: Any, index: int) -> None:
         host = self.host
-        wanted = host.row_key(host._wanted_profile, host._wanted)
+        wanted = host.row_key(self.wanted_profile, self.wanted)
         if wanted == key and host.session_list._ids is not ids:  # re-ordered meanwhile: look again
             profile, sid = SessionList.split_key(key)
             self.cursor_to(sid or "", profile)
             return
         if host.session_list._ids is ids and wanted == key:
             # The row stands for the wanted session (its chain's tip): the transcript stays.
-            host._wanted_row = (key, row_key) if row_key != key else None
+            self.wanted_row = (key, row_key) if row_key != key else None
             host.session_list.cursor = index
