@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 
+from hermes_tui.app.controllers.messages import LiveOrder
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 
@@ -291,15 +292,11 @@ async def test_live_order_lays_the_header_out_only_when_a_count_changes(demo_db:
         title = str(sl.border_title)
 
         reordered = [ids[3], *ids[:3], *ids[4:]]  # a session became the most recent: same counts
-        main._live_order(
-            MainScreen.LiveOrder(reordered, main.filter, main.order, main.active_only, total)
-        )
+        main._live_order(LiveOrder(reordered, main.filter, main.order, main.active_only, total))
         assert list(sl._ids) == reordered and infos == [] and str(sl.border_title) == title
 
         gone = reordered[:-1]  # one session deleted elsewhere: the counts change
-        main._live_order(
-            MainScreen.LiveOrder(gone, main.filter, main.order, main.active_only, total - 1)
-        )
+        main._live_order(LiveOrder(gone, main.filter, main.order, main.active_only, total - 1))
         assert len(infos) == 1 and f"{len(gone):,} sessions" in str(infos[0])
         assert str(sl.border_title).startswith(f"Sessions {len(gone):,}")
         await settle(pilot)

@@ -9,20 +9,18 @@ writes in a worker and posts `SessionsChanged`, which re-reads what is shown.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widget import Widget
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 
 from hermes_tui.app import actions
-from hermes_tui.app.bindings import add_binding, declared_bindings
-from hermes_tui.app.controllers import messages as main_messages
+from hermes_tui.app.bindings import with_keys
 from hermes_tui.app.controllers.federation import Federation
 from hermes_tui.app.controllers.filter_bar import FilterBar
 from hermes_tui.app.controllers.header import Header
@@ -30,6 +28,22 @@ from hermes_tui.app.controllers.key_checks import KeyChecks
 from hermes_tui.app.controllers.list_order import ListOrder
 from hermes_tui.app.controllers.live import LiveFollow
 from hermes_tui.app.controllers.live_rules import OrderRefresh, live_plan, store_live_plan
+from hermes_tui.app.controllers.messages import (
+    LiveOrder,
+    LiveSession,
+    MergedLive,
+    MergedLoaded,
+    Missing,
+    ModelsRead,
+    Opened,
+    OpenFailed,
+    OrderLoaded,
+    SessionLoaded,
+    StoreLive,
+    StoresArrived,
+    StoresOpened,
+    StoreValues,
+)
 from hermes_tui.app.controllers.opening import StoreOpening
 from hermes_tui.app.controllers.ordering import DATE_PRESETS
 from hermes_tui.app.controllers.panes import Panes
@@ -39,6 +53,7 @@ from hermes_tui.app.controllers.shown import ShownSession
 from hermes_tui.app.list_views import DEFAULT_FILTER, VIEW_CHOICES, VIEW_PROMPT, view_of
 from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
+from hermes_tui.app.main_keys import SCREEN_KEYS, main_screen_keys, pane_classes
 from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.stores import BrowserStores, StoreChoice
@@ -53,112 +68,14 @@ if TYPE_CHECKING:
     from hermes_tui.app.session_context import BrowserApp
 
 
-#: What the footer shows for each focused pane (as lazygit and k9s do): bound on the pane, so
-#: Textual's stock Footer follows the focus; each acts like the screen's own (hidden) binding.
-PANE_KEYS: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "#sessions": (
-        ("slash", "screen.search", "Search"),
-        ("f", "screen.filters", "Filters"),
-        ("F", "screen.clear_filters", "Clear filters"),
-        ("a", "screen.active_now", "Active now"),
-        ("A", "screen.toggle_archived", "Archived"),
-    ),
-    "#transcript": (
-        ("x", "toggle_folds", "Folds"),
-        ("n", "screen.next_hit", "Next hit"),
-        ("N", "screen.prev_hit", "Prev hit"),
-        ("c", "screen.chain", "Chain"),
-        ("i", "screen.toggle_inactive", "Rewound"),
-        ("L", "screen.live_tip", "Live tip"),
-        ("slash", "screen.search", "Find"),  # `/` in the transcript finds in it
-        ("z", "screen.zoom", "Zoom"),
-        ("ctrl+s", "screen.toggle_pane('list')", "List"),
-    ),
-    "#lineage": (
-        ("enter", "jump", "Open session"),
-        ("L", "screen.live_tip", "Live tip"),
-        ("slash", "screen.search", "Search"),
-        ("z", "screen.zoom", "Zoom"),
-        ("ctrl+s", "screen.toggle_pane('list')", "List"),
-    ),
-    "#search": (("escape", "screen.back", "Back"),),
-}
-#: Registered session actions (`actions.py`) the list pane's footer shows (of two sharing a key,
-#: the one that `applies` to the cursor row; under a dialog, where the footer checks nothing,
-#: the one bound last: archive, pin).
-LIST_ACTIONS = ("rename", "delete", "unarchive", "archive", "unpin", "pin")
-
-
-def show_key(pane: Widget, key: str, action: str, description: str, priority: bool = False) -> None:
-    """Bind ``key`` on ``pane`` ahead of its other bindings for that key, shown in the footer."""
-    add_binding(pane, key, action, description, priority=priority, first=True)
-
-
 class MainScreen(Screen[None]):
     """The browser: list | transcript, lineage under the list, search over the list."""
 
     AUTO_FOCUS = "#sessions"
 
     #: Every key works from every pane; none shows in the footer from here: each pane shows the
-    #: keys that apply to it (`PANE_KEYS`), so the footer changes with the focus.
-    BINDINGS: ClassVar[list[BindingType]] = [
-        # A priority binding: checked when the key arrives, before it is queued at the focused
-        # pane. Otherwise keys typed in the same read as `/` were already queued at the list and
-        # its `q` reached the app (quit) after `/` had moved the focus. Off in text boxes.
-        Binding("slash", "search", "Search", show=False, priority=True),
-        Binding("escape", "back", "Back", show=False),
-        Binding("n", "next_hit", "Next hit", show=False),
-        Binding("N", "prev_hit", "Prev hit", show=False),
-        Binding("c", "chain", "Chain", show=False),
-        Binding("i", "toggle_inactive", "Rewound", show=False),
-        Binding("f", "filters", "Filters", show=False),
-        Binding("F", "clear_filters", "Clear filters", show=False),
-        Binding("o", "cycle_order", "Order", show=False),
-        Binding("z", "zoom", "Zoom", show=False),
-        Binding("s", "focus_sessions", "Sessions", show=False),
-        Binding("t", "focus_transcript", "Transcript", show=False),
-        Binding("l", "focus_lineage", "Lineage", show=False),
-        Binding("ctrl+r", "reload", "Reload", show=False),
-        Binding("a", "active_now", "Active now", show=False),
-        Binding("A", "toggle_archived", "Archived sessions ↔ Hermes' list", show=False),
-        Binding("L", "live_tip", "Live tip", show=False),
-        Binding("G", "jump_new", "Newest messages", show=False),
-        # Find in the transcript: priority, so it works from every pane and box.
-        Binding(
-            "ctrl+f",
-            "find",
-            "Find in the transcript (n/N, Enter/shift+Enter: next/previous)",
-            show=False,
-            priority=True,
-        ),
-        Binding("d", "open_demo", "Open demo"),  # shown only when no database is open
-        # Panes, remembered in the settings file.
-        Binding("less_than_sign,ctrl+left", "resize_list(-1)", "Narrower session list", show=False),
-        Binding("greater_than_sign,ctrl+right", "resize_list(1)", "Wider session list", show=False),
-        Binding("equals_sign", "resize_list(0)", "Session list at its automatic width", show=False),
-        # ctrl+b is tmux's prefix (tmux never passes it on): ctrl+s (s for sessions, as `s`
-        # focuses them) works everywhere.
-        Binding("ctrl+b,ctrl+s", "toggle_pane('list')", "Show/hide the session list", show=False),
-        Binding("ctrl+l", "toggle_pane('lineage')", "Show/hide the lineage", show=False),
-        Binding("ctrl+t", "toggle_pane('transcript')", "Show/hide the transcript", show=False),
-        Binding("p", "toggle_profiles", "Profiles: current ↔ all", show=False),
-    ]
-
-    # The screen's messages (`controllers/messages.py`), under their names here too.
-    Opened: TypeAlias = main_messages.Opened
-    Missing: TypeAlias = main_messages.Missing
-    OpenFailed: TypeAlias = main_messages.OpenFailed
-    OrderLoaded: TypeAlias = main_messages.OrderLoaded
-    SessionLoaded: TypeAlias = main_messages.SessionLoaded
-    ModelsRead: TypeAlias = main_messages.ModelsRead
-    StoresOpened: TypeAlias = main_messages.StoresOpened
-    StoresArrived: TypeAlias = main_messages.StoresArrived
-    StoreValues: TypeAlias = main_messages.StoreValues
-    MergedLoaded: TypeAlias = main_messages.MergedLoaded
-    StoreLive: TypeAlias = main_messages.StoreLive
-    MergedLive: TypeAlias = main_messages.MergedLive
-    LiveSession: TypeAlias = main_messages.LiveSession
-    LiveOrder: TypeAlias = main_messages.LiveOrder
+    #: keys that apply to it (`main_keys.PANE_KEYS`), so the footer changes with the focus.
+    BINDINGS: ClassVar[list[BindingType]] = SCREEN_KEYS
 
     def __init__(self) -> None:
         super().__init__()
@@ -188,8 +105,6 @@ class MainScreen(Screen[None]):
         #: The open session's live reads: one at a time, at most five a second (a burst of
         #: messages is one mount and one scroll, not one per poll).
         self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
-        for spec in actions.ACTIONS:
-            add_binding(self, spec.key, f"run_action({spec.name!r})", spec.description, show=False)
         # The controllers (`controllers/`), one job each: this screen routes to them.
         self.federation = Federation(self)  # several stores: opening, merged list, followers
         self.live = LiveFollow(self)  # one store's live follow, and what live reports do
@@ -264,7 +179,7 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ compose
     def compose(self) -> ComposeResult:
-        now = self.hermes.now
+        now, panes = self.hermes.now, pane_classes()  # each pane with the keys it shows
         yield Static(Text("hermes-tui · opening…"), id="info")
         yield Static(Text(""), id="notice")
         with Horizontal(id="body"):
@@ -277,27 +192,16 @@ class MainScreen(Screen[None]):
                     yield Checkbox("active now", id="filter-active", compact=True)
                     yield Select[str](list(VIEW_CHOICES), prompt=VIEW_PROMPT, id="filter-view", compact=True)
                     yield Select[str]([], prompt="any profile", id="filter-profile", compact=True)
-                yield SessionList(now=now, id="sessions")
-                yield SearchPane(now=now, id="search")
-                yield LineageTree(id="lineage")
+                yield panes.sessions(now=now, id="sessions")
+                yield panes.search(now=now, id="search")
+                yield panes.lineage(id="lineage")
             with Vertical(id="right"):
                 yield Static(Text(""), id="transcript-title")
-                yield TranscriptView(id="transcript")
+                yield panes.transcript(id="transcript")
         # Compact, palette hint off (it is in help): the list pane's keys and ? / q fit 80 columns.
         yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        for selector, keys in PANE_KEYS.items():
-            pane = self.query_one(selector)
-            for key, action, description in keys:
-                # A key the screen checks first (priority) must be priority on the pane too, or
-                # the screen's hidden binding replaces the pane's in the footer.
-                priority = any(b.priority for b in declared_bindings(type(self)).get(key, []))
-                show_key(pane, key, action, description, priority)
-        for name in LIST_ACTIONS:
-            spec = actions.find(name)
-            if spec is not None:
-                show_key(self.session_list, spec.key, f"screen.run_action({name!r})", spec.description)
         self.fit_footer(self.app.size.width)
         for selector, title in (
             ("#sessions", "Sessions"),
@@ -687,3 +591,8 @@ class MainScreen(Screen[None]):
     @on(LiveOrder)
     def _live_order(self, message: LiveOrder) -> None:
         self.live.order_read(message)
+
+
+def main_screen() -> MainScreen:
+    """The main screen with a key for each session action registered (`actions.ACTIONS`)."""
+    return with_keys(MainScreen, main_screen_keys(), first=False)()
