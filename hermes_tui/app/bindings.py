@@ -122,10 +122,13 @@ class FitsFooter:
         return checked
 
     def _target(self, action: str) -> tuple[Any, str, tuple[object, ...]]:
+        """The node ``action`` runs on, as Textual resolves it: ``screen.…`` on the app's current
+        screen (a dialog's, while one is open over this pane's), ``app.…``/``focused.…`` on
+        those, else this pane."""
         namespace, name, params = parse(action)
         node: Any = self
-        target = {"": node, "screen": node.screen, "app": node.app}.get(namespace, node)
-        return target, name, params
+        target = getattr(node.app, namespace, None) if namespace in {"app", "screen", "focused"} else node
+        return (node if target is None else target), name, params
 
     async def action_fit(self, action: str) -> None:
         """Run the fitted key's own action (``screen.…``, ``app.…`` or the pane's)."""

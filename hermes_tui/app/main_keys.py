@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 
 from hermes_tui.app import actions
 from hermes_tui.app.bindings import FitsFooter, declared_bindings, fitted, with_keys
@@ -127,7 +128,8 @@ def main_screen_keys() -> list[Binding]:
 def pane_keys(selector: str) -> list[Binding]:
     """The keys ``selector``'s pane shows, ahead of its own bindings of those keys. A key the
     screen checks first (priority) is priority on the pane too, or the screen's hidden binding
-    replaces the pane's in the footer."""
+    replaces the pane's in the footer. Of two actions sharing a key the one listed last comes
+    first (it is the one a dialog's footer, which checks nothing, shows: archive, pin)."""
     screen = declared_bindings_of_screen()
     keys = [
         Binding(key, action, description, priority=any(b.priority for b in screen.get(key, [])))
@@ -138,21 +140,20 @@ def pane_keys(selector: str) -> list[Binding]:
             spec = actions.find(name)
             if spec is not None:
                 keys.append(Binding(spec.key, f"screen.run_action({name!r})", spec.description))
-        own = [b for group in declared_bindings(SessionList).values() for b in group if b.action in FITTED]
-        keys = [
-            b
-            for binding in (*keys, *own)
-            for b in (fitted(binding) if binding.action in FITTED else [binding])
-        ]
-    return keys
+        keys += [b for group in declared_bindings(SessionList).values() for b in group if b.action in FITTED]
+    groups: dict[str, list[Binding]] = {}
+    for binding in keys:
+        shown = fitted(binding) if binding.action in FITTED else [binding]
+        groups[binding.key] = [*shown, *groups.get(binding.key, [])]
+    return [b for group in groups.values() for b in group]
 
 
 def declared_bindings_of_screen() -> dict[str, list[Binding]]:
-    """The screen's own keys by key (`SCREEN_KEYS`)."""
+    """The main screen's keys by key (Textual's `Screen` keys, then `SCREEN_KEYS`)."""
     table: dict[str, list[Binding]] = {}
     for binding in Binding.make_bindings(SCREEN_KEYS):
         table.setdefault(binding.key, []).append(binding)
-    return table
+    return {**declared_bindings(Screen), **table}
 
 
 def pane_classes() -> PaneClasses:
