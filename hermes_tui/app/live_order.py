@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from hermes_tui.app.list_views import narrowed, view_base
-from hermes_tui.state import Changes, SessionFilter
+from hermes_tui.state import Changes, SessionFilter, sort_key
 
 FULL_EVERY_S = 30.0
 
@@ -48,24 +48,11 @@ class _Store(Protocol):
 
 
 def _sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
-    """Ascending in SQLite's `ORDER BY key, id` (NULL keys first; ids by storage class: NULL,
-    numbers, text, blobs), so the list, which is that order reversed, is descending in it. A
-    `(pinned, key)` pair (`filter.pinned_first`) sorts by `pinned` first."""
+    """Where ``sid`` sorts in the order (`hermes_tui.state.sort_key`): a `(pinned, key)` pair
+    (`filter.pinned_first`) sorts by `pinned` first."""
     if isinstance(key, tuple):
-        return (key[0], *_sort_key(sid, key[1]))
-    if key is None:
-        k: tuple[Any, ...] = (0, 0)
-    else:
-        k = (1, key)
-    if isinstance(sid, str):
-        i: tuple[Any, ...] = (2, sid)
-    elif isinstance(sid, int | float):
-        i = (1, sid)
-    elif isinstance(sid, bytes):
-        i = (3, sid)
-    else:
-        i = (0, 0)
-    return (*k, *i)
+        return sort_key(sid, key[1], bool(key[0]))
+    return sort_key(sid, key)
 
 
 def changed_ids(ch: Changes) -> set[str]:

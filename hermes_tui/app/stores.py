@@ -374,6 +374,10 @@ class BrowserStores:
         """The open store of `profile` (None if it is not open)."""
         return self.fed.dbs.get(profile) if profile is not None else None
 
+    def key(self, profile: str | None, session_id: Any) -> Any:
+        """The list's key of a session: `(profile, id)`."""
+        return (profile, session_id)
+
     def ref(self, profile: str) -> StoreRef | None:
         try:
             return self.fed.ref(profile)

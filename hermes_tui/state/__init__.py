@@ -28,7 +28,7 @@ from .federation import (
     RowKeys,
     open_stores,
 )
-from .list_order import OrderHead, SessionFilter, SessionOrder
+from .list_order import OrderHead, SessionFilter, SessionOrder, sort_key
 from .live import Changes, ChangeWatcher, LiveCursor
 from .paths import default_db_path, user_cache_dir, user_data_dir
 from .profiles import (
@@ -115,6 +115,7 @@ __all__ = [
     "SessionFilter",
     "SessionNotFound",
     "SessionOrder",
+    "sort_key",
     "OrderHead",
     "StorageError",
     "StoreError",

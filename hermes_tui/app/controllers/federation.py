@@ -9,7 +9,6 @@ follower and the merge's bookkeeping; the decisions (`keys_by_profile`, `merge_b
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -18,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Select
-from textual.worker import get_current_worker
 
 from hermes_tui.app import cpu_share
+from hermes_tui.app.controllers.host import Headers, Lists, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import (
     MergedLive,
@@ -33,18 +32,18 @@ from hermes_tui.app.controllers.messages import (
 )
 from hermes_tui.app.controllers.opening import open_several
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.app.messages import StoreFailed
-from hermes_tui.app.stores import Arrivals, BrowserStores, Key, OrderResult, StoreChoice, all_stores
+from hermes_tui.app.stores import Arrivals, BrowserStores, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 #: Stores whose failure is notified one by one (then one notification for the rest), and named
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
@@ -191,31 +190,7 @@ class StoresWatch:
         return notes
 
 
-class Headers(Protocol):
-    """The header (`header.Header`)."""
-
-    def show(self, text: Text) -> None: ...
-
-    def update(self) -> None: ...
-
-
-class Lists(Protocol):
-    """The list's order (`list_order.ListOrder`)."""
-
-    def title(self) -> None: ...
-
-    async def loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
-
-
-class Menus(Protocol):
-    """The filter bar (`filter_bar.FilterBar`)."""
-
-    def set_options(self, selector: str, values: list[str]) -> None: ...
-
-    def restore_source(self, sources: list[str]) -> None: ...
-
-
-class FederationHost(Protocol):
+class FederationHost(ScreenHost, Protocol):
     """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -232,12 +207,6 @@ class FederationHost(Protocol):
     order_refresh: OrderRefresh
     follower: LiveFollower | None
     _db: SessionDB | None
-
-    @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
 
     @property
     def header(self) -> Headers: ...
@@ -271,13 +240,12 @@ class Federation:
         host.header.show(Text("hermes-tui · opening the profiles' stores…"))
         host.session_list.loading = True
         read_only, path = host.hermes.read_only, host.hermes.db_path
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._open_worker, choice, read_only, path),
-            thread=True,
-            exit_on_error=False,
+            "open",
+            "open the stores",
             exclusive=True,
-            group="open",
-            description="open the stores",
         )
 
     def _open_worker(self, choice: StoreChoice, read_only: bool, path: Path) -> None:
@@ -347,35 +315,10 @@ class Federation:
         search.connect(stores.searcher(names), stores.titles, stores.counter(names))
 
     # ------------------------------------------------------------------ the merged list
-    def load_merged(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
-    ) -> None:
-        """The exact merged order of the stores, in a worker; only its first pages are merged."""
-        self.screen.run_worker(
-            partial(self._merge_worker, flt, order, profiles, keep, active),
-            thread=True,
-            exit_on_error=False,
-            exclusive=True,
-            group="order",
-            description="merge the stores",
-        )
-
-    def _merge_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
-    ) -> None:
-        stores = self.host.stores
-        assert stores is not None
-        started, seen = time.perf_counter(), self.watch.arrival_seq
-        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            result = stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
-        except Exception as exc:
-            self.screen.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            return
-        result.extra["arrivals_seen"] = seen
-        result.seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.screen.post_message(MergedLoaded(result, profiles))
+    @property
+    def arrival_seq(self) -> int:
+        """How many store arrivals were heard of (an order read before the last one missed it)."""
+        return self.watch.arrival_seq
 
     async def merged_loaded(self, message: MergedLoaded) -> None:
         host = self.host
@@ -441,12 +384,8 @@ class Federation:
             return
         key = (host.filter, host.order, host.profile_filter, host.active_only)
         host.order_refresh.ask(
-            lambda: self.screen.run_worker(
-                partial(self._live_worker, *key),
-                thread=True,
-                exit_on_error=False,
-                group="live-order",
-                description="refresh the merged order",
+            lambda: run_thread(
+                self.screen, partial(self._live_worker, *key), "live-order", "refresh the merged order"
             )
         )
 
@@ -514,12 +453,8 @@ class Federation:
         host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
             stores.values_from = set(profiles)  # read once more, by the worker
-            screen.run_worker(
-                partial(self._values_worker, stores),
-                thread=True,
-                exit_on_error=False,
-                group="values",
-                description="read the stores' filter choices",
+            run_thread(
+                screen, partial(self._values_worker, stores), "values", "read the stores' filter choices"
             )
 
     def tell_failures(self, stores: BrowserStores) -> None:
@@ -567,13 +502,12 @@ class Federation:
         self.set_profile_filter((current,) if narrowed and current else None)
 
     def _widen(self, choice: StoreChoice, current: str | None) -> None:
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._widen_worker, choice, current),
-            thread=True,
+            "widen",
+            "find profiles",
             exclusive=True,
-            exit_on_error=False,
-            group="widen",
-            description="find profiles",
         )
 
     def _widen_worker(self, choice: StoreChoice, current: str | None) -> None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.screen import Screen
 from textual.widgets import Checkbox, Input, Select
 
+from hermes_tui.app.controllers.host import ScreenHost
 from hermes_tui.app.controllers.ordering import (
     bar_filter,
     filter_active,
@@ -61,7 +62,7 @@ class Profiles(Protocol):
     def connect_search(self) -> None: ...
 
 
-class FilterHost(Protocol):
+class FilterHost(ScreenHost, Protocol):
     """What `FilterBar` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None

@@ -14,15 +14,15 @@ from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
+from hermes_tui.app.controllers.host import Menus, ScreenHost
 from hermes_tui.app.list_views import VIEW_NOUNS, view_of
 from hermes_tui.app.stores import BrowserStores
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
 from hermes_tui.state import SessionFilter
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 #: Over more profiles than this the header sums the sessions and counts failures by kind (300
 #: names would not fit, and the badges after them were never seen).
@@ -154,13 +154,7 @@ def list_title(
     return title
 
 
-class Filters(Protocol):
-    """The filter bar (`filter_bar.FilterBar`)."""
-
-    def summary(self) -> str: ...
-
-
-class HeaderHost(Protocol):
+class HeaderHost(ScreenHost, Protocol):
     """What `Header` reads of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -171,13 +165,7 @@ class HeaderHost(Protocol):
     profile_counts: dict[str, int]
 
     @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
-
-    @property
-    def filter_bar(self) -> Filters: ...
+    def filter_bar(self) -> Menus: ...
 
 
 class Header:

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from hermes_tui.app import actions
+from hermes_tui.app.controllers.host import ScreenHost
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 
@@ -78,7 +79,7 @@ class Filters(Protocol):
     def active(self) -> bool: ...
 
 
-class KeysHost(Protocol):
+class KeysHost(ScreenHost, Protocol):
     """What `KeyChecks` reads of the main screen (besides Textual's own methods)."""
 
     state: str

@@ -1,9 +1,10 @@
 """The session list's order: asking for it again, taking it when it comes, and its title.
 
 `ListOrder` does it for the main screen: a reload runs one worker (group "order": a newer
-filter cancels the older read) over one store, or the stores' merge (`Federation.load_merged`);
-either way the order arrives as an `OrderLoaded` and `loaded` shows it. What the list does with
-an order is `order_step`, a pure function.
+filter cancels the older read) that reads the order of one store or of several the same way
+(`OrderSource.order`: one store is a federation of one) and posts a `MergedLoaded`; over
+several stores `Federation.merged_loaded` keeps its books, then `loaded` shows the order. What
+the list does with an order is `order_step`, a pure function.
 """
 
 from __future__ import annotations
@@ -18,20 +19,23 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app.controllers.header import list_title
+from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
-from hermes_tui.app.controllers.messages import OrderLoaded
-from hermes_tui.app.controllers.ordering import empty_text, index_after_write, ordered_ids
+from hermes_tui.app.controllers.messages import MergedLoaded, OrderLoaded
+from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, empty_text, index_after_write
+from hermes_tui.app.controllers.search_source import OrderSource, order_source
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.list_views import VIEW_TITLES, view_of
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import StoreFailed
-from hermes_tui.app.stores import BrowserStores, Key
+from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
-from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 
 def order_step(provisional: bool, handover: bool) -> str:
@@ -51,9 +55,10 @@ def order_subtitle(order: str) -> str:
 class Merges(Protocol):
     """The merged list over several stores (`federation.Federation`)."""
 
-    def load_merged(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
-    ) -> None: ...
+    @property
+    def arrival_seq(self) -> int: ...
+
+    async def merged_loaded(self, message: MergedLoaded) -> None: ...
 
 
 class LiveOrders(Protocol):
@@ -62,21 +67,7 @@ class LiveOrders(Protocol):
     def refresh_order(self) -> None: ...
 
 
-class Filters(Protocol):
-    """The filter bar (`filter_bar.FilterBar`)."""
-
-    def summary(self) -> str: ...
-
-    def remember(self) -> None: ...
-
-
-class Headers(Protocol):
-    """The header (`header.Header`)."""
-
-    def update(self) -> None: ...
-
-
-class OrderHost(Protocol):
+class OrderHost(ScreenHost, Protocol):
     """What `ListOrder` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -94,19 +85,13 @@ class OrderHost(Protocol):
     def db(self) -> SessionDB | None: ...
 
     @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
-
-    @property
     def federation(self) -> Merges: ...
 
     @property
     def live(self) -> LiveOrders: ...
 
     @property
-    def filter_bar(self) -> Filters: ...
+    def filter_bar(self) -> Menus: ...
 
     @property
     def header(self) -> Headers: ...
@@ -125,43 +110,55 @@ class ListOrder:
         self.reload_near: tuple[Any, int] | None = None
 
     def reload(self, keep: Any = None) -> None:
-        """Re-read the order for the current filter (keeps the cursor on ``keep``)."""
+        """Re-read the order for the current filter (keeps the cursor on ``keep``), from one
+        store or several alike (`search_source.order_source`)."""
         host = self.host
         host.filter_bar.remember()
         host.live_ids.invalidate()
+        source = order_source(host.stores, host.db)
+        if source is None:
+            return
         sessions = host.session_list
-        if host.stores is not None:
-            sessions.loading = True
-            keep = keep or sessions.selected_key
-            host.federation.load_merged(host.filter, host.order, host.profile_filter, keep, host.active_only)
-            return
-        if host.db is None:
-            return
         sessions.loading = True
-        args = (host.db, host.filter, host.order, keep or sessions.selected_id, host.active_only)
-        self.screen.run_worker(
-            partial(self._order_worker, *args),
-            thread=True,
-            exit_on_error=False,
-            exclusive=True,
-            group="order",
-            description="order sessions",
-        )
+        keep = keep or sessions.selected_key
+        seen = host.federation.arrival_seq
+        args = (source, host.filter, host.order, host.profile_filter, keep, host.active_only, seen)
+        run_thread(self.screen, partial(self._order_worker, *args), "order", "order sessions", exclusive=True)
 
     def _order_worker(
-        self, db: SessionDB, flt: SessionFilter, order: str, keep: str | None, active: bool
+        self,
+        source: OrderSource,
+        flt: SessionFilter,
+        order: str,
+        profiles: tuple[str, ...] | None,
+        keep: Key | None,
+        active: bool,
+        seen: int,
     ) -> None:
-        """One indexed query for the ordered ids; rows come later, a page at a time. A filtered
-        list also counts the whole store (one COUNT), for "3 of 34"."""
+        """The order with its first pages' keys (`OrderSource.order`), or, if it failed, an
+        empty one (the list stops loading; the error is told)."""
         started = time.perf_counter()
-        store_total: int | None = None
+        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
         try:
-            ids, store_total = ordered_ids(db, flt, order, active, self.host.hermes.now())
+            result = source.order(flt, order, profiles, keep, first=2 * PAGE_SIZE, active_since=since)
         except Exception as exc:
             self.screen.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            ids = []
+            result = OrderResult([], None, {}, {}, 0)
+        result.extra["arrivals_seen"] = seen
+        result.seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.screen.post_message(OrderLoaded(ids, keep, time.perf_counter() - started, store_total))
+            self.screen.post_message(MergedLoaded(result, profiles, keep))
+
+    async def order_read(self, message: MergedLoaded) -> None:
+        """An order came: over several stores their bookkeeping first (counts, failures, late
+        stores: `Federation.merged_loaded`, which then calls `loaded`); one store's, shown."""
+        if self.host.stores is not None:
+            await self.host.federation.merged_loaded(message)
+            return
+        result = message.result
+        await self.loaded(
+            OrderLoaded(result.keys, message.keep, result.seconds, result.extra.get("store_total"))
+        )
 
     async def loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None:
         """Show an order that came (its head, its whole order, or a new one)."""

@@ -16,23 +16,24 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from textual.screen import Screen
 
 from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.federation import Federation, Headers, Lists
+from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
 from hermes_tui.app.controllers.transcript_loading import read_live
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, StoreFailed
 from hermes_tui.app.stores import BrowserStores
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import Divider, TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 
 class Shown(Protocol):
@@ -43,7 +44,7 @@ class Shown(Protocol):
     async def deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
 
 
-class LiveHost(Protocol):
+class LiveHost(ScreenHost, Protocol):
     """What `LiveFollow` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -59,12 +60,6 @@ class LiveHost(Protocol):
     session_pace: Pacer
     order_refresh: OrderRefresh
     federation: Federation
-
-    @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
 
     @property
     def db(self) -> SessionDB | None: ...
@@ -207,12 +202,11 @@ class LiveFollow:
         transcript = self.screen.query_one("#transcript", TranscriptView)
         data = transcript.data
         after = transcript.last_message_id if data is not None and data.session_id == current else None
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._session_worker, current, after, lineage_too, host.db_for(host.current_profile)),
-            thread=True,
-            exit_on_error=False,
-            group="live-session",
-            description="follow the open session",
+            "live-session",
+            "follow the open session",
         )
 
     def _session_worker(
@@ -245,12 +239,8 @@ class LiveFollow:
             return
         key = (host.filter, host.order, host.active_only)
         host.order_refresh.ask(
-            lambda: self.screen.run_worker(
-                partial(self._order_worker, *key),
-                thread=True,
-                exit_on_error=False,
-                group="live-order",
-                description="refresh the session order",
+            lambda: run_thread(
+                self.screen, partial(self._order_worker, *key), "live-order", "refresh the session order"
             )
         )
 

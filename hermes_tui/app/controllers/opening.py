@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Select, Static
 from textual.worker import get_current_worker
 
+from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
 from hermes_tui.app.controllers.messages import (
     Missing,
     ModelsRead,
@@ -32,18 +33,19 @@ from hermes_tui.app.controllers.messages import (
 )
 from hermes_tui.app.controllers.ordering import ordered_ids
 from hermes_tui.app.controllers.search_source import OneStore
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.live_follow import LiveFollower
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.prefetch import OpenPrefetch, Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.stores import BrowserStores, StoreChoice, open_chosen
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
+from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 
 def open_one(path: Path, read_only: bool, prefetch: OpenPrefetch | None) -> Message:
@@ -153,7 +155,7 @@ class Follows(Protocol):
     def start(self, db: SessionDB) -> None: ...
 
 
-class OpeningHost(Protocol):
+class OpeningHost(ScreenHost, Protocol):
     """What `StoreOpening` reads and sets of the main screen (besides Textual's own methods)."""
 
     state: str
@@ -170,34 +172,10 @@ class OpeningHost(Protocol):
     def live(self) -> Follows: ...
 
     @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
-
-    @property
     def header(self) -> Headers: ...
 
     @property
     def filter_bar(self) -> Menus: ...
-
-
-class Headers(Protocol):
-    """The header (`header.Header`)."""
-
-    def show(self, text: Text) -> None: ...
-
-    def update(self) -> None: ...
-
-
-class Menus(Protocol):
-    """The filter bar (`filter_bar.FilterBar`)."""
-
-    def set_options(self, selector: str, values: list[str]) -> None: ...
-
-    def restore_source(self, sources: list[str]) -> None: ...
-
-    def remember(self) -> None: ...
 
 
 class StoreOpening:
@@ -220,9 +198,7 @@ class StoreOpening:
         )
 
     def _run(self, work: Callable[[], None], group: str, description: str, exclusive: bool = True) -> None:
-        self.screen.run_worker(
-            work, thread=True, exit_on_error=False, exclusive=exclusive, group=group, description=description
-        )
+        run_thread(self.screen, work, group, description, exclusive=exclusive)
 
     def _post(self, read: Callable[[], Message]) -> None:
         self.screen.post_message(read())

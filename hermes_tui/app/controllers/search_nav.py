@@ -13,11 +13,11 @@ from typing import Any, Protocol, cast
 from textual.screen import Screen
 from textual.widgets import Input
 
+from hermes_tui.app.controllers.host import ScreenHost
 from hermes_tui.app.controllers.transcript_loading import LoadedSession
 from hermes_tui.app.render import query_terms, snippet_terms
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import TranscriptView
 
 
@@ -64,7 +64,7 @@ class Wanted(Protocol):
     wanted: str | None
 
 
-class SearchHost(Protocol):
+class SearchHost(ScreenHost, Protocol):
     """What `SearchNav` reads and sets of the main screen (besides Textual's own methods)."""
 
     state: str
@@ -72,23 +72,12 @@ class SearchHost(Protocol):
     current_profile: str | None
 
     @property
-    def session_list(self) -> SessionList: ...
-
-    @property
     def shown(self) -> Reader: ...
 
     @property
     def view(self) -> Wanted: ...
 
-    def load_session(
-        self,
-        session_id: str,
-        target_id: int | None = None,
-        terms: tuple[str, ...] = (),
-        focus: bool = False,
-        profile: str | None = None,
-        reload: bool = False,
-    ) -> None: ...
+    def load_session(self, session_id: str, *args: Any, **kwargs: Any) -> None: ...
 
     def cursor_to(self, session_id: str, profile: str | None) -> None: ...
 

@@ -8,20 +8,38 @@ Its workers run on the screen (`run_worker`, groups "transcript" and "find-row")
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, cast
 
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from hermes_tui.app.controllers.host import Keys, ScreenHost
 from hermes_tui.app.controllers.messages import SessionLoaded
 from hermes_tui.app.controllers.transcript_loading import SessionGone, read_session
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import Key
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB
+
+
+@dataclass(frozen=True)
+class ReadRequest:
+    """One read of a session for the transcript (`SessionView.load`)."""
+
+    session_id: str
+    target_id: int | None  # the message to show (a search hit)
+    terms: tuple[str, ...]  # the words to mark
+    focus: bool  # the transcript takes the focus once shown
+    chain: bool  # the whole compression chain as one transcript
+    db: SessionDB  # the session's store
+    profile: str | None  # its profile over several stores
+    reload: bool  # after this app's own write (gone: deleted, not an error)
+
 
 #: The list's cursor resting this long on a row opens it (a key held down opens nothing).
 HIGHLIGHT_DEBOUNCE_S = 0.12
@@ -41,13 +59,7 @@ class Gone(Protocol):
     async def reloaded_gone(self, session_id: str) -> None: ...
 
 
-class Refreshes(Protocol):
-    """The footer's key checks (`key_checks.KeyChecks`)."""
-
-    def refresh_action_keys(self) -> None: ...
-
-
-class ViewHost(Protocol):
+class ViewHost(ScreenHost, Protocol):
     """What `SessionView` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: Any
@@ -56,16 +68,13 @@ class ViewHost(Protocol):
     current_profile: str | None
 
     @property
-    def session_list(self) -> SessionList: ...
-
-    @property
     def db(self) -> SessionDB | None: ...
 
     @property
     def shown(self) -> Gone: ...
 
     @property
-    def key_checks(self) -> Refreshes: ...
+    def key_checks(self) -> Keys: ...
 
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
@@ -101,13 +110,13 @@ class SessionView:
         ``reload`` of the shown session after this app's own write finds it gone when that
         write deleted it: the pane says so, it is not an error."""
         host = self.host
-        if host.stores is not None and profile is None:
+        if profile is None:  # (with one store there is no profile)
             profile = host.current_profile
         db = host.db_for(profile)
         if db is None or not session_id:
             return
         self.wanted, self.wanted_profile = session_id, profile
-        self.read(session_id, target_id, terms, focus, host.chain_mode, db, profile, reload)
+        self.read(ReadRequest(session_id, target_id, terms, focus, host.chain_mode, db, profile, reload))
 
     def open(
         self, session_id: str, message_id: int | None, terms: tuple[str, ...], profile: str | None
@@ -115,7 +124,7 @@ class SessionView:
         """Show a session from anywhere (palette, lineage) and move the list cursor to it. Over
         several stores ``profile`` names its store (default: the open transcript's)."""
         host = self.host
-        profile = (profile or host.current_profile) if host.stores is not None else None
+        profile = profile or host.current_profile  # (with one store there is no profile)
         self.cursor_to(session_id, profile)
         self.wanted, self.wanted_profile = session_id, profile
         self.highlight_due.cancel()
@@ -144,50 +153,36 @@ class SessionView:
         return False
 
     # ------------------------------------------------------------------ reading
-    def read(
-        self,
-        session_id: str,
-        target_id: int | None,
-        terms: tuple[str, ...],
-        focus: bool,
-        chain: bool,
-        db: SessionDB,
-        profile: str | None,
-        reload: bool,
-    ) -> None:
+    def read(self, request: ReadRequest) -> None:
         """`read_session` off the loop (the newest request wins: group "transcript")."""
         self.screen.query_one("#transcript", TranscriptView).loading = True
-        self.screen.run_worker(
-            partial(self._read_worker, session_id, target_id, terms, focus, chain, db, profile, reload),
-            thread=True,
-            exit_on_error=False,
+        run_thread(
+            self.screen,
+            partial(self._read_worker, request),
+            "transcript",
+            "load a transcript",
             exclusive=True,
-            group="transcript",
-            description="load a transcript",
         )
 
-    def _read_worker(
-        self,
-        session_id: str,
-        target_id: int | None,
-        terms: tuple[str, ...],
-        focus: bool,
-        chain: bool,
-        db: SessionDB,
-        profile: str | None,
-        reload: bool,
-    ) -> None:
+    def _read_worker(self, r: ReadRequest) -> None:
         screen = self.screen
         worker = get_current_worker()
         try:
             loaded = read_session(
-                db, session_id, target_id, terms, focus, chain, profile, lambda: worker.is_cancelled
+                r.db,
+                r.session_id,
+                r.target_id,
+                r.terms,
+                r.focus,
+                r.chain,
+                r.profile,
+                lambda: worker.is_cancelled,
             )
         except SessionGone:
-            if reload and not worker.is_cancelled:
-                screen.app.call_from_thread(screen.call_later, self.host.shown.reloaded_gone, session_id)
-            elif not reload:
-                screen.post_message(StoreFailed("open session", f"session {session_id} not found"))
+            if r.reload and not worker.is_cancelled:
+                screen.app.call_from_thread(screen.call_later, self.host.shown.reloaded_gone, r.session_id)
+            elif not r.reload:
+                screen.post_message(StoreFailed("open session", f"session {r.session_id} not found"))
             return
         except Exception as exc:
             if not worker.is_cancelled:
@@ -222,13 +217,8 @@ class SessionView:
                 self._find(ids, key, host.db_for(profile))
 
     def _find(self, ids: Any, key: Key | str, db: SessionDB | None) -> None:
-        self.screen.run_worker(
-            partial(self._find_worker, ids, key, db),
-            thread=True,
-            exit_on_error=False,
-            exclusive=True,
-            group="find-row",
-            description="find a row",
+        run_thread(
+            self.screen, partial(self._find_worker, ids, key, db), "find-row", "find a row", exclusive=True
         )
 
     def _find_worker(self, ids: Any, key: Key | str, db: SessionDB | None) -> None:

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
+from hermes_tui.app.controllers.host import Keys, ScreenHost
 from hermes_tui.app.controllers.messages import LiveSession, SessionLoaded
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
@@ -24,7 +25,6 @@ from hermes_tui.app.controllers.transcript_loading import (
 )
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import TranscriptView
 
 
@@ -53,23 +53,12 @@ class Wanted(Protocol):
     wanted: str | None
 
 
-class Keys(Protocol):
-    """The footer's key checks (`key_checks.KeyChecks`)."""
-
-    def refresh_action_keys(self) -> None: ...
-
-    def tip_changed(self, shown: tuple[str | None, str | None]) -> None: ...
-
-
-class ShownHost(Protocol):
+class ShownHost(ScreenHost, Protocol):
     """What `ShownSession` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: Any
     current_session: str | None
     current_profile: str | None
-
-    @property
-    def session_list(self) -> SessionList: ...
 
     @property
     def live(self) -> Follows: ...

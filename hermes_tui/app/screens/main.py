@@ -48,6 +48,7 @@ from hermes_tui.app.controllers.opening import StoreOpening
 from hermes_tui.app.controllers.ordering import DATE_PRESETS
 from hermes_tui.app.controllers.panes import Panes
 from hermes_tui.app.controllers.search_nav import SearchNav
+from hermes_tui.app.controllers.search_source import Scope, scope_of
 from hermes_tui.app.controllers.session_view import SessionView
 from hermes_tui.app.controllers.shown import ShownSession
 from hermes_tui.app.list_views import DEFAULT_FILTER, VIEW_CHOICES, VIEW_PROMPT, view_of
@@ -145,13 +146,16 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ the owning store (#20)
     @property
+    def scope(self) -> Scope:
+        """The open stores, or the one store as a federation of one (`search_source.OneStore`)."""
+        return scope_of(self.stores, self._db)
+
+    @property
     def db(self) -> SessionDB | None:
         """The store actions act on: the one open store, or over several profiles the store of
         the selected row (the list's cursor row when the list has the focus, else the open
         transcript's), so rename/delete/prune/export/stats reach the row's own store."""
-        if self.stores is None:
-            return self._db
-        return self.stores.db_for(self.selected_profile or self.stores.current)
+        return self.db_for(self.selected_profile or self.scope.current)
 
     @db.setter
     def db(self, value: SessionDB | None) -> None:
@@ -160,8 +164,6 @@ class MainScreen(Screen[None]):
     @property
     def selected_profile(self) -> str | None:
         """The store of the session actions apply to (None with one store)."""
-        if self.stores is None:
-            return None
         sessions = self.session_list
         if self.focused is sessions or self.current_session is None:
             return sessions.selected_profile or self.current_profile
@@ -169,13 +171,11 @@ class MainScreen(Screen[None]):
 
     def row_key(self, profile: str | None, session_id: Any) -> Any:
         """The list's key of a session: ``(profile, id)`` over several stores, the id with one."""
-        return (profile, session_id) if self.stores is not None else session_id
+        return self.scope.key(profile, session_id)
 
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of ``profile`` (the one store when there are not several)."""
-        if self.stores is None:
-            return self._db
-        return self.stores.db_for(profile)
+        return self.scope.db_for(profile)
 
     # ------------------------------------------------------------------ compose
     def compose(self) -> ComposeResult:
@@ -276,10 +276,6 @@ class MainScreen(Screen[None]):
     def _stores_opened(self, message: StoresOpened) -> None:
         self.federation.opened(message)
 
-    @on(MergedLoaded)
-    async def _merged_loaded(self, message: MergedLoaded) -> None:
-        await self.federation.merged_loaded(message)
-
     @on(StoresArrived)
     def _stores_arrived(self, message: StoresArrived) -> None:
         self.federation.arrived(message)
@@ -337,9 +333,13 @@ class MainScreen(Screen[None]):
         """Re-read the order for the current filter (keeps the cursor on ``keep``)."""
         self.list_order.reload(keep)
 
-    @on(OrderLoaded)
+    @on(OrderLoaded)  # the first order of a store that opened (`opening.first_order`)
     async def _order_loaded(self, message: OrderLoaded) -> None:
         await self.list_order.loaded(message)
+
+    @on(MergedLoaded)  # a reload's, of one store or several
+    async def _order_read(self, message: MergedLoaded) -> None:
+        await self.list_order.order_read(message)
 
     @on(SessionList.SelectionChanged)
     def _selection_changed(self, message: SessionList.SelectionChanged) -> None:
@@ -417,17 +417,10 @@ class MainScreen(Screen[None]):
             self.load_session(current, profile=profile, reload=True)
 
     # ------------------------------------------- transcript + lineage (`session_view.py`, `shown.py`)
-    def load_session(
-        self,
-        session_id: str,
-        target_id: int | None = None,
-        terms: tuple[str, ...] = (),
-        focus: bool = False,
-        profile: str | None = None,
-        reload: bool = False,
-    ) -> None:
-        """Fetch a transcript and its lineage in a worker (`SessionView.load`)."""
-        self.view.load(session_id, target_id, terms, focus, profile, reload)
+    def load_session(self, session_id: str, *args: Any, **kwargs: Any) -> None:
+        """Fetch a transcript and its lineage in a worker (`SessionView.load`: target message,
+        terms, focus, profile, reload)."""
+        self.view.load(session_id, *args, **kwargs)
 
     @on(SessionLoaded)
     async def _session_loaded(self, message: SessionLoaded) -> None:
