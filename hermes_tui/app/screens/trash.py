@@ -45,6 +45,13 @@ class ConfirmDialog(ModalScreen[bool]):
     BUTTON: ClassVar[str]
     KEY: ClassVar[str]
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each question binds its `KEY` (priority: it works from the buttons too) and Esc."""
+        if "KEY" in cls.__dict__:
+            confirm = Binding(cls.KEY, "confirm", cls.BUTTON, show=False, priority=True)
+            cls.BINDINGS = [confirm, Binding("escape", "cancel", "Cancel", show=False)]
+        super().__init_subclass__(**kwargs)
+
     def __init__(self, title: str, body: Text, *, danger: bool = False) -> None:
         super().__init__(classes="trash-confirm")
         self.title_text = title
@@ -84,10 +91,6 @@ class RestoreConfirm(ConfirmDialog):
 
     BUTTON = "Restore"
     KEY = "y"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(KEY, "confirm", BUTTON, show=False, priority=True),
-        Binding("escape", "cancel", "Cancel", show=False),
-    ]
 
 
 class EmptyConfirm(ConfirmDialog):
@@ -95,10 +98,6 @@ class EmptyConfirm(ConfirmDialog):
 
     BUTTON = "Empty"
     KEY = "ctrl+d"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding(KEY, "confirm", BUTTON, show=False, priority=True),
-        Binding("escape", "cancel", "Cancel", show=False),
-    ]
 
 
 def entries_word(n: int) -> str:
