@@ -94,6 +94,9 @@ class SessionView:
         #: id (a compression chain listed as its tip): the cursor there keeps the transcript.
         self.wanted_row: tuple[Any, Any] | None = None
         self.highlight_due = Debouncer(self.screen, HIGHLIGHT_DEBOUNCE_S)
+        #: The row a jump put the list's cursor on: the list's reports of it (the move, a page
+        #: of it loaded) are not the user's choice, however late they are handled.
+        self.placed: Any = None
 
     # ------------------------------------------------------------------ which session
     def load(
@@ -136,6 +139,9 @@ class SessionView:
         host.key_checks.refresh_action_keys()
         row = (message.session_id, message.profile)
         key = host.row_key(message.profile, message.session_id)
+        if key == self.placed:
+            return  # the list telling of a jump's cursor, perhaps after the next jump began
+        self.placed = None
         chain_row = (host.row_key(self.wanted_profile, self.wanted), key) == self.wanted_row
         if not highlight_opens(row, (self.wanted, self.wanted_profile), chain_row):
             return
@@ -212,7 +218,7 @@ class SessionView:
         else:
             index = SessionList._find_near(ids, key, sessions.cursor)
             if index is not None:
-                sessions.cursor = index
+                self._place(key, index)
             elif host.db_for(profile) is not None:
                 self._find(ids, key, host.db_for(profile))
 
@@ -257,4 +263,11 @@ class SessionView:
         if host.session_list._ids is ids and wanted == key:
             # The row stands for the wanted session (its chain's tip): the transcript stays.
             self.wanted_row = (key, row_key) if row_key != key else None
-            host.session_list.cursor = index
+            self._place(row_key, index)
+
+    def _place(self, key: Any, index: int) -> None:
+        """The list's cursor to the row ``key`` at ``index``, for a jump (`placed`)."""
+        sessions = self.host.session_list
+        if sessions.cursor != index:
+            self.placed = key
+            sessions.cursor = index
