@@ -132,6 +132,7 @@ from textual import events
 from textual.widget import Widget as TextualWidget
 from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.controllers.messages import LiveSession
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
 
@@ -526,13 +527,13 @@ async def main():
                 return orig_list_rows(db, ids, *a, **kw)
 
             type(screen.db).list_rows = traced_list_rows
-            orig_ls_init = MainScreen.LiveSession.__init__
+            orig_ls_init = LiveSession.__init__
 
             def traced_ls_init(self, *a, **kw):
                 orig_ls_init(self, *a, **kw)
                 hops["read"].append((read_at.pop(threading.get_ident(), None), time.time()))
 
-            MainScreen.LiveSession.__init__ = traced_ls_init
+            LiveSession.__init__ = traced_ls_init
             orig_apply = screen._apply_live_session
 
             async def traced_apply(message):

@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.theme import Theme
 
 from hermes_tui.app import cpu_share, textual_private
-from hermes_tui.app.bindings import add_binding, bindings_of
+from hermes_tui.app.bindings import bindings_of, declared_bindings
 from hermes_tui.app.commands import SessionCommands
 from hermes_tui.app.gc_policy import POLL_S, IdleCollector
 from hermes_tui.app.handoff import (
@@ -96,6 +96,23 @@ class HermesApp(App[Handoff]):
         Binding("q", "quit", "Quit"),
         # Its own action, so the search pane's block on `quit` (a typed letter) never blocks it.
         Binding("ctrl+q", "force_quit", "Quit", show=False, priority=True),
+        # The command palette's, as `App.__init__` would add it (ahead of the picker's keys).
+        Binding(
+            App.COMMAND_PALETTE_BINDING,
+            "command_palette",
+            "palette",
+            show=False,
+            key_display=App.COMMAND_PALETTE_DISPLAY,
+            priority=True,
+            tooltip="Open the command palette",
+        ),
+        # The picker's (`hermes-tui pick`): priority, checked before the panes' own Enter/Esc, and
+        # off (`check_action`) unless picking at the main screen's top level (dialogs, the
+        # transcript and the filters keep theirs). ctrl+c keeps Textual's own binding after it.
+        Binding("enter", "pick_choose", "Pick", show=False, priority=True),
+        Binding("escape", "pick_cancel", "Cancel", show=False, priority=True),
+        *declared_bindings(App).get("ctrl+c", []),
+        Binding("ctrl+c", "pick_cancel", "Cancel", show=False, priority=True),
     ]
 
     def __init__(
@@ -132,11 +149,6 @@ class HermesApp(App[Handoff]):
         register_handoff_actions()
         self.resume_settings = resume or ResumeSettings()
         self.pick = pick
-        if pick is not None:
-            # Priority: checked before the panes' own Enter/Esc, and only while `check_action`
-            # says the main screen is at its top level (dialogs and the transcript keep theirs).
-            add_binding(self, "enter", "pick_choose", "Pick", show=False, priority=True)
-            add_binding(self, "escape,ctrl+c", "pick_cancel", "Cancel", show=False, priority=True)
         self.db_path = Path(db_path)
         self.read_only = read_only
         self.now = now
@@ -159,9 +171,9 @@ class HermesApp(App[Handoff]):
         self.set_class(event.size.height < SHORT_ROWS, "-short")
 
     def get_default_screen(self) -> Screen[None]:
-        from hermes_tui.app.screens.main import MainScreen
+        from hermes_tui.app.screens.main import main_screen
 
-        return MainScreen()
+        return main_screen()
 
     def on_load(self) -> None:
         """With `--yield-cpu` only (cpu_share.py): the loop thread at `SCHED_IDLE`, set before the
@@ -324,7 +336,10 @@ class HermesApp(App[Handoff]):
             return
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
         sections: list[tuple[str, list[Binding]]] = [
-            ("app", bindings_of(self)),
+            (
+                "app",
+                [b for b in bindings_of(self) if self.pick is not None or not b.action.startswith("pick_")],
+            ),
             ("main", bindings_of(main) if main else []),
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
             ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from hermes_tui.app.list_views import narrowed, view_base
-from hermes_tui.state import Changes, SessionFilter
+from hermes_tui.state import Changes, SessionFilter, order_sort_key
 
 FULL_EVERY_S = 30.0
 
@@ -45,27 +45,6 @@ class _Store(Protocol):
     def list_count(self, filter: SessionFilter | None = ...) -> int: ...
 
     def active_sessions(self, now: float | None = ..., within_s: float = ...) -> list[str]: ...
-
-
-def _sort_key(sid: Any, key: Any) -> tuple[Any, ...]:
-    """Ascending in SQLite's `ORDER BY key, id` (NULL keys first; ids by storage class: NULL,
-    numbers, text, blobs), so the list, which is that order reversed, is descending in it. A
-    `(pinned, key)` pair (`filter.pinned_first`) sorts by `pinned` first."""
-    if isinstance(key, tuple):
-        return (key[0], *_sort_key(sid, key[1]))
-    if key is None:
-        k: tuple[Any, ...] = (0, 0)
-    else:
-        k = (1, key)
-    if isinstance(sid, str):
-        i: tuple[Any, ...] = (2, sid)
-    elif isinstance(sid, int | float):
-        i = (1, sid)
-    elif isinstance(sid, bytes):
-        i = (3, sid)
-    else:
-        i = (0, 0)
-    return (*k, *i)
 
 
 def changed_ids(ch: Changes) -> set[str]:
@@ -178,14 +157,14 @@ class IncrementalOrder:
         while lo < hi:
             mid = (lo + hi) // 2
             other = ids[mid]
-            if _sort_key(other, keys[other]) > sk:
+            if order_sort_key(other, keys[other]) > sk:
                 lo = mid + 1
             else:
                 hi = mid
         return lo
 
     def _remove(self, sid: str) -> None:
-        index = self._find(_sort_key(sid, self._keys[sid]))
+        index = self._find(order_sort_key(sid, self._keys[sid]))
         del self._keys[sid]
         if index < len(self._ids) and self._ids[index] == sid:
             del self._ids[index]
@@ -193,5 +172,5 @@ class IncrementalOrder:
             self._ids.remove(sid)
 
     def _insert(self, sid: str, key: Any) -> None:
-        self._ids.insert(self._find(_sort_key(sid, key)), sid)
+        self._ids.insert(self._find(order_sort_key(sid, key)), sid)
         self._keys[sid] = key

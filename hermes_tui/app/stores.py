@@ -45,6 +45,7 @@ from hermes_tui.state import (
     discover_stores,
     hermes_root,
     open_stores,
+    same_file_key,
 )
 
 #: A federated list key: (profile, session id).
@@ -84,7 +85,7 @@ class StoreChoice:
         status says so (the others still open). Only `stat` is used here: opening classifies."""
         found = discover_stores(self.paths, home=self.home, probe=False)
         by_name = {r.profile: r for r in found}
-        path_refs = [r for p in self.paths for r in found if _same_file(r.path, p)]
+        path_refs = [r for p in self.paths for r in found if same_file_key(r.path) == same_file_key(p)]
         current = next((r.profile for r in found if r.current), None)
         if self.all_profiles:
             chosen = list(found)
@@ -106,14 +107,6 @@ class StoreChoice:
         if current not in {r.profile for r in chosen}:
             current = next((r.profile for r in chosen if r.usable), None)
         return chosen, current
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    """`a` and `b` name the same file (links and `..` folded), as discovery de-duplicates."""
-    try:
-        return a.expanduser().resolve() == b.expanduser().resolve()
-    except (OSError, RuntimeError):
-        return a == b
 
 
 def all_stores(choice: StoreChoice, current: str | None = None) -> StoreChoice:
@@ -373,6 +366,10 @@ class BrowserStores:
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of `profile` (None if it is not open)."""
         return self.fed.dbs.get(profile) if profile is not None else None
+
+    def key(self, profile: str | None, session_id: Any) -> Any:
+        """The list's key of a session: `(profile, id)`."""
+        return (profile, session_id)
 
     def ref(self, profile: str) -> StoreRef | None:
         try:

@@ -252,9 +252,8 @@ class Federation:
     @property
     def failed(self) -> list[StoreRef]:
         """The stores that answered without opening (each with its status and reason)."""
-        dbs = self.dbs
-        with self._lock:
-            waiting = set(self._unanswered)
+        with self._lock:  # both at one moment: a store opening meanwhile is in one of them
+            dbs, waiting = self.dbs, set(self._unanswered)
         return [r for r in self.refs if r.profile not in dbs and r.profile not in waiting]
 
     def ref(self, profile: str) -> StoreRef:

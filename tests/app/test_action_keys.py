@@ -11,6 +11,7 @@ from hermes_tui.app.screens.export import ExportDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.transcript import TranscriptView
 
+from ._keys import action_name
 from ._support import make_app, settle
 from .test_actions import open_on, sid_of
 
@@ -24,8 +25,11 @@ def keys_bound_below_screen(widget: Widget) -> set[str]:
         if isinstance(node, MainScreen):
             break
         for key, bindings in node._bindings.key_to_bindings.items():
-            # A pane may re-bind a registry action to show it in its footer: that runs the same action.
-            if any(b.key == key and not b.action.startswith("screen.run_action(") for b in bindings):
+            # A pane may re-bind a registry action to show it in its footer (directly, or through
+            # `fit(...)` when it shows only if it fits): that runs the same action.
+            if any(
+                b.key == key and not action_name(b.action).startswith("screen.run_action") for b in bindings
+            ):
                 keys.add(key)
     return keys
 

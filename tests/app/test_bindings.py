@@ -1,12 +1,14 @@
-"""Bindings added at run time stay on their instance (Textual's `bind` appended to lists an
-instance shares with its class: the picker's Esc/ctrl+c leaked into every later app, which made
-the help snapshot depend on test order)."""
+"""Bindings never leak from one app or screen into the next (Textual's `bind` appended to lists
+an instance shares with its class: the picker's Esc/ctrl+c leaked into every later app, which
+made the help snapshot depend on test order). They are class `BINDINGS` now: the picker's keys
+are the app's, off (`check_action`) unless it picks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hermes_tui.app.app import HermesApp, PickOptions
+from hermes_tui.app.app import PickOptions
+from hermes_tui.app.bindings import bindings_of
 from hermes_tui.app.screens.main import MainScreen
 
 from ._support import make_app, settle
@@ -16,13 +18,21 @@ def _actions(bindings: dict, key: str) -> list[str]:
     return [b.action for b in bindings.get(key, [])]
 
 
-def test_picker_bindings_do_not_leak_into_later_apps(demo_db: Path) -> None:
-    before = _actions(HermesApp(demo_db)._bindings.key_to_bindings, "ctrl+c")
-    picker = HermesApp(demo_db, pick=PickOptions(query="x"))
-    assert "pick_cancel" in _actions(picker._bindings.key_to_bindings, "ctrl+c")
-    after = HermesApp(demo_db)
-    assert _actions(after._bindings.key_to_bindings, "ctrl+c") == before
-    assert "pick_choose" not in _actions(after._bindings.key_to_bindings, "enter")
+async def test_picker_keys_act_only_in_the_picker(demo_db: Path) -> None:
+    app = make_app(demo_db, pick=PickOptions(query="x"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        assert app.check_action("pick_cancel", ())
+    for _ in range(2):  # later apps, as before the picker ran
+        app = make_app(demo_db)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(pilot)
+            assert not app.check_action("pick_cancel", ()) and not app.check_action("pick_choose", ())
+            active = {k: a.binding.action for k, a in app.screen.active_bindings.items()}
+            assert active.get("enter") != "pick_choose" and active.get("ctrl+c") != "pick_cancel"
+            await pilot.press("escape")  # does not cancel anything: the app runs on
+            await settle(pilot)
+            assert app.is_running and app.return_value is None
 
 
 async def test_action_keys_are_bound_once_however_many_apps_ran(demo_db: Path) -> None:
@@ -32,5 +42,5 @@ async def test_action_keys_are_bound_once_however_many_apps_ran(demo_db: Path) -
             await settle(pilot)
             main = app.screen
             assert isinstance(main, MainScreen)
-            runs = [b.action for b in main._bindings.key_to_bindings.get("r", []) if "run_action" in b.action]
+            runs = [b.action for b in bindings_of(main) if b.key == "r" and "run_action" in b.action]
             assert runs == ["run_action('rename')"], runs

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 
+from hermes_tui.app.controllers.messages import LiveOrder
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 
@@ -284,22 +285,18 @@ async def test_live_order_lays_the_header_out_only_when_a_count_changes(demo_db:
         assert isinstance(main, MainScreen)
         sl = main.session_list
         infos: list[Any] = []
-        original = main._info
-        main._info = lambda text: (infos.append(text), original(text))  # type: ignore[method-assign,func-returns-value]
+        original = main.header.show
+        main.header.show = lambda text: (infos.append(text), original(text))  # type: ignore[method-assign,func-returns-value]
         ids = list(sl._ids)
         total = main.store_total or len(ids)
         title = str(sl.border_title)
 
         reordered = [ids[3], *ids[:3], *ids[4:]]  # a session became the most recent: same counts
-        await main._live_order(
-            MainScreen.LiveOrder(reordered, main.filter, main.order, main.active_only, total)
-        )
+        main._live_order(LiveOrder(reordered, main.filter, main.order, main.active_only, total))
         assert list(sl._ids) == reordered and infos == [] and str(sl.border_title) == title
 
         gone = reordered[:-1]  # one session deleted elsewhere: the counts change
-        await main._live_order(
-            MainScreen.LiveOrder(gone, main.filter, main.order, main.active_only, total - 1)
-        )
+        main._live_order(LiveOrder(gone, main.filter, main.order, main.active_only, total - 1))
         assert len(infos) == 1 and f"{len(gone):,} sessions" in str(infos[0])
         assert str(sl.border_title).startswith(f"Sessions {len(gone):,}")
         await settle(pilot)
@@ -327,13 +324,13 @@ async def test_the_header_set_again_unchanged_is_not_repainted(
             original(self, *args, **kwargs)
 
         monkeypatch.setattr(Static, "update", counting)
-        main._update_info()
-        main._update_info()
+        main.header.update()
+        main.header.update()
         assert updates == []
         main.store_total = None
         main.session_list._ids = main.session_list._ids[:-1]  # the count changes: repainted once
-        main._update_info()
-        main._update_info()
+        main.header.update()
+        main.header.update()
         assert len(updates) == 1
 
 

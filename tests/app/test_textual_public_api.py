@@ -17,8 +17,6 @@ import re
 from pathlib import Path
 
 import textual
-from textual.binding import Binding, BindingsMap
-from textual.widget import Widget
 
 import hermes_tui
 import hermes_tui.app
@@ -103,22 +101,6 @@ def test_no_private_textual_method_is_overridden() -> None:
                         f"{cls.__module__}.{cls.__name__}.{attr} ({base.__module__}.{base.__name__})"
                     )
     assert found == []
-
-
-def test_the_binding_map_contract_holds() -> None:
-    """What `bindings.add_binding`/`set_shown` rely on: every node has its own `BindingsMap` in
-    `_bindings`, a copy of its class's whose `key_to_bindings` maps a key to a list of
-    `Binding`s, and Textual reads that map when it dispatches a key and draws the footer."""
-    widget = Widget()
-    other = Widget()
-    bindings = widget._bindings
-    assert isinstance(bindings, BindingsMap)
-    assert isinstance(bindings.key_to_bindings, dict)
-    assert bindings is not other._bindings
-    assert all(isinstance(b, Binding) for group in bindings.key_to_bindings.values() for b in group)
-    # Textual's binding chain (dispatch, footer, `active_bindings`) reads the node's map.
-    source = inspect.getsource(importlib.import_module("textual.screen").Screen)
-    assert "node._bindings" in source or "self._bindings" in source
 
 
 def test_textual_is_pinned_exactly_while_a_private_name_is_used() -> None:

@@ -9,7 +9,6 @@ follower and the merge's bookkeeping; the decisions (`keys_by_profile`, `merge_b
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
@@ -18,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Select
-from textual.worker import get_current_worker
 
 from hermes_tui.app import cpu_share
+from hermes_tui.app.controllers.host import Headers, Lists, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import (
     MergedLive,
@@ -33,18 +32,18 @@ from hermes_tui.app.controllers.messages import (
 )
 from hermes_tui.app.controllers.opening import open_several
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.app.messages import StoreFailed
-from hermes_tui.app.stores import Arrivals, BrowserStores, Key, OrderResult, StoreChoice, all_stores
+from hermes_tui.app.stores import Arrivals, BrowserStores, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 #: Stores whose failure is notified one by one (then one notification for the rest), and named
 #: in the header's tooltip (2,700 profile folders without a store were 2,700 notifications).
@@ -191,7 +190,7 @@ class StoresWatch:
         return notes
 
 
-class FederationHost(Protocol):
+class FederationHost(ScreenHost, Protocol):
     """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -210,24 +209,15 @@ class FederationHost(Protocol):
     _db: SessionDB | None
 
     @property
-    def hermes(self) -> BrowserApp: ...
+    def header(self) -> Headers: ...
 
     @property
-    def session_list(self) -> SessionList: ...
+    def list_order(self) -> Lists: ...
+
+    @property
+    def filter_bar(self) -> Menus: ...
 
     def reload_order(self, keep: Any = None) -> None: ...
-
-    def _info(self, text: Text) -> None: ...
-
-    def _update_info(self) -> None: ...
-
-    def _update_list_title(self) -> None: ...
-
-    def _set_options(self, selector: str, values: list[str]) -> None: ...
-
-    def _restore_source(self, sources: list[str]) -> None: ...
-
-    async def _order_loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
 
 
 class Federation:
@@ -247,16 +237,15 @@ class Federation:
         """Discover and open the chosen profiles' stores in a worker."""
         host = self.host
         host.state = "opening"
-        host._info(Text("hermes-tui · opening the profiles' stores…"))
+        host.header.show(Text("hermes-tui · opening the profiles' stores…"))
         host.session_list.loading = True
         read_only, path = host.hermes.read_only, host.hermes.db_path
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._open_worker, choice, read_only, path),
-            thread=True,
-            exit_on_error=False,
+            "open",
+            "open the stores",
             exclusive=True,
-            group="open",
-            description="open the stores",
         )
 
     def _open_worker(self, choice: StoreChoice, read_only: bool, path: Path) -> None:
@@ -289,9 +278,9 @@ class Federation:
         sessions.status_source = lambda keys: stores.live_status(keys, now())
         sessions.on_visible = None
         sessions.empty_text = "No sessions in these stores."
-        host._set_options("#filter-source", message.sources)
-        host._set_options("#filter-model", message.models)
-        host._restore_source(message.sources)
+        host.filter_bar.set_options("#filter-source", message.sources)
+        host.filter_bar.set_options("#filter-model", message.models)
+        host.filter_bar.restore_source(message.sources)
         profile_select = screen.query_one("#filter-profile", Select)
         with screen.prevent(Select.Changed):
             profile_select.set_options([(one_line(p, 24), p) for p in stores.profiles])
@@ -312,7 +301,7 @@ class Federation:
             sessions.loading = False
             sessions.empty_text = "No store could be opened: see the badges in the header."
             sessions.set_order([])
-            host._update_info()
+            host.header.update()
             return
         host.reload_order()
 
@@ -326,35 +315,10 @@ class Federation:
         search.connect(stores.searcher(names), stores.titles, stores.counter(names))
 
     # ------------------------------------------------------------------ the merged list
-    def load_merged(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
-    ) -> None:
-        """The exact merged order of the stores, in a worker; only its first pages are merged."""
-        self.screen.run_worker(
-            partial(self._merge_worker, flt, order, profiles, keep, active),
-            thread=True,
-            exit_on_error=False,
-            exclusive=True,
-            group="order",
-            description="merge the stores",
-        )
-
-    def _merge_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, keep: Key | None, active: bool
-    ) -> None:
-        stores = self.host.stores
-        assert stores is not None
-        started, seen = time.perf_counter(), self.watch.arrival_seq
-        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            result = stores.order(flt, order, profiles, keep, first=2 * 50, active_since=since)
-        except Exception as exc:
-            self.screen.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            return
-        result.extra["arrivals_seen"] = seen
-        result.seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.screen.post_message(MergedLoaded(result, profiles))
+    @property
+    def arrival_seq(self) -> int:
+        """How many store arrivals were heard of (an order read before the last one missed it)."""
+        return self.watch.arrival_seq
 
     async def merged_loaded(self, message: MergedLoaded) -> None:
         host = self.host
@@ -374,7 +338,7 @@ class Federation:
         sessions._line_cache.clear()
         host.store_total = None
         missed = self.watch.merged(result, self._wanted())
-        await host._order_loaded(
+        await host.list_order.loaded(
             OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
             result.keep_index,
         )
@@ -420,12 +384,8 @@ class Federation:
             return
         key = (host.filter, host.order, host.profile_filter, host.active_only)
         host.order_refresh.ask(
-            lambda: self.screen.run_worker(
-                partial(self._live_worker, *key),
-                thread=True,
-                exit_on_error=False,
-                group="live-order",
-                description="refresh the merged order",
+            lambda: run_thread(
+                self.screen, partial(self._live_worker, *key), "live-order", "refresh the merged order"
             )
         )
 
@@ -458,8 +418,8 @@ class Federation:
             missed = self.watch.merged(result, self._wanted())
             sessions.show_profile = len(result.counts) > 1
             if counts != (sessions.total, host.profile_counts):  # as in `_live_order`
-                host._update_list_title()
-                host._update_info()
+                host.list_order.title()
+                host.header.update()
             if missed or self.behind():  # stores that opened meanwhile
                 host.order_refresh.again = True
         if host.order_refresh.again:
@@ -490,15 +450,11 @@ class Federation:
         self.tell_failures(stores)
         if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
             self.refresh_live()
-        host._update_info()
+        host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
             stores.values_from = set(profiles)  # read once more, by the worker
-            screen.run_worker(
-                partial(self._values_worker, stores),
-                thread=True,
-                exit_on_error=False,
-                group="values",
-                description="read the stores' filter choices",
+            run_thread(
+                screen, partial(self._values_worker, stores), "values", "read the stores' filter choices"
             )
 
     def tell_failures(self, stores: BrowserStores) -> None:
@@ -523,7 +479,7 @@ class Federation:
             select = screen.query_one(selector, Select)
             with screen.prevent(Select.Changed):
                 picked = select.value
-                self.host._set_options(selector, values)
+                self.host.filter_bar.set_options(selector, values)
                 if isinstance(picked, str) and picked in values:
                     select.value = picked
         screen.query_one("#search", SearchPane).set_sources(message.sources)
@@ -546,13 +502,12 @@ class Federation:
         self.set_profile_filter((current,) if narrowed and current else None)
 
     def _widen(self, choice: StoreChoice, current: str | None) -> None:
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._widen_worker, choice, current),
-            thread=True,
+            "widen",
+            "find profiles",
             exclusive=True,
-            exit_on_error=False,
-            group="widen",
-            description="find profiles",
         )
 
     def _widen_worker(self, choice: StoreChoice, current: str | None) -> None:

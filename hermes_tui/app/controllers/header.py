@@ -1,18 +1,28 @@
-"""The header (the info line at the top) and the session list's title, as pure functions.
+"""The header (the info line at the top) and the session list's title.
 
-The main screen passes what it shows (the store's capabilities, the counts, the path, the
-stores' states) and puts the returned `Text` in `#info` / the list's border title.
+The pure functions take what is shown (the store's capabilities, the counts, the path, the
+stores' states) and return the `Text`; `Header` gathers those from the main screen and puts the
+line in `#info` (only when it changed).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from rich.text import Text
+from textual.screen import Screen
+from textual.widgets import Static
 
+from hermes_tui.app.controllers.host import Menus, ScreenHost
+from hermes_tui.app.list_views import VIEW_NOUNS, view_of
+from hermes_tui.app.stores import BrowserStores
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import cell_width, inert, one_line
+from hermes_tui.state import SessionFilter
+
+if TYPE_CHECKING:
+    pass
 
 #: Over more profiles than this the header sums the sessions and counts failures by kind (300
 #: names would not fit, and the badges after them were never seen).
@@ -142,3 +152,60 @@ def list_title(
     if selected:
         title += f" · {selected:,} selected"
     return title
+
+
+class HeaderHost(ScreenHost, Protocol):
+    """What `Header` reads of the main screen (besides Textual's own methods)."""
+
+    stores: BrowserStores | None
+    state: str
+    caps: dict[str, Any]
+    filter: SessionFilter
+    store_total: int | None
+    profile_counts: dict[str, int]
+
+    @property
+    def filter_bar(self) -> Menus: ...
+
+
+class Header:
+    """The info line at the top of the main screen."""
+
+    def __init__(self, host: HeaderHost) -> None:
+        self.host = host
+        self.screen = cast("Screen[Any]", host)
+        self.text: Text | None = None  # as last set
+
+    def show(self, text: Text) -> None:
+        """Set the header, if it changed: a repaint of the header line widens the frame's update
+        to the whole screen (Textual redraws the box around everything that changed), and a
+        live change sets the same header again several times a second."""
+        if text != self.text:
+            self.text = text
+            self.screen.query_one("#info", Static).update(text)
+
+    def update(self) -> None:
+        """The header from what the screen shows, fitted to its width."""
+        host = self.host
+        info = self.screen.query_one("#info", Static)
+        stores = host.stores
+        if stores is not None:
+
+            def read_only(profile: str) -> bool:
+                ref = stores.ref(profile)
+                return ref is not None and (ref.read_only or stores.fed.read_only)
+
+            ready = host.state == "ready"
+            text, tooltip = stores_header(
+                ready, host.profile_counts, read_only, len(stores.opening), stores.failed
+            )
+            info.tooltip = tooltip
+            self.show(text)
+            return
+        width = max(20, info.content_region.width or self.screen.size.width - 2)
+        ready = host.state == "ready"
+        sessions = host.session_list
+        filtered = bool(host.filter_bar.summary()) if ready else False
+        noun = VIEW_NOUNS[view_of(host.filter)]
+        count = count_words(ready, sessions.provisional, sessions.total, noun, filtered, host.store_total)
+        self.show(store_header(width, host.caps, host.hermes.display_path(host.hermes.db_path), count))

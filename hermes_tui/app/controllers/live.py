@@ -17,25 +17,34 @@ from textual.screen import Screen
 
 from hermes_tui.app import cpu_share
 from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
 from hermes_tui.app.controllers.transcript_loading import read_live
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, StoreFailed
 from hermes_tui.app.stores import BrowserStores
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import Divider, TranscriptView
 from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 
-class LiveHost(Protocol):
+class Shown(Protocol):
+    """The session shown (`shown.ShownSession`)."""
+
+    def live_tip(self) -> None: ...
+
+    async def deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
+
+
+class LiveHost(ScreenHost, Protocol):
     """What `LiveFollow` reads and sets of the main screen (besides Textual's own methods)."""
 
     stores: BrowserStores | None
@@ -53,27 +62,20 @@ class LiveHost(Protocol):
     federation: Federation
 
     @property
-    def hermes(self) -> BrowserApp: ...
-
-    @property
-    def session_list(self) -> SessionList: ...
-
-    @property
     def db(self) -> SessionDB | None: ...
 
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
+    @property
+    def shown(self) -> Shown: ...
+
+    @property
+    def header(self) -> Headers: ...
+
+    @property
+    def list_order(self) -> Lists: ...
+
     def load_session(self, session_id: str, *, profile: str | None = None) -> None: ...
-
-    def _show_live_tip(self) -> None: ...
-
-    async def _current_deleted(self, session_id: str, elsewhere: bool = True) -> None: ...
-
-    def _update_list_title(self) -> None: ...
-
-    def _update_info(self) -> None: ...
-
-    def _refresh_order_live(self) -> None: ...
 
 
 class LiveFollow:
@@ -154,7 +156,7 @@ class LiveFollow:
     async def carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
         """Do what `live_rules` decided, in its order (one store, or one of several)."""
         host, screen = self.host, self.screen
-        refresh = host.federation.refresh_live if federated else host._refresh_order_live
+        refresh = host.federation.refresh_live if federated else self.refresh_order
         if not federated:
             self.error_shown = plan.error_shown
         if plan.error is not None:
@@ -162,7 +164,7 @@ class LiveFollow:
         if plan.statuses is not None:
             host.session_list.set_live(plan.statuses)
         if plan.show_tip:  # "● doing …" comes and goes
-            host._show_live_tip()
+            host.shown.live_tip()
         if plan.refresh_for_age:  # sessions age out of "active now"
             refresh()
         if plan.note_changes:
@@ -173,9 +175,9 @@ class LiveFollow:
             screen.query_one("#search", SearchPane).store_changed()
         if plan.current_deleted is not None:
             if federated:
-                screen.call_later(host._current_deleted, plan.current_deleted)
+                screen.call_later(host.shown.deleted, plan.current_deleted)
             else:
-                await host._current_deleted(plan.current_deleted)
+                await host.shown.deleted(plan.current_deleted)
         if plan.reload_chain and host.current_session is not None:
             profile = host.current_profile if federated else None
             host.load_session(host.current_session, profile=profile)  # a chain re-reads its segments
@@ -200,12 +202,11 @@ class LiveFollow:
         transcript = self.screen.query_one("#transcript", TranscriptView)
         data = transcript.data
         after = transcript.last_message_id if data is not None and data.session_id == current else None
-        self.screen.run_worker(
+        run_thread(
+            self.screen,
             partial(self._session_worker, current, after, lineage_too, host.db_for(host.current_profile)),
-            thread=True,
-            exit_on_error=False,
-            group="live-session",
-            description="follow the open session",
+            "live-session",
+            "follow the open session",
         )
 
     def _session_worker(
@@ -238,12 +239,8 @@ class LiveFollow:
             return
         key = (host.filter, host.order, host.active_only)
         host.order_refresh.ask(
-            lambda: self.screen.run_worker(
-                partial(self._order_worker, *key),
-                thread=True,
-                exit_on_error=False,
-                group="live-order",
-                description="refresh the session order",
+            lambda: run_thread(
+                self.screen, partial(self._order_worker, *key), "live-order", "refresh the session order"
             )
         )
 
@@ -275,11 +272,11 @@ class LiveFollow:
             if counts != (sessions.total, host.store_total):
                 # Only when a count changed: the header's update lays the whole screen out again,
                 # and most live reorders only move sessions.
-                host._update_list_title()
-                host._update_info()
+                host.list_order.title()
+                host.header.update()
             if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
                 self.screen.refresh_bindings()
             if was_empty and message.ids and host.current_session is None:
                 host.load_session(message.ids[0])
         if host.order_refresh.again:
-            host._refresh_order_live()
+            self.refresh_order()

@@ -102,14 +102,18 @@ class ModelsRead(Message, namespace="main_screen"):
         self.models = models
 
 
-class StoresOpened(Message, namespace="main_screen"):
-    """Several profiles' stores opened (worker → screen)."""
+class StoresRead(Message, namespace="main_screen"):
+    """The stores and the source and model menus' choices over them (worker → screen)."""
 
     def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
         super().__init__()
         self.stores = stores
         self.sources = sources
         self.models = models
+
+
+class StoresOpened(StoresRead, namespace="main_screen"):
+    """Several profiles' stores opened (worker → screen)."""
 
 
 class StoresArrived(Message, namespace="main_screen"):
@@ -121,23 +125,18 @@ class StoresArrived(Message, namespace="main_screen"):
         self.stores = stores
 
 
-class StoreValues(Message, namespace="main_screen"):
+class StoreValues(StoresRead, namespace="main_screen"):
     """The source and model menus over every store, once all answered (worker → screen)."""
-
-    def __init__(self, stores: BrowserStores, sources: list[str], models: list[str]) -> None:
-        super().__init__()
-        self.stores = stores
-        self.sources = sources
-        self.models = models
 
 
 class MergedLoaded(Message, namespace="main_screen"):
-    """A merged order of several stores (worker → screen)."""
+    """The list's order, of one store or the merge of several (worker → screen)."""
 
-    def __init__(self, result: OrderResult, profiles: tuple[str, ...] | None) -> None:
+    def __init__(self, result: OrderResult, profiles: tuple[str, ...] | None, keep: Any = None) -> None:
         super().__init__()
         self.result = result
         self.profiles = profiles
+        self.keep = keep  # the session the cursor stays on
 
 
 class StoreLive(Message, namespace="main_screen"):

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import Select, Static
 from textual.worker import get_current_worker
 
+from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
 from hermes_tui.app.controllers.messages import (
     Missing,
     ModelsRead,
@@ -32,18 +33,19 @@ from hermes_tui.app.controllers.messages import (
 )
 from hermes_tui.app.controllers.ordering import ordered_ids
 from hermes_tui.app.controllers.search_source import OneStore
+from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.live_follow import LiveFollower
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.prefetch import OpenPrefetch, Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.stores import BrowserStores, StoreChoice, open_chosen
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
+from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
 
 if TYPE_CHECKING:
-    from hermes_tui.app.session_context import BrowserApp
+    pass
 
 
 def open_one(path: Path, read_only: bool, prefetch: OpenPrefetch | None) -> Message:
@@ -153,7 +155,7 @@ class Follows(Protocol):
     def start(self, db: SessionDB) -> None: ...
 
 
-class OpeningHost(Protocol):
+class OpeningHost(ScreenHost, Protocol):
     """What `StoreOpening` reads and sets of the main screen (besides Textual's own methods)."""
 
     state: str
@@ -170,20 +172,10 @@ class OpeningHost(Protocol):
     def live(self) -> Follows: ...
 
     @property
-    def hermes(self) -> BrowserApp: ...
+    def header(self) -> Headers: ...
 
     @property
-    def session_list(self) -> SessionList: ...
-
-    def _info(self, text: Text) -> None: ...
-
-    def _update_info(self) -> None: ...
-
-    def _set_options(self, selector: str, values: list[str]) -> None: ...
-
-    def _restore_source(self, sources: list[str]) -> None: ...
-
-    def _remember_list(self) -> None: ...
+    def filter_bar(self) -> Menus: ...
 
 
 class StoreOpening:
@@ -199,16 +191,14 @@ class StoreOpening:
         """Open ``path`` in a worker; the panes show progress meanwhile."""
         host = self.host
         host.state = "opening"
-        host._info(Text(f"hermes-tui · opening {host.hermes.display_path(path)}…"))
+        host.header.show(Text(f"hermes-tui · opening {host.hermes.display_path(path)}…"))
         read_only, prefetch = host.hermes.read_only, host.hermes.prefetch
         self._run(
             partial(self._post, lambda: open_one(path, read_only, prefetch)), "open", "open the database"
         )
 
     def _run(self, work: Callable[[], None], group: str, description: str, exclusive: bool = True) -> None:
-        self.screen.run_worker(
-            work, thread=True, exit_on_error=False, exclusive=exclusive, group=group, description=description
-        )
+        run_thread(self.screen, work, group, description, exclusive=exclusive)
 
     def _post(self, read: Callable[[], Message]) -> None:
         self.screen.post_message(read())
@@ -225,7 +215,7 @@ class StoreOpening:
         host.state = "ready"
         host.hermes.db = message.db
         screen.remove_class("-missing", "-failed")
-        host._update_info()
+        host.header.update()
         sessions = host.session_list
         sessions.row_source = message.db.list_rows
         db, now = message.db, host.hermes.now
@@ -237,10 +227,10 @@ class StoreOpening:
         search.index_progress = db.cjk_index_progress
         one = OneStore(db)
         search.connect(one.searcher(), one.titles, one.counter())
-        host._set_options("#filter-source", message.sources)
-        host._set_options("#filter-model", message.models)
-        host._restore_source(message.sources)
-        host._remember_list()
+        host.filter_bar.set_options("#filter-source", message.sources)
+        host.filter_bar.set_options("#filter-model", message.models)
+        host.filter_bar.restore_source(message.sources)
+        host.filter_bar.remember()
         sessions.loading = True
         flt, order, active, pre = host.filter, host.order, host.active_only, message.prefetched
         self._run(partial(self._first_order_worker, db, flt, order, active, pre), "order", "order sessions")
@@ -273,7 +263,7 @@ class StoreOpening:
         select = screen.query_one("#filter-model", Select)
         picked = select.value
         with screen.prevent(Select.Changed):
-            host._set_options("#filter-model", message.models)
+            host.filter_bar.set_options("#filter-model", message.models)
             if isinstance(picked, str) and picked in message.models:
                 select.value = picked
 
@@ -307,7 +297,7 @@ class StoreOpening:
         host.session_list.loading = False
         host.session_list.empty_text = "No database is open."
         host.session_list.set_order([])
-        host._info(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
+        host.header.show(Text(f"hermes-tui · {one_line(header)}", no_wrap=True, overflow="ellipsis"))
         notice = screen.query_one("#notice", Static)
         notice.update(notice_text(what, safety))
         notice.border_title = "No database open"
@@ -319,7 +309,7 @@ class StoreOpening:
         if host.state not in {"missing", "failed"}:
             return
         self.screen.remove_class("-missing", "-failed")
-        host._info(Text("hermes-tui · building the demo database…"))
+        host.header.show(Text("hermes-tui · building the demo database…"))
         host.session_list.loading = True
         self._run(self._demo_worker, "demo", "build the demo database")
 

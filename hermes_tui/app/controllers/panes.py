@@ -11,7 +11,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input
 
-from hermes_tui.app.bindings import set_shown
+from hermes_tui.app.bindings import FitsFooter
 from hermes_tui.app.settings import Settings
 
 if TYPE_CHECKING:
@@ -72,10 +72,9 @@ class Panes:
         """Show the list pane's optional footer keys that fit `width` (`footer_keys`)."""
         width = self.screen.app.size.width if width is None else width
         sessions = self.screen.query_one("#sessions")
-        changed = False
-        for action, show in footer_keys(width, view, filtered).items():
-            changed |= set_shown(sessions, action, show)
-        if changed:
+        fits = footer_keys(width, view, filtered)
+        if isinstance(sessions, FitsFooter) and fits != sessions.fits:
+            sessions.fits = fits  # its `check_action` hides the keys that do not fit
             self.screen.refresh_bindings()
 
     def fit(self, width: int | None = None) -> None:

@@ -22,7 +22,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, DataTable, Static
 
-from hermes_tui.app.bindings import add_binding
 from hermes_tui.app.render import clock_time, format_size, relative_time
 from hermes_tui.app.screens.dialog_base import READ_ONLY_MESSAGE, ActionDialog, error_text, plural
 from hermes_tui.app.undo import restore_summary, undo_entries
@@ -40,14 +39,25 @@ HINT = "Enter restore · x empty this entry · X empty the whole trash · r relo
 
 
 class ConfirmDialog(ModalScreen[bool]):
-    """Yes or no over the trash screen: ``key`` (shown on the button) confirms, Esc declines."""
+    """Yes or no over the trash screen: `KEY` (shown on the `BUTTON`) confirms, Esc declines.
+    Each question is a subclass that binds its own key (`RestoreConfirm`, `EmptyConfirm`)."""
 
-    def __init__(self, title: str, body: Text, button: str, key: str, *, danger: bool = False) -> None:
+    BUTTON: ClassVar[str]
+    KEY: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each question binds its `KEY` (priority: it works from the buttons too) and Esc."""
+        if "KEY" in cls.__dict__:
+            confirm = Binding(cls.KEY, "confirm", cls.BUTTON, show=False, priority=True)
+            cls.BINDINGS = [confirm, Binding("escape", "cancel", "Cancel", show=False)]
+        super().__init_subclass__(**kwargs)
+
+    def __init__(self, title: str, body: Text, *, danger: bool = False) -> None:
         super().__init__(classes="trash-confirm")
         self.title_text = title
         self.body = body
-        self.button = button
-        self.key = key
+        self.button = self.BUTTON
+        self.key = self.KEY
         self.danger = danger
 
     def compose(self) -> ComposeResult:
@@ -62,8 +72,6 @@ class ConfirmDialog(ModalScreen[bool]):
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
-        add_binding(self, self.key, "confirm", self.button, show=False, priority=True)
-        add_binding(self, "escape", "cancel", "Cancel", show=False)
         self.query_one("#cancel", Button).focus()
 
     def action_confirm(self) -> None:
@@ -76,6 +84,20 @@ class ConfirmDialog(ModalScreen[bool]):
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
         self.dismiss(event.button.id == "confirm")
+
+
+class RestoreConfirm(ConfirmDialog):
+    """Restore an entry: y."""
+
+    BUTTON = "Restore"
+    KEY = "y"
+
+
+class EmptyConfirm(ConfirmDialog):
+    """Empty the trash: ctrl+d (a key not typed by chance)."""
+
+    BUTTON = "Empty"
+    KEY = "ctrl+d"
 
 
 def entries_word(n: int) -> str:
@@ -258,9 +280,7 @@ class TrashScreen(ActionDialog[None]):
                 self.start_write("restoring…")
                 self.restore_worker(entry["id"])
 
-        self.app.push_screen(
-            ConfirmDialog("Restore from the trash?", restore_preview(entry), "Restore", "y"), answered
-        )
+        self.app.push_screen(RestoreConfirm("Restore from the trash?", restore_preview(entry)), answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="trash-restore", description="restore")
     def restore_worker(self, entry_id: str) -> None:
@@ -322,7 +342,7 @@ class TrashScreen(ActionDialog[None]):
                 self.status("emptying…")
                 self.empty_worker(entry_id)
 
-        self.app.push_screen(ConfirmDialog(title, body, "Empty", "ctrl+d", danger=True), answered)
+        self.app.push_screen(EmptyConfirm(title, body, danger=True), answered)
 
     @work(
         thread=True, exclusive=True, exit_on_error=False, group="trash-empty", description="empty the trash"

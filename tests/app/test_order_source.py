@@ -1,0 +1,48 @@
+"""One store is a federation of one: its order, keys and store are read as `BrowserStores`'
+are (`search_source.OneStore`, `order_source`, `scope_of`). No App is started here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, bar_filter, ordered_ids
+from hermes_tui.app.controllers.search_source import OneStore, order_source, scope_of
+from hermes_tui.app.list_views import DEFAULT_FILTER
+from hermes_tui.state import SessionDB
+
+
+def _store(tmp_path: Path) -> SessionDB:
+    db = SessionDB(tmp_path / "state.db")
+    for sid, source in (("a", "cli"), ("b", "telegram"), ("c", "cli")):
+        db.create_session(sid, source)
+    return db
+
+
+def test_one_stores_order_is_its_ids_with_the_count_of_its_view(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    one = OneStore(db)
+    result = one.order(DEFAULT_FILTER, "last_active", None, "b", first=100)
+    ids, total = ordered_ids(db, DEFAULT_FILTER, "last_active", False, now=0.0)
+    assert list(result.keys) == ids and result.total == 3 and result.extra["store_total"] == total
+    assert result.keep_index is None  # the list finds the kept id itself
+    cli = bar_filter(DEFAULT_FILTER, "cli", None, None, "", None, now=0.0)
+    result = one.order(cli, "last_active", None, None, first=100)
+    assert sorted(result.keys) == ["a", "c"] and result.extra["store_total"] == 3  # "2 of 3"
+    active = one.order(
+        DEFAULT_FILTER, "last_active", None, None, 100, active_since=(10.0**12, ACTIVE_WITHIN_S)
+    )
+    assert list(active.keys) == []  # nothing was active in the ten minutes before that "now"
+
+
+def test_one_stores_keys_are_its_ids_and_every_profile_is_its_store(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    scope = scope_of(None, db)
+    assert isinstance(scope, OneStore) and scope.current is None
+    assert scope.key("work", "a") == "a" and scope.key(None, "a") == "a"
+    assert scope.db_for(None) is db and scope.db_for("work") is db
+    assert order_source(None, db) is not None
+
+
+def test_nothing_open_has_no_order_and_no_store() -> None:
+    assert order_source(None, None) is None
+    assert scope_of(None, None).db_for(None) is None
