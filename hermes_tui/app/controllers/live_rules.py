@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from hermes_tui.app.live_follow import Pacer
 from hermes_tui.safe_text import one_line
 
 
@@ -187,7 +188,8 @@ ORDER_EVERY_S = 0.2
 class OrderRefresh:
     """Live order refreshes, one at a time: a change while one runs asks for one more run
     (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel;
-    with ``later`` (the screen's `set_timer`), at most one start every `ORDER_EVERY_S`.
+    with ``later`` (the screen's `set_timer`), at most one start every `ORDER_EVERY_S` (the
+    live transcript's `Pacer`, which decides; the timer runs the latest ``start``).
     ``missed``: a change came while the list showed a provisional head (refresh after hand-over)."""
 
     def __init__(
@@ -197,35 +199,42 @@ class OrderRefresh:
         every_s: float = ORDER_EVERY_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.running = False
-        self.again = False
-        self.missed = False
+        self.pace = Pacer(every_s if later is not None else 0.0, clock)
         self.later = later
-        self.every_s = every_s
-        self.clock = clock
-        self._last_start = float("-inf")
-        self._waiting: Callable[[], object] | None = None  # the latest start, for the timer set
+        self.missed = False
+        self._start: Callable[[], object] | None = None  # the latest start asked for
+
+    @property
+    def running(self) -> bool:
+        return self.pace.running
+
+    @running.setter
+    def running(self, value: bool) -> None:
+        """The refresh in flight ended (False); its caller re-asks when `again`."""
+        self.pace.running = value
+
+    @property
+    def again(self) -> bool:
+        """A change came while one ran (or waited): one more run is due."""
+        return self.pace.pending
+
+    @again.setter
+    def again(self, value: bool) -> None:
+        self.pace.pending = value
 
     def ask(self, start: Callable[[], object]) -> None:
         """Run ``start`` now; once more after the refresh in flight; or, within `every_s` of the
         last start, once that time is up (one timer, which runs the latest ``start``)."""
-        if self.running:
-            self.again = True
-            return
-        wait = self._last_start + self.every_s - self.clock()
-        if wait > 0 and self.later is not None:
-            timed = self._waiting is not None
-            self._waiting = start
-            if not timed:
-                self.later(wait, self._due)
-            return
-        self._waiting = None
-        self.running = True
-        self.again = False
-        self._last_start = self.clock()
-        start()
+        self._start = start
+        self._go(self.pace.ask())
 
-    def _due(self) -> None:
-        start, self._waiting = self._waiting, None
+    def _go(self, wait: float | None) -> None:
+        if wait is None:  # merged into the run in flight or the timer set
+            return
+        if wait > 0 and self.later is not None:
+            self.later(wait, lambda: self._go(self.pace.due()))
+            return
+        start = self._start
+        self.pace.start()
         if start is not None:
-            self.ask(start)
+            start()
