@@ -17,9 +17,8 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ from hermes_tui.app.widgets.transcript import (
 )
 from hermes_tui.safe_text import BIDI_CONTROLS, is_inert
 from hermes_tui.state import SessionDB
-from tests.peer.oracle import Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import Peer
 
 from ._support import make_app, settle
 
@@ -200,22 +199,6 @@ async def test_hostile_strings_never_reach_the_terminal(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     write_ours(path)
     await check_every_view(path)
-
-
-@pytest.fixture
-def peer_db(tmp_path: Path) -> Iterator[Peer]:
-    """The real hermes-agent 0.19.0 on ``tmp_path/peer.db`` (skipped when its venv cannot be built)."""
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
-    peer = Peer(tmp_path / "peer.db", python=python)
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 @pytest.mark.peer

@@ -28,7 +28,7 @@ from hermes_tui.app.widgets.session_list import SessionList, live_label
 from hermes_tui.app.widgets.transcript import TranscriptView
 from hermes_tui.state import SessionDB
 from tests._wait import WAIT_S, pilot_until, wait_until
-from tests.peer.oracle import Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import Peer
 
 from ._support import make_app, settle
 from .test_transcript import widget_text
@@ -81,22 +81,6 @@ def writer(demo_db: Path) -> Iterator[Writer]:
     w = Writer(demo_db)
     yield w
     w.close()
-
-
-@pytest.fixture
-def peer_db(tmp_path: Path) -> Iterator[Peer]:
-    """The real hermes-agent 0.19.0 on ``tmp_path/peer.db`` (skipped when its venv cannot be built)."""
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
-    peer = Peer(tmp_path / "peer.db", python=python)
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 def screen_of(pilot: Pilot[None]) -> MainScreen:

@@ -6,7 +6,6 @@ condition (`tests/_wait.py`)."""
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.screens.usage import LIVE_GAP_S, LIVE_SETTLE_S, UsageScreen, live_wait, usage_heard
 from hermes_tui.state import Changes, SessionDB
 from tests._wait import pilot_until
-from tests.peer.oracle import Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import Peer
 
 from ._support import make_app, settle
 from .test_usage_screen import open_usage
@@ -144,22 +143,6 @@ def test_a_slow_load_spaces_the_reloads_out() -> None:
     assert live_wait(0.0, 1.0) == 4.0
     assert live_wait(1.5, 1.0) == 2.5
     assert live_wait(10.0, 1.0) == LIVE_SETTLE_S
-
-
-@pytest.fixture
-def peer_db(tmp_path: Path) -> Any:
-    """The real hermes-agent 0.19.0 on ``tmp_path/peer.db`` (skipped when its venv cannot be built)."""
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
-    peer = Peer(tmp_path / "peer.db", python=python)
-    try:
-        yield peer
-    finally:
-        peer.close()
 
 
 @pytest.mark.peer
