@@ -1,12 +1,11 @@
 """Fixtures for the app tests (defined in `_support` so the snapshot tests share them)."""
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.peer.oracle import Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import Peer, peer_python_or_skip
 
 from ._support import demo_db, demo_master, deterministic_env
 
@@ -25,12 +24,7 @@ def private_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def peer_db(tmp_path: Path) -> Iterator[Peer]:
     """The real hermes-agent 0.19.0 on ``tmp_path/peer.db`` (skipped when its venv cannot be built,
     unless HERMES_TUI_REQUIRE_PEER is set)."""
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
+    python = peer_python_or_skip()
     peer = Peer(tmp_path / "peer.db", python=python)
     try:
         yield peer

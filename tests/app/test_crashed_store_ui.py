@@ -4,26 +4,20 @@ database file nor its -wal. Before, quitting checkpointed the -wal into the file
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from hermes_tui.app.screens.main import MainScreen
 from tests.peer.crashed import SESSIONS, copy_store, crashed_peer_store, db_and_wal
-from tests.peer.oracle import PeerUnavailable, peer_python
+from tests.peer.oracle import peer_python_or_skip
 
 from ._support import make_app, settle
 
 
 @pytest.mark.peer
 async def test_browsing_a_crashed_0_19_0_store_writes_neither_file(tmp_path: Path) -> None:
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
+    python = peer_python_or_skip()
     origin = tmp_path / "origin" / "state.db"
     origin.parent.mkdir()
     total = crashed_peer_store(origin, python)

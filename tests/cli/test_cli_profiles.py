@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ import pytest
 
 from hermes_tui.state import SessionDB
 from tests.cli._cli import run
-from tests.peer.oracle import Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import Peer, peer_python_or_skip
 
 from .conftest import build, one_store
 
@@ -196,12 +195,7 @@ def test_all_stores_failing_is_an_error(tmp_path, monkeypatch, capsys) -> None:
 
 
 def test_profile_written_by_hermes_agent_0_19_0(home, capsys) -> None:
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
+    python = peer_python_or_skip()
     agent = home / "profiles" / "agent"
     agent.mkdir()
     with Peer(agent / "state.db", python=python) as peer:

