@@ -77,12 +77,15 @@ def holder_is_dead(holder: str) -> bool:
     return False
 
 
-def _stale(holder: Any, expires_at: Any, now: float) -> bool:
+def _unexpired(expires_at: Any, now: float) -> bool:
     try:
-        expired = float(expires_at) <= now
+        return float(expires_at) > now
     except (TypeError, ValueError):
-        expired = True  # a row no writer could have written guards nothing
-    return expired or holder_is_dead(str(holder or ""))
+        return False  # a row no writer could have written guards nothing
+
+
+def _stale(holder: Any, expires_at: Any, now: float) -> bool:
+    return not _unexpired(expires_at, now) or holder_is_dead(str(holder or ""))
 
 
 def _tables(conn: apsw.Connection) -> set[str]:
@@ -129,36 +132,66 @@ class Guards:
     any_live: bool = False
 
 
+def _segments(conn: apsw.Connection, key: str, wanted: dict[str, None]) -> list[str]:
+    """The ids of `wanted` whose turn-lease key is `key`: walked down from `key` through its
+    compression continuations (the reverse of `conversation_key`'s walk up, so a lease costs a
+    few reads however many ids a prune selects), each candidate then confirmed by walking up."""
+    members = {key}
+    frontier = [key]
+    while frontier:
+        ended = [
+            sid
+            for sid in frontier
+            for r in read_tuples(conn, "SELECT end_reason FROM sessions WHERE id = ?", (sid,))
+            if r[0] == "compression"
+        ]
+        frontier = []
+        for parent in dict.fromkeys(ended):
+            for child in read_rows(
+                conn, f"SELECT {_KEY_COLUMNS} FROM sessions WHERE parent_session_id = ?", (parent,)
+            ):
+                cid = str(child.get("id"))
+                if cid not in members and not _fork_child(child, reset=True):
+                    members.add(cid)
+                    frontier.append(cid)
+    return [sid for sid in members if sid in wanted and conversation_key(conn, sid) == key]
+
+
 def read_guards(conn: apsw.Connection, ids: Iterable[str], now: float | None = None) -> Guards:
     """The ids of `ids` under a live turn lease or compression lock (none on a file without
     either table, as every file before today's Hermes), and the stale rows of the others, with
-    the session each belongs to."""
+    the session each belongs to. The guard rows are few (one per running turn or compression):
+    they are read whole, and each lease's conversation is walked down from its key."""
     found = Guards()
     tables = _tables(conn)
     if not tables:
         return found
     now = time.time() if now is None else now
-    # Most stores hold no guard row at all: one look settles them.
-    if not any(conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchall() for t in tables):
+    key_column = {LOCKS: "session_id", LEASES: "conversation_id"}
+    rows = {
+        t: read_tuples(conn, f"SELECT {key_column[t]}, holder, expires_at FROM {t}") for t in sorted(tables)
+    }
+    if not any(rows.values()):  # most stores: no guard row at all
         return found
-    found.any_live = any(
-        conn.execute(f"SELECT 1 FROM {t} WHERE expires_at > ? LIMIT 1", (now,)).fetchall() for t in tables
-    )
-    for sid in dict.fromkeys(ids):
-        looks: list[tuple[str, str, str]] = []
-        if LOCKS in tables:
-            looks.append((LOCKS, "session_id", sid))
-        if LEASES in tables:
-            looks.append((LEASES, "conversation_id", conversation_key(conn, sid)))
+    found.any_live = any(_unexpired(exp, now) for table_rows in rows.values() for _k, _h, exp in table_rows)
+    wanted = dict.fromkeys(str(sid) for sid in ids)
+    looks: dict[str, list[tuple[str, str, Any, Any]]] = {}
+    for key, holder, expires_at in rows.get(LOCKS, []):
+        if str(key) in wanted:
+            looks.setdefault(str(key), []).append((LOCKS, str(key), holder, expires_at))
+    leases: dict[str, list[tuple[Any, Any]]] = {}
+    for key, holder, expires_at in rows.get(LEASES, []):
+        leases.setdefault(str(key), []).append((holder, expires_at))
+    for key, held in leases.items():
+        for sid in _segments(conn, key, wanted):
+            looks.setdefault(sid, []).extend((LEASES, key, h, e) for h, e in held)
+    for sid in wanted:
         stale: list[tuple[str, str, str, str, str]] = []
-        for table, column, key in looks:
-            for holder, expires_at in read_tuples(
-                conn, f"SELECT holder, expires_at FROM {table} WHERE {column} = ?", (key,)
-            ):
-                if not _stale(holder, expires_at, now):
-                    found.guarded.add(sid)
-                else:
-                    stale.append((sid, table, column, key, str(holder)))
+        for table, key, holder, expires_at in looks.get(sid, ()):
+            if not _stale(holder, expires_at, now):
+                found.guarded.add(sid)
+            else:
+                stale.append((sid, table, key_column[table], key, str(holder)))
         if sid not in found.guarded:
             found.stale += stale
     return found
