@@ -116,8 +116,8 @@ def instrument(census: dict[str, list[float]], frames: dict[str, int]) -> None:
     shown.transcript_subtitle = whole("the subtitle (transcript_subtitle)", shown.transcript_subtitle)
     for module in (message_parts, transcript_lines):
         module.prepare = whole("prepare a message (Markdown parsed)", module.prepare)  # type: ignore[attr-defined]
-    LinesTranscript._render_item = whole(  # type: ignore[method-assign]
-        "render a message's strips (lines only)", LinesTranscript._render_item
+    LinesTranscript._render_message = whole(  # type: ignore[method-assign]
+        "render a message's strips (lines only)", LinesTranscript._render_message
     )
     Stylesheet.apply = timed("styles", Stylesheet.apply)  # type: ignore[method-assign]
 

@@ -1,28 +1,30 @@
 """LinesTranscript: the transcript on Textual's Line API (issue 36, item 4), a work in progress.
 
-Today's `TranscriptView` mounts 1-3 widgets per message; each live append mounts, styles and
-lays the whole screen out again (~25 ms of CPU an append, `bench/transcript_append_bench.py`).
-Here the transcript is one `ScrollView`: every item (`transcript_items`: the same records and
-the same Rich renderables) is rendered once per width to a list of `Strip`s, and `render_line`
+Today's `TranscriptView` mounts 1-3 widgets per message; each live append mounts them, styles
+them and lays the whole screen out again, then a second frame repaints the scrollbars. Here the
+transcript is one `ScrollView`: every item (`transcript_items`: the same records and the same
+Rich renderables) is rendered once per width and fold state to `Strip`s, and `render_line`
 returns the cached strip of the line asked for. A live append renders only the new messages,
-extends the lines and the virtual height, and scrolls: no mount, no style pass per message.
+extends the lines and the scroll range, and scrolls: no mount, no style pass, no screen layout
+(`bench/transcript_append_bench.py --what-if lines`: about half the CPU of an append, one frame).
 
-Not wired into the app yet (see the branch's report): it covers messages (header, body, folds
-shown as their title line, opened by `toggle_fold`), dividers, the session head, the message
-cursor (`-current` background), folded-away rows and live appends with "N new below".
+Not wired into the app: the branch `s41-lines`'s report says what it covers and what is missing
+(the find bar, the exact look of folded-away rows, the "more" buttons' look, ...).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.console import Group, RenderableType
+from rich.console import RenderableType
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
@@ -30,32 +32,67 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from hermes_tui.app.render import plain_count
-from hermes_tui.app.widgets.transcript import FOLLOW_DROP_STEP, FOLLOW_WINDOW, JUMP_WINDOW
+from hermes_tui.app.render import highlight_terms, plain_count
+from hermes_tui.app.widgets.message_parts import MarkedRender, more_calls_label
+from hermes_tui.app.widgets.transcript import (
+    CHUNK,
+    FOLLOW_DROP_STEP,
+    FOLLOW_WINDOW,
+    JUMP_BEFORE,
+    JUMP_WINDOW,
+    MAX_WINDOW,
+)
 from hermes_tui.app.widgets.transcript_items import (
+    CALLS_SHOWN,
     ROLES,
     Divider,
     Item,
     MessageView,
     SessionHead,
     TranscriptData,
+    call_view,
+    find_hits,
     first_window,
+    item_index,
+    message_header,
     prepare,
+    prepare_calls,
 )
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
 
-#: The left border of a message (Textual's `wide` border's left edge).
+#: The left border of a message (Textual's `wide` border's left edge) and its padding cell.
 BORDER = "▎"
+#: The fold number of a message's "… and N more tool calls" row.
+MORE_CALLS = -1
 
 
 def _role(view: MessageView) -> str:
     return view.role if view.role in ROLES else "other"
 
 
+def _highlighted(text: Text, terms: Sequence[str]) -> Text:
+    copy = text.copy()
+    highlight_terms(copy, terms)
+    return copy
+
+
+def _contains(text: Text, terms: Sequence[str]) -> bool:
+    plain = text.plain.lower()
+    return any(term and term.lower() in plain for term in terms)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One item's lines at one width, and for each line the fold whose title it is (else None)."""
+
+    strips: list[Strip]
+    titles: list[int | None]
+
+
 class LinesTranscript(ScrollView, can_focus=True):
-    """A transcript drawn line by line from strips cached per item and width."""
+    """A transcript drawn line by line from strips cached per item, width and state."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "lines--border-user",
@@ -64,6 +101,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         "lines--border-system",
         "lines--border-other",
         "lines--border-head",
+        "lines--border-match",
         "lines--header-user",
         "lines--header-assistant",
         "lines--header-tool",
@@ -72,20 +110,32 @@ class LinesTranscript(ScrollView, can_focus=True):
         "lines--fold-title",
         "lines--fold-body",
         "lines--divider",
+        "lines--more",
         "lines--current",
         "lines--current-focus",
+        "lines--match",
         "lines--folded-away",
     }
 
     #: Its size comes from the pane; the lines it holds change the scroll range alone. Textual's
-    #: default (a change lays the whole screen out) is what the Line API is here to avoid: an
-    #: append updates the scrollbar itself (`_set_height`), and asks for a layout only when the
-    #: scrollbar appears or goes.
+    #: default (a change lays the whole screen out) is what the Line API is here to avoid: the
+    #: scrollbar is updated here (`_set_height`), and a layout asked for only when it comes or goes.
     virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "scroll_up", "Up", show=False),
+        Binding("down,j", "scroll_down", "Down", show=False),
         Binding("home", "first", "Top", show=False),
         Binding("end,G", "last", "Bottom", show=False),
+        Binding("left_square_bracket", "message_step(-1)", "Previous message", show=False),
+        Binding("right_square_bracket", "message_step(1)", "Next message", show=False),
+        Binding("x", "toggle_folds", "Expand/collapse", show=False),
+        Binding("enter,space", "toggle_current_fold", "Toggle", show=False),
+        Binding(
+            "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
+        ),
+        Binding("n", "find_step(1)", "Next match (find)", show=False),
+        Binding("N", "find_step(-1)", "Previous match (find)", show=False),
     ]
 
     class NewBelow(Message):
@@ -95,48 +145,81 @@ class LinesTranscript(ScrollView, can_focus=True):
             super().__init__()
             self.count = count
 
+    class FoldsChanged(Message):
+        """A fold toggle of this view changed what it shows (the subtitle's counts)."""
+
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
         self.data: TranscriptData | None = None
         self.items: list[Item] = []
-        #: Rendered strips per item (its key), then per width and fold state.
-        self._cache: dict[Hashable, dict[Hashable, list[Strip]]] = {}
-        #: The lines at `_width`: every shown item's strips, flat, and where each item starts.
-        self._width = 0
-        self._lines: list[Strip] = []
-        self._starts: list[int] = []  # line where items[start + k] starts (one past the end too)
+        #: Rendered lines per item (its key), then per width and state.
+        self._cache: dict[Hashable, dict[Hashable, Rendered]] = {}
         #: The window of items with lines (as `TranscriptView`'s mounted window): a 50,000-message
-        #: session renders what is read, not all of it.
+        #: session renders what is read, not all of it. `_lines` holds the window's lines at
+        #: `_width` (a "more" row above and below when items lie beyond), `_starts[k]` the line
+        #: where ``items[start + k]`` starts (and one past the last), `_rendered[k]` its lines.
         self.start = 0
         self.end = 0
-        self.open_folds: set[tuple[Hashable, int]] = set()
+        self._width = 0
+        self._lines: list[Strip] = []
+        self._starts: list[int] = []
+        self._rendered: list[Rendered] = []
+        #: Folds: `x` opens them all (`folds_open`); a fold toggled on its own is the exception.
+        self.folds_open = False
+        self._toggled: set[tuple[Hashable, int]] = set()
+        #: Tool calls revealed past `CALLS_SHOWN`, per message key (prepared when revealed).
+        self._revealed: dict[Hashable, tuple[tuple[str, Text], ...]] = {}
         self.show_inactive = False
         self.show_hidden = False
         self.current_id: int | None = None
+        #: The marked message (a search hit or the find's match) and the terms marked in it.
+        self.target_id: int | None = None
+        self.terms: tuple[str, ...] = ()
+        self.find_query = ""
+        self.find_hits: list[int] = []
+        self.find_pos = -1
         self.new_below = 0
         self._newest_row = 0
         self._tail_pending = False  # a follow's scroll to the end waits for the scrollbar
+        self._growing = False
 
     # ------------------------------------------------------------------ content
     @property
     def last_message_id(self) -> int:
+        """The newest row id held (live appends fetch what is after it)."""
         return self._newest_row
 
     @property
     def message_count(self) -> int:
         return sum(1 for i in self.items if isinstance(i, MessageView))
 
-    def show(self, data: TranscriptData, target_id: int | None = None) -> None:
-        """Replace the content (every item; strips are rendered as lines are asked for)."""
+    @property
+    def hidden_rows(self) -> int:
+        return sum(1 for i in self.items if isinstance(i, MessageView) and i.fold == FOLD_HIDDEN)
+
+    @property
+    def showing_hidden_rows(self) -> bool:
+        return self.show_hidden
+
+    def show(self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()) -> None:
+        """Replace the content: a window around ``target_id`` (else the head), scrolled to it."""
         self.data = data
         self.items = list(data.items)
+        self._cache.clear()
+        self._revealed.clear()
+        self._toggled.clear()
+        self.folds_open = False
         self._newest_row = 0
         self._count(self.items)
+        found = item_index(self.items, target_id)
+        if found is not None:
+            target_id = self.items[found].id  # type: ignore[union-attr]
+        self.target_id, self.terms = target_id, tuple(terms)
         self.current_id = target_id
         self._set_new_below(0)
         self.start, self.end = first_window(self.items, target_id)
         self._relayout()
-        self.scroll_home(animate=False, immediate=True)
+        self.scroll_to(y=self._line_of(found), animate=False, immediate=True)
 
     def _count(self, items: Sequence[Item]) -> None:
         for item in items:
@@ -144,11 +227,7 @@ class LinesTranscript(ScrollView, can_focus=True):
                 self._newest_row = max(self._newest_row, item.id, *item.members)
 
     def update_activity(self, row: dict[str, Any]) -> None:
-        """(The head's activity line; not drawn by this work in progress.)"""
-
-    @property
-    def showing_hidden_rows(self) -> bool:
-        return self.show_hidden
+        """(The head's live activity line: not followed by this work in progress.)"""
 
     def show_subtitle(self, subtitle: str) -> None:
         if self.border_subtitle != subtitle:
@@ -156,6 +235,7 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     @property
     def at_bottom(self) -> bool:
+        """The reader sees the end: the window holds the last item and the view is at its end."""
         if self.end < len(self.items):
             return False
         return self.max_scroll_y <= 0 or self.scroll_y >= self.max_scroll_y - 1
@@ -171,7 +251,14 @@ class LinesTranscript(ScrollView, can_focus=True):
         if self.data is None:
             return False
         known = {m for i in self.items if isinstance(i, MessageView) for m in (i.id, *i.members)}
-        fresh = [i for i in items if not (isinstance(i, MessageView) and i.id in known)]
+        groups = {i.group for i in self.items if isinstance(i, MessageView) and i.group is not None}
+        fresh = [
+            i
+            for i in items
+            if not (
+                isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups))
+            )
+        ]
         if not fresh:
             return False
         follow = self._tail_pending or self.at_bottom
@@ -180,42 +267,20 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._count(fresh)
         if self.data.items is not self.items:
             self.data.items.extend(fresh)
-        if self.end >= first:  # the window reaches the end: it takes the new items
-            self.end = len(self.items)
-            if self._width:
-                top = len(self._lines)
-                for k in range(first, self.end):
-                    self._lines.extend(self._strips(self.items[k], self._width))
-                    self._starts.append(len(self._lines))
-                if follow and self.end - self.start > FOLLOW_WINDOW + FOLLOW_DROP_STEP:
-                    self._drop_front(self.end - self.start - FOLLOW_WINDOW)
-                    top = 0
-                self._set_height(len(self._lines))
-                if follow:
-                    self._tail()
-                    self.refresh()
-                else:
-                    self.refresh_lines(top, len(self._lines) - top)
+        if self.end >= first and (follow or self.end - self.start + len(fresh) <= MAX_WINDOW):
+            self._extend(len(self.items))
+            if follow and self.end - self.start > FOLLOW_WINDOW + FOLLOW_DROP_STEP:
+                self._drop_front(self.end - self.start - FOLLOW_WINDOW)
+        else:
+            self._more_rows_changed()
+        self._set_height(len(self._lines))
         if follow:
+            self._tail()
             self._set_new_below(0)
         else:
             self._set_new_below(self.new_below + sum(1 for i in fresh if isinstance(i, MessageView)))
+        self.refresh()
         return follow
-
-    def action_first(self) -> None:
-        """Home: the first items (the window moves there)."""
-        if self.start > 0:
-            self.start, self.end = 0, min(len(self.items), JUMP_WINDOW)
-            self._relayout()
-        self.scroll_home(animate=False, immediate=True)
-
-    def action_last(self) -> None:
-        """End: the last items (the window moves there), the view at the end."""
-        if self.end < len(self.items):
-            self.start, self.end = max(0, len(self.items) - JUMP_WINDOW), len(self.items)
-            self._relayout()
-        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
-        self._set_new_below(0)
 
     def _tail(self) -> None:
         """To the end now; when the scrollbar is yet to appear (a layout away, and Textual
@@ -231,11 +296,11 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._tail_pending = False
         self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
-    # ------------------------------------------------------------------ lines
+    # ------------------------------------------------------------------ the window's lines
     def _set_height(self, height: int) -> None:
         """The scroll range follows the lines: a layout only when the scrollbar comes or goes."""
         old = self.virtual_size
-        self.virtual_size = Size(0, height)  # lines are cut to the width: never a horizontal bar
+        self.virtual_size = Size(0, height)  # lines are cut to the width: no horizontal bar
         view = self.scrollable_content_region.height
         if (old.height > view) != (height > view):
             self.refresh(layout=True)
@@ -245,61 +310,149 @@ class LinesTranscript(ScrollView, can_focus=True):
             bar.window_virtual_size = height
             bar.window_size = self.container_size.height - self.scrollbar_size_horizontal
 
-    def _drop_front(self, count: int) -> None:
-        """Forget the lines of the window's first ``count`` items (following the end)."""
-        cut = self._starts[count]
-        del self._lines[:cut]
-        self._starts = [s - cut for s in self._starts[count:]]
-        for k in range(self.start, self.start + count):
-            self._forget(self.items[k])
-        self.start += count
-
-    def _forget(self, item: Item) -> None:
-        self._cache.pop(self._item_key(item), None)
+    def _more_strips(self, where: str, count: int) -> list[Strip]:
+        """A "more" row (as `TranscriptView`'s button) and the blank line under it."""
+        label = (
+            f"▲ {plural(count, 'earlier message')}"
+            if where == "before"
+            else f"▼ {plural(count, 'more message')}"
+        )
+        text = Text(label, justify="center", style=self.get_component_rich_style("lines--more"))
+        return [*self._rich_strips(text, self._width), Strip.blank(self._width)]
 
     def _relayout(self) -> None:
-        """The window's lines at the current width (strips come from the cache)."""
-        width = self.scrollable_content_region.width
-        self._width = width
-        self._lines = []
-        self._starts = [0]
+        """The window's lines at the current width (items' strips come from the cache)."""
+        self._width = width = self.scrollable_content_region.width
+        self._rendered = []
         if width > 0:
-            for item in self.items[self.start : self.end]:
-                self._lines.extend(self._strips(item, width))
-                self._starts.append(len(self._lines))
+            self._rendered = [self._item_lines(item) for item in self.items[self.start : self.end]]
+        self._flatten()
         self._set_height(len(self._lines))
         self.refresh()
+
+    def _flatten(self) -> None:
+        lines: list[Strip] = []
+        if self.start > 0 and self._width:
+            lines.extend(self._more_strips("before", self.start))
+        starts = [len(lines)]
+        for rendered in self._rendered:
+            lines.extend(rendered.strips)
+            starts.append(len(lines))
+        if self.end < len(self.items) and self._width:
+            lines.extend(self._more_strips("after", len(self.items) - self.end))
+        self._lines, self._starts = lines, starts
+
+    def _more_rows_changed(self) -> None:
+        """The counts of the "more" rows changed, the items' lines did not."""
+        self._flatten()
+
+    def _extend(self, end: int) -> None:
+        """Items up to ``end`` join the window at its end."""
+        self._rendered.extend(self._item_lines(item) for item in self.items[self.end : end])
+        self.end = end
+        self._flatten()
+
+    def _drop_front(self, count: int) -> None:
+        """Forget the window's first ``count`` items (their cached lines too)."""
+        for item in self.items[self.start : self.start + count]:
+            self._cache.pop(self._item_key(item), None)
+        del self._rendered[:count]
+        self.start += count
+        self._flatten()
+
+    def _drop_back(self, count: int) -> None:
+        for item in self.items[self.end - count : self.end]:
+            self._cache.pop(self._item_key(item), None)
+        del self._rendered[len(self._rendered) - count :]
+        self.end -= count
+        self._flatten()
+
+    def grow(self, where: str) -> None:
+        """`CHUNK` more items before or after the window, as many dropped at the other end past
+        `MAX_WINDOW`; the reader's text stays where it is on screen."""
+        if where == "after" and self.end < len(self.items):
+            anchor, line = self.start, self._starts[0]
+            self._extend(min(len(self.items), self.end + CHUNK))
+            excess = self.end - self.start - MAX_WINDOW
+            if excess > 0:
+                anchor, line = self.start + excess, self._starts[excess]
+                self._drop_front(excess)
+        elif where == "before" and self.start > 0:
+            anchor, line = self.start, self._starts[0]
+            new_start = max(0, self.start - CHUNK)
+            self._rendered[:0] = [self._item_lines(item) for item in self.items[new_start : self.start]]
+            self.start = new_start
+            excess = self.end - self.start - MAX_WINDOW
+            if excess > 0:
+                self._drop_back(excess)
+            else:
+                self._flatten()
+        else:
+            return
+        shift = self._starts[anchor - self.start] - line  # where the anchor item moved
+        self._set_height(len(self._lines))
+        if shift:
+            self.scroll_to(y=max(0, self.scroll_y + shift), animate=False, immediate=True)
+        self.refresh()
+
+    def _line_of(self, index: int | None) -> int:
+        """The first line of ``items[index]`` in the window (0 when it is not in it)."""
+        if index is None or not self.start <= index < self.end:
+            return 0
+        return self._starts[index - self.start]
+
+    def item_at(self, line: int) -> int | None:
+        """The index (in `items`) of the item drawn at virtual line ``line``, if any."""
+        if not self._starts or not self._starts[0] <= line < self._starts[-1]:
+            return None
+        return self.start + bisect_right(self._starts, line) - 1
 
     def on_resize(self) -> None:
         if self.scrollable_content_region.width != self._width:
             self._relayout()
 
-    def item_at(self, line: int) -> int | None:
-        """The index (in `items`) of the item drawn at virtual line ``line``."""
-        if not 0 <= line < len(self._lines):
-            return None
-        return self.start + bisect_right(self._starts, line) - 1
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if self.new_below and self.end >= len(self.items) and new_value >= self.max_scroll_y - 1:
+            self._set_new_below(0)
+        if self._growing or self.data is None:
+            return
+        if new_value > old_value and new_value >= self.max_scroll_y - 2 and self.end < len(self.items):
+            self.call_later(self._edge_grow, "after")
+        elif new_value < old_value and new_value <= 2 and self.start > 0:
+            self.call_later(self._edge_grow, "before")
+
+    def _edge_grow(self, where: str) -> None:
+        self._growing = True
+        try:
+            if where == "after" and self.scroll_y >= self.max_scroll_y - 2:
+                self.grow("after")
+            elif where == "before" and self.scroll_y <= 2:
+                self.grow("before")
+        finally:
+            self._growing = False
 
     def render_line(self, y: int) -> Strip:
         if self.scrollable_content_region.width != self._width:
             self._relayout()  # the vertical scrollbar came or went: no resize event says so
         line = round(self.scroll_y) + y
-        if line >= len(self._lines):
-            return Strip.blank(self.scrollable_content_region.width, self.rich_style)
+        if not 0 <= line < len(self._lines):
+            return Strip.blank(self._width, self.rich_style)
         strip = self._lines[line]
         index = self.item_at(line)
         item = self.items[index] if index is not None else None
         if (
-            isinstance(item, MessageView)
-            and index is not None
+            index is not None
+            and isinstance(item, MessageView)
             and item.id == self.current_id
-            and line < self._starts[index - self.start + 1] - 1  # (not the margin line after it)
+            and item.id != self.target_id
+            and line < self._starts[index - self.start + 1] - 1  # (not the margin under it)
         ):
             name = "lines--current-focus" if self.has_focus else "lines--current"
             strip = strip.apply_style(Style(bgcolor=self.get_component_rich_style(name).bgcolor))
         return strip
 
-    # ------------------------------------------------------------------ rendering one item
+    # ------------------------------------------------------------------ one item's lines
     def _item_key(self, item: Item) -> Hashable:
         if isinstance(item, MessageView):
             return ("m", item.id)
@@ -314,78 +467,101 @@ class LinesTranscript(ScrollView, can_focus=True):
             return self.show_hidden
         return True
 
-    def _strips(self, item: Item, width: int) -> list[Strip]:
+    def fold_open(self, item: Item, fold: int) -> bool:
+        return self.folds_open != ((self._item_key(item), fold) in self._toggled)
+
+    def _item_lines(self, item: Item) -> Rendered:
         key = self._item_key(item)
+        match = isinstance(item, MessageView) and item.id == self.target_id
         state = (
-            width,
-            frozenset(f for f in self.open_folds if f[0] == key),
+            self._width,
+            self.folds_open,
+            frozenset(f for f in self._toggled if f[0] == key),
+            len(self._revealed.get(key, ())),
             isinstance(item, MessageView) and self._shown(item),
+            self.terms if match else None,
         )
         cached = self._cache.setdefault(key, {})
-        strips = cached.get(state)
-        if strips is None:
-            strips = cached[state] = self._render_item(item, width)
-        return strips
+        rendered = cached.get(state)
+        if rendered is None:
+            if isinstance(item, Divider):
+                rendered = self._render_divider(item)
+            elif isinstance(item, SessionHead):
+                rendered = self._render_head(item)
+            elif not self._shown(item):
+                rendered = Rendered([], [])
+            else:
+                rendered = self._render_message(item, match)
+            cached.clear()  # one state per item: a toggle or a resize replaces it
+            cached[state] = rendered
+        return rendered
 
-    def _rich_strips(self, renderable: RenderableType, width: int, style: Style | None = None) -> list[Strip]:
+    def _rich_strips(self, renderable: RenderableType, width: int) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=width, max_width=width, height=None, highlight=False)
-        lines = console.render_lines(renderable, options, style=style, pad=True)
+        lines = console.render_lines(renderable, options, pad=True)
         return [Strip(line, width) for line in lines]
 
     def _fold_title(self, mark: str, title: str) -> Text:
         return Text(f" {mark} {title} ", style=self.get_component_rich_style("lines--fold-title"))
 
-    def _render_item(self, item: Item, width: int) -> list[Strip]:
-        if isinstance(item, Divider):
-            return self._render_divider(item, width)
-        if isinstance(item, SessionHead):
-            return self._render_head(item, width)
-        if not self._shown(item):
-            return []
-        return self._render_message(item, width)
-
-    def _bordered(self, strips: list[Strip], border: Style) -> list[Strip]:
-        """Each line behind the message's left border and its one-cell padding."""
-        edge = Segment(BORDER + " ", border)
-        return [Strip([edge, *strip], strip.cell_length + 2) for strip in strips]
-
-    def _render_message(self, view: MessageView, width: int) -> list[Strip]:
-        role = _role(view)
+    def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
+        """What a message shows, in order, each part with the fold it is the title of."""
         prepared = view.prepared or prepare(view)
-        inner = max(1, width - 2)
         key = self._item_key(view)
-        header = prepared.header.copy()
+        terms = self.terms if match else ()
+        role = _role(view)
+        header = message_header(view, match=True) if match else prepared.header.copy()
         header.stylize_before(Style(color=self.get_component_rich_style(f"lines--header-{role}").color))
-        parts: list[RenderableType] = [header]
-        folds: list[tuple[str, Text | None]] = []
+        body = prepared.body
+        if match and terms and isinstance(body, Text):
+            body = _highlighted(body, terms)
+        elif match and terms and body is not None:
+            body = MarkedRender(body, terms)
+        folds: list[tuple[str, Text]] = []
         if prepared.reasoning is not None:
             folds.append(("reasoning", prepared.reasoning))
-        body_first = prepared.reasoning is None
         if prepared.output is not None:
-            lines = view.text.count("\n") + 1
-            folds.append((f"result ({lines} lines)", prepared.output))
-        for name, args in prepared.calls:
-            folds.append((f"→ {name}", args))
-        if body_first and prepared.body is not None:
-            parts.append(prepared.body)
+            output = _highlighted(prepared.output, terms) if match else prepared.output
+            folds.append((f"result ({view.text.count(chr(10)) + 1} lines)", output))
+        for name, args in (*prepared.calls, *self._revealed.get(key, ())):
+            folds.append((f"→ {name}", _highlighted(args, terms) if match and terms else args))
         muted = self.get_component_rich_style("lines--fold-body")
-        for n, (title, body) in enumerate(folds):
-            is_open = (key, n) in self.open_folds
-            parts.append(self._fold_title("▼" if is_open else "▶", title))
-            if is_open and body is not None:
-                parts.append(Padding(body, (0, 0, 0, 2), style=muted))
-            if n == 0 and not body_first and prepared.body is not None:
-                parts.append(prepared.body)
-        if view.more_calls:
-            noun = "tool call" if len(view.more_calls) == 1 else "tool calls"
-            parts.append(self._fold_title("…", f"and {len(view.more_calls):,} more {noun}"))
-        border = self.get_component_rich_style(f"lines--border-{role}")
-        strips = self._bordered(self._rich_strips(Group(*parts), inner), Style(color=border.color))
-        strips.append(Strip.blank(width))  # the margin under a message
-        return strips
+        parts: list[tuple[RenderableType, int | None]] = [(header, None)]
+        if prepared.reasoning is None and body is not None:
+            parts.append((body, None))
+        for n, (title, text) in enumerate(folds):
+            # The match's folds that hold a term are open (what the find shows).
+            is_open = self.fold_open(view, n) or (
+                match and bool(terms) and _contains(Text(title) + text, terms)
+            )
+            parts.append((self._fold_title("▼" if is_open else "▶", title), n))
+            if is_open:
+                parts.append((Padding(text, (0, 0, 0, 2), style=muted), None))
+            if n == 0 and prepared.reasoning is not None and body is not None:
+                parts.append((body, None))
+        remaining = len(view.more_calls) - len(self._revealed.get(key, ()))
+        if remaining > 0:
+            parts.append((Text(f" {more_calls_label(remaining)} ", style=muted), MORE_CALLS))
+        return parts
 
-    def _render_divider(self, divider: Divider, width: int) -> list[Strip]:
+    def _render_message(self, view: MessageView, match: bool) -> Rendered:
+        """Header, body and folds behind the message's left border, then a blank margin line."""
+        width = self._width
+        inner = max(1, width - 2)
+        strips: list[Strip] = []
+        titles: list[int | None] = []
+        for renderable, fold in self._message_parts(view, match):
+            lines = self._rich_strips(renderable, inner)
+            strips.extend(lines)
+            titles.extend([fold] * len(lines) if fold is not None else [None] * len(lines))
+        strips = self._edged(strips, "lines--border-match" if match else f"lines--border-{_role(view)}")
+        if match:
+            bg = Style(bgcolor=self.get_component_rich_style("lines--match").bgcolor)
+            strips = [strip.apply_style(bg) for strip in strips]
+        return Rendered([*strips, Strip.blank(width)], [*titles, None])
+
+    def _render_divider(self, divider: Divider) -> Rendered:
         kind = one_line(divider.edge_kind, 20) or "root"
         label = one_line(divider.title) or one_line(divider.session_id)
         text = Text(
@@ -395,32 +571,241 @@ class LinesTranscript(ScrollView, can_focus=True):
             overflow="ellipsis",
             style=self.get_component_rich_style("lines--divider"),
         )
-        return [Strip.blank(width), *self._rich_strips(text, width), Strip.blank(width)]
+        blank = Strip.blank(self._width)
+        return Rendered([blank, *self._rich_strips(text, self._width), blank], [None, None, None])
 
-    def _render_head(self, head: SessionHead, width: int) -> list[Strip]:
-        parts: list[RenderableType] = []
+    def _render_head(self, head: SessionHead) -> Rendered:
+        parts: list[tuple[RenderableType, int | None]] = []
         if head.activity:
-            parts.append(Text(f"● working: {head.activity}", style="bold", no_wrap=True, overflow="ellipsis"))
+            parts.append(
+                (Text(f"● working: {head.activity}", style="bold", no_wrap=True, overflow="ellipsis"), None)
+            )
         if head.prompt:
             noun = plural(head.prompt_lines, "line")
             title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
-            is_open = (self._item_key(head), 0) in self.open_folds
-            parts.append(self._fold_title("▼" if is_open else "▶", title))
+            is_open = self.fold_open(head, 0)
+            parts.append((self._fold_title("▼" if is_open else "▶", title), 0))
             if is_open:
-                parts.append(Padding(Text(head.prompt), (0, 0, 0, 2)))
-        border = self.get_component_rich_style("lines--border-head")
-        strips = self._bordered(
-            self._rich_strips(Group(*parts), max(1, width - 2)), Style(color=border.color)
+                muted = self.get_component_rich_style("lines--fold-body")
+                parts.append((Padding(Text(head.prompt), (0, 0, 0, 2), style=muted), None))
+        strips: list[Strip] = []
+        titles: list[int | None] = []
+        for renderable, fold in parts:
+            lines = self._rich_strips(renderable, max(1, self._width - 2))
+            strips.extend(lines)
+            titles.extend([fold] * len(lines))
+        return Rendered(
+            [*self._edged(strips, "lines--border-head"), Strip.blank(self._width)], [*titles, None]
         )
-        strips.append(Strip.blank(width))
-        return strips
 
-    # ------------------------------------------------------------------ folds
+    def _edged(self, strips: list[Strip], component: str) -> list[Strip]:
+        """Each line behind the left border (the component's colour) and its padding cell."""
+        edge = Segment(BORDER, Style(color=self.get_component_rich_style(component).color))
+        pad = Segment(" ")
+        return [Strip([edge, pad, *strip], self._width) for strip in strips]
+
+    # ------------------------------------------------------------------ folds and rows
+    def _rerender(self, index: int) -> None:
+        """Render ``items[index]`` again (its state changed) and put its lines in place."""
+        if self.start <= index < self.end:
+            self._rendered[index - self.start] = self._item_lines(self.items[index])
+            self._flatten()
+            self._set_height(len(self._lines))
+            self.refresh()
+
     def toggle_fold(self, index: int, fold: int) -> None:
-        """Open or close fold ``fold`` of ``items[index]`` (its lines are rendered again)."""
-        key = (self._item_key(self.items[index]), fold)
-        if key in self.open_folds:
-            self.open_folds.discard(key)
+        """Open or close fold ``fold`` of ``items[index]``; the "more tool calls" row
+        (`MORE_CALLS`) reveals the next `CALLS_SHOWN` calls instead."""
+        item = self.items[index]
+        key = self._item_key(item)
+        if fold == MORE_CALLS:
+            if not isinstance(item, MessageView):
+                return
+            shown = self._revealed.get(key, ())
+            batch = item.more_calls[len(shown) : len(shown) + CALLS_SHOWN]
+            self._revealed[key] = shown + prepare_calls([call_view(call) for call in batch])
+        elif (key, fold) in self._toggled:
+            self._toggled.discard((key, fold))
         else:
-            self.open_folds.add(key)
+            self._toggled.add((key, fold))
+        self._rerender(index)
+
+    def fold_at(self, line: int) -> tuple[int, int] | None:
+        """(item index, fold) of the fold title drawn at virtual line ``line``, if one is."""
+        index = self.item_at(line)
+        if index is None:
+            return None
+        fold = self._rendered[index - self.start].titles[line - self._starts[index - self.start]]
+        return None if fold is None else (index, fold)
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a fold's title (or a "more" row) toggles it; the message becomes current."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        line = round(self.scroll_y) + offset.y
+        if self.start > 0 and line < self._starts[0]:
+            self.grow("before")
+            return
+        if self.end < len(self.items) and line >= self._starts[-1]:
+            self.grow("after")
+            return
+        index = self.item_at(line)
+        if index is None:
+            return
+        item = self.items[index]
+        if isinstance(item, MessageView):
+            self._set_current(item.id)
+        hit = self.fold_at(line)
+        if hit is not None:
+            event.stop()
+            self.toggle_fold(*hit)
+
+    def action_toggle_folds(self) -> None:
+        """`x`: open every fold, or close them all."""
+        self.folds_open = not self.folds_open
+        self._toggled.clear()
         self._relayout()
+
+    def action_toggle_current_fold(self) -> None:
+        """Enter/space: the first fold of the current message opens or closes."""
+        index = item_index(self.items, self.current_id)
+        if index is None or not self.start <= index < self.end:
+            return
+        titles = self._rendered[index - self.start].titles
+        fold = next((t for t in titles if t is not None), None)
+        if fold is not None:
+            self.toggle_fold(index, fold)
+
+    def action_toggle_hidden_rows(self) -> None:
+        """`h`: show or hide the rows Hermes never paints."""
+        self.show_hidden = not self.show_hidden
+        self.set_class(self.show_hidden, "-show-hidden-rows")
+        self._relayout()
+        self.post_message(self.FoldsChanged())
+
+    def set_show_inactive(self, shown: bool) -> None:
+        """The screen's `i` toggle (rewound and archived rows)."""
+        if shown != self.show_inactive:
+            self.show_inactive = shown
+            self._relayout()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "find_step":
+            return bool(self.find_query)
+        if action == "toggle_hidden_rows":
+            return self.hidden_rows > 0
+        return True
+
+    # ------------------------------------------------------------------ the message cursor
+    def _set_current(self, message_id: int | None) -> None:
+        if message_id != self.current_id:
+            self.current_id = message_id
+            self.refresh()
+
+    def _on_screen(self) -> list[MessageView]:
+        """The window's messages with a line in the viewport, top first."""
+        top = round(self.scroll_y)
+        bottom = top + self.scrollable_content_region.height
+        shown: list[MessageView] = []
+        for k, item in enumerate(self.items[self.start : self.end]):
+            first, past = self._starts[k], self._starts[k + 1]
+            if isinstance(item, MessageView) and first < bottom and past > top and past > first:
+                shown.append(item)
+        return shown
+
+    def current_message(self) -> MessageView | None:
+        """The message the reader is on: `current_id` while on screen, else the top one."""
+        shown = self._on_screen()
+        current = next((m for m in shown if m.id == self.current_id), None)
+        if current is None and shown:
+            current = shown[0]
+            self._set_current(current.id)
+        return current
+
+    def action_message_step(self, step: int) -> None:
+        """`[` / `]`: the cursor to the previous / next shown message, scrolled into view (the
+        window moves there when it is outside)."""
+        current = self.current_message()
+        messages = [i for i in self.items if isinstance(i, MessageView) and not i.fold]
+        if current is None or current not in messages:
+            return
+        at = messages.index(current) + step
+        if not 0 <= at < len(messages):
+            return
+        target = messages[at]
+        self._set_current(target.id)
+        index = self.items.index(target)
+        if not self.start <= index < self.end:
+            self._window_around(index)
+        top, bottom = self._starts[index - self.start], self._starts[index - self.start + 1]
+        view = self.scrollable_content_region.height
+        if top < self.scroll_y:
+            self.scroll_to(y=top, animate=False, immediate=True)
+        elif bottom > self.scroll_y + view:
+            self.scroll_to(y=min(top, bottom - view), animate=False, immediate=True)
+
+    def _window_around(self, index: int) -> None:
+        start = max(0, min(index - JUMP_BEFORE, len(self.items) - JUMP_WINDOW))
+        self.start, self.end = start, min(len(self.items), start + JUMP_WINDOW)
+        self._relayout()
+
+    def action_first(self) -> None:
+        """Home: the first items (the window moves there)."""
+        if self.start > 0:
+            self.start, self.end = 0, min(len(self.items), JUMP_WINDOW)
+            self._relayout()
+        self._set_current(next((i.id for i in self.items if isinstance(i, MessageView)), None))
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    def action_last(self) -> None:
+        """End: the last items (the window moves there), the view at the end."""
+        if self.end < len(self.items):
+            self.start, self.end = max(0, len(self.items) - JUMP_WINDOW), len(self.items)
+            self._relayout()
+        self._set_current(next((i.id for i in reversed(self.items) if isinstance(i, MessageView)), None))
+        self._tail()
+        self._set_new_below(0)
+
+    # ------------------------------------------------------------------ find
+    def find(self, query: str) -> None:
+        """Mark the first message at or after the reader's place whose text holds ``query``
+        (case-insensitive; folded-away rows only while shown). (`TranscriptView` scans in a
+        worker; this work in progress scans on the loop.)"""
+        self.find_query = query
+        if not query:
+            self.find_hits, self.find_pos = [], -1
+            self._mark(None, ())
+            return
+        self.find_hits = find_hits(self.items, query.lower(), self.show_inactive, self.show_hidden)
+        if not self.find_hits:
+            self.find_pos = -1
+            self._mark(None, ())
+            return
+        top = self.item_at(round(self.scroll_y)) or 0
+        self.find_pos = next((k for k, i in enumerate(self.find_hits) if i >= top), 0)
+        self._show_hit()
+
+    def action_find_step(self, delta: int) -> None:
+        """n / N: the next or previous match, wrapping around."""
+        if self.find_hits:
+            self.find_pos = (self.find_pos + delta) % len(self.find_hits)
+            self._show_hit()
+
+    def _show_hit(self) -> None:
+        index = self.find_hits[self.find_pos]
+        item = self.items[index]
+        assert isinstance(item, MessageView)
+        self._mark(item.id, (self.find_query,))
+        self._set_current(item.id)
+        if not self.start <= index < self.end:
+            self._window_around(index)
+        self.scroll_to(y=self._line_of(index), animate=False, immediate=True)
+
+    def _mark(self, target_id: int | None, terms: tuple[str, ...]) -> None:
+        """Mark ``target_id``'s message (its terms highlighted), the one marked before drawn plain."""
+        before = item_index(self.items, self.target_id)
+        self.target_id, self.terms = target_id, terms
+        for index in {before, item_index(self.items, target_id)}:
+            if index is not None:
+                self._rerender(index)

@@ -1,0 +1,323 @@
+"""The Line-API transcript (`widgets/transcript_lines.py`, a work in progress not wired into the
+app): it draws what `TranscriptView` draws, line for line, and keeps its behaviours (the window
+of a huge session, live appends that follow or count "new below", folds, hidden rows, the
+message cursor, find), without a widget per message.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal
+from textual.geometry import Region
+from textual.pilot import Pilot
+
+from hermes_tui.app.styles import stylesheet_paths
+from hermes_tui.app.widgets.message_parts import MessagePart
+from hermes_tui.app.widgets.transcript import (
+    FOLLOW_DROP_STEP,
+    FOLLOW_WINDOW,
+    JUMP_WINDOW,
+    MAX_WINDOW,
+    TranscriptData,
+    TranscriptView,
+    message_view,
+)
+from hermes_tui.app.widgets.transcript_items import CALLS_SHOWN, FIRST_WINDOW, MessageView
+from hermes_tui.app.widgets.transcript_lines import LinesTranscript
+from hermes_tui.state import FOLD_HIDDEN
+
+
+def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
+    """``n`` short messages: user, assistant with a tool call, tool output, in turn."""
+    out: list[dict[str, Any]] = []
+    for i in range(start, start + n):
+        kind = i % 3
+        if kind == 0:
+            out.append({"id": i, "role": "user", "content": f"question {i}"})
+        elif kind == 1:
+            call = {"function": {"name": "terminal", "arguments": f'{{"cmd": "ls {i}"}}'}}
+            out.append({"id": i, "role": "assistant", "content": f"answer {i}", "tool_calls": [call]})
+        else:
+            out.append({"id": i, "role": "tool", "tool_name": "terminal", "content": f"out {i}"})
+    return out
+
+
+class LinesApp(App[None]):
+    CSS_PATH: ClassVar = stylesheet_paths()
+
+    def compose(self) -> ComposeResult:
+        yield LinesTranscript(id="lines")
+
+
+class BothApp(App[None]):
+    """Today's transcript and the Line-API one side by side, at the same width."""
+
+    CSS_PATH: ClassVar = stylesheet_paths()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield TranscriptView(id="transcript")
+            yield LinesTranscript(id="lines")
+
+
+async def open_lines(
+    pilot: Pilot[None], data_rows: list[dict[str, Any]], target: int | None = None
+) -> LinesTranscript:
+    view = pilot.app.query_one(LinesTranscript)
+    view.show(TranscriptData(session_id="s", items=[message_view(r) for r in data_rows]), target_id=target)
+    view.focus()
+    await pilot.pause()
+    return view
+
+
+def window_lines(view: LinesTranscript) -> list[str]:
+    """Every line of the window, as text (what `render_line` returns, scrolled to each)."""
+    out = []
+    height = view.scrollable_content_region.height
+    for line in range(view.virtual_size.height):
+        if not view.scroll_y <= line < view.scroll_y + height:
+            view.scroll_to(y=line, animate=False, immediate=True)
+        out.append(view.render_line(line - round(view.scroll_y)).text.rstrip())
+    return out
+
+
+def content_text(view: LinesTranscript) -> list[str]:
+    return window_lines(view)
+
+
+def visible_text(view: LinesTranscript) -> str:
+    return "\n".join(view.render_line(y).text for y in range(view.scrollable_content_region.height))
+
+
+async def test_lines_draw_what_the_widget_transcript_draws() -> None:
+    """Header, Markdown body, the role's border and padding, folds (closed and open), reasoning
+    and the margin under each message: the same text, line for line, and the same border and
+    header colours."""
+    data_rows = [
+        {"id": 1, "role": "user", "content": "Fix the **build**, please.\n\n- one\n- two"},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": "Looking at it:\n\n```python\nprint('hi')\n```",
+            "reasoning": "the build fails on import",
+            "tool_calls": [{"function": {"name": "terminal", "arguments": '{"cmd": "make"}'}}],
+        },
+        {"id": 3, "role": "tool", "tool_name": "terminal", "content": '{"ok": true, "lines": 3}'},
+        {"id": 4, "role": "system", "content": "a note"},
+    ]
+    app = BothApp()
+    async with app.run_test(size=(160, 60)) as pilot:
+        widgets = app.query_one(TranscriptView)
+        items = [message_view(r) for r in data_rows]
+        await widgets.show(TranscriptData(session_id="s", items=list(items)))
+        lines = app.query_one(LinesTranscript)
+        lines.show(TranscriptData(session_id="s", items=list(items)))
+        await pilot.pause()
+        assert widgets.scrollable_content_region.width == lines.scrollable_content_region.width
+
+        def widget_lines() -> list[str]:
+            out: list[str] = []
+            for part in widgets.query(MessagePart):
+                if not part.display:
+                    continue
+                size = part.outer_size
+                out += [
+                    s.text.rstrip() for s in part.render_lines(Region(0, 0, size.width, part.size.height))
+                ]
+                if part.has_class("-end"):
+                    out.append("")
+            return out
+
+        assert content_text(lines) == widget_lines()
+        # The border cell in the role's colour, the header in the header's colour.
+        lines.scroll_to(y=0, animate=False, immediate=True)
+        first = list(lines.render_line(0))
+        part = widgets.query(MessagePart).first()
+        theirs = list(part.render_lines(Region(0, 0, part.outer_size.width, 1))[0])
+        assert first[0].text == theirs[0].text == "▎"
+        assert first[0].style is not None and theirs[0].style is not None
+        assert first[0].style.color == theirs[0].style.color
+        header_mine = next(s for s in first if "user" in s.text)
+        header_theirs = next(s for s in theirs if "user" in s.text)
+        assert header_mine.style is not None and header_theirs.style is not None
+        assert header_mine.style.color == header_theirs.style.color
+
+        # Every fold open (`x` in each): still the same lines.
+        widgets.focus()
+        await pilot.press("x")
+        lines.focus()
+        await pilot.press("x")
+        await pilot.pause()
+        assert "  the build fails on import" in "\n".join(content_text(lines))
+        assert content_text(lines) == widget_lines()
+
+
+async def test_a_live_append_at_the_end_follows_and_the_window_stays_bounded() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(30))
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.at_bottom
+        next_id = 31
+        for _ in range(30):
+            batch = [message_view(r) for r in rows(4, start=next_id)]
+            next_id += 4
+            assert await view.append_items(batch)
+            await pilot.pause()
+            assert view.at_bottom, "it follows the end"
+            assert view.end == len(view.items)
+            assert view.end - view.start <= FOLLOW_WINDOW + FOLLOW_DROP_STEP
+        assert view.last_message_id == next_id - 1
+        assert f"#{next_id - 1}" in visible_text(view)
+        assert view.new_below == 0
+        assert len(view.children) == 0, "no widget per message"
+        # The same message again (a compaction copy already shown) is not appended twice.
+        assert not await view.append_items([message_view(rows(1, start=next_id - 1)[0])])
+
+
+async def test_scrolled_up_a_live_append_stays_put_and_counts_new_below() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(200))
+        before = visible_text(view)
+        assert not await view.append_items([message_view(r) for r in rows(3, start=201)])
+        await pilot.pause()
+        assert view.new_below == 3
+        assert view.scroll_y == 0 and visible_text(view) == before
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.at_bottom and view.new_below == 0
+        assert "#203" in visible_text(view)
+
+
+async def test_a_huge_session_renders_a_window_that_moves_with_the_reader() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(3000))
+        assert (view.start, view.end) == (0, FIRST_WINDOW)
+        assert "▼ 2,988 more messages" in "\n".join(content_text(view))
+        view.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.press(*["pagedown"] * 30)
+        await pilot.pause()
+        assert view.end > FIRST_WINDOW, "reading on renders the next items"
+        assert view.end - view.start <= MAX_WINDOW
+        await pilot.press("end")
+        await pilot.pause()
+        assert (view.start, view.end) == (3000 - JUMP_WINDOW, 3000) and view.at_bottom
+        assert "#3000" in visible_text(view)
+        view.scroll_to(y=0, animate=False, immediate=True)
+        top_text = visible_text(view).splitlines()
+        assert "▲ 2,960 earlier messages" in top_text[0]
+        await pilot.pause()  # reaching the top renders the chunk before; the reader's text stays
+        assert view.start == 3000 - JUMP_WINDOW - 20
+        assert visible_text(view).splitlines()[2:] == top_text[2:]
+        await pilot.press("home")
+        await pilot.pause()
+        assert view.start == 0 and view.scroll_y == 0 and "#1 " in visible_text(view)
+
+
+def line_of(view: LinesTranscript, needle: str) -> int:
+    """The virtual line (in the window) whose text holds ``needle`` (a message's header when it
+    is ``#id``)."""
+    for line, text in enumerate(window_lines(view)):
+        if needle in text if not needle.startswith("#") else text.endswith(needle):
+            return line
+    raise AssertionError(f"{needle!r} not drawn")
+
+
+async def test_a_click_on_a_fold_title_opens_and_closes_it() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(3))
+        title = line_of(view, "▶ → terminal")
+        view.scroll_to(y=0, animate=False, immediate=True)
+        height = view.virtual_size.height
+        await pilot.click(LinesTranscript, offset=(5, title + 1))  # (+1: the border row)
+        await pilot.pause()
+        assert "▼ → terminal" in visible_text(view)
+        assert '"cmd": "ls 1"' in visible_text(view)
+        assert view.virtual_size.height > height
+        await pilot.click(LinesTranscript, offset=(5, title + 1))
+        await pilot.pause()
+        assert "▶ → terminal" in visible_text(view) and view.virtual_size.height == height
+
+
+async def test_a_message_with_many_tool_calls_reveals_them_a_batch_at_a_time() -> None:
+    calls = [{"function": {"name": f"tool{i}", "arguments": "{}"}} for i in range(120)]
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, [{"id": 1, "role": "assistant", "content": "x", "tool_calls": calls}])
+        text = "\n".join(content_text(view))
+        assert f"→ tool{CALLS_SHOWN - 1}" in text and f"→ tool{CALLS_SHOWN} " not in text
+        assert "… and 70 more tool calls" in text
+        more = line_of(view, "… and 70 more tool calls")
+        fold = view.fold_at(more)
+        assert fold is not None
+        view.toggle_fold(*fold)
+        text = "\n".join(content_text(view))
+        assert "→ tool99" in text and "→ tool100" not in text and "… and 20 more tool calls" in text
+
+
+async def test_hidden_rows_show_on_h() -> None:
+    data_rows = [
+        {"id": 1, "role": "user", "content": "shown"},
+        {"id": 2, "role": "user", "content": "scaffolding", "fold": FOLD_HIDDEN},
+    ]
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, data_rows)
+        assert "scaffolding" not in visible_text(view) and view.hidden_rows == 1
+        await pilot.press("h")
+        await pilot.pause()
+        assert "scaffolding" in visible_text(view) and "hidden" in visible_text(view)
+        await pilot.press("h")
+        await pilot.pause()
+        assert "scaffolding" not in visible_text(view)
+
+
+async def test_the_message_cursor_moves_with_brackets_and_is_drawn() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(40))
+        current = view.current_message()
+        assert isinstance(current, MessageView) and current.id == 1
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot.pause()
+        assert view.current_id == 3
+        y = line_of(view, "#3") - round(view.scroll_y)
+        cursor = view.get_component_rich_style("lines--current-focus").bgcolor
+        assert cursor is not None
+        assert all(
+            s.style is not None and s.style.bgcolor == cursor for s in view.render_line(y) if s.text.strip()
+        )
+        other = line_of(view, "#2") - round(view.scroll_y)
+        assert all(s.style is None or s.style.bgcolor != cursor for s in view.render_line(other))
+        view.scroll_to(y=0, animate=False, immediate=True)  # (`line_of` scrolled through the window)
+        for _ in range(30):
+            await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert view.current_id == 33
+        assert "#33 " in visible_text(view), "the cursor is scrolled into view (the window grew)"
+
+
+async def test_find_marks_the_match_and_steps_through_hits() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(300))
+        view.find("question 21")  # 21, and the user messages among 210..219
+        await pilot.pause()
+        assert [view.items[i].id for i in view.find_hits] == [21, 210, 213, 216, 219]  # type: ignore[union-attr]
+        assert view.target_id == 21 and "◆ match" in visible_text(view)
+        await pilot.press("N")
+        await pilot.pause()
+        assert view.target_id == 219 and "#219" in visible_text(view)
+        assert view.start <= 218 < view.end
+        await pilot.press("n")
+        await pilot.pause()
+        assert view.target_id == 21
+        view.find("")
+        await pilot.pause()
+        assert view.target_id is None and "◆ match" not in visible_text(view)
