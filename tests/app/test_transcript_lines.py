@@ -12,6 +12,7 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.geometry import Region
 from textual.pilot import Pilot
+from textual.strip import Strip
 
 from hermes_tui.app.styles import stylesheet_paths
 from hermes_tui.app.widgets.message_parts import MessagePart
@@ -91,10 +92,44 @@ def visible_text(view: LinesTranscript) -> str:
     return "\n".join(view.render_line(y).text for y in range(view.scrollable_content_region.height))
 
 
+def cells(strip: Strip) -> list[tuple[str, Any]]:
+    """Each cell of a line: its character, colours and text style."""
+    out = []
+    for segment in strip:
+        st = segment.style
+        look = (st.color, st.bgcolor, st.bold, st.italic, st.dim, st.underline) if st else None
+        out += [(ch, look) for ch in segment.text]
+    return out
+
+
+def widget_transcript_lines(view: TranscriptView) -> list[Strip | None]:
+    """What today's transcript draws, part by part (None: the margin under a message)."""
+    out: list[Strip | None] = []
+    for part in view.query(MessagePart):
+        if part.display:
+            out += part.render_lines(Region(0, 0, part.outer_size.width, part.size.height))
+            if part.has_class("-end"):
+                out.append(None)
+    return out
+
+
+def lines_transcript_lines(view: LinesTranscript) -> list[Strip]:
+    """What the Line-API transcript draws inside its border and padding, every line."""
+    out = []
+    inner = view.scrollable_content_region
+    for line in range(view.virtual_size.height):
+        if not view.scroll_y <= line < view.scroll_y + inner.height:
+            view.scroll_to(y=line, animate=False, immediate=True)
+        y = 1 + line - round(view.scroll_y)  # (the border row above)
+        strip = view.render_lines(Region(0, y, view.outer_size.width, 1))[0]
+        out.append(strip.crop(2, 2 + inner.width))  # (the border and padding columns)
+    return out
+
+
 async def test_lines_draw_what_the_widget_transcript_draws() -> None:
-    """Header, Markdown body, the role's border and padding, folds (closed and open), reasoning
-    and the margin under each message: the same text, line for line, and the same border and
-    header colours."""
+    """Header, Markdown body, the role's border and padding, folds (closed and all open),
+    reasoning, JSON output and the margin under each message, the message cursor on the first
+    one: the same characters in the same colours and styles, cell for cell."""
     data_rows = [
         {"id": 1, "role": "user", "content": "Fix the **build**, please.\n\n- one\n- two"},
         {
@@ -114,44 +149,30 @@ async def test_lines_draw_what_the_widget_transcript_draws() -> None:
         await widgets.show(TranscriptData(session_id="s", items=list(items)))
         lines = app.query_one(LinesTranscript)
         lines.show(TranscriptData(session_id="s", items=list(items)))
+        app.set_focus(None)
         await pilot.pause()
         assert widgets.scrollable_content_region.width == lines.scrollable_content_region.width
 
-        def widget_lines() -> list[str]:
-            out: list[str] = []
-            for part in widgets.query(MessagePart):
-                if not part.display:
-                    continue
-                size = part.outer_size
-                out += [
-                    s.text.rstrip() for s in part.render_lines(Region(0, 0, size.width, part.size.height))
-                ]
-                if part.has_class("-end"):
-                    out.append("")
-            return out
+        def same() -> None:
+            theirs = widget_transcript_lines(widgets)
+            mine = lines_transcript_lines(lines)
+            assert len(mine) == len(theirs)
+            for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+                if b is None:
+                    assert not a.text.strip(), f"line {y} is the margin under a message"
+                else:
+                    assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
 
-        assert content_text(lines) == widget_lines()
-        # The border cell in the role's colour, the header in the header's colour.
-        lines.scroll_to(y=0, animate=False, immediate=True)
-        first = list(lines.render_line(0))
-        part = widgets.query(MessagePart).first()
-        theirs = list(part.render_lines(Region(0, 0, part.outer_size.width, 1))[0])
-        assert first[0].text == theirs[0].text == "▎"
-        assert first[0].style is not None and theirs[0].style is not None
-        assert first[0].style.color == theirs[0].style.color
-        header_mine = next(s for s in first if "user" in s.text)
-        header_theirs = next(s for s in theirs if "user" in s.text)
-        assert header_mine.style is not None and header_theirs.style is not None
-        assert header_mine.style.color == header_theirs.style.color
-
+        same()
+        assert "▶ reasoning" in "\n".join(window_lines(lines))
         # Every fold open (`x` in each): still the same lines.
-        widgets.focus()
-        await pilot.press("x")
-        lines.focus()
-        await pilot.press("x")
+        for view in (widgets, lines):
+            view.focus()
+            await pilot.press("x")
+        app.set_focus(None)
         await pilot.pause()
-        assert "  the build fails on import" in "\n".join(content_text(lines))
-        assert content_text(lines) == widget_lines()
+        assert "  the build fails on import" in "\n".join(window_lines(lines))
+        same()
 
 
 async def test_a_live_append_at_the_end_follows_and_the_window_stays_bounded() -> None:

@@ -182,6 +182,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._newest_row = 0
         self._tail_pending = False  # a follow's scroll to the end waits for the scrollbar
         self._growing = False
+        self._drawn_cursor: int | None = None  # the message drawn with the cursor (`mark_current`)
 
     # ------------------------------------------------------------------ content
     @property
@@ -331,6 +332,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         self.refresh()
 
     def _flatten(self) -> None:
+        self.call_later(self.mark_current)
         lines: list[Strip] = []
         if self.start > 0 and self._width:
             lines.extend(self._more_strips("before", self.start))
@@ -413,6 +415,7 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
+        self.call_later(self.mark_current)  # the cursor left the screen: the top message
         if self.new_below and self.end >= len(self.items) and new_value >= self.max_scroll_y - 1:
             self._set_new_below(0)
         if self._growing or self.data is None:
@@ -439,18 +442,17 @@ class LinesTranscript(ScrollView, can_focus=True):
         if not 0 <= line < len(self._lines):
             return Strip.blank(self._width, self.rich_style)
         strip = self._lines[line]
+        base = Style(bgcolor=self.rich_style.bgcolor)
         index = self.item_at(line)
-        item = self.items[index] if index is not None else None
         if (
             index is not None
-            and isinstance(item, MessageView)
-            and item.id == self.current_id
-            and item.id != self.target_id
+            and self._drawn_cursor is not None
+            and self._drawn_cursor == getattr(self.items[index], "id", None)
             and line < self._starts[index - self.start + 1] - 1  # (not the margin under it)
         ):
             name = "lines--current-focus" if self.has_focus else "lines--current"
-            strip = strip.apply_style(Style(bgcolor=self.get_component_rich_style(name).bgcolor))
-        return strip
+            base = Style(bgcolor=self.get_component_rich_style(name).bgcolor)
+        return strip.apply_style(base)  # (Strip caches it per style)
 
     # ------------------------------------------------------------------ one item's lines
     def _item_key(self, item: Item) -> Hashable:
@@ -471,9 +473,12 @@ class LinesTranscript(ScrollView, can_focus=True):
         return self.folds_open != ((self._item_key(item), fold) in self._toggled)
 
     def _item_lines(self, item: Item) -> Rendered:
+        """An item's lines in its state now, from the cache when drawn so before (`render_line`
+        puts the widget's style, or the cursor's background, under them)."""
         key = self._item_key(item)
         match = isinstance(item, MessageView) and item.id == self.target_id
         state = (
+            self.app.theme,
             self._width,
             self.folds_open,
             frozenset(f for f in self._toggled if f[0] == key),
@@ -499,8 +504,11 @@ class LinesTranscript(ScrollView, can_focus=True):
     def _rich_strips(self, renderable: RenderableType, width: int) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=width, max_width=width, height=None, highlight=False)
-        lines = console.render_lines(renderable, options, pad=True)
-        return [Strip(line, width) for line in lines]
+        # The widget's text colour under the content (not under the border and padding cells:
+        # Textual gives those the background alone); `render_line` adds the background.
+        style = Style(color=self.rich_style.color)
+        lines = console.render_lines(renderable, options, style=style, pad=False)
+        return [Strip(line).adjust_cell_length(width) for line in lines]
 
     def _fold_title(self, mark: str, title: str) -> Text:
         return Text(f" {mark} {title} ", style=self.get_component_rich_style("lines--fold-title"))
@@ -701,7 +709,23 @@ class LinesTranscript(ScrollView, can_focus=True):
     def _set_current(self, message_id: int | None) -> None:
         if message_id != self.current_id:
             self.current_id = message_id
+            self.mark_current()
+
+    def mark_current(self) -> None:
+        """Draw the message cursor (`MessageCursor.mark_current`'s rule): on the current message
+        while it is on screen, else on the top one, without moving `current_id`."""
+        shown = self._on_screen() if self.items and self._starts else []
+        target = next((m for m in shown if m.id == self.current_id), shown[0] if shown else None)
+        drawn = None if target is None else target.id
+        if drawn != self._drawn_cursor:
+            self._drawn_cursor = drawn
             self.refresh()
+
+    def on_focus(self) -> None:
+        self.refresh()  # the cursor's colour follows the focus (`TranscriptView:focus .msg.-current`)
+
+    def on_blur(self) -> None:
+        self.refresh()
 
     def _on_screen(self) -> list[MessageView]:
         """The window's messages with a line in the viewport, top first."""
