@@ -26,7 +26,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -183,6 +183,10 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._tail_pending = False  # a follow's scroll to the end waits for the scrollbar
         self._growing = False
         self._drawn_cursor: int | None = None  # the message drawn with the cursor (`mark_current`)
+        #: Set for each frame by `render_lines`: the plain and the cursor's background, and the
+        #: cursor's lines.
+        self._backgrounds = (Style(), Style())
+        self._cursor_lines = range(0)
 
     # ------------------------------------------------------------------ content
     @property
@@ -435,24 +439,29 @@ class LinesTranscript(ScrollView, can_focus=True):
         finally:
             self._growing = False
 
-    def render_line(self, y: int) -> Strip:
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Before a frame's lines: the backgrounds and the cursor's lines, once (a widget's
+        `rich_style` is worked out through its ancestors on every read)."""
         if self.scrollable_content_region.width != self._width:
             self._relayout()  # the vertical scrollbar came or went: no resize event says so
+        name = "lines--current-focus" if self.has_focus else "lines--current"
+        self._backgrounds = (
+            Style(bgcolor=self.rich_style.bgcolor),
+            Style(bgcolor=self.get_component_rich_style(name).bgcolor),
+        )
+        index = item_index(self.items, self._drawn_cursor)
+        self._cursor_lines = range(0)
+        if index is not None and self.start <= index < self.end:
+            k = index - self.start
+            self._cursor_lines = range(self._starts[k], self._starts[k + 1] - 1)  # (not its margin)
+        return super().render_lines(crop)
+
+    def render_line(self, y: int) -> Strip:
         line = round(self.scroll_y) + y
+        plain, cursor = self._backgrounds
         if not 0 <= line < len(self._lines):
-            return Strip.blank(self._width, self.rich_style)
-        strip = self._lines[line]
-        base = Style(bgcolor=self.rich_style.bgcolor)
-        index = self.item_at(line)
-        if (
-            index is not None
-            and self._drawn_cursor is not None
-            and self._drawn_cursor == getattr(self.items[index], "id", None)
-            and line < self._starts[index - self.start + 1] - 1  # (not the margin under it)
-        ):
-            name = "lines--current-focus" if self.has_focus else "lines--current"
-            base = Style(bgcolor=self.get_component_rich_style(name).bgcolor)
-        return strip.apply_style(base)  # (Strip caches it per style)
+            return Strip.blank(self._width, plain)
+        return self._lines[line].apply_style(cursor if line in self._cursor_lines else plain)  # (cached)
 
     # ------------------------------------------------------------------ one item's lines
     def _item_key(self, item: Item) -> Hashable:
