@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.geometry import Region
@@ -25,7 +26,13 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptView,
     message_view,
 )
-from hermes_tui.app.widgets.transcript_items import CALLS_SHOWN, FIRST_WINDOW, MessageView
+from hermes_tui.app.widgets.transcript_items import (
+    CALLS_SHOWN,
+    FIRST_WINDOW,
+    Divider,
+    MessageView,
+    SessionHead,
+)
 from hermes_tui.app.widgets.transcript_lines import LinesTranscript
 from hermes_tui.state import FOLD_HIDDEN
 
@@ -342,3 +349,72 @@ async def test_find_marks_the_match_and_steps_through_hits() -> None:
         view.find("")
         await pilot.pause()
         assert view.target_id is None and "◆ match" not in visible_text(view)
+
+
+def all_widget_lines(view: TranscriptView) -> list[Strip | None]:
+    """What today's transcript draws, dividers and the head included (None: a margin line)."""
+    out: list[Strip | None] = []
+    for part in view.children:
+        if part.display:
+            out += [None] * part.styles.margin.top
+            out += part.render_lines(Region(0, 0, part.outer_size.width, part.size.height))
+            out += [None] * part.styles.margin.bottom
+    return out
+
+
+@pytest.mark.parametrize("case", ["search hit", "hidden rows shown", "head and divider", "focused"])
+async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) -> None:
+    """The marked search hit (terms highlighted, its output open, its accent border and
+    background), folded-away rows shown by `h` (faded, italic), a working session's head and a
+    chain's divider, the cursor's colour with the focus: cell for cell the same."""
+    data_rows = [
+        {"id": 1, "role": "user", "content": "find the needle here"},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": "a **needle** in markdown",
+            "tool_calls": [{"function": {"name": "grep", "arguments": '{"q": "needle"}'}}],
+        },
+        {"id": 3, "role": "tool", "tool_name": "grep", "content": '{"found": "needle"}'},
+        {"id": 4, "role": "user", "content": "scaffold", "fold": FOLD_HIDDEN},
+    ]
+    items: list[Any] = [message_view(r) for r in data_rows]
+    if case == "head and divider":
+        head = SessionHead(
+            "s", activity="thinking hard", prompt="You are helpful.", prompt_lines=1, prompt_chars=16
+        )
+        items = [head, Divider("s", 1, 2, "first", None, 2), *items]
+    target, terms = (3, ("needle",)) if case == "search hit" else (None, ())
+    app = BothApp()
+    async with app.run_test(size=(160, 60)) as pilot:
+        widgets = app.query_one(TranscriptView)
+        lines = app.query_one(LinesTranscript)
+        await widgets.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
+        lines.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
+        app.set_focus(None)
+        await pilot.pause()
+        if case == "hidden rows shown":
+            widgets.action_toggle_hidden_rows()
+            lines.action_toggle_hidden_rows()
+            await pilot.pause()
+        if case == "focused":
+            widgets.focus()
+            await pilot.pause()
+        theirs = all_widget_lines(widgets)
+        if case == "focused":
+            lines.focus()
+            await pilot.pause()
+        mine = lines_transcript_lines(lines)
+        assert len(mine) == len(theirs)
+        for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if b is None:
+                assert not a.text.strip(), f"line {y} is a margin line"
+            else:
+                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+        shown = "\n".join(window_lines(lines))
+        if case == "search hit":
+            assert "◆ match" in shown and "▼ result (3 lines)" in shown
+        elif case == "hidden rows shown":
+            assert "scaffold" in shown
+        elif case == "head and divider":
+            assert "● working: thinking hard" in shown and "── segment 1/2 · first" in shown

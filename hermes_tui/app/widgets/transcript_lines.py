@@ -26,6 +26,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.color import Color
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -175,6 +176,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         #: The marked message (a search hit or the find's match) and the terms marked in it.
         self.target_id: int | None = None
         self.terms: tuple[str, ...] = ()
+        self._open_hits = False  # the marked message is the find's match: its hits' folds open
         self.find_query = ""
         self.find_hits: list[int] = []
         self.find_pos = -1
@@ -186,6 +188,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         #: Set for each frame by `render_lines`: the plain and the cursor's background, and the
         #: cursor's lines.
         self._backgrounds = (Style(), Style())
+        self._over: Color | None = None  # the background component colours blend into (`_look`)
         self._cursor_lines = range(0)
 
     # ------------------------------------------------------------------ content
@@ -220,6 +223,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         if found is not None:
             target_id = self.items[found].id  # type: ignore[union-attr]
         self.target_id, self.terms = target_id, tuple(terms)
+        self._open_hits = False
         self.current_id = target_id
         self._set_new_below(0)
         self.start, self.end = first_window(self.items, target_id)
@@ -322,7 +326,7 @@ class LinesTranscript(ScrollView, can_focus=True):
             if where == "before"
             else f"▼ {plural(count, 'more message')}"
         )
-        text = Text(label, justify="center", style=self.get_component_rich_style("lines--more"))
+        text = Text(label, justify="center", style=self._look("lines--more"))
         return [*self._rich_strips(text, self._width), Strip.blank(self._width)]
 
     def _relayout(self) -> None:
@@ -493,7 +497,7 @@ class LinesTranscript(ScrollView, can_focus=True):
             frozenset(f for f in self._toggled if f[0] == key),
             len(self._revealed.get(key, ())),
             isinstance(item, MessageView) and self._shown(item),
-            self.terms if match else None,
+            (self.terms, self._open_hits) if match else None,
         )
         cached = self._cache.setdefault(key, {})
         rendered = cached.get(state)
@@ -510,17 +514,35 @@ class LinesTranscript(ScrollView, can_focus=True):
             cached[state] = rendered
         return rendered
 
-    def _rich_strips(self, renderable: RenderableType, width: int) -> list[Strip]:
+    def _rich_strips(self, renderable: RenderableType, width: int, style: Style | None = None) -> list[Strip]:
+        """``renderable``'s lines at ``width``, on ``style`` (else the widget's text colour: not
+        under the border and padding cells, which Textual gives the background alone)."""
         console = self.app.console
         options = console.options.update(width=width, max_width=width, height=None, highlight=False)
-        # The widget's text colour under the content (not under the border and padding cells:
-        # Textual gives those the background alone); `render_line` adds the background.
-        style = Style(color=self.rich_style.color)
+        style = style or Style(color=self.rich_style.color)
         lines = console.render_lines(renderable, options, style=style, pad=False)
         return [Strip(line).adjust_cell_length(width) for line in lines]
 
+    def _look(self, name: str) -> Style:
+        """A component's colour and text style, without its background: `render_line` puts the
+        background (plain, the cursor's, a match's) under everything, as a widget's own
+        background is under its component styles."""
+        full = self.get_component_rich_style(name)
+        color = full.color
+        if self._over is not None:  # a colour with alpha blends into the match's background
+            color = (self._over + self.get_component_styles(name).color).rich_color
+        return Style(
+            color=color,
+            bold=full.bold,
+            italic=full.italic,
+            dim=full.dim,
+            underline=full.underline,
+            reverse=full.reverse,
+            strike=full.strike,
+        )
+
     def _fold_title(self, mark: str, title: str) -> Text:
-        return Text(f" {mark} {title} ", style=self.get_component_rich_style("lines--fold-title"))
+        return Text(f" {mark} {title} ", style=self._look("lines--fold-title"))
 
     def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
         """What a message shows, in order, each part with the fold it is the title of."""
@@ -529,7 +551,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         terms = self.terms if match else ()
         role = _role(view)
         header = message_header(view, match=True) if match else prepared.header.copy()
-        header.stylize_before(Style(color=self.get_component_rich_style(f"lines--header-{role}").color))
+        header.stylize_before(Style(color=self._look(f"lines--header-{role}").color))
         body = prepared.body
         if match and terms and isinstance(body, Text):
             body = _highlighted(body, terms)
@@ -537,20 +559,27 @@ class LinesTranscript(ScrollView, can_focus=True):
             body = MarkedRender(body, terms)
         folds: list[tuple[str, Text]] = []
         if prepared.reasoning is not None:
-            folds.append(("reasoning", prepared.reasoning))
+            hit = match and self._open_hits and bool(terms)
+            folds.append(
+                ("reasoning", _highlighted(prepared.reasoning, terms) if hit else prepared.reasoning)
+            )
         if prepared.output is not None:
             output = _highlighted(prepared.output, terms) if match else prepared.output
             folds.append((f"result ({view.text.count(chr(10)) + 1} lines)", output))
         for name, args in (*prepared.calls, *self._revealed.get(key, ())):
-            folds.append((f"→ {name}", _highlighted(args, terms) if match and terms else args))
-        muted = self.get_component_rich_style("lines--fold-body")
+            hit = match and self._open_hits and bool(terms)
+            folds.append((f"→ {name}", _highlighted(args, terms) if hit else args))
+        muted = self._look("lines--fold-body")
         parts: list[tuple[RenderableType, int | None]] = [(header, None)]
         if prepared.reasoning is None and body is not None:
             parts.append((body, None))
+        output_fold = -1 if prepared.output is None else int(prepared.reasoning is not None)
         for n, (title, text) in enumerate(folds):
-            # The match's folds that hold a term are open (what the find shows).
-            is_open = self.fold_open(view, n) or (
-                match and bool(terms) and _contains(Text(title) + text, terms)
+            # A match's output is open; the find's match opens its folds that hold a term.
+            is_open = (
+                self.fold_open(view, n)
+                or (match and n == output_fold)
+                or (match and self._open_hits and bool(terms) and _contains(Text(title) + text, terms))
             )
             parts.append((self._fold_title("▼" if is_open else "▶", title), n))
             if is_open:
@@ -568,15 +597,43 @@ class LinesTranscript(ScrollView, can_focus=True):
         inner = max(1, width - 2)
         strips: list[Strip] = []
         titles: list[int | None] = []
-        for renderable, fold in self._message_parts(view, match):
-            lines = self._rich_strips(renderable, inner)
-            strips.extend(lines)
-            titles.extend([fold] * len(lines) if fold is not None else [None] * len(lines))
-        strips = self._edged(strips, "lines--border-match" if match else f"lines--border-{_role(view)}")
+        faded = view.fold is not None  # a rewound or hidden row, shown by its toggle
+        base = Style(color=self.rich_style.color, italic=True if faded else None)
+        match_bg = self.get_component_rich_style("lines--match").bgcolor
+        self._over = Color.from_rich_color(match_bg) if match and match_bg is not None else None
+        try:
+            for renderable, fold in self._message_parts(view, match):
+                lines = self._rich_strips(renderable, inner, base)
+                strips.extend(lines)
+                titles.extend([fold] * len(lines))
+        finally:
+            self._over = None
+        border = "lines--border-match" if match else f"lines--border-{_role(view)}"
+        if faded:
+            strips = self._edged([self._faded(strip, 0.6) for strip in strips], border, fade=0.6 * 0.6)
+        else:
+            strips = self._edged(strips, border)
         if match:
             bg = Style(bgcolor=self.get_component_rich_style("lines--match").bgcolor)
             strips = [strip.apply_style(bg) for strip in strips]
         return Rendered([*strips, Strip.blank(width)], [*titles, None])
+
+    def _faded(self, strip: Strip, opacity: float) -> Strip:
+        """The line blended into the transcript's background as the widget transcript draws its
+        folded-away rows (`opacity: 60%`: 60 % for their content, 36 % for their border, which
+        Textual 8.2.8 blends twice; compared cell by cell in `test_transcript_lines`)."""
+        background = Color.from_rich_color(self.rich_style.bgcolor)
+        segments = []
+        for segment in strip.apply_style(Style(bgcolor=self.rich_style.bgcolor)):
+            style = segment.style or Style()
+            if style.color is not None:
+                style += Style(color=background.blend(Color.from_rich_color(style.color), opacity).rich_color)
+            if style.bgcolor is not None:
+                style += Style(
+                    bgcolor=background.blend(Color.from_rich_color(style.bgcolor), opacity).rich_color
+                )
+            segments.append(Segment(segment.text, style))
+        return Strip(segments, strip.cell_length)
 
     def _render_divider(self, divider: Divider) -> Rendered:
         kind = one_line(divider.edge_kind, 20) or "root"
@@ -586,7 +643,7 @@ class LinesTranscript(ScrollView, can_focus=True):
             f"{plain_count(divider.message_count)} msgs ──",
             no_wrap=True,
             overflow="ellipsis",
-            style=self.get_component_rich_style("lines--divider"),
+            style=self._look("lines--divider"),
         )
         blank = Strip.blank(self._width)
         return Rendered([blank, *self._rich_strips(text, self._width), blank], [None, None, None])
@@ -594,32 +651,39 @@ class LinesTranscript(ScrollView, can_focus=True):
     def _render_head(self, head: SessionHead) -> Rendered:
         parts: list[tuple[RenderableType, int | None]] = []
         if head.activity:
-            parts.append(
-                (Text(f"● working: {head.activity}", style="bold", no_wrap=True, overflow="ellipsis"), None)
-            )
+            activity = Text(f"● working: {head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
+            parts.append((activity, None))
         if head.prompt:
             noun = plural(head.prompt_lines, "line")
             title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
             is_open = self.fold_open(head, 0)
             parts.append((self._fold_title("▼" if is_open else "▶", title), 0))
             if is_open:
-                muted = self.get_component_rich_style("lines--fold-body")
-                parts.append((Padding(Text(head.prompt), (0, 0, 0, 2), style=muted), None))
+                parts.append((Padding(Text(head.prompt), (0, 0, 0, 2)), None))
+        # A fold (its text muted) with a border and no padding (`HeadBlock` is not a `.msg`).
+        muted = self._look("lines--fold-body")
         strips: list[Strip] = []
         titles: list[int | None] = []
         for renderable, fold in parts:
-            lines = self._rich_strips(renderable, max(1, self._width - 2))
+            lines = self._rich_strips(renderable, max(1, self._width - 1), muted)
             strips.extend(lines)
             titles.extend([fold] * len(lines))
-        return Rendered(
-            [*self._edged(strips, "lines--border-head"), Strip.blank(self._width)], [*titles, None]
-        )
+        edged = self._edged(strips, "lines--border-head", padding=False)
+        return Rendered([*edged, Strip.blank(self._width)], [*titles, None])
 
-    def _edged(self, strips: list[Strip], component: str) -> list[Strip]:
-        """Each line behind the left border (the component's colour) and its padding cell."""
-        edge = Segment(BORDER, Style(color=self.get_component_rich_style(component).color))
-        pad = Segment(" ")
-        return [Strip([edge, pad, *strip], self._width) for strip in strips]
+    def _edged(
+        self, strips: list[Strip], component: str, padding: bool = True, fade: float | None = None
+    ) -> list[Strip]:
+        """Each line behind the left border (the component's colour, ``fade``d into the
+        background for a folded-away row) and its padding cell."""
+        colour = self.get_component_rich_style(component).color
+        if fade is not None and colour is not None:
+            background = Color.from_rich_color(self.rich_style.bgcolor)
+            colour = background.blend(Color.from_rich_color(colour), fade).rich_color
+        edge = [Segment(BORDER, Style(color=colour))]
+        if padding:
+            edge.append(Segment(" "))
+        return [Strip([*edge, *strip], self._width) for strip in strips]
 
     # ------------------------------------------------------------------ folds and rows
     def _rerender(self, index: int) -> None:
@@ -829,16 +893,16 @@ class LinesTranscript(ScrollView, can_focus=True):
         index = self.find_hits[self.find_pos]
         item = self.items[index]
         assert isinstance(item, MessageView)
-        self._mark(item.id, (self.find_query,))
+        self._mark(item.id, (self.find_query,), open_hits=True)
         self._set_current(item.id)
         if not self.start <= index < self.end:
             self._window_around(index)
         self.scroll_to(y=self._line_of(index), animate=False, immediate=True)
 
-    def _mark(self, target_id: int | None, terms: tuple[str, ...]) -> None:
+    def _mark(self, target_id: int | None, terms: tuple[str, ...], open_hits: bool = False) -> None:
         """Mark ``target_id``'s message (its terms highlighted), the one marked before drawn plain."""
         before = item_index(self.items, self.target_id)
-        self.target_id, self.terms = target_id, terms
+        self.target_id, self.terms, self._open_hits = target_id, terms, open_hits
         for index in {before, item_index(self.items, target_id)}:
             if index is not None:
                 self._rerender(index)
