@@ -362,7 +362,9 @@ def all_widget_lines(view: TranscriptView) -> list[Strip | None]:
     return out
 
 
-@pytest.mark.parametrize("case", ["search hit", "hidden rows shown", "head and divider", "focused"])
+@pytest.mark.parametrize(
+    "case", ["search hit", "hidden rows shown", "head and divider", "focused", "more tool calls"]
+)
 async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) -> None:
     """The marked search hit (terms highlighted, its output open, its accent border and
     background), folded-away rows shown by `h` (faded, italic), a working session's head and a
@@ -384,6 +386,9 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
             "s", activity="thinking hard", prompt="You are helpful.", prompt_lines=1, prompt_chars=16
         )
         items = [head, Divider("s", 1, 2, "first", None, 2), *items]
+    if case == "more tool calls":
+        calls = [{"function": {"name": f"tool{i}", "arguments": "{}"}} for i in range(CALLS_SHOWN + 7)]
+        items.append(message_view({"id": 5, "role": "assistant", "content": "many", "tool_calls": calls}))
     target, terms = (3, ("needle",)) if case == "search hit" else (None, ())
     app = BothApp()
     async with app.run_test(size=(160, 60)) as pilot:
@@ -418,3 +423,5 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
             assert "scaffold" in shown
         elif case == "head and divider":
             assert "● working: thinking hard" in shown and "── segment 1/2 · first" in shown
+        elif case == "more tool calls":
+            assert "… and 7 more tool calls" in shown

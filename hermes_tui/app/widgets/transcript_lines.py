@@ -588,7 +588,8 @@ class LinesTranscript(ScrollView, can_focus=True):
                 parts.append((body, None))
         remaining = len(view.more_calls) - len(self._revealed.get(key, ()))
         if remaining > 0:
-            parts.append((Text(f" {more_calls_label(remaining)} ", style=muted), MORE_CALLS))
+            title = Text(f" {more_calls_label(remaining)} ", style=self._look("lines--fold-title"))
+            parts.append((title, MORE_CALLS))
         return parts
 
     def _render_message(self, view: MessageView, match: bool) -> Rendered:
