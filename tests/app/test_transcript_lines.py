@@ -114,7 +114,7 @@ def widget_transcript_lines(view: TranscriptView) -> list[Strip | None]:
     out: list[Strip | None] = []
     for part in view.query(MessagePart):
         if part.display:
-            out += part.render_lines(Region(0, 0, part.outer_size.width, part.size.height))
+            out += part.render_lines(Region(0, 0, part.outer_size.width, part.outer_size.height))
             if part.has_class("-end"):
                 out.append(None)
     return out
@@ -357,7 +357,7 @@ def all_widget_lines(view: TranscriptView) -> list[Strip | None]:
     for part in view.children:
         if part.display:
             out += [None] * part.styles.margin.top
-            out += part.render_lines(Region(0, 0, part.outer_size.width, part.size.height))
+            out += part.render_lines(Region(0, 0, part.outer_size.width, part.outer_size.height))
             out += [None] * part.styles.margin.bottom
     return out
 
@@ -425,3 +425,55 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
             assert "● working: thinking hard" in shown and "── segment 1/2 · first" in shown
         elif case == "more tool calls":
             assert "… and 7 more tool calls" in shown
+
+
+async def test_an_empty_session_and_a_cleared_view_show_the_note_as_the_widget_transcript_does() -> None:
+    app = BothApp()
+    async with app.run_test(size=(160, 30)) as pilot:
+        widgets = app.query_one(TranscriptView)
+        lines = app.query_one(LinesTranscript)
+        for step in ("empty", "cleared"):
+            if step == "empty":
+                await widgets.show(TranscriptData(session_id="s", items=[]))
+                lines.show(TranscriptData(session_id="s", items=[]))
+            else:
+                await widgets.clear_transcript("The session was deleted.")
+                lines.clear_transcript("The session was deleted.")
+            app.set_focus(None)
+            await pilot.pause()
+            theirs = all_widget_lines(widgets)
+            mine = lines_transcript_lines(lines)
+            assert [s.text.strip() for s in mine if s.text.strip()] == [
+                "This session has no messages." if step == "empty" else "The session was deleted."
+            ]
+            assert len(mine) == len(theirs)
+            for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+                assert b is not None and cells(a) == cells(b), f"{step}, line {y}: {a.text!r}"
+
+
+async def test_the_head_follows_the_sessions_activity_and_the_window_is_told() -> None:
+    head = SessionHead("s", activity="reading files", prompt="p", prompt_lines=1, prompt_chars=1)
+    windows: list[tuple[int, int, int]] = []
+    app = LinesApp()
+    async with app.run_test(
+        size=(100, 30),
+        message_hook=lambda m: (
+            windows.append((m.start, m.end, m.total))
+            if isinstance(m, LinesTranscript.WindowChanged)
+            else None
+        ),
+    ) as pilot:
+        view = app.query_one(LinesTranscript)
+        view.show(TranscriptData(session_id="s", items=[head, *(message_view(r) for r in rows(100))]))
+        await pilot.pause()
+        assert "● working: reading files" in visible_text(view)
+        view.update_activity({"id": "s", "last_activity_description": "running tests"})
+        await pilot.pause()
+        assert "● working: running tests" in visible_text(view)
+        view.update_activity({"id": "s", "ended_at": 5.0, "last_activity_description": "x"})
+        await pilot.pause()
+        assert "working" not in visible_text(view)
+        assert windows[-1] == (0, FIRST_WINDOW, 101)
+        await pilot.press("end")
+        await pilot.pause()
+        assert windows[-1] == (101 - JUMP_WINDOW, 101, 101)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from rich.console import RenderableType
@@ -58,9 +58,10 @@ from hermes_tui.app.widgets.transcript_items import (
     message_header,
     prepare,
     prepare_calls,
+    session_activity,
 )
 from hermes_tui.formatting import plural
-from hermes_tui.safe_text import one_line
+from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
 
 #: The left border of a message (Textual's `wide` border's left edge) and its padding cell.
@@ -116,6 +117,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         "lines--current-focus",
         "lines--match",
         "lines--folded-away",
+        "lines--note",
     }
 
     #: Its size comes from the pane; the lines it holds change the scroll range alone. Textual's
@@ -148,6 +150,15 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     class FoldsChanged(Message):
         """A fold toggle of this view changed what it shows (the subtitle's counts)."""
+
+    class WindowChanged(Message):
+        """The window of items with lines moved (tests and the status line read it)."""
+
+        def __init__(self, start: int, end: int, total: int) -> None:
+            super().__init__()
+            self.start = start
+            self.end = end
+            self.total = total
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
@@ -189,6 +200,8 @@ class LinesTranscript(ScrollView, can_focus=True):
         #: cursor's lines.
         self._backgrounds = (Style(), Style())
         self._over: Color | None = None  # the background component colours blend into (`_look`)
+        self._note = ""  # a note in place of messages ("This session has no messages.")
+        self._window = (0, 0, 0)  # (start, end, items) last told in a WindowChanged
         self._cursor_lines = range(0)
 
     # ------------------------------------------------------------------ content
@@ -213,6 +226,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         """Replace the content: a window around ``target_id`` (else the head), scrolled to it."""
         self.data = data
         self.items = list(data.items)
+        self._note = "" if self.items else "This session has no messages."
         self._cache.clear()
         self._revealed.clear()
         self._toggled.clear()
@@ -235,8 +249,36 @@ class LinesTranscript(ScrollView, can_focus=True):
             if isinstance(item, MessageView):
                 self._newest_row = max(self._newest_row, item.id, *item.members)
 
+    def clear_transcript(self, note: str = "") -> None:
+        """Empty the view, leaving a one-line note when one is given (`TranscriptView`'s)."""
+        self.data = None
+        self.items = []
+        self._newest_row = 0
+        self._note = note
+        self.target_id, self.terms, self.current_id = None, (), None
+        self.start = self.end = 0
+        self._relayout()
+
+    def index_of(self, message_id: int | None) -> int | None:
+        """Position of a message id in the items (or of the message it is a copy of)."""
+        return item_index(self.items, message_id)
+
+    def clear_hit(self) -> None:
+        """Forget the search hit: its message is drawn plain again, in place."""
+        if not self.find_query:
+            self._mark(None, ())
+
     def update_activity(self, row: dict[str, Any]) -> None:
-        """(The head's live activity line: not followed by this work in progress.)"""
+        """Follow the open session's activity (its list row, re-read live) in the head."""
+        head = self.items[0] if self.items else None
+        if not isinstance(head, SessionHead) or one_line(row.get("id")) != head.session_id:
+            return
+        activity = session_activity(row)
+        if activity != head.activity:
+            self.items[0] = replace(head, activity=activity)
+            if self.data is not None and self.data.items is not self.items and self.data.items:
+                self.data.items[0] = self.items[0]
+            self._rerender(0)
 
     def show_subtitle(self, subtitle: str) -> None:
         if self.border_subtitle != subtitle:
@@ -350,7 +392,20 @@ class LinesTranscript(ScrollView, can_focus=True):
             starts.append(len(lines))
         if self.end < len(self.items) and self._width:
             lines.extend(self._more_strips("after", len(self.items) - self.end))
+        if self._note and not self.items and self._width:
+            lines.extend(self._note_strips())
         self._lines, self._starts = lines, starts
+        if (self.start, self.end, len(self.items)) != self._window:
+            self._window = (self.start, self.end, len(self.items))
+            self.post_message(self.WindowChanged(*self._window))
+
+    def _note_strips(self) -> list[Strip]:
+        """The note (`.transcript-note`: muted, padded one line and two columns)."""
+        text = Text(inert(self._note), style=self._look("lines--note"))
+        width = max(1, self._width - 4)
+        lines = self._rich_strips(text, width, self._look("lines--note"))
+        blank = Strip.blank(self._width)
+        return [blank, *(Strip([Segment("  "), *line, Segment("  ")], self._width) for line in lines), blank]
 
     def _more_rows_changed(self) -> None:
         """The counts of the "more" rows changed, the items' lines did not."""
@@ -492,6 +547,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         match = isinstance(item, MessageView) and item.id == self.target_id
         state = (
             self.app.theme,
+            item.activity if isinstance(item, SessionHead) else None,
             self._width,
             self.folds_open,
             frozenset(f for f in self._toggled if f[0] == key),
@@ -588,8 +644,8 @@ class LinesTranscript(ScrollView, can_focus=True):
                 parts.append((body, None))
         remaining = len(view.more_calls) - len(self._revealed.get(key, ()))
         if remaining > 0:
-            title = Text(f" {more_calls_label(remaining)} ", style=self._look("lines--fold-title"))
-            parts.append((title, MORE_CALLS))
+            more = Text(f" {more_calls_label(remaining)} ", style=self._look("lines--fold-title"))
+            parts.append((more, MORE_CALLS))
         return parts
 
     def _render_message(self, view: MessageView, match: bool) -> Rendered:
