@@ -35,6 +35,7 @@ from hermes_tui.app.widgets.transcript_items import (
 )
 from hermes_tui.app.widgets.transcript_lines import LinesTranscript
 from hermes_tui.state import FOLD_HIDDEN
+from tests._wait import pilot_until
 
 
 def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
@@ -331,24 +332,28 @@ async def test_the_message_cursor_moves_with_brackets_and_is_drawn() -> None:
         assert "#33 " in visible_text(view), "the cursor is scrolled into view (the window grew)"
 
 
-async def test_find_marks_the_match_and_steps_through_hits() -> None:
+async def test_find_marks_the_match_steps_through_hits_and_puts_the_search_hit_back() -> None:
     app = LinesApp()
     async with app.run_test(size=(100, 30)) as pilot:
-        view = await open_lines(pilot, rows(300))
-        view.find("question 21")  # 21, and the user messages among 210..219
-        await pilot.pause()
+        view = await open_lines(pilot, rows(300), target=3)  # opened at a search hit
+        await pilot.press("ctrl+f")
+        bar = view.find_bar
+        assert bar is not None and app.focused is bar.input
+        await pilot.press(*"question 21")  # 21, and the user messages among 210..219
+        await pilot_until(pilot, lambda: bar.count_text == "1/5", "the first match is counted")
         assert [view.items[i].id for i in view.find_hits] == [21, 210, 213, 216, 219]  # type: ignore[union-attr]
         assert view.target_id == 21 and "◆ match" in visible_text(view)
-        await pilot.press("N")
-        await pilot.pause()
+        await pilot.press("shift+enter")
+        await pilot_until(pilot, lambda: bar.count_text == "5/5", "the previous match wraps around")
         assert view.target_id == 219 and "#219" in visible_text(view)
         assert view.start <= 218 < view.end
-        await pilot.press("n")
-        await pilot.pause()
+        await pilot.press("enter")
+        await pilot_until(pilot, lambda: bar.count_text == "1/5", "the next match wraps around")
         assert view.target_id == 21
-        view.find("")
-        await pilot.pause()
-        assert view.target_id is None and "◆ match" not in visible_text(view)
+        await pilot.press("escape")
+        await pilot_until(pilot, lambda: not view.finding, "the find closes")
+        assert not bar.display and app.focused is view
+        assert view.target_id == 3, "the search hit is marked again"
 
 
 def all_widget_lines(view: TranscriptView) -> list[Strip | None]:

@@ -14,6 +14,7 @@ Not wired into the app: the branch `s41-lines`'s report says what it covers and 
 
 from __future__ import annotations
 
+import asyncio
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, replace
@@ -32,8 +33,10 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
 from hermes_tui.app.render import highlight_terms, plain_count
+from hermes_tui.app.widgets.find_bar import FindBar
 from hermes_tui.app.widgets.message_parts import MarkedRender, more_calls_label
 from hermes_tui.app.widgets.transcript import (
     CHUNK,
@@ -137,8 +140,10 @@ class LinesTranscript(ScrollView, can_focus=True):
         Binding(
             "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
         ),
+        Binding("ctrl+f,slash", "open_find", "Find in the transcript", show=False),
         Binding("n", "find_step(1)", "Next match (find)", show=False),
         Binding("N", "find_step(-1)", "Previous match (find)", show=False),
+        Binding("escape", "close_find", "Close find", show=False),
     ]
 
     class NewBelow(Message):
@@ -188,6 +193,11 @@ class LinesTranscript(ScrollView, can_focus=True):
         self.target_id: int | None = None
         self.terms: tuple[str, ...] = ()
         self._open_hits = False  # the marked message is the find's match: its hits' folds open
+        #: Find: the bar is open, its query, the matching items' indexes, the shown one's place
+        #: among them, the search hit to put back when it closes.
+        self.finding = False
+        self._find_token = 0
+        self._saved_hit: tuple[int | None, tuple[str, ...]] = (None, ())
         self.find_query = ""
         self.find_hits: list[int] = []
         self.find_pos = -1
@@ -224,6 +234,7 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def show(self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()) -> None:
         """Replace the content: a window around ``target_id`` (else the head), scrolled to it."""
+        self._end_find()
         self.data = data
         self.items = list(data.items)
         self._note = "" if self.items else "This session has no messages."
@@ -251,6 +262,7 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def clear_transcript(self, note: str = "") -> None:
         """Empty the view, leaving a one-line note when one is given (`TranscriptView`'s)."""
+        self._end_find()
         self.data = None
         self.items = []
         self._newest_row = 0
@@ -265,7 +277,8 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def clear_hit(self) -> None:
         """Forget the search hit: its message is drawn plain again, in place."""
-        if not self.find_query:
+        self._saved_hit = (None, ())
+        if not self.finding:
             self._mark(None, ())
 
     def update_activity(self, row: dict[str, Any]) -> None:
@@ -829,8 +842,8 @@ class LinesTranscript(ScrollView, can_focus=True):
             self._relayout()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "find_step":
-            return bool(self.find_query)
+        if action in {"find_step", "close_find"}:
+            return self.finding
         if action == "toggle_hidden_rows":
             return self.hidden_rows > 0
         return True
@@ -922,34 +935,114 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._set_new_below(0)
 
     # ------------------------------------------------------------------ find
+    @property
+    def find_bar(self) -> FindBar | None:
+        """The find bar beside this view, once mounted."""
+        parent = self.parent
+        if parent is None:
+            return None
+        return next((c for c in parent.children if isinstance(c, FindBar) and c.transcript is self), None)
+
+    async def action_open_find(self) -> None:
+        await self.open_find()
+
+    async def open_find(self) -> None:
+        """Show the find bar under the transcript (mounted on first use), the caret in it; the
+        search hit shown now comes back when the find closes."""
+        parent = self.parent
+        if self.data is None or not isinstance(parent, Widget):
+            return
+        bar = self.find_bar
+        if bar is None:
+            bar = FindBar(self, id="find-bar")
+            await parent.mount(bar, after=self)
+        if not self.finding:
+            self.finding = True
+            self._saved_hit = (self.target_id, self.terms)
+        bar.display = True
+        self.screen.set_focus(bar.input)
+
     def find(self, query: str) -> None:
-        """Mark the first message at or after the reader's place whose text holds ``query``
-        (case-insensitive; folded-away rows only while shown). (`TranscriptView` scans in a
-        worker; this work in progress scans on the loop.)"""
+        """Look for ``query`` (case-insensitive) in every message, off the loop; the first match
+        at or after the reader's place is shown (folded-away rows only while shown)."""
+        if not self.finding:
+            return
         self.find_query = query
+        self._find_token += 1
         if not query:
             self.find_hits, self.find_pos = [], -1
-            self._mark(None, ())
+            self._show_count("")
+            self._mark(*self._saved_hit)
             return
-        self.find_hits = find_hits(self.items, query.lower(), self.show_inactive, self.show_hidden)
-        if not self.find_hits:
+        self._show_count("…")
+        self.run_worker(
+            self._scan(self._find_token, tuple(self.items), query.lower()),
+            exclusive=True,
+            group="transcript-find",
+            exit_on_error=False,
+            description="find in the transcript",
+        )
+
+    async def _scan(self, token: int, items: Sequence[Item], needle: str) -> None:
+        hits = await asyncio.to_thread(find_hits, items, needle, self.show_inactive, self.show_hidden)
+        if token != self._find_token or not self.finding:
+            return  # a newer query (or Esc) came meanwhile
+        self.find_hits = hits
+        if not hits:
             self.find_pos = -1
-            self._mark(None, ())
+            self._show_count("no match")
+            self._mark(*self._saved_hit)
             return
         top = self.item_at(round(self.scroll_y)) or 0
-        self.find_pos = next((k for k, i in enumerate(self.find_hits) if i >= top), 0)
+        self.find_pos = next((k for k, i in enumerate(hits) if i >= top), 0)
         self._show_hit()
 
-    def action_find_step(self, delta: int) -> None:
-        """n / N: the next or previous match, wrapping around."""
-        if self.find_hits:
+    async def step_find(self, delta: int) -> None:
+        """The next (+1) or previous (-1) match, wrapping around at either end."""
+        if self.finding and self.find_hits:
             self.find_pos = (self.find_pos + delta) % len(self.find_hits)
             self._show_hit()
+
+    async def action_find_step(self, delta: int) -> None:
+        await self.step_find(delta)
+
+    async def close_find(self) -> None:
+        """Esc: hide the bar, put back the search hit marked before, focus the transcript."""
+        if not self.finding:
+            return
+        bar = self.find_bar
+        had_focus = bar is not None and self.screen.focused in bar.walk_children()
+        self._end_find()
+        self._mark(*self._saved_hit)
+        if had_focus or self.screen.focused is None:
+            self.focus()
+
+    async def action_close_find(self) -> None:
+        await self.close_find()
+
+    def _end_find(self) -> None:
+        """Forget the find (new content, or Esc) and hide its bar."""
+        if not self.finding:
+            return
+        self.finding = False
+        self._find_token += 1
+        self.find_query, self.find_hits, self.find_pos = "", [], -1
+        bar = self.find_bar
+        if bar is not None:
+            bar.input.value = ""
+            bar.show_count("")
+            bar.display = False
+
+    def _show_count(self, text: str) -> None:
+        bar = self.find_bar
+        if bar is not None:
+            bar.show_count(text)
 
     def _show_hit(self) -> None:
         index = self.find_hits[self.find_pos]
         item = self.items[index]
         assert isinstance(item, MessageView)
+        self._show_count(f"{self.find_pos + 1}/{len(self.find_hits)}")
         self._mark(item.id, (self.find_query,), open_hits=True)
         self._set_current(item.id)
         if not self.start <= index < self.end:
@@ -959,7 +1052,7 @@ class LinesTranscript(ScrollView, can_focus=True):
     def _mark(self, target_id: int | None, terms: tuple[str, ...], open_hits: bool = False) -> None:
         """Mark ``target_id``'s message (its terms highlighted), the one marked before drawn plain."""
         before = item_index(self.items, self.target_id)
-        self.target_id, self.terms, self._open_hits = target_id, terms, open_hits
+        self.target_id, self.terms, self._open_hits = target_id, tuple(terms), open_hits
         for index in {before, item_index(self.items, target_id)}:
             if index is not None:
                 self._rerender(index)
