@@ -192,7 +192,7 @@ async def run(args: argparse.Namespace, what_if: str = "widgets") -> dict[str, A
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         if profile is not None:
             profile.disable()
-            pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
+            pstats.Stats(profile).sort_stats(args.profile_sort).print_stats(45)
         out = {
             "what_if": what_if,
             "hide_list": args.hide_list,
@@ -225,6 +225,7 @@ def main() -> int:
     ap.add_argument("--what-if", default="widgets", help="comma-separated runs: widgets, lines")
     ap.add_argument("--hide-list", action="store_true", help="hide the session list")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of the appends (slower)")
+    ap.add_argument("--profile-sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     instrument(CENSUS, FRAMES)

@@ -8,8 +8,23 @@ returns the cached strip of the line asked for. A live append renders only the n
 extends the lines and the scroll range, and scrolls: no mount, no style pass, no screen layout
 (`bench/transcript_append_bench.py --what-if lines`: about half the CPU of an append, one frame).
 
-Not wired into the app: the branch `s41-lines`'s report says what it covers and what is missing
-(the find bar, the exact look of folded-away rows, the "more" buttons' look, ...).
+Not wired into the app yet. What it keeps, each compared with `TranscriptView` in
+`tests/app/test_transcript_lines.py` (cell for cell where it draws: messages, folds closed and
+open, the search hit, rows shown by `h`, the head and dividers, the cursor focused or not, the
+"more tool calls" row, the empty/cleared note): the window of a huge session (End/Home, growth
+at either edge, `MAX_WINDOW`), live appends that follow or count "new below", folds (a click or
+Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`), find through the `FindBar`.
+
+Missing before it can replace `TranscriptView` (screen and controllers use that name and API):
+- folds are not focusable (Tab through folds, `Fold:focus`/`:hover` looks, Enter on a focused
+  fold): Enter/space toggle the current message's first fold instead;
+- the "more" rows are drawn as a muted centred line, not a `Button` (their look differs);
+- `MainScreen.-show-inactive` is not followed: the screen must call `set_show_inactive`;
+- `show`/`clear_transcript`/`clear_hit` are plain methods (TranscriptView's are coroutines);
+  `action_toggle_hidden_rows` does not notify; `message_of(widget)` has no equivalent;
+- no text selection with the mouse; a folded-away row under the cursor keeps its own background;
+- the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
+  been run against it.
 """
 
 from __future__ import annotations
