@@ -131,7 +131,7 @@ async def swap_in_lines(screen: MainScreen, transcript: TranscriptView) -> Lines
     await pane.mount(lines, after=transcript)
     transcript.display = False
     lines.border_title = "Transcript"
-    lines.show(transcript.data)
+    await lines.show(transcript.data)
     lines.focus()
     ShownSession._transcript = lambda self: lines  # type: ignore[assignment,method-assign,return-value]
     return lines

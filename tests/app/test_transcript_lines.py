@@ -75,7 +75,9 @@ async def open_lines(
     pilot: Pilot[None], data_rows: list[dict[str, Any]], target: int | None = None
 ) -> LinesTranscript:
     view = pilot.app.query_one(LinesTranscript)
-    view.show(TranscriptData(session_id="s", items=[message_view(r) for r in data_rows]), target_id=target)
+    await view.show(
+        TranscriptData(session_id="s", items=[message_view(r) for r in data_rows]), target_id=target
+    )
     view.focus()
     await pilot.pause()
     return view
@@ -156,7 +158,7 @@ async def test_lines_draw_what_the_widget_transcript_draws() -> None:
         items = [message_view(r) for r in data_rows]
         await widgets.show(TranscriptData(session_id="s", items=list(items)))
         lines = app.query_one(LinesTranscript)
-        lines.show(TranscriptData(session_id="s", items=list(items)))
+        await lines.show(TranscriptData(session_id="s", items=list(items)))
         app.set_focus(None)
         await pilot.pause()
         assert widgets.scrollable_content_region.width == lines.scrollable_content_region.width
@@ -400,7 +402,7 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
         widgets = app.query_one(TranscriptView)
         lines = app.query_one(LinesTranscript)
         await widgets.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
-        lines.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
+        await lines.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
         app.set_focus(None)
         await pilot.pause()
         if case == "hidden rows shown":
@@ -440,10 +442,10 @@ async def test_an_empty_session_and_a_cleared_view_show_the_note_as_the_widget_t
         for step in ("empty", "cleared"):
             if step == "empty":
                 await widgets.show(TranscriptData(session_id="s", items=[]))
-                lines.show(TranscriptData(session_id="s", items=[]))
+                await lines.show(TranscriptData(session_id="s", items=[]))
             else:
                 await widgets.clear_transcript("The session was deleted.")
-                lines.clear_transcript("The session was deleted.")
+                await lines.clear_transcript("The session was deleted.")
             app.set_focus(None)
             await pilot.pause()
             theirs = all_widget_lines(widgets)
@@ -469,7 +471,7 @@ async def test_the_head_follows_the_sessions_activity_and_the_window_is_told() -
         ),
     ) as pilot:
         view = app.query_one(LinesTranscript)
-        view.show(TranscriptData(session_id="s", items=[head, *(message_view(r) for r in rows(100))]))
+        await view.show(TranscriptData(session_id="s", items=[head, *(message_view(r) for r in rows(100))]))
         await pilot.pause()
         assert "● working: reading files" in visible_text(view)
         view.update_activity({"id": "s", "last_activity_description": "running tests"})
@@ -482,3 +484,21 @@ async def test_the_head_follows_the_sessions_activity_and_the_window_is_told() -
         await pilot.press("end")
         await pilot.pause()
         assert windows[-1] == (101 - JUMP_WINDOW, 101, 101)
+
+
+async def test_rewound_rows_follow_the_screens_show_inactive_class() -> None:
+    """The screen's `i` toggles `-show-inactive` on the screen (the widget transcript's rows
+    follow it by CSS): the Line-API view follows it at its next frame."""
+    data_rows = [
+        {"id": 1, "role": "user", "content": "kept"},
+        {"id": 2, "role": "user", "content": "taken back", "active": 0},
+    ]
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, data_rows)
+        assert "taken back" not in visible_text(view)
+        app.screen.add_class("-show-inactive")
+        await pilot_until(pilot, lambda: "taken back" in visible_text(view), "the rewound row shows")
+        assert "rewound" in visible_text(view)
+        app.screen.remove_class("-show-inactive")
+        await pilot_until(pilot, lambda: "taken back" not in visible_text(view), "it is folded away again")

@@ -19,9 +19,7 @@ Missing before it can replace `TranscriptView` (screen and controllers use that 
 - folds are not focusable (Tab through folds, `Fold:focus`/`:hover` looks, Enter on a focused
   fold): Enter/space toggle the current message's first fold instead;
 - the "more" rows are drawn as a muted centred line, not a `Button` (their look differs);
-- `MainScreen.-show-inactive` is not followed: the screen must call `set_show_inactive`;
-- `show`/`clear_transcript`/`clear_hit` are plain methods (TranscriptView's are coroutines);
-  `action_toggle_hidden_rows` does not notify; `message_of(widget)` has no equivalent;
+- `action_toggle_hidden_rows` does not notify; `message_of(widget)` has no equivalent;
 - no text selection with the mouse; a folded-away row under the cursor keeps its own background;
 - the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
   been run against it.
@@ -247,7 +245,9 @@ class LinesTranscript(ScrollView, can_focus=True):
     def showing_hidden_rows(self) -> bool:
         return self.show_hidden
 
-    def show(self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()) -> None:
+    async def show(
+        self, data: TranscriptData, target_id: int | None = None, terms: Sequence[str] = ()
+    ) -> None:
         """Replace the content: a window around ``target_id`` (else the head), scrolled to it."""
         self._end_find()
         self.data = data
@@ -275,7 +275,7 @@ class LinesTranscript(ScrollView, can_focus=True):
             if isinstance(item, MessageView):
                 self._newest_row = max(self._newest_row, item.id, *item.members)
 
-    def clear_transcript(self, note: str = "") -> None:
+    async def clear_transcript(self, note: str = "") -> None:
         """Empty the view, leaving a one-line note when one is given (`TranscriptView`'s)."""
         self._end_find()
         self.data = None
@@ -290,7 +290,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         """Position of a message id in the items (or of the message it is a copy of)."""
         return item_index(self.items, message_id)
 
-    def clear_hit(self) -> None:
+    async def clear_hit(self) -> None:
         """Forget the search hit: its message is drawn plain again, in place."""
         self._saved_hit = (None, ())
         if not self.finding:
@@ -849,6 +849,13 @@ class LinesTranscript(ScrollView, can_focus=True):
         self.set_class(self.show_hidden, "-show-hidden-rows")
         self._relayout()
         self.post_message(self.FoldsChanged())
+
+    def notify_style_update(self) -> None:
+        """The screen's `i` puts `-show-inactive` on the screen, which restyles this view (the
+        widget transcript's rows follow it by CSS): its rewound rows follow here."""
+        super().notify_style_update()
+        if self.is_mounted:
+            self.call_later(self.set_show_inactive, self.screen.has_class("-show-inactive"))
 
     def set_show_inactive(self, shown: bool) -> None:
         """The screen's `i` toggle (rewound and archived rows)."""
