@@ -502,3 +502,30 @@ async def test_rewound_rows_follow_the_screens_show_inactive_class() -> None:
         assert "rewound" in visible_text(view)
         app.screen.remove_class("-show-inactive")
         await pilot_until(pilot, lambda: "taken back" not in visible_text(view), "it is folded away again")
+
+
+async def test_the_more_rows_look_like_the_widget_transcripts_buttons() -> None:
+    """A window in the middle of a session: "▲ N earlier" above, "▼ N more" below, each a
+    compact button's look and the blank line under it."""
+    app = BothApp()
+    async with app.run_test(size=(160, 60)) as pilot:
+        widgets = app.query_one(TranscriptView)
+        lines = app.query_one(LinesTranscript)
+        items = [message_view(r) for r in rows(200)]
+        await widgets.show(TranscriptData(session_id="s", items=list(items)), target_id=100)
+        await lines.show(TranscriptData(session_id="s", items=list(items)), target_id=100)
+        app.set_focus(None)
+        await pilot.pause()
+        theirs: list[Strip | None] = []
+        for child in widgets.children:
+            if child.display:
+                theirs += child.render_lines(Region(0, 0, child.outer_size.width, child.outer_size.height))
+                theirs += [None] * child.styles.margin.bottom
+        mine = lines_transcript_lines(lines)
+        assert "▲ 95 earlier messages" in mine[0].text and "▼ 89 more messages" in mine[-2].text
+        assert len(mine) == len(theirs)
+        for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            if b is None:
+                assert not a.text.strip(), f"line {y} is a margin line"
+            else:
+                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"

@@ -18,7 +18,7 @@ Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`), find through the
 Missing before it can replace `TranscriptView` (screen and controllers use that name and API):
 - folds are not focusable (Tab through folds, `Fold:focus`/`:hover` looks, Enter on a focused
   fold): Enter/space toggle the current message's first fold instead;
-- the "more" rows are drawn as a muted centred line, not a `Button` (their look differs);
+- the "more" rows look like the compact `Button`s (unfocused, not hovered) but are not focusable;
 - `action_toggle_hidden_rows` does not notify; `message_of(widget)` has no equivalent;
 - no text selection with the mouse; a folded-away row under the cursor keeps its own background;
 - the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
@@ -396,8 +396,15 @@ class LinesTranscript(ScrollView, can_focus=True):
             if where == "before"
             else f"▼ {plural(count, 'more message')}"
         )
-        text = Text(label, justify="center", style=self._look("lines--more"))
-        return [*self._rich_strips(text, self._width), Strip.blank(self._width)]
+        # A compact `Button`: its label padded by a cell each side, centred, on its background.
+        text = Text(f" {label} ", no_wrap=True, overflow="ellipsis")
+        text.stylize(self._look("lines--more"))  # (a span: `Text.render` leaves out the base style)
+        text.truncate(self._width)
+        left = max(0, (self._width - text.cell_len) // 2)
+        segments = [Segment(" " * left), *text.render(self.app.console, end="")]
+        row = Strip(segments).adjust_cell_length(self._width)
+        row = row.apply_style(Style(bgcolor=self.get_component_rich_style("lines--more").bgcolor))
+        return [row, Strip.blank(self._width)]
 
     def _relayout(self) -> None:
         """The window's lines at the current width (items' strips come from the cache)."""
