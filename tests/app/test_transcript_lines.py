@@ -56,8 +56,16 @@ def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
 class LinesApp(App[None]):
     CSS_PATH: ClassVar = stylesheet_paths()
 
+    def __init__(self) -> None:
+        super().__init__()
+        self.notes: list[str] = []
+
     def compose(self) -> ComposeResult:
         yield LinesTranscript(id="lines")
+
+    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:
+        self.notes.append(message)
+        super().notify(message, *args, **kwargs)
 
 
 class BothApp(App[None]):
@@ -304,6 +312,7 @@ async def test_hidden_rows_show_on_h() -> None:
         await pilot.press("h")
         await pilot.pause()
         assert "scaffolding" in visible_text(view) and "hidden" in visible_text(view)
+        assert app.notes[-1:] == ["1 hidden row shown (model-facing: Hermes never shows them)"]
         await pilot.press("h")
         await pilot.pause()
         assert "scaffolding" not in visible_text(view)

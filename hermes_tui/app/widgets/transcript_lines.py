@@ -19,7 +19,7 @@ Missing before it can replace `TranscriptView` (screen and controllers use that 
 - folds are not focusable (Tab through folds, `Fold:focus`/`:hover` looks, Enter on a focused
   fold): Enter/space toggle the current message's first fold instead;
 - the "more" rows look like the compact `Button`s (unfocused, not hovered) but are not focusable;
-- `action_toggle_hidden_rows` does not notify; `message_of(widget)` has no equivalent;
+- `message_of(widget)` (a focused fold's message) has no equivalent;
 - no text selection with the mouse; a folded-away row under the cursor keeps its own background;
 - the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
   been run against it.
@@ -856,6 +856,11 @@ class LinesTranscript(ScrollView, can_focus=True):
         self.set_class(self.show_hidden, "-show-hidden-rows")
         self._relayout()
         self.post_message(self.FoldsChanged())
+        self.notify(
+            f"{plural(self.hidden_rows, 'hidden row')} {'shown' if self.show_hidden else 'folded away'}"
+            " (model-facing: Hermes never shows them)",
+            timeout=2,
+        )
 
     def notify_style_update(self) -> None:
         """The screen's `i` puts `-show-inactive` on the screen, which restyles this view (the
