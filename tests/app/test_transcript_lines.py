@@ -22,6 +22,7 @@ from hermes_tui.app.widgets.transcript import (
     FOLLOW_WINDOW,
     JUMP_WINDOW,
     MAX_WINDOW,
+    Fold,
     TranscriptData,
     TranscriptView,
     message_view,
@@ -538,3 +539,62 @@ async def test_the_more_rows_look_like_the_widget_transcripts_buttons() -> None:
                 assert not a.text.strip(), f"line {y} is a margin line"
             else:
                 assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+
+
+async def test_tab_focuses_the_folds_in_turn_as_the_widget_transcripts_folds() -> None:
+    """Tab onto a fold: its title drawn focused, its message the current one, the view's border
+    and cursor as while a `Fold` has the focus (cell for cell, border included); Enter toggles
+    it; past the last fold Tab leaves the transcript."""
+    data_rows = [
+        {"id": 1, "role": "user", "content": "run it"},
+        {
+            "id": 2,
+            "role": "assistant",
+            "content": "running",
+            "tool_calls": [
+                {"function": {"name": "first", "arguments": "{}"}},
+                {"function": {"name": "second", "arguments": '{"n": 2}'}},
+            ],
+        },
+        {"id": 3, "role": "tool", "tool_name": "second", "content": "done"},
+    ]
+    app = BothApp()
+    async with app.run_test(size=(160, 40)) as pilot:
+        widgets = app.query_one(TranscriptView)
+        lines = app.query_one(LinesTranscript)
+        items = [message_view(r) for r in data_rows]
+        await widgets.show(TranscriptData(session_id="s", items=list(items)))
+        await lines.show(TranscriptData(session_id="s", items=list(items)))
+        await pilot.pause()
+        fold = [f for f in widgets.query(Fold) if f.fold_title == "→ second"][0]
+        fold.focus()
+        await pilot_until(
+            pilot, lambda: widgets.query_one("#msg-2").has_class("-current"), "the cursor moves"
+        )
+        theirs = [
+            widgets.render_lines(Region(0, y, widgets.outer_size.width, 1))[0]
+            for y in (0, widgets.outer_size.height - 1)
+        ]
+        theirs_parts = widget_transcript_lines(widgets)
+        lines.focus()
+        await pilot.press("tab", "tab")
+        await pilot.pause()
+        assert lines.focused_fold == (("m", 2), 1) and lines.current_id == 2
+        mine_parts = lines_transcript_lines(lines)
+        assert len(mine_parts) == len(theirs_parts)
+        for y, (a, b) in enumerate(zip(mine_parts, theirs_parts, strict=True)):
+            if b is None:
+                assert not a.text.strip()
+            else:
+                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+        mine = [
+            lines.render_lines(Region(0, y, lines.outer_size.width, 1))[0]
+            for y in (0, lines.outer_size.height - 1)
+        ]
+        assert [cells(s)[:3] for s in mine] == [cells(s)[:3] for s in theirs], "the border looks unfocused"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert '"n": 2' in visible_text(lines)
+        await pilot.press("tab", "tab")
+        await pilot.pause()
+        assert app.focused is not lines and lines.focused_fold is None

@@ -16,10 +16,10 @@ at either edge, `MAX_WINDOW`), live appends that follow or count "new below", fo
 Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`), find through the `FindBar`.
 
 Missing before it can replace `TranscriptView` (screen and controllers use that name and API):
-- folds are not focusable (Tab through folds, `Fold:focus`/`:hover` looks, Enter on a focused
-  fold): Enter/space toggle the current message's first fold instead;
+- a fold title under the mouse does not take `Fold:hover`'s look; a focused fold is the view's
+  `focused_fold` (Tab / shift+Tab, a click), not a widget: `message_of(widget)` and tests that
+  focus a `Fold` need its equivalent;
 - the "more" rows look like the compact `Button`s (unfocused, not hovered) but are not focusable;
-- `message_of(widget)` (a focused fold's message) has no equivalent;
 - no text selection with the mouse; a folded-away row under the cursor keeps its own background;
 - the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
   been run against it.
@@ -126,6 +126,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         "lines--header-system",
         "lines--header-other",
         "lines--fold-title",
+        "lines--fold-focus",
         "lines--fold-body",
         "lines--divider",
         "lines--more",
@@ -150,6 +151,8 @@ class LinesTranscript(ScrollView, can_focus=True):
         Binding("right_square_bracket", "message_step(1)", "Next message", show=False),
         Binding("x", "toggle_folds", "Expand/collapse", show=False),
         Binding("enter,space", "toggle_current_fold", "Toggle", show=False),
+        Binding("tab", "focus_fold(1)", "Next fold", show=False),
+        Binding("shift+tab", "focus_fold(-1)", "Previous fold", show=False),
         Binding(
             "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
         ),
@@ -225,6 +228,10 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._over: Color | None = None  # the background component colours blend into (`_look`)
         self._note = ""  # a note in place of messages ("This session has no messages.")
         self._window = (0, 0, 0)  # (start, end, items) last told in a WindowChanged
+        #: The fold that has the focus (Tab, a click), as (item key, fold): drawn and toggled as
+        #: a focused `Fold` is; the view itself then looks unfocused, as `TranscriptView` does
+        #: while one of its folds has the focus.
+        self.focused_fold: tuple[Hashable, int] | None = None
         self._cursor_lines = range(0)
 
     # ------------------------------------------------------------------ content
@@ -538,7 +545,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         `rich_style` is worked out through its ancestors on every read)."""
         if self.scrollable_content_region.width != self._width:
             self._relayout()  # the vertical scrollbar came or went: no resize event says so
-        name = "lines--current-focus" if self.has_focus else "lines--current"
+        name = "lines--current-focus" if self.has_focus and self.focused_fold is None else "lines--current"
         self._backgrounds = (
             Style(bgcolor=self.rich_style.bgcolor),
             Style(bgcolor=self.get_component_rich_style(name).bgcolor),
@@ -589,6 +596,7 @@ class LinesTranscript(ScrollView, can_focus=True):
             len(self._revealed.get(key, ())),
             isinstance(item, MessageView) and self._shown(item),
             (self.terms, self._open_hits) if match else None,
+            self.focused_fold[1] if self.focused_fold and self.focused_fold[0] == key else None,
         )
         cached = self._cache.setdefault(key, {})
         rendered = cached.get(state)
@@ -632,7 +640,12 @@ class LinesTranscript(ScrollView, can_focus=True):
             strike=full.strike,
         )
 
-    def _fold_title(self, mark: str, title: str) -> Text:
+    def _fold_title(self, mark: str, title: str, focused: bool = False) -> Text:
+        if focused:  # with its own background, the block cursor's (over the view's)
+            under = Color.from_rich_color(self.rich_style.bgcolor)
+            background = under + self.get_component_styles("lines--fold-focus").background
+            style = self._look("lines--fold-focus") + Style(bgcolor=background.rich_color)
+            return Text(f" {mark} {title} ", style=style)
         return Text(f" {mark} {title} ", style=self._look("lines--fold-title"))
 
     def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
@@ -672,7 +685,8 @@ class LinesTranscript(ScrollView, can_focus=True):
                 or (match and n == output_fold)
                 or (match and self._open_hits and bool(terms) and _contains(Text(title) + text, terms))
             )
-            parts.append((self._fold_title("▼" if is_open else "▶", title), n))
+            focused = self.focused_fold == (key, n)
+            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), n))
             if is_open:
                 parts.append((Padding(text, (0, 0, 0, 2), style=muted), None))
             if n == 0 and prepared.reasoning is not None and body is not None:
@@ -749,7 +763,8 @@ class LinesTranscript(ScrollView, can_focus=True):
             noun = plural(head.prompt_lines, "line")
             title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
             is_open = self.fold_open(head, 0)
-            parts.append((self._fold_title("▼" if is_open else "▶", title), 0))
+            focused = self.focused_fold == (self._item_key(head), 0)
+            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), 0))
             if is_open:
                 parts.append((Padding(Text(head.prompt), (0, 0, 0, 2)), None))
         # A fold (its text muted) with a border and no padding (`HeadBlock` is not a `.msg`).
@@ -832,6 +847,8 @@ class LinesTranscript(ScrollView, can_focus=True):
         hit = self.fold_at(line)
         if hit is not None:
             event.stop()
+            if hit[1] != MORE_CALLS:
+                self._focus_fold(hit)
             self.toggle_fold(*hit)
 
     def action_toggle_folds(self) -> None:
@@ -841,7 +858,11 @@ class LinesTranscript(ScrollView, can_focus=True):
         self._relayout()
 
     def action_toggle_current_fold(self) -> None:
-        """Enter/space: the first fold of the current message opens or closes."""
+        """Enter/space: the focused fold (else the current message's first) opens or closes."""
+        focused = self._focused_place()
+        if focused is not None:
+            self.toggle_fold(*focused)
+            return
         index = item_index(self.items, self.current_id)
         if index is None or not self.start <= index < self.end:
             return
@@ -902,7 +923,60 @@ class LinesTranscript(ScrollView, can_focus=True):
         self.refresh()  # the cursor's colour follows the focus (`TranscriptView:focus .msg.-current`)
 
     def on_blur(self) -> None:
+        self._focus_fold(None)  # (as a focused `Fold` loses the focus with the transcript)
         self.refresh()
+
+    def _focused_place(self) -> tuple[int, int] | None:
+        """(item index, fold) of the focused fold while it is in the window."""
+        if self.focused_fold is None:
+            return None
+        for k, item in enumerate(self.items[self.start : self.end]):
+            if self._item_key(item) == self.focused_fold[0]:
+                return self.start + k, self.focused_fold[1]
+        return None
+
+    def _focus_fold(self, place: tuple[int, int] | None) -> None:
+        """Give the focus to fold ``place`` (item index, fold), or take it from the one that has
+        it; a fold's message becomes the current one."""
+        before = self._focused_place()
+        self.focused_fold = None if place is None else (self._item_key(self.items[place[0]]), place[1])
+        self.set_class(place is not None, "-fold-focused")
+        for index in {before[0] if before else None, place[0] if place else None}:
+            if index is not None:
+                self._rerender(index)
+        if place is not None:
+            item = self.items[place[0]]
+            if isinstance(item, MessageView):
+                self._set_current(item.id)
+
+    def action_focus_fold(self, step: int) -> None:
+        """Tab / shift+Tab: the next / previous fold title in the window takes the focus (as Tab
+        went from fold to fold); past the last (or first) the focus leaves the transcript."""
+        titles = [
+            (self._starts[k] + y, (self.start + k, fold))
+            for k, rendered in enumerate(self._rendered)
+            for y, fold in enumerate(rendered.titles)
+            if fold is not None and fold != MORE_CALLS and (y == 0 or rendered.titles[y - 1] != fold)
+        ]
+        focused = self._focused_place()
+        lines = [line for line, place in titles if place == focused]
+        if lines:
+            ahead = [t for t in titles if (t[0] > lines[0] if step > 0 else t[0] < lines[0])]
+        else:
+            top = round(self.scroll_y)
+            ahead = [t for t in titles if (t[0] >= top if step > 0 else t[0] < top)]
+        if not ahead:
+            self._focus_fold(None)
+            if step > 0:
+                self.screen.focus_next()
+            else:
+                self.screen.focus_previous()
+            return
+        line, place = ahead[0] if step > 0 else ahead[-1]
+        self._focus_fold(place)
+        view = self.scrollable_content_region.height
+        if not self.scroll_y <= line < self.scroll_y + view:
+            self.scroll_to(y=max(0, line - view // 2), animate=False, immediate=True)
 
     def _on_screen(self) -> list[MessageView]:
         """The window's messages with a line in the viewport, top first."""
