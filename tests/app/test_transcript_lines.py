@@ -598,3 +598,19 @@ async def test_tab_focuses_the_folds_in_turn_as_the_widget_transcripts_folds() -
         await pilot.press("tab", "tab")
         await pilot.pause()
         assert app.focused is not lines and lines.focused_fold is None
+
+
+async def test_messages_appended_before_the_view_has_a_width_show_once_it_has_one() -> None:
+    """A live append can come before the first layout (the pane hidden, the app starting): the
+    window stays consistent and the messages are drawn once the view is laid out."""
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(LinesTranscript)
+        view.display = False
+        await pilot.pause()
+        await view.show(TranscriptData(session_id="s", items=[message_view(r) for r in rows(3)]))
+        await view.append_items([message_view(r) for r in rows(2, start=4)])
+        assert (view.start, view.end) == (0, 5)
+        view.display = True
+        await pilot_until(pilot, lambda: "#5" in visible_text(view), "the appended message is drawn")
+        assert line_of(view, "#1") < line_of(view, "#5")

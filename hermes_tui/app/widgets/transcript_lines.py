@@ -415,10 +415,8 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         """The window's lines at the current width (items' strips come from the cache)."""
-        self._width = width = self.scrollable_content_region.width
-        self._rendered = []
-        if width > 0:
-            self._rendered = [self._item_lines(item) for item in self.items[self.start : self.end]]
+        self._width = self.scrollable_content_region.width
+        self._rendered = [self._item_lines(item) for item in self.items[self.start : self.end]]
         self._flatten()
         self._set_height(len(self._lines))
         self.refresh()
@@ -584,7 +582,10 @@ class LinesTranscript(ScrollView, can_focus=True):
 
     def _item_lines(self, item: Item) -> Rendered:
         """An item's lines in its state now, from the cache when drawn so before (`render_line`
-        puts the widget's style, or the cursor's background, under them)."""
+        puts the widget's style, or the cursor's background, under them). Before the view has a
+        width (not laid out yet) none: the first layout renders the window."""
+        if self._width <= 0:
+            return Rendered([], [])
         key = self._item_key(item)
         match = isinstance(item, MessageView) and item.id == self.target_id
         state = (
