@@ -614,3 +614,24 @@ async def test_messages_appended_before_the_view_has_a_width_show_once_it_has_on
         view.display = True
         await pilot_until(pilot, lambda: "#5" in visible_text(view), "the appended message is drawn")
         assert line_of(view, "#1") < line_of(view, "#5")
+
+
+async def test_a_new_theme_redraws_the_lines_in_its_colours() -> None:
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = await open_lines(pilot, rows(6))
+        user = line_of(view, "#3")
+
+        def border_colour() -> Any:
+            view.scroll_to(y=0, animate=False, immediate=True)
+            style = list(view.render_line(user))[0].style
+            return style.color if style else None
+
+        assert border_colour() == view.get_component_rich_style("lines--border-user").color
+        before = border_colour()
+        app.theme = "gruvbox"
+        await pilot_until(
+            pilot,
+            lambda: border_colour() == view.get_component_rich_style("lines--border-user").color != before,
+            "the user's border takes the new theme's primary colour",
+        )

@@ -232,6 +232,7 @@ class LinesTranscript(ScrollView, can_focus=True):
         #: a focused `Fold` is; the view itself then looks unfocused, as `TranscriptView` does
         #: while one of its folds has the focus.
         self.focused_fold: tuple[Hashable, int] | None = None
+        self._theme = ""  # the theme the window's lines were drawn in
         self._cursor_lines = range(0)
 
     # ------------------------------------------------------------------ content
@@ -416,6 +417,7 @@ class LinesTranscript(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         """The window's lines at the current width (items' strips come from the cache)."""
         self._width = self.scrollable_content_region.width
+        self._theme = self.app.theme
         self._rendered = [self._item_lines(item) for item in self.items[self.start : self.end]]
         self._flatten()
         self._set_height(len(self._lines))
@@ -885,11 +887,17 @@ class LinesTranscript(ScrollView, can_focus=True):
         )
 
     def notify_style_update(self) -> None:
-        """The screen's `i` puts `-show-inactive` on the screen, which restyles this view (the
-        widget transcript's rows follow it by CSS): its rewound rows follow here."""
+        """A restyle: the screen's `i` (`-show-inactive` on the screen: the widget transcript's
+        rows follow it by CSS) or a new theme (the lines hold its colours) is followed here."""
         super().notify_style_update()
         if self.is_mounted:
-            self.call_later(self.set_show_inactive, self.screen.has_class("-show-inactive"))
+            self.call_later(self._restyled)
+
+    def _restyled(self) -> None:
+        if self.app.theme != self._theme:
+            self._theme = self.app.theme
+            self._relayout()
+        self.set_show_inactive(self.screen.has_class("-show-inactive"))
 
     def set_show_inactive(self, shown: bool) -> None:
         """The screen's `i` toggle (rewound and archived rows)."""
