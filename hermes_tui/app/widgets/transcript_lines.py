@@ -7,6 +7,7 @@ Rich renderables) is rendered once per width and fold state to `Strip`s, and `re
 returns the cached strip of the line asked for. A live append renders only the new messages,
 extends the lines and the scroll range, and scrolls: no mount, no style pass, no screen layout
 (`bench/transcript_append_bench.py --what-if lines`: about half the CPU of an append, one frame).
+How one item becomes lines is `transcript_lines_items.ItemLines` (a mixin of this view).
 
 Not wired into the app yet. What it keeps, each compared with `TranscriptView` in
 `tests/app/test_transcript_lines.py` (cell for cell where it draws: messages, folds closed and
@@ -30,11 +31,9 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
-from rich.console import RenderableType
-from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -48,9 +47,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
-from hermes_tui.app.render import highlight_terms, plain_count
 from hermes_tui.app.widgets.find_bar import FindBar
-from hermes_tui.app.widgets.message_parts import MarkedRender, more_calls_label
 from hermes_tui.app.widgets.transcript import (
     CHUNK,
     FOLLOW_DROP_STEP,
@@ -61,8 +58,6 @@ from hermes_tui.app.widgets.transcript import (
 )
 from hermes_tui.app.widgets.transcript_items import (
     CALLS_SHOWN,
-    ROLES,
-    Divider,
     Item,
     MessageView,
     SessionHead,
@@ -71,45 +66,16 @@ from hermes_tui.app.widgets.transcript_items import (
     find_hits,
     first_window,
     item_index,
-    message_header,
-    prepare,
     prepare_calls,
     session_activity,
 )
+from hermes_tui.app.widgets.transcript_lines_items import MORE_CALLS, ItemLines, Rendered
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import inert, one_line
-from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
-
-#: The left border of a message (Textual's `wide` border's left edge) and its padding cell.
-BORDER = "▎"
-#: The fold number of a message's "… and N more tool calls" row.
-MORE_CALLS = -1
+from hermes_tui.state import FOLD_HIDDEN
 
 
-def _role(view: MessageView) -> str:
-    return view.role if view.role in ROLES else "other"
-
-
-def _highlighted(text: Text, terms: Sequence[str]) -> Text:
-    copy = text.copy()
-    highlight_terms(copy, terms)
-    return copy
-
-
-def _contains(text: Text, terms: Sequence[str]) -> bool:
-    plain = text.plain.lower()
-    return any(term and term.lower() in plain for term in terms)
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One item's lines at one width, and for each line the fold whose title it is (else None)."""
-
-    strips: list[Strip]
-    titles: list[int | None]
-
-
-class LinesTranscript(ScrollView, can_focus=True):
+class LinesTranscript(ItemLines, ScrollView, can_focus=True):
     """A transcript drawn line by line from strips cached per item, width and state."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -563,237 +529,6 @@ class LinesTranscript(ScrollView, can_focus=True):
         if not 0 <= line < len(self._lines):
             return Strip.blank(self._width, plain)
         return self._lines[line].apply_style(cursor if line in self._cursor_lines else plain)  # (cached)
-
-    # ------------------------------------------------------------------ one item's lines
-    def _item_key(self, item: Item) -> Hashable:
-        if isinstance(item, MessageView):
-            return ("m", item.id)
-        if isinstance(item, Divider):
-            return ("d", item.session_id, item.index)
-        return ("h", item.session_id)
-
-    def _shown(self, view: MessageView) -> bool:
-        if view.fold == FOLD_INACTIVE:
-            return self.show_inactive
-        if view.fold == FOLD_HIDDEN:
-            return self.show_hidden
-        return True
-
-    def fold_open(self, item: Item, fold: int) -> bool:
-        return self.folds_open != ((self._item_key(item), fold) in self._toggled)
-
-    def _item_lines(self, item: Item) -> Rendered:
-        """An item's lines in its state now, from the cache when drawn so before (`render_line`
-        puts the widget's style, or the cursor's background, under them). Before the view has a
-        width (not laid out yet) none: the first layout renders the window."""
-        if self._width <= 0:
-            return Rendered([], [])
-        key = self._item_key(item)
-        match = isinstance(item, MessageView) and item.id == self.target_id
-        state = (
-            self.app.theme,
-            item.activity if isinstance(item, SessionHead) else None,
-            self._width,
-            self.folds_open,
-            frozenset(f for f in self._toggled if f[0] == key),
-            len(self._revealed.get(key, ())),
-            isinstance(item, MessageView) and self._shown(item),
-            (self.terms, self._open_hits) if match else None,
-            self.focused_fold[1] if self.focused_fold and self.focused_fold[0] == key else None,
-        )
-        cached = self._cache.setdefault(key, {})
-        rendered = cached.get(state)
-        if rendered is None:
-            if isinstance(item, Divider):
-                rendered = self._render_divider(item)
-            elif isinstance(item, SessionHead):
-                rendered = self._render_head(item)
-            elif not self._shown(item):
-                rendered = Rendered([], [])
-            else:
-                rendered = self._render_message(item, match)
-            cached.clear()  # one state per item: a toggle or a resize replaces it
-            cached[state] = rendered
-        return rendered
-
-    def _rich_strips(self, renderable: RenderableType, width: int, style: Style | None = None) -> list[Strip]:
-        """``renderable``'s lines at ``width``, on ``style`` (else the widget's text colour: not
-        under the border and padding cells, which Textual gives the background alone)."""
-        console = self.app.console
-        options = console.options.update(width=width, max_width=width, height=None, highlight=False)
-        style = style or Style(color=self.rich_style.color)
-        lines = console.render_lines(renderable, options, style=style, pad=False)
-        return [Strip(line).adjust_cell_length(width) for line in lines]
-
-    def _look(self, name: str) -> Style:
-        """A component's colour and text style, without its background: `render_line` puts the
-        background (plain, the cursor's, a match's) under everything, as a widget's own
-        background is under its component styles."""
-        full = self.get_component_rich_style(name)
-        color = full.color
-        if self._over is not None:  # a colour with alpha blends into the match's background
-            color = (self._over + self.get_component_styles(name).color).rich_color
-        return Style(
-            color=color,
-            bold=full.bold,
-            italic=full.italic,
-            dim=full.dim,
-            underline=full.underline,
-            reverse=full.reverse,
-            strike=full.strike,
-        )
-
-    def _fold_title(self, mark: str, title: str, focused: bool = False) -> Text:
-        if focused:  # with its own background, the block cursor's (over the view's)
-            under = Color.from_rich_color(self.rich_style.bgcolor)
-            background = under + self.get_component_styles("lines--fold-focus").background
-            style = self._look("lines--fold-focus") + Style(bgcolor=background.rich_color)
-            return Text(f" {mark} {title} ", style=style)
-        return Text(f" {mark} {title} ", style=self._look("lines--fold-title"))
-
-    def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
-        """What a message shows, in order, each part with the fold it is the title of."""
-        prepared = view.prepared or prepare(view)
-        key = self._item_key(view)
-        terms = self.terms if match else ()
-        role = _role(view)
-        header = message_header(view, match=True) if match else prepared.header.copy()
-        header.stylize_before(Style(color=self._look(f"lines--header-{role}").color))
-        body = prepared.body
-        if match and terms and isinstance(body, Text):
-            body = _highlighted(body, terms)
-        elif match and terms and body is not None:
-            body = MarkedRender(body, terms)
-        folds: list[tuple[str, Text]] = []
-        if prepared.reasoning is not None:
-            hit = match and self._open_hits and bool(terms)
-            folds.append(
-                ("reasoning", _highlighted(prepared.reasoning, terms) if hit else prepared.reasoning)
-            )
-        if prepared.output is not None:
-            output = _highlighted(prepared.output, terms) if match else prepared.output
-            folds.append((f"result ({view.text.count(chr(10)) + 1} lines)", output))
-        for name, args in (*prepared.calls, *self._revealed.get(key, ())):
-            hit = match and self._open_hits and bool(terms)
-            folds.append((f"→ {name}", _highlighted(args, terms) if hit else args))
-        muted = self._look("lines--fold-body")
-        parts: list[tuple[RenderableType, int | None]] = [(header, None)]
-        if prepared.reasoning is None and body is not None:
-            parts.append((body, None))
-        output_fold = -1 if prepared.output is None else int(prepared.reasoning is not None)
-        for n, (title, text) in enumerate(folds):
-            # A match's output is open; the find's match opens its folds that hold a term.
-            is_open = (
-                self.fold_open(view, n)
-                or (match and n == output_fold)
-                or (match and self._open_hits and bool(terms) and _contains(Text(title) + text, terms))
-            )
-            focused = self.focused_fold == (key, n)
-            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), n))
-            if is_open:
-                parts.append((Padding(text, (0, 0, 0, 2), style=muted), None))
-            if n == 0 and prepared.reasoning is not None and body is not None:
-                parts.append((body, None))
-        remaining = len(view.more_calls) - len(self._revealed.get(key, ()))
-        if remaining > 0:
-            more = Text(f" {more_calls_label(remaining)} ", style=self._look("lines--fold-title"))
-            parts.append((more, MORE_CALLS))
-        return parts
-
-    def _render_message(self, view: MessageView, match: bool) -> Rendered:
-        """Header, body and folds behind the message's left border, then a blank margin line."""
-        width = self._width
-        inner = max(1, width - 2)
-        strips: list[Strip] = []
-        titles: list[int | None] = []
-        faded = view.fold is not None  # a rewound or hidden row, shown by its toggle
-        base = Style(color=self.rich_style.color, italic=True if faded else None)
-        match_bg = self.get_component_rich_style("lines--match").bgcolor
-        self._over = Color.from_rich_color(match_bg) if match and match_bg is not None else None
-        try:
-            for renderable, fold in self._message_parts(view, match):
-                lines = self._rich_strips(renderable, inner, base)
-                strips.extend(lines)
-                titles.extend([fold] * len(lines))
-        finally:
-            self._over = None
-        border = "lines--border-match" if match else f"lines--border-{_role(view)}"
-        if faded:
-            strips = self._edged([self._faded(strip, 0.6) for strip in strips], border, fade=0.6 * 0.6)
-        else:
-            strips = self._edged(strips, border)
-        if match:
-            bg = Style(bgcolor=self.get_component_rich_style("lines--match").bgcolor)
-            strips = [strip.apply_style(bg) for strip in strips]
-        return Rendered([*strips, Strip.blank(width)], [*titles, None])
-
-    def _faded(self, strip: Strip, opacity: float) -> Strip:
-        """The line blended into the transcript's background as the widget transcript draws its
-        folded-away rows (`opacity: 60%`: 60 % for their content, 36 % for their border, which
-        Textual 8.2.8 blends twice; compared cell by cell in `test_transcript_lines`)."""
-        background = Color.from_rich_color(self.rich_style.bgcolor)
-        segments = []
-        for segment in strip.apply_style(Style(bgcolor=self.rich_style.bgcolor)):
-            style = segment.style or Style()
-            if style.color is not None:
-                style += Style(color=background.blend(Color.from_rich_color(style.color), opacity).rich_color)
-            if style.bgcolor is not None:
-                style += Style(
-                    bgcolor=background.blend(Color.from_rich_color(style.bgcolor), opacity).rich_color
-                )
-            segments.append(Segment(segment.text, style))
-        return Strip(segments, strip.cell_length)
-
-    def _render_divider(self, divider: Divider) -> Rendered:
-        kind = one_line(divider.edge_kind, 20) or "root"
-        label = one_line(divider.title) or one_line(divider.session_id)
-        text = Text(
-            f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
-            f"{plain_count(divider.message_count)} msgs ──",
-            no_wrap=True,
-            overflow="ellipsis",
-            style=self._look("lines--divider"),
-        )
-        blank = Strip.blank(self._width)
-        return Rendered([blank, *self._rich_strips(text, self._width), blank], [None, None, None])
-
-    def _render_head(self, head: SessionHead) -> Rendered:
-        parts: list[tuple[RenderableType, int | None]] = []
-        if head.activity:
-            activity = Text(f"● working: {head.activity}", style="bold", no_wrap=True, overflow="ellipsis")
-            parts.append((activity, None))
-        if head.prompt:
-            noun = plural(head.prompt_lines, "line")
-            title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
-            is_open = self.fold_open(head, 0)
-            focused = self.focused_fold == (self._item_key(head), 0)
-            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), 0))
-            if is_open:
-                parts.append((Padding(Text(head.prompt), (0, 0, 0, 2)), None))
-        # A fold (its text muted) with a border and no padding (`HeadBlock` is not a `.msg`).
-        muted = self._look("lines--fold-body")
-        strips: list[Strip] = []
-        titles: list[int | None] = []
-        for renderable, fold in parts:
-            lines = self._rich_strips(renderable, max(1, self._width - 1), muted)
-            strips.extend(lines)
-            titles.extend([fold] * len(lines))
-        edged = self._edged(strips, "lines--border-head", padding=False)
-        return Rendered([*edged, Strip.blank(self._width)], [*titles, None])
-
-    def _edged(
-        self, strips: list[Strip], component: str, padding: bool = True, fade: float | None = None
-    ) -> list[Strip]:
-        """Each line behind the left border (the component's colour, ``fade``d into the
-        background for a folded-away row) and its padding cell."""
-        colour = self.get_component_rich_style(component).color
-        if fade is not None and colour is not None:
-            background = Color.from_rich_color(self.rich_style.bgcolor)
-            colour = background.blend(Color.from_rich_color(colour), fade).rich_color
-        edge = [Segment(BORDER, Style(color=colour))]
-        if padding:
-            edge.append(Segment(" "))
-        return [Strip([*edge, *strip], self._width) for strip in strips]
 
     # ------------------------------------------------------------------ folds and rows
     def _rerender(self, index: int) -> None:
