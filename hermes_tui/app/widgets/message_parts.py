@@ -454,21 +454,25 @@ def message_parts(
     return parts
 
 
+def divider_text(divider: Divider) -> Text:
+    """The one line between two segments of a compression chain (inert: store text)."""
+    kind = one_line(divider.edge_kind, 20) or "root"
+    label = one_line(divider.title) or one_line(divider.session_id)
+    return Text(
+        f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
+        f"{plain_count(divider.message_count)} msgs ──",
+        no_wrap=True,
+        overflow="ellipsis",
+    )
+
+
 class DividerBlock(Static):
     """The line between two segments of a compression chain."""
 
     virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)  # as `MessagePart`'s
 
     def __init__(self, divider: Divider) -> None:
-        kind = one_line(divider.edge_kind, 20) or "root"
-        label = one_line(divider.title) or one_line(divider.session_id)
-        text = Text(
-            f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
-            f"{plain_count(divider.message_count)} msgs ──",
-            no_wrap=True,
-            overflow="ellipsis",
-        )
-        super().__init__(text, classes="segment-divider")
+        super().__init__(divider_text(divider), classes="segment-divider")
         self.divider = divider
 
 

@@ -55,6 +55,7 @@ from hermes_tui.app.widgets.transcript_items import (
     find_hits,
     first_window,
     folded_counts,
+    fresh_items,
     item_index,
     message_header,
     message_view,
@@ -369,17 +370,7 @@ class TranscriptView(MessageCursor, VerticalScroll, can_focus=True):
         Returns whether it followed."""
         if self.data is None:
             return False
-        known = {m for i in self.items if isinstance(i, MessageView) for m in (i.id, *i.members)}
-        groups = {i.group for i in self.items if isinstance(i, MessageView) and i.group is not None}
-        # A copy of a message already shown (compaction carries the tail into a new generation
-        # with the same display group) is that message: Hermes shows it once.
-        fresh = [
-            i
-            for i in items
-            if not (
-                isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups))
-            )
-        ]
+        fresh = fresh_items(self.items, items)
         if not fresh:
             return False
         if not self.items:  # the "no messages" note goes; the window starts empty

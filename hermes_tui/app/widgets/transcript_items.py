@@ -203,6 +203,19 @@ def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
     return replace(view, prepared=prepare(view) if prepared else None, find_text=find_text(view))
 
 
+def fresh_items(shown: Sequence[Item], items: Sequence[Item]) -> list[Item]:
+    """The live ``items`` a transcript showing ``shown`` does not show yet. A copy of a message
+    already shown (compaction carries the tail into a new generation with the same display
+    group) is that message: Hermes shows it once."""
+    known = {m for i in shown if isinstance(i, MessageView) for m in (i.id, *i.members)}
+    groups = {i.group for i in shown if isinstance(i, MessageView) and i.group is not None}
+    return [
+        i
+        for i in items
+        if not (isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups)))
+    ]
+
+
 def item_index(items: Sequence[Item], message_id: int | None) -> int | None:
     """Where message ``message_id`` is: the message with that id, or the one it is a copy of
     (a compaction copy folded into one logical message, `MessageView.members`)."""

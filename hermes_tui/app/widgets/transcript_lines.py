@@ -41,7 +41,6 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -55,6 +54,7 @@ from hermes_tui.app.widgets.transcript import (
     JUMP_BEFORE,
     JUMP_WINDOW,
     MAX_WINDOW,
+    TranscriptView,
 )
 from hermes_tui.app.widgets.transcript_items import (
     CALLS_SHOWN,
@@ -65,6 +65,7 @@ from hermes_tui.app.widgets.transcript_items import (
     call_view,
     find_hits,
     first_window,
+    fresh_items,
     item_index,
     prepare_calls,
     session_activity,
@@ -108,44 +109,18 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
     #: scrollbar is updated here (`_set_height`), and a layout asked for only when it comes or goes.
     virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
 
+    #: `TranscriptView`'s keys, and Enter/space and Tab for the folds (widgets there).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "scroll_up", "Up", show=False),
-        Binding("down,j", "scroll_down", "Down", show=False),
-        Binding("home", "first", "Top", show=False),
-        Binding("end,G", "last", "Bottom", show=False),
-        Binding("left_square_bracket", "message_step(-1)", "Previous message", show=False),
-        Binding("right_square_bracket", "message_step(1)", "Next message", show=False),
-        Binding("x", "toggle_folds", "Expand/collapse", show=False),
+        *TranscriptView.BINDINGS,
         Binding("enter,space", "toggle_current_fold", "Toggle", show=False),
         Binding("tab", "focus_fold(1)", "Next fold", show=False),
         Binding("shift+tab", "focus_fold(-1)", "Previous fold", show=False),
-        Binding(
-            "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
-        ),
-        Binding("ctrl+f,slash", "open_find", "Find in the transcript", show=False),
-        Binding("n", "find_step(1)", "Next match (find)", show=False),
-        Binding("N", "find_step(-1)", "Previous match (find)", show=False),
-        Binding("escape", "close_find", "Close find", show=False),
     ]
 
-    class NewBelow(Message):
-        """Messages arrived below while the reader was scrolled up (0: caught up)."""
-
-        def __init__(self, count: int) -> None:
-            super().__init__()
-            self.count = count
-
-    class FoldsChanged(Message):
-        """A fold toggle of this view changed what it shows (the subtitle's counts)."""
-
-    class WindowChanged(Message):
-        """The window of items with lines moved (tests and the status line read it)."""
-
-        def __init__(self, start: int, end: int, total: int) -> None:
-            super().__init__()
-            self.start = start
-            self.end = end
-            self.total = total
+    #: `TranscriptView`'s messages, so what handles them (the screen) handles this view's too.
+    NewBelow = TranscriptView.NewBelow
+    FoldsChanged = TranscriptView.FoldsChanged
+    WindowChanged = TranscriptView.WindowChanged
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
@@ -303,15 +278,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         when it was there (else `new_below` counts them). Returns whether it followed."""
         if self.data is None:
             return False
-        known = {m for i in self.items if isinstance(i, MessageView) for m in (i.id, *i.members)}
-        groups = {i.group for i in self.items if isinstance(i, MessageView) and i.group is not None}
-        fresh = [
-            i
-            for i in items
-            if not (
-                isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups))
-            )
-        ]
+        fresh = fresh_items(self.items, items)
         if not fresh:
             return False
         follow = self._tail_pending or self.at_bottom
@@ -365,11 +332,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
 
     def _more_strips(self, where: str, count: int) -> list[Strip]:
         """A "more" row (as `TranscriptView`'s button) and the blank line under it."""
-        label = (
-            f"▲ {plural(count, 'earlier message')}"
-            if where == "before"
-            else f"▼ {plural(count, 'more message')}"
-        )
+        label = TranscriptView._more_label(where, count)  # (the one wording)
         # A compact `Button`: its label padded by a cell each side, centred, on its background.
         text = Text(f" {label} ", no_wrap=True, overflow="ellipsis")
         text.stylize(self._look("lines--more"))  # (a span: `Text.render` leaves out the base style)

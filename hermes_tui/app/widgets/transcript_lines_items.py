@@ -7,7 +7,7 @@ stays one readable file): it reads the view's state (folds, the marked message, 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,8 +19,13 @@ from rich.text import Text
 from textual.color import Color
 from textual.strip import Strip
 
-from hermes_tui.app.render import highlight_terms, plain_count
-from hermes_tui.app.widgets.message_parts import MarkedRender, more_calls_label
+from hermes_tui.app.widgets.message_parts import (
+    MarkedRender,
+    _contains,
+    _highlighted,
+    divider_text,
+    more_calls_label,
+)
 from hermes_tui.app.widgets.transcript_items import (
     ROLES,
     Divider,
@@ -31,7 +36,6 @@ from hermes_tui.app.widgets.transcript_items import (
     prepare,
 )
 from hermes_tui.formatting import plural
-from hermes_tui.safe_text import one_line
 from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
 
 if TYPE_CHECKING:
@@ -46,17 +50,6 @@ MORE_CALLS = -1
 
 def _role(view: MessageView) -> str:
     return view.role if view.role in ROLES else "other"
-
-
-def _highlighted(text: Text, terms: Sequence[str]) -> Text:
-    copy = text.copy()
-    highlight_terms(copy, terms)
-    return copy
-
-
-def _contains(text: Text, terms: Sequence[str]) -> bool:
-    plain = text.plain.lower()
-    return any(term and term.lower() in plain for term in terms)
 
 
 @dataclass(frozen=True)
@@ -273,15 +266,8 @@ class ItemLines:
         return Strip(segments, strip.cell_length)
 
     def _render_divider(self, divider: Divider) -> Rendered:
-        kind = one_line(divider.edge_kind, 20) or "root"
-        label = one_line(divider.title) or one_line(divider.session_id)
-        text = Text(
-            f"── segment {divider.index}/{divider.count} · {label} · {kind} · "
-            f"{plain_count(divider.message_count)} msgs ──",
-            no_wrap=True,
-            overflow="ellipsis",
-            style=self._look("lines--divider"),
-        )
+        text = divider_text(divider)
+        text.stylize_before(self._look("lines--divider"))
         blank = Strip.blank(self._width)
         return Rendered([blank, *self._rich_strips(text, self._width), blank], [None, None, None])
 
