@@ -54,8 +54,13 @@ def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
     return out
 
 
+#: The pane's size, which the app's stylesheet gives `#transcript` (the view here is `#lines`).
+PANE_CSS = "#lines { height: 1fr; padding: 0 1; }"
+
+
 class LinesApp(App[None]):
     CSS_PATH: ClassVar = stylesheet_paths()
+    CSS = PANE_CSS
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,6 +78,7 @@ class BothApp(App[None]):
     """Today's transcript and the Line-API one side by side, at the same width."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
+    CSS = PANE_CSS
 
     def compose(self) -> ComposeResult:
         with Horizontal():
