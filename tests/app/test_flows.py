@@ -13,7 +13,8 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane, route_words
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript import MessageBlock
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.demo import fingerprint
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -53,10 +54,10 @@ async def test_navigate_list_and_open_transcript(demo_db: Path) -> None:
         assert sessions.cursor == min(sessions.size.height - 1, len(expected) - 1)
         await pilot.press("enter")
         await settle(pilot)
-        assert isinstance(app.focused, TranscriptView)
+        assert isinstance(app.focused, Transcript)
         with SessionDB(demo_db, read_only=True, migrate=False) as db:
             messages = db.get_messages(main.current_session, include_inactive=True)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert [i.id for i in transcript.items] == [m["id"] for m in messages]
 
 
@@ -98,13 +99,13 @@ async def test_search_open_hit_step_and_back_restores(demo_db: Path) -> None:
         await pilot.press("down", "down", "enter")
         await settle(pilot)
         hit = search.hits[1]
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert main.current_session == hit["session_id"]
         assert transcript.target_id == hit["id"]
         block = transcript.query_one(f"#msg-{hit['id']}", MessageBlock)
         assert block.has_class("-match")
         assert "postgres" in [t.lower() for t in block.terms]
-        assert isinstance(app.focused, TranscriptView)
+        assert isinstance(app.focused, Transcript)
         await pilot.press("n")
         await settle(pilot)
         assert transcript.target_id == search.hits[2]["id"]
@@ -189,7 +190,7 @@ async def test_chain_reader_has_segment_dividers(demo_db: Path) -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.data is not None and transcript.data.chain
         from hermes_tui.app.widgets.transcript import Divider
 

@@ -39,10 +39,10 @@ from hermes_tui.app.widgets.transcript import (
     Divider,
     DividerBlock,
     Fold,
-    TranscriptView,
     message_header,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.safe_text import BIDI_CONTROLS, is_inert
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import Peer
@@ -154,7 +154,7 @@ async def open_hostile(pilot: Any) -> MainScreen:
     assert isinstance(main, MainScreen)
     main.open_session(ROOT)
     await settle(pilot)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     transcript.focus()
     await pilot.press("x")  # every fold open: reasoning, tool calls, tool output
     await settle(pilot)
@@ -453,7 +453,7 @@ async def test_browser_starts_and_every_view_survives_odd_rows(tmp_path: Path) -
         plain = assert_inert_screen(app)
         main.open_session("odd")
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.message_count == 5
         plain = assert_inert_screen(app)
         assert "[binary: 3 bytes]" in plain

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from hermes_tui.app.live_follow import APPLY_EVERY_S, Pacer
 from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from tests._wait import pilot_until
 
 from .test_live import Writer, live_app, open_live
@@ -127,7 +128,7 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
         main.session_list.focus()  # a user watching
         assert main.follower is not None
         main.follower.hot_s = 0.02  # reports as often as the writer commits
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         title = main.query_one("#transcript-title", Static)
         layouts: list[bool] = []
         title_refresh = title.refresh
@@ -190,7 +191,7 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
 
 async def test_a_failed_live_read_does_not_stop_following(demo_db: Path) -> None:
     async with following(demo_db, "flaky", "before") as (pilot, main, writer):
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         db = main.db
         assert db is not None
         real = db.list_rows

@@ -19,6 +19,7 @@ from textual._styles_cache import StylesCache
 from textual.geometry import Region
 
 from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from tests._wait import pilot_until
 
 from .test_live import Writer, live_app, open_live, transcript_text
@@ -36,7 +37,7 @@ def _tall_session(writer: Writer, sid: str, n: int = 30) -> None:
 async def _at_its_end(pilot: Any, sid: str) -> tuple[Any, TranscriptView]:
     """The session open and its transcript at the end (`G`), following."""
     main = await open_live(pilot, sid)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     await pilot.press("G")
     await pilot_until(pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), "the end")
     return main, transcript
@@ -50,7 +51,7 @@ async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
         async with app.run_test(size=(160, 50)) as pilot:
             main = await open_live(pilot, "fast")
             main.session_list.focus()  # a user watching: the list has the focus, no key pressed
-            transcript = main.query_one("#transcript", TranscriptView)
+            transcript = main.query_one("#transcript", Transcript)
             marked = 0
             for i in range(N):
                 writer.call("append_message", "fast", "user", content=f"appender message {i}")
@@ -83,12 +84,12 @@ async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> 
         app = live_app(demo_db)
         async with app.run_test(size=(160, 50)) as pilot:
             main = await open_live(pilot, "short")
-            transcript = main.query_one("#transcript", TranscriptView)
+            transcript = main.query_one("#transcript", Transcript)
             writer.call("append_message", "short", "user", content="first")
             await pilot_until(pilot, lambda: transcript.message_count == 1, "the first message")
             await pilot.pause(0.3)
             assert transcript.max_scroll_y == 0
-            transcript.set_reactive(TranscriptView.scroll_y, -11)  # as the compositor leaves it
+            transcript.set_reactive(Transcript.scroll_y, -11)  # as the compositor leaves it
             transcript._tail_at = None  # a layout since following moved the offset
             writer.call("append_message", "short", "user", content="second")
             await pilot_until(pilot, lambda: transcript.message_count == 2, "the second message")

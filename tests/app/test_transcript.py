@@ -25,6 +25,7 @@ from hermes_tui.app.widgets.transcript import (
     message_parts,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -135,7 +136,7 @@ async def test_fold_toggles_on_click_enter_and_space(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         fold = transcript.query(Fold).first()
         assert fold.collapsed and fold.size.height == 1
         await pilot.click(fold, offset=(3, 0))
@@ -162,7 +163,7 @@ async def test_x_opens_and_closes_every_fold_in_the_window(demo_db: Path) -> Non
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         folds = list(transcript.query(Fold))
         assert len(folds) >= 4 and all(f.collapsed for f in folds)
         transcript.focus()
@@ -188,7 +189,7 @@ async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> Non
         assert isinstance(main, MainScreen)
         main.load_session(sid, int(tool["id"]), ("passed",), focus=True)  # what opening a hit does
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         block, fold = parts_of(transcript, int(tool["id"]))
         assert block.has_class("-match") and fold.has_class("-match")
         assert isinstance(fold, Fold) and not fold.collapsed

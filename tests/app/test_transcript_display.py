@@ -20,6 +20,7 @@ from hermes_tui.app.widgets.transcript import (
     TranscriptView,
     find_hits,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
 
@@ -53,7 +54,7 @@ async def test_one_message_per_display_group_and_hidden_rows_folded(display_db: 
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         messages = _messages(transcript)
         # The archived original (4) and its live copy (6) are one message, at the original's place.
         assert [m.id for m in messages] == [1, 2, 3, 6, 5, 7, 8, 9]
@@ -73,7 +74,7 @@ async def test_h_shows_and_folds_the_hidden_rows(display_db: Path) -> None:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await settle(pilot)
         shown = {b.key: b.description for b in (a.binding for a in main.active_bindings.values()) if b.show}
@@ -99,7 +100,7 @@ async def test_a_file_without_hidden_rows_has_no_h_key(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await settle(pilot)
         shown = {b.key for b in (a.binding for a in main.active_bindings.values()) if b.show}
@@ -114,7 +115,7 @@ async def test_the_head_shows_the_system_prompt_folded_and_the_activity(display_
     app = make_app(display_db, now=time.time)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         head = transcript.query_one(HeadBlock)
         assert list(transcript.children).index(head) == 0
         assert head.collapsed
@@ -140,7 +141,7 @@ async def test_no_activity_once_the_session_ended(display_db: Path) -> None:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        head = main.query_one("#transcript", TranscriptView).query_one(HeadBlock)
+        head = main.query_one("#transcript", Transcript).query_one(HeadBlock)
         text = widget_text(head)
         assert "working:" not in text and "system prompt" in text
 
@@ -155,7 +156,7 @@ async def test_a_hit_on_an_archived_copy_opens_at_its_message(display_db: Path) 
         assert isinstance(main, MainScreen)
         main.open_session(SID, 4, ("staging",))
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.target_id == 6
         assert transcript.query_one("#msg-6", MessageBlock).has_class("-match")
 
@@ -164,7 +165,7 @@ async def test_live_copies_are_not_repeated_and_the_activity_follows(display_db:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
 
         def write(conn: apsw.Connection) -> None:  # a new generation carries 9 (its group) and adds a turn
             conn.execute(

@@ -28,6 +28,7 @@ from hermes_tui.app.widgets.transcript import (
     find_hits,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -244,7 +245,7 @@ async def test_main_screen_ctrl_f_and_slash(demo_db: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid)
         assert isinstance(main, MainScreen)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         await pilot.press("slash")  # from the session list: the session search
         await pilot.pause()
         assert main.has_class("-searching") and app.focused is main.query_one("#search-input", Input)
@@ -277,7 +278,7 @@ async def test_n_steps_the_find_while_a_session_search_is_open(demo_db: Path) ->
         assert search.hits
         await pilot.press("down", "enter")  # open a hit: the transcript has the focus
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.data is not None
         await pilot.press("ctrl+f", "e")
         await settle(pilot)
