@@ -126,8 +126,7 @@ async def following_tail(path: Path) -> AsyncIterator[tuple[Any, Pilot[None], Ma
 
 def transcript_text(main: MainScreen) -> str:
     """What the transcript paints (messages and notes), as plain text."""
-    transcript = main.query_one("#transcript", Transcript)
-    return "\n".join(widget_text(w) for w in transcript.query(Static))
+    return main.query_one("#transcript", Transcript).window_text()
 
 
 # ------------------------------------------------------------------ the list

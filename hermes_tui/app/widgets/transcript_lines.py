@@ -437,6 +437,19 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
             return 0
         return self._starts[index - self.start]
 
+    def window_text(self) -> str:
+        """The window's lines as plain text, the note of an empty view included (what the
+        widget transcript's `Static`s held: the app's tests read what is shown through it)."""
+        return "\n".join(strip.text.rstrip() for strip in self._lines)
+
+    def item_text(self, index: int) -> str | None:
+        """The lines ``items[index]`` is drawn as (its margin included), as plain text; None
+        outside the window (what a message's widgets held in the widget transcript)."""
+        if not self.start <= index < self.end or len(self._starts) <= index - self.start + 1:
+            return None
+        k = index - self.start
+        return "\n".join(strip.text.rstrip() for strip in self._lines[self._starts[k] : self._starts[k + 1]])
+
     def item_at(self, line: int) -> int | None:
         """The index (in `items`) of the item drawn at virtual line ``line``, if any."""
         if not self._starts or not self._starts[0] <= line < self._starts[-1]:
