@@ -132,30 +132,44 @@ def test_the_hit_keeps_its_markdown_with_the_terms_marked() -> None:
     assert "◆ match" in block._header.plain
 
 
+def _title_at(transcript: Transcript, mark: str) -> tuple[int, int]:
+    """The first fold title drawn with ``mark`` (▶ closed, ▼ open): its click offset in the view
+    (border and padding included) and its line."""
+    for line, text in enumerate(transcript.window_text().split("\n")):
+        if mark in text:
+            return 2 + text.index(mark), line
+    raise AssertionError(f"no {mark} fold title drawn")
+
+
 async def test_fold_toggles_on_click_enter_and_space(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
         transcript = main.query_one("#transcript", Transcript)
-        fold = transcript.query(Fold).first()
-        assert fold.collapsed and fold.size.height == 1
-        await pilot.click(fold, offset=(3, 0))
+        assert transcript.scroll_y == 0
+        x, line = _title_at(transcript, "▶")
+        height = transcript.virtual_size.height
+
+        def title() -> str:
+            return transcript.window_text().split("\n")[line]
+
+        await pilot.click(transcript, offset=(x, line + 1))  # (+1: the border row)
         await pilot.pause()
-        assert not fold.collapsed
-        assert fold.size.height > 1  # title + body
-        assert app.focused is fold
-        await pilot.click(fold, offset=(3, 1))  # in the open body: no toggle (text selection)
+        assert "▼" in title()
+        assert transcript.virtual_size.height > height  # title + body
+        assert transcript.focused_fold is not None  # the fold has the focus (a focused Fold)
+        await pilot.click(transcript, offset=(x, line + 2))  # in the open body: no toggle
         await pilot.pause()
-        assert not fold.collapsed
+        assert "▼" in title()
         await pilot.press("enter")
         await pilot.pause()
-        assert fold.collapsed and fold.size.height == 1
+        assert "▶" in title() and transcript.virtual_size.height == height
         await pilot.press("space")
         await pilot.pause()
-        assert not fold.collapsed
-        await pilot.click(fold, offset=(3, 0))  # the title of an open fold closes it
+        assert "▼" in title()
+        await pilot.click(transcript, offset=(x, line + 1))  # the title of an open fold closes it
         await pilot.pause()
-        assert fold.collapsed
+        assert "▶" in title() and transcript.virtual_size.height == height
         assert isinstance(app.screen, MainScreen)
 
 
@@ -164,18 +178,19 @@ async def test_x_opens_and_closes_every_fold_in_the_window(demo_db: Path) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
         transcript = main.query_one("#transcript", Transcript)
-        folds = list(transcript.query(Fold))
-        assert len(folds) >= 4 and all(f.collapsed for f in folds)
+        text = transcript.window_text()
+        assert text.count("▶") >= 4 and "▼" not in text
         transcript.focus()
         await pilot.press("x")
         await pilot.pause()
-        assert not any(f.collapsed for f in folds)
-        text = transcript_text(transcript)
+        text = transcript.window_text()
+        assert "▶" not in text and text.count("▼") >= 4
         assert "▼ reasoning" in text and "Five failures share one test" in text
         await pilot.press("x")
         await pilot.pause()
-        assert all(f.collapsed for f in folds)
-        assert "Five failures share one test" not in transcript_text(transcript)
+        text = transcript.window_text()
+        assert text.count("▶") >= 4 and "▼" not in text
+        assert "Five failures share one test" not in text
 
 
 async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> None:
@@ -190,14 +205,21 @@ async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> Non
         main.load_session(sid, int(tool["id"]), ("passed",), focus=True)  # what opening a hit does
         await settle(pilot)
         transcript = main.query_one("#transcript", Transcript)
-        block, fold = parts_of(transcript, int(tool["id"]))
-        assert block.has_class("-match") and fold.has_class("-match")
-        assert isinstance(fold, Fold) and not fold.collapsed
-        assert any(fold.body.plain[s.start : s.end] == "passed" for s in fold.body.spans)
-        others = [f for f in transcript.query(Fold) if f is not fold]
-        assert others and all(f.collapsed for f in others)
-        assert "◆ match" in widget_text(block)
-        assert "▼ result (1 lines)" in widget_text(fold) and "50 passed in 98.7s" in widget_text(fold)
+        index = transcript.index_of(int(tool["id"]))
+        assert index is not None
+        drawn = transcript.item_text(index) or ""
+        assert "◆ match" in drawn
+        assert "▼ result (1 lines)" in drawn and "50 passed in 98.7s" in drawn  # its fold open
+        assert drawn.count("▼") == transcript.window_text().count("▼") == 1  # every other closed
+        # Drawn as the match, the term marked: the header's border in the match's colour, and
+        # "passed" a piece of its own in the output (the widget view's -match and body span).
+        match = transcript.get_component_rich_style("lines--border-match").color
+        shown = [transcript.render_line(y) for y in range(transcript.scrollable_content_region.height)]
+        header = next(line for line in shown if "◆ match" in line.text)
+        assert next(seg.style for seg in header if seg.text.strip()).color == match  # type: ignore[union-attr]
+        output = next(line for line in shown if "50 passed in 98.7s" in line.text)
+        plain = next(seg.style for seg in output if "98.7s" in seg.text)
+        assert any(seg.text == "passed" and seg.style != plain for seg in output)
 
 
 class _TranscriptApp(App[None]):
