@@ -13,7 +13,7 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane, route_words
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MessageBlock
+from hermes_tui.app.widgets.transcript_items import MessageView
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.demo import fingerprint
 from hermes_tui.state import SessionDB, SessionFilter
@@ -102,9 +102,9 @@ async def test_search_open_hit_step_and_back_restores(demo_db: Path) -> None:
         transcript = main.query_one("#transcript", Transcript)
         assert main.current_session == hit["session_id"]
         assert transcript.target_id == hit["id"]
-        block = transcript.query_one(f"#msg-{hit['id']}", MessageBlock)
-        assert block.has_class("-match")
-        assert "postgres" in [t.lower() for t in block.terms]
+        index = transcript.index_of(hit["id"])
+        assert index is not None and "◆ match" in (transcript.item_text(index) or "")  # drawn as the match
+        assert "postgres" in [t.lower() for t in transcript.terms]
         assert isinstance(app.focused, Transcript)
         await pilot.press("n")
         await settle(pilot)
@@ -353,11 +353,15 @@ async def test_inactive_messages_toggle(demo_db: Path) -> None:
         main = main_of(app)
         main.open_session(row["id"])
         await settle(pilot)
-        block = main.query_one(f"#msg-{inactive[0]}", MessageBlock)
-        assert block.has_class("-inactive") and not block.display
+        transcript = main.query_one("#transcript", Transcript)
+        index = transcript.index_of(inactive[0])
+        assert index is not None
+        item = transcript.items[index]
+        assert isinstance(item, MessageView) and item.fold == "inactive"
+        assert not (transcript.item_text(index) or "").strip()  # folded away: no lines drawn
         await pilot.press("i")
         await pilot.pause()
-        assert block.display
+        assert f"#{inactive[0]}" in (transcript.item_text(index) or "")
 
 
 async def test_palette_jumps_to_session(demo_db: Path) -> None:
