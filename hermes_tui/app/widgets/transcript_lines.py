@@ -9,21 +9,26 @@ extends the lines and the scroll range, and scrolls: no mount, no style pass, no
 (`bench/transcript_append_bench.py --what-if lines`: about half the CPU of an append, one frame).
 How one item becomes lines is `transcript_lines_items.ItemLines` (a mixin of this view).
 
-Not wired into the app yet. What it keeps, each compared with `TranscriptView` in
-`tests/app/test_transcript_lines.py` (cell for cell where it draws: messages, folds closed and
-open, the search hit, rows shown by `h`, the head and dividers, the cursor focused or not, the
-"more tool calls" row, the empty/cleared note): the window of a huge session (End/Home, growth
-at either edge, `MAX_WINDOW`), live appends that follow or count "new below", folds (a click or
-Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`), find through the `FindBar`.
+On branch s41-lines it is the app's `#transcript` (`transcript_pane.Transcript`); `TranscriptView`
+stays for its own tests and for the names (bindings, messages) reused here. What it keeps, each
+compared with `TranscriptView` in `tests/app/test_transcript_lines.py` (cell for cell where it
+draws: messages, folds closed and open, the search hit, rows shown by `h`, the head and dividers,
+the cursor focused or not, the "more tool calls" row, the empty/cleared note): the window of a
+huge session (End/Home, growth at either edge, `MAX_WINDOW`), live appends that follow or count
+"new below", folds (a click or Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`),
+find through the `FindBar`.
 
-Missing before it can replace `TranscriptView` (screen and controllers use that name and API):
+Missing before it can replace `TranscriptView` for good:
 - a fold title under the mouse does not take `Fold:hover`'s look; a focused fold is the view's
   `focused_fold` (Tab / shift+Tab, a click), not a widget: `message_of(widget)` and tests that
   focus a `Fold` need its equivalent;
 - the "more" rows look like the compact `Button`s (unfocused, not hovered) but are not focusable;
 - no text selection with the mouse; a folded-away row under the cursor keeps its own background;
-- the 11 test files that query `MessageBlock`/`Fold`/`MoreCalls`/... and the snapshots have not
-  been run against it.
+- snapshots: the head's muted header colours differ slightly (and the 'system' label does not
+  follow the theme), rewound borders by one unit, the chain divider is one cell wider and the
+  scrollbar differs; the help lists Enter/space/Tab (see the branch's last commit for the list);
+- a followed append repaints the view's every row (its lines are its own paint), and
+  `test_live_tail`'s two paint-count tests spy on widget parts: both need a Line-API rewrite.
 """
 
 from __future__ import annotations
