@@ -16,6 +16,7 @@ from hermes_tui.app.screens.fork import ForkDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
 
@@ -43,7 +44,7 @@ async def open_src(pilot: Pilot[Any]) -> tuple[MainScreen, TranscriptView]:
     main.open_session("src")
     await pilot_until(pilot, lambda: main.current_session == "src", "src is open")
     await settle(pilot)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     transcript.focus()
     await settle(pilot)
     return main, transcript

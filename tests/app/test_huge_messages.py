@@ -27,6 +27,7 @@ from hermes_tui.app.widgets.transcript import (
     message_parts,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -110,7 +111,7 @@ async def test_five_thousand_tool_calls_mount_a_batch_and_reveal_more(tmp_path: 
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.message_count == 3
         # 3 messages: header/body widgets, the first batch of calls, the "more" row, the tool output
         assert fold_count(transcript) == CALLS_SHOWN + 1
@@ -156,7 +157,7 @@ async def test_last_batch_replaces_the_row(tmp_path: Path) -> None:
         assert isinstance(main, MainScreen)
         main.open_session("big")
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         more = transcript.query_one(MoreCalls)
         assert more.fold_title == "… and 20 more tool calls (press x / Enter to show more)"
         more.focus()  # scrolls it into view

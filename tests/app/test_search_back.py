@@ -14,7 +14,8 @@ from pathlib import Path
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MarkedRender, MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript import MarkedRender, MessageBlock
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
 from ._support import make_app, settle
 
@@ -34,7 +35,7 @@ async def test_escape_from_search_puts_the_cursor_on_the_session_read(demo_db: P
         hit = next(h for h in search.hits if h["session_id"] != before and h["session_id"] in sessions._ids)
         search.choose(search.hits.index(hit))
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert main.current_session == hit["session_id"] != before
         block = transcript.query_one(f"#msg-{hit['id']}", MessageBlock)
         assert block.has_class("-match")

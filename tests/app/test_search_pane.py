@@ -11,7 +11,8 @@ from textual.widgets import OptionList
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets import search as search_mod
 from hermes_tui.app.widgets.search import RESULT_LIMIT, SearchPane, route_words
-from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript import MessageBlock
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 from ._support import DEMO_BASE, make_app, settle
@@ -103,7 +104,7 @@ async def test_n_walks_past_the_first_page_and_esc_clears_the_hit_marker(many_hi
         await pilot.press("slash", *"needle")
         await settle(pilot)
         search = main.query_one("#search", SearchPane)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         search.choose(RESULT_LIMIT - 1)  # the last hit of the first page
         await settle(pilot)
         assert transcript.target_id == want[RESULT_LIMIT - 1]
@@ -138,7 +139,7 @@ async def test_n_wraps_only_once_every_hit_is_loaded(many_hits: Path) -> None:
         await pilot.press("slash", *"needle")
         await settle(pilot)
         search = main.query_one("#search", SearchPane)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         search.choose(0)
         await settle(pilot)
         await pilot.press("N")  # on the first hit with more pages unloaded: stays
