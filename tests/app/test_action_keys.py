@@ -56,10 +56,10 @@ async def test_x_toggles_the_transcript_folds(demo_db: Path) -> None:
         transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await pilot.pause()
-        assert not transcript._folds_open
+        assert not transcript.folds_open
         await pilot.press("x")
         await pilot.pause()
-        assert transcript._folds_open
+        assert transcript.folds_open
         assert isinstance(app.screen, MainScreen)
 
 
