@@ -23,6 +23,17 @@ FIELDS = (*COUNTS, "api_calls", "actual_cost_usd", "estimated_cost_usd")
 EPS = 1e-9
 
 
+class Clock:
+    """The time a test's store stamps on what it writes (`db.clock = clock.time`: a session's
+    start and end, a usage row's first and last call); the test sets `now` before each write."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
 @dataclass
 class Event:
     sid: str
