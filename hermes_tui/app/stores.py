@@ -56,6 +56,9 @@ Key = tuple[str, str]
 #: jumps after first paint would otherwise share two cores with a 0.7 s scan at 1M messages.
 PREPARE_QUIET_S = 1.0
 
+#: Keys a live re-merge reads ahead (two of the list's pages).
+LIVE_FIRST = 2 * 50
+
 #: How long an order (and the first open) waits for the other stores once the first answered:
 #: a few small stores all answer well within it, so they paint at once, merged exactly; 300
 #: stores, or one that is slow (locked, cold, on a network file system), answer later and are
@@ -440,6 +443,19 @@ class BrowserStores:
         finally:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
+
+    def live_order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+        moves: Any = None,
+    ) -> OrderResult:
+        """The merged order again after live changes (worker thread), its first page merged.
+        (``moves``, one store's incremental order, is for `OneStore`: the stores' orders are
+        merged again.)"""
+        return self.order(flt, order, profiles, None, first=LIVE_FIRST, active_since=active_since)
 
     def seed_order(
         self, flt: SessionFilter, order: str, result: OrderResult, first_rows: list[dict[str, Any]]

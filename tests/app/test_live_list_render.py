@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 
 from hermes_tui.app.controllers.messages import LiveOrder
 from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.stores import OrderResult
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 
 from ._support import make_app, settle
@@ -63,6 +64,16 @@ class LiveListApp(App[None]):
 
     def on_session_list_highlighted(self, message: SessionList.Highlighted) -> None:
         self.highlighted.append(message.session_id)
+
+
+def one_store_order(ids: list[str], store_total: int) -> OrderResult:
+    """A live order of one store as its worker posts it."""
+    return OrderResult(list(ids), None, {}, {}, len(ids), extra={"store_total": store_total})  # type: ignore[arg-type]
+
+
+def live_key(main: MainScreen) -> tuple[Any, ...]:
+    """What a live order answers: the list's filter, order, profiles and "active now"."""
+    return (main.filter, main.order, main.profile_filter, main.active_only)
 
 
 def drawn(sl: SessionList, index: int) -> str:
@@ -292,11 +303,11 @@ async def test_live_order_lays_the_header_out_only_when_a_count_changes(demo_db:
         title = str(sl.border_title)
 
         reordered = [ids[3], *ids[:3], *ids[4:]]  # a session became the most recent: same counts
-        main._live_order(LiveOrder(reordered, main.filter, main.order, main.active_only, total))
+        main._live_order(LiveOrder(one_store_order(reordered, total), live_key(main)))
         assert list(sl._ids) == reordered and infos == [] and str(sl.border_title) == title
 
         gone = reordered[:-1]  # one session deleted elsewhere: the counts change
-        main._live_order(LiveOrder(gone, main.filter, main.order, main.active_only, total - 1))
+        main._live_order(LiveOrder(one_store_order(gone, total - 1), live_key(main)))
         assert len(infos) == 1 and f"{len(gone):,} sessions" in str(infos[0])
         assert str(sl.border_title).startswith(f"Sessions {len(gone):,}")
         await settle(pilot)

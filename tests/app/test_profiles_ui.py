@@ -707,7 +707,7 @@ async def test_a_session_opened_while_the_list_re_merges_still_gets_the_cursor(
         before = sessions._ids
         screen.open_session("w-2", profile="work")
         await pilot_until(pilot, looking.is_set, "the jump looks its row up")
-        screen.federation.refresh_live()  # a live re-merge meanwhile (a store changed)
+        screen.live.refresh_order()  # a live re-merge meanwhile (a store changed)
         await pilot_until(pilot, lambda: sessions._ids is not before, "the re-merged order shown")
         answer.set()
         await pilot_until(pilot, lambda: sessions.selected_key == ("work", "w-2"), "the cursor on w-2")

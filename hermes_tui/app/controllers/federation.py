@@ -19,10 +19,9 @@ from textual.screen import Screen
 from textual.widgets import Select
 
 from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.host import Headers, Lists, Menus, ScreenHost
+from hermes_tui.app.controllers.host import Headers, Lists, LiveOrders, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import (
-    MergedLive,
     MergedLoaded,
     OrderLoaded,
     StoreLive,
@@ -31,10 +30,8 @@ from hermes_tui.app.controllers.messages import (
     StoreValues,
 )
 from hermes_tui.app.controllers.opening import open_several
-from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
 from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
-from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import Arrivals, BrowserStores, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
@@ -215,6 +212,9 @@ class FederationHost(ScreenHost, Protocol):
     def list_order(self) -> Lists: ...
 
     @property
+    def live(self) -> LiveOrders: ...
+
+    @property
     def filter_bar(self) -> Menus: ...
 
     def reload_order(self, keep: Any = None) -> None: ...
@@ -343,7 +343,7 @@ class Federation:
             result.keep_index,
         )
         if missed or self.behind():  # stores that opened meanwhile
-            self.refresh_live()
+            host.live.refresh_order()
 
     def _wanted(self) -> set[str]:
         """The open stores the list shows (its profile filter's, else every one)."""
@@ -377,53 +377,14 @@ class Federation:
         if self.watch.show(keys):
             self.care()
 
-    def refresh_live(self) -> None:
-        """One live re-merge at a time (a change meanwhile runs it once more)."""
+    def live_merged(self, result: OrderResult) -> bool:
+        """A live order was shown (`LiveFollow.order_read`): its counts and the merge's books.
+        True: stores that opened meanwhile are not in it (merge again). One store's order has
+        no counts, and no store is ever behind it."""
         host = self.host
-        if host.stores is None or host.state != "ready":
-            return
-        key = (host.filter, host.order, host.profile_filter, host.active_only)
-        host.order_refresh.ask(
-            lambda: run_thread(
-                self.screen, partial(self._live_worker, *key), "live-order", "refresh the merged order"
-            )
-        )
-
-    def _live_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
-    ) -> None:
-        stores = self.host.stores
-        assert stores is not None
-        seen = self.watch.arrival_seq
-        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            got = stores.order(flt, order, profiles, None, first=2 * 50, active_since=since)
-            got.extra["arrivals_seen"] = seen
-            result: OrderResult | None = got
-        except Exception as exc:
-            self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            result = None
-        self.screen.post_message(MergedLive(result, (flt, order, profiles, active)))
-
-    def merged_live(self, message: MergedLive) -> None:
-        host = self.host
-        host.order_refresh.running = False
-        sessions = host.session_list
-        result = message.result
-        current = message.key == (host.filter, host.order, host.profile_filter, host.active_only)
-        if result is not None and current and not sessions.loading:
-            counts = (sessions.total, host.profile_counts)
-            sessions.update_order(result.keys)
-            host.profile_counts = result.counts
-            missed = self.watch.merged(result, self._wanted())
-            sessions.show_profile = len(result.counts) > 1
-            if counts != (sessions.total, host.profile_counts):  # as in `_live_order`
-                host.list_order.title()
-                host.header.update()
-            if missed or self.behind():  # stores that opened meanwhile
-                host.order_refresh.again = True
-        if host.order_refresh.again:
-            self.refresh_live()
+        host.profile_counts = result.counts
+        host.session_list.show_profile = len(result.counts) > 1
+        return self.watch.merged(result, self._wanted()) or self.behind()
 
     # ------------------------------------------------------------------ stores that answer late
     def arrived(self, message: StoresArrived) -> None:
@@ -449,7 +410,7 @@ class Federation:
                     select.value = picked
         self.tell_failures(stores)
         if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
-            self.refresh_live()
+            host.live.refresh_order()
         host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
             stores.values_from = set(profiles)  # read once more, by the worker

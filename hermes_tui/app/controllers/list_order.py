@@ -19,7 +19,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app.controllers.header import list_title
-from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
+from hermes_tui.app.controllers.host import Headers, LiveOrders, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import MergedLoaded, OrderLoaded
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, empty_text, index_after_write
@@ -59,12 +59,6 @@ class Merges(Protocol):
     def arrival_seq(self) -> int: ...
 
     async def merged_loaded(self, message: MergedLoaded) -> None: ...
-
-
-class LiveOrders(Protocol):
-    """The live order refresh (`live.LiveFollow`)."""
-
-    def refresh_order(self) -> None: ...
 
 
 class OrderHost(ScreenHost, Protocol):

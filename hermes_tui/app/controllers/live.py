@@ -21,12 +21,13 @@ from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.controllers.search_source import OrderSource, order_source
 from hermes_tui.app.controllers.transcript_loading import read_live
 from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.messages import LiveChanged, StoreFailed
-from hermes_tui.app.stores import BrowserStores
+from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.transcript import Divider, TranscriptView
@@ -52,6 +53,8 @@ class LiveHost(ScreenHost, Protocol):
     filter: SessionFilter
     order: str
     active_only: bool
+    profile_filter: tuple[str, ...] | None
+    profile_counts: dict[str, int]
     store_total: int | None
     current_session: str | None
     current_profile: str | None
@@ -156,7 +159,6 @@ class LiveFollow:
     async def carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
         """Do what `live_rules` decided, in its order (one store, or one of several)."""
         host, screen = self.host, self.screen
-        refresh = host.federation.refresh_live if federated else self.refresh_order
         if not federated:
             self.error_shown = plan.error_shown
         if plan.error is not None:
@@ -166,11 +168,11 @@ class LiveFollow:
         if plan.show_tip:  # "● doing …" comes and goes
             host.shown.live_tip()
         if plan.refresh_for_age:  # sessions age out of "active now"
-            refresh()
+            self.refresh_order()
         if plan.note_changes:
             host.live_ids.note(ch)
         if plan.refresh_for_changes:
-            refresh()
+            self.refresh_order()
         if plan.search_changed:
             screen.query_one("#search", SearchPane).store_changed()
         if plan.current_deleted is not None:
@@ -228,55 +230,75 @@ class LiveFollow:
 
     # ------------------------------------------------------------------ the list's order
     def refresh_order(self) -> None:
-        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
-        more), and not while a full reload is on its way (it reads the same data), nor while the
-        list shows a provisional head: the whole order on its way is read after the change."""
+        """Read the order again for a live change, of one store or several alike
+        (`OrderSource.live_order`); one at a time (a change meanwhile runs it once more), and not
+        while a full reload is on its way (it reads the same data), nor while the list shows a
+        provisional head: the whole order on its way is read after the change."""
         host = self.host
-        if host.db is None or host.state != "ready":
+        source = order_source(host.stores, host.db)
+        if source is None or host.state != "ready":
             return
         if host.session_list.provisional:  # run again once the whole order has taken over
             host.order_refresh.missed = True
             return
-        key = (host.filter, host.order, host.active_only)
+        key = (host.filter, host.order, host.profile_filter, host.active_only)
         host.order_refresh.ask(
             lambda: run_thread(
-                self.screen, partial(self._order_worker, *key), "live-order", "refresh the session order"
+                self.screen,
+                partial(self._order_worker, source, *key),
+                "live-order",
+                "refresh the session order",
             )
         )
 
-    def _order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
+    def _order_worker(
+        self,
+        source: OrderSource,
+        flt: SessionFilter,
+        order: str,
+        profiles: tuple[str, ...] | None,
+        active: bool,
+    ) -> None:
         host = self.host
-        db = host.db
-        assert db is not None
+        seen = host.federation.arrival_seq
+        since = (host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        result: OrderResult | None
         try:
-            since = (host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-            ids, total = host.live_ids.ordered(db, flt, order, since)
+            result = source.live_order(flt, order, profiles, since, host.live_ids)
+            result.extra["arrivals_seen"] = seen
         except Exception as exc:
             self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            self.screen.post_message(LiveOrder(None, flt, order, active, 0))
-            return
-        self.screen.post_message(LiveOrder(ids, flt, order, active, total))
+            result = None
+        self.screen.post_message(LiveOrder(result, (flt, order, profiles, active)))
 
     def order_read(self, message: LiveOrder) -> None:
-        """A live order came: the list takes it when it is still the one shown; a change
-        meanwhile runs the refresh once more."""
+        """A live order came: the list takes it when it is still the one shown (over several
+        stores their bookkeeping too: `Federation.live_merged`); a change meanwhile runs the
+        refresh once more."""
         host = self.host
         host.order_refresh.running = False
         sessions = host.session_list
-        current = (message.flt, message.order, message.active) == (host.filter, host.order, host.active_only)
-        if message.ids is not None and current and not sessions.loading:
+        result = message.result
+        current = message.key == (host.filter, host.order, host.profile_filter, host.active_only)
+        if result is not None and current and not sessions.loading:
             was_empty = sessions.total == 0
-            counts = (sessions.total, host.store_total)
-            sessions.update_order(message.ids)
-            host.store_total = message.total
-            if counts != (sessions.total, host.store_total):
+            counts = (sessions.total, host.store_total, host.profile_counts)
+            sessions.update_order(result.keys)
+            if "store_total" in result.extra:
+                host.store_total = result.extra["store_total"]
+            behind = host.federation.live_merged(result)
+            if counts != (sessions.total, host.store_total, host.profile_counts):
                 # Only when a count changed: the header's update lays the whole screen out again,
                 # and most live reorders only move sessions.
                 host.list_order.title()
                 host.header.update()
             if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
                 self.screen.refresh_bindings()
-            if was_empty and message.ids and host.current_session is None:
-                host.load_session(message.ids[0])
+            if was_empty and sessions.total and host.current_session is None:
+                profile, first = sessions.split_key(sessions.key_at(0))
+                if first is not None:
+                    host.load_session(first, profile=profile)
+            if behind:  # stores that opened meanwhile
+                host.order_refresh.again = True
         if host.order_refresh.again:
             self.refresh_order()

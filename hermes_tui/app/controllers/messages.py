@@ -17,7 +17,7 @@ from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.prefetch import Prefetched
 from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.transcript import MessageView
-from hermes_tui.state import SessionDB, SessionFilter
+from hermes_tui.state import SessionDB
 
 
 class Opened(Message, namespace="main_screen"):
@@ -148,15 +148,6 @@ class StoreLive(Message, namespace="main_screen"):
         self.update = update
 
 
-class MergedLive(Message, namespace="main_screen"):
-    """A fresh merged order after live changes (worker → screen)."""
-
-    def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
-        super().__init__()
-        self.result = result
-        self.key = key  # (filter, order, profiles, active) it answers
-
-
 class LiveSession(Message, namespace="main_screen"):
     """What the live follower's changes mean for the open session (worker → screen)."""
 
@@ -177,14 +168,10 @@ class LiveSession(Message, namespace="main_screen"):
 
 
 class LiveOrder(Message, namespace="main_screen"):
-    """A fresh order after live changes (worker → screen)."""
+    """A fresh order after live changes, of one store or the merge of several (worker →
+    screen); ``result`` None: it could not be read (`StoreFailed` says why)."""
 
-    def __init__(
-        self, ids: list[str] | None, flt: SessionFilter, order: str, active: bool, total: int
-    ) -> None:
+    def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
         super().__init__()
-        self.ids = ids
-        self.flt = flt
-        self.order = order
-        self.active = active
-        self.total = total
+        self.result = result
+        self.key = key  # (filter, order, profiles, active) it answers

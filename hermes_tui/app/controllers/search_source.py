@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, cast
 
 from hermes_tui.app.controllers.ordering import ordered_ids
+from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -26,6 +27,15 @@ class OrderSource(Protocol):
         keep: Key | None,
         first: int,
         active_since: tuple[float, float] | None = None,
+    ) -> OrderResult: ...
+
+    def live_order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+        moves: IncrementalOrder,
     ) -> OrderResult: ...
 
 
@@ -85,6 +95,20 @@ class OneStore:
         now = active_since[0] if active_since is not None else 0.0
         ids, total = ordered_ids(self._open(), flt, order, active_since is not None, now)
         keys = cast("list[Key]", ids)  # one store's keys are its ids (the list takes either)
+        return OrderResult(keys, None, {}, {}, len(ids), extra={"store_total": total})
+
+    def live_order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+        moves: IncrementalOrder,
+    ) -> OrderResult:
+        """The order again after live changes: ``moves`` re-reads only the sessions they named
+        (`IncrementalOrder`), the whole order now and then."""
+        ids, total = moves.ordered(self._open(), flt, order, active_since)
+        keys = cast("list[Key]", ids)
         return OrderResult(keys, None, {}, {}, len(ids), extra={"store_total": total})
 
     def searcher(self, profiles: Sequence[str] | None = None) -> Searcher:

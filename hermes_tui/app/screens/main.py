@@ -31,7 +31,6 @@ from hermes_tui.app.controllers.live_rules import OrderRefresh, live_plan, store
 from hermes_tui.app.controllers.messages import (
     LiveOrder,
     LiveSession,
-    MergedLive,
     MergedLoaded,
     Missing,
     ModelsRead,
@@ -283,10 +282,6 @@ class MainScreen(Screen[None]):
     @on(StoreValues)
     def _store_values(self, message: StoreValues) -> None:
         self.federation.values(message)
-
-    @on(MergedLive)
-    def _merged_live(self, message: MergedLive) -> None:
-        self.federation.merged_live(message)
 
     @on(StoreLive)
     async def _store_live(self, message: StoreLive) -> None:
