@@ -166,6 +166,13 @@ def thread_ticks():
         out[name] = out.get(name, 0) + int(fields[11]) + int(fields[12])
     return out
 
+def store_rhythm(screen):
+    # the open store's follower (its rhythm, its reports): one store is a federation of one
+    # (a `StoresFollower` with the store under the name None); before that, a `LiveFollower`
+    follower = screen.follower
+    one = getattr(follower, "follower", None)
+    return one(None) if callable(one) else follower
+
 def mark(label):
     app = holder.get("app")
     gcs = app.collector.full_collections if app is not None else 0
@@ -295,7 +302,7 @@ async def main():
         ready_s = time.monotonic() - t_open
         if "align" in whatif:  # what if the browser drew right after a commit, in the writer's pause
             from hermes_tui.app.live_follow import Pacer
-            screen.follower.hot_s = 0.005
+            store_rhythm(screen).hot_s = 0.005
             pace = screen.session_pace
 
             def aligned_next(self=pace):  # a commit after the interval starts a run at once
@@ -345,7 +352,7 @@ async def main():
         if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
             from hermes_tui.app.live_follow import LiveFollower
             screen.live_ids.full_every_s = 0.0
-            screen.follower.hot_s = screen.follower.fast_s
+            store_rhythm(screen).hot_s = store_rhythm(screen).fast_s
             LiveFollower._news = lambda self, statuses: statuses
         if "unpaced" in whatif:  # the open session as it was: a read and an append per report
             from hermes_tui.app.live_follow import Pacer
@@ -509,7 +516,7 @@ async def main():
         # follower's reports, each read of the open session (start, end), its apply (start, end).
         hops = {"report": [], "read": [], "apply": []}
         if os.environ.get("HERMES_BENCH_TRACE"):
-            live_follower = screen.follower  # its reports, on its own thread
+            live_follower = store_rhythm(screen)  # its reports, on the follower's thread
             orig_report = live_follower.report
 
             def traced_report(update):

@@ -241,13 +241,10 @@ class HermesApp(App[Handoff]):
         """The same once several profiles' stores are open (`pick --all`, `--profile`)."""
         self._apply_pick_source()
 
-    def on_live_changed(self, message: Any) -> None:
-        """The main screen's live follower saw a write (its message bubbles up from the main
-        screen): a Usage screen on the stack follows it (`usage_heard`)."""
-        usage_heard(self, message.update)
-
     def on_main_screen_store_live(self, message: Any) -> None:
-        """The same for one profile's store (`--all`)."""
+        """The main screen's live follower saw a write in a store, the one or a profile's (its
+        message bubbles up from the main screen): a Usage screen on the stack follows it
+        (`usage_heard`)."""
         usage_heard(self, message.update)
 
     def _apply_pick_source(self) -> None:

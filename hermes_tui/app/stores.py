@@ -370,6 +370,11 @@ class BrowserStores:
         """The open store of `profile` (None if it is not open)."""
         return self.fed.dbs.get(profile) if profile is not None else None
 
+    def submit_each(self, calls: Any) -> dict[str, Future[Any]]:
+        """``{profile: fn}`` run as ``fn(db)`` on each store's own thread (the live follower's
+        polls: `Federation.submit_each`)."""
+        return self.fed.submit_each(calls)
+
     def key(self, profile: str | None, session_id: Any) -> Any:
         """The list's key of a session: `(profile, id)`."""
         return (profile, session_id)

@@ -913,3 +913,4 @@ async def test_p_leaves_out_profile_folders_without_a_store(
         assert screen.stores is not None
         assert sorted(screen.stores.profiles) == ["default", "work", "zeta"]
         assert "missing" not in str(screen.query_one("#info", Static).render())
+

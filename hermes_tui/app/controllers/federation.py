@@ -20,21 +20,19 @@ from textual.widgets import Select
 
 from hermes_tui.app import cpu_share
 from hermes_tui.app.controllers.host import Headers, Lists, LiveOrders, Menus, ScreenHost
-from hermes_tui.app.controllers.live_rules import OrderRefresh
+from hermes_tui.app.controllers.live_rules import OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import (
     MergedLoaded,
     OrderLoaded,
-    StoreLive,
     StoresArrived,
     StoresOpened,
     StoreValues,
 )
 from hermes_tui.app.controllers.opening import open_several
 from hermes_tui.app.controllers.workers import run_thread
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.stores import Arrivals, BrowserStores, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.stores_follow import StoresFollower
-from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
@@ -50,13 +48,26 @@ FAILURES_TOLD = 3
 ARRIVALS_EVERY_S = 0.15
 
 
-def keys_by_profile(keys: Iterable[Any], profiles: Iterable[str]) -> dict[str, list[str]]:
-    """The list's ``(profile, id)`` keys grouped by store (every profile present, maybe empty)."""
-    by_profile: dict[str, list[str]] = {p: [] for p in profiles}
+def keys_by_profile(keys: Iterable[Any], profiles: Iterable[str | None]) -> dict[str | None, list[str]]:
+    """The list's keys grouped by store (every profile present, maybe empty): ``(profile, id)``,
+    or one store's plain ids (its "profile" None: `OneStore`)."""
+    by_profile: dict[str | None, list[str]] = {p: [] for p in profiles}
     for key in keys:
-        if isinstance(key, tuple) and key[0] in by_profile:
-            by_profile[key[0]].append(key[1])
+        profile, sid = key if isinstance(key, tuple) else (None, key)
+        if profile in by_profile:
+            by_profile[profile].append(sid)
     return by_profile
+
+
+class Followed(Protocol):
+    """The stores one follower follows: `BrowserStores`, or one store (`OneStore`)."""
+
+    @property
+    def profiles(self) -> Sequence[str | None]: ...
+
+    def db_for(self, profile: str | None) -> SessionDB | None: ...
+
+    def submit_each(self, calls: Any) -> Any: ...
 
 
 def merge_behind(
@@ -85,7 +96,8 @@ def failure_notes(failed: Sequence[Any], told: set[str]) -> tuple[list[tuple[str
 
 
 class StoresWatch:
-    """One follower thread for every open store, and the bookkeeping of the merged list."""
+    """One follower thread for every open store (one, or several), and the bookkeeping of the
+    merged list."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
@@ -101,22 +113,26 @@ class StoresWatch:
         self.arrival_seq = 0
         self.answered_at: dict[str, int] = {}
 
-    def start(self, stores: BrowserStores, report: Callable[[str, LiveUpdate], None]) -> None:
+    def start(self, stores: Followed, report: Callable[[str | None, LiveUpdate], None]) -> None:
         """Follow every open store (stores that open later join: `add_open`); ``report`` runs on
         the follower's thread, and only for the current follower."""
         self.stop()
 
-        def reported(profile: str, update: LiveUpdate) -> None:
+        def reported(profile: str | None, update: LiveUpdate) -> None:
             if follower is self.follower and not follower.stopped:
                 report(profile, update)
 
-        follower = StoresFollower(stores.fed.submit_each, reported, clock=self.clock)
+        follower = StoresFollower(stores.submit_each, reported, clock=self.clock)
         self.follower = follower
         self.add_open(stores)
-        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
-        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
+        # A plain daemon thread, not a Textual worker: it runs as long as the stores are open, and
+        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
+        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
+        # reader would hold back the writers' checkpoints.
+        thread = threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True)
+        cpu_share.start_thread(thread)
 
-    def add_open(self, stores: BrowserStores) -> None:
+    def add_open(self, stores: Followed) -> None:
         """The stores open now join the follower (adding one twice is a no-op)."""
         follower = self.follower
         for profile in stores.profiles:
@@ -130,7 +146,7 @@ class StoresWatch:
         self.follower = None
 
     def care(
-        self, visible: Iterable[Any], session: str | None, profile: str | None, lineage: list[str]
+        self, visible: Iterable[Any], session: str | None, profile: str | None, lineage: dict[str, Any] | None
     ) -> None:
         """Each store's follower cares about its rows on screen; the open session's store also
         about that session and its lineage (so its new messages are reported)."""
@@ -139,8 +155,7 @@ class StoresWatch:
             return
         by_profile = keys_by_profile(visible, follower.profiles)
         if session and profile in by_profile:
-            by_profile[profile].append(session)
-            by_profile[profile] += lineage
+            by_profile[profile] = cared_ids(by_profile[profile], session, lineage)
         for name, ids in by_profile.items():
             follower.care(name, ids)
 
@@ -187,6 +202,12 @@ class StoresWatch:
         return notes
 
 
+class Follows(LiveOrders, Protocol):
+    """The live follow (`live.LiveFollow`): its order refresh, and the follower it starts."""
+
+    def start(self, stores: Followed) -> None: ...
+
+
 class FederationHost(ScreenHost, Protocol):
     """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
 
@@ -202,7 +223,6 @@ class FederationHost(ScreenHost, Protocol):
     order: str
     active_only: bool
     order_refresh: OrderRefresh
-    follower: LiveFollower | None
     _db: SessionDB | None
 
     @property
@@ -212,7 +232,7 @@ class FederationHost(ScreenHost, Protocol):
     def list_order(self) -> Lists: ...
 
     @property
-    def live(self) -> LiveOrders: ...
+    def live(self) -> Follows: ...
 
     @property
     def filter_bar(self) -> Menus: ...
@@ -256,10 +276,7 @@ class Federation:
     def opened(self, message: StoresOpened) -> None:
         """The stores opened: the list, search, menus and follower span them."""
         host, screen = self.host, self.screen
-        self.watch.stop()
-        if host.follower is not None:
-            host.follower.stop()  # live follow spans one store; not across profiles yet
-            host.follower = None
+        self.watch.stop()  # before the old stores close under it
         old, host.stores = host.stores, message.stores
         if old is not None and old is not message.stores:
             old.close()
@@ -276,7 +293,6 @@ class Federation:
         sessions.row_source = stores.list_rows
         now = host.hermes.now
         sessions.status_source = lambda keys: stores.live_status(keys, now())
-        sessions.on_visible = None
         sessions.empty_text = "No sessions in these stores."
         host.filter_bar.set_options("#filter-source", message.sources)
         host.filter_bar.set_options("#filter-model", message.models)
@@ -291,7 +307,7 @@ class Federation:
         # the stores were taken is caught up with by one message (`poke`).
         arrivals = self.arrivals = Arrivals(lambda: screen.post_message(StoresArrived(stores)))
         stores.fed.listen(arrivals.add)
-        self.start_followers(stores)
+        host.live.start(stores)  # one follower thread for every open store
         self.watch.failures_told = set()
         self.tell_failures(stores)
         self.watch.menu_profiles = list(stores.profiles)
@@ -357,26 +373,6 @@ class Federation:
         return self.watch.behind(self.host.stores, self.host.profile_filter, opening)
 
     # ------------------------------------------------------------------ live over several stores
-    # One follower per store keeps the merged list (order, Live column, counts) current.
-    def start_followers(self, stores: BrowserStores) -> None:
-        """One follower thread for every open store (stores that open later join it)."""
-        self.watch.start(stores, self._post_live)
-        self.host.session_list.on_visible = self._visible_keys_changed
-
-    def _post_live(self, profile: str, update: LiveUpdate) -> None:
-        self.screen.post_message(StoreLive(profile, update))
-
-    def care(self) -> None:
-        """What each store's follower cares about (`StoresWatch.care`)."""
-        lineage = self.screen.query_one("#lineage", LineageTree).lineage or {}
-        nodes = [n["id"] for n in lineage.get("nodes", [])[:64]]
-        host = self.host
-        self.watch.care(host.session_list.visible_ids, host.current_session, host.current_profile, nodes)
-
-    def _visible_keys_changed(self, keys: list[Any]) -> None:
-        if self.watch.show(keys):
-            self.care()
-
     def live_merged(self, result: OrderResult) -> bool:
         """A live order was shown (`LiveFollow.order_read`): its counts and the merge's books.
         True: stores that opened meanwhile are not in it (merge again). One store's order has

@@ -1,32 +1,30 @@
 """Live follow of the open store(s): the follower thread, what it cares about, carrying out
 what `live_rules` decided, the open session's paced re-reads and the live order refresh.
 
-`LiveFollow` does it for the main screen (its `LiveChanged`, `StoreLive` and `LiveOrder`
-handlers call it); the decisions are `live_rules`' pure functions. Its workers run on the
-screen (`run_worker`) in the groups the screen's tests and bench know ("live-session",
-"live-order").
+`LiveFollow` does it for the main screen (its `StoreLive` and `LiveOrder` handlers call it),
+whether one store is open or several: one follower thread (`StoresWatch`), one live order path.
+The decisions are `live_rules`' pure functions. Its workers run on the screen (`run_worker`) in
+the groups the screen's tests and bench know ("live-session", "live-order").
 """
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.screen import Screen
 
-from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.federation import Federation, Followed
 from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
-from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
-from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
+from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, plan_for
+from hermes_tui.app.controllers.messages import LiveOrder, LiveSession, StoreLive
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
 from hermes_tui.app.controllers.search_source import OrderSource, order_source
 from hermes_tui.app.controllers.transcript_loading import read_live
 from hermes_tui.app.controllers.workers import run_thread
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_follow import LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
-from hermes_tui.app.messages import LiveChanged, StoreFailed
+from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
@@ -58,7 +56,6 @@ class LiveHost(ScreenHost, Protocol):
     store_total: int | None
     current_session: str | None
     current_profile: str | None
-    follower: LiveFollower | None
     live_ids: IncrementalOrder
     session_pace: Pacer
     order_refresh: OrderRefresh
@@ -91,46 +88,41 @@ class LiveFollow:
         self.error_shown = False
 
     # ------------------------------------------------------------------ the follower
-    def start(self, db: SessionDB) -> None:
-        """One polling thread per open store; the old store's follower stops first."""
+    def start(self, stores: Followed) -> None:
+        """One polling thread for the open stores, one or several (`StoresWatch.start`: one
+        store is a federation of one); the old stores' follower stops first."""
         host = self.host
-        if host.follower is not None:
-            host.follower.stop()
         host.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(db, lambda update: self._post(follower, update), clock=host.hermes.now)
-        host.follower = follower
         self.error_shown = False
+        host.federation.watch.start(stores, self._post)
         self.care()
-        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
-        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
-        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
-        # reader would hold back the writers' checkpoints.
-        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
 
-    def _post(self, follower: LiveFollower, update: LiveUpdate) -> None:
-        """From the polling thread: only the current store's follower reports (a store being
-        replaced may fail its last poll as it closes; that is not news)."""
-        if follower is self.host.follower and not follower.stopped:
-            self.screen.post_message(LiveChanged(update))
+    def stop(self) -> None:
+        """Before the store(s) followed close under it."""
+        self.host.federation.watch.stop()
 
-    def visible_changed(self, ids: list[str]) -> None:
+    def _post(self, profile: str | None, update: LiveUpdate) -> None:
+        """From the polling thread (only the current follower's reports come here)."""
+        self.screen.post_message(StoreLive(profile, update))
+
+    def visible_changed(self, keys: list[Any]) -> None:
         """The rows on screen changed: the follower reads their statuses and cares about them."""
-        if self.host.follower is not None:
-            self.host.follower.show(ids)
-            self.care(ids)
+        if self.host.federation.watch.show(keys):
+            self.care(keys)
 
-    def care(self, visible: list[str] | None = None) -> None:
-        """The follower reports ends, titles and deletions of the rows on screen and of the
-        open session (and its lineage)."""
+    def care(self, visible: list[Any] | None = None) -> None:
+        """Each store's follower reports ends, titles and deletions of its rows on screen; the
+        open session's store also of that session and (the first 64 of) its lineage."""
         host = self.host
-        if host.stores is not None:
-            host.federation.care()
-            return
-        if host.follower is None:
-            return
         lineage = self.screen.query_one("#lineage", LineageTree).lineage
         shown = visible if visible is not None else host.session_list.visible_ids
-        host.follower.care(cared_ids(shown, host.current_session, lineage))
+        host.federation.watch.care(shown, host.current_session, host.current_profile, lineage)
+
+    async def heard(self, message: StoreLive) -> None:
+        """A store's follower reported: what it means (`live_rules.plan_for`), carried out."""
+        update = message.update
+        plan = plan_for(message.profile, update, self.view(bool(update.changes)))
+        await self.carry_out(plan, update.changes, federated=message.profile is not None)
 
     # ------------------------------------------------------------------ a report
     def view(self, changes: bool) -> LiveView:

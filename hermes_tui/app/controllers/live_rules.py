@@ -168,13 +168,19 @@ def store_live_plan(profile: str, update: Any, view: LiveView) -> LivePlan:
 
 
 def cared_ids(visible: Iterable[str], session: str | None, lineage: dict[str, Any] | None) -> list[str]:
-    """What the one store's follower reports ends, titles and deletions of: the rows on screen,
-    the open session and (the first 64 of) its lineage."""
+    """What a store's follower reports ends, titles and deletions of: its rows on screen, and
+    in the open session's store that session and (the first 64 of) its lineage."""
     ids = list(visible)
     if session:
         ids.append(session)
     ids += [n["id"] for n in (lineage or {}).get("nodes", [])[:64]]
     return ids
+
+
+def plan_for(profile: str | None, update: Any, view: LiveView) -> LivePlan:
+    """A store's report: the one store's (its profile None: `live_plan`) or one of several's
+    (`store_live_plan`)."""
+    return live_plan(update, view) if profile is None else store_live_plan(profile, update, view)
 
 
 #: Live order refreshes start at least this far apart (when the screen gives `OrderRefresh` a

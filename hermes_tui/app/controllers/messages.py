@@ -140,9 +140,10 @@ class MergedLoaded(Message, namespace="main_screen"):
 
 
 class StoreLive(Message, namespace="main_screen"):
-    """A store's follower saw commits or fresh statuses (polling thread → screen)."""
+    """A store's follower saw commits or fresh statuses (polling thread → screen); ``profile``
+    None: the one store of a single-store browser."""
 
-    def __init__(self, profile: str, update: LiveUpdate) -> None:
+    def __init__(self, profile: str | None, update: LiveUpdate) -> None:
         super().__init__()
         self.profile = profile
         self.update = update

@@ -35,7 +35,6 @@ from hermes_tui.app.controllers.ordering import ordered_ids
 from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.list_views import DEFAULT_FILTER
-from hermes_tui.app.live_follow import LiveFollower
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.prefetch import OpenPrefetch, Prefetched, filter_values, open_store, order_head
 from hermes_tui.app.stores import BrowserStores, StoreChoice, open_chosen
@@ -152,7 +151,9 @@ class Follows(Protocol):
     """The live follow of the store that opened (`live.LiveFollow`, not imported: it imports
     `federation`, which imports this module)."""
 
-    def start(self, db: SessionDB) -> None: ...
+    def start(self, stores: OneStore) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class OpeningHost(ScreenHost, Protocol):
@@ -160,7 +161,6 @@ class OpeningHost(ScreenHost, Protocol):
 
     state: str
     caps: dict[str, Any]
-    follower: LiveFollower | None
     db: SessionDB | None
     _db: SessionDB | None
     stores: BrowserStores | None
@@ -206,8 +206,7 @@ class StoreOpening:
     def opened(self, message: Opened) -> None:
         """The store opened: the list, search and menus read it; its first order comes."""
         host, screen = self.host, self.screen
-        if host.follower is not None:
-            host.follower.stop()  # before its store closes under it
+        host.live.stop()  # before its store closes under it
         old, host.db = host.db, message.db
         if old is not None and old is not message.db:
             old.close()
@@ -221,11 +220,11 @@ class StoreOpening:
         db, now = message.db, host.hermes.now
         sessions.status_source = lambda ids: db.live_status(ids, now())
         sessions.empty_text = "No sessions in this database."
-        host.live.start(message.db)
+        one = OneStore(db)
+        host.live.start(one)  # a federation of one
         search = screen.query_one("#search", SearchPane)
         search.set_sources(message.sources)
         search.index_progress = db.cjk_index_progress
-        one = OneStore(db)
         search.connect(one.searcher(), one.titles, one.counter())
         host.filter_bar.set_options("#filter-source", message.sources)
         host.filter_bar.set_options("#filter-model", message.models)

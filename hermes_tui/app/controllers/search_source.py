@@ -4,12 +4,14 @@ federation of one (its keys are its ids)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from typing import Any, Protocol, cast
 
 from hermes_tui.app.controllers.ordering import ordered_ids
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult
+from hermes_tui.app.stores_follow import on_this_thread
 from hermes_tui.state import SessionDB, SessionFilter
 
 Searcher = Callable[..., tuple[list[dict[str, Any]], str]]
@@ -63,12 +65,21 @@ def order_source(stores: BrowserStores | None, db: SessionDB | None) -> OrderSou
 
 class OneStore:
     """One store's order, search, titles and hit count (each called in a worker thread), and
-    the keys and store of its sessions (its ids; itself, whatever the profile)."""
+    the keys and store of its sessions (its ids; itself, whatever the profile). Its one
+    "profile" is None: the live follower follows it as a federation of one."""
 
     current: str | None = None  # (no profiles)
 
     def __init__(self, db: SessionDB | None) -> None:
         self.db = db
+
+    @property
+    def profiles(self) -> list[str | None]:
+        return [None] if self.db is not None else []
+
+    def submit_each(self, calls: Mapping[Any, Callable[[SessionDB], Any]]) -> dict[Any, Future[Any]]:
+        """The follower's polls of the one store, on the follower's own thread."""
+        return on_this_thread(self._open())(calls)
 
     def db_for(self, profile: str | None) -> SessionDB | None:
         return self.db
