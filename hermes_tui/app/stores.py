@@ -322,6 +322,13 @@ class BrowserStores:
         self._last_read = time.monotonic()
         #: The stores the filter menus' values were last read from (`values`).
         self.values_from: set[str] = set()
+        #: Every store that answered so far (opened, failed, or came with a late order), and who
+        #: hears of the next ones (`listen`): heard from the start, as the first merge may be
+        #: read (while Textual starts) before the screen listens.
+        self._answers_lock = threading.Lock()
+        self._answered: set[str] = set()
+        self._listener: Callable[[str], None] | None = None
+        fed.listen(self._heard)
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False, *, wait: bool = True) -> BrowserStores:
@@ -329,6 +336,24 @@ class BrowserStores:
         `wait=False` they open in the background (`settle` waits for the first ones)."""
         refs, current = choice.refs()
         return cls(open_stores(refs, read_only=read_only, wait=wait), current, choice)
+
+    def _heard(self, profile: str) -> None:
+        with self._answers_lock:
+            self._answered.add(profile)
+            listener = self._listener
+        if listener is not None:
+            listener(profile)
+
+    def listen(self, fn: Callable[[str], None]) -> None:
+        """Call `fn(profile)` (on a pool thread) each time a store answers, and at once for each
+        one that answered before: a store late for the first merge whose order came before the
+        screen listened would otherwise be waited for forever (`StoresWatch.behind` counts a
+        pending store as on its way)."""
+        with self._answers_lock:
+            self._listener = fn
+            before = sorted(self._answered)
+        for profile in before:
+            fn(profile)
 
     def settle(self, grace: float = ARRIVE_S) -> None:
         """Until a store is open (or none is left to open), then `grace` seconds more for the

@@ -303,10 +303,10 @@ class Federation:
         profile_select.display = True  # (its options follow the stores that open later)
         screen.query_one("#search", SearchPane).set_sources(message.sources)
         self.connect_search()
-        # Listening first: a store answering from now on is heard of; one that answered since
-        # the stores were taken is caught up with by one message (`poke`).
+        # Listening first: a store answering from now on is heard of, and those that answered
+        # before (`BrowserStores.listen`) at once; `poke` catches up with the rest.
         arrivals = self.arrivals = Arrivals(lambda: screen.post_message(StoresArrived(stores)))
-        stores.fed.listen(arrivals.add)
+        stores.listen(arrivals.add)
         host.live.start(stores)  # one follower thread for every open store
         self.watch.failures_told = set()
         self.tell_failures(stores)
@@ -405,7 +405,14 @@ class Federation:
                 if isinstance(picked, str) and picked in profiles:
                     select.value = picked
         self.tell_failures(stores)
-        if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
+        # (While the list reads a whole order, that order's arrival says what it missed: a live
+        # re-merge now would be dropped when it came.)
+        loading = host.session_list.loading
+        if (
+            host.state == "ready"
+            and not loading
+            and (arrived & self.watch.merge_pending or self.behind(opening=True))
+        ):
             host.live.refresh_order()
         host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
