@@ -402,3 +402,45 @@ async def test_rows_fetched_before_a_live_reorder_show_if_their_page_still_holds
         await pilot.pause()
         await pilot.pause()
         assert sl.row_at(1) is None
+
+
+async def test_a_live_reorder_with_the_changed_rows_reads_no_page_again() -> None:
+    """Following a writer, the live order brings the rows of the sessions it moved (the others
+    kept their data): the moved row shows its fresh count at its new place, the rows on screen
+    are not fetched again, and only the lines that show something else are drawn."""
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        fetched: list[int] = []
+        rows = sl.row_source
+        assert rows is not None
+        sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        for n in range(1, 11):  # the writer's session becomes the newest, message after message
+            app.extra["s000007"] = n
+            if n == 1:
+                app.ids.remove("s000007")
+                app.ids.insert(0, "s000007")
+            sl.update_order(list(app.ids), {"s000007": app.row("s000007")})
+            await pilot.pause()
+        await settle(pilot)
+        assert fetched == []  # no page read again
+        assert sl.key_at(0) == "s000007" and "   13 " in drawn(sl, 0)
+        assert sl.row_at(1) is not None and sl.row_at(1)["id"] == "s000000"  # type: ignore[index]
+
+
+async def test_a_live_reorder_without_the_changed_rows_reads_the_rows_on_screen_again() -> None:
+    """A whole order read again (any row may have changed: a deletion, a reset, every
+    `FULL_EVERY_S`) comes without rows: the rows on screen are fetched again."""
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        fetched: list[int] = []
+        rows = sl.row_source
+        assert rows is not None
+        sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        app.extra["s000002"] = 4  # e.g. a token total the follower cannot see
+        sl.update_order(list(app.ids))
+        await settle(pilot)
+        assert fetched and "    7 " in drawn(sl, 2)

@@ -275,7 +275,7 @@ class LiveFollow:
         if result is not None and current and not sessions.loading:
             was_empty = sessions.total == 0
             counts = (sessions.total, host.store_total, host.profile_counts)
-            sessions.update_order(result.keys)
+            sessions.update_order(result.keys, result.extra.get("rows"))
             if "store_total" in result.extra:
                 host.store_total = result.extra["store_total"]
             behind = host.federation.live_merged(result)

@@ -117,10 +117,18 @@ class OneStore:
         moves: IncrementalOrder,
     ) -> OrderResult:
         """The order again after live changes: ``moves`` re-reads only the sessions they named
-        (`IncrementalOrder`), the whole order now and then."""
-        ids, total = moves.ordered(self._open(), flt, order, active_since)
+        (`IncrementalOrder`), the whole order now and then. When it could place them, their
+        rows come along (``extra["rows"]``): every other row kept its data, so the list reads
+        no page again (`SessionList.update_order`)."""
+        db = self._open()
+        ids, total = moves.ordered(db, flt, order, active_since)
         keys = cast("list[Key]", ids)
-        return OrderResult(keys, None, {}, {}, len(ids), extra={"store_total": total})
+        extra: dict[str, Any] = {"store_total": total}
+        if moves.last_moved is not None:
+            extra["rows"] = (
+                {r["id"]: r for r in db.list_rows(sorted(moves.last_moved))} if moves.last_moved else {}
+            )
+        return OrderResult(keys, None, {}, {}, len(ids), extra=extra)
 
     def searcher(self, profiles: Sequence[str] | None = None) -> Searcher:
         """The pane's searcher (``profiles`` is for several stores: one store has no filter)."""
