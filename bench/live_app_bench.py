@@ -541,7 +541,11 @@ async def main():
                 hops["read"].append((read_at.pop(threading.get_ident(), None), time.time()))
 
             LiveSession.__init__ = traced_ls_init
-            orig_apply = screen._apply_live_session
+            # the open session's live read applied: `ShownSession.live_read` (before the
+            # controllers: `MainScreen._apply_live_session`)
+            applier = screen.shown if hasattr(screen, "shown") else screen
+            apply_name = "live_read" if hasattr(screen, "shown") else "_apply_live_session"
+            orig_apply = getattr(applier, apply_name)
 
             async def traced_apply(message):
                 t0 = time.time()
@@ -552,7 +556,7 @@ async def main():
                               if isinstance(i.timestamp, (int, float))]
                     hops["apply"].append((max(stamps) if stamps else None, t0, time.time(), state["label"]))
 
-            screen._apply_live_session = traced_apply
+            setattr(applier, apply_name, traced_apply)
         prof_path = os.environ.get("HERMES_BENCH_PROFILE")  # cProfile of the loop thread, whole run
         prof = cProfile.Profile() if prof_path else None
         prof_label = os.environ.get("HERMES_BENCH_PROFILE_LABEL")  # only in this window (e.g. writers)

@@ -474,6 +474,20 @@ class BrowserStores:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
 
+    def orders(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        keep: Key | None,
+        first: int,
+        active_since: tuple[float, float] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Iterator[OrderResult]:
+        """The order as the list takes it (`order()`: the first one is the one the open prefetch
+        merged, when it is the one asked for)."""
+        yield self.order(flt, order, profiles, keep, first, active_since)
+
     def live_order(
         self,
         flt: SessionFilter,

@@ -354,10 +354,7 @@ class Federation:
         sessions._line_cache.clear()
         host.store_total = None
         missed = self.watch.merged(result, self._wanted())
-        await host.list_order.loaded(
-            OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
-            result.keep_index,
-        )
+        await host.list_order.loaded(OrderLoaded.of(result, None), result.keep_index)
         if missed or self.behind():  # stores that opened meanwhile
             host.live.refresh_order()
 

@@ -19,7 +19,7 @@ from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
 from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, plan_for
 from hermes_tui.app.controllers.messages import LiveOrder, LiveSession, StoreLive
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
-from hermes_tui.app.controllers.search_source import OrderSource, order_source
+from hermes_tui.app.controllers.search_source import OneStore, OrderSource, order_source
 from hermes_tui.app.controllers.transcript_loading import read_live
 from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.live_follow import LiveUpdate, Pacer
@@ -63,6 +63,9 @@ class LiveHost(ScreenHost, Protocol):
 
     @property
     def db(self) -> SessionDB | None: ...
+
+    @property
+    def scope(self) -> BrowserStores | OneStore: ...
 
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
@@ -227,7 +230,7 @@ class LiveFollow:
         while a full reload is on its way (it reads the same data), nor while the list shows a
         provisional head: the whole order on its way is read after the change."""
         host = self.host
-        source = order_source(host.stores, host.db)
+        source = order_source(host.scope)
         if source is None or host.state != "ready":
             return
         if host.session_list.provisional:  # run again once the whole order has taken over

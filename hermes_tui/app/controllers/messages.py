@@ -84,6 +84,21 @@ class OrderLoaded(Message, namespace="main_screen"):
         #: The whole order for the head shown: the view and cursor stay where they are.
         self.handover = handover
 
+    @classmethod
+    def of(cls, result: OrderResult, keep: Any) -> OrderLoaded:
+        """What the list shows of an order that came (`OrderSource.orders`): its keys, its
+        first rows, and whether it is a head (first paint) or the whole order for it."""
+        extra = result.extra
+        return cls(
+            result.keys,
+            keep,
+            result.seconds,
+            extra.get("store_total"),
+            extra.get("first_rows"),
+            provisional=bool(extra.get("provisional")),
+            handover=bool(extra.get("handover")),
+        )
+
 
 class SessionLoaded(Message, namespace="main_screen"):
     """A transcript and lineage are ready."""

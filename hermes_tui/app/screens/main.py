@@ -36,7 +36,6 @@ from hermes_tui.app.controllers.messages import (
     ModelsRead,
     Opened,
     OpenFailed,
-    OrderLoaded,
     SessionLoaded,
     StoreLive,
     StoresArrived,
@@ -47,7 +46,7 @@ from hermes_tui.app.controllers.opening import StoreOpening
 from hermes_tui.app.controllers.ordering import DATE_PRESETS
 from hermes_tui.app.controllers.panes import Panes
 from hermes_tui.app.controllers.search_nav import SearchNav
-from hermes_tui.app.controllers.search_source import Scope, scope_of
+from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.session_view import SessionView
 from hermes_tui.app.controllers.shown import ShownSession
 from hermes_tui.app.list_views import DEFAULT_FILTER, VIEW_CHOICES, VIEW_PROMPT, view_of
@@ -81,6 +80,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._db: SessionDB | None = None
+        self._one = OneStore(None)
         #: Several profiles' stores: set once they are open; then `db` is the store
         #: of the selected row, `current_profile` the open transcript's store.
         self.stores: BrowserStores | None = None
@@ -149,9 +149,16 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ the owning store (#20)
     @property
-    def scope(self) -> Scope:
+    def scope(self) -> BrowserStores | OneStore:
         """The open stores, or the one store as a federation of one (`search_source.OneStore`)."""
-        return scope_of(self.stores, self._db)
+        return self.stores if self.stores is not None else self.one_store
+
+    @property
+    def one_store(self) -> OneStore:
+        """The one open store (or none) as a federation of one, kept while it is open."""
+        if self._one.db is not self._db:
+            self._one = OneStore(self._db)
+        return self._one
 
     @property
     def db(self) -> SessionDB | None:
@@ -325,13 +332,9 @@ class MainScreen(Screen[None]):
         self.panes.resize_list(steps)
 
     # ------------------------------------------------------ the list (`list_order.py`, `filter_bar.py`)
-    def reload_order(self, keep: Any = None) -> None:
+    def reload_order(self, keep: Any = None, *, first_paint: bool = False) -> None:
         """Re-read the order for the current filter (keeps the cursor on ``keep``)."""
-        self.list_order.reload(keep)
-
-    @on(OrderLoaded)  # the first order of a store that opened (`opening.first_order`)
-    async def _order_loaded(self, message: OrderLoaded) -> None:
-        await self.list_order.loaded(message)
+        self.list_order.reload(keep, first_paint=first_paint)
 
     @on(MergedLoaded)  # a reload's, of one store or several
     async def _order_read(self, message: MergedLoaded) -> None:
