@@ -175,9 +175,8 @@ class LiveFollow:
                 screen.call_later(host.shown.deleted, plan.current_deleted)
             else:
                 await host.shown.deleted(plan.current_deleted)
-        if plan.reload_chain and host.current_session is not None:
-            profile = host.current_profile if federated else None
-            host.load_session(host.current_session, profile=profile)  # a chain re-reads its segments
+        if plan.reload_chain and host.current_session is not None:  # a chain re-reads its segments
+            host.load_session(host.current_session, profile=host.current_profile)
         if plan.follow_lineage is not None:
             self.follow_session(host.session_pace.ask(plan.follow_lineage))
 
