@@ -217,7 +217,9 @@ async def main():
         FrameHold.hold = lambda self: None
     if "nosignal" in whatif:  # the follower polls on its timer only
         from hermes_tui.app.live_follow import LiveFollower
-        LiveFollower._open_signal = lambda self: None
+        LiveFollower._open_signal = lambda self: None  # (before one store was a federation of one)
+        from hermes_tui.app import stores_follow
+        stores_follow.write_signals = lambda: None
     if "noshow" in whatif:  # the follower and its reads as they are, nothing drawn from them
         async def apply_nothing(self, message):  # the next read starts after these, as it would
             tv = self.query_one("#transcript", TranscriptView)

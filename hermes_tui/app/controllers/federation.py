@@ -1,9 +1,10 @@
 """Several stores open at once (`--all`, `p`): opening them, the merged list, the stores that
-answer late, their live follower and the profile filter.
+answer late and the profile filter; and the live follower of the open stores, one or several.
 
 `Federation` does it for the main screen (its handlers call it); `StoresWatch` keeps the
-follower and the merge's bookkeeping; the decisions (`keys_by_profile`, `merge_behind`,
-`failure_notes`) are pure functions.
+follower (`LiveFollow.start` starts it, for one store as a federation of one) and the merge's
+bookkeeping; the decisions (`keys_by_profile`, `merge_behind`, `failure_notes`) are pure
+functions.
 """
 
 from __future__ import annotations
@@ -242,7 +243,7 @@ class FederationHost(ScreenHost, Protocol):
 
 class Federation:
     """The main screen over several profiles' stores: opening them, the merged list (first
-    read, stores that answer late, live re-merges), their follower and the profile filter.
+    read, stores that answer late, a live order's books) and the profile filter.
     Its workers run on the screen (`run_worker`, the groups the screen's own workers use)."""
 
     def __init__(self, host: FederationHost) -> None:

@@ -193,7 +193,7 @@ ORDER_EVERY_S = 0.2
 
 class OrderRefresh:
     """Live order refreshes, one at a time: a change while one runs asks for one more run
-    (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel;
+    (the screen's `LiveOrder` handler starts it), never a second one in parallel;
     with ``later`` (the screen's `set_timer`), at most one start every `ORDER_EVERY_S` (the
     live transcript's `Pacer`, which decides; the timer runs the latest ``start``).
     ``missed``: a change came while the list showed a provisional head (refresh after hand-over)."""
