@@ -915,7 +915,6 @@ async def test_p_leaves_out_profile_folders_without_a_store(
         assert "missing" not in str(screen.query_one("#info", Static).render())
 
 
-
 async def test_a_store_late_for_the_first_merge_that_answers_before_the_screen_listens_is_merged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
