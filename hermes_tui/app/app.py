@@ -471,13 +471,12 @@ class HermesApp(App[Handoff]):
         return None
 
     def _picked_store(self, profile: str | None) -> SessionDB | None:
-        """The store the picked session is in: its profile's over several stores, else the one."""
+        """The store the picked session is in: its profile's over several stores, else the one
+        (`MainScreen.db_for`: one store is a federation of one)."""
         from hermes_tui.app.screens.main import MainScreen
 
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-        if main is not None and main.stores is not None:
-            return main.db_for(profile)
-        return self.db
+        return main.db_for(profile) if main is not None else self.db
 
     def action_pick_choose(self) -> None:
         """Enter in picker mode: exit with the chosen id (or its resume command, naming the
