@@ -1,6 +1,8 @@
-"""The browser's live follower: one thread polls the store and posts what changed.
+"""One store's live follow: its rhythm, what it cares about, its polls and their reports
+(`LiveFollower`); the thread that runs the polls of every open store, one or many, is
+`stores_follow.StoresFollower`.
 
-Why a thread of its own: a `ChangeWatcher`'s cursor belongs to the connection of the thread
+Why off the event loop: a `ChangeWatcher`'s cursor belongs to the connection of the thread
 that polls it, and a poll — even an unchanged one, a single `PRAGMA data_version` — must never
 run on the event loop. `SessionDB.changes_since` and `live_status` each end their short read
 transaction before returning, so nothing is held between polls and a writer's checkpoint always
@@ -13,9 +15,9 @@ screen), `FAST_S` while the user is at the keyboard or the store changed in the 
 never touches a key), `SLOW_S` after a spell with neither, at once when a poll says `more` or the
 UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`.
 
-Right after each commit: where the store offers a `write_signal()` (Linux inotify), the follower
-also wakes when a program writes the store's files (`WriteSignal.wait`: it lets the rest of that
-transaction's pages in first), and polls. So what it reports, and what the browser draws from it, comes in
+Right after each commit: where Linux inotify is there, the follower also wakes when a program
+writes the store's files (`WriteSignals.wait`: it lets the rest of that transaction's pages in
+first), and polls. So what it reports, and what the browser draws from it, comes in
 the writer's pause after a commit instead of at a moment unrelated to the writes: on 2 cores a
 draw that lands on an agent's append is what doubled that append's p99 (`bench/live_app_bench.py`).
 The timer polls stay: a write the signal cannot see (another machine's) is still found.
@@ -110,8 +112,8 @@ class _Wakeup:
 
 
 class Stoppable:
-    """`stop()` and `stopped` of a follower's thread (`LiveFollower`, `StoresFollower`): safe
-    from any thread; the stop wakes the thread, which then ends."""
+    """`stop()` and `stopped` of a follower's thread (`StoresFollower`): safe from any thread;
+    the stop wakes the thread, which then ends."""
 
     _stop: threading.Event
     _wake: Any
@@ -136,10 +138,11 @@ class LiveUpdate:
     after_write: float | None = None
 
 
-class LiveFollower(Stoppable):
-    """Polls `db` from the thread that calls `run()` until `stop()`; reports through `report`.
+class LiveFollower:
+    """One store's live follow: `StoresFollower`'s thread asks it when to poll (`interval`,
+    `recheck`) and runs its polls (`poll_once`), which report through `report`.
 
-    `care()`, `show()`, `touch()`, `wake()` and `stop()` are safe from any thread (the UI's).
+    `care()`, `show()`, `touch()` and `wake()` are safe from any thread (the UI's).
     """
 
     def __init__(
@@ -155,7 +158,6 @@ class LiveFollower(Stoppable):
         status_every_s: float = STATUS_EVERY_S,
         hot_s: float = HOT_S,
         hot_for_s: float = HOT_FOR_S,
-        use_signal: bool = True,
         wakeup: Any = None,
     ) -> None:
         self.db = db
@@ -169,26 +171,19 @@ class LiveFollower(Stoppable):
         self.slow_s = slow_s
         self.idle_input_s = idle_input_s
         self.status_every_s = status_every_s
-        self.use_signal = use_signal
         self._lock = threading.Lock()
         self._care: list[str] = []
         self._visible: list[str] = []
         self._visible_dirty = False
         self._last_input = self.ticks()
         self._last_change = float("-inf")  # monotonic time of the last poll that saw a change
-        #: `set`/`is_set`/`clear`/`wait`/`fileno`/`close`; a shared follower passes its own per
-        #: store (no pipe per store: `stores_follow.py`).
-        self._wake: Any = wakeup if wakeup is not None else _Wakeup()
-        self._stop = threading.Event()
+        #: Its `set()` asks for a poll now: `StoresFollower` passes the store's (`_StoreWake`).
+        self._wake: Any = wakeup if wakeup is not None else threading.Event()
         self._watcher: Any = None
         self._shown: dict[str, tuple[Any, ...]] = {}  # what each reported status's label shows
         self.polls = 0  # polls run (tests and the bench read it)
-        self.signalled = 0  # polls started by a write signal (tests and the bench read it)
-        self._signal_poll = float("-inf")  # monotonic time of the last of those
-        self._woken_by_signal = False  # the last sleep ended with a write signal
-        self.has_signal = False  # the store offered a write signal (set once `run` opened it)
         #: A poll a write woke that found nothing polls again soon (the commit is published a
-        #: moment after its last write); `StoresFollower` uses it for this store too.
+        #: moment after its last write): `StoresFollower` asks it after each poll.
         self.recheck = Recheck()
         self._last_status = float("-inf")  # monotonic time all visible statuses were last read
 
@@ -236,32 +231,6 @@ class LiveFollower(Stoppable):
         return self.fast_s if quiet < self.idle_input_s else self.slow_s
 
     # ------------------------------------------------------------------ the polling thread
-    def run(self, cancelled: Callable[[], bool] = lambda: False) -> None:
-        """The thread body: poll, report, sleep (wakeable) until stopped or cancelled."""
-        try:
-            self.ensure_watcher()
-        except Exception as exc:  # the store went away while opening: say so, then stop
-            self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
-            self._wake.close()  # its pipe: each failed open leaked two fds
-            return
-        signal = self._open_signal()
-        try:
-            self._follow(signal, cancelled)
-        finally:
-            if signal is not None:
-                signal.close()
-            self._wake.close()
-
-    def _open_signal(self) -> Any:
-        """The store's write signal, if it has one and the follower wants it."""
-        opener = getattr(self.db, "write_signal", None) if self.use_signal else None
-        try:
-            signal = opener() if opener is not None else None
-        except Exception:  # a hint only: without it the timer polls still find everything
-            signal = None
-        self.has_signal = signal is not None
-        return signal
-
     def ensure_watcher(self) -> None:
         """Make the change watcher, on the thread that will poll (its cursor belongs to that
         thread's connection); raises what the store raises."""
@@ -295,41 +264,6 @@ class LiveFollower(Stoppable):
         if changes or statuses:
             self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
         return changes
-
-    def _follow(self, signal: Any, cancelled: Callable[[], bool]) -> None:
-        failing = False
-        while not self._stop.is_set() and not cancelled():
-            after_write = self._signal_poll if self._woken_by_signal else None
-            try:
-                changes = self.poll_once(after_write)
-                failing = False
-            except Exception as exc:  # a vanished or locked file: report once, keep trying
-                if not failing:
-                    self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
-                failing = True
-                self._wake.wait(ERROR_BACKOFF_S)
-                self._wake.clear()
-                continue
-            if changes.more:
-                continue
-            woken, self._woken_by_signal = self._woken_by_signal, False
-            self._sleep(self.recheck.pause(woken, bool(changes), self.interval), signal)
-            self._wake.clear()
-
-    def _sleep(self, seconds: float, signal: Any) -> None:
-        """Until the next poll is due, `wake()`, or a write to the store's files (polls woken by
-        writes at least `SIGNAL_GAP_S` apart: a write meanwhile is polled once the gap is over)."""
-        if signal is None or self._wake.is_set():
-            self._wake.wait(seconds)
-            return
-        deadline = self.ticks() + seconds
-        gap = self._signal_poll + SIGNAL_GAP_S - self.ticks()
-        if gap > 0 and self._wake.wait(min(gap, seconds)):
-            return
-        if signal.wait(deadline - self.ticks(), also=self._wake):
-            self.signalled += 1
-            self._signal_poll = self.ticks()
-            self._woken_by_signal = True
 
     def _news(self, statuses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The statuses whose label would show something else than last reported."""

@@ -205,7 +205,7 @@ def fork(screen: MainScreen) -> None:
     """`B`: a new session continuing the open one from the transcript's current message (the
     highlighted one), as Hermes' `/branch` makes one; then the fork is selected and shown."""
     sid = screen.current_session
-    profile = screen.current_profile if screen.stores is not None else None
+    profile = screen.current_profile  # (None: the one store)
     db = screen.db_for(profile)
     transcript = screen.query_one("#transcript", TranscriptView)
     message = transcript.current_message() if sid is not None else None

@@ -56,6 +56,9 @@ Key = tuple[str, str]
 #: jumps after first paint would otherwise share two cores with a 0.7 s scan at 1M messages.
 PREPARE_QUIET_S = 1.0
 
+#: Keys a live re-merge reads ahead (two of the list's pages).
+LIVE_FIRST = 2 * 50
+
 #: How long an order (and the first open) waits for the other stores once the first answered:
 #: a few small stores all answer well within it, so they paint at once, merged exactly; 300
 #: stores, or one that is slow (locked, cold, on a network file system), answer later and are
@@ -319,6 +322,13 @@ class BrowserStores:
         self._last_read = time.monotonic()
         #: The stores the filter menus' values were last read from (`values`).
         self.values_from: set[str] = set()
+        #: Every store that answered so far (opened, failed, or came with a late order), and who
+        #: hears of the next ones (`listen`): heard from the start, as the first merge may be
+        #: read (while Textual starts) before the screen listens.
+        self._answers_lock = threading.Lock()
+        self._answered: set[str] = set()
+        self._listener: Callable[[str], None] | None = None
+        fed.listen(self._heard)
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False, *, wait: bool = True) -> BrowserStores:
@@ -326,6 +336,24 @@ class BrowserStores:
         `wait=False` they open in the background (`settle` waits for the first ones)."""
         refs, current = choice.refs()
         return cls(open_stores(refs, read_only=read_only, wait=wait), current, choice)
+
+    def _heard(self, profile: str) -> None:
+        with self._answers_lock:
+            self._answered.add(profile)
+            listener = self._listener
+        if listener is not None:
+            listener(profile)
+
+    def listen(self, fn: Callable[[str], None]) -> None:
+        """Call `fn(profile)` (on a pool thread) each time a store answers, and at once for each
+        one that answered before: a store late for the first merge whose order came before the
+        screen listened would otherwise be waited for forever (`StoresWatch.behind` counts a
+        pending store as on its way)."""
+        with self._answers_lock:
+            self._listener = fn
+            before = sorted(self._answered)
+        for profile in before:
+            fn(profile)
 
     def settle(self, grace: float = ARRIVE_S) -> None:
         """Until a store is open (or none is left to open), then `grace` seconds more for the
@@ -366,6 +394,11 @@ class BrowserStores:
     def db_for(self, profile: str | None) -> SessionDB | None:
         """The open store of `profile` (None if it is not open)."""
         return self.fed.dbs.get(profile) if profile is not None else None
+
+    def submit_each(self, calls: Any) -> dict[str, Future[Any]]:
+        """``{profile: fn}`` run as ``fn(db)`` on each store's own thread (the live follower's
+        polls: `Federation.submit_each`)."""
+        return self.fed.submit_each(calls)
 
     def key(self, profile: str | None, session_id: Any) -> Any:
         """The list's key of a session: `(profile, id)`."""
@@ -440,6 +473,33 @@ class BrowserStores:
         finally:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
+
+    def orders(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        keep: Key | None,
+        first: int,
+        active_since: tuple[float, float] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Iterator[OrderResult]:
+        """The order as the list takes it (`order()`: the first one is the one the open prefetch
+        merged, when it is the one asked for)."""
+        yield self.order(flt, order, profiles, keep, first, active_since)
+
+    def live_order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+        moves: Any = None,
+    ) -> OrderResult:
+        """The merged order again after live changes (worker thread), its first page merged.
+        (``moves``, one store's incremental order, is for `OneStore`: the stores' orders are
+        merged again.)"""
+        return self.order(flt, order, profiles, None, first=LIVE_FIRST, active_since=active_since)
 
     def seed_order(
         self, flt: SessionFilter, order: str, result: OrderResult, first_rows: list[dict[str, Any]]

@@ -1,12 +1,12 @@
 """One store is a federation of one: its order, keys and store are read as `BrowserStores`'
-are (`search_source.OneStore`, `order_source`, `scope_of`). No App is started here."""
+are (`search_source.OneStore`, `order_source`). No App is started here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, bar_filter, ordered_ids
-from hermes_tui.app.controllers.search_source import OneStore, order_source, scope_of
+from hermes_tui.app.controllers.search_source import OneStore, order_source
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.state import SessionDB
 
@@ -36,13 +36,27 @@ def test_one_stores_order_is_its_ids_with_the_count_of_its_view(tmp_path: Path) 
 
 def test_one_stores_keys_are_its_ids_and_every_profile_is_its_store(tmp_path: Path) -> None:
     db = _store(tmp_path)
-    scope = scope_of(None, db)
+    scope = OneStore(db)  # what `MainScreen.scope` is with one store
     assert isinstance(scope, OneStore) and scope.current is None
     assert scope.key("work", "a") == "a" and scope.key(None, "a") == "a"
     assert scope.db_for(None) is db and scope.db_for("work") is db
-    assert order_source(None, db) is not None
+    assert order_source(scope) is not None
 
 
 def test_nothing_open_has_no_order_and_no_store() -> None:
-    assert order_source(None, None) is None
-    assert scope_of(None, None).db_for(None) is None
+    assert order_source(OneStore(None)) is None
+    assert OneStore(None).db_for(None) is None
+
+
+def test_one_stores_first_paint_is_its_next_order_only(tmp_path: Path) -> None:
+    """`first_paint` makes the next `orders()` the first paint (`first_orders`: the whole order
+    here, a store too small for a head to matter, flagged for the hand-over); the ones after are
+    plain `order()`s, as every reload over several stores is."""
+    db = _store(tmp_path)
+    one = OneStore(db)
+    one.first_paint(None)
+    *_heads, whole = list(one.orders(DEFAULT_FILTER, "last_active", None, None, 100))
+    assert sorted(whole.keys) == ["a", "b", "c"] and whole.extra["store_total"] == 3
+    assert "handover" in whole.extra
+    (again,) = list(one.orders(DEFAULT_FILTER, "last_active", None, None, 100))
+    assert sorted(again.keys) == ["a", "b", "c"] and "handover" not in again.extra

@@ -98,9 +98,8 @@ class FilterBar:
 
     def summary(self) -> str:
         """The active filter in a few words (`ordering.filter_summary`), or ""."""
-        host = self.host
-        profiles = host.profile_filter if host.stores is not None else None
-        return filter_summary(host.filter, self.days, host.active_only, profiles)
+        host = self.host  # (one store has no profile filter: None)
+        return filter_summary(host.filter, self.days, host.active_only, host.profile_filter)
 
     def set_options(self, selector: str, values: list[str]) -> None:
         """A menu's choices: store text, one line each."""
@@ -155,10 +154,9 @@ class FilterBar:
                 screen.query_one(selector, Select).clear()
             screen.query_one("#filter-text", Input).value = ""
             screen.query_one("#filter-active", Checkbox).value = False
-        if host.profile_filter is not None:
+        if host.profile_filter is not None:  # (only ever set over several stores)
             host.profile_filter = None
-            if host.stores is not None:
-                host.federation.connect_search()
+            host.federation.connect_search()
         host.active_only = False
         host.filter = with_order(SessionFilter(), host.order)
         self.days = None
