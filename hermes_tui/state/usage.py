@@ -52,7 +52,7 @@ from .usage_model import (
 from .usage_model import (
     ZERO as _ZERO,
 )
-from .usage_rollup import DayCell, DayRollup, Key, concat_ids
+from .usage_rollup import DayCell, DayRollup, Key, json_ids
 from .usage_time import (
     Period,
     TzLike,
@@ -328,7 +328,10 @@ class UsageMixin(_Core):
         known = self._known_sql()
         act, est = u("actual_cost_usd"), u("estimated_cost_usd")
         start = ts_sql("s.started_at")
-        keep = f"WHERE NOT COALESCE({first} < :since AND {last} <= :since OR {first} >= :until, 0)"
+        keep = (
+            f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
+            f"OR {first} >= :until, 0)"
+        )
         sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
                 SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
@@ -340,7 +343,7 @@ class UsageMixin(_Core):
         return sql, params
 
     def _pieces_sql(
-        self, group: str | None, rng: _Range, *, every: bool = False
+        self, group: str | None, rng: _Range, *, every: bool = False, touch: bool = False
     ) -> tuple[str, dict[str, Any]]:
         """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
         event inside one period of the range goes to it whole; the others are walked period
@@ -349,7 +352,8 @@ class UsageMixin(_Core):
         `every` (the day rollup's build): every event is kept in `e` (those outside `rng` too,
         for their earliest start and latest end), parts only inside `rng`, and `pc` has a
         column `edge`: the part is the zero one of an event ending exactly at its period's
-        start (see `usage_rollup`)."""
+        start (see `usage_rollup`). `touch`: an event ending exactly at `rng`'s start is in it
+        (with a zero part: the range is the end of a longer one that holds its start)."""
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
         f = {
             x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
@@ -362,7 +366,7 @@ class UsageMixin(_Core):
         whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
         k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
         events, params = self._events_sql(group, prefilter=not every)
-        inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since)"
+        inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since OR :touch AND t1 = :since)"
         walked = "AND k1 >= 0 AND k0 <= :last" if every else ""
         edge = (", 0 AS edge", ", t1 = (:los ->> idx)") if every else ("", "")
         sql = f"""WITH {events},
@@ -382,6 +386,7 @@ class UsageMixin(_Core):
                        {edge[1]}
                 FROM (SELECT *, {f["f1"]} AS f1, {f["f0"]} AS f0 FROM sp))"""
         params |= {
+            "touch": int(touch),
             "since": rng.since,
             "until": rng.until,
             "last": len(rng.spans) - 1,
@@ -457,20 +462,26 @@ class UsageMixin(_Core):
         if group not in (None, *GROUPS):
             raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
         with self._usage_lock():
-            roll = self._rollup_for(rng, zone, now)
-            if roll is not None:
-                cells, per, groups, total = roll.report(rng.spans, group)
-                return UsageReport(
-                    by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
-                )
-            return self._report_sql(by, group, zone, rng)
+            a, b = _midnight_after(rng.since, zone), midnight(local_date(rng.until, zone), zone)
+            roll = self._rollup_for(rng, a, b, zone, now) if a < b else None
+            if roll is None:
+                return self._report_sql(by, group, zone, rng)
+            # the parts before the first and after the last local midnight: each inside one period
+            edges = []
+            if rng.since < a:
+                edges.append((0, self._key_cells(_Range(rng.since, a, [replace(rng.spans[0], hi=a)]))))
+            if b < rng.until:
+                tail = _Range(b, rng.until, [replace(rng.spans[-1], lo=b)])
+                edges.append((len(rng.spans) - 1, self._key_cells(tail, touch=True)))
+            cells, per, groups, total = roll.report(rng.spans, group, (a, b), edges)
+            return UsageReport(
+                by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
+            )
 
-    def _rollup_for(self, rng: _Range, zone: Any, now: float | None) -> DayRollup | None:
-        """The day rollup that answers `rng` (call under `_usage_lock`): the one kept, while
-        nobody committed, else a new one for a range of more than `_ROLLUP_MIN_DAYS`; None:
-        answer by one statement (an end that is not a local midnight, a short range)."""
-        if not (_is_midnight(rng.since, zone) and _is_midnight(rng.until, zone)):
-            return None
+    def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
+        """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
+        the one kept, while nobody committed, else a new one for a range of more than
+        `_ROLLUP_MIN_DAYS`; None: answer by one statement (a short range)."""
         conn = self._usage_conn()
         version = self._version(conn)
         roll = self._usage_rollup
@@ -479,7 +490,7 @@ class UsageMixin(_Core):
                 return None
             self._usage_rollup = None  # (the old one's memory is free before the new one is built)
             roll = self._usage_rollup = self._build_rollup(conn, version, zone, now)
-        return roll if roll is not None and roll.answers(rng.since, rng.until) else None
+        return roll if roll is not None and roll.answers(a, b) else None
 
     def _build_rollup(
         self, conn: apsw.Connection, version: tuple[int, int], zone: Any, now: float | None
@@ -497,10 +508,7 @@ class UsageMixin(_Core):
         rng = _Range(lo, hi, spans(lo, hi, "day", zone))
         sql, params = self._pieces_sql("key", rng, every=True)
         sql += f"""
-            SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
-                   group_concat(DISTINCT CASE WHEN edge THEN NULL ELSE sid END),
-                   group_concat(DISTINCT CASE WHEN edge THEN sid END)
-            FROM pc GROUP BY k, g, g2, g3, g4
+            {_KEY_CELLS.format(edge="edge")}
             UNION ALL
             SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL FROM e"""
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
@@ -508,22 +516,19 @@ class UsageMixin(_Core):
         for row in _roomy(conn).execute(sql, params):
             if row[0] == -1:
                 t_min, t_max = row[5], row[6]
-                continue
-            key = cast(Key, tuple("" if v is None else str(v) for v in row[1:5]))
-            sids, edge = concat_ids(row[13]), concat_ids(row[14])
-            day = days[int(cast(int, row[0]))]
-            if key in day:  # two stored values named alike (NULL and ''): one group, as the report names it
-                had = day[key]
-                sums = tuple(a + float(cast(float, b)) for a, b in zip(had.sums, row[5:13], strict=True))
-                sids = tuple(set(had.sids) | set(sids))
-                edge = tuple(set(had.edge) | set(edge))
             else:
-                sums = tuple(float(cast(float, v)) for v in row[5:13])
-            if edge and sids:
-                edge = tuple(set(edge).difference(sids))
-            day[key] = DayCell(sums, sids, edge)
+                _add_cell(days[int(cast(int, row[0]))], row)
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
         return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn)
+
+    def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
+        """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
+        `_usage_lock`): an end of a report answered from the day rollup."""
+        sql, params = self._pieces_sql("key", rng, touch=touch)
+        out: dict[Key, DayCell] = {}
+        for row in _roomy(self._usage_conn()).execute(f"{sql} {_KEY_CELLS.format(edge='0')}", params):
+            _add_cell(out, row)
+        return out
 
     def _report_sql(self, by: Period, group: str | None, zone: Any, rng: _Range) -> UsageReport:
         """`usage_report` as one statement (a range the day rollup does not answer)."""
@@ -776,9 +781,36 @@ class UsageMixin(_Core):
         return [str(r["sid"]) for r in rows]
 
 
-def _is_midnight(t: float, zone: Any) -> bool:
-    """`t` is a local midnight of `zone` (the first instant of a day: the day rollup's bounds)."""
-    return midnight(local_date(t, zone), zone) == t
+#: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
+#: expression, true for the zero part of an event ending at its period's start).
+_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
+           json_group_array(DISTINCT sid) FILTER (WHERE NOT {{edge}}),
+           json_group_array(DISTINCT sid) FILTER (WHERE {{edge}})
+    FROM pc GROUP BY k, g, g2, g3, g4"""
+
+
+def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:
+    """A row of `_KEY_CELLS` into `cells` (two stored values named alike — NULL and '' — are
+    one group, as the report names it)."""
+    key = cast(Key, tuple("" if v is None else str(v) for v in row[1:5]))
+    sids, edge = json_ids(row[13]), json_ids(row[14])
+    had = cells.get(key)
+    if had is not None:
+        sums = tuple(a + float(b) for a, b in zip(had.sums, row[5:13], strict=True))
+        sids = tuple(set(had.sids) | set(sids))
+        edge = tuple(set(had.edge) | set(edge))
+    else:
+        sums = tuple(float(v) for v in row[5:13])
+    if edge and sids:
+        edge = tuple(set(edge).difference(sids))
+    cells[key] = DayCell(sums, sids, edge)
+
+
+def _midnight_after(t: float, zone: Any) -> float:
+    """The first local midnight of `zone` at or after `t`."""
+    day = local_date(t, zone)
+    m = midnight(day, zone)
+    return m if m >= t else midnight(day + dt.timedelta(days=1), zone)
 
 
 def _opt(v: Any) -> float | None:

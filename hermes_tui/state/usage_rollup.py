@@ -18,6 +18,7 @@ first of the asked range.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,37 +73,51 @@ class DayRollup:
         return inside[0] >= inside[1] or all(b in self.index for b in inside)
 
     def report(
-        self, spans: list[UsagePeriod], group: str | None
+        self,
+        spans: list[UsagePeriod],
+        group: str | None,
+        middle: tuple[float, float],
+        edges: list[tuple[int, dict[Key, DayCell]]],
     ) -> tuple[
         dict[tuple[int, str], UsageFigures], dict[int, UsageFigures], dict[str, UsageFigures], UsageFigures
     ]:
-        """(cells, period totals, groups, total) of `usage_report` over `spans` (a range that
-        `answers`), stacked by `group`."""
+        """(cells, period totals, groups, total) of `usage_report` over `spans`, stacked by
+        `group`: the days of `middle` (local midnights, a range that `answers`) from the
+        rollup, and `edges` (period index, cells): the parts of the range before and after
+        them (each inside one period, the same one for a range inside a period), read for
+        this question."""
         gi = KEY_INDEX.get(group or "")
-        lo, hi = self.bounds[0], self.bounds[-1]
-        first = self.index.get(spans[0].lo) if spans else None
+        since = spans[0].lo
+        lo, hi = max(self.bounds[0], middle[0]), min(self.bounds[-1], middle[1])
         sums: dict[tuple[int, str], list[float]] = {}
         sids: dict[tuple[int, str], set[int]] = {}
+
+        def add(k: int, key: Key, cell: DayCell, use_edge: bool) -> None:
+            if not cell.sids and not (use_edge and cell.edge):
+                return
+            ck = (k, "" if gi is None else key[gi])
+            acc = sums.get(ck)
+            if acc is None:
+                sums[ck] = list(cell.sums)
+                sids[ck] = set(cell.sids)
+            else:
+                for j, v in enumerate(cell.sums):
+                    acc[j] += v
+                sids[ck].update(cell.sids)
+            if use_edge and cell.edge:
+                sids[ck].update(cell.edge)
+
+        for k, part in edges:
+            for key, cell in part.items():
+                add(k, key, cell, False)
         for p in spans:
             a, b = max(p.lo, lo), min(p.hi, hi)
             if a >= b:
                 continue
             for d in range(self.index[a], self.index[b]):
-                use_edge = d != first
+                use_edge = self.bounds[d] > since  # (not on the range's first day: see the module)
                 for key, cell in self.days[d].items():
-                    if not cell.sids and not (use_edge and cell.edge):
-                        continue
-                    ck = (p.index, "" if gi is None else key[gi])
-                    acc = sums.get(ck)
-                    if acc is None:
-                        sums[ck] = list(cell.sums)
-                        sids[ck] = set(cell.sids)
-                    else:
-                        for j, v in enumerate(cell.sums):
-                            acc[j] += v
-                        sids[ck].update(cell.sids)
-                    if use_edge and cell.edge:
-                        sids[ck].update(cell.edge)
+                    add(p.index, key, cell, use_edge)
         cells = {ck: _figures(acc, len(sids[ck])) for ck, acc in sums.items()}
         if group is None:
             per = {k: f for (k, _g), f in cells.items()}
@@ -148,6 +163,6 @@ def replace_sessions(f: UsageFigures, sessions: int) -> UsageFigures:
     )
 
 
-def concat_ids(text: Any) -> tuple[int, ...]:
-    """The ids of a `group_concat` of integers (None: none)."""
-    return tuple(int(x) for x in str(text).split(",")) if text is not None else ()
+def json_ids(text: Any) -> tuple[int, ...]:
+    """The ids of a `json_group_array` of integers."""
+    return tuple(json.loads(text)) if text else ()

@@ -138,7 +138,14 @@ def _same(a: Any, b: Any) -> None:
             None,
         )
     ],
-    ranges=[(5, 3, 0, 0, "day", None), (4, 3, 0, 0, "day", "model"), (5, 40, 0, 0, "week", "source")],
+    ranges=[
+        (5, 3, 0, 0, "day", None),
+        (4, 3, 0, 0, "day", "model"),
+        (5, 40, 0, 0, "week", "source"),
+        (4, 1, 0, 600, "day", None),
+        (3, 2, 5400, 0, "day", "model"),
+        (0, 2, 5400, 600, "month", None),
+    ],
     tz="Europe/Berlin",
 )
 def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[Any], tz: str) -> None:
