@@ -141,6 +141,8 @@ class UsageMixin(_Core):
     _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
     #: The day rollup (`usage_rollup`) of the last zone asked, while nobody committed.
     _usage_rollup: DayRollup | None = None
+    #: The usage connection and its version at the previous `usage_report` (`_rollup_for`).
+    _usage_seen: tuple[Any, tuple[int, int]] | None = None
     #: The connection every usage statement runs on (`_usage_conn`), and the lock it is used under.
     _usage_connection: apsw.Connection | None = None
     _usage_lock_made = threading.Lock()
@@ -480,14 +482,23 @@ class UsageMixin(_Core):
 
     def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
         """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
-        the one kept, while nobody committed, else a new one for a range of more than
-        `_ROLLUP_MIN_DAYS`; None: answer by one statement (a short range)."""
+        the one kept, while nobody committed; else a new one for a range of more than
+        `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous question; None:
+        answer by one statement.
+
+        Why not rebuild right after a commit: the live Usage screen reloads after writes, and
+        while an agent writes every few seconds each rebuild (~2× the statement over the whole
+        history) would be thrown away by the next write; the statement answers those as before,
+        and the rollup is rebuilt by the first question that follows another without a commit."""
         conn = self._usage_conn()
         version = self._version(conn)
+        seen, self._usage_seen = self._usage_seen, (conn, version)
         roll = self._usage_rollup
         if roll is None or roll.owner is not conn or roll.version != version or roll.zone != zone:
             if rng.until - rng.since <= (_ROLLUP_MIN_DAYS + 0.5) * 86400:
                 return None
+            if roll is not None and roll.owner is conn and seen is not None and seen != (conn, version):
+                return None  # a commit since the last question: maybe a live reload (see above)
             self._usage_rollup = None  # (the old one's memory is free before the new one is built)
             roll = self._usage_rollup = self._build_rollup(conn, version, zone, now)
         return roll if roll is not None and roll.answers(a, b) else None

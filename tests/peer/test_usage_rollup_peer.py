@@ -123,9 +123,12 @@ def test_a_turn_committed_between_two_questions_is_seen(peer_factory, peer31_fac
             cost_status="estimated",
             cost_source="official_docs_snapshot",
         )
-        after = reader.usage_report(*q2)
-        assert reader._usage_rollup is not built
-        assert after.groups["telegram"].input_tokens == 2000 + 2700 + 1000 + (321 if v31 else 0)
+        telegram = 2000 + 2700 + 1000 + (321 if v31 else 0)
+        after = reader.usage_report(*q2)  # right after the commit: the statement's answer
+        assert reader._usage_rollup is built and after.groups["telegram"].input_tokens == telegram
         assert_matches(after, path)
+        again = reader.usage_report(*q2)  # no commit since: the rebuilt rollup's
+        assert reader._usage_rollup is not built and again.groups["telegram"].input_tokens == telegram
+        assert_matches(again, path)
         assert_matches(reader.usage_report(*q1), path)
     peer.close()

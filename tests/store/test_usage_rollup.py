@@ -178,7 +178,8 @@ def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[
 
 def test_a_write_between_two_questions_is_seen(store: SessionDB, clock: Clock, db_path: Path) -> None:
     """A commit by another connection (a new `data_version` on the usage connection) or by this
-    store's own writer rebuilds the rollup before the next answer."""
+    store's own writer is in the next answer: the statement's right after it, the rebuilt
+    rollup's from the question after that."""
     session(store, clock, "a", [(at(2025, 3, 1, 10), {"input_tokens": 100})], end=at(2025, 3, 1, 12))
     q1 = ("day", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "Europe/Berlin")
     q2 = ("week", None, dt.date(2025, 2, 1), dt.date(2025, 5, 1), "Europe/Berlin")
@@ -190,10 +191,15 @@ def test_a_write_between_two_questions_is_seen(store: SessionDB, clock: Clock, d
         session(
             store, clock, "b", [(at(2025, 4, 2, 23, 30), {"input_tokens": 50})], end=at(2025, 4, 3, 0, 30)
         )
+        # right after the commit: the statement's answer (the rollup is not rebuilt for it) ...
         rep = reader.usage_report(*q2)
+        assert rep.total.input_tokens == 150 and reader._usage_rollup is built
+        assert_matches(rep, db_path)
+        # ... and the next question, with no commit in between, rebuilds it
+        rep = reader.usage_report(*q1)
         assert rep.total.input_tokens == 150 and reader._usage_rollup is not built
         assert_matches(rep, db_path)
-        assert_matches(reader.usage_report(*q1), db_path)
+        assert_matches(reader.usage_report(*q2), db_path)
     # this store's own writes (another of its connections) are seen by its usage connection too
     assert store.usage_report(*q1).total.input_tokens == 150
     store.update_token_counts("a", input_tokens=7, api_call_count=1)
@@ -230,6 +236,10 @@ def test_one_rollup_serves_every_thread(store: SessionDB, clock: Clock, db_path:
         assert answers == [100, 100, 100] and len(builds) == 1
         store.update_token_counts("a", input_tokens=1, api_call_count=1)
         t = threading.Thread(target=ask, args=("day",))
+        t.start()
+        t.join()
+        assert answers[-1] == 101 and len(builds) == 1  # right after a commit: the statement
+        t = threading.Thread(target=ask, args=("week",))
         t.start()
         t.join()
         assert answers[-1] == 101 and len(builds) == 2
