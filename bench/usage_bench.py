@@ -2,8 +2,8 @@
 
     nice -n 10 python3 bench/legacy_build.py --size wide --out /work/bench-data/usage/wide-legacy.db
     .venv/bin/python bench/usage_bench.py --legacy /work/bench-data/usage/wide-legacy.db \
-        --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--cold] [--drop-caches] \
-        [--json bench/results/usage-1m-<date>.json] [--base-tree /work/wt/live-base [--rounds 3]]
+        --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--writes 3] [--cold] \
+        [--drop-caches] [--json bench/results/usage-1m-<date>.json] [--base-tree /work/wt/base [--rounds 3]]
 
 **The store.** `legacy_build.py --size wide` writes the `wide` corpus (1M messages, ~100k sessions
 of median 7 messages, 180 days ending 2025-06-01) through hermes-agent 0.19.0's own `SessionDB`
@@ -25,12 +25,20 @@ SQL on the copy (no index, no schema change):
 
 **What is timed** (`SessionDB(read_only=True)`, as the browser opens a file): the reports the
 Usage screen and `hermes-tui sessions usage` ask for (`usage_report` by day/week/month, stacked
-by nothing/model/source, over 7/30/90 days and all), the costliest sessions of 30 days, the
-accounting check and a page of its sessions, the budget. "Now" is the corpus' last minute; the
-zone Europe/Berlin (the 180 days hold both DST changes). Warm: one call first, then `--reps`
-calls: p50 and max of the wall time, p50 of the process' CPU time (steadier on a shared
-machine). `--cold`: each case once more in a fresh interpreter (its first call;
-`--drop-caches`, root: the page cache dropped before each, else the file is in the OS cache).
+by nothing/model/source, over the last 7/30/90 local days and all, as `last_days_start` and an
+open end give them; one more from 90×24 hours before now to now, ends that are not local
+midnights, as `--since DATE THH:MM` asks), the costliest sessions of 30 days, the accounting
+check and a page of its sessions, the budget. "Now" is the corpus' last minute; the zone
+Europe/Berlin (the 180 days hold both DST changes). Warm: each case once first (`first_ms`),
+then `--reps` rounds of every case in turn, so no question follows itself and whatever a store
+keeps between questions serves different ones: p50 and max of the wall time, p50 of the
+process' CPU time (steadier on a shared machine). `--writes N`: on a scratch copy of the file
+(removed at the end), N times each of three reports right after a commit of another
+connection (`append_usage`: a session and its usage row through `SessionDB.
+update_token_counts`), then the question after it (no commit between); RSS before and after
+the warm rounds (`memory`). `--cold`: each case once more in a fresh interpreter (its first
+call; `--drop-caches`, root: the page cache dropped before each, else the file is in the OS
+cache).
 
 `--base-tree DIR`: the same warm cases with the code of another checkout (`hermes_tui` imported
 from DIR: the commit before a change), side by side: `--rounds` fresh processes each, this tree's
