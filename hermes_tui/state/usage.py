@@ -35,7 +35,7 @@ from typing import Any, cast
 import apsw
 
 from .core import _Core
-from .errors import InvalidArgument
+from .errors import InvalidArgument, StoreError
 from .text import TS_MAX, num_sql, read_rows, ts_sql
 from .usage_model import (
     CHECK_KINDS,
@@ -163,7 +163,8 @@ class UsageMixin(_Core):
         has only its threads' connections."""
         if str(self.db_path) in ("", ":memory:"):
             return self._conn()
-        self._conn()  # raises once the store is closed
+        if self._closed:
+            raise StoreError("the store is closed")
         conn = self._usage_connection
         if conn is None:
             conn = self._usage_connection = self._new_connection()
