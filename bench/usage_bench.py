@@ -237,9 +237,13 @@ def append_usage(path: Path, now: float, n: int) -> str:
             return now
 
     sid = f"bench-write-{os.getpid()}-{n}"
-    real, sessions_module.time = sessions_module.time, Clock()  # type: ignore[assignment]
+    patch = hasattr(sessions_module, "time")  # (later trees stamp with `SessionDB.clock` instead)
+    real = getattr(sessions_module, "time", None)
+    if patch:
+        sessions_module.time = Clock()  # type: ignore[assignment]
     try:
         with SessionDB(path, migrate=False) as w:
+            w.clock = lambda: now  # type: ignore[attr-defined,method-assign]
             w.create_session(sid, "cli", model="anthropic/claude-sonnet-4")
             w.update_token_counts(
                 sid,
@@ -252,7 +256,8 @@ def append_usage(path: Path, now: float, n: int) -> str:
                 cost_status="estimated",
             )
     finally:
-        sessions_module.time = real
+        if patch:
+            sessions_module.time = real
     return sid
 
 
