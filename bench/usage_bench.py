@@ -357,6 +357,30 @@ def warm(
     return {"cases": rows + after, "memory": mem}
 
 
+def rollup_memory(path: Path) -> dict[str, Any]:
+    """What the day rollup holds (`tracemalloc`: Python's allocations, not SQLite's page cache)
+    once built by a report of the whole history, and its peak while being built."""
+    import tracemalloc
+
+    from hermes_tui.state import SessionDB
+
+    with SessionDB(path, read_only=True) as db:
+        now = now_of(db)
+        call(db, "usage_report", {"by": "day", "group": None, "days": 7}, now)  # the connection, warm
+        tracemalloc.start()
+        call(db, "usage_report", {"by": "day", "group": "model", "days": None}, now)
+        held, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        roll = db._usage_rollup
+        return {
+            "held_mb": held / 1e6,
+            "peak_mb": peak / 1e6,
+            "session_ids": roll.size(),
+            "days": len(roll.days),
+            "cells": sum(len(d) for d in roll.days),
+        }
+
+
 def git_head(tree: Path) -> str:
     proc = subprocess.run(
         ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
@@ -483,6 +507,7 @@ def main() -> int:
         "--writes", type=int, default=0, help="time each AFTER_WRITE case this often right after a commit"
     )
     ap.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--rollup-memory", action="store_true", help="only: the day rollup's memory (this tree)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--warm-child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
@@ -511,6 +536,12 @@ def main() -> int:
         "file_mb": path.stat().st_size / 1e6,
         "tz": TZ,
     }
+    if args.rollup_memory:
+        res["rollup_memory"] = rollup_memory(path)
+        print(json.dumps(res["rollup_memory"]))
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        return 0
     scratch = None
     if args.writes:  # the writes go to a copy (the prepared file stays as it is), removed at the end
         scratch = args.workdir / f"{path.stem}-scratch.db"
