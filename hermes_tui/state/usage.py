@@ -93,6 +93,8 @@ _MMAP_BYTES = 1 << 34
 #: A report over more days than this, with local midnights for ends, builds the day rollup when
 #: none holds (a shorter one — a week, a month, a budget — is cheaper as one statement).
 _ROLLUP_MIN_DAYS = 31
+#: The most days the rollup holds (30 years; `_build_rollup`).
+_ROLLUP_MAX_DAYS = 10_958
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
@@ -513,13 +515,17 @@ class UsageMixin(_Core):
         """One statement: every usage row and residual split at local midnights, summed per day
         and key, with the sessions of each (`usage_rollup`). Its days run from the one holding
         the first usage to a month past the later of now and the last usage (so an open range
-        asked later stays inside); None for a store without dated usage."""
+        asked later stays inside), and span at most `_ROLLUP_MAX_DAYS` up to a year past now (a
+        date far off, such as a clock's error, is then outside: a range reaching it is one
+        statement); None for a store without dated usage."""
         found = self.usage_bounds()
         if found is None:
             return None
-        last = local_date(max(found[1], time.time() if now is None else now), zone) + dt.timedelta(days=7)
-        lo = midnight(local_date(found[0], zone), zone)
-        hi = midnight(next_start(period_start(last, "month"), "month"), zone)
+        now = time.time() if now is None else now
+        last = local_date(min(max(found[1], now), now + 366 * 86400.0), zone) + dt.timedelta(days=7)
+        end = next_start(period_start(last, "month"), "month")
+        lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
+        hi = midnight(end, zone)
         rng = _Range(lo, hi, spans(lo, hi, "day", zone))
         sql, params = self._pieces_sql("key", rng, every=True)
         sql += f"""

@@ -255,3 +255,20 @@ def test_a_store_without_dated_usage_and_short_ranges_answer_by_one_statement(
     session(store, clock, "a", [(at(2025, 3, 1, 10), {"input_tokens": 100})])
     short = store.usage_report("day", None, dt.date(2025, 3, 1), dt.date(2025, 3, 31), "UTC")
     assert short.total.input_tokens == 100 and store._usage_rollup is None
+
+
+def test_a_date_far_off_keeps_the_rollup_small(store: SessionDB, clock: Clock, db_path: Path) -> None:
+    """A usage row stamped in the year 2900 (a clock's error): the rollup holds at most 30 years
+    up to a year past now; a range inside them is its answer, one reaching the far date is the
+    statement's, and both equal the direct sums."""
+    session(store, clock, "a", [(at(2025, 3, 1, 10), {"input_tokens": 100})], end=at(2025, 3, 1, 12))
+    session(store, clock, "far", [(at(2900, 1, 1, 10), {"input_tokens": 7})])
+    now = at(2025, 6, 1)
+    with SessionDB(db_path, read_only=True) as reader:
+        rep = reader.usage_report("week", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "UTC", now)
+        roll = reader._usage_rollup
+        assert roll is not None and len(roll.days) < 11_000 and rep.total.input_tokens == 100
+        assert_matches(rep, db_path)
+        far = reader.usage_report("month", None, dt.date(2899, 11, 1), dt.date(2900, 3, 1), "UTC", now)
+        assert far.total.input_tokens == 7 and reader._usage_rollup is roll
+        assert_matches(far, db_path)
