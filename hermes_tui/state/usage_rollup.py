@@ -6,8 +6,9 @@ sessions distinct per cell, period, group and in all: four sorts of ~164k pieces
 (300–650 ms). Every period of a report is a run of whole local days, and the attribution rule's
 split telescopes — a row's part in a period whose bounds are local midnights is exactly the sum
 of its parts in the period's days (counts by cumulative truncation add up exactly; costs up to
-float rounding, ~1e-16 relative) — so any report whose ends are local midnights is answered
-from the days: figures added, sessions by set unions (ids are the sessions' rowids).
+float rounding, ~1e-16 relative) — so a report's whole days are answered from the rollup:
+figures added, sessions by set unions (ids are the sessions' rowids). A range whose ends are not
+local midnights has its partial first and last days read for the question (`usage.py`).
 
 One subtlety of the rule: a row that ends exactly at a period's start (its `last_seen` on a
 midnight) counts its session in that period although its part there is zero — unless the range
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .usage_model import ZERO, UsageFigures, add_all
@@ -123,7 +124,7 @@ class DayRollup:
             per = {k: f for (k, _g), f in cells.items()}
             per_sids = {k: s for (k, _g), s in sids.items()}
             total_sids: set[int] = set().union(*per_sids.values()) if per_sids else set()
-            total = replace_sessions(add_all(per.values()), len(total_sids))
+            total = _with_sessions(add_all(per.values()), len(total_sids))
             return cells, per, ({"": total} if cells else {}), total
         by_k: dict[int, set[int]] = {}
         by_g: dict[str, set[int]] = {}
@@ -134,10 +135,10 @@ class DayRollup:
             by_g.setdefault(g, set()).update(s)
             per_f[k] = per_f.get(k, ZERO) + cells[(k, g)]
             grp_f[g] = grp_f.get(g, ZERO) + cells[(k, g)]
-        per = {k: replace_sessions(f, len(by_k[k])) for k, f in per_f.items()}
-        groups = {g: replace_sessions(f, len(by_g[g])) for g, f in grp_f.items()}
+        per = {k: _with_sessions(f, len(by_k[k])) for k, f in per_f.items()}
+        groups = {g: _with_sessions(f, len(by_g[g])) for g, f in grp_f.items()}
         everyone: set[int] = set().union(*by_k.values()) if by_k else set()
-        return cells, per, groups, replace_sessions(add_all(per.values()), len(everyone))
+        return cells, per, groups, _with_sessions(add_all(per.values()), len(everyone))
 
     def size(self) -> int:
         """The session ids held (what the rollup's memory grows with)."""
@@ -149,18 +150,8 @@ def _figures(acc: list[float], sessions: int) -> UsageFigures:
     return UsageFigures(i, o, cr, cw, rs, calls, float(acc[6]), float(acc[7]), sessions)
 
 
-def replace_sessions(f: UsageFigures, sessions: int) -> UsageFigures:
-    return UsageFigures(
-        f.input_tokens,
-        f.output_tokens,
-        f.cache_read_tokens,
-        f.cache_write_tokens,
-        f.reasoning_tokens,
-        f.api_calls,
-        f.actual_cost_usd,
-        f.estimated_cost_usd,
-        sessions,
-    )
+def _with_sessions(f: UsageFigures, sessions: int) -> UsageFigures:
+    return replace(f, sessions=sessions)
 
 
 def json_ids(text: Any) -> tuple[int, ...]:
