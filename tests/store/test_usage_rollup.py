@@ -7,10 +7,12 @@ every thread."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import tempfile
 import threading
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -59,11 +61,19 @@ _RANGE = st.tuples(
 )
 
 
+def _stamping(clk: Clock) -> AbstractContextManager[Any]:
+    """The store's writes stamped with `clk`: here through the sessions module's `time`; a tree
+    where `SessionDB.clock` stamps them has `session()` set it, and nothing to patch."""
+    if hasattr(sessions_module, "time"):
+        return mock.patch.object(sessions_module, "time", clk)
+    return contextlib.nullcontext()
+
+
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+def clock() -> Iterator[Clock]:
     c = Clock()
-    monkeypatch.setattr(sessions_module, "time", c)
-    return c
+    with _stamping(c):
+        yield c
 
 
 @pytest.fixture
@@ -151,7 +161,7 @@ def _same(a: Any, b: Any) -> None:
 def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[Any], tz: str) -> None:
     zone = ZoneInfo(tz)
     clk = Clock()
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(sessions_module, "time", clk):
+    with tempfile.TemporaryDirectory() as tmp, _stamping(clk):
         path = Path(tmp) / "state.db"
         with SessionDB(path) as db:
             _write(db, clk, sessions, zone)
