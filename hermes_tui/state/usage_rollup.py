@@ -1,0 +1,159 @@
+"""The day rollup behind `usage_report`: one store's usage per local day and per (model, source,
+provider, task), built by one statement and kept until anyone commits.
+
+Why: a report over 90 days or the whole history reads every usage row of its range and counts
+sessions distinct per cell, period, group and in all: four sorts of ~164k pieces at 1M messages
+(300–650 ms). Every period of a report is a run of whole local days, and the attribution rule's
+split telescopes — a row's part in a period whose bounds are local midnights is exactly the sum
+of its parts in the period's days (counts by cumulative truncation add up exactly; costs up to
+float rounding, ~1e-16 relative) — so a report's whole days are answered from the rollup:
+figures added, sessions by set unions (ids are the sessions' rowids). A range whose ends are not
+local midnights has its partial first and last days read for the question (`usage.py`).
+
+One subtlety of the rule: a row that ends exactly at a period's start (its `last_seen` on a
+midnight) counts its session in that period although its part there is zero — unless the range
+starts there. Each day therefore keeps those sessions apart (`edge`), used unless the day is the
+first of the asked range.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .usage_model import ZERO, UsageFigures, add_all
+from .usage_time import UsagePeriod
+
+#: A cell key: (model, source, provider, task), each as the report names a group ('' for NULL).
+Key = tuple[str, str, str, str]
+#: The group a report stacks by → its place in `Key`.
+KEY_INDEX = {"model": 0, "source": 1, "provider": 2, "task": 3}
+
+
+@dataclass
+class DayCell:
+    """One day's usage of one key: the 6 counts and 2 costs of `UsageFigures` in its field
+    order, the sessions with a part in the day (`sids`) and those whose only part there is the
+    zero part of a row ending at the day's start (`edge`)."""
+
+    sums: tuple[float, ...]
+    sids: tuple[int, ...]
+    edge: tuple[int, ...]
+
+
+@dataclass
+class DayRollup:
+    """The days `[bounds[0], bounds[-1])` of `zone` (`bounds`: their local midnights), each a
+    dict of `DayCell` by key; `t_min`/`t_max`: the earliest start and latest end of any usage
+    (outside the days a range is empty only when no usage reaches there). `version`: what
+    the connection's `PRAGMA data_version` and `total_changes` were when it was built."""
+
+    zone: dt.tzinfo
+    version: tuple[int, int]
+    bounds: list[float]
+    days: list[dict[Key, DayCell]]
+    t_min: float | None
+    t_max: float | None
+    owner: Any = None  # the connection whose `version` it is
+    index: dict[float, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.index = {b: i for i, b in enumerate(self.bounds)}
+
+    def answers(self, since: float, until: float) -> bool:
+        """Whether `[since, until)` (both local midnights of `zone`) can be answered: the part
+        inside the days from them, the parts outside only if no usage reaches there."""
+        lo, hi = self.bounds[0], self.bounds[-1]
+        if since < lo and self.t_min is not None and self.t_min < min(lo, until):
+            return False
+        if until > hi and self.t_max is not None and self.t_max >= max(hi, since):
+            return False
+        inside = (max(since, lo), min(until, hi))
+        return inside[0] >= inside[1] or all(b in self.index for b in inside)
+
+    def report(
+        self,
+        spans: list[UsagePeriod],
+        group: str | None,
+        middle: tuple[float, float],
+        edges: list[tuple[int, dict[Key, DayCell]]],
+    ) -> tuple[
+        dict[tuple[int, str], UsageFigures], dict[int, UsageFigures], dict[str, UsageFigures], UsageFigures
+    ]:
+        """(cells, period totals, groups, total) of `usage_report` over `spans`, stacked by
+        `group`: the days of `middle` (local midnights, a range that `answers`) from the
+        rollup, and `edges` (period index, cells): the parts of the range before and after
+        them (each inside one period, the same one for a range inside a period), read for
+        this question."""
+        gi = KEY_INDEX.get(group or "")
+        since = spans[0].lo
+        lo, hi = max(self.bounds[0], middle[0]), min(self.bounds[-1], middle[1])
+        sums: dict[tuple[int, str], list[float]] = {}
+        sids: dict[tuple[int, str], set[int]] = {}
+
+        def add(k: int, key: Key, cell: DayCell, use_edge: bool) -> None:
+            if not cell.sids and not (use_edge and cell.edge):
+                return
+            ck = (k, "" if gi is None else key[gi])
+            acc = sums.get(ck)
+            if acc is None:
+                sums[ck] = list(cell.sums)
+                sids[ck] = set(cell.sids)
+            else:
+                for j, v in enumerate(cell.sums):
+                    acc[j] += v
+                sids[ck].update(cell.sids)
+            if use_edge and cell.edge:
+                sids[ck].update(cell.edge)
+
+        for k, part in edges:
+            for key, cell in part.items():
+                add(k, key, cell, False)
+        for p in spans:
+            a, b = max(p.lo, lo), min(p.hi, hi)
+            if a >= b:
+                continue
+            for d in range(self.index[a], self.index[b]):
+                use_edge = self.bounds[d] > since  # (not on the range's first day: see the module)
+                for key, cell in self.days[d].items():
+                    add(p.index, key, cell, use_edge)
+        cells = {ck: _figures(acc, len(sids[ck])) for ck, acc in sums.items()}
+        if group is None:
+            per = {k: f for (k, _g), f in cells.items()}
+            per_sids = {k: s for (k, _g), s in sids.items()}
+            total_sids: set[int] = set().union(*per_sids.values()) if per_sids else set()
+            total = _with_sessions(add_all(per.values()), len(total_sids))
+            return cells, per, ({"": total} if cells else {}), total
+        by_k: dict[int, set[int]] = {}
+        by_g: dict[str, set[int]] = {}
+        per_f: dict[int, UsageFigures] = {}
+        grp_f: dict[str, UsageFigures] = {}
+        for (k, g), s in sids.items():
+            by_k.setdefault(k, set()).update(s)
+            by_g.setdefault(g, set()).update(s)
+            per_f[k] = per_f.get(k, ZERO) + cells[(k, g)]
+            grp_f[g] = grp_f.get(g, ZERO) + cells[(k, g)]
+        per = {k: _with_sessions(f, len(by_k[k])) for k, f in per_f.items()}
+        groups = {g: _with_sessions(f, len(by_g[g])) for g, f in grp_f.items()}
+        everyone: set[int] = set().union(*by_k.values()) if by_k else set()
+        return cells, per, groups, _with_sessions(add_all(per.values()), len(everyone))
+
+    def size(self) -> int:
+        """The session ids held (what the rollup's memory grows with)."""
+        return sum(len(c.sids) + len(c.edge) for day in self.days for c in day.values())
+
+
+def _figures(acc: list[float], sessions: int) -> UsageFigures:
+    i, o, cr, cw, rs, calls = (int(v) for v in acc[:6])
+    return UsageFigures(i, o, cr, cw, rs, calls, float(acc[6]), float(acc[7]), sessions)
+
+
+def _with_sessions(f: UsageFigures, sessions: int) -> UsageFigures:
+    return replace(f, sessions=sessions)
+
+
+def json_ids(text: Any) -> tuple[int, ...]:
+    """The ids of a `json_group_array` of integers."""
+    return tuple(json.loads(text)) if text else ()
