@@ -7,12 +7,10 @@ every thread."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -22,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-import hermes_tui.state.sessions as sessions_module
 import hermes_tui.state.usage as usage_module
 from hermes_tui.state import SessionDB
 from hermes_tui.state.usage_time import resolve_tz
@@ -61,19 +58,10 @@ _RANGE = st.tuples(
 )
 
 
-def _stamping(clk: Clock) -> AbstractContextManager[Any]:
-    """The store's writes stamped with `clk`: here through the sessions module's `time`; a tree
-    where `SessionDB.clock` stamps them has `session()` set it, and nothing to patch."""
-    if hasattr(sessions_module, "time"):
-        return mock.patch.object(sessions_module, "time", clk)
-    return contextlib.nullcontext()
-
-
 @pytest.fixture
-def clock() -> Iterator[Clock]:
-    c = Clock()
-    with _stamping(c):
-        yield c
+def clock() -> Clock:
+    """The time the store stamps (`session()` sets `db.clock` to it)."""
+    return Clock()
 
 
 @pytest.fixture
@@ -161,7 +149,7 @@ def _same(a: Any, b: Any) -> None:
 def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[Any], tz: str) -> None:
     zone = ZoneInfo(tz)
     clk = Clock()
-    with tempfile.TemporaryDirectory() as tmp, _stamping(clk):
+    with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.db"
         with SessionDB(path) as db:
             _write(db, clk, sessions, zone)
