@@ -36,6 +36,7 @@ from typing import Any, overload
 from rich.text import Text
 
 from hermes_tui.app.header_text import HeaderFacts, stores_header
+from hermes_tui.app.usage_view import UsageSource
 from hermes_tui.state import (
     FederatedSearch,
     Federation,
@@ -435,6 +436,11 @@ class BrowserStores:
         """The info line over the stores (each profile's sessions, a badge per store that failed)
         and its tooltip (the failures' reasons)."""
         return stores_header(facts.ready, facts.counts, self._read_only, len(self.opening), self.failed)
+
+    def usage_source(self) -> UsageSource | None:
+        """What the Usage screen reads: every open store, added up (None when none is open)."""
+        profiles = tuple(self.profiles)
+        return UsageSource(fed=self.fed, profiles=profiles) if profiles else None
 
     def _read_only(self, profile: str) -> bool:
         ref = self.ref(profile)

@@ -68,8 +68,8 @@ def test_one_stores_first_paint_is_its_next_order_only(tmp_path: Path) -> None:
 def test_the_scope_answers_one_store_and_several_alike(tmp_path: Path) -> None:
     """What the screen asks of `MainScreen.scope` instead of branching on `stores is None` (the
     profile shown, the store that wrote a file, a read on each store, the title rows of a
-    filter): one store answers as a federation of one, its profile None; several with each
-    store's own profile."""
+    filter, what the Usage screen reads): one store answers as a federation of one, its profile
+    None; several with each store's own profile."""
     home = build_home(tmp_path / "home", broken=False)
     one_db = SessionDB(store_path(home, "work"))
     one = OneStore(one_db)
@@ -101,6 +101,12 @@ def test_the_scope_answers_one_store_and_several_alike(tmp_path: Path) -> None:
             (r["profile"], r["id"]) for r in several.title_rows(DEFAULT_FILTER, None, 2)
         ]
         assert OneStore(None).title_rows(flt, None, 10) == []
+        usage = one.usage_source()
+        assert usage is not None and usage.db is one_db and not usage.federated
+        assert OneStore(None).usage_source() is None
+        usage = several.usage_source()
+        assert usage is not None and usage.fed is several.fed
+        assert usage.profiles == ("default", "work", "zeta")
     finally:
         several.close()
         one_db.close()
