@@ -31,7 +31,6 @@ idle list is not redrawn.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,11 +45,6 @@ FAST_S = 0.25
 SLOW_S = 1.0
 IDLE_INPUT_S = 30.0
 STATUS_EVERY_S = 60.0
-ERROR_BACKOFF_S = 2.0
-#: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
-#: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
-#: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
-SIGNAL_GAP_S = 0.04
 
 
 class _Store(Protocol):
@@ -59,72 +53,6 @@ class _Store(Protocol):
     def live_status(
         self, session_ids: Iterable[str], now: float | None = None
     ) -> dict[str, dict[str, Any]]: ...
-
-
-class _Wakeup:
-    """`threading.Event`'s `set`/`is_set`/`clear`/`wait`, and a `fileno()` readable once set (a
-    self-pipe), so one `select` waits for it and for the store's write signal together."""
-
-    def __init__(self) -> None:
-        self._flag = threading.Event()
-        self._lock = threading.Lock()
-        self._r, self._w = os.pipe()
-        os.set_blocking(self._r, False)
-        os.set_blocking(self._w, False)
-        self._closed = False
-
-    def fileno(self) -> int:
-        return self._r
-
-    def set(self) -> None:
-        self._flag.set()
-        with self._lock:  # never a write to a closed (maybe reused) descriptor
-            if self._closed:
-                return
-            try:
-                os.write(self._w, b"\0")
-            except BlockingIOError:  # the pipe is full: it is readable already
-                pass
-
-    def is_set(self) -> bool:
-        return self._flag.is_set()
-
-    def clear(self) -> None:
-        self._flag.clear()
-        with self._lock:
-            if self._closed:
-                return
-            try:
-                while os.read(self._r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
-
-    def wait(self, timeout: float) -> bool:
-        return self._flag.wait(timeout)
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                os.close(self._r)
-                os.close(self._w)
-
-
-class Stoppable:
-    """`stop()` and `stopped` of a follower's thread (`StoresFollower`): safe from any thread;
-    the stop wakes the thread, which then ends."""
-
-    _stop: threading.Event
-    _wake: Any
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
 
 
 @dataclass

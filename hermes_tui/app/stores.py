@@ -33,6 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from rich.text import Text
+
+from hermes_tui.app.header_text import HeaderFacts, stores_header
+from hermes_tui.app.usage_view import UsageSource
 from hermes_tui.state import (
     FederatedSearch,
     Federation,
@@ -403,6 +407,44 @@ class BrowserStores:
     def key(self, profile: str | None, session_id: Any) -> Any:
         """The list's key of a session: `(profile, id)`."""
         return (profile, session_id)
+
+    #: Over several stores a session's profile is shown (the transcript's title, the palette).
+    shows_profile = True
+
+    def db_at(self, path: Any) -> SessionDB | None:
+        """The open store whose file is ``path`` (None if none is)."""
+        return next((db for db in self.fed.dbs.values() if db.db_path == path), None)
+
+    def each(
+        self, fn: Callable[..., Any], profiles: Sequence[str] | None, *args: Any
+    ) -> list[tuple[str | None, Any]]:
+        """``fn(db, *args)`` on each store of ``profiles`` (None: every open store) in parallel
+        (worker thread): ``[(profile, answer)]`` in the stores' order; a store that fails is
+        left out."""
+        got = self.fed.map(fn, profiles, *args)
+        return [(p, got.values[p]) for p in self.profiles if p in got.values]
+
+    def title_rows(
+        self, flt: SessionFilter, profiles: Sequence[str] | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """The list rows (each with its ``profile``) of the first ``limit`` sessions of ``flt``
+        over ``profiles``' merged order, most recently active first (worker thread)."""
+        merged = self.fed.session_order(flt, order="last_active", profiles=profiles)
+        return self.list_rows(MergedKeys(merged)[:limit])
+
+    def header(self, facts: HeaderFacts) -> tuple[Text, str | None]:
+        """The info line over the stores (each profile's sessions, a badge per store that failed)
+        and its tooltip (the failures' reasons)."""
+        return stores_header(facts.ready, facts.counts, self._read_only, len(self.opening), self.failed)
+
+    def usage_source(self) -> UsageSource | None:
+        """What the Usage screen reads: every open store, added up (None when none is open)."""
+        profiles = tuple(self.profiles)
+        return UsageSource(fed=self.fed, profiles=profiles) if profiles else None
+
+    def _read_only(self, profile: str) -> bool:
+        ref = self.ref(profile)
+        return ref is not None and (ref.read_only or self.fed.read_only)
 
     def ref(self, profile: str) -> StoreRef | None:
         try:

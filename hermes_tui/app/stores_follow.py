@@ -21,6 +21,7 @@ one thread and one connection, as it always did.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -30,14 +31,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from hermes_tui.app.live_follow import (
-    ERROR_BACKOFF_S,
-    SIGNAL_GAP_S,
-    LiveFollower,
-    LiveUpdate,
-    Stoppable,
-    _Wakeup,
-)
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.state import Changes, SessionDB, write_signals
 
 #: Timer polls a second over all the stores together (each an unchanged `PRAGMA data_version`):
@@ -45,6 +39,12 @@ from hermes_tui.state import Changes, SessionDB, write_signals
 POLLS_PER_S = 200.0
 #: The longest sleep without a due poll (stores added meanwhile wake the thread anyway).
 MAX_SLEEP_S = 1.0
+#: A store whose poll failed is tried again this long after.
+ERROR_BACKOFF_S = 2.0
+#: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
+#: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
+#: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
+SIGNAL_GAP_S = 0.04
 
 #: A store's name in the follower: its profile, or None for the one store of a single-store
 #: browser (as `OneStore` names it).
@@ -68,6 +68,56 @@ def on_this_thread(db: Any) -> SubmitEach:
         return out
 
     return submit_each
+
+
+class _Wakeup:
+    """`threading.Event`'s `set`/`is_set`/`clear`/`wait`, and a `fileno()` readable once set (a
+    self-pipe), so one `select` waits for it and for the store's write signal together."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+        self._lock = threading.Lock()
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._r, False)
+        os.set_blocking(self._w, False)
+        self._closed = False
+
+    def fileno(self) -> int:
+        return self._r
+
+    def set(self) -> None:
+        self._flag.set()
+        with self._lock:  # never a write to a closed (maybe reused) descriptor
+            if self._closed:
+                return
+            try:
+                os.write(self._w, b"\0")
+            except BlockingIOError:  # the pipe is full: it is readable already
+                pass
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    def clear(self) -> None:
+        self._flag.clear()
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                while os.read(self._r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def wait(self, timeout: float) -> bool:
+        return self._flag.wait(timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._r)
+                os.close(self._w)
 
 
 class _StoreWake:
@@ -106,7 +156,7 @@ class _Followed:
     signalled_at: float = float("-inf")  # monotonic time of the last poll a write started
 
 
-class StoresFollower(Stoppable):
+class StoresFollower:
     """Follows several stores from one thread (`run`) until `stop()`; reports each store's
     `LiveUpdate` through `report(profile, update)`.
 
@@ -149,6 +199,15 @@ class StoresFollower(Stoppable):
         self.has_signal = False  # a store's directory is watched (writes wake its polls)
 
     # ------------------------------------------------------------------ from the UI thread
+    def stop(self) -> None:
+        """Safe from any thread: the stop wakes the thread, which then ends."""
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
     def add(self, profile: Profile, db: Any) -> None:
         """Follow `profile`'s store too (its first poll is due at once)."""
         with self._lock:

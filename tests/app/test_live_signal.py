@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from hermes_tui.app.live_follow import SIGNAL_GAP_S, LiveUpdate
-from hermes_tui.app.stores_follow import follow_one
+from hermes_tui.app.live_follow import LiveUpdate
+from hermes_tui.app.stores_follow import SIGNAL_GAP_S, follow_one
 from hermes_tui.state import SessionDB
 from hermes_tui.state.write_signal import write_signal
 from tests._wait import WAIT_S, pilot_until, wait_until

@@ -8,7 +8,10 @@ from pathlib import Path
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, bar_filter, ordered_ids
 from hermes_tui.app.controllers.search_source import OneStore, order_source
 from hermes_tui.app.list_views import DEFAULT_FILTER
-from hermes_tui.state import SessionDB
+from hermes_tui.app.stores import BrowserStores, StoreChoice
+from hermes_tui.state import SessionDB, SessionFilter
+
+from ._profiles import LAYOUT, build_home, expected_order, store_path
 
 
 def _store(tmp_path: Path) -> SessionDB:
@@ -60,3 +63,50 @@ def test_one_stores_first_paint_is_its_next_order_only(tmp_path: Path) -> None:
     assert "handover" in whole.extra
     (again,) = list(one.orders(DEFAULT_FILTER, "last_active", None, None, 100))
     assert sorted(again.keys) == ["a", "b", "c"] and "handover" not in again.extra
+
+
+def test_the_scope_answers_one_store_and_several_alike(tmp_path: Path) -> None:
+    """What the screen asks of `MainScreen.scope` instead of branching on `stores is None` (the
+    profile shown, the store that wrote a file, a read on each store, the title rows of a
+    filter, what the Usage screen reads): one store answers as a federation of one, its profile
+    None; several with each store's own profile."""
+    home = build_home(tmp_path / "home", broken=False)
+    one_db = SessionDB(store_path(home, "work"))
+    one = OneStore(one_db)
+    several = BrowserStores.open(StoreChoice(all_profiles=True, home=home))
+    try:
+        assert one.shows_profile is False and several.shows_profile is True
+        assert one.db_at(one_db.db_path) is one_db and one.db_at(store_path(home, "zeta")) is None
+        assert OneStore(None).db_at(one_db.db_path) is None
+        zeta = several.db_at(store_path(home, "zeta"))
+        assert zeta is several.db_for("zeta") and zeta is not None
+        assert several.db_at(tmp_path / "elsewhere.db") is None
+
+        def ids(db: SessionDB) -> list[str]:
+            return sorted(r["id"] for r in db.list_rows(db.session_order(DEFAULT_FILTER).ids))
+
+        assert one.each(ids, None) == [(None, ["s-shared", "w-2", "w-3"])]
+        assert dict(several.each(ids, None)) == {
+            p: sorted(s for s, _t, _m in LAYOUT[p]) for p in ("default", "work", "zeta")
+        }
+        assert several.each(ids, ("zeta",)) == [("zeta", ["z-1"])]
+
+        flt = SessionFilter(text="two")
+        assert [r["id"] for r in one.title_rows(flt, None, 10)] == ["w-2"]
+        rows = several.title_rows(flt, None, 10)
+        assert [(r["profile"], r["id"]) for r in rows] == [("default", "d-2"), ("work", "w-2")]
+        assert [r["id"] for r in several.title_rows(flt, ("default",), 10)] == ["d-2"]
+        assert len(several.title_rows(DEFAULT_FILTER, None, 2)) == 2
+        assert expected_order(home)[:2] == [
+            (r["profile"], r["id"]) for r in several.title_rows(DEFAULT_FILTER, None, 2)
+        ]
+        assert OneStore(None).title_rows(flt, None, 10) == []
+        usage = one.usage_source()
+        assert usage is not None and usage.db is one_db and not usage.federated
+        assert OneStore(None).usage_source() is None
+        usage = several.usage_source()
+        assert usage is not None and usage.fed is several.fed
+        assert usage.profiles == ("default", "work", "zeta")
+    finally:
+        several.close()
+        one_db.close()

@@ -41,6 +41,15 @@ def list_keys(sessions: SessionList) -> list[Any]:
     return [sessions.key_at(i) for i in range(sessions.total)]
 
 
+async def six_listed(pilot: Any, app: HermesApp) -> tuple[MainScreen, SessionList]:
+    """The main screen once the three good stores' six sessions are listed."""
+    await settle(pilot, 3)
+    screen = app.screen
+    assert isinstance(screen, MainScreen)
+    await pilot_until(pilot, lambda: screen.session_list.total == 6, "the six sessions listed")
+    return screen, screen.session_list
+
+
 # ---------------------------------------------------------------------- list, badges, columns
 async def test_merged_list_profile_column_and_badges(tmp_path: Path) -> None:
     home = build_home(tmp_path / "hermes")
@@ -956,3 +965,33 @@ async def test_a_store_late_for_the_first_merge_that_answers_before_the_screen_l
         await pilot_until(pilot, lambda: sessions.total == 6, "the six sessions listed")
         assert told.is_set()
         assert list(sessions._ids) == expected_order(home)
+
+
+async def test_u_undoes_a_delete_in_the_store_that_wrote_it(tmp_path: Path) -> None:
+    """`u` restores a trash entry in the store it was written to (`scope.db_at`), whichever
+    profile's row has the cursor by then."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen, sessions = await six_listed(pilot, app)
+        sessions.focus()
+        sessions.cursor = list(sessions._ids).index(("zeta", "z-1"))
+        await settle(pilot, 2)
+        await pilot.press("D")
+        await pilot_until(pilot, lambda: not isinstance(app.screen, MainScreen), "the delete dialog")
+        await pilot.press("ctrl+d")
+        await pilot_until(pilot, lambda: sessions.total == 5, "z-1 deleted")
+        with SessionDB(store_path(home, "zeta"), read_only=True, migrate=False) as db:
+            assert db.session_order().ids == []
+        sessions.cursor = list(sessions._ids).index(("work", "w-2"))
+        await settle(pilot, 2)
+        assert screen.db is not None and screen.db.db_path == store_path(home, "work")
+        await pilot.press("u")
+        await pilot_until(pilot, lambda: sessions.total == 6, "z-1 restored")
+        messages = [str(n.message) for n in app._notifications]
+        assert any("Restored 1 session" in m for m in messages), messages
+    with SessionDB(store_path(home, "zeta"), read_only=True, migrate=False) as db:
+        assert list(db.session_order().ids) == ["z-1"]
+    with SessionDB(store_path(home, "work"), read_only=True, migrate=False) as db:
+        assert sorted(db.session_order().ids) == ["s-shared", "w-2", "w-3"]
+        assert db.list_trash() == []

@@ -494,8 +494,8 @@ class Federation:
 
     def set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
         host, screen = self.host, self.screen
-        if profiles == host.profile_filter:
-            return
+        if host.stores is None or profiles == host.profile_filter:
+            return  # (no federation open: one store has no profile filter)
         host.profile_filter = profiles
         with screen.prevent(Select.Changed):
             select = screen.query_one("#filter-profile", Select)

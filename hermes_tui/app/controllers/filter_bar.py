@@ -23,7 +23,6 @@ from hermes_tui.app.controllers.ordering import (
 )
 from hermes_tui.app.list_views import view_of, with_order, with_view
 from hermes_tui.app.settings import ORDERS
-from hermes_tui.app.stores import BrowserStores
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import SessionFilter
 
@@ -65,7 +64,6 @@ class Profiles(Protocol):
 class FilterHost(ScreenHost, Protocol):
     """What `FilterBar` reads and sets of the main screen (besides Textual's own methods)."""
 
-    stores: BrowserStores | None
     state: str
     filter: SessionFilter
     order: str
@@ -109,9 +107,8 @@ class FilterBar:
         """A menu or the text box changed: the filter they show now (or the profiles')."""
         host, query = self.host, self.screen.query_one
         if control_id == "filter-profile":
-            if host.stores is not None:
-                profile = query("#filter-profile", Select).value
-                host.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
+            profile = query("#filter-profile", Select).value
+            host.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         days = query("#filter-date", Select).value
         self.days = days if isinstance(days, int) else None

@@ -111,9 +111,9 @@ class SessionLoaded(Message, namespace="main_screen"):
 class ModelsRead(Message, namespace="main_screen"):
     """The model filter's choices, read after first paint (worker → screen)."""
 
-    def __init__(self, db: SessionDB, models: list[str]) -> None:
+    def __init__(self, scope: Any, models: list[str]) -> None:
         super().__init__()
-        self.db = db
+        self.scope = scope  # the one store's `OneStore` (stale once `MainScreen.scope` is another)
         self.models = models
 
 

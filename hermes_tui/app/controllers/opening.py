@@ -109,8 +109,6 @@ class OpeningHost(ScreenHost, Protocol):
     state: str
     caps: dict[str, Any]
     db: SessionDB | None
-    _db: SessionDB | None
-    stores: BrowserStores | None
     filter: SessionFilter
     order: str
     active_only: bool
@@ -120,6 +118,9 @@ class OpeningHost(ScreenHost, Protocol):
 
     @property
     def one_store(self) -> OneStore: ...
+
+    @property
+    def scope(self) -> BrowserStores | OneStore: ...
 
     def reload_order(self, keep: Any = None, *, first_paint: bool = False) -> None: ...
 
@@ -184,21 +185,24 @@ class StoreOpening:
         one.first_paint(message.prefetched)  # from the head of its order (or the prefetch's)
         host.reload_order(first_paint=True)
         self._run(
-            partial(self._values_worker, db), "values", "read the model filter's choices", exclusive=False
+            partial(self._values_worker, one, db),
+            "values",
+            "read the model filter's choices",
+            exclusive=False,
         )
 
-    def _values_worker(self, db: SessionDB) -> None:
+    def _values_worker(self, one: OneStore, db: SessionDB) -> None:
         """The model menu's choices, then the first search's one-time scan (`prepare_search`)."""
         models = model_choices(db)
         if models is None:
             return
-        self.screen.post_message(ModelsRead(db, models))
+        self.screen.post_message(ModelsRead(one, models))
         prepare_search(db)
 
     def models_read(self, message: ModelsRead) -> None:
         host, screen = self.host, self.screen
-        if message.db is not host._db or host.stores is not None:
-            return  # another store opened meanwhile
+        if message.scope is not host.scope:
+            return  # another store (or several) opened meanwhile
         select = screen.query_one("#filter-model", Select)
         picked = select.value
         with screen.prevent(Select.Changed):

@@ -10,12 +10,16 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any, Protocol, cast
 
+from rich.text import Text
+
 from hermes_tui.app.controllers.ordering import ordered_ids
+from hermes_tui.app.header_text import HeaderFacts, store_header
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.prefetch import Prefetched, order_head
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.app.stores_follow import on_this_thread
+from hermes_tui.app.usage_view import UsageSource
 from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -67,6 +71,21 @@ class Scope(Protocol):
 
     def key(self, profile: str | None, session_id: Any) -> Any: ...
 
+    @property
+    def shows_profile(self) -> bool: ...
+
+    def db_at(self, path: Any) -> SessionDB | None: ...
+
+    def each(
+        self, fn: Callable[..., Any], profiles: Sequence[str] | None, *args: Any
+    ) -> list[tuple[str | None, Any]]: ...
+
+    def title_rows(
+        self, flt: SessionFilter, profiles: Sequence[str] | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+    def close(self) -> None: ...
+
 
 def order_source(scope: BrowserStores | OneStore) -> OrderSource | None:
     """The open stores, else the one open store, else None (nothing to order yet)."""
@@ -79,6 +98,8 @@ class OneStore:
     "profile" is None: the live follower follows it as a federation of one."""
 
     current: str | None = None  # (no profiles)
+    #: Its sessions' profile is not shown (the transcript's title, the palette's hits).
+    shows_profile = False
 
     def __init__(self, db: SessionDB | None) -> None:
         self.db = db
@@ -105,6 +126,39 @@ class OneStore:
 
     def key(self, profile: str | None, session_id: Any) -> Any:
         return session_id
+
+    def db_at(self, path: Any) -> SessionDB | None:
+        """The store whose file is ``path`` (the one store, or None)."""
+        return self.db if self.db is not None and self.db.db_path == path else None
+
+    def each(
+        self, fn: Callable[..., Any], profiles: Sequence[str] | None, *args: Any
+    ) -> list[tuple[str | None, Any]]:
+        """``fn(db, *args)`` on the one store (worker thread), as `BrowserStores.each` answers
+        for several: ``[(None, answer)]``; what the store raises is raised."""
+        return [(None, fn(self._open(), *args))]
+
+    def title_rows(
+        self, flt: SessionFilter, profiles: Sequence[str] | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """The list rows of the first ``limit`` sessions of ``flt``, most recently active first
+        (worker thread); none when no store is open."""
+        db = self.db
+        if db is None:
+            return []
+        return db.list_rows(db.session_order(flt, "last_active").ids[:limit])
+
+    def header(self, facts: HeaderFacts) -> tuple[Text, str | None]:
+        """The info line over the one store: its path, capabilities and count (no tooltip)."""
+        return store_header(facts.width, facts.caps, facts.path, facts.count), None
+
+    def usage_source(self) -> UsageSource | None:
+        """What the Usage screen reads: the one store (None when none is open)."""
+        return UsageSource(db=self.db) if self.db is not None else None
+
+    def close(self) -> None:
+        """Nothing: the one store's connection is closed by whoever opened it (the app, or the
+        next store's `Opening.opened`)."""
 
     def _open(self) -> SessionDB:
         assert self.db is not None, "no store is open"

@@ -534,8 +534,7 @@ class MainScreen(Screen[None]):
     # ------------------------------------------------------------------ live follow (`live.py`, `shown.py`)
     def on_unmount(self) -> None:
         self.federation.watch.stop()
-        if self.stores is not None:
-            self.stores.close()
+        self.scope.close()
 
     @on(events.Key)
     @on(events.MouseDown)
