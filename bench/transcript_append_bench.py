@@ -42,6 +42,7 @@ from textual.screen import Screen  # noqa: E402
 from textual.widget import Widget  # noqa: E402
 
 from hermes_tui.app.app import HermesApp  # noqa: E402
+from hermes_tui.app.controllers.messages import LiveSession  # noqa: E402
 from hermes_tui.app.screens.main import MainScreen  # noqa: E402
 from hermes_tui.app.widgets.transcript import TranscriptView, message_view  # noqa: E402
 
@@ -127,7 +128,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     message_view({**raw, "timestamp": time.time(), "session_id": args.session}, False)
                 )
                 next_id += 1
-            await screen._live_session(MainScreen.LiveSession(args.session, row, items, None))
+            await screen._live_session(LiveSession(args.session, row, items, None))
             await asyncio.sleep(args.every_s)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         out = {
