@@ -31,7 +31,6 @@ import datetime as dt
 import json
 import threading
 import time
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -56,7 +55,7 @@ from .usage_model import (
 from .usage_model import (
     ZERO as _ZERO,
 )
-from .usage_rollup import DayCell, DayRollup, DaySessions, Key, candidates, json_ids
+from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
 from .usage_time import (
     Period,
     TzLike,
@@ -573,8 +572,7 @@ class UsageMixin(_Core):
                 _add_cell(days[k], row)
                 costs[k].append((row[15], row[16]))
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        sessions = [_day_sessions(day, parts) for day, parts in zip(days, costs, strict=True)]
-        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, sessions)
+        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
 
     def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
         """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
@@ -879,23 +877,6 @@ _KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUM
 _SESSION_COSTS = """,
            json_group_array(sid) FILTER (WHERE NOT edge AND sid > 0),
            json_group_array(act + est) FILTER (WHERE NOT edge AND sid > 0)"""
-
-
-def _day_sessions(cells: dict[Key, DayCell], parts: list[tuple[Any, Any]]) -> DaySessions:
-    """A day's `DaySessions` from its cells and their (sessions, costs) of `_SESSION_COSTS`."""
-    acc: dict[int, float] = {}
-    for sids, costs in parts:
-        ids = json_ids(sids)
-        new = dict(zip(ids, json_ids(costs), strict=True))
-        if len(new) < len(ids):  # a session's two parts in one cell (two rows of one key)
-            new = {}
-            for sid, cost in zip(ids, json_ids(costs), strict=True):
-                new[sid] = new.get(sid, 0.0) + cost
-        for sid in acc.keys() & new.keys():
-            new[sid] += acc[sid]
-        acc.update(new)
-    edge = {sid for c in cells.values() for sid in c.edge if sid > 0 and sid not in acc}
-    return DaySessions(array("q", acc.keys()), array("d", acc.values()), array("q", sorted(edge)))
 
 
 def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:

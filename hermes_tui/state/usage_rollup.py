@@ -75,11 +75,24 @@ class DayRollup:
     t_min: float | None
     t_max: float | None
     owner: Any = None  # the connection whose `version` it is
-    sessions: list[DaySessions] = field(default_factory=list)  # per day, as `days`
+    #: Per day, as `days`: the (sessions, costs) JSON arrays of its cells' parts, as the build
+    #: read them, until the costliest sessions first need the day (`day_sessions`).
+    parts: list[list[tuple[Any, Any]]] = field(default_factory=list)
+    sessions: dict[int, DaySessions] = field(default_factory=dict)  # day → its sessions, once read
     index: dict[float, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.index = {b: i for i, b in enumerate(self.bounds)}
+
+    def day_sessions(self, d: int) -> DaySessions:
+        """Day `d`'s sessions and costs, read from its cells' parts the first time they are
+        needed (a rollup that answers only reports never pays for reading them)."""
+        day = self.sessions.get(d)
+        if day is None:
+            day = self.sessions[d] = _day_sessions(self.days[d], self.parts[d] if self.parts else [])
+            if self.parts:
+                self.parts[d] = []
+        return day
 
     def answers(self, since: float, until: float) -> bool:
         """Whether `[since, until)` (both local midnights of `zone`) can be answered: the part
@@ -168,7 +181,7 @@ class DayRollup:
         if lo >= hi:
             return acc
         for d in range(self.index[lo], self.index[hi]):
-            day = self.sessions[d]
+            day = self.day_sessions(d)
             new = dict(zip(day.sids, day.costs, strict=True))
             for sid in acc.keys() & new.keys():  # (a session across midnight: few)
                 new[sid] += acc[sid]
@@ -181,7 +194,26 @@ class DayRollup:
     def size(self) -> int:
         """The session ids held (what the rollup's memory grows with)."""
         cells = sum(len(c.sids) + len(c.edge) for day in self.days for c in day.values())
-        return cells + sum(len(d.sids) + len(d.edge) for d in self.sessions)
+        return cells + sum(len(d.sids) + len(d.edge) for d in self.sessions.values())
+
+
+def _day_sessions(cells: dict[Key, DayCell], parts: list[tuple[Any, Any]]) -> DaySessions:
+    """A day's `DaySessions` from its cells and their parts' (sessions, costs) JSON arrays (a
+    session's parts in one cell, two rows of one key, repeat it)."""
+    acc: dict[int, float] = {}
+    for sids, costs in parts:
+        ids = json_ids(sids)
+        values: list[float] = json.loads(costs) if costs else []
+        new = dict(zip(ids, values, strict=True))
+        if len(new) < len(ids):
+            new = {}
+            for sid, cost in zip(ids, values, strict=True):
+                new[sid] = new.get(sid, 0.0) + cost
+        for sid in acc.keys() & new.keys():
+            new[sid] += acc[sid]
+        acc.update(new)
+    edge = {sid for c in cells.values() for sid in c.edge if sid > 0 and sid not in acc}
+    return DaySessions(array("q", acc.keys()), array("d", acc.values()), array("q", sorted(edge)))
 
 
 def candidates(costs: dict[int, float], want: int) -> list[int]:
