@@ -362,7 +362,9 @@ def warm(
 
 def rollup_memory(path: Path) -> dict[str, Any]:
     """What the day rollup holds (`tracemalloc`: Python's allocations, not SQLite's page cache)
-    once built by a report of the whole history, and its peak while being built."""
+    once built by a report of the whole history, and its peak while being built; then once the
+    costliest sessions of the whole history have read every day's sessions and costs
+    (`sessions_*`: the rollup's share of the costliest sessions, where the tree has one)."""
     import tracemalloc
 
     from hermes_tui.state import SessionDB
@@ -373,17 +375,26 @@ def rollup_memory(path: Path) -> dict[str, Any]:
         tracemalloc.start()
         call(db, "usage_report", {"by": "day", "group": "model", "days": None}, now)
         held, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
         roll = db._usage_rollup
-        day_sessions = getattr(roll, "sessions", [])
-        return {
-            "day_session_entries": sum(len(d.sids) + len(d.edge) for d in day_sessions),
+        out = {
             "held_mb": held / 1e6,
             "peak_mb": peak / 1e6,
             "session_ids": roll.size(),
             "days": len(roll.days),
             "cells": sum(len(d) for d in roll.days),
         }
+        tracemalloc.reset_peak()
+        call(db, "usage_sessions", {"days": None, "limit": 10}, now)
+        held2, peak2 = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        days = getattr(roll, "sessions", {})
+        out |= {
+            "sessions_held_mb": held2 / 1e6,
+            "sessions_peak_mb": peak2 / 1e6,
+            "sessions_session_ids": roll.size(),
+            "day_session_entries": sum(len(d.sids) + len(d.edge) for d in days.values()),
+        }
+        return out
 
 
 def git_head(tree: Path) -> str:
