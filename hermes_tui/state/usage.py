@@ -20,7 +20,9 @@ to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside 
 A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
 and summed per day and key by one statement, kept until anyone commits), its partial first and
 last days by one statement each; a short range, or a long one right after a commit, by one
-statement over the range. The other answers are one statement per store (a grouped aggregate
+statement over the range. The costliest sessions are chosen from the same rollup when one is
+kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
+one, the statement over the range. The other answers are one statement per store (a grouped aggregate
 over the two tables; messages are read only for a residual of a session with no end), so
 nothing needs an index of ours: the file of hermes-agent 0.19.0 is read as it is.
 """
