@@ -16,6 +16,7 @@ from typing import Any
 from unittest import mock
 from zoneinfo import ZoneInfo
 
+import apsw
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -407,3 +408,43 @@ def test_the_costliest_sessions_of_a_long_range_read_only_their_candidates(
             top = reader.usage_sessions(since, until, "Europe/Berlin", limit=3)
         assert [s.session_id for s in top] == ["s00", "s39", "s38"]
         assert [only for _g, _a, _b, only in asked] == [None]
+
+
+def test_the_costliest_sessions_of_a_file_without_the_usage_table(tmp_path: Path, clock: Clock) -> None:
+    """A file from before `session_model_usage`: the sessions' counters alone, from the rollup
+    as from the statement, a session across midnight and one ending exactly on it included."""
+    path = tmp_path / "old.db"
+    with SessionDB(path) as db:
+        for n, (start, end) in enumerate(
+            [
+                (at(2025, 4, 1, 10), at(2025, 4, 2, 10)),
+                (at(2025, 4, 3, 22), at(2025, 4, 4)),
+                (at(2025, 4, 5, 9), at(2025, 4, 5, 11)),
+            ]
+        ):
+            cost = (n % 2 + 1) / 8
+            session(
+                db, clock, f"s{n}", [(start, {"input_tokens": 300 + n, "estimated_cost_usd": cost})], end=end
+            )
+    conn = apsw.Connection(str(path))
+    conn.execute("DROP TABLE session_model_usage")
+    conn.close()
+    zone = ZoneInfo("Europe/Berlin")
+    with SessionDB(path, migrate=False) as db:
+        rep = db.usage_report("day", None, dt.date(2025, 3, 1), dt.date(2025, 5, 1), "Europe/Berlin")
+        assert db._usage_rollup is not None and rep.total.sessions == 3, rep.total
+        for since, until, limit, offset in [
+            (dt.date(2025, 3, 1), dt.date(2025, 5, 1), 10, 0),
+            (dt.date(2025, 4, 2), dt.date(2025, 4, 6), 2, 1),
+            (dt.date(2025, 4, 4), dt.date(2025, 4, 6), 10, 0),  # (s1 ends where it starts: not in it)
+            (dt.date(2025, 4, 2), dt.date(2025, 4, 4), 10, 0),
+            (at(2025, 4, 1, 20), at(2025, 4, 5, 10), 2, 0),
+        ]:
+            found = db.usage_sessions(since, until, "Europe/Berlin", limit, offset)
+            with db._usage_lock():
+                direct = db._sessions_sql(db._range(since, until, "day", zone, None), limit, offset)
+            assert found == direct and found
+            if since == dt.date(2025, 4, 4):
+                assert [f.session_id for f in found] == ["s2"]
+            lo, hi = (v if isinstance(v, float) else at(v.year, v.month, v.day) for v in (since, until))
+            assert_costliest(found, path, lo, hi, "Europe/Berlin", offset)
