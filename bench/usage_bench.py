@@ -27,7 +27,8 @@ SQL on the copy (no index, no schema change):
 Usage screen and `hermes-tui sessions usage` ask for (`usage_report` by day/week/month, stacked
 by nothing/model/source, over the last 7/30/90 local days and all, as `last_days_start` and an
 open end give them; one more from 90×24 hours before now to now, ends that are not local
-midnights, as `--since DATE THH:MM` asks), the costliest sessions of 30 days, the accounting
+midnights, as `--since DATE THH:MM` asks), the costliest sessions of 30 and 90 days and of all
+(each asked after the reports, as the Usage screen asks them), the accounting
 check and a page of its sessions, the budget. "Now" is the corpus' last minute; the zone
 Europe/Berlin (the 180 days hold both DST changes). Warm: each case once first (`first_ms`),
 then `--reps` rounds of every case in turn, so no question follows itself and whatever a store
@@ -83,6 +84,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
         {"by": "day", "group": "model", "days": 90, "exact": True},
     ),
     ("costliest sessions · 30d", "usage_sessions", {"days": 30, "limit": 10}),
+    ("costliest sessions · 90d", "usage_sessions", {"days": 90, "limit": 10}),
+    ("costliest sessions · all", "usage_sessions", {"days": None, "limit": 10}),
     ("check · all", "usage_check", {"days": None}),
     ("check · 30d", "usage_check", {"days": 30}),
     (
@@ -359,7 +362,9 @@ def warm(
 
 def rollup_memory(path: Path) -> dict[str, Any]:
     """What the day rollup holds (`tracemalloc`: Python's allocations, not SQLite's page cache)
-    once built by a report of the whole history, and its peak while being built."""
+    once built by a report of the whole history, and its peak while being built; then once the
+    costliest sessions of the whole history have read every day's sessions and costs
+    (`sessions_*`: the rollup's share of the costliest sessions, where the tree has one)."""
     import tracemalloc
 
     from hermes_tui.state import SessionDB
@@ -370,15 +375,26 @@ def rollup_memory(path: Path) -> dict[str, Any]:
         tracemalloc.start()
         call(db, "usage_report", {"by": "day", "group": "model", "days": None}, now)
         held, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
         roll = db._usage_rollup
-        return {
+        out = {
             "held_mb": held / 1e6,
             "peak_mb": peak / 1e6,
             "session_ids": roll.size(),
             "days": len(roll.days),
             "cells": sum(len(d) for d in roll.days),
         }
+        tracemalloc.reset_peak()
+        call(db, "usage_sessions", {"days": None, "limit": 10}, now)
+        held2, peak2 = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        days = getattr(roll, "sessions", {})
+        out |= {
+            "sessions_held_mb": held2 / 1e6,
+            "sessions_peak_mb": peak2 / 1e6,
+            "sessions_session_ids": roll.size(),
+            "day_session_entries": sum(len(d.sids) + len(d.edge) for d in days.values()),
+        }
+        return out
 
 
 def git_head(tree: Path) -> str:

@@ -20,7 +20,9 @@ to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside 
 A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
 and summed per day and key by one statement, kept until anyone commits), its partial first and
 last days by one statement each; a short range, or a long one right after a commit, by one
-statement over the range. The other answers are one statement per store (a grouped aggregate
+statement over the range. The costliest sessions are chosen from the same rollup when one is
+kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
+one, the statement over the range. The other answers are one statement per store (a grouped aggregate
 over the two tables; messages are read only for a residual of a session with no end), so
 nothing needs an index of ours: the file of hermes-agent 0.19.0 is read as it is.
 """
@@ -55,7 +57,7 @@ from .usage_model import (
 from .usage_model import (
     ZERO as _ZERO,
 )
-from .usage_rollup import DayCell, DayRollup, Key, json_ids
+from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
 from .usage_time import (
     Period,
     TzLike,
@@ -282,7 +284,9 @@ class UsageMixin(_Core):
             self._usage_residuals = (conn, version, ids)
             return ids
 
-    def _events_sql(self, group: str | None, prefilter: bool = True) -> tuple[str, dict[str, Any]]:
+    def _events_sql(
+        self, group: str | None, prefilter: bool = True, only: list[int] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """CTE `ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est)`: one event per usage row
         of the range and one per session residual; `sid` is the session's rowid (a usage row
         whose session is gone: minus its own rowid), `act` the actual cost where one is
@@ -292,7 +296,9 @@ class UsageMixin(_Core):
         Values are read as SQLite reads numbers (never raising: text that is not a number
         counts 0); times must be dates (`ts_sql`), else the session's start stands in.
         `group` "key": four columns `g, g2, g3, g4` (model, source, provider, task: the day
-        rollup's key); `prefilter` False keeps every usage row (the rollup's build)."""
+        rollup's key); `prefilter` False keeps every usage row (the rollup's build); `only`:
+        the events of these sessions (rowids) alone, read in the same order as without it (the
+        usage rows by their rowid: a session's parts are then summed in the same order)."""
         if group not in (None, "session", "key", *GROUPS):
             raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
         u = self._ucol
@@ -310,11 +316,14 @@ class UsageMixin(_Core):
         }
         ids = self._residual_rowids()
         params: dict[str, Any] = {}
-        if ids is None:
-            where = ""
-        else:
-            where = "WHERE s.rowid IN (SELECT value FROM json_each(:rids))"
+        conds = []
+        if ids is not None:
+            conds.append("s.rowid IN (SELECT value FROM json_each(:rids))")
             params["rids"] = json.dumps(ids)
+        if only is not None:
+            conds.append("s.rowid IN (SELECT value FROM json_each(:only))")
+            params["only"] = json.dumps(only)
+        where = f"WHERE {' AND '.join(conds)}" if conds else ""
         residual = f"""SELECT r.rid, {g_res.get(group, "''")}, r.started, {self._session_end_sql("r")},
                    {", ".join(res[n] for n in _SUMS[:6])},
                    CASE WHEN {r_known} THEN {res["act"]} ELSE 0 END,
@@ -340,6 +349,9 @@ class UsageMixin(_Core):
             f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
             f"OR {first} >= :until, 0)"
         )
+        if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
+            keep += """ AND u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
+                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))"""
         sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
                 SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
@@ -351,7 +363,13 @@ class UsageMixin(_Core):
         return sql, params
 
     def _pieces_sql(
-        self, group: str | None, rng: _Range, *, every: bool = False, touch: bool = False
+        self,
+        group: str | None,
+        rng: _Range,
+        *,
+        every: bool = False,
+        touch: bool = False,
+        only: list[int] | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
         event inside one period of the range goes to it whole; the others are walked period
@@ -361,7 +379,8 @@ class UsageMixin(_Core):
         for their earliest start and latest end), parts only inside `rng`, and `pc` has a
         column `edge`: the part is the zero one of an event ending exactly at its period's
         start (see `usage_rollup`). `touch`: an event ending exactly at `rng`'s start is in it
-        (with a zero part: the range is the end of a longer one that holds its start)."""
+        (with a zero part: the range is the end of a longer one that holds its start). `only`:
+        the sessions (rowids) whose events are read (`_events_sql`)."""
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
         f = {
             x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
@@ -373,7 +392,7 @@ class UsageMixin(_Core):
         g = _gcols(group)
         whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
         k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
-        events, params = self._events_sql(group, prefilter=not every)
+        events, params = self._events_sql(group, prefilter=not every, only=only)
         inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since OR :touch AND t1 = :since)"
         walked = "AND k1 >= 0 AND k0 <= :last" if every else ""
         edge = (", 0 AS edge", ", t1 = (:los ->> idx)") if every else ("", "")
@@ -500,7 +519,7 @@ class UsageMixin(_Core):
         version = self._version(conn)
         seen, self._usage_seen = self._usage_seen, (conn, version)
         roll = self._usage_rollup
-        if roll is None or roll.owner is not conn or roll.version != version or roll.zone != zone:
+        if self._current_rollup(zone, conn, version) is None:
             if rng.until - rng.since <= (_ROLLUP_MIN_DAYS + 0.5) * 86400:
                 return None
             if roll is not None and roll.owner is conn and seen is not None and seen != (conn, version):
@@ -508,6 +527,17 @@ class UsageMixin(_Core):
             self._usage_rollup = None  # (the old one's memory is free before the new one is built)
             roll = self._usage_rollup = self._build_rollup(conn, version, zone, now)
         return roll if roll is not None and roll.answers(a, b) else None
+
+    def _current_rollup(
+        self, zone: Any, conn: Any = None, version: tuple[int, int] | None = None
+    ) -> DayRollup | None:
+        """The day rollup kept, if it is `zone`'s and nobody committed since its build (call
+        under `_usage_lock`)."""
+        conn = self._usage_conn() if conn is None else conn
+        roll = self._usage_rollup
+        if roll is None or roll.owner is not conn or roll.zone != zone:
+            return None
+        return roll if roll.version == (self._version(conn) if version is None else version) else None
 
     def _build_rollup(
         self, conn: apsw.Connection, version: tuple[int, int], zone: Any, now: float | None
@@ -529,25 +559,31 @@ class UsageMixin(_Core):
         rng = _Range(lo, hi, spans(lo, hi, "day", zone))
         sql, params = self._pieces_sql("key", rng, every=True)
         sql += f"""
-            {_KEY_CELLS.format(edge="edge")}
+            {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
             UNION ALL
-            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL FROM e"""
+            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
+            FROM e"""
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
+        costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
         t_min = t_max = None
         for row in _roomy(conn).execute(sql, params):
             if row[0] == -1:
                 t_min, t_max = row[5], row[6]
             else:
-                _add_cell(days[int(cast(int, row[0]))], row)
+                k = int(cast(int, row[0]))
+                _add_cell(days[k], row)
+                costs[k].append((row[15], row[16]))
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn)
+        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
 
     def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
         """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
         `_usage_lock`): an end of a report answered from the day rollup."""
         sql, params = self._pieces_sql("key", rng, touch=touch)
         out: dict[Key, DayCell] = {}
-        for row in _roomy(self._usage_conn()).execute(f"{sql} {_KEY_CELLS.format(edge='0')}", params):
+        for row in _roomy(self._usage_conn()).execute(
+            f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params
+        ):
             _add_cell(out, row)
         return out
 
@@ -599,18 +635,48 @@ class UsageMixin(_Core):
         now: float | None = None,
     ) -> list[UsageSession]:
         """The costliest sessions of `[since, until)` (their usage inside it, by the same rule),
-        cost descending, then tokens, then id."""
+        cost descending, then tokens, then id. With a day rollup of the zone kept (a report of
+        more than a month built it; this question builds none), its days choose the candidates
+        and the statement, restricted to them, orders them; else the statement over the range."""
         zone = resolve_tz(tz)
         rng = self._range(since, until, "day", zone, now)
+        limit, offset = max(0, int(limit)), max(0, int(offset))
         if not rng.spans:
             return []
-        sql, params = self._pieces_sql("session", rng)
+        with self._usage_lock():
+            a, b = _midnight_after(rng.since, zone), midnight(local_date(rng.until, zone), zone)
+            roll = self._current_rollup(zone) if a < b else None
+            if roll is None or not roll.answers(a, b):
+                return self._sessions_sql(rng, limit, offset)
+            costs = roll.session_costs((a, b), rng.since)
+            # the parts before the first and after the last local midnight
+            if rng.since < a:
+                self._add_session_costs(costs, _Range(rng.since, a, [replace(rng.spans[0], hi=a)]))
+            if b < rng.until:
+                self._add_session_costs(costs, _Range(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
+            return self._sessions_sql(rng, limit, offset, candidates(costs, limit + offset))
+
+    def _add_session_costs(self, costs: dict[int, float], rng: _Range, touch: bool = False) -> None:
+        """Each session's cost in `rng` (one period) added to `costs` (its sessions at 0 too)."""
+        sql, params = self._pieces_sql("session", rng, touch=touch)
+        sql += " SELECT sid, TOTAL(act) + TOTAL(est) FROM pc WHERE sid > 0 GROUP BY sid"
+        for sid, cost in _roomy(self._usage_conn()).execute(sql, params):
+            costs[int(cast(int, sid))] = costs.get(int(cast(int, sid)), 0.0) + float(cast(float, cost))
+
+    def _sessions_sql(
+        self, rng: _Range, limit: int, offset: int, only: list[int] | None = None
+    ) -> list[UsageSession]:
+        """`usage_sessions` as one statement over `rng`; `only`: over these sessions (rowids),
+        which hold the answer (`usage_rollup.candidates`)."""
+        if only is not None and not only or limit == 0:
+            return []
+        sql, params = self._pieces_sql("session", rng, only=only)
         sql += f"""
             SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
                    {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
             FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
             ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
-        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
+        params.update(limit=limit, offset=offset)
         return [
             UsageSession(
                 str(r["id"]),
@@ -803,11 +869,16 @@ class UsageMixin(_Core):
 
 
 #: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
-#: expression, true for the zero part of an event ending at its period's start).
+#: expression, true for the zero part of an event ending at its period's start; `more`: more
+#: columns).
 _KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
            json_group_array(DISTINCT sid) FILTER (WHERE NOT {{edge}}),
-           json_group_array(DISTINCT sid) FILTER (WHERE {{edge}})
+           json_group_array(DISTINCT sid) FILTER (WHERE {{edge}}){{more}}
     FROM pc GROUP BY k, g, g2, g3, g4"""
+#: The build's two more columns: each part's session and cost (parts of a session repeat it).
+_SESSION_COSTS = """,
+           json_group_array(sid) FILTER (WHERE NOT edge AND sid > 0),
+           json_group_array(act + est) FILTER (WHERE NOT edge AND sid > 0)"""
 
 
 def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:

@@ -14,12 +14,18 @@ One subtlety of the rule: a row that ends exactly at a period's start (its `last
 midnight) counts its session in that period although its part there is zero — unless the range
 starts there. Each day therefore keeps those sessions apart (`edge`), used unless the day is the
 first of the asked range.
+
+The costliest sessions of a range (`usage_sessions`) are ranked from each day's sessions and
+their cost there (`DaySessions`, compact arrays): the rollup only chooses the candidates (float
+sums in another order differ in their last bits), the statement restricted to them orders them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import json
+from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -44,6 +50,18 @@ class DayCell:
 
 
 @dataclass
+class DaySessions:
+    """One day's sessions (rowids; usage rows whose session is gone are left out, as the
+    costliest sessions leave them) with their cost there (`costs`, actual + estimated, same
+    order), and those whose only part in the day is the zero part of a row ending at its start
+    (`edge`: cost 0, counted unless the day starts the range)."""
+
+    sids: array[int] = field(default_factory=lambda: array("q"))
+    costs: array[float] = field(default_factory=lambda: array("d"))
+    edge: array[int] = field(default_factory=lambda: array("q"))
+
+
+@dataclass
 class DayRollup:
     """The days `[bounds[0], bounds[-1])` of `zone` (`bounds`: their local midnights), each a
     dict of `DayCell` by key; `t_min`/`t_max`: the earliest start and latest end of any usage
@@ -57,10 +75,24 @@ class DayRollup:
     t_min: float | None
     t_max: float | None
     owner: Any = None  # the connection whose `version` it is
+    #: Per day, as `days`: the (sessions, costs) JSON arrays of its cells' parts, as the build
+    #: read them, until the costliest sessions first need the day (`day_sessions`).
+    parts: list[list[tuple[Any, Any]]] = field(default_factory=list)
+    sessions: dict[int, DaySessions] = field(default_factory=dict)  # day → its sessions, once read
     index: dict[float, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.index = {b: i for i, b in enumerate(self.bounds)}
+
+    def day_sessions(self, d: int) -> DaySessions:
+        """Day `d`'s sessions and costs, read from its cells' parts the first time they are
+        needed (a rollup that answers only reports never pays for reading them)."""
+        day = self.sessions.get(d)
+        if day is None:
+            day = self.sessions[d] = _day_sessions(self.days[d], self.parts[d] if self.parts else [])
+            if self.parts:
+                self.parts[d] = []
+        return day
 
     def answers(self, since: float, until: float) -> bool:
         """Whether `[since, until)` (both local midnights of `zone`) can be answered: the part
@@ -140,9 +172,62 @@ class DayRollup:
         everyone: set[int] = set().union(*by_k.values()) if by_k else set()
         return cells, per, groups, _with_sessions(add_all(per.values()), len(everyone))
 
+    def session_costs(self, middle: tuple[float, float], since: float) -> dict[int, float]:
+        """Each session's cost in the days of `middle` (local midnights, a range that
+        `answers`) — every session with a part there, at cost 0 too, as the statement lists
+        them; a zero edge part counts unless its day starts the range at `since`."""
+        lo, hi = max(self.bounds[0], middle[0]), min(self.bounds[-1], middle[1])
+        acc: dict[int, float] = {}
+        if lo >= hi:
+            return acc
+        for d in range(self.index[lo], self.index[hi]):
+            day = self.day_sessions(d)
+            new = dict(zip(day.sids, day.costs, strict=True))
+            for sid in acc.keys() & new.keys():  # (a session across midnight: few)
+                new[sid] += acc[sid]
+            acc.update(new)
+            if day.edge and self.bounds[d] > since:
+                for sid in day.edge:
+                    acc.setdefault(sid, 0.0)
+        return acc
+
     def size(self) -> int:
         """The session ids held (what the rollup's memory grows with)."""
-        return sum(len(c.sids) + len(c.edge) for day in self.days for c in day.values())
+        cells = sum(len(c.sids) + len(c.edge) for day in self.days for c in day.values())
+        return cells + sum(len(d.sids) + len(d.edge) for d in self.sessions.values())
+
+
+def _day_sessions(cells: dict[Key, DayCell], parts: list[tuple[Any, Any]]) -> DaySessions:
+    """A day's `DaySessions` from its cells and their parts' (sessions, costs) JSON arrays (a
+    session's parts in one cell, two rows of one key, repeat it)."""
+    acc: dict[int, float] = {}
+    for sids, costs in parts:
+        ids = json_ids(sids)
+        values: list[float] = json.loads(costs) if costs else []
+        new = dict(zip(ids, values, strict=True))
+        if len(new) < len(ids):
+            new = {}
+            for sid, cost in zip(ids, values, strict=True):
+                new[sid] = new.get(sid, 0.0) + cost
+        for sid in acc.keys() & new.keys():
+            new[sid] += acc[sid]
+        acc.update(new)
+    edge = {sid for c in cells.values() for sid in c.edge if sid > 0 and sid not in acc}
+    return DaySessions(array("q", acc.keys()), array("d", acc.values()), array("q", sorted(edge)))
+
+
+def candidates(costs: dict[int, float], want: int) -> list[int]:
+    """The sessions that can be among the `want` costliest by the statement's own sums: the
+    `want` costliest of `costs` and every one within float rounding of the last of them (the
+    statement orders them: its sums of the same parts, in another order, differ in their last
+    bits, and its ties go to tokens, then id)."""
+    if want <= 0 or not costs:
+        return []
+    if want >= len(costs):
+        return list(costs)
+    cut = heapq.nlargest(want, costs.values())[-1]
+    cut -= 1e-9 * abs(cut) + 1e-12
+    return [sid for sid, cost in costs.items() if cost >= cut]
 
 
 def _figures(acc: list[float], sessions: int) -> UsageFigures:

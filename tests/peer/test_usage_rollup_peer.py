@@ -20,7 +20,7 @@ from hermes_tui.state import SessionDB
 from hermes_tui.state.usage_time import resolve_tz
 from tests.peer.oracle import Peer
 from tests.peer.test_usage_peer import Writer, agent_history, at
-from tests.store.usage_reference import as_plain, assert_matches
+from tests.store.usage_reference import as_plain, assert_costliest, assert_matches
 
 pytestmark = pytest.mark.peer
 
@@ -95,6 +95,47 @@ def test_every_range_equals_the_direct_sum(history: tuple[Path, bool], ranges: l
                     by, group, resolve_tz(tz), db._range(since, until, by, resolve_tz(tz), None)
                 )
             _same(rep, direct)
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    ranges=st.lists(
+        st.tuples(
+            st.integers(0, 100),  # first day after Jan 1
+            st.integers(1, 120),  # days
+            st.sampled_from([0, 0, 0, 3600 * 5 + 17]),  # past the first midnight
+            st.sampled_from([0, 0, 600]),  # past the last midnight
+            st.sampled_from([1, 2, 3, 10]),  # limit
+            st.sampled_from([0, 0, 1, 2]),  # offset
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    tz=st.sampled_from(["Europe/Berlin", "UTC"]),
+)
+def test_the_costliest_sessions_equal_the_statement(
+    history: tuple[Path, bool], ranges: list[Any], tz: str
+) -> None:
+    """`usage_sessions` from the day rollup (a report of the whole history built it) equals
+    the statement over the range — sessions, order and figures — and the direct sums."""
+    path, _ = history
+    zone = resolve_tz(tz)
+    with SessionDB(path, read_only=True) as db:
+        db.usage_report("month", "model", None, None, tz, now=at(2025, 6, 1))
+        roll = db._usage_rollup
+        assert roll is not None
+        for first, days, off0, off1, limit, offset in ranges:
+            since, until = _local(first, off0, tz), _local(first + days, off1, tz)
+            found = db.usage_sessions(since, until, tz, limit, offset)
+            assert db._usage_rollup is roll
+            with db._usage_lock():
+                direct = db._sessions_sql(db._range(since, until, "day", zone, None), limit, offset)
+            assert found == direct
+            assert_costliest(found, path, since, until, tz, offset, exact=False)
 
 
 @pytest.mark.parametrize("v31", [False, True], ids=["v22", "v31"])

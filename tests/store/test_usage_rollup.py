@@ -16,6 +16,7 @@ from typing import Any
 from unittest import mock
 from zoneinfo import ZoneInfo
 
+import apsw
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ import hermes_tui.state.usage as usage_module
 from hermes_tui.state import SessionDB
 from hermes_tui.state.usage_time import resolve_tz
 from tests.store.test_usage import Clock, at, session
-from tests.store.usage_reference import as_plain, assert_matches
+from tests.store.usage_reference import as_plain, assert_costliest, assert_matches
 
 ZONES = ["Europe/Berlin", "America/Havana"]
 BY = ["day", "week", "month"]
@@ -270,3 +271,180 @@ def test_a_date_far_off_keeps_the_rollup_small(store: SessionDB, clock: Clock, d
         far = reader.usage_report("month", None, dt.date(2899, 11, 1), dt.date(2900, 3, 1), "UTC", now)
         assert far.total.input_tokens == 7 and reader._usage_rollup is roll
         assert_matches(far, db_path)
+
+
+# The costliest sessions: calls whose costs are binary fractions (n/1024 USD: sums exact in any
+# order, so equal costs tie in the store and the reference alike) and often the same (ties,
+# broken by tokens, then id).
+_TIED_CALL = st.tuples(
+    st.integers(0, 45),
+    st.sampled_from([0, 1, 43_200, 86_399]) | st.integers(0, 86_399),
+    st.sampled_from([0, 100, 100, 250]) | st.integers(0, 5000),
+    st.sampled_from([0, 256, 256, 512]) | st.integers(0, 4096),
+    st.sampled_from(["anthropic/claude-sonnet-4", "openai/gpt-4.1"]),
+    st.sampled_from(["openrouter", "anthropic"]),
+)
+_TIED_SESSION = st.tuples(
+    st.lists(_TIED_CALL, min_size=1, max_size=3),
+    st.sampled_from(["cli", "telegram"]),
+    st.booleans(),
+    st.sampled_from([None, 0, 7200]),
+)
+_PAGE = st.tuples(st.sampled_from([1, 3, 10, 50]), st.sampled_from([0, 0, 1, 4]))
+
+
+def _write_tied(db: SessionDB, clk: Clock, sessions: list[Any], zone: ZoneInfo) -> None:
+    """`_write` with costs of n/1024 USD."""
+    for n, (calls, source, absolute, ended) in enumerate(sessions):
+        timed = sorted((_local(d, s, zone), i, c, m, p) for d, s, i, c, m, p in calls)
+        session(
+            db,
+            clk,
+            f"s{n:02d}",
+            [
+                (t, {"input_tokens": i, "estimated_cost_usd": c / 1024, "billing_provider": p, "model": m})
+                for t, i, c, m, p in timed
+            ],
+            source=source,
+        )
+        if absolute:
+            db.update_token_counts(f"s{n:02d}", input_tokens=sum(c[2] for c in calls) + 77, absolute=True)
+        if ended is not None:
+            clk.now = timed[-1][0] + ended
+            db.end_session(f"s{n:02d}", "user_exit")
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sessions=st.lists(_TIED_SESSION, min_size=1, max_size=12),
+    ranges=st.lists(st.tuples(_RANGE, _PAGE), min_size=1, max_size=5),
+    tz=st.sampled_from(ZONES),
+)
+# two sessions of the same cost (the later id has more tokens: it comes first), one ending
+# exactly on a midnight (listed, at zero, in a range holding only that day unless it starts
+# there), an offset past the ties
+@example(
+    sessions=[
+        ([(3, 43_200, 10, 512, "openai/gpt-4.1", "openrouter")], "cli", False, None),
+        ([(3, 50_000, 20, 512, "openai/gpt-4.1", "openrouter")], "cli", False, None),
+        (
+            [
+                (4, 43_200, 5, 256, "openai/gpt-4.1", "openrouter"),
+                (6, 0, 5, 256, "openai/gpt-4.1", "anthropic"),
+            ],
+            "telegram",
+            False,
+            None,
+        ),
+    ],
+    ranges=[
+        ((3, 2, 0, 0, "day", None), (1, 0)),
+        ((3, 2, 0, 0, "day", None), (3, 1)),
+        ((6, 3, 0, 0, "day", None), (10, 0)),
+        ((5, 3, 0, 0, "day", None), (10, 0)),
+        ((2, 40, 5400, 600, "day", None), (2, 1)),
+    ],
+    tz="Europe/Berlin",
+)
+def test_the_costliest_sessions_answer_as_the_statement(
+    sessions: list[Any], ranges: list[Any], tz: str
+) -> None:
+    """`usage_sessions` with the day rollup kept (a report built it) equals the statement over
+    the range — the same sessions in the same order with the same figures, to the last bit —
+    and the direct per-session sums, for ranges between local midnights and not, any page."""
+    zone = ZoneInfo(tz)
+    clk = Clock()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.db"
+        with SessionDB(path) as db:
+            _write_tied(db, clk, sessions, zone)
+        with SessionDB(path, read_only=True) as db, mock.patch.object(usage_module, "_ROLLUP_MIN_DAYS", 0):
+            for (first, days, off0, off1, _by, _group), (limit, offset) in ranges:
+                since = _local(first, off0, zone)
+                until = _local(first + days, off1, zone)
+                db.usage_report("day", None, _local(-5, 0, zone), _local(60, 0, zone), tz)
+                roll = db._usage_rollup
+                assert roll is not None
+                found = db.usage_sessions(since, until, tz, limit, offset)
+                assert db._usage_rollup is roll  # (asking builds nothing)
+                with db._usage_lock():
+                    rng = db._range(since, until, "day", zone, None)
+                    direct = db._sessions_sql(rng, limit, offset)
+                assert found == direct
+                assert_costliest(found, path, since, until, tz, offset)
+
+
+def test_the_costliest_sessions_of_a_long_range_read_only_their_candidates(
+    store: SessionDB, clock: Clock, db_path: Path
+) -> None:
+    """With the day rollup kept, the costliest sessions of 60 days read the usage of the
+    candidates the rollup ranks first (here the 3 asked: their costs differ), not every usage
+    row of the range; a commit since the rollup's build makes it the statement again."""
+    for n in range(40):
+        day = dt.date(2025, 3, 1) + dt.timedelta(days=n)
+        t = at(day.year, day.month, day.day, 10)
+        session(store, clock, f"s{n:02d}", [(t, {"input_tokens": 100 + n, "estimated_cost_usd": n / 1024})])
+    asked: list[Any] = []
+    real = SessionDB._pieces_sql
+
+    def spy(self: SessionDB, group: Any, rng: Any, **kw: Any) -> Any:
+        asked.append((group, rng.since, rng.until, kw.get("only")))
+        return real(self, group, rng, **kw)
+
+    since, until = dt.date(2025, 3, 1), dt.date(2025, 4, 30)
+    with SessionDB(db_path, read_only=True) as reader:
+        reader.usage_report("day", "model", since, until, "Europe/Berlin")  # builds the rollup
+        with mock.patch.object(SessionDB, "_pieces_sql", spy):
+            top = reader.usage_sessions(since, until, "Europe/Berlin", limit=3)
+        assert [s.session_id for s in top] == ["s39", "s38", "s37"]
+        assert [s.figures.input_tokens for s in top] == [139, 138, 137]
+        rowids = {sid: rid for rid, sid in store._conn().execute("SELECT rowid, id FROM sessions").fetchall()}
+        assert [(g, only and sorted(only)) for g, _a, _b, only in asked] == [
+            ("session", sorted(rowids[s] for s in ("s37", "s38", "s39")))
+        ]
+        store.update_token_counts("s00", input_tokens=1, estimated_cost_usd=1.0, api_call_count=1)
+        asked.clear()
+        with mock.patch.object(SessionDB, "_pieces_sql", spy):
+            top = reader.usage_sessions(since, until, "Europe/Berlin", limit=3)
+        assert [s.session_id for s in top] == ["s00", "s39", "s38"]
+        assert [only for _g, _a, _b, only in asked] == [None]
+
+
+def test_the_costliest_sessions_of_a_file_without_the_usage_table(tmp_path: Path, clock: Clock) -> None:
+    """A file from before `session_model_usage`: the sessions' counters alone, from the rollup
+    as from the statement, a session across midnight and one ending exactly on it included."""
+    path = tmp_path / "old.db"
+    with SessionDB(path) as db:
+        for n, (start, end) in enumerate(
+            [
+                (at(2025, 4, 1, 10), at(2025, 4, 2, 10)),
+                (at(2025, 4, 3, 22), at(2025, 4, 4)),
+                (at(2025, 4, 5, 9), at(2025, 4, 5, 11)),
+            ]
+        ):
+            cost = (n % 2 + 1) / 8
+            session(
+                db, clock, f"s{n}", [(start, {"input_tokens": 300 + n, "estimated_cost_usd": cost})], end=end
+            )
+    conn = apsw.Connection(str(path))
+    conn.execute("DROP TABLE session_model_usage")
+    conn.close()
+    zone = ZoneInfo("Europe/Berlin")
+    with SessionDB(path, migrate=False) as db:
+        rep = db.usage_report("day", None, dt.date(2025, 3, 1), dt.date(2025, 5, 1), "Europe/Berlin")
+        assert db._usage_rollup is not None and rep.total.sessions == 3, rep.total
+        for since, until, limit, offset in [
+            (dt.date(2025, 3, 1), dt.date(2025, 5, 1), 10, 0),
+            (dt.date(2025, 4, 2), dt.date(2025, 4, 6), 2, 1),
+            (dt.date(2025, 4, 4), dt.date(2025, 4, 6), 10, 0),  # (s1 ends where it starts: not in it)
+            (dt.date(2025, 4, 2), dt.date(2025, 4, 4), 10, 0),
+            (at(2025, 4, 1, 20), at(2025, 4, 5, 10), 2, 0),
+        ]:
+            found = db.usage_sessions(since, until, "Europe/Berlin", limit, offset)
+            with db._usage_lock():
+                direct = db._sessions_sql(db._range(since, until, "day", zone, None), limit, offset)
+            assert found == direct and found
+            if since == dt.date(2025, 4, 4):
+                assert [f.session_id for f in found] == ["s2"]
+            lo, hi = (v if isinstance(v, float) else at(v.year, v.month, v.day) for v in (since, until))
+            assert_costliest(found, path, lo, hi, "Europe/Berlin", offset)

@@ -265,3 +265,44 @@ def assert_matches(
         g: figures(c) for g, c in want["groups"].items()
     }
     assert as_plain(report.total) == figures(want["total"])
+
+
+def by_session(path: Path, since: float, until: float, tz: str) -> dict[str, Cell]:
+    """Each session's usage inside `[since, until)` (its parts in the range's days), for the
+    costliest sessions: every session with a part there, at zero too."""
+    spans = periods(since, until, "day", tz)
+    out: dict[str, Cell] = defaultdict(Cell)
+    for ev in read_events(path):
+        for _label, part in split(ev, spans):
+            cell = out[ev.sid]
+            for c in FIELDS:
+                cell.values[c] += part[c]
+            cell.sessions.add(ev.sid)
+    return dict(out)
+
+
+def assert_costliest(
+    found: list[Any], path: Path, since: float, until: float, tz: str, offset: int, exact: bool = True
+) -> None:
+    """`usage_sessions`' answer against `by_session`: each session's figures equal its sums,
+    the list is ordered by cost, then tokens, then id, and holds the sessions of its place in
+    that order (`offset` of them before it). (Costs a test writes are sums of binary fractions:
+    their sums are the same in any order, so ties are ties here too; `exact` False, for costs a
+    writer chose: the order by cost to float rounding, the number of sessions.)"""
+    want = by_session(path, since, until, tz)
+    ranked = sorted(
+        want,
+        key=lambda s: (
+            -(want[s].values["actual_cost_usd"] + want[s].values["estimated_cost_usd"]),
+            -sum(want[s].values[c] for c in COUNTS),
+            s,
+        ),
+    )
+    for row in found:
+        assert as_plain(row.figures) == figures(want[row.session_id]), row.session_id
+    if exact:
+        assert [r.session_id for r in found] == ranked[offset : offset + len(found)]
+    else:
+        costs = [r.figures.cost_usd for r in found]
+        assert all(a >= b - 1e-9 for a, b in zip(costs, costs[1:], strict=False))
+    assert len(found) == len(ranked[offset : offset + len(found)])
