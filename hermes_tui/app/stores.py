@@ -36,7 +36,7 @@ from typing import Any, overload
 from rich.text import Text
 
 from hermes_tui.app.header_text import HeaderFacts, stores_header
-from hermes_tui.app.usage_view import UsageSource
+from hermes_tui.app.usage_view import FederatedUsage, UsageSource
 from hermes_tui.state import (
     FederatedSearch,
     Federation,
@@ -440,7 +440,7 @@ class BrowserStores:
     def usage_source(self) -> UsageSource | None:
         """What the Usage screen reads: every open store, added up (None when none is open)."""
         profiles = tuple(self.profiles)
-        return UsageSource(fed=self.fed, profiles=profiles) if profiles else None
+        return FederatedUsage(self.fed, profiles) if profiles else None
 
     def _read_only(self, profile: str) -> bool:
         ref = self.ref(profile)

@@ -19,7 +19,7 @@ from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.prefetch import Prefetched, order_head
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.app.stores_follow import on_this_thread
-from hermes_tui.app.usage_view import UsageSource
+from hermes_tui.app.usage_view import StoreUsage, UsageSource
 from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -154,7 +154,7 @@ class OneStore:
 
     def usage_source(self) -> UsageSource | None:
         """What the Usage screen reads: the one store (None when none is open)."""
-        return UsageSource(db=self.db) if self.db is not None else None
+        return StoreUsage(self.db) if self.db is not None else None
 
     def close(self) -> None:
         """Nothing: the one store's connection is closed by whoever opened it (the app, or the
