@@ -15,12 +15,11 @@ screen), `FAST_S` while the user is at the keyboard or the store changed in the 
 never touches a key), `SLOW_S` after a spell with neither, at once when a poll says `more` or the
 UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`.
 
-Right after each commit: where Linux inotify is there, the follower also wakes when a program
-writes the store's files (`WriteSignals.wait`: it lets the rest of that transaction's pages in
-first), and polls. So what it reports, and what the browser draws from it, comes in
-the writer's pause after a commit instead of at a moment unrelated to the writes: on 2 cores a
-draw that lands on an agent's append is what doubled that append's p99 (`bench/live_app_bench.py`).
-The timer polls stay: a write the signal cannot see (another machine's) is still found.
+Right after each commit: where Linux inotify is there, the follower thread
+(`stores_follow.StoresFollower`) also wakes when a program writes a store's files and polls
+that store, rechecking at growing delays (`Recheck`) until the commit is published; so what the
+browser draws comes in the writer's pause after a commit. The timer polls stay: a write the
+signal cannot see (another machine's) is still found.
 
 Live statuses: when a poll saw changes, only the visible sessions they name are read again (a
 status derives from a session's last message, its end and its start); all visible rows when the
