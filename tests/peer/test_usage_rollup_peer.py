@@ -20,7 +20,7 @@ from hermes_tui.state import SessionDB
 from hermes_tui.state.usage_time import resolve_tz
 from tests.peer.oracle import Peer
 from tests.peer.test_usage_peer import Writer, agent_history, at
-from tests.store.usage_reference import as_plain, assert_costliest, assert_matches
+from tests.store.usage_reference import assert_costliest, assert_matches, assert_same_report
 
 pytestmark = pytest.mark.peer
 
@@ -42,22 +42,6 @@ def history(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, bool]
 def _local(days: int, seconds: int, tz: str) -> float:
     d = DAY0 + dt.timedelta(days=days)
     return dt.datetime(d.year, d.month, d.day, tzinfo=ZoneInfo(tz)).timestamp() + seconds
-
-
-def _same(a: Any, b: Any) -> None:
-    """Counts and sessions exactly, costs to float rounding."""
-    for got, want in (
-        (a.cells, b.cells),
-        (a.period_totals, b.period_totals),
-        (a.groups, b.groups),
-        ({0: a.total}, {0: b.total}),
-    ):
-        assert got.keys() == want.keys()
-        for k in got:
-            x, y = as_plain(got[k]), as_plain(want[k])
-            for c in ("actual_cost_usd", "estimated_cost_usd"):
-                assert x.pop(c) == pytest.approx(y.pop(c), rel=1e-9, abs=1e-12)
-            assert x == y, k
 
 
 @settings(
@@ -94,7 +78,7 @@ def test_every_range_equals_the_direct_sum(history: tuple[Path, bool], ranges: l
                 direct = db._report_sql(
                     by, group, resolve_tz(tz), db._range(since, until, by, resolve_tz(tz), None)
                 )
-            _same(rep, direct)
+            assert_same_report(rep, direct)
 
 
 @settings(

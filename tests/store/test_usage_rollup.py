@@ -25,7 +25,7 @@ import hermes_tui.state.usage as usage_module
 from hermes_tui.state import SessionDB
 from hermes_tui.state.usage_time import resolve_tz
 from tests.store.test_usage import Clock, at, session
-from tests.store.usage_reference import as_plain, assert_costliest, assert_matches
+from tests.store.usage_reference import assert_costliest, assert_matches, assert_same_report
 
 ZONES = ["Europe/Berlin", "America/Havana"]
 BY = ["day", "week", "month"]
@@ -96,23 +96,6 @@ def _write(db: SessionDB, clk: Clock, sessions: list[Any], zone: ZoneInfo) -> No
             db.end_session(f"s{n}", "user_exit")
 
 
-def _same(a: Any, b: Any) -> None:
-    """Two reports' every figure: counts and sessions exactly, costs to float rounding."""
-    assert a.periods == b.periods
-    for got, want in (
-        (a.cells, b.cells),
-        (a.period_totals, b.period_totals),
-        (a.groups, b.groups),
-        ({0: a.total}, {0: b.total}),
-    ):
-        assert got.keys() == want.keys()
-        for k in got:
-            x, y = as_plain(got[k]), as_plain(want[k])
-            for c in ("actual_cost_usd", "estimated_cost_usd"):
-                assert x.pop(c) == pytest.approx(y.pop(c), rel=1e-9, abs=1e-12)
-            assert x == y, k
-
-
 @settings(
     max_examples=40,
     deadline=None,
@@ -166,7 +149,7 @@ def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[
                     direct = db._report_sql(
                         by, group, resolve_tz(tz), db._range(since, until, by, zone, None)
                     )
-                _same(rep, direct)
+                assert_same_report(rep, direct)
             # open ends: from the first usage to the period holding now
             now = _local(60, 0, zone)
             for by in BY:

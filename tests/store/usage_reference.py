@@ -267,6 +267,24 @@ def assert_matches(
     assert as_plain(report.total) == figures(want["total"])
 
 
+def assert_same_report(a: UsageReport, b: UsageReport) -> None:
+    """Two reports' every figure (e.g. the rollup's and the statement's): periods, counts and
+    sessions exactly, costs to float rounding."""
+    assert a.periods == b.periods
+    for got, want in (
+        (a.cells, b.cells),
+        (a.period_totals, b.period_totals),
+        (a.groups, b.groups),
+        ({0: a.total}, {0: b.total}),
+    ):
+        assert got.keys() == want.keys()
+        for k in got:
+            x, y = as_plain(got[k]), as_plain(want[k])
+            for c in ("actual_cost_usd", "estimated_cost_usd"):
+                assert x.pop(c) == pytest.approx(y.pop(c), rel=1e-9, abs=1e-12)
+            assert x == y, k
+
+
 def by_session(path: Path, since: float, until: float, tz: str) -> dict[str, Cell]:
     """Each session's usage inside `[since, until)` (its parts in the range's days), for the
     costliest sessions: every session with a part there, at zero too."""
