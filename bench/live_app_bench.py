@@ -166,6 +166,13 @@ def thread_ticks():
         out[name] = out.get(name, 0) + int(fields[11]) + int(fields[12])
     return out
 
+def store_rhythm(screen):
+    # the open store's follower (its rhythm, its reports): one store is a federation of one
+    # (a `StoresFollower` with the store under the name None); before that, a `LiveFollower`
+    follower = screen.follower
+    one = getattr(follower, "follower", None)
+    return one(None) if callable(one) else follower
+
 def mark(label):
     app = holder.get("app")
     gcs = app.collector.full_collections if app is not None else 0
@@ -210,7 +217,9 @@ async def main():
         FrameHold.hold = lambda self: None
     if "nosignal" in whatif:  # the follower polls on its timer only
         from hermes_tui.app.live_follow import LiveFollower
-        LiveFollower._open_signal = lambda self: None
+        LiveFollower._open_signal = lambda self: None  # (before one store was a federation of one)
+        from hermes_tui.app import stores_follow
+        stores_follow.write_signals = lambda: None
     if "noshow" in whatif:  # the follower and its reads as they are, nothing drawn from them
         async def apply_nothing(self, message):  # the next read starts after these, as it would
             tv = self.query_one("#transcript", TranscriptView)
@@ -295,7 +304,7 @@ async def main():
         ready_s = time.monotonic() - t_open
         if "align" in whatif:  # what if the browser drew right after a commit, in the writer's pause
             from hermes_tui.app.live_follow import Pacer
-            screen.follower.hot_s = 0.005
+            store_rhythm(screen).hot_s = 0.005
             pace = screen.session_pace
 
             def aligned_next(self=pace):  # a commit after the interval starts a run at once
@@ -345,7 +354,7 @@ async def main():
         if "before" in whatif:  # the follower as it was: whole order per change, 4 Hz, every status
             from hermes_tui.app.live_follow import LiveFollower
             screen.live_ids.full_every_s = 0.0
-            screen.follower.hot_s = screen.follower.fast_s
+            store_rhythm(screen).hot_s = store_rhythm(screen).fast_s
             LiveFollower._news = lambda self, statuses: statuses
         if "unpaced" in whatif:  # the open session as it was: a read and an append per report
             from hermes_tui.app.live_follow import Pacer
@@ -509,7 +518,7 @@ async def main():
         # follower's reports, each read of the open session (start, end), its apply (start, end).
         hops = {"report": [], "read": [], "apply": []}
         if os.environ.get("HERMES_BENCH_TRACE"):
-            live_follower = screen.follower  # its reports, on its own thread
+            live_follower = store_rhythm(screen)  # its reports, on the follower's thread
             orig_report = live_follower.report
 
             def traced_report(update):
@@ -534,7 +543,11 @@ async def main():
                 hops["read"].append((read_at.pop(threading.get_ident(), None), time.time()))
 
             LiveSession.__init__ = traced_ls_init
-            orig_apply = screen._apply_live_session
+            # the open session's live read applied: `ShownSession.live_read` (before the
+            # controllers: `MainScreen._apply_live_session`)
+            applier = screen.shown if hasattr(screen, "shown") else screen
+            apply_name = "live_read" if hasattr(screen, "shown") else "_apply_live_session"
+            orig_apply = getattr(applier, apply_name)
 
             async def traced_apply(message):
                 t0 = time.time()
@@ -545,7 +558,7 @@ async def main():
                               if isinstance(i.timestamp, (int, float))]
                     hops["apply"].append((max(stamps) if stamps else None, t0, time.time(), state["label"]))
 
-            screen._apply_live_session = traced_apply
+            setattr(applier, apply_name, traced_apply)
         prof_path = os.environ.get("HERMES_BENCH_PROFILE")  # cProfile of the loop thread, whole run
         prof = cProfile.Profile() if prof_path else None
         prof_label = os.environ.get("HERMES_BENCH_PROFILE_LABEL")  # only in this window (e.g. writers)

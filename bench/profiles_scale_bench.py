@@ -28,7 +28,7 @@ plus the built `hermes_tui/state/cjk/*.so`), and reports:
   of the whole process, the sampler stopped, over 3 s of an
   idle list once every store answered: the live followers' polling, and the background work
   after paint) and `idle_late_cpu_pct` (the same 8 s later), and `stages` (seconds from process
-  start to the screen's first `StoresOpened`, `MergedLoaded`, `StoresArrived`, `MergedLive`).
+  start to the screen's first `StoresOpened`, `MergedLoaded`, `StoresArrived`, `LiveOrder`).
 
 A browser run that has no row after `--timeout` seconds is reported as `timeout` (its fields
 say how far it got).
@@ -236,7 +236,7 @@ def browser_child(home: str, timeout: float, expected: int) -> dict[str, Any]:
     return out
 
 
-STAGES = ("Ready", "StoresOpened", "MergedLoaded", "PageLoaded", "StoresArrived", "MergedLive")
+STAGES = ("Ready", "StoresOpened", "MergedLoaded", "PageLoaded", "StoresArrived", "LiveOrder")
 
 
 def run_child(root: Path, home: Path, mode: str, timeout: float, expected: int) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
     nice -n 10 python3 bench/legacy_build.py --size wide --out /work/bench-data/usage/wide-legacy.db
     .venv/bin/python bench/usage_bench.py --legacy /work/bench-data/usage/wide-legacy.db \
-        --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--cold] [--drop-caches] \
-        [--json bench/results/usage-1m-<date>.json] [--base-tree /work/wt/live-base [--rounds 3]]
+        --workdir /work/bench-data/usage [--prompt-bytes 12000] [--reps 7] [--writes 3] [--cold] \
+        [--drop-caches] [--json bench/results/usage-1m-<date>.json] [--base-tree /work/wt/base [--rounds 3]]
 
 **The store.** `legacy_build.py --size wide` writes the `wide` corpus (1M messages, ~100k sessions
 of median 7 messages, 180 days ending 2025-06-01) through hermes-agent 0.19.0's own `SessionDB`
@@ -25,12 +25,21 @@ SQL on the copy (no index, no schema change):
 
 **What is timed** (`SessionDB(read_only=True)`, as the browser opens a file): the reports the
 Usage screen and `hermes-tui sessions usage` ask for (`usage_report` by day/week/month, stacked
-by nothing/model/source, over 7/30/90 days and all), the costliest sessions of 30 days, the
-accounting check and a page of its sessions, the budget. "Now" is the corpus' last minute; the
-zone Europe/Berlin (the 180 days hold both DST changes). Warm: one call first, then `--reps`
-calls: p50 and max of the wall time, p50 of the process' CPU time (steadier on a shared
-machine). `--cold`: each case once more in a fresh interpreter (its first call;
-`--drop-caches`, root: the page cache dropped before each, else the file is in the OS cache).
+by nothing/model/source, over the last 7/30/90 local days and all, as `last_days_start` and an
+open end give them; one more from 90×24 hours before now to now, ends that are not local
+midnights, as `--since DATE THH:MM` asks), the costliest sessions of 30 and 90 days and of all
+(each asked after the reports, as the Usage screen asks them), the accounting
+check and a page of its sessions, the budget. "Now" is the corpus' last minute; the zone
+Europe/Berlin (the 180 days hold both DST changes). Warm: each case once first (`first_ms`),
+then `--reps` rounds of every case in turn, so no question follows itself and whatever a store
+keeps between questions serves different ones: p50 and max of the wall time, p50 of the
+process' CPU time (steadier on a shared machine). `--writes N`: on a scratch copy of the file
+(removed at the end), N times each of three reports right after a commit of another
+connection (`append_usage`: a session and its usage row through `SessionDB.
+update_token_counts`), then the question after it (no commit between); RSS before and after
+the warm rounds (`memory`). `--cold`: each case once more in a fresh interpreter (its first
+call; `--drop-caches`, root: the page cache dropped before each, else the file is in the OS
+cache).
 
 `--base-tree DIR`: the same warm cases with the code of another checkout (`hermes_tui` imported
 from DIR: the commit before a change), side by side: `--rounds` fresh processes each, this tree's
@@ -57,7 +66,9 @@ sys.path.insert(0, str(ROOT))
 
 TZ = "Europe/Berlin"
 DAY = 86400.0
-#: (name, method, kwargs) — `since` in days before now (None: all); filled in by `call`.
+#: (name, method, kwargs) — `days`: the last N local days as the Usage screen and `--since Nd`
+#: ask them (`last_days_start`, to the end of today; None: all); `exact`: from N×24 h before now
+#: to now, as `--since DATE THH:MM` asks (ends that are not local midnights). Filled in by `call`.
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("report day · model · 7d", "usage_report", {"by": "day", "group": "model", "days": 7}),
     ("report day · model · 30d", "usage_report", {"by": "day", "group": "model", "days": 30}),
@@ -67,7 +78,14 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("report day · model · all", "usage_report", {"by": "day", "group": "model", "days": None}),
     ("report week · source · all", "usage_report", {"by": "week", "group": "source", "days": None}),
     ("report month · model · all", "usage_report", {"by": "month", "group": "model", "days": None}),
+    (
+        "report day · model · 90d to the minute",
+        "usage_report",
+        {"by": "day", "group": "model", "days": 90, "exact": True},
+    ),
     ("costliest sessions · 30d", "usage_sessions", {"days": 30, "limit": 10}),
+    ("costliest sessions · 90d", "usage_sessions", {"days": 90, "limit": 10}),
+    ("costliest sessions · all", "usage_sessions", {"days": None, "limit": 10}),
     ("check · all", "usage_check", {"days": None}),
     ("check · 30d", "usage_check", {"days": 30}),
     (
@@ -167,19 +185,93 @@ def prepare(legacy: Path, workdir: Path, prompt_bytes: int) -> Path:
     return out
 
 
+#: Asked right after a commit (another connection's: a session appended with a usage row, as the
+#: agent's first call writes it), each time after a new one, and once more (no commit between).
+AFTER_WRITE = [
+    c
+    for c in CASES
+    if c[0] in ("report day · model · 7d", "report day · source · 90d", "report day · model · all")
+]
+
+
 def call(db: Any, method: str, kw: dict[str, Any], now: float) -> Any:
+    from hermes_tui.state import last_days_start
+
     kw = dict(kw)
     days = kw.pop("days", None)
     if method == "usage_budget":
         return db.usage_budget(kw["budget_usd"], tz=TZ, now=now)
-    since = None if days is None else now - days * DAY
+    if kw.pop("exact", False):
+        since, until = now - days * DAY, now
+    else:
+        since, until = (None if days is None else last_days_start(days, TZ, now)), None
     if method == "usage_report":
-        return db.usage_report(kw["by"], kw["group"], since, now, TZ, now)
+        return db.usage_report(kw["by"], kw["group"], since, until, TZ, now)
     if method == "usage_sessions":
-        return db.usage_sessions(since, now, TZ, limit=kw["limit"], now=now)
+        return db.usage_sessions(since, until, TZ, limit=kw["limit"], now=now)
     if method == "usage_check":
-        return db.usage_check(since, now, TZ)
-    return db.usage_check_sessions(kw["kind"], since, now, TZ, limit=kw["limit"])
+        return db.usage_check(since, until, TZ)
+    return db.usage_check_sessions(kw["kind"], since, until, TZ, limit=kw["limit"])
+
+
+def rss_kib() -> dict[str, int]:
+    """This process' resident memory (KiB): anonymous (the heap: Python objects, SQLite's page
+    cache) and file-backed (the memory-mapped store, shared with the OS page cache)."""
+    out = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("RssAnon", "RssFile", "VmHWM"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+def append_usage(path: Path, now: float, n: int) -> str:
+    """A commit by another connection: a new session with one API call's usage row at `now`,
+    through `SessionDB` (`update_token_counts`, the writer's path; `migrate=False`: the file's
+    own schema), on the bench's scratch copy of the store."""
+    import hermes_tui.state.sessions as sessions_module
+    from hermes_tui.state import SessionDB
+
+    class Clock:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+        def time(self) -> float:
+            return now
+
+    sid = f"bench-write-{os.getpid()}-{n}"
+    patch = hasattr(sessions_module, "time")  # (later trees stamp with `SessionDB.clock` instead)
+    real = getattr(sessions_module, "time", None)
+    if patch:
+        sessions_module.time = Clock()  # type: ignore[assignment]
+    try:
+        with SessionDB(path, migrate=False) as w:
+            w.clock = lambda: now  # type: ignore[attr-defined,method-assign]
+            w.create_session(sid, "cli", model="anthropic/claude-sonnet-4")
+            w.update_token_counts(
+                sid,
+                input_tokens=1000,
+                output_tokens=100,
+                estimated_cost_usd=0.01,
+                api_call_count=1,
+                model="anthropic/claude-sonnet-4",
+                billing_provider="openrouter",
+                cost_status="estimated",
+            )
+    finally:
+        if patch:
+            sessions_module.time = real
+    return sid
+
+
+def remove_usage(path: Path, sid: str) -> None:
+    """Undo `append_usage` (the session and its usage row), another commit."""
+    import apsw
+
+    conn = apsw.Connection(str(path))
+    conn.execute("DELETE FROM session_model_usage WHERE session_id = ?", (sid,))
+    conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    conn.close()
 
 
 def summary(result: Any) -> str:
@@ -199,44 +291,110 @@ def now_of(db: Any) -> float:
     return float(bounds[1]) if bounds else time.time()
 
 
-def warm(path: Path, reps: int, quiet: bool = False) -> list[dict[str, Any]]:
+def warm(
+    path: Path, reps: int, quiet: bool = False, scratch: Path | None = None, writes: int = 0
+) -> dict[str, Any]:
+    """Each case once (`first_ms`), then `reps` rounds of every case in turn: no question is
+    asked twice in a row, so whatever is kept between questions is used by different ones.
+    `scratch` (a copy of the store): then `writes` times each `AFTER_WRITE` case right after a
+    commit of another connection (`append_usage`)."""
     from hermes_tui.state import SessionDB
 
-    out = []
+    rows: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    mem: dict[str, Any] = {}
     with SessionDB(path, read_only=True) as db:
         now = now_of(db)
+        mem["before"] = rss_kib()
         for name, method, kw in CASES:
-            first = time.perf_counter()
+            t = time.perf_counter()
             result = call(db, method, kw, now)
-            first_ms = (time.perf_counter() - first) * 1000
-            times, cpu = [], []
-            for _ in range(reps):
+            first_ms = (time.perf_counter() - t) * 1000
+            rows.append(
+                {"case": name, "times": [], "cpu": [], "first_ms": first_ms, "result": summary(result)}
+            )
+        for _ in range(reps):
+            for row, (_name, method, kw) in zip(rows, CASES, strict=True):
                 t, c = time.perf_counter(), time.process_time()
-                call(db, method, kw, now)
-                times.append((time.perf_counter() - t) * 1000)
-                cpu.append((time.process_time() - c) * 1000)
-            out.append(
-                {
-                    "case": name,
-                    "times": times,
-                    "cpu": cpu,
-                    "first_ms": first_ms,
-                    "first_of_process": not out,
-                    "p50_ms": statistics.median(times),
-                    "cpu_p50_ms": statistics.median(cpu),
-                    "max_ms": max(times),
-                    "reps": reps,
-                    "result": summary(result),
-                }
-            )
-            if quiet:
-                continue
+                result = call(db, method, kw, now)
+                row["times"].append((time.perf_counter() - t) * 1000)
+                row["cpu"].append((time.process_time() - c) * 1000)
+                assert summary(result) == row["result"], row["case"]
+        mem["after"] = rss_kib()
+        roll = getattr(db, "_usage_rollup", None)
+        if roll is not None:
+            mem["rollup_session_ids"] = roll.size()
+            mem["rollup_days"] = len(roll.days)
+    if scratch is not None and writes:
+        with SessionDB(scratch, read_only=True) as db:
+            now = now_of(db)
+            for _name, method, kw in CASES:
+                call(db, method, kw, now)  # as warm as above
+            for name, method, kw in AFTER_WRITE:
+                right = {"case": f"{name} · right after a commit", "times": [], "cpu": []}
+                next_ = {"case": f"{name} · the question after that", "times": [], "cpu": []}
+                for n in range(writes):
+                    sid = append_usage(scratch, now, n)
+                    for row in (right, next_):
+                        t, c = time.perf_counter(), time.process_time()
+                        result = call(db, method, kw, now)
+                        row["times"].append((time.perf_counter() - t) * 1000)
+                        row["cpu"].append((time.process_time() - c) * 1000)
+                        row["result"] = summary(result)
+                    remove_usage(scratch, sid)
+                    call(db, method, kw, now)  # (the removal is a commit too: not timed)
+                    call(db, method, kw, now)
+                after += [right, next_]
+    for row in rows + after:
+        row.update(
+            p50_ms=statistics.median(row["times"]),
+            cpu_p50_ms=statistics.median(row["cpu"]),
+            max_ms=max(row["times"]),
+            reps=len(row["times"]),
+        )
+        if not quiet:
             print(
-                f"{name:38} p50 {out[-1]['p50_ms']:7.1f} ms  cpu {out[-1]['cpu_p50_ms']:7.1f}  "
-                f"max {out[-1]['max_ms']:7.1f}  "
-                f"first {first_ms:7.1f}  {out[-1]['result']}"
+                f"{row['case']:52} p50 {row['p50_ms']:7.1f} ms  cpu {row['cpu_p50_ms']:7.1f}  "
+                f"max {row['max_ms']:7.1f}  first {row.get('first_ms', 0):7.1f}  {row['result']}"
             )
-    return out
+    return {"cases": rows + after, "memory": mem}
+
+
+def rollup_memory(path: Path) -> dict[str, Any]:
+    """What the day rollup holds (`tracemalloc`: Python's allocations, not SQLite's page cache)
+    once built by a report of the whole history, and its peak while being built; then once the
+    costliest sessions of the whole history have read every day's sessions and costs
+    (`sessions_*`: the rollup's share of the costliest sessions, where the tree has one)."""
+    import tracemalloc
+
+    from hermes_tui.state import SessionDB
+
+    with SessionDB(path, read_only=True) as db:
+        now = now_of(db)
+        call(db, "usage_report", {"by": "day", "group": None, "days": 7}, now)  # the connection, warm
+        tracemalloc.start()
+        call(db, "usage_report", {"by": "day", "group": "model", "days": None}, now)
+        held, peak = tracemalloc.get_traced_memory()
+        roll = db._usage_rollup
+        out = {
+            "held_mb": held / 1e6,
+            "peak_mb": peak / 1e6,
+            "session_ids": roll.size(),
+            "days": len(roll.days),
+            "cells": sum(len(d) for d in roll.days),
+        }
+        tracemalloc.reset_peak()
+        call(db, "usage_sessions", {"days": None, "limit": 10}, now)
+        held2, peak2 = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        days = getattr(roll, "sessions", {})
+        out |= {
+            "sessions_held_mb": held2 / 1e6,
+            "sessions_peak_mb": peak2 / 1e6,
+            "sessions_session_ids": roll.size(),
+            "day_session_entries": sum(len(d.sids) + len(d.edge) for d in days.values()),
+        }
+        return out
 
 
 def git_head(tree: Path) -> str:
@@ -246,47 +404,55 @@ def git_head(tree: Path) -> str:
     return proc.stdout.strip() or "?"
 
 
-def warm_in(tree: Path, path: Path, reps: int) -> list[dict[str, Any]]:
+def warm_in(tree: Path, path: Path, reps: int, scratch: Path | None, writes: int) -> dict[str, Any]:
     """`warm` in a fresh interpreter importing `hermes_tui` from `tree`."""
+    more = ["--scratch", str(scratch), "--writes", str(writes)] if scratch is not None else []
     proc = subprocess.run(
-        [sys.executable, __file__, "--warm-child", str(path), str(reps), "--tree", str(tree)],
+        [sys.executable, __file__, "--warm-child", str(path), str(reps), "--tree", str(tree), *more],
         capture_output=True,
         text=True,
         check=True,
     )
-    return list(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def side_by_side(path: Path, base: Path, reps: int, rounds: int) -> dict[str, Any]:
+def side_by_side(
+    path: Path, base: Path, reps: int, rounds: int, scratch: Path | None, writes: int
+) -> dict[str, Any]:
     """This tree and `base`, `rounds` processes each, alternating; each case's repetitions pooled."""
     runs: dict[str, list[list[dict[str, Any]]]] = {"new": [], "base": []}
+    memory: dict[str, list[Any]] = {"new": [], "base": []}
     for _ in range(rounds):
         for name, tree in (("base", base), ("new", ROOT)):
-            runs[name].append(warm_in(tree, path, reps))
+            found = warm_in(tree, path, reps, scratch, writes)
+            runs[name].append(found["cases"])
+            memory[name].append(found["memory"])
     out: dict[str, Any] = {
         "base_tree": str(base),
         "base_commit": git_head(base),
         "new_commit": git_head(ROOT),
+        "memory": memory,
     }
     for name, found in runs.items():
         cases = []
-        for i, (case, _m, _kw) in enumerate(CASES):
+        for i in range(len(found[0])):
+            case = found[0][i]["case"]
             rows = [r[i] for r in found]
             cases.append(
                 {
                     "case": case,
                     "p50_ms": statistics.median(t for r in rows for t in r["times"]),
                     "cpu_p50_ms": statistics.median(t for r in rows for t in r["cpu"]),
-                    "reps": reps * rounds,
+                    "reps": sum(len(r["times"]) for r in rows),
                     "result": rows[0]["result"],
                 }
             )
         out[name] = cases
-    print(f"{'case':38} {'base cpu':>9} {'new cpu':>8} {'ratio':>6} {'base wall':>10} {'new wall':>9}")
+    print(f"{'case':52} {'base cpu':>9} {'new cpu':>8} {'ratio':>6} {'base wall':>10} {'new wall':>9}")
     for b, n in zip(out["base"], out["new"], strict=True):
         same = "" if b["result"] == n["result"] else f"  RESULTS DIFFER: {b['result']} / {n['result']}"
         print(
-            f"{n['case']:38} {b['cpu_p50_ms']:9.0f} {n['cpu_p50_ms']:8.0f} "
+            f"{n['case']:52} {b['cpu_p50_ms']:9.0f} {n['cpu_p50_ms']:8.0f} "
             f"{b['cpu_p50_ms'] / n['cpu_p50_ms']:6.2f} {b['p50_ms']:10.0f} {n['p50_ms']:9.0f}{same}"
         )
     return out
@@ -353,6 +519,11 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--base-tree", type=Path, help="another checkout: the same warm cases with its code")
     ap.add_argument("--rounds", type=int, default=3, help="--base-tree: processes per tree")
+    ap.add_argument(
+        "--writes", type=int, default=0, help="time each AFTER_WRITE case this often right after a commit"
+    )
+    ap.add_argument("--scratch", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--rollup-memory", action="store_true", help="only: the day rollup's memory (this tree)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--warm-child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--tree", type=Path, help=argparse.SUPPRESS)
@@ -360,7 +531,13 @@ def main() -> int:
     if args.tree is not None:
         sys.path.insert(0, str(args.tree))
     if args.warm_child:
-        found = warm(Path(args.warm_child[0]), int(args.warm_child[1]), quiet=True)
+        found = warm(
+            Path(args.warm_child[0]),
+            int(args.warm_child[1]),
+            quiet=True,
+            scratch=args.scratch,
+            writes=args.writes,
+        )
         print(json.dumps(found))
         return 0
     if args.child:
@@ -375,10 +552,27 @@ def main() -> int:
         "file_mb": path.stat().st_size / 1e6,
         "tz": TZ,
     }
-    if args.base_tree is not None:
-        res["side_by_side"] = side_by_side(path, args.base_tree, args.reps, args.rounds)
-    else:
-        res["warm"] = warm(path, args.reps)
+    if args.rollup_memory:
+        res["rollup_memory"] = rollup_memory(path)
+        print(json.dumps(res["rollup_memory"]))
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1))
+        return 0
+    scratch = None
+    if args.writes:  # the writes go to a copy (the prepared file stays as it is), removed at the end
+        scratch = args.workdir / f"{path.stem}-scratch.db"
+        shutil.copyfile(path, scratch)
+    try:
+        if args.base_tree is not None:
+            res["side_by_side"] = side_by_side(
+                path, args.base_tree, args.reps, args.rounds, scratch, args.writes
+            )
+        else:
+            res["warm"] = warm(path, args.reps, scratch=scratch, writes=args.writes)
+    finally:
+        if scratch is not None:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{scratch}{suffix}").unlink(missing_ok=True)
     if args.cold:
         res["cold"] = cold(path, args.drop_caches)
         res["drop_caches"] = args.drop_caches

@@ -22,7 +22,8 @@ from typing import Any
 
 #: Bump when the demo's content or timeline changes: a cached demo of another version is rebuilt.
 #: v2: realistic ages (started_at/ended_at over 120 days; v1 stamped every session at build time).
-DEMO_VERSION = 2
+#: v3: each turn's usage stamped at its answer (v2 stamped all usage at build time: one bar in Usage).
+DEMO_VERSION = 3
 DEMO_META_VERSION = "hermes_tui.demo_version"
 DEMO_META_BASE = "hermes_tui.demo_base"
 DAY = 86400.0
@@ -278,7 +279,9 @@ class _Builder:
         self.base = base
         self.rng = rng
         self.records: dict[str, dict[str, Any]] = {}
-        self.usage: dict[str, dict[str, Any]] = {}
+        #: Per session, the usage of each turn and when its answer came (`write` records each
+        #: at its own time, so the Usage screen shows the demo's spend on the days it ran).
+        self.usage: dict[str, list[tuple[float, dict[str, Any]]]] = {}
 
     def session(
         self,
@@ -299,7 +302,7 @@ class _Builder:
         rng = self.rng
         sid = _sid(start, rng)
         t = start
-        tokens_in = tokens_out = 0
+        turn_usage: list[tuple[float, int, int]] = []
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": "You are Hermes, a helpful agent.", "timestamp": t}
         ]
@@ -360,8 +363,9 @@ class _Builder:
                         "timestamp": t,
                     }
                 )
-            tokens_in += rng.randint(1500, 9000)
-            tokens_out += rng.randint(200, 1800)
+            tokens_in = rng.randint(1500, 9000)
+            tokens_out = rng.randint(200, 1800)
+            turn_usage.append((t, tokens_in, tokens_out))
         record: dict[str, Any] = {
             "id": sid,
             "source": source or topic.source,
@@ -380,24 +384,37 @@ class _Builder:
             record["ended_at"] = t + rng.uniform(5, 50)
         self.records[sid] = record
         price_in, price_out = PRICES.get(topic.model, (1.0, 4.0))
-        self.usage[sid] = {
-            "input_tokens": tokens_in,
-            "output_tokens": tokens_out,
-            "cache_read_tokens": tokens_in // 3,
-            "model": topic.model,
-            "estimated_cost_usd": round(tokens_in / 1e6 * price_in + tokens_out / 1e6 * price_out, 6),
-            "billing_provider": topic.model.split("/", 1)[0],
-            "api_call_count": len(topic.turns) * 2,
-        }
+        self.usage[sid] = [
+            (
+                when,
+                {
+                    "input_tokens": tin,
+                    "output_tokens": tout,
+                    "cache_read_tokens": tin // 3,
+                    "model": topic.model,
+                    "estimated_cost_usd": round(tin / 1e6 * price_in + tout / 1e6 * price_out, 6),
+                    "billing_provider": topic.model.split("/", 1)[0],
+                    "api_call_count": 2,
+                },
+            )
+            for when, tin, tout in turn_usage or [(start, 0, 0)]
+        ]
         return sid, t
 
     def write(self, db: Any) -> None:
-        """One `import_sessions` (parents resolve inside it), then the usage of each session."""
+        """One `import_sessions` (parents resolve inside it), then the usage of each turn, stamped
+        with the time of its answer (the store's `clock`)."""
         result = db.import_sessions(list(self.records.values()))
         if not result["ok"] or result["imported"] != len(self.records):
             raise RuntimeError(f"demo import failed: {result}")
-        for sid, usage in self.usage.items():
-            db.update_token_counts(sid, **usage)
+        clock = db.clock
+        try:
+            for sid, turns in self.usage.items():
+                for when, usage in turns:
+                    db.clock = lambda when=when: when
+                    db.update_token_counts(sid, **usage)
+        finally:
+            db.clock = clock
 
 
 def _json(value: Any) -> str:

@@ -241,13 +241,10 @@ class HermesApp(App[Handoff]):
         """The same once several profiles' stores are open (`pick --all`, `--profile`)."""
         self._apply_pick_source()
 
-    def on_live_changed(self, message: Any) -> None:
-        """The main screen's live follower saw a write (its message bubbles up from the main
-        screen): a Usage screen on the stack follows it (`usage_heard`)."""
-        usage_heard(self, message.update)
-
     def on_main_screen_store_live(self, message: Any) -> None:
-        """The same for one profile's store (`--all`)."""
+        """The main screen's live follower saw a write in a store, the one or a profile's (its
+        message bubbles up from the main screen): a Usage screen on the stack follows it
+        (`usage_heard`)."""
         usage_heard(self, message.update)
 
     def _apply_pick_source(self) -> None:
@@ -474,13 +471,12 @@ class HermesApp(App[Handoff]):
         return None
 
     def _picked_store(self, profile: str | None) -> SessionDB | None:
-        """The store the picked session is in: its profile's over several stores, else the one."""
+        """The store the picked session is in: its profile's over several stores, else the one
+        (`MainScreen.db_for`: one store is a federation of one)."""
         from hermes_tui.app.screens.main import MainScreen
 
         main = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-        if main is not None and main.stores is not None:
-            return main.db_for(profile)
-        return self.db
+        return main.db_for(profile) if main is not None else self.db
 
     def action_pick_choose(self) -> None:
         """Enter in picker mode: exit with the chosen id (or its resume command, naming the

@@ -25,12 +25,13 @@ from textual.markup import escape
 
 from hermes_tui.app import actions
 from hermes_tui.app.bindings import bindings_of
+from hermes_tui.app.controllers.search_source import order_source
 from hermes_tui.app.render import one_line, session_label
 from hermes_tui.app.screens.help import key_label
 
 if TYPE_CHECKING:
+    from hermes_tui.app.controllers.search_source import Scope
     from hermes_tui.app.screens.main import MainScreen
-    from hermes_tui.app.stores import BrowserStores
 
 MAX_HITS = 20
 
@@ -94,14 +95,16 @@ def find_sessions(db: Any, query: str) -> list[dict[str, Any]]:
 
 
 def find_sessions_across(
-    stores: BrowserStores, query: str, profiles: Sequence[str] | None = None
+    scope: Scope, query: str, profiles: Sequence[str] | None = None
 ) -> list[dict[str, Any]]:
-    """`find_sessions` on every store of ``profiles`` (None: every open store) in parallel, each
-    row tagged with its ``profile`` (worker). The stores' lists are interleaved, so every store's
-    best matches (an exact id first) make the cut; a store that fails adds nothing."""
-    got = stores.fed.map(find_sessions, profiles, query)
-    names = [p for p in stores.profiles if p in got.values]
-    per_store = [[{**row, "profile": p} for row in got.values[p] or []] for p in names]
+    """`find_sessions` on every store of ``profiles`` (None: every open store; one store: it) in
+    parallel, each row tagged with its ``profile`` (worker; one store's is None). The stores'
+    lists are interleaved, so every store's best matches (an exact id first) make the cut; a
+    store of several that fails adds nothing."""
+    per_store = [
+        [{**row, "profile": p} for row in rows or []]
+        for p, rows in scope.each(find_sessions, profiles, query)
+    ]
     merged: list[dict[str, Any]] = []
     for rank in range(max((len(rows) for rows in per_store), default=0)):
         merged += [rows[rank] for rows in per_store if rank < len(rows)]
@@ -111,11 +114,10 @@ def find_sessions_across(
 def _lookup(main: MainScreen, query: str) -> Any:
     """The session lookup for ``main``'s stores, as a callable for a thread worker (None: none
     open). Over several profiles: the stores the list shows (the profile filter of `p`)."""
-    if main.stores is not None:
-        return partial(find_sessions_across, main.stores, query, main.profile_filter)
-    if main.db is None:
+    scope = main.scope
+    if order_source(scope) is None:
         return None
-    return partial(find_sessions, main.db, query)
+    return partial(find_sessions_across, scope, query, main.profile_filter)
 
 
 def _hit_help(row: dict[str, Any], federated: bool) -> str:
@@ -208,7 +210,7 @@ class SessionCommands(Provider):
         lookup = _lookup(main, query) if len(query) >= 2 else None
         if lookup is None:
             return
-        federated = main.stores is not None
+        federated = main.scope.shows_profile
         worker = main.run_worker(
             lookup,
             thread=True,

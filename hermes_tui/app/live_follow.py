@@ -1,6 +1,8 @@
-"""The browser's live follower: one thread polls the store and posts what changed.
+"""One store's live follow: its rhythm, what it cares about, its polls and their reports
+(`LiveFollower`); the thread that runs the polls of every open store, one or many, is
+`stores_follow.StoresFollower`.
 
-Why a thread of its own: a `ChangeWatcher`'s cursor belongs to the connection of the thread
+Why off the event loop: a `ChangeWatcher`'s cursor belongs to the connection of the thread
 that polls it, and a poll — even an unchanged one, a single `PRAGMA data_version` — must never
 run on the event loop. `SessionDB.changes_since` and `live_status` each end their short read
 transaction before returning, so nothing is held between polls and a writer's checkpoint always
@@ -13,12 +15,11 @@ screen), `FAST_S` while the user is at the keyboard or the store changed in the 
 never touches a key), `SLOW_S` after a spell with neither, at once when a poll says `more` or the
 UI asks (`wake()`). An unchanged poll is one `PRAGMA data_version`.
 
-Right after each commit: where the store offers a `write_signal()` (Linux inotify), the follower
-also wakes when a program writes the store's files (`WriteSignal.wait`: it lets the rest of that
-transaction's pages in first), and polls. So what it reports, and what the browser draws from it, comes in
-the writer's pause after a commit instead of at a moment unrelated to the writes: on 2 cores a
-draw that lands on an agent's append is what doubled that append's p99 (`bench/live_app_bench.py`).
-The timer polls stay: a write the signal cannot see (another machine's) is still found.
+Right after each commit: where Linux inotify is there, the follower thread
+(`stores_follow.StoresFollower`) also wakes when a program writes a store's files and polls
+that store, rechecking at growing delays (`Recheck`) until the commit is published; so what the
+browser draws comes in the writer's pause after a commit. The timer polls stay: a write the
+signal cannot see (another machine's) is still found.
 
 Live statuses: when a poll saw changes, only the visible sessions they name are read again (a
 status derives from a session's last message, its end and its start); all visible rows when the
@@ -29,7 +30,6 @@ idle list is not redrawn.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -44,11 +44,6 @@ FAST_S = 0.25
 SLOW_S = 1.0
 IDLE_INPUT_S = 30.0
 STATUS_EVERY_S = 60.0
-ERROR_BACKOFF_S = 2.0
-#: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
-#: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
-#: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
-SIGNAL_GAP_S = 0.04
 
 
 class _Store(Protocol):
@@ -57,72 +52,6 @@ class _Store(Protocol):
     def live_status(
         self, session_ids: Iterable[str], now: float | None = None
     ) -> dict[str, dict[str, Any]]: ...
-
-
-class _Wakeup:
-    """`threading.Event`'s `set`/`is_set`/`clear`/`wait`, and a `fileno()` readable once set (a
-    self-pipe), so one `select` waits for it and for the store's write signal together."""
-
-    def __init__(self) -> None:
-        self._flag = threading.Event()
-        self._lock = threading.Lock()
-        self._r, self._w = os.pipe()
-        os.set_blocking(self._r, False)
-        os.set_blocking(self._w, False)
-        self._closed = False
-
-    def fileno(self) -> int:
-        return self._r
-
-    def set(self) -> None:
-        self._flag.set()
-        with self._lock:  # never a write to a closed (maybe reused) descriptor
-            if self._closed:
-                return
-            try:
-                os.write(self._w, b"\0")
-            except BlockingIOError:  # the pipe is full: it is readable already
-                pass
-
-    def is_set(self) -> bool:
-        return self._flag.is_set()
-
-    def clear(self) -> None:
-        self._flag.clear()
-        with self._lock:
-            if self._closed:
-                return
-            try:
-                while os.read(self._r, 4096):
-                    pass
-            except BlockingIOError:
-                pass
-
-    def wait(self, timeout: float) -> bool:
-        return self._flag.wait(timeout)
-
-    def close(self) -> None:
-        with self._lock:
-            if not self._closed:
-                self._closed = True
-                os.close(self._r)
-                os.close(self._w)
-
-
-class Stoppable:
-    """`stop()` and `stopped` of a follower's thread (`LiveFollower`, `StoresFollower`): safe
-    from any thread; the stop wakes the thread, which then ends."""
-
-    _stop: threading.Event
-    _wake: Any
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._wake.set()
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
 
 
 @dataclass
@@ -136,10 +65,11 @@ class LiveUpdate:
     after_write: float | None = None
 
 
-class LiveFollower(Stoppable):
-    """Polls `db` from the thread that calls `run()` until `stop()`; reports through `report`.
+class LiveFollower:
+    """One store's live follow: `StoresFollower`'s thread asks it when to poll (`interval`,
+    `recheck`) and runs its polls (`poll_once`), which report through `report`.
 
-    `care()`, `show()`, `touch()`, `wake()` and `stop()` are safe from any thread (the UI's).
+    `care()`, `show()`, `touch()` and `wake()` are safe from any thread (the UI's).
     """
 
     def __init__(
@@ -155,7 +85,6 @@ class LiveFollower(Stoppable):
         status_every_s: float = STATUS_EVERY_S,
         hot_s: float = HOT_S,
         hot_for_s: float = HOT_FOR_S,
-        use_signal: bool = True,
         wakeup: Any = None,
     ) -> None:
         self.db = db
@@ -169,26 +98,19 @@ class LiveFollower(Stoppable):
         self.slow_s = slow_s
         self.idle_input_s = idle_input_s
         self.status_every_s = status_every_s
-        self.use_signal = use_signal
         self._lock = threading.Lock()
         self._care: list[str] = []
         self._visible: list[str] = []
         self._visible_dirty = False
         self._last_input = self.ticks()
         self._last_change = float("-inf")  # monotonic time of the last poll that saw a change
-        #: `set`/`is_set`/`clear`/`wait`/`fileno`/`close`; a shared follower passes its own per
-        #: store (no pipe per store: `stores_follow.py`).
-        self._wake: Any = wakeup if wakeup is not None else _Wakeup()
-        self._stop = threading.Event()
+        #: Its `set()` asks for a poll now: `StoresFollower` passes the store's (`_StoreWake`).
+        self._wake: Any = wakeup if wakeup is not None else threading.Event()
         self._watcher: Any = None
         self._shown: dict[str, tuple[Any, ...]] = {}  # what each reported status's label shows
         self.polls = 0  # polls run (tests and the bench read it)
-        self.signalled = 0  # polls started by a write signal (tests and the bench read it)
-        self._signal_poll = float("-inf")  # monotonic time of the last of those
-        self._woken_by_signal = False  # the last sleep ended with a write signal
-        self.has_signal = False  # the store offered a write signal (set once `run` opened it)
         #: A poll a write woke that found nothing polls again soon (the commit is published a
-        #: moment after its last write); `StoresFollower` uses it for this store too.
+        #: moment after its last write): `StoresFollower` asks it after each poll.
         self.recheck = Recheck()
         self._last_status = float("-inf")  # monotonic time all visible statuses were last read
 
@@ -236,32 +158,6 @@ class LiveFollower(Stoppable):
         return self.fast_s if quiet < self.idle_input_s else self.slow_s
 
     # ------------------------------------------------------------------ the polling thread
-    def run(self, cancelled: Callable[[], bool] = lambda: False) -> None:
-        """The thread body: poll, report, sleep (wakeable) until stopped or cancelled."""
-        try:
-            self.ensure_watcher()
-        except Exception as exc:  # the store went away while opening: say so, then stop
-            self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
-            self._wake.close()  # its pipe: each failed open leaked two fds
-            return
-        signal = self._open_signal()
-        try:
-            self._follow(signal, cancelled)
-        finally:
-            if signal is not None:
-                signal.close()
-            self._wake.close()
-
-    def _open_signal(self) -> Any:
-        """The store's write signal, if it has one and the follower wants it."""
-        opener = getattr(self.db, "write_signal", None) if self.use_signal else None
-        try:
-            signal = opener() if opener is not None else None
-        except Exception:  # a hint only: without it the timer polls still find everything
-            signal = None
-        self.has_signal = signal is not None
-        return signal
-
     def ensure_watcher(self) -> None:
         """Make the change watcher, on the thread that will poll (its cursor belongs to that
         thread's connection); raises what the store raises."""
@@ -295,41 +191,6 @@ class LiveFollower(Stoppable):
         if changes or statuses:
             self.report(LiveUpdate(changes, statuses or None, after_write=after_write))
         return changes
-
-    def _follow(self, signal: Any, cancelled: Callable[[], bool]) -> None:
-        failing = False
-        while not self._stop.is_set() and not cancelled():
-            after_write = self._signal_poll if self._woken_by_signal else None
-            try:
-                changes = self.poll_once(after_write)
-                failing = False
-            except Exception as exc:  # a vanished or locked file: report once, keep trying
-                if not failing:
-                    self.report(LiveUpdate(error=f"{type(exc).__name__}: {exc}"))
-                failing = True
-                self._wake.wait(ERROR_BACKOFF_S)
-                self._wake.clear()
-                continue
-            if changes.more:
-                continue
-            woken, self._woken_by_signal = self._woken_by_signal, False
-            self._sleep(self.recheck.pause(woken, bool(changes), self.interval), signal)
-            self._wake.clear()
-
-    def _sleep(self, seconds: float, signal: Any) -> None:
-        """Until the next poll is due, `wake()`, or a write to the store's files (polls woken by
-        writes at least `SIGNAL_GAP_S` apart: a write meanwhile is polled once the gap is over)."""
-        if signal is None or self._wake.is_set():
-            self._wake.wait(seconds)
-            return
-        deadline = self.ticks() + seconds
-        gap = self._signal_poll + SIGNAL_GAP_S - self.ticks()
-        if gap > 0 and self._wake.wait(min(gap, seconds)):
-            return
-        if signal.wait(deadline - self.ticks(), also=self._wake):
-            self.signalled += 1
-            self._signal_poll = self.ticks()
-            self._woken_by_signal = True
 
     def _news(self, statuses: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         """The statuses whose label would show something else than last reported."""

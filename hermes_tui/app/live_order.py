@@ -65,6 +65,7 @@ class IncrementalOrder:
         self._recount = True  # the store's session count may have changed
         self._full = True
         self._parents = False  # a session ended, re-opened or went: its children may change kind
+        self._adopting: set[str] = set()  # parents of new sessions: their rows count children
         self._what: tuple[SessionFilter, str] | None = None
         self._ids: list[str] = []
         self._keys: dict[str, Any] = {}
@@ -72,6 +73,10 @@ class IncrementalOrder:
         self._total: int | None = None
         self.full_reads = 0  # whole-order reads (tests and the bench read them)
         self.moved = 0  # sessions re-keyed incrementally
+        #: The sessions whose rows the last `ordered()`'s changes may have changed (the ones it
+        #: re-keyed, new sessions' parents): every other one kept its place and its row. None:
+        #: it read the whole order, or a parent ended, re-opened or went (any row may differ).
+        self.last_moved: set[str] | None = None
 
     # ------------------------------------------------------------------ UI thread
     def note(self, ch: Changes) -> None:
@@ -86,6 +91,11 @@ class IncrementalOrder:
                 self._parents = True
             if any(r.get("edge_kind") == "compression" for r in ch.new_sessions):
                 self._parents = True  # a new tip: folded, its chain is listed under another id
+            self._adopting |= {
+                str(r["parent_session_id"])
+                for r in (*ch.new_sessions, *ch.children)
+                if r.get("parent_session_id")
+            }
 
     def invalidate(self) -> None:
         """The list was reloaded (or the store changed under it): read the whole order next time."""
@@ -100,6 +110,7 @@ class IncrementalOrder:
             pending, self._pending = self._pending, set()
             full, self._full = self._full, False
             parents, self._parents = self._parents, False
+            adopting, self._adopting = self._adopting, set()
         # Without children, a session's presence depends on its parent (a branch's children
         # are listed once it ended 'branched'; a deleted parent's children become roots), and
         # the changes name the parent only: read the whole order then.
@@ -115,7 +126,11 @@ class IncrementalOrder:
             self._what = (flt, order)
             self._read_at = now
             self.full_reads += 1
+            self.last_moved = None
             return list(self._ids)
+        # The rows of the moved sessions and of new sessions' parents are all that changed, unless
+        # a parent ended, re-opened or went (its children's rows show their kind by it).
+        self.last_moved = None if parents else set(adopting)
         if pending:
             # Folded (Hermes' list), a change in any session of a chain may move the tip the
             # chain is listed as, or list it as another: every session of the chain is dropped
@@ -128,6 +143,8 @@ class IncrementalOrder:
             for sid, key in fresh.items():
                 self._insert(sid, key)
             self.moved += len(pending)
+            if self.last_moved is not None:
+                self.last_moved |= scope | fresh.keys()
         return list(self._ids)
 
     def ordered(

@@ -42,11 +42,3 @@ class OpenSession(Message):
     message_id: int | None = None
     terms: tuple[str, ...] = ()
     profile: str | None = None
-
-
-@dataclass
-class LiveChanged(Message):
-    """The live follower saw commits by other connections (or fresh live statuses of the rows
-    on screen). ``update`` is a `hermes_tui.app.live_follow.LiveUpdate`."""
-
-    update: object

@@ -15,7 +15,6 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_tui.app.stores import MergedKeys
 from hermes_tui.state import SessionFilter
 
 if TYPE_CHECKING:
@@ -114,14 +113,6 @@ def store_finder(main: MainScreen) -> Finder:
     spans, each row with its ``profile``."""
 
     def find(text: str, sources: tuple[str, ...]) -> list[dict[str, Any]]:
-        flt = title_filter(text, sources)
-        stores = main.stores
-        if stores is not None:
-            merged = stores.fed.session_order(flt, order="last_active", profiles=main.profile_filter)
-            return stores.list_rows(MergedKeys(merged)[:TITLE_LIMIT])
-        db = main.db
-        if db is None:
-            return []
-        return db.list_rows(db.session_order(flt, "last_active").ids[:TITLE_LIMIT])
+        return main.scope.title_rows(title_filter(text, sources), main.profile_filter, TITLE_LIMIT)
 
     return find

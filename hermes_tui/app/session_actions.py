@@ -125,8 +125,9 @@ def undo(screen: MainScreen) -> None:
         return
     entry = pending.pop()
     written_by = entry.db_path if isinstance(entry, FlagChange | ForkMade) else entry_store(screen.app, entry)
-    if written_by is not None and screen.stores is not None:
-        db = next((d for d in screen.stores.fed.dbs.values() if d.db_path == written_by), db)
+    owner = screen.scope.db_at(written_by) if written_by is not None else None
+    if owner is not None:  # the store that wrote it (over several profiles, maybe not the row's)
+        db = owner
     _UNDOING.add(screen.app)
     if isinstance(entry, FlagChange):
         change = entry
@@ -205,7 +206,7 @@ def fork(screen: MainScreen) -> None:
     """`B`: a new session continuing the open one from the transcript's current message (the
     highlighted one), as Hermes' `/branch` makes one; then the fork is selected and shown."""
     sid = screen.current_session
-    profile = screen.current_profile if screen.stores is not None else None
+    profile = screen.current_profile  # (None: the one store)
     db = screen.db_for(profile)
     transcript = screen.query_one("#transcript", Transcript)
     message = transcript.current_message() if sid is not None else None

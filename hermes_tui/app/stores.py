@@ -33,6 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, overload
 
+from rich.text import Text
+
+from hermes_tui.app.header_text import HeaderFacts, stores_header
+from hermes_tui.app.usage_view import FederatedUsage, UsageSource
 from hermes_tui.state import (
     FederatedSearch,
     Federation,
@@ -55,6 +59,9 @@ Key = tuple[str, str]
 #: the list or the search (as full collections wait for quiet input, `gc_policy.py`): the first
 #: jumps after first paint would otherwise share two cores with a 0.7 s scan at 1M messages.
 PREPARE_QUIET_S = 1.0
+
+#: Keys a live re-merge reads ahead (two of the list's pages).
+LIVE_FIRST = 2 * 50
 
 #: How long an order (and the first open) waits for the other stores once the first answered:
 #: a few small stores all answer well within it, so they paint at once, merged exactly; 300
@@ -319,6 +326,13 @@ class BrowserStores:
         self._last_read = time.monotonic()
         #: The stores the filter menus' values were last read from (`values`).
         self.values_from: set[str] = set()
+        #: Every store that answered so far (opened, failed, or came with a late order), and who
+        #: hears of the next ones (`listen`): heard from the start, as the first merge may be
+        #: read (while Textual starts) before the screen listens.
+        self._answers_lock = threading.Lock()
+        self._answered: set[str] = set()
+        self._listener: Callable[[str], None] | None = None
+        fed.listen(self._heard)
 
     @classmethod
     def open(cls, choice: StoreChoice, read_only: bool = False, *, wait: bool = True) -> BrowserStores:
@@ -326,6 +340,24 @@ class BrowserStores:
         `wait=False` they open in the background (`settle` waits for the first ones)."""
         refs, current = choice.refs()
         return cls(open_stores(refs, read_only=read_only, wait=wait), current, choice)
+
+    def _heard(self, profile: str) -> None:
+        with self._answers_lock:
+            self._answered.add(profile)
+            listener = self._listener
+        if listener is not None:
+            listener(profile)
+
+    def listen(self, fn: Callable[[str], None]) -> None:
+        """Call `fn(profile)` (on a pool thread) each time a store answers, and at once for each
+        one that answered before: a store late for the first merge whose order came before the
+        screen listened would otherwise be waited for forever (`StoresWatch.behind` counts a
+        pending store as on its way)."""
+        with self._answers_lock:
+            self._listener = fn
+            before = sorted(self._answered)
+        for profile in before:
+            fn(profile)
 
     def settle(self, grace: float = ARRIVE_S) -> None:
         """Until a store is open (or none is left to open), then `grace` seconds more for the
@@ -367,9 +399,52 @@ class BrowserStores:
         """The open store of `profile` (None if it is not open)."""
         return self.fed.dbs.get(profile) if profile is not None else None
 
+    def submit_each(self, calls: Any) -> dict[str, Future[Any]]:
+        """``{profile: fn}`` run as ``fn(db)`` on each store's own thread (the live follower's
+        polls: `Federation.submit_each`)."""
+        return self.fed.submit_each(calls)
+
     def key(self, profile: str | None, session_id: Any) -> Any:
         """The list's key of a session: `(profile, id)`."""
         return (profile, session_id)
+
+    #: Over several stores a session's profile is shown (the transcript's title, the palette).
+    shows_profile = True
+
+    def db_at(self, path: Any) -> SessionDB | None:
+        """The open store whose file is ``path`` (None if none is)."""
+        return next((db for db in self.fed.dbs.values() if db.db_path == path), None)
+
+    def each(
+        self, fn: Callable[..., Any], profiles: Sequence[str] | None, *args: Any
+    ) -> list[tuple[str | None, Any]]:
+        """``fn(db, *args)`` on each store of ``profiles`` (None: every open store) in parallel
+        (worker thread): ``[(profile, answer)]`` in the stores' order; a store that fails is
+        left out."""
+        got = self.fed.map(fn, profiles, *args)
+        return [(p, got.values[p]) for p in self.profiles if p in got.values]
+
+    def title_rows(
+        self, flt: SessionFilter, profiles: Sequence[str] | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """The list rows (each with its ``profile``) of the first ``limit`` sessions of ``flt``
+        over ``profiles``' merged order, most recently active first (worker thread)."""
+        merged = self.fed.session_order(flt, order="last_active", profiles=profiles)
+        return self.list_rows(MergedKeys(merged)[:limit])
+
+    def header(self, facts: HeaderFacts) -> tuple[Text, str | None]:
+        """The info line over the stores (each profile's sessions, a badge per store that failed)
+        and its tooltip (the failures' reasons)."""
+        return stores_header(facts.ready, facts.counts, self._read_only, len(self.opening), self.failed)
+
+    def usage_source(self) -> UsageSource | None:
+        """What the Usage screen reads: every open store, added up (None when none is open)."""
+        profiles = tuple(self.profiles)
+        return FederatedUsage(self.fed, profiles) if profiles else None
+
+    def _read_only(self, profile: str) -> bool:
+        ref = self.ref(profile)
+        return ref is not None and (ref.read_only or self.fed.read_only)
 
     def ref(self, profile: str) -> StoreRef | None:
         try:
@@ -440,6 +515,33 @@ class BrowserStores:
         finally:
             if prepare:  # after first paint's order, on a thread of its own (list and search
                 self.prepare_search()  # threads stay free)
+
+    def orders(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        keep: Key | None,
+        first: int,
+        active_since: tuple[float, float] | None = None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> Iterator[OrderResult]:
+        """The order as the list takes it (`order()`: the first one is the one the open prefetch
+        merged, when it is the one asked for)."""
+        yield self.order(flt, order, profiles, keep, first, active_since)
+
+    def live_order(
+        self,
+        flt: SessionFilter,
+        order: str,
+        profiles: Sequence[str] | None,
+        active_since: tuple[float, float] | None,
+        moves: Any = None,
+    ) -> OrderResult:
+        """The merged order again after live changes (worker thread), its first page merged.
+        (``moves``, one store's incremental order, is for `OneStore`: the stores' orders are
+        merged again.)"""
+        return self.order(flt, order, profiles, None, first=LIVE_FIRST, active_since=active_since)
 
     def seed_order(
         self, flt: SessionFilter, order: str, result: OrderResult, first_rows: list[dict[str, Any]]

@@ -1,4 +1,5 @@
-"""One live follower for every open store of a federated browser (`--all`).
+"""The browser's one live follower: every open store, one of them or three hundred (one store
+is a federation of one: `follow_one`, `on_this_thread`).
 
 Why not a `LiveFollower` thread per store, as before: 300 profiles were 300 polling threads,
 each with its own connection, inotify instance and wake-up pipe; on 2 cores they kept 121 % of a
@@ -12,10 +13,15 @@ and a written store is polled right after its commit, as with one store. The tim
 (a write the signal cannot see is still found), spread so that all the stores together make at
 most `POLLS_PER_S` timer polls a second; a store that changed lately keeps the hot rhythm, and
 with a few stores each one polls exactly as a `LiveFollower` of its own would.
+
+One store (the browser on one file): its polls run on the follower's own thread
+(`on_this_thread`: the watcher's cursor is that thread's connection's), so following it costs
+one thread and one connection, as it always did.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -25,14 +31,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from hermes_tui.app.live_follow import (
-    ERROR_BACKOFF_S,
-    SIGNAL_GAP_S,
-    LiveFollower,
-    LiveUpdate,
-    Stoppable,
-    _Wakeup,
-)
+from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
 from hermes_tui.state import Changes, SessionDB, write_signals
 
 #: Timer polls a second over all the stores together (each an unchanged `PRAGMA data_version`):
@@ -40,15 +39,92 @@ from hermes_tui.state import Changes, SessionDB, write_signals
 POLLS_PER_S = 200.0
 #: The longest sleep without a due poll (stores added meanwhile wake the thread anyway).
 MAX_SLEEP_S = 1.0
+#: A store whose poll failed is tried again this long after.
+ERROR_BACKOFF_S = 2.0
+#: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
+#: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
+#: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
+SIGNAL_GAP_S = 0.04
 
-SubmitEach = Callable[[Mapping[str, Callable[[SessionDB], Any]]], dict[str, Future[Any]]]
+#: A store's name in the follower: its profile, or None for the one store of a single-store
+#: browser (as `OneStore` names it).
+Profile = str | None
+SubmitEach = Callable[[Mapping[Any, Callable[[SessionDB], Any]]], dict[Any, Future[Any]]]
+
+
+def on_this_thread(db: Any) -> SubmitEach:
+    """`submit_each` for one store: each call runs at once on the calling thread (the
+    follower's), its answer a finished future."""
+
+    def submit_each(calls: Mapping[Any, Callable[[SessionDB], Any]]) -> dict[Any, Future[Any]]:
+        out: dict[Any, Future[Any]] = {}
+        for profile, call in calls.items():
+            fut: Future[Any] = Future()
+            try:
+                fut.set_result(call(db))
+            except Exception as exc:  # the follower reports it (once) and backs off
+                fut.set_exception(exc)
+            out[profile] = fut
+        return out
+
+    return submit_each
+
+
+class _Wakeup:
+    """`threading.Event`'s `set`/`is_set`/`clear`/`wait`, and a `fileno()` readable once set (a
+    self-pipe), so one `select` waits for it and for the store's write signal together."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+        self._lock = threading.Lock()
+        self._r, self._w = os.pipe()
+        os.set_blocking(self._r, False)
+        os.set_blocking(self._w, False)
+        self._closed = False
+
+    def fileno(self) -> int:
+        return self._r
+
+    def set(self) -> None:
+        self._flag.set()
+        with self._lock:  # never a write to a closed (maybe reused) descriptor
+            if self._closed:
+                return
+            try:
+                os.write(self._w, b"\0")
+            except BlockingIOError:  # the pipe is full: it is readable already
+                pass
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    def clear(self) -> None:
+        self._flag.clear()
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                while os.read(self._r, 4096):
+                    pass
+            except BlockingIOError:
+                pass
+
+    def wait(self, timeout: float) -> bool:
+        return self._flag.wait(timeout)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._r)
+                os.close(self._w)
 
 
 class _StoreWake:
     """A store's follower's wake-up inside the shared one: `set` (its `wake`, `show`) makes the
     store's poll due now and wakes the shared thread."""
 
-    def __init__(self, owner: StoresFollower, profile: str) -> None:
+    def __init__(self, owner: StoresFollower, profile: Profile) -> None:
         self._owner = owner
         self._profile = profile
 
@@ -80,7 +156,7 @@ class _Followed:
     signalled_at: float = float("-inf")  # monotonic time of the last poll a write started
 
 
-class StoresFollower(Stoppable):
+class StoresFollower:
     """Follows several stores from one thread (`run`) until `stop()`; reports each store's
     `LiveUpdate` through `report(profile, update)`.
 
@@ -91,31 +167,48 @@ class StoresFollower(Stoppable):
     def __init__(
         self,
         submit_each: SubmitEach,
-        report: Callable[[str, LiveUpdate], None],
+        report: Callable[[Profile, LiveUpdate], None],
         *,
         clock: Callable[[], float] = time.time,
+        ticks: Callable[[], float] = time.monotonic,
         use_signal: bool = True,
+        signals: Any = None,
+        wakeup: Any = None,
         polls_per_s: float = POLLS_PER_S,
         **rhythm: float,
     ) -> None:
         self._submit_each = submit_each
         self._report = report
         self._clock = clock
+        #: The rhythm's clock (due times, hot, fast, slow, the signal gap): monotonic; a test
+        #: passes its own (with a `wakeup` whose waits move it on).
+        self._ticks = ticks
         self._rhythm = rhythm  # each store's `LiveFollower` rhythm (fast_s, slow_s, ...: tests)
         self._polls_per_s = polls_per_s
         self._lock = threading.Lock()
-        self._stores: dict[str, _Followed] = {}
-        self._by_path: dict[str, str] = {}
+        self._stores: dict[Profile, _Followed] = {}
+        self._by_path: dict[str, Profile] = {}
         self._unwatched: list[str] = []  # store paths whose directories are not watched yet
-        self._done: deque[tuple[str, Future[Any], bool]] = deque()
-        self._wake = _Wakeup()
+        self._done: deque[tuple[Profile, Future[Any], bool]] = deque()
+        self._wake: Any = wakeup if wakeup is not None else _Wakeup()
         self._stop = threading.Event()
-        self._signals = write_signals() if use_signal else None
+        #: `add(path)`, `wait(timeout, also) -> written paths`, `close()` (`WriteSignals`).
+        self._signals = signals if signals is not None else write_signals() if use_signal else None
         self.polls = 0  # polls started (tests and the bench read it)
         self.signalled = 0  # polls started by a write signal
+        self.has_signal = False  # a store's directory is watched (writes wake its polls)
 
     # ------------------------------------------------------------------ from the UI thread
-    def add(self, profile: str, db: SessionDB) -> None:
+    def stop(self) -> None:
+        """Safe from any thread: the stop wakes the thread, which then ends."""
+        self._stop.set()
+        self._wake.set()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def add(self, profile: Profile, db: Any) -> None:
         """Follow `profile`'s store too (its first poll is due at once)."""
         with self._lock:
             if profile in self._stores or self._stop.is_set():
@@ -124,8 +217,9 @@ class StoresFollower(Stoppable):
                 db,
                 partial(self._report, profile),
                 clock=self._clock,
+                ticks=self._ticks,
                 wakeup=_StoreWake(self, profile),
-                **self._rhythm,  # type: ignore[arg-type]
+                **self._rhythm,
             )
             path = str(db.db_path)
             self._stores[profile] = _Followed(follower, path)
@@ -134,22 +228,22 @@ class StoresFollower(Stoppable):
         self._wake.set()
 
     @property
-    def profiles(self) -> list[str]:
+    def profiles(self) -> list[Profile]:
         with self._lock:
             return list(self._stores)
 
-    def follower(self, profile: str) -> LiveFollower | None:
+    def follower(self, profile: Profile) -> LiveFollower | None:
         with self._lock:
             st = self._stores.get(profile)
         return st.follower if st is not None else None
 
-    def care(self, profile: str, ids: list[str]) -> None:
+    def care(self, profile: Profile, ids: list[str]) -> None:
         """`profile`'s ids whose ends, titles and deletions matter (see `LiveFollower.care`)."""
         follower = self.follower(profile)
         if follower is not None:
             follower.care(ids)
 
-    def show(self, profile: str, ids: list[str]) -> None:
+    def show(self, profile: Profile, ids: list[str]) -> None:
         """`profile`'s rows on screen (see `LiveFollower.show`)."""
         follower = self.follower(profile)
         if follower is not None:
@@ -169,7 +263,7 @@ class StoresFollower(Stoppable):
                 st.next_at = 0.0
         self._wake.set()
 
-    def _due_now(self, profile: str) -> None:
+    def _due_now(self, profile: Profile) -> None:
         with self._lock:
             st = self._stores.get(profile)
             if st is not None:
@@ -177,11 +271,11 @@ class StoresFollower(Stoppable):
         self._wake.set()
 
     # ------------------------------------------------------------------ the polling thread
-    def run(self) -> None:
+    def run(self, cancelled: Callable[[], bool] = lambda: False) -> None:
         """The thread body: start the polls that are due, take their answers, sleep until the
-        next one is due, a store is written, or `wake()`."""
+        next one is due, a store is written, or `wake()`; until stopped (or ``cancelled``)."""
         try:
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not cancelled():
                 self._wake.clear()
                 self._watch_new()
                 self._take_answers()
@@ -197,7 +291,8 @@ class StoresFollower(Stoppable):
             paths, self._unwatched = self._unwatched, []
         if self._signals is not None:
             for path in paths:
-                self._signals.add(path)
+                if self._signals.add(path):
+                    self.has_signal = True
 
     def _interval(self, follower: LiveFollower) -> float:
         """`follower`'s own interval; a store that is not hot waits its turn among the others."""
@@ -207,9 +302,9 @@ class StoresFollower(Stoppable):
         return max(interval, len(self._stores) / self._polls_per_s)
 
     def _start_due(self) -> None:
-        now = time.monotonic()
-        calls: dict[str, Callable[[SessionDB], Any]] = {}
-        by_signal: dict[str, bool] = {}
+        now = self._ticks()
+        calls: dict[Profile, Callable[[SessionDB], Any]] = {}
+        by_signal: dict[Profile, bool] = {}
         with self._lock:
             for profile, st in self._stores.items():
                 if st.busy or st.next_at > now:
@@ -231,7 +326,7 @@ class StoresFollower(Stoppable):
                 continue
             fut.add_done_callback(partial(self._answered, profile, by_signal[profile]))
 
-    def _answered(self, profile: str, by_signal: bool, fut: Future[Any]) -> None:
+    def _answered(self, profile: Profile, by_signal: bool, fut: Future[Any]) -> None:
         """A poll ended (on the store's thread): the follower thread takes it."""
         self._done.append((profile, fut, by_signal))
         self._wake.set()
@@ -239,7 +334,7 @@ class StoresFollower(Stoppable):
     def _take_answers(self) -> None:
         while self._done:
             profile, fut, by_signal = self._done.popleft()
-            now = time.monotonic()
+            now = self._ticks()
             with self._lock:
                 st = self._stores[profile]
                 st.busy = False
@@ -262,7 +357,7 @@ class StoresFollower(Stoppable):
                 st.next_at = min(due, asked, st.next_at)
 
     def _next_in(self) -> float:
-        now = time.monotonic()
+        now = self._ticks()
         with self._lock:
             due = [st.next_at for st in self._stores.values() if not st.busy]
         if self._done:
@@ -280,11 +375,10 @@ class StoresFollower(Stoppable):
         written = self._signals.wait(seconds, also=self._wake)
         if not written:
             return
-        now = time.monotonic()
+        now = self._ticks()
         with self._lock:
             for path in written:
-                profile = self._by_path.get(path)
-                st = self._stores.get(profile) if profile is not None else None
+                st = self._stores.get(self._by_path[path]) if path in self._by_path else None
                 if st is None:
                     continue
                 st.by_signal = True
@@ -299,3 +393,11 @@ def _poll_call(follower: LiveFollower, after_write: float | None) -> Callable[[S
         return follower.poll_once(after_write)
 
     return poll
+
+
+def follow_one(db: Any, report: Callable[[LiveUpdate], None], **kw: Any) -> StoresFollower:
+    """The follower of one store (a federation of one: its name None), its polls on the
+    follower's thread; ``report`` gets each `LiveUpdate`."""
+    follower = StoresFollower(on_this_thread(db), lambda _profile, update: report(update), **kw)
+    follower.add(None, db)
+    return follower

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from hermes_tui.formatting import format_cost, plural
 from hermes_tui.safe_text import cell_width, one_line
@@ -86,58 +86,104 @@ class UsageChoice:
         return "all time" if self.days is None else f"last {self.days} days"
 
 
-@dataclass(frozen=True)
-class UsageSource:
-    """The store(s) the screen reads: one `SessionDB`, or a federation's open stores (then
-    every answer is added up across `profiles`). Every method runs on a worker thread."""
-
-    db: SessionDB | None = None
-    fed: Federation | None = None
-    profiles: tuple[str, ...] | None = None
+class UsageSource(Protocol):
+    """The store(s) the screen reads: one store (`StoreUsage`) or several profiles' open stores,
+    every answer added up (`FederatedUsage`). Every method runs on a worker thread."""
 
     @property
-    def federated(self) -> bool:
-        return self.fed is not None
+    def profiles(self) -> tuple[str, ...] | None:
+        """The profiles read (None: one store, no profile column or stack)."""
+        ...
+
+    @property
+    def federated(self) -> bool: ...
 
     def report(
         self, by: str, group: str | None, since: float | None, tz: dt.tzinfo, now: float
-    ) -> UsageReport:
-        if self.fed is not None:
-            return federated_usage_report(self.fed, by, group, since, None, tz, now, self.profiles)  # type: ignore[arg-type]
-        assert self.db is not None
-        return self.db.usage_report(by, group, since, None, tz, now)  # type: ignore[arg-type]
+    ) -> UsageReport: ...
 
     def sessions(
         self, since: float | None, tz: dt.tzinfo, now: float, limit: int = TOP_SESSIONS
-    ) -> list[UsageSession]:
-        if self.fed is not None:
-            return federated_usage_sessions(self.fed, since, None, tz, limit, 0, now, self.profiles)[0]
-        assert self.db is not None
-        return self.db.usage_sessions(since, None, tz, limit, 0, now)
+    ) -> list[UsageSession]: ...
 
-    def check(self, since: float | None, tz: dt.tzinfo) -> UsageCheck:
-        if self.fed is not None:
-            return federated_usage_check(self.fed, since, None, tz, self.profiles)
-        assert self.db is not None
-        return self.db.usage_check(since, None, tz)
+    def check(self, since: float | None, tz: dt.tzinfo) -> UsageCheck: ...
 
     def check_sessions(
         self, kind: str, check: UsageCheck, since: float | None, tz: dt.tzinfo, limit: int
     ) -> list[tuple[str | None, str]]:
         """(profile, id) of the sessions of one kind of `check` (profile None for one store)."""
-        if self.fed is not None:
-            return [
-                (p, i) for p, i in federated_check_sessions(self.fed, kind, check, since, None, tz, 0, limit)
-            ]
-        assert self.db is not None
-        return [(None, i) for i in self.db.usage_check_sessions(kind, since, None, tz, 0, limit)]
+        ...
 
     def month(self, tz: dt.tzinfo, now: float) -> BudgetStatus:
         """The month to date and its pace (a budget of 0: only the pace is read)."""
-        if self.fed is not None:
-            return federated_usage_budget(self.fed, 0.0, None, None, tz, now, self.profiles)
-        assert self.db is not None
+        ...
+
+
+@dataclass(frozen=True)
+class StoreUsage:
+    """One store's usage: its own `SessionDB` methods."""
+
+    db: SessionDB
+    profiles: tuple[str, ...] | None = None
+
+    @property
+    def federated(self) -> bool:
+        return False
+
+    def report(
+        self, by: str, group: str | None, since: float | None, tz: dt.tzinfo, now: float
+    ) -> UsageReport:
+        return self.db.usage_report(by, group, since, None, tz, now)  # type: ignore[arg-type]
+
+    def sessions(
+        self, since: float | None, tz: dt.tzinfo, now: float, limit: int = TOP_SESSIONS
+    ) -> list[UsageSession]:
+        return self.db.usage_sessions(since, None, tz, limit, 0, now)
+
+    def check(self, since: float | None, tz: dt.tzinfo) -> UsageCheck:
+        return self.db.usage_check(since, None, tz)
+
+    def check_sessions(
+        self, kind: str, check: UsageCheck, since: float | None, tz: dt.tzinfo, limit: int
+    ) -> list[tuple[str | None, str]]:
+        return [(None, i) for i in self.db.usage_check_sessions(kind, since, None, tz, 0, limit)]
+
+    def month(self, tz: dt.tzinfo, now: float) -> BudgetStatus:
         return self.db.usage_budget(0.0, None, None, tz, now)
+
+
+@dataclass(frozen=True)
+class FederatedUsage:
+    """Several profiles' usage, every answer added up across `profiles` (the state layer's
+    `federated_usage_*`)."""
+
+    fed: Federation
+    profiles: tuple[str, ...] | None = None
+
+    @property
+    def federated(self) -> bool:
+        return True
+
+    def report(
+        self, by: str, group: str | None, since: float | None, tz: dt.tzinfo, now: float
+    ) -> UsageReport:
+        return federated_usage_report(self.fed, by, group, since, None, tz, now, self.profiles)  # type: ignore[arg-type]
+
+    def sessions(
+        self, since: float | None, tz: dt.tzinfo, now: float, limit: int = TOP_SESSIONS
+    ) -> list[UsageSession]:
+        return federated_usage_sessions(self.fed, since, None, tz, limit, 0, now, self.profiles)[0]
+
+    def check(self, since: float | None, tz: dt.tzinfo) -> UsageCheck:
+        return federated_usage_check(self.fed, since, None, tz, self.profiles)
+
+    def check_sessions(
+        self, kind: str, check: UsageCheck, since: float | None, tz: dt.tzinfo, limit: int
+    ) -> list[tuple[str | None, str]]:
+        return list(federated_check_sessions(self.fed, kind, check, since, None, tz, 0, limit))
+
+    def month(self, tz: dt.tzinfo, now: float) -> BudgetStatus:
+        return federated_usage_budget(self.fed, 0.0, None, None, tz, now, self.profiles)
 
 
 @dataclass(frozen=True)

@@ -252,6 +252,10 @@ class _Core:
         # Add the Hermes tables to another application's SQLite file (refused unless asked).
         self.adopt_foreign = bool(adopt_foreign)
         self.lock_wait_hook: Callable[[int, float], None] | None = None
+        #: The time stamped on what this store writes without a time given (a session's start
+        #: and end, a message's timestamp, a usage row's first/last seen): a demo or a test that
+        #: writes a history sets it; everyone else leaves `time.time`.
+        self.clock: Callable[[], float] = time.time
         self._local = _ThreadState()
         self._conns_lock = threading.Lock()
         self._conn_list: list[apsw.Connection] = []

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -166,7 +165,7 @@ class ForkMixin(_Core):
                 "created_source": FORK_SOURCE,
                 "model_config": self._fork_model_config(conn, session_id, until_message_id),
                 "parent_session_id": session_id,
-                "started_at": time.time(),
+                "started_at": self.clock(),
                 "title": clean,
                 "title_source": TITLE_SOURCE_USER if clean else None,
                 "message_count": 0,

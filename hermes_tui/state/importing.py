@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from typing import Any
 
 import apsw
@@ -87,7 +86,7 @@ class ImportMixin(_Core):
             imported: list[str] = []
             skipped: list[str] = []
             parents: list[tuple[str, str]] = []
-            now = time.time()
+            now = self.clock()
             for raw in valid:
                 sid = str(raw["id"]).strip()
                 if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (sid,)).fetchall():

@@ -3,7 +3,6 @@ rewind/restore, in-place compaction and replacement."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -137,7 +136,7 @@ class MessagesMixin(_Core):
                 "effect_disposition": effect_disposition,
                 "api_content": api_content,
             },
-            parse_timestamp(timestamp, time.time()),
+            parse_timestamp(timestamp, self.clock()),
         )
         n_tools = self._tool_call_delta(tool_calls)
 
@@ -155,7 +154,7 @@ class MessagesMixin(_Core):
 
     def append_messages(self, session_id: str, messages: Sequence[dict[str, Any]]) -> list[int]:
         """(+) Append many messages in one short transaction (imports, the demo, benchmarks)."""
-        now = time.time()
+        now = self.clock()
         prepared = []
         for msg in messages:
             ts = parse_timestamp(msg.get("timestamp"), now)
@@ -179,7 +178,7 @@ class MessagesMixin(_Core):
         self, conn: apsw.Connection, session_id: str, messages: Sequence[dict[str, Any]]
     ) -> tuple[int, int]:
         """Batch insert for rewrites: rows without a timestamp get strictly increasing ones."""
-        now_ts = time.time()
+        now_ts = self.clock()
         inserted = tools = 0
         for msg in messages:
             ts = parse_timestamp(msg.get("timestamp"), now_ts)

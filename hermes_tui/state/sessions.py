@@ -7,7 +7,6 @@ opened with `migrate=False` — older or newer than v23 — keeps accepting writ
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import apsw
@@ -115,7 +114,7 @@ class SessionsMixin(_Core):
         values["model_config"] = model_config or None
         for key in ("system_prompt", "parent_session_id", "cwd", "profile_name"):
             values[key] = kwargs.get(key)
-        values["started_at"] = time.time()
+        values["started_at"] = self.clock()
         return values
 
     def _check_parent(self, conn: apsw.Connection, parent_id: str | None) -> None:
@@ -146,7 +145,7 @@ class SessionsMixin(_Core):
         self._execute_write(
             lambda c: c.execute(
                 "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
-                (time.time(), end_reason, session_id),
+                (self.clock(), end_reason, session_id),
             )
         )
 
@@ -323,7 +322,7 @@ class SessionsMixin(_Core):
             (session_id,),
         ).fetchall()
         s_model, s_provider, s_base, s_mode = row[0] if row else (None, None, None, None)
-        now = time.time()
+        now = self.clock()
         conn.execute(
             """INSERT INTO session_model_usage (
                    session_id, model, billing_provider, billing_base_url, billing_mode, task,

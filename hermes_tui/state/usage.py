@@ -17,14 +17,21 @@ F the fraction of the row's span before a time — so the parts are whole number
 to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside one period
 (almost all) goes to it whole. Costs split the same way, as fractions.
 
-Each answer is one statement per store (a grouped aggregate over the two tables; messages are
-read only for a residual of a session with no end), so it needs no index of ours: the file
-of hermes-agent 0.19.0 is read as it is.
+A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
+and summed per day and key by one statement, kept until anyone commits), its partial first and
+last days by one statement each; a short range, or a long one right after a commit, by one
+statement over the range. The costliest sessions are chosen from the same rollup when one is
+kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
+one, the statement over the range. The other answers are one statement per store (a grouped aggregate
+over the two tables; messages are read only for a residual of a session with no end), so
+nothing needs an index of ours: the file of hermes-agent 0.19.0 is read as it is.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +40,7 @@ from typing import Any, cast
 import apsw
 
 from .core import _Core
-from .errors import InvalidArgument
+from .errors import InvalidArgument, StoreError
 from .text import TS_MAX, num_sql, read_rows, ts_sql
 from .usage_model import (
     CHECK_KINDS,
@@ -50,6 +57,7 @@ from .usage_model import (
 from .usage_model import (
     ZERO as _ZERO,
 )
+from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
 from .usage_time import (
     Period,
     TzLike,
@@ -84,6 +92,11 @@ _TOKENS = "(i + o + cr + cw + rs)"
 #: file with 10–30 kB prompts in its session rows reads every one's overflow pages).
 _CACHE_KIB = 65536
 _MMAP_BYTES = 1 << 34
+#: A report over more days than this, with local midnights for ends, builds the day rollup when
+#: none holds (a shorter one — a week, a month, a budget — is cheaper as one statement).
+_ROLLUP_MIN_DAYS = 31
+#: The most days the rollup holds (30 years; `_build_rollup`).
+_ROLLUP_MAX_DAYS = 10_958
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
@@ -133,9 +146,44 @@ def _roomy(conn: apsw.Connection) -> apsw.Connection:
 class UsageMixin(_Core):
     #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
     _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
+    #: The day rollup (`usage_rollup`) of the last zone asked, while nobody committed.
+    _usage_rollup: DayRollup | None = None
+    #: The usage connection and its version at the previous `usage_report` (`_rollup_for`).
+    _usage_seen: tuple[Any, tuple[int, int]] | None = None
+    #: The connection every usage statement runs on (`_usage_conn`), and the lock it is used under.
+    _usage_connection: apsw.Connection | None = None
+    _usage_lock_made = threading.Lock()
+
+    def _usage_lock(self) -> threading.RLock:
+        lock = self.__dict__.get("_usage_rlock")
+        if lock is None:
+            with UsageMixin._usage_lock_made:
+                lock = self.__dict__.setdefault("_usage_rlock", threading.RLock())
+        return cast(threading.RLock, lock)
+
+    def _usage_conn(self) -> apsw.Connection:
+        """The store's usage connection (call under `_usage_lock`): one for every thread, so
+        what it remembers between answers (the sessions with a residual, the day rollup, its
+        64 MiB page cache) holds for the next question whichever thread asks it — the
+        browser asks each on a new worker thread, which has a new connection of its own. Its
+        `PRAGMA data_version` changes when any other connection commits. A store in memory
+        has only its threads' connections."""
+        if str(self.db_path) in ("", ":memory:"):
+            return self._conn()
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn = self._usage_connection
+        if conn is None:
+            conn = self._usage_connection = self._new_connection()
+        return conn
 
     def _read(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return read_rows(_roomy(self._conn()), sql, params or {})
+        with self._usage_lock():
+            return read_rows(_roomy(self._usage_conn()), sql, params or {})
+
+    def _version(self, conn: apsw.Connection) -> tuple[int, int]:
+        """What changes when anyone commits: another connection (`PRAGMA data_version`) or this one."""
+        return int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes()
 
     # ------------------------------------------------------------------ the events
     def _has_usage_table(self) -> bool:
@@ -221,21 +269,24 @@ class UsageMixin(_Core):
         ones with a residual), kept until any connection commits; None when there are more
         than `_RESIDUAL_KEEP` (the statement then finds them itself). Finding them is one
         grouped pass over every session; the answer depends on no range, group or zone."""
-        conn = self._conn()
-        version = (int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes())
-        kept = self._usage_residuals
-        if kept is not None and kept[0] is conn and kept[1] == version:
-            return kept[2]
-        rows = (
-            _roomy(conn)
-            .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
-            .fetchall()
-        )
-        ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
-        self._usage_residuals = (conn, version, ids)
-        return ids
+        with self._usage_lock():
+            conn = self._usage_conn()
+            version = self._version(conn)
+            kept = self._usage_residuals
+            if kept is not None and kept[0] is conn and kept[1] == version:
+                return kept[2]
+            rows = (
+                _roomy(conn)
+                .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
+                .fetchall()
+            )
+            ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
+            self._usage_residuals = (conn, version, ids)
+            return ids
 
-    def _events_sql(self, group: str | None) -> tuple[str, dict[str, Any]]:
+    def _events_sql(
+        self, group: str | None, prefilter: bool = True, only: list[int] | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """CTE `ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est)`: one event per usage row
         of the range and one per session residual; `sid` is the session's rowid (a usage row
         whose session is gone: minus its own rowid), `act` the actual cost where one is
@@ -243,8 +294,12 @@ class UsageMixin(_Core):
         :until)` are dropped before their session is read.
 
         Values are read as SQLite reads numbers (never raising: text that is not a number
-        counts 0); times must be dates (`ts_sql`), else the session's start stands in."""
-        if group not in (None, "session", *GROUPS):
+        counts 0); times must be dates (`ts_sql`), else the session's start stands in.
+        `group` "key": four columns `g, g2, g3, g4` (model, source, provider, task: the day
+        rollup's key); `prefilter` False keeps every usage row (the rollup's build); `only`:
+        the events of these sessions (rowids) alone, read in the same order as without it (the
+        usage rows by their rowid: a session's parts are then summed in the same order)."""
+        if group not in (None, "session", "key", *GROUPS):
             raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
         u = self._ucol
         res = {n: f"MAX(0, r.s{n} - r.u{n})" for n in _SUMS}
@@ -257,21 +312,26 @@ class UsageMixin(_Core):
             "model": "r.smodel",
             "source": "r.source",
             "provider": "r.sprov",
+            "key": "r.smodel, r.source, r.sprov, ''",
         }
         ids = self._residual_rowids()
         params: dict[str, Any] = {}
-        if ids is None:
-            where = ""
-        else:
-            where = "WHERE s.rowid IN (SELECT value FROM json_each(:rids))"
+        conds = []
+        if ids is not None:
+            conds.append("s.rowid IN (SELECT value FROM json_each(:rids))")
             params["rids"] = json.dumps(ids)
+        if only is not None:
+            conds.append("s.rowid IN (SELECT value FROM json_each(:only))")
+            params["only"] = json.dumps(only)
+        where = f"WHERE {' AND '.join(conds)}" if conds else ""
         residual = f"""SELECT r.rid, {g_res.get(group, "''")}, r.started, {self._session_end_sql("r")},
                    {", ".join(res[n] for n in _SUMS[:6])},
                    CASE WHEN {r_known} THEN {res["act"]} ELSE 0 END,
                    CASE WHEN {r_known} THEN 0 ELSE {res["est"]} END
             FROM ({self._per_session_sql(where, residual=True)}) r"""
         if not self._has_usage_table():
-            return f"ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est) AS ({residual})", params
+            head = f"ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est)"
+            return f"{head} AS ({residual})", params
         g_row = {
             None: "''",
             "session": "COALESCE(s.rowid, -u.rowid)",
@@ -279,25 +339,48 @@ class UsageMixin(_Core):
             "source": "s.source",
             "provider": f"COALESCE({u('billing_provider')}, '')",
             "task": f"COALESCE({u('task')}, '')",
+            "key": f"u.model, s.source, COALESCE({u('billing_provider')}, ''), COALESCE({u('task')}, '')",
         }[group]
         first, last = ts_sql(u("first_seen")), ts_sql(u("last_seen"))
         known = self._known_sql()
         act, est = u("actual_cost_usd"), u("estimated_cost_usd")
         start = ts_sql("s.started_at")
-        sql = f"""ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
+        keep = (
+            f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
+            f"OR {first} >= :until, 0)"
+        )
+        if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
+            keep += """ AND u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
+                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))"""
+        sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
                 SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
                        CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
                 FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
-                WHERE NOT COALESCE({first} < :since AND {last} <= :since OR {first} >= :until, 0)
+                {keep if prefilter else ""}
                 UNION ALL
                 {residual})"""
         return sql, params
 
-    def _pieces_sql(self, group: str | None, rng: _Range) -> tuple[str, dict[str, Any]]:
+    def _pieces_sql(
+        self,
+        group: str | None,
+        rng: _Range,
+        *,
+        every: bool = False,
+        touch: bool = False,
+        only: list[int] | None = None,
+    ) -> tuple[str, dict[str, Any]]:
         """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
         event inside one period of the range goes to it whole; the others are walked period
-        by period (`sp`) and split there by the periods' bounds."""
+        by period (`sp`) and split there by the periods' bounds.
+
+        `every` (the day rollup's build): every event is kept in `e` (those outside `rng` too,
+        for their earliest start and latest end), parts only inside `rng`, and `pc` has a
+        column `edge`: the part is the zero one of an event ending exactly at its period's
+        start (see `usage_rollup`). `touch`: an event ending exactly at `rng`'s start is in it
+        (with a zero part: the range is the end of a longer one that holds its start). `only`:
+        the sessions (rowids) whose events are read (`_events_sql`)."""
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
         f = {
             x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
@@ -306,24 +389,31 @@ class UsageMixin(_Core):
         parts = [f"CAST({c} * f1 AS INTEGER) - CAST({c} * f0 AS INTEGER)" for c in _SUMS[:6]]
         parts += [f"{c} * f1 - {c} * f0" for c in _SUMS[6:]]
         cols = ", ".join(_SUMS)
+        g = _gcols(group)
         whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
         k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
-        events, params = self._events_sql(group)
+        events, params = self._events_sql(group, prefilter=not every, only=only)
+        inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since OR :touch AND t1 = :since)"
+        walked = "AND k1 >= 0 AND k0 <= :last" if every else ""
+        edge = (", 0 AS edge", ", t1 = (:los ->> idx)") if every else ("", "")
         sql = f"""WITH {events},
             e AS MATERIALIZED (
-                SELECT sid, g, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
-                FROM (SELECT sid, g, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
-                      WHERE t0 IS NOT NULL AND t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since))),
-            sp(idx, last, sid, g, t0, t1, {cols}) AS (
-                SELECT MAX(k0, 0), MIN(k1, :last), sid, g, t0, t1, {cols} FROM e WHERE NOT {whole}
+                SELECT sid, {g}, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
+                FROM (SELECT sid, {g}, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
+                      WHERE t0 IS NOT NULL {"" if every else "AND " + inside})),
+            sp(idx, last, sid, {g}, t0, t1, {cols}) AS (
+                SELECT MAX(k0, 0), MIN(k1, :last), sid, {g}, t0, t1, {cols} FROM e
+                WHERE NOT {whole} {walked}
                 UNION ALL
-                SELECT idx + 1, last, sid, g, t0, t1, {cols} FROM sp WHERE idx < last),
-            pc AS MATERIALIZED (
-                SELECT k0 AS k, g, sid, {cols} FROM e WHERE {whole}
+                SELECT idx + 1, last, sid, {g}, t0, t1, {cols} FROM sp WHERE idx < last),
+            pc AS {"NOT MATERIALIZED" if every else "MATERIALIZED"} (
+                SELECT k0 AS k, {g}, sid, {cols}{edge[0]} FROM e WHERE {whole}
                 UNION ALL
-                SELECT idx, g, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
+                SELECT idx, {g}, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
+                       {edge[1]}
                 FROM (SELECT *, {f["f1"]} AS f1, {f["f0"]} AS f0 FROM sp))"""
         params |= {
+            "touch": int(touch),
             "since": rng.since,
             "until": rng.until,
             "last": len(rng.spans) - 1,
@@ -396,6 +486,109 @@ class UsageMixin(_Core):
         rng = self._range(since, until, by, zone, now, bounds)
         if not rng.spans:
             return UsageReport(by, group, tz_name(zone), rng.since, rng.until, [], {}, {}, {}, UsageFigures())
+        if group not in (None, *GROUPS):
+            raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
+        with self._usage_lock():
+            a, b = _midnight_after(rng.since, zone), midnight(local_date(rng.until, zone), zone)
+            roll = self._rollup_for(rng, a, b, zone, now) if a < b else None
+            if roll is None:
+                return self._report_sql(by, group, zone, rng)
+            # the parts before the first and after the last local midnight: each inside one period
+            edges = []
+            if rng.since < a:
+                edges.append((0, self._key_cells(_Range(rng.since, a, [replace(rng.spans[0], hi=a)]))))
+            if b < rng.until:
+                tail = _Range(b, rng.until, [replace(rng.spans[-1], lo=b)])
+                edges.append((len(rng.spans) - 1, self._key_cells(tail, touch=True)))
+            cells, per, groups, total = roll.report(rng.spans, group, (a, b), edges)
+            return UsageReport(
+                by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
+            )
+
+    def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
+        """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
+        the one kept, while nobody committed; else a new one for a range of more than
+        `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous question; None:
+        answer by one statement.
+
+        Why not rebuild right after a commit: the live Usage screen reloads after writes, and
+        while an agent writes every few seconds each rebuild (~2× the statement over the whole
+        history) would be thrown away by the next write; the statement answers those as before,
+        and the rollup is rebuilt by the first question that follows another without a commit."""
+        conn = self._usage_conn()
+        version = self._version(conn)
+        seen, self._usage_seen = self._usage_seen, (conn, version)
+        roll = self._usage_rollup
+        if self._current_rollup(zone, conn, version) is None:
+            if rng.until - rng.since <= (_ROLLUP_MIN_DAYS + 0.5) * 86400:
+                return None
+            if roll is not None and roll.owner is conn and seen is not None and seen != (conn, version):
+                return None  # a commit since the last question: maybe a live reload (see above)
+            self._usage_rollup = None  # (the old one's memory is free before the new one is built)
+            roll = self._usage_rollup = self._build_rollup(conn, version, zone, now)
+        return roll if roll is not None and roll.answers(a, b) else None
+
+    def _current_rollup(
+        self, zone: Any, conn: Any = None, version: tuple[int, int] | None = None
+    ) -> DayRollup | None:
+        """The day rollup kept, if it is `zone`'s and nobody committed since its build (call
+        under `_usage_lock`)."""
+        conn = self._usage_conn() if conn is None else conn
+        roll = self._usage_rollup
+        if roll is None or roll.owner is not conn or roll.zone != zone:
+            return None
+        return roll if roll.version == (self._version(conn) if version is None else version) else None
+
+    def _build_rollup(
+        self, conn: apsw.Connection, version: tuple[int, int], zone: Any, now: float | None
+    ) -> DayRollup | None:
+        """One statement: every usage row and residual split at local midnights, summed per day
+        and key, with the sessions of each (`usage_rollup`). Its days run from the one holding
+        the first usage to a month past the later of now and the last usage (so an open range
+        asked later stays inside), and span at most `_ROLLUP_MAX_DAYS` up to a year past now (a
+        date far off, such as a clock's error, is then outside: a range reaching it is one
+        statement); None for a store without dated usage."""
+        found = self.usage_bounds()
+        if found is None:
+            return None
+        now = time.time() if now is None else now
+        last = local_date(min(max(found[1], now), now + 366 * 86400.0), zone) + dt.timedelta(days=7)
+        end = next_start(period_start(last, "month"), "month")
+        lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
+        hi = midnight(end, zone)
+        rng = _Range(lo, hi, spans(lo, hi, "day", zone))
+        sql, params = self._pieces_sql("key", rng, every=True)
+        sql += f"""
+            {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
+            UNION ALL
+            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
+            FROM e"""
+        days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
+        costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
+        t_min = t_max = None
+        for row in _roomy(conn).execute(sql, params):
+            if row[0] == -1:
+                t_min, t_max = row[5], row[6]
+            else:
+                k = int(cast(int, row[0]))
+                _add_cell(days[k], row)
+                costs[k].append((row[15], row[16]))
+        bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
+        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
+
+    def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
+        """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
+        `_usage_lock`): an end of a report answered from the day rollup."""
+        sql, params = self._pieces_sql("key", rng, touch=touch)
+        out: dict[Key, DayCell] = {}
+        for row in _roomy(self._usage_conn()).execute(
+            f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params
+        ):
+            _add_cell(out, row)
+        return out
+
+    def _report_sql(self, by: Period, group: str | None, zone: Any, rng: _Range) -> UsageReport:
+        """`usage_report` as one statement (a range the day rollup does not answer)."""
         sql, params = self._pieces_sql(group, rng)
         # Sums add up: the periods' and the groups' are those of the cells. Sessions do not (a
         # session can use two models, or span two days): each level counts its own.
@@ -442,18 +635,48 @@ class UsageMixin(_Core):
         now: float | None = None,
     ) -> list[UsageSession]:
         """The costliest sessions of `[since, until)` (their usage inside it, by the same rule),
-        cost descending, then tokens, then id."""
+        cost descending, then tokens, then id. With a day rollup of the zone kept (a report of
+        more than a month built it; this question builds none), its days choose the candidates
+        and the statement, restricted to them, orders them; else the statement over the range."""
         zone = resolve_tz(tz)
         rng = self._range(since, until, "day", zone, now)
+        limit, offset = max(0, int(limit)), max(0, int(offset))
         if not rng.spans:
             return []
-        sql, params = self._pieces_sql("session", rng)
+        with self._usage_lock():
+            a, b = _midnight_after(rng.since, zone), midnight(local_date(rng.until, zone), zone)
+            roll = self._current_rollup(zone) if a < b else None
+            if roll is None or not roll.answers(a, b):
+                return self._sessions_sql(rng, limit, offset)
+            costs = roll.session_costs((a, b), rng.since)
+            # the parts before the first and after the last local midnight
+            if rng.since < a:
+                self._add_session_costs(costs, _Range(rng.since, a, [replace(rng.spans[0], hi=a)]))
+            if b < rng.until:
+                self._add_session_costs(costs, _Range(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
+            return self._sessions_sql(rng, limit, offset, candidates(costs, limit + offset))
+
+    def _add_session_costs(self, costs: dict[int, float], rng: _Range, touch: bool = False) -> None:
+        """Each session's cost in `rng` (one period) added to `costs` (its sessions at 0 too)."""
+        sql, params = self._pieces_sql("session", rng, touch=touch)
+        sql += " SELECT sid, TOTAL(act) + TOTAL(est) FROM pc WHERE sid > 0 GROUP BY sid"
+        for sid, cost in _roomy(self._usage_conn()).execute(sql, params):
+            costs[int(cast(int, sid))] = costs.get(int(cast(int, sid)), 0.0) + float(cast(float, cost))
+
+    def _sessions_sql(
+        self, rng: _Range, limit: int, offset: int, only: list[int] | None = None
+    ) -> list[UsageSession]:
+        """`usage_sessions` as one statement over `rng`; `only`: over these sessions (rowids),
+        which hold the answer (`usage_rollup.candidates`)."""
+        if only is not None and not only or limit == 0:
+            return []
+        sql, params = self._pieces_sql("session", rng, only=only)
         sql += f"""
             SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
                    {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
             FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
             ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
-        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
+        params.update(limit=limit, offset=offset)
         return [
             UsageSession(
                 str(r["id"]),
@@ -643,6 +866,52 @@ class UsageMixin(_Core):
             params,
         )
         return [str(r["sid"]) for r in rows]
+
+
+#: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
+#: expression, true for the zero part of an event ending at its period's start; `more`: more
+#: columns).
+_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
+           json_group_array(DISTINCT sid) FILTER (WHERE NOT {{edge}}),
+           json_group_array(DISTINCT sid) FILTER (WHERE {{edge}}){{more}}
+    FROM pc GROUP BY k, g, g2, g3, g4"""
+#: The build's two more columns: each part's session and cost (parts of a session repeat it).
+_SESSION_COSTS = """,
+           json_group_array(sid) FILTER (WHERE NOT edge AND sid > 0),
+           json_group_array(act + est) FILTER (WHERE NOT edge AND sid > 0)"""
+
+
+def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:
+    """A row of `_KEY_CELLS` into `cells` (two stored values named alike — NULL and '' — are
+    one group, as the report names it)."""
+    key = cast(Key, tuple("" if v is None else str(v) for v in row[1:5]))
+    sids, edge = json_ids(row[13]), json_ids(row[14])
+    had = cells.get(key)
+    if had is not None:
+        sums = tuple(a + float(b) for a, b in zip(had.sums, row[5:13], strict=True))
+        sids = tuple(set(had.sids) | set(sids))
+        edge = tuple(set(had.edge) | set(edge))
+    else:
+        sums = tuple(float(v) for v in row[5:13])
+    if edge and sids:
+        edge = tuple(set(edge).difference(sids))
+    cells[key] = DayCell(sums, sids, edge)
+
+
+def _midnight_after(t: float, zone: Any) -> float:
+    """The first local midnight of `zone` at or after `t`."""
+    day = local_date(t, zone)
+    m = midnight(day, zone)
+    return m if m >= t else midnight(day + dt.timedelta(days=1), zone)
+
+
+def _opt(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def _gcols(group: str | None) -> str:
+    """The group columns of the events and pieces: one (`g`), or the rollup's four."""
+    return "g, g2, g3, g4" if group == "key" else "g"
 
 
 def _text(value: Any) -> str | None:

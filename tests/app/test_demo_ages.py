@@ -50,6 +50,27 @@ def test_demo_spreads_over_months_mostly_ended(tmp_path: Path) -> None:
         assert len(days) >= 20
 
 
+def test_demo_usage_lands_on_the_days_its_sessions_ran(tmp_path: Path) -> None:
+    """Each turn's usage is stamped at its answer: the Usage screen shows the demo's spend over
+    its months, and every usage row lies inside its session's own messages."""
+    path = demo.build_demo(tmp_path / "state.db", base=DEMO_BASE)
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        rows = (
+            db._conn()
+            .execute(
+                "SELECT u.first_seen, u.last_seen, MIN(m.timestamp), MAX(m.timestamp) "
+                "FROM session_model_usage u JOIN messages m ON m.session_id = u.session_id "
+                "GROUP BY u.rowid"
+            )
+            .fetchall()
+        )
+        report = db.usage_report("day", None, since=DEMO_BASE - 130 * 86400, until=DEMO_BASE, tz="UTC")
+    assert rows and all(lo <= first <= last <= hi for first, last, lo, hi in rows)
+    assert sum(1 for r in rows if DEMO_BASE - r[1] > 30 * 86400) >= len(rows) // 2
+    days_with_cost = [k for k, fig in report.period_totals.items() if fig.estimated_cost_usd > 0]
+    assert len(days_with_cost) >= 20
+
+
 async def test_fresh_demo_prune_preview_with_the_real_clock() -> None:
     """A first launch: ensure_demo_db() builds at the wall clock and the default prune finds rows."""
     from hermes_tui.app.app import HermesApp

@@ -88,6 +88,9 @@ async def test_prune_ctrl_d_confirms_only_the_current_preview(demo_db: Path) -> 
         # Narrow the form by typing, then ctrl+d at once: the preview on screen is stale.
         days = dialog.query_one("#prune-days", Input)
         assert dialog.focused is days
+        # The typed filters' own preview must not come before ctrl+d (on a loaded machine one
+        # pause outlasted the 0.25 s debounce, and its preview made the form current again).
+        dialog._preview_due.delay = 3600.0
         await pilot.press("ctrl+u", *"4")
         dialog.query_one("#prune-title", Input).value = "runbook"
         await pilot.pause()

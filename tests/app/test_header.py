@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from hermes_tui.app.controllers.header import (
+from hermes_tui.app.controllers.header import count_words, list_title
+from hermes_tui.app.header_text import (
     HEADER_PROFILES,
     TOOLTIP_BADGES,
-    count_words,
     left_cut,
-    list_title,
     store_header,
     stores_header,
 )

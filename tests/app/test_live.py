@@ -20,8 +20,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Static
 
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.stores_follow import follow_one
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList, live_label
@@ -355,8 +356,10 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
     checkpoint gets through), and after a quiet spell it polls at the slow rate."""
     reports: list[LiveUpdate] = []
     with SessionDB(demo_db, migrate=False) as db:
-        follower = LiveFollower(db, reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1)
-        thread = threading.Thread(target=follower.run)
+        following = follow_one(db, reports.append, fast_s=0.02, slow_s=0.5, idle_input_s=0.2, hot_for_s=0.1)
+        follower = following.follower(None)  # the store's rhythm
+        assert follower is not None
+        thread = threading.Thread(target=following.run)
         thread.start()
         try:
             w = Writer(demo_db)
@@ -387,6 +390,6 @@ def test_follower_holds_no_read_transaction_and_slows_down_when_idle(demo_db: Pa
             finally:
                 w.close()
         finally:
-            follower.stop()
+            following.stop()
             thread.join(WAIT_S)
         assert not thread.is_alive()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
+from hermes_tui.app.stores_follow import StoresFollower, follow_one
 from hermes_tui.state.live import Changes
 from tests._wait import wait_until
 
@@ -35,6 +36,8 @@ class _Watcher:
 
 
 class _Store:
+    db_path = "/nowhere/state.db"
+
     def __init__(self, writing: threading.Event) -> None:
         self.writing = writing
 
@@ -83,8 +86,9 @@ class _Sleeps:
 
 
 def rhythm(changing_for: float, run_for: float, **kw: Any) -> tuple[LiveFollower, _Sleeps]:
-    """Run a follower's own loop on this thread with an injected clock, over a store whose every
-    poll finds a change for `changing_for` seconds, then nothing; stopped after `run_for`."""
+    """Run the follower's loop over one store on this thread with an injected clock, over a store
+    whose every poll finds a change for `changing_for` seconds, then nothing; stopped after
+    `run_for`. Returns the store's rhythm (`LiveFollower`) and the waits."""
     ticks = _Ticks()
     sleeps = _Sleeps(ticks)
     start = ticks.now
@@ -103,9 +107,14 @@ def rhythm(changing_for: float, run_for: float, **kw: Any) -> tuple[LiveFollower
         return watcher
 
     store.change_watcher = watching  # type: ignore[method-assign]
-    follower = LiveFollower(store, lambda u: None, ticks=ticks, wakeup=sleeps, use_signal=False, **kw)
-    follower.run(cancelled=lambda: ticks.now > start + run_for)
-    assert follower.polls == len(sleeps.waits)  # one wait after each poll, of the interval it chose
+    following = follow_one(store, lambda u: None, ticks=ticks, wakeup=sleeps, use_signal=False, **kw)
+    following.run(cancelled=lambda: ticks.now > start + run_for)
+    # one wait after each poll, of the interval it chose (the loop sleeps until a due time:
+    # rounded, the float sum's last bits aside)
+    sleeps.waits = [(t, round(s, 9)) for t, s in sleeps.waits]
+    assert following.polls == len(sleeps.waits)
+    follower = following.follower(None)
+    assert follower is not None
     return follower, sleeps
 
 
@@ -147,11 +156,11 @@ class _StatusStore(_Store):
 
 def _following(
     store: _StatusStore, reports: list[LiveUpdate], visible: list[str], **kw: Any
-) -> tuple[LiveFollower, threading.Thread]:
+) -> tuple[StoresFollower, threading.Thread]:
     """A follower of ``store`` showing ``visible``, started on its own thread."""
     store.watcher = _Watcher(store.writing)
-    follower = LiveFollower(store, reports.append, **kw)
-    follower.show(visible)
+    follower = follow_one(store, reports.append, **kw)
+    follower.show(None, visible)
     thread = threading.Thread(target=follower.run)
     thread.start()
     return follower, thread
@@ -220,9 +229,7 @@ def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> Non
     store = _StatusStore(writing, states)
     store.watcher = _Watcher(writing)
     sleeps = _Sleeps(_Ticks())
-    follower = LiveFollower(
-        store, lambda u: None, ticks=sleeps.ticks, wakeup=sleeps, use_signal=False, status_every_s=600
-    )
+    follower = LiveFollower(store, lambda u: None, ticks=sleeps.ticks, wakeup=sleeps, status_every_s=600)
     follower.show(["a", "b", "c"])
     follower.ensure_watcher()
     follower.poll_once()
@@ -239,14 +246,24 @@ def test_rows_that_only_moved_are_not_news_rows_that_came_into_view_are() -> Non
 
 
 def test_a_follower_whose_store_fails_to_open_closes_its_wakeup_pipe() -> None:
+    """The store fails to open its watcher: said once (it tries again every `ERROR_BACKOFF_S`,
+    as for every store of several); once stopped, its wake-up pipe is closed."""
+
     class _Failing(_Store):
         def change_watcher(self, care_about: Iterable[str] = (), **kw: Any) -> _Watcher:
             raise OSError("gone")
 
     reports: list[LiveUpdate] = []
-    follower = LiveFollower(_Failing(threading.Event()), reports.append)
-    follower.run()
-    assert reports and reports[0].error == "OSError: gone"
+    follower = follow_one(_Failing(threading.Event()), reports.append, use_signal=False)
+    thread = threading.Thread(target=follower.run)
+    thread.start()
+    try:
+        wait_until(lambda: reports, "the failure reported")
+    finally:
+        follower.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert [r.error for r in reports] == ["OSError: gone"]
     assert follower._wake._closed
 
 
@@ -265,6 +282,24 @@ class _Signal:
 
     def close(self) -> None:
         pass
+
+
+class _AsSignals:
+    """A one-store write signal as the follower's `WriteSignals` (which store was written)."""
+
+    def __init__(self, signal: Any) -> None:
+        self.signal = signal
+        self.paths: list[str] = []
+
+    def add(self, path: str) -> bool:
+        self.paths.append(path)
+        return True
+
+    def wait(self, timeout: float, also: Any = None) -> set[str]:
+        return set(self.paths) if self.signal.wait(timeout, also=also) else set()
+
+    def close(self) -> None:
+        self.signal.close()
 
 
 class _PublishedLate(_Store):
@@ -292,7 +327,10 @@ def test_a_write_whose_poll_found_nothing_is_polled_again_soon() -> None:
     """The signal comes with the commit's last write; the commit is published a moment later.
     A woken poll that found nothing looks once more, not at the next tick (a minute here)."""
     reports: list[LiveUpdate] = []
-    follower = LiveFollower(_PublishedLate(), reports.append, fast_s=60, slow_s=60, hot_s=60)
+    store = _PublishedLate()
+    follower = follow_one(
+        store, reports.append, signals=_AsSignals(store.write_signal()), fast_s=60, slow_s=60, hot_s=60
+    )
     thread = threading.Thread(target=follower.run)
     thread.start()
     try:
@@ -348,11 +386,12 @@ def test_a_commit_published_later_than_one_recheck_is_still_polled_soon() -> Non
 
             return Late(self.writing)
 
-    follower = LiveFollower(
+    follower = follow_one(
         _Late(threading.Event()),
         lambda u: reports.append((ticks.now, u)),
         ticks=ticks,
         wakeup=sleeps,
+        signals=_AsSignals(signal),
         fast_s=60,
         slow_s=60,
         hot_s=60,
@@ -370,14 +409,10 @@ def test_the_shared_follower_rechecks_a_store_at_growing_delays_after_a_write_fo
     of `RECHECKS_S`, not by the store's interval (here a minute)."""
     from concurrent.futures import Future
 
-    from hermes_tui.app.stores_follow import StoresFollower
     from hermes_tui.state import RECHECKS_S
 
-    class _Db(_Store):
-        db_path = "/nowhere/state.db"
-
     follower = StoresFollower(lambda calls: {}, lambda p, u: None, use_signal=False, fast_s=60, slow_s=60)
-    follower.add("p", _Db(threading.Event()))  # type: ignore[arg-type]
+    follower.add("p", _Store(threading.Event()))
     store = follower._stores["p"]
     store.follower.hot_s = store.follower.fast_s = 60.0  # its own interval: a minute
 

@@ -14,6 +14,7 @@ from textual.app import App, ComposeResult
 
 from hermes_tui.app.controllers.messages import LiveOrder
 from hermes_tui.app.screens.main import MainScreen
+from hermes_tui.app.stores import OrderResult
 from hermes_tui.app.widgets.session_list import PAGE_SIZE, SessionList
 
 from ._support import make_app, settle
@@ -63,6 +64,16 @@ class LiveListApp(App[None]):
 
     def on_session_list_highlighted(self, message: SessionList.Highlighted) -> None:
         self.highlighted.append(message.session_id)
+
+
+def one_store_order(ids: list[str], store_total: int) -> OrderResult:
+    """A live order of one store as its worker posts it."""
+    return OrderResult(list(ids), None, {}, {}, len(ids), extra={"store_total": store_total})  # type: ignore[arg-type]
+
+
+def live_key(main: MainScreen) -> tuple[Any, ...]:
+    """What a live order answers: the list's filter, order, profiles and "active now"."""
+    return (main.filter, main.order, main.profile_filter, main.active_only)
 
 
 def drawn(sl: SessionList, index: int) -> str:
@@ -292,11 +303,11 @@ async def test_live_order_lays_the_header_out_only_when_a_count_changes(demo_db:
         title = str(sl.border_title)
 
         reordered = [ids[3], *ids[:3], *ids[4:]]  # a session became the most recent: same counts
-        main._live_order(LiveOrder(reordered, main.filter, main.order, main.active_only, total))
+        main._live_order(LiveOrder(one_store_order(reordered, total), live_key(main)))
         assert list(sl._ids) == reordered and infos == [] and str(sl.border_title) == title
 
         gone = reordered[:-1]  # one session deleted elsewhere: the counts change
-        main._live_order(LiveOrder(gone, main.filter, main.order, main.active_only, total - 1))
+        main._live_order(LiveOrder(one_store_order(gone, total - 1), live_key(main)))
         assert len(infos) == 1 and f"{len(gone):,} sessions" in str(infos[0])
         assert str(sl.border_title).startswith(f"Sessions {len(gone):,}")
         await settle(pilot)
@@ -391,3 +402,45 @@ async def test_rows_fetched_before_a_live_reorder_show_if_their_page_still_holds
         await pilot.pause()
         await pilot.pause()
         assert sl.row_at(1) is None
+
+
+async def test_a_live_reorder_with_the_changed_rows_reads_no_page_again() -> None:
+    """Following a writer, the live order brings the rows of the sessions it moved (the others
+    kept their data): the moved row shows its fresh count at its new place, the rows on screen
+    are not fetched again, and only the lines that show something else are drawn."""
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        fetched: list[int] = []
+        rows = sl.row_source
+        assert rows is not None
+        sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        for n in range(1, 11):  # the writer's session becomes the newest, message after message
+            app.extra["s000007"] = n
+            if n == 1:
+                app.ids.remove("s000007")
+                app.ids.insert(0, "s000007")
+            sl.update_order(list(app.ids), {"s000007": app.row("s000007")})
+            await pilot.pause()
+        await settle(pilot)
+        assert fetched == []  # no page read again
+        assert sl.key_at(0) == "s000007" and "   13 " in drawn(sl, 0)
+        assert sl.row_at(1) is not None and sl.row_at(1)["id"] == "s000000"  # type: ignore[index]
+
+
+async def test_a_live_reorder_without_the_changed_rows_reads_the_rows_on_screen_again() -> None:
+    """A whole order read again (any row may have changed: a deletion, a reset, every
+    `FULL_EVERY_S`) comes without rows: the rows on screen are fetched again."""
+    app = LiveListApp()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        sl = app.query_one(SessionList)
+        fetched: list[int] = []
+        rows = sl.row_source
+        assert rows is not None
+        sl.row_source = lambda ids: (fetched.append(len(ids)), rows(ids))[1]
+        app.extra["s000002"] = 4  # e.g. a token total the follower cannot see
+        sl.update_order(list(app.ids))
+        await settle(pilot)
+        assert fetched and "    7 " in drawn(sl, 2)

@@ -265,3 +265,55 @@ async def test_the_browser_moves_only_the_sessions_that_changed(demo_db: Path) -
     finally:
         reader.close()
         writer.close()
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("order", ("last_active", "tokens"))
+@pytest.mark.parametrize("flt", (SessionFilter(), SessionFilter.every_session()))
+def test_the_rows_a_live_order_brings_keep_every_listed_row_current(
+    tmp_path: Path, order: str, flt: SessionFilter, seed: int
+) -> None:
+    """`OneStore.live_order` brings the rows of the sessions it moved, and the list keeps every
+    other row it has (`SessionList.update_order`): differential against reading every row again,
+    after each poll of random writes; a whole order read brings none (all are read again)."""
+    from hermes_tui.app.controllers.search_source import OneStore
+
+    rng = random.Random(f"rows-{order}-{flt}-{seed}")
+    path = tmp_path / "state.db"
+    writer = SessionDB(path)
+    base = 1_700_000_000.0
+    ids: list[str] = []
+    hidden: set[str] = set()
+    for n in range(30):
+        _random_step(rng, writer, ids, n, base, hidden)
+    reader = SessionDB(path, read_only=True)
+    watcher = reader.change_watcher([i for i in ids if i not in hidden])
+    keeper = IncrementalOrder(full_every_s=float("inf"))
+    one = OneStore(reader)
+    first = one.live_order(flt, order, None, None, keeper)
+    assert "rows" not in first.extra  # the whole order: every row is read
+    shown = {r["id"]: r for r in reader.list_rows(list(first.keys))}
+    placed = 0
+    for n in range(30, 80):
+        _random_step(rng, writer, ids, n, base, hidden)
+        ch = watcher.poll()
+        watcher.care([i for i in ids if i not in hidden])
+        keeper.note(ch)
+        got = one.live_order(flt, order, None, None, keeper)
+        listed = list(got.keys)
+        assert listed == reader.session_order(flt, order=order).ids
+        if "rows" in got.extra:
+            placed += 1
+            shown.update(got.extra["rows"])
+        else:
+            shown = {r["id"]: r for r in reader.list_rows(listed)}
+        fresh = {r["id"]: r for r in reader.list_rows(listed)}
+        stale = {
+            i: {k: (shown[i].get(k), v) for k, v in fresh[i].items() if shown[i].get(k) != v}
+            for i in listed
+            if shown.get(i) != fresh[i]
+        }
+        assert not stale, (n, stale)
+    assert placed > 0
+    reader.close()
+    writer.close()

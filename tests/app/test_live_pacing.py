@@ -127,7 +127,9 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
     async with following(demo_db, "burst", "first") as (pilot, main, writer):
         main.session_list.focus()  # a user watching
         assert main.follower is not None
-        main.follower.hot_s = 0.02  # reports as often as the writer commits
+        store = main.follower.follower(None)  # the one store's rhythm
+        assert store is not None
+        store.hot_s = 0.02  # reports as often as the writer commits
         transcript = main.query_one("#transcript", Transcript)
         title = main.query_one("#transcript-title", Static)
         layouts: list[bool] = []

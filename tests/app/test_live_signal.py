@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from hermes_tui.app.live_follow import SIGNAL_GAP_S, LiveFollower, LiveUpdate
+from hermes_tui.app.live_follow import LiveUpdate
+from hermes_tui.app.stores_follow import SIGNAL_GAP_S, follow_one
 from hermes_tui.state import SessionDB
 from hermes_tui.state.write_signal import write_signal
 from tests._wait import WAIT_S, pilot_until, wait_until
@@ -29,11 +30,11 @@ LONG_S = 10 * WAIT_S
 
 
 class Following:
-    """A follower on its own thread, with ticks too slow to matter."""
+    """A follower of one store on its own thread, with ticks too slow to matter."""
 
     def __init__(self, db: SessionDB, **kw: Any) -> None:
         self.reports: list[LiveUpdate] = []
-        self.follower = LiveFollower(
+        self.follower = follow_one(
             db, self.reports.append, fast_s=LONG_S, slow_s=LONG_S, hot_s=LONG_S, hot_for_s=0, **kw
         )
         self.thread = threading.Thread(target=self.follower.run)
@@ -80,15 +81,17 @@ def test_a_stream_of_commits_is_polled_at_most_every_signal_gap(demo_db: Path, d
     """Eight agents commit ~160 times a second: a poll each would be most of a core."""
     following = Following(db)
     follower = following.follower
+    store = follower.follower(None)  # the store's polls
+    assert store is not None
     woken_at: list[float] = []  # the follower's clock at each poll a write woke
-    poll_once = follower.poll_once
+    poll_once = store.poll_once
 
     def recording(after_write: float | None = None) -> Any:
         if after_write is not None:
             woken_at.append(after_write)
         return poll_once(after_write)
 
-    follower.poll_once = recording  # type: ignore[method-assign]
+    store.poll_once = recording  # type: ignore[method-assign]
     writer = Writer(demo_db)
     try:
         writer.call("create_session", "burst", "cli")

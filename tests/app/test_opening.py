@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hermes_tui.app.controllers.messages import Missing, Opened, OpenFailed, OrderLoaded
-from hermes_tui.app.controllers.opening import first_order, notice_text, open_one
+from hermes_tui.app.controllers.opening import notice_text, open_one
+from hermes_tui.app.controllers.search_source import first_orders
 from hermes_tui.app.list_views import DEFAULT_FILTER
 from hermes_tui.state import SessionDB
 
@@ -30,16 +31,15 @@ def test_a_store_opens_and_its_first_order_comes_whole(tmp_path: Path) -> None:
             writer.create_session(sid, "cli")
     message = open_one(path, True, None)
     assert isinstance(message, Opened) and message.sources == ["cli"]
-    steps = list(
-        first_order(message.db, DEFAULT_FILTER, "last_active", False, None, lambda: 0.0, lambda: False)
-    )
+    steps = [
+        OrderLoaded.of(result, None)
+        for result in first_orders(message.db, DEFAULT_FILTER, "last_active", None, None, lambda: False)
+    ]
     *heads, whole = steps
     assert all(isinstance(m, OrderLoaded) and m.provisional for m in heads)  # a head, if any
     assert isinstance(whole, OrderLoaded) and not whole.provisional
     assert sorted(whole.ids) == ["a", "b"] and whole.store_total == 2 and whole.handover == bool(heads)
-    cancelled = list(
-        first_order(message.db, DEFAULT_FILTER, "last_active", False, None, lambda: 0.0, lambda: True)
-    )
+    cancelled = list(first_orders(message.db, DEFAULT_FILTER, "last_active", None, None, lambda: True))
     assert cancelled == []  # a newer order replaced this one: nothing is told
     message.db.close()
 

@@ -41,6 +41,15 @@ def list_keys(sessions: SessionList) -> list[Any]:
     return [sessions.key_at(i) for i in range(sessions.total)]
 
 
+async def six_listed(pilot: Any, app: HermesApp) -> tuple[MainScreen, SessionList]:
+    """The main screen once the three good stores' six sessions are listed."""
+    await settle(pilot, 3)
+    screen = app.screen
+    assert isinstance(screen, MainScreen)
+    await pilot_until(pilot, lambda: screen.session_list.total == 6, "the six sessions listed")
+    return screen, screen.session_list
+
+
 # ---------------------------------------------------------------------- list, badges, columns
 async def test_merged_list_profile_column_and_badges(tmp_path: Path) -> None:
     home = build_home(tmp_path / "hermes")
@@ -707,7 +716,7 @@ async def test_a_session_opened_while_the_list_re_merges_still_gets_the_cursor(
         before = sessions._ids
         screen.open_session("w-2", profile="work")
         await pilot_until(pilot, looking.is_set, "the jump looks its row up")
-        screen.federation.refresh_live()  # a live re-merge meanwhile (a store changed)
+        screen.live.refresh_order()  # a live re-merge meanwhile (a store changed)
         await pilot_until(pilot, lambda: sessions._ids is not before, "the re-merged order shown")
         answer.set()
         await pilot_until(pilot, lambda: sessions.selected_key == ("work", "w-2"), "the cursor on w-2")
@@ -913,3 +922,76 @@ async def test_p_leaves_out_profile_folders_without_a_store(
         assert screen.stores is not None
         assert sorted(screen.stores.profiles) == ["default", "work", "zeta"]
         assert "missing" not in str(screen.query_one("#info", Static).render())
+
+
+async def test_a_store_late_for_the_first_merge_that_answers_before_the_screen_listens_is_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first merge is read while Textual starts (`federated_prefetch`). A store whose order
+    is late for it (`pending`) and arrives before the screen listens for the stores' answers was
+    never merged: the list waited for an answer that had come already and stayed without its
+    sessions (the CI failure of `test_open_transcript_follows_its_own_store`: "the merged list
+    never reached its 6 sessions")."""
+    from hermes_tui.app.controllers.federation import Federation as Screens
+    from hermes_tui.app.stores import ARRIVE_S
+    from hermes_tui.state import Federation
+
+    home = build_home(tmp_path / "hermes", broken=False)
+    told = threading.Event()
+    real_order_of, real_late, real_open = Federation._order_of, Federation._late, Screens._open_worker
+
+    def late_order(self: Federation, db: Any, profile: str, key: Any) -> Any:
+        if profile == "work" and not told.is_set():
+            time.sleep(4 * ARRIVE_S)  # late for the first merge: left out, `pending`
+        return real_order_of(self, db, profile, key)
+
+    def late_told(self: Federation, profile: str, fut: Any) -> None:
+        real_late(self, profile, fut)
+        if profile == "work":
+            told.set()
+
+    def open_once_told(self: Screens, *args: Any) -> None:
+        told.wait(WAIT_S)  # the late order arrived (and was told) before the screen listens
+        real_open(self, *args)
+
+    monkeypatch.setattr(Federation, "_order_of", late_order)
+    monkeypatch.setattr(Federation, "_late", late_told)
+    monkeypatch.setattr(Screens, "_open_worker", open_once_told)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, MainScreen)
+        sessions = screen.session_list
+        await pilot_until(pilot, lambda: sessions.total == 6, "the six sessions listed")
+        assert told.is_set()
+        assert list(sessions._ids) == expected_order(home)
+
+
+async def test_u_undoes_a_delete_in_the_store_that_wrote_it(tmp_path: Path) -> None:
+    """`u` restores a trash entry in the store it was written to (`scope.db_at`), whichever
+    profile's row has the cursor by then."""
+    home = build_home(tmp_path / "hermes", broken=False)
+    app = federated_app(home)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen, sessions = await six_listed(pilot, app)
+        sessions.focus()
+        sessions.cursor = list(sessions._ids).index(("zeta", "z-1"))
+        await settle(pilot, 2)
+        await pilot.press("D")
+        await pilot_until(pilot, lambda: not isinstance(app.screen, MainScreen), "the delete dialog")
+        await pilot.press("ctrl+d")
+        await pilot_until(pilot, lambda: sessions.total == 5, "z-1 deleted")
+        with SessionDB(store_path(home, "zeta"), read_only=True, migrate=False) as db:
+            assert db.session_order().ids == []
+        sessions.cursor = list(sessions._ids).index(("work", "w-2"))
+        await settle(pilot, 2)
+        assert screen.db is not None and screen.db.db_path == store_path(home, "work")
+        await pilot.press("u")
+        await pilot_until(pilot, lambda: sessions.total == 6, "z-1 restored")
+        messages = [str(n.message) for n in app._notifications]
+        assert any("Restored 1 session" in m for m in messages), messages
+    with SessionDB(store_path(home, "zeta"), read_only=True, migrate=False) as db:
+        assert list(db.session_order().ids) == ["z-1"]
+    with SessionDB(store_path(home, "work"), read_only=True, migrate=False) as db:
+        assert sorted(db.session_order().ids) == ["s-shared", "w-2", "w-3"]
+        assert db.list_trash() == []

@@ -14,8 +14,8 @@ from hermes_tui.app.usage_view import (
     MAX_SERIES,
     OTHER,
     ChartData,
+    StoreUsage,
     UsageChoice,
-    UsageSource,
     chart_data,
     check_line,
     draw_bars,
@@ -97,7 +97,7 @@ def test_tokens_are_in_thousands_and_an_empty_range_still_has_axes() -> None:
 def test_load_usage_answers_from_the_store(usage_db: Path) -> None:
     utc = dt.UTC
     with SessionDB(usage_db, read_only=True) as db:
-        source = UsageSource(db=db)
+        source = StoreUsage(db)
         data = load_usage(source, UsageChoice(days=7), utc, NOW)
         # the last 7 UTC days: 2025-05-26 to 2025-06-01
         assert data.since == dt.datetime(2025, 5, 26, tzinfo=utc).timestamp()
@@ -121,8 +121,8 @@ def test_load_usage_answers_from_the_store(usage_db: Path) -> None:
 
 def test_lines_and_rows(usage_db: Path) -> None:
     with SessionDB(usage_db, read_only=True) as db:
-        data = load_usage(UsageSource(db=db), UsageChoice(days=30), dt.UTC, NOW)
-        every = UsageSource(db=db).sessions(data.since, dt.UTC, NOW, limit=100)
+        data = load_usage(StoreUsage(db), UsageChoice(days=30), dt.UTC, NOW)
+        every = StoreUsage(db).sessions(data.since, dt.UTC, NOW, limit=100)
     t = data.report.total
     lines = summary_lines(data)
     assert lines[0].startswith(f"Range: ${t.cost_usd:.2f} estimated · {t.total_tokens:,} tokens · ")
@@ -171,7 +171,7 @@ def test_the_browser_starts_without_importing_plotext() -> None:
 
 def test_the_cache_read_share_per_period_skips_periods_without_prompts(usage_db: Path) -> None:
     with SessionDB(usage_db, read_only=True) as db:
-        data = load_usage(UsageSource(db=db), UsageChoice(days=30, metric="tokens"), dt.UTC, NOW)
+        data = load_usage(StoreUsage(db), UsageChoice(days=30, metric="tokens"), dt.UTC, NOW)
     chart = chart_data(data.report, "tokens")
     xs, shares = chart.share_points()
     series = data.report.series()

@@ -23,13 +23,12 @@ from zoneinfo import ZoneInfo
 import apsw
 import pytest
 
-import hermes_tui.state.sessions as sessions_module
 from hermes_tui.cli import errors, sessions
 from hermes_tui.cli import usage as usage_cli
 from hermes_tui.formatting import format_cost
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import V31, Peer, peer_python_or_skip
-from tests.store.usage_reference import expected, figures
+from tests.store.usage_reference import Clock, expected, figures
 
 BERLIN = ZoneInfo("Europe/Berlin")
 TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
@@ -61,27 +60,9 @@ def no_tty(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
 
 
-class Clock:
-    """Stands in for `time` in the store's sessions module: `update_token_counts` stamps the
-    usage rows' `first_seen`/`last_seen`, `create_session`/`end_session` the session."""
-
-    def __init__(self) -> None:
-        self.now = at(2025, 1, 1)
-
-    def time(self) -> float:
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        import time
-
-        return getattr(time, name)
-
-
 @pytest.fixture
-def clock(monkeypatch) -> Clock:
-    c = Clock()
-    monkeypatch.setattr(sessions_module, "time", c)
-    return c
+def clock() -> Clock:
+    return Clock(at(2025, 1, 1))
 
 
 def session(
@@ -96,6 +77,7 @@ def session(
     reply: bool = True,
 ) -> None:
     """A session as the agent writes it: created at `start`, a reply, one call a minute, ended."""
+    db.clock = clock.time
     clock.now = start
     db.create_session(sid, source, model=model)
     if reply:

@@ -267,3 +267,29 @@ def test_tool_calls_stored_as_json_dumps(fixture_f):
     assert raw.startswith('[{"id": "call_1", "type": "function"')
     assert json.loads(raw)[0]["function"]["name"] == "terminal"
     assert fixture_f.get_session("s1")["tool_call_count"] == 1
+
+
+def test_the_store_clock_stamps_what_it_writes_without_a_time(db) -> None:
+    """`SessionDB.clock` is the time of every stamp the store writes by itself (a demo or a test
+    writing a history sets it): a session's start and end, a message without a timestamp, a
+    usage row's first and last call, a fork's start."""
+    now = [1_700_000_000.0]
+    db.clock = lambda: now[0]
+    db.create_session("s", "cli")
+    mid = db.append_message("s", "user", content="hello")
+    now[0] += 60
+    db.update_token_counts("s", input_tokens=10, output_tokens=2, model="m")
+    now[0] += 60
+    db.update_token_counts("s", input_tokens=5, output_tokens=1, model="m")
+    now[0] += 60
+    db.end_session("s", "user_exit")
+    now[0] += 60
+    fork = db.fork_session("s", mid)
+    session = db.get_session("s")
+    assert session is not None
+    assert session["started_at"] == 1_700_000_000.0 and session["ended_at"] == 1_700_000_180.0
+    assert [m["timestamp"] for m in db.get_messages("s")] == [1_700_000_000.0]
+    seen = db._conn().execute("SELECT first_seen, last_seen FROM session_model_usage").fetchall()
+    assert seen == [(1_700_000_060.0, 1_700_000_120.0)]
+    forked = db.get_session(fork)
+    assert forked is not None and forked["started_at"] == 1_700_000_240.0

@@ -14,34 +14,15 @@ from zoneinfo import ZoneInfo
 import apsw
 import pytest
 
-import hermes_tui.state.sessions as sessions_module
 from hermes_tui.state import SessionDB
-from tests.store.usage_reference import as_plain, assert_matches
+from tests.store.usage_reference import Clock, as_plain, assert_matches
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-class Clock:
-    """Stands in for `time` in the store's sessions module: `update_token_counts` stamps usage
-    rows (`first_seen`/`last_seen`) and sessions (`started_at`, `ended_at`) with `now`."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def time(self) -> float:
-        return self.now
-
-    def __getattr__(self, name: str) -> Any:
-        import time
-
-        return getattr(time, name)
-
-
 @pytest.fixture
-def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    c = Clock()
-    monkeypatch.setattr(sessions_module, "time", c)
-    return c
+def clock() -> Clock:
+    return Clock()
 
 
 @pytest.fixture
@@ -67,6 +48,7 @@ def session(
 ) -> None:
     """A session as the agent writes it: created at its first call, a reply, one
     `update_token_counts` per API call at its time, ended at `end`."""
+    db.clock = clock.time
     clock.now = calls[0][0] if calls else (end or clock.now)
     db.create_session(sid, source, model=model)
     if reply:

@@ -23,6 +23,17 @@ FIELDS = (*COUNTS, "api_calls", "actual_cost_usd", "estimated_cost_usd")
 EPS = 1e-9
 
 
+class Clock:
+    """The time a test's store stamps on what it writes (`db.clock = clock.time`: a session's
+    start and end, a usage row's first and last call); the test sets `now` before each write."""
+
+    def __init__(self, now: float = 1_700_000_000.0) -> None:
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
 @dataclass
 class Event:
     sid: str
@@ -254,3 +265,62 @@ def assert_matches(
         g: figures(c) for g, c in want["groups"].items()
     }
     assert as_plain(report.total) == figures(want["total"])
+
+
+def assert_same_report(a: UsageReport, b: UsageReport) -> None:
+    """Two reports' every figure (e.g. the rollup's and the statement's): periods, counts and
+    sessions exactly, costs to float rounding."""
+    assert a.periods == b.periods
+    for got, want in (
+        (a.cells, b.cells),
+        (a.period_totals, b.period_totals),
+        (a.groups, b.groups),
+        ({0: a.total}, {0: b.total}),
+    ):
+        assert got.keys() == want.keys()
+        for k in got:
+            x, y = as_plain(got[k]), as_plain(want[k])
+            for c in ("actual_cost_usd", "estimated_cost_usd"):
+                assert x.pop(c) == pytest.approx(y.pop(c), rel=1e-9, abs=1e-12)
+            assert x == y, k
+
+
+def by_session(path: Path, since: float, until: float, tz: str) -> dict[str, Cell]:
+    """Each session's usage inside `[since, until)` (its parts in the range's days), for the
+    costliest sessions: every session with a part there, at zero too."""
+    spans = periods(since, until, "day", tz)
+    out: dict[str, Cell] = defaultdict(Cell)
+    for ev in read_events(path):
+        for _label, part in split(ev, spans):
+            cell = out[ev.sid]
+            for c in FIELDS:
+                cell.values[c] += part[c]
+            cell.sessions.add(ev.sid)
+    return dict(out)
+
+
+def assert_costliest(
+    found: list[Any], path: Path, since: float, until: float, tz: str, offset: int, exact: bool = True
+) -> None:
+    """`usage_sessions`' answer against `by_session`: each session's figures equal its sums,
+    the list is ordered by cost, then tokens, then id, and holds the sessions of its place in
+    that order (`offset` of them before it). (Costs a test writes are sums of binary fractions:
+    their sums are the same in any order, so ties are ties here too; `exact` False, for costs a
+    writer chose: the order by cost to float rounding, the number of sessions.)"""
+    want = by_session(path, since, until, tz)
+    ranked = sorted(
+        want,
+        key=lambda s: (
+            -(want[s].values["actual_cost_usd"] + want[s].values["estimated_cost_usd"]),
+            -sum(want[s].values[c] for c in COUNTS),
+            s,
+        ),
+    )
+    for row in found:
+        assert as_plain(row.figures) == figures(want[row.session_id]), row.session_id
+    if exact:
+        assert [r.session_id for r in found] == ranked[offset : offset + len(found)]
+    else:
+        costs = [r.figures.cost_usd for r in found]
+        assert all(a >= b - 1e-9 for a, b in zip(costs, costs[1:], strict=False))
+    assert len(found) == len(ranked[offset : offset + len(found)])

@@ -1,9 +1,10 @@
 """Several stores open at once (`--all`, `p`): opening them, the merged list, the stores that
-answer late, their live follower and the profile filter.
+answer late and the profile filter; and the live follower of the open stores, one or several.
 
 `Federation` does it for the main screen (its handlers call it); `StoresWatch` keeps the
-follower and the merge's bookkeeping; the decisions (`keys_by_profile`, `merge_behind`,
-`failure_notes`) are pure functions.
+follower (`LiveFollow.start` starts it, for one store as a federation of one) and the merge's
+bookkeeping; the decisions (`keys_by_profile`, `merge_behind`, `failure_notes`) are pure
+functions.
 """
 
 from __future__ import annotations
@@ -19,25 +20,20 @@ from textual.screen import Screen
 from textual.widgets import Select
 
 from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.host import Headers, Lists, Menus, ScreenHost
-from hermes_tui.app.controllers.live_rules import OrderRefresh
+from hermes_tui.app.controllers.host import Headers, Lists, LiveOrders, Menus, ScreenHost
+from hermes_tui.app.controllers.live_rules import OrderRefresh, cared_ids
 from hermes_tui.app.controllers.messages import (
-    MergedLive,
     MergedLoaded,
     OrderLoaded,
-    StoreLive,
     StoresArrived,
     StoresOpened,
     StoreValues,
 )
 from hermes_tui.app.controllers.opening import open_several
-from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
 from hermes_tui.app.controllers.workers import run_thread
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate
-from hermes_tui.app.messages import StoreFailed
+from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.stores import Arrivals, BrowserStores, OrderResult, StoreChoice, all_stores
 from hermes_tui.app.stores_follow import StoresFollower
-from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreStatus, hermes_root
@@ -53,13 +49,26 @@ FAILURES_TOLD = 3
 ARRIVALS_EVERY_S = 0.15
 
 
-def keys_by_profile(keys: Iterable[Any], profiles: Iterable[str]) -> dict[str, list[str]]:
-    """The list's ``(profile, id)`` keys grouped by store (every profile present, maybe empty)."""
-    by_profile: dict[str, list[str]] = {p: [] for p in profiles}
+def keys_by_profile(keys: Iterable[Any], profiles: Iterable[str | None]) -> dict[str | None, list[str]]:
+    """The list's keys grouped by store (every profile present, maybe empty): ``(profile, id)``,
+    or one store's plain ids (its "profile" None: `OneStore`)."""
+    by_profile: dict[str | None, list[str]] = {p: [] for p in profiles}
     for key in keys:
-        if isinstance(key, tuple) and key[0] in by_profile:
-            by_profile[key[0]].append(key[1])
+        profile, sid = key if isinstance(key, tuple) else (None, key)
+        if profile in by_profile:
+            by_profile[profile].append(sid)
     return by_profile
+
+
+class Followed(Protocol):
+    """The stores one follower follows: `BrowserStores`, or one store (`OneStore`)."""
+
+    @property
+    def profiles(self) -> Sequence[str | None]: ...
+
+    def db_for(self, profile: str | None) -> SessionDB | None: ...
+
+    def submit_each(self, calls: Any) -> Any: ...
 
 
 def merge_behind(
@@ -88,7 +97,8 @@ def failure_notes(failed: Sequence[Any], told: set[str]) -> tuple[list[tuple[str
 
 
 class StoresWatch:
-    """One follower thread for every open store, and the bookkeeping of the merged list."""
+    """One follower thread for every open store (one, or several), and the bookkeeping of the
+    merged list."""
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
@@ -104,22 +114,26 @@ class StoresWatch:
         self.arrival_seq = 0
         self.answered_at: dict[str, int] = {}
 
-    def start(self, stores: BrowserStores, report: Callable[[str, LiveUpdate], None]) -> None:
+    def start(self, stores: Followed, report: Callable[[str | None, LiveUpdate], None]) -> None:
         """Follow every open store (stores that open later join: `add_open`); ``report`` runs on
         the follower's thread, and only for the current follower."""
         self.stop()
 
-        def reported(profile: str, update: LiveUpdate) -> None:
+        def reported(profile: str | None, update: LiveUpdate) -> None:
             if follower is self.follower and not follower.stopped:
                 report(profile, update)
 
-        follower = StoresFollower(stores.fed.submit_each, reported, clock=self.clock)
+        follower = StoresFollower(stores.submit_each, reported, clock=self.clock)
         self.follower = follower
         self.add_open(stores)
-        thread = threading.Thread(target=follower.run, name="hermes-live-stores", daemon=True)
-        cpu_share.start_thread(thread)  # at normal priority under `--yield-cpu` (cpu_share.py)
+        # A plain daemon thread, not a Textual worker: it runs as long as the stores are open, and
+        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
+        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
+        # reader would hold back the writers' checkpoints.
+        thread = threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True)
+        cpu_share.start_thread(thread)
 
-    def add_open(self, stores: BrowserStores) -> None:
+    def add_open(self, stores: Followed) -> None:
         """The stores open now join the follower (adding one twice is a no-op)."""
         follower = self.follower
         for profile in stores.profiles:
@@ -133,7 +147,7 @@ class StoresWatch:
         self.follower = None
 
     def care(
-        self, visible: Iterable[Any], session: str | None, profile: str | None, lineage: list[str]
+        self, visible: Iterable[Any], session: str | None, profile: str | None, lineage: dict[str, Any] | None
     ) -> None:
         """Each store's follower cares about its rows on screen; the open session's store also
         about that session and its lineage (so its new messages are reported)."""
@@ -142,8 +156,7 @@ class StoresWatch:
             return
         by_profile = keys_by_profile(visible, follower.profiles)
         if session and profile in by_profile:
-            by_profile[profile].append(session)
-            by_profile[profile] += lineage
+            by_profile[profile] = cared_ids(by_profile[profile], session, lineage)
         for name, ids in by_profile.items():
             follower.care(name, ids)
 
@@ -190,6 +203,12 @@ class StoresWatch:
         return notes
 
 
+class Follows(LiveOrders, Protocol):
+    """The live follow (`live.LiveFollow`): its order refresh, and the follower it starts."""
+
+    def start(self, stores: Followed) -> None: ...
+
+
 class FederationHost(ScreenHost, Protocol):
     """What `Federation` reads and sets of the main screen (besides Textual's own methods)."""
 
@@ -205,7 +224,6 @@ class FederationHost(ScreenHost, Protocol):
     order: str
     active_only: bool
     order_refresh: OrderRefresh
-    follower: LiveFollower | None
     _db: SessionDB | None
 
     @property
@@ -215,6 +233,9 @@ class FederationHost(ScreenHost, Protocol):
     def list_order(self) -> Lists: ...
 
     @property
+    def live(self) -> Follows: ...
+
+    @property
     def filter_bar(self) -> Menus: ...
 
     def reload_order(self, keep: Any = None) -> None: ...
@@ -222,7 +243,7 @@ class FederationHost(ScreenHost, Protocol):
 
 class Federation:
     """The main screen over several profiles' stores: opening them, the merged list (first
-    read, stores that answer late, live re-merges), their follower and the profile filter.
+    read, stores that answer late, a live order's books) and the profile filter.
     Its workers run on the screen (`run_worker`, the groups the screen's own workers use)."""
 
     def __init__(self, host: FederationHost) -> None:
@@ -256,10 +277,7 @@ class Federation:
     def opened(self, message: StoresOpened) -> None:
         """The stores opened: the list, search, menus and follower span them."""
         host, screen = self.host, self.screen
-        self.watch.stop()
-        if host.follower is not None:
-            host.follower.stop()  # live follow spans one store; not across profiles yet
-            host.follower = None
+        self.watch.stop()  # before the old stores close under it
         old, host.stores = host.stores, message.stores
         if old is not None and old is not message.stores:
             old.close()
@@ -276,7 +294,6 @@ class Federation:
         sessions.row_source = stores.list_rows
         now = host.hermes.now
         sessions.status_source = lambda keys: stores.live_status(keys, now())
-        sessions.on_visible = None
         sessions.empty_text = "No sessions in these stores."
         host.filter_bar.set_options("#filter-source", message.sources)
         host.filter_bar.set_options("#filter-model", message.models)
@@ -287,11 +304,11 @@ class Federation:
         profile_select.display = True  # (its options follow the stores that open later)
         screen.query_one("#search", SearchPane).set_sources(message.sources)
         self.connect_search()
-        # Listening first: a store answering from now on is heard of; one that answered since
-        # the stores were taken is caught up with by one message (`poke`).
+        # Listening first: a store answering from now on is heard of, and those that answered
+        # before (`BrowserStores.listen`) at once; `poke` catches up with the rest.
         arrivals = self.arrivals = Arrivals(lambda: screen.post_message(StoresArrived(stores)))
-        stores.fed.listen(arrivals.add)
-        self.start_followers(stores)
+        stores.listen(arrivals.add)
+        host.live.start(stores)  # one follower thread for every open store
         self.watch.failures_told = set()
         self.tell_failures(stores)
         self.watch.menu_profiles = list(stores.profiles)
@@ -338,12 +355,9 @@ class Federation:
         sessions._line_cache.clear()
         host.store_total = None
         missed = self.watch.merged(result, self._wanted())
-        await host.list_order.loaded(
-            OrderLoaded(result.keys, None, result.seconds, None, result.extra.get("first_rows")),
-            result.keep_index,
-        )
+        await host.list_order.loaded(OrderLoaded.of(result, None), result.keep_index)
         if missed or self.behind():  # stores that opened meanwhile
-            self.refresh_live()
+            host.live.refresh_order()
 
     def _wanted(self) -> set[str]:
         """The open stores the list shows (its profile filter's, else every one)."""
@@ -357,73 +371,14 @@ class Federation:
         return self.watch.behind(self.host.stores, self.host.profile_filter, opening)
 
     # ------------------------------------------------------------------ live over several stores
-    # One follower per store keeps the merged list (order, Live column, counts) current.
-    def start_followers(self, stores: BrowserStores) -> None:
-        """One follower thread for every open store (stores that open later join it)."""
-        self.watch.start(stores, self._post_live)
-        self.host.session_list.on_visible = self._visible_keys_changed
-
-    def _post_live(self, profile: str, update: LiveUpdate) -> None:
-        self.screen.post_message(StoreLive(profile, update))
-
-    def care(self) -> None:
-        """What each store's follower cares about (`StoresWatch.care`)."""
-        lineage = self.screen.query_one("#lineage", LineageTree).lineage or {}
-        nodes = [n["id"] for n in lineage.get("nodes", [])[:64]]
+    def live_merged(self, result: OrderResult) -> bool:
+        """A live order was shown (`LiveFollow.order_read`): its counts and the merge's books.
+        True: stores that opened meanwhile are not in it (merge again). One store's order has
+        no counts, and no store is ever behind it."""
         host = self.host
-        self.watch.care(host.session_list.visible_ids, host.current_session, host.current_profile, nodes)
-
-    def _visible_keys_changed(self, keys: list[Any]) -> None:
-        if self.watch.show(keys):
-            self.care()
-
-    def refresh_live(self) -> None:
-        """One live re-merge at a time (a change meanwhile runs it once more)."""
-        host = self.host
-        if host.stores is None or host.state != "ready":
-            return
-        key = (host.filter, host.order, host.profile_filter, host.active_only)
-        host.order_refresh.ask(
-            lambda: run_thread(
-                self.screen, partial(self._live_worker, *key), "live-order", "refresh the merged order"
-            )
-        )
-
-    def _live_worker(
-        self, flt: SessionFilter, order: str, profiles: tuple[str, ...] | None, active: bool
-    ) -> None:
-        stores = self.host.stores
-        assert stores is not None
-        seen = self.watch.arrival_seq
-        since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-        try:
-            got = stores.order(flt, order, profiles, None, first=2 * 50, active_since=since)
-            got.extra["arrivals_seen"] = seen
-            result: OrderResult | None = got
-        except Exception as exc:
-            self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            result = None
-        self.screen.post_message(MergedLive(result, (flt, order, profiles, active)))
-
-    def merged_live(self, message: MergedLive) -> None:
-        host = self.host
-        host.order_refresh.running = False
-        sessions = host.session_list
-        result = message.result
-        current = message.key == (host.filter, host.order, host.profile_filter, host.active_only)
-        if result is not None and current and not sessions.loading:
-            counts = (sessions.total, host.profile_counts)
-            sessions.update_order(result.keys)
-            host.profile_counts = result.counts
-            missed = self.watch.merged(result, self._wanted())
-            sessions.show_profile = len(result.counts) > 1
-            if counts != (sessions.total, host.profile_counts):  # as in `_live_order`
-                host.list_order.title()
-                host.header.update()
-            if missed or self.behind():  # stores that opened meanwhile
-                host.order_refresh.again = True
-        if host.order_refresh.again:
-            self.refresh_live()
+        host.profile_counts = result.counts
+        host.session_list.show_profile = len(result.counts) > 1
+        return self.watch.merged(result, self._wanted()) or self.behind()
 
     # ------------------------------------------------------------------ stores that answer late
     def arrived(self, message: StoresArrived) -> None:
@@ -448,8 +403,15 @@ class Federation:
                 if isinstance(picked, str) and picked in profiles:
                     select.value = picked
         self.tell_failures(stores)
-        if host.state == "ready" and (arrived & self.watch.merge_pending or self.behind(opening=True)):
-            self.refresh_live()
+        # (While the list reads a whole order, that order's arrival says what it missed: a live
+        # re-merge now would be dropped when it came.)
+        loading = host.session_list.loading
+        if (
+            host.state == "ready"
+            and not loading
+            and (arrived & self.watch.merge_pending or self.behind(opening=True))
+        ):
+            host.live.refresh_order()
         host.header.update()
         if not stores.opening and stores.values_from != set(profiles):
             stores.values_from = set(profiles)  # read once more, by the worker
@@ -532,8 +494,8 @@ class Federation:
 
     def set_profile_filter(self, profiles: tuple[str, ...] | None) -> None:
         host, screen = self.host, self.screen
-        if profiles == host.profile_filter:
-            return
+        if host.stores is None or profiles == host.profile_filter:
+            return  # (no federation open: one store has no profile filter)
         host.profile_filter = profiles
         with screen.prevent(Select.Changed):
             select = screen.query_one("#filter-profile", Select)

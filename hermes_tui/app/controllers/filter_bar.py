@@ -23,7 +23,6 @@ from hermes_tui.app.controllers.ordering import (
 )
 from hermes_tui.app.list_views import view_of, with_order, with_view
 from hermes_tui.app.settings import ORDERS
-from hermes_tui.app.stores import BrowserStores
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import SessionFilter
 
@@ -65,7 +64,6 @@ class Profiles(Protocol):
 class FilterHost(ScreenHost, Protocol):
     """What `FilterBar` reads and sets of the main screen (besides Textual's own methods)."""
 
-    stores: BrowserStores | None
     state: str
     filter: SessionFilter
     order: str
@@ -98,9 +96,8 @@ class FilterBar:
 
     def summary(self) -> str:
         """The active filter in a few words (`ordering.filter_summary`), or ""."""
-        host = self.host
-        profiles = host.profile_filter if host.stores is not None else None
-        return filter_summary(host.filter, self.days, host.active_only, profiles)
+        host = self.host  # (one store has no profile filter: None)
+        return filter_summary(host.filter, self.days, host.active_only, host.profile_filter)
 
     def set_options(self, selector: str, values: list[str]) -> None:
         """A menu's choices: store text, one line each."""
@@ -110,9 +107,8 @@ class FilterBar:
         """A menu or the text box changed: the filter they show now (or the profiles')."""
         host, query = self.host, self.screen.query_one
         if control_id == "filter-profile":
-            if host.stores is not None:
-                profile = query("#filter-profile", Select).value
-                host.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
+            profile = query("#filter-profile", Select).value
+            host.federation.set_profile_filter((profile,) if isinstance(profile, str) else None)
             return
         days = query("#filter-date", Select).value
         self.days = days if isinstance(days, int) else None
@@ -155,10 +151,9 @@ class FilterBar:
                 screen.query_one(selector, Select).clear()
             screen.query_one("#filter-text", Input).value = ""
             screen.query_one("#filter-active", Checkbox).value = False
-        if host.profile_filter is not None:
+        if host.profile_filter is not None:  # (only ever set over several stores)
             host.profile_filter = None
-            if host.stores is not None:
-                host.federation.connect_search()
+            host.federation.connect_search()
         host.active_only = False
         host.filter = with_order(SessionFilter(), host.order)
         self.days = None

@@ -1,49 +1,29 @@
 """The header (the info line at the top) and the session list's title.
 
-The pure functions take what is shown (the store's capabilities, the counts, the path, the
-stores' states) and return the `Text`; `Header` gathers those from the main screen and puts the
-line in `#info` (only when it changed).
+The pure functions take what is shown and return the text; `Header` gathers what the screen
+shows (`HeaderFacts`), asks the open stores for their line (`MainScreen.scope.header`: one
+store's or several profiles', `header_text.py`) and puts it in `#info` (only when it changed).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.screen import Screen
 from textual.widgets import Static
 
 from hermes_tui.app.controllers.host import Menus, ScreenHost
+from hermes_tui.app.header_text import HeaderFacts
 from hermes_tui.app.list_views import VIEW_NOUNS, view_of
-from hermes_tui.app.stores import BrowserStores
 from hermes_tui.formatting import plural
-from hermes_tui.safe_text import cell_width, inert, one_line
 from hermes_tui.state import SessionFilter
 
-if TYPE_CHECKING:
-    pass
 
-#: Over more profiles than this the header sums the sessions and counts failures by kind (300
-#: names would not fit, and the badges after them were never seen).
-HEADER_PROFILES = 8
-#: Stores named in the header's tooltip (2,700 profile folders without a store).
-TOOLTIP_BADGES = 20
+class HeaderScope(Protocol):
+    """The open stores, as the header asks them (`OneStore`, `BrowserStores`)."""
 
-
-def left_cut(text: str, width: int) -> str:
-    """``text`` in at most ``width`` cells, cut from the left ("…/hermes/state.db"): the end of a
-    path names the file."""
-    if cell_width(text) <= width:
-        return text
-    out: list[str] = []
-    used = 1
-    for ch in reversed(text):
-        used += cell_width(ch)
-        if used > width:
-            break
-        out.append(ch)
-    return "…" + "".join(reversed(out))
+    def header(self, facts: HeaderFacts) -> tuple[Text, str | None]: ...
 
 
 def count_words(
@@ -58,76 +38,6 @@ def count_words(
     if filtered and store_total is not None:
         return f"{total:,} of {plural(store_total, noun)} (filtered)"
     return plural(total, noun)
-
-
-def store_header(width: int, caps: dict[str, Any], path: str, count: str) -> Text:
-    """The header over one store, fitted to ``width``: read-only/read-write and the count always
-    show; the path is cut from the left, then schema and FTS layout drop, to make room."""
-    mode = "read-only" if caps.get("read_only") else "read-write"
-    extras = []
-    if caps.get("schema_version") is not None:
-        extras.append(f"schema v{caps['schema_version']}")
-    if caps.get("fts_layout"):
-        extras.append(f"fts {one_line(caps['fts_layout'])}")
-    path = one_line(path)
-    sep = " · "
-    fixed = (
-        cell_width("hermes-tui")
-        + len(sep)
-        + cell_width(mode)
-        + (len(sep) + cell_width(count) if count else 0)
-    )
-    room = width - fixed - len(sep)
-    while extras and room - sum(len(sep) + cell_width(e) for e in extras) < min(24, cell_width(path)):
-        extras.pop()  # the path is worth more than the schema details
-    room -= sum(len(sep) + cell_width(e) for e in extras)
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append("hermes-tui", style="bold")
-    text.append(sep + left_cut(path, max(4, room)))
-    for extra in extras:
-        text.append(sep + extra)
-    text.append(sep + mode, style="bold")
-    if count:
-        text.append(sep + count)
-    return text
-
-
-def stores_header(
-    ready: bool,
-    counts: dict[str, int],
-    read_only: Callable[[str], bool],
-    opening: int,
-    failed: Sequence[Any],
-) -> tuple[Text, str | None]:
-    """The header over several profiles and its tooltip: the sessions per profile, then a badge
-    per store that could not be opened (its status; the reason was a notification). ``failed``
-    holds the stores' refs (`profile`, `status`, `badge`)."""
-    text = Text(no_wrap=True, overflow="ellipsis")
-    text.append("hermes-tui", style="bold")
-    if ready and len(counts) > HEADER_PROFILES:
-        total = sum(counts.values())  # 300 profiles: no room for each one's count
-        text.append(f" · {len(counts):,} profiles · {total:,} sessions")
-    elif ready:
-        for profile, n in counts.items():
-            mode = " (read-only)" if read_only(profile) else ""
-            text.append(f" · {one_line(profile, 24)} {n:,}{mode}")
-    if opening:
-        text.append(f" · opening {opening:,} more…")
-    if len(failed) > HEADER_PROFILES:  # one badge per kind of failure, with its count
-        kinds: dict[str, int] = {}
-        for ref in failed:
-            kinds[str(ref.status)] = kinds.get(str(ref.status), 0) + 1
-        for kind, n in kinds.items():
-            text.append(" · ")
-            text.append(f"⚠ {n:,} {one_line(kind)}", style="bold reverse")
-    else:
-        for ref in failed:
-            text.append(" · ")
-            text.append(f"⚠ {one_line(ref.profile, 24)}: {one_line(str(ref.status))}", style="bold reverse")
-    shown = [inert(ref.badge, newlines=False) for ref in failed[:TOOLTIP_BADGES]]
-    if len(failed) > TOOLTIP_BADGES:
-        shown.append(f"… and {len(failed) - TOOLTIP_BADGES:,} more")
-    return text, "\n".join(shown) or None
 
 
 def list_title(
@@ -157,7 +67,6 @@ def list_title(
 class HeaderHost(ScreenHost, Protocol):
     """What `Header` reads of the main screen (besides Textual's own methods)."""
 
-    stores: BrowserStores | None
     state: str
     caps: dict[str, Any]
     filter: SessionFilter
@@ -166,6 +75,9 @@ class HeaderHost(ScreenHost, Protocol):
 
     @property
     def filter_bar(self) -> Menus: ...
+
+    @property
+    def scope(self) -> HeaderScope: ...
 
 
 class Header:
@@ -188,24 +100,15 @@ class Header:
         """The header from what the screen shows, fitted to its width."""
         host = self.host
         info = self.screen.query_one("#info", Static)
-        stores = host.stores
-        if stores is not None:
-
-            def read_only(profile: str) -> bool:
-                ref = stores.ref(profile)
-                return ref is not None and (ref.read_only or stores.fed.read_only)
-
-            ready = host.state == "ready"
-            text, tooltip = stores_header(
-                ready, host.profile_counts, read_only, len(stores.opening), stores.failed
-            )
-            info.tooltip = tooltip
-            self.show(text)
-            return
         width = max(20, info.content_region.width or self.screen.size.width - 2)
         ready = host.state == "ready"
         sessions = host.session_list
         filtered = bool(host.filter_bar.summary()) if ready else False
         noun = VIEW_NOUNS[view_of(host.filter)]
         count = count_words(ready, sessions.provisional, sessions.total, noun, filtered, host.store_total)
-        self.show(store_header(width, host.caps, host.hermes.display_path(host.hermes.db_path), count))
+        path = host.hermes.display_path(host.hermes.db_path)
+        facts = HeaderFacts(width, ready, count, host.caps, path, host.profile_counts)
+        text, tooltip = host.scope.header(facts)
+        if tooltip != info.tooltip:
+            info.tooltip = tooltip
+        self.show(text)

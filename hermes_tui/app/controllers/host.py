@@ -45,6 +45,12 @@ class Lists(Protocol):
     async def loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None: ...
 
 
+class LiveOrders(Protocol):
+    """The live order refresh (`live.LiveFollow`), of one store or several."""
+
+    def refresh_order(self) -> None: ...
+
+
 class Menus(Protocol):
     """The filter bar (`filter_bar.FilterBar`)."""
 

@@ -19,11 +19,11 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from hermes_tui.app.controllers.header import list_title
-from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
+from hermes_tui.app.controllers.host import Headers, LiveOrders, Menus, ScreenHost
 from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import MergedLoaded, OrderLoaded
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S, empty_text, index_after_write
-from hermes_tui.app.controllers.search_source import OrderSource, order_source
+from hermes_tui.app.controllers.search_source import OneStore, OrderSource, order_source
 from hermes_tui.app.controllers.workers import run_thread
 from hermes_tui.app.list_views import VIEW_TITLES, view_of
 from hermes_tui.app.live_order import IncrementalOrder
@@ -32,7 +32,7 @@ from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.app.widgets.transcript_pane import Transcript
-from hermes_tui.state import SessionDB, SessionFilter
+from hermes_tui.state import SessionFilter
 
 if TYPE_CHECKING:
     pass
@@ -61,12 +61,6 @@ class Merges(Protocol):
     async def merged_loaded(self, message: MergedLoaded) -> None: ...
 
 
-class LiveOrders(Protocol):
-    """The live order refresh (`live.LiveFollow`)."""
-
-    def refresh_order(self) -> None: ...
-
-
 class OrderHost(ScreenHost, Protocol):
     """What `ListOrder` reads and sets of the main screen (besides Textual's own methods)."""
 
@@ -82,7 +76,7 @@ class OrderHost(ScreenHost, Protocol):
     order_refresh: OrderRefresh
 
     @property
-    def db(self) -> SessionDB | None: ...
+    def scope(self) -> BrowserStores | OneStore: ...
 
     @property
     def federation(self) -> Merges: ...
@@ -109,18 +103,19 @@ class ListOrder:
         #: the write removed gives its place to the next row (`loaded`), as a live reorder does.
         self.reload_near: tuple[Any, int] | None = None
 
-    def reload(self, keep: Any = None) -> None:
+    def reload(self, keep: Any = None, *, first_paint: bool = False) -> None:
         """Re-read the order for the current filter (keeps the cursor on ``keep``), from one
-        store or several alike (`search_source.order_source`)."""
+        store or several alike (`OrderSource.orders`). ``first_paint``: the stores just opened
+        (no cursor to keep; one store paints from the head of its order first)."""
         host = self.host
         host.filter_bar.remember()
         host.live_ids.invalidate()
-        source = order_source(host.stores, host.db)
+        source = order_source(host.scope)
         if source is None:
             return
         sessions = host.session_list
         sessions.loading = True
-        keep = keep or sessions.selected_key
+        keep = None if first_paint else keep or sessions.selected_key
         seen = host.federation.arrival_seq
         args = (source, host.filter, host.order, host.profile_filter, keep, host.active_only, seen)
         run_thread(self.screen, partial(self._order_worker, *args), "order", "order sessions", exclusive=True)
@@ -135,17 +130,33 @@ class ListOrder:
         active: bool,
         seen: int,
     ) -> None:
-        """The order with its first pages' keys (`OrderSource.order`), or, if it failed, an
-        empty one (the list stops loading; the error is told)."""
+        """The order with its first pages' keys (`OrderSource.orders`: at first paint a head
+        first), or, if it failed, an empty one (the list stops loading; the error is told)."""
         started = time.perf_counter()
         since = (self.host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        worker = get_current_worker()
         try:
-            result = source.order(flt, order, profiles, keep, first=2 * PAGE_SIZE, active_since=since)
+            for result in source.orders(
+                flt, order, profiles, keep, 2 * PAGE_SIZE, since, lambda: worker.is_cancelled
+            ):
+                self._post(result, profiles, keep, seen, started)
         except Exception as exc:
             self.screen.post_message(StoreFailed("list sessions", f"{type(exc).__name__}: {exc}"))
-            result = OrderResult([], None, {}, {}, 0)
+            self._post(OrderResult([], None, {}, {}, 0), profiles, keep, seen, started)
+
+    def _post(
+        self,
+        result: OrderResult,
+        profiles: tuple[str, ...] | None,
+        keep: Key | None,
+        seen: int,
+        started: float,
+    ) -> None:
         result.extra["arrivals_seen"] = seen
-        result.seconds = time.perf_counter() - started
+        if result.extra.get("provisional") or result.extra.get("untimed"):
+            result.seconds = 0.0  # a head, or the open prefetch's order: not ours to time
+        else:
+            result.seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
             self.screen.post_message(MergedLoaded(result, profiles, keep))
 
@@ -155,10 +166,7 @@ class ListOrder:
         if self.host.stores is not None:
             await self.host.federation.merged_loaded(message)
             return
-        result = message.result
-        await self.loaded(
-            OrderLoaded(result.keys, message.keep, result.seconds, result.extra.get("store_total"))
-        )
+        await self.loaded(OrderLoaded.of(message.result, message.keep))
 
     async def loaded(self, message: OrderLoaded, keep_index: int | None = None) -> None:
         """Show an order that came (its head, its whole order, or a new one)."""

@@ -1,32 +1,31 @@
 """Live follow of the open store(s): the follower thread, what it cares about, carrying out
 what `live_rules` decided, the open session's paced re-reads and the live order refresh.
 
-`LiveFollow` does it for the main screen (its `LiveChanged`, `StoreLive` and `LiveOrder`
-handlers call it); the decisions are `live_rules`' pure functions. Its workers run on the
-screen (`run_worker`) in the groups the screen's tests and bench know ("live-session",
-"live-order").
+`LiveFollow` does it for the main screen (its `StoreLive` and `LiveOrder` handlers call it),
+whether one store is open or several: one follower thread (`StoresWatch`), one live order path.
+The decisions are `live_rules`' pure functions. Its workers run on the screen (`run_worker`) in
+the groups the screen's tests and bench know ("live-session", "live-order").
 """
 
 from __future__ import annotations
 
-import threading
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.screen import Screen
 
-from hermes_tui.app import cpu_share
-from hermes_tui.app.controllers.federation import Federation
+from hermes_tui.app.controllers.federation import Federation, Followed
 from hermes_tui.app.controllers.host import Headers, Lists, ScreenHost
-from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, cared_ids
-from hermes_tui.app.controllers.messages import LiveOrder, LiveSession
+from hermes_tui.app.controllers.live_rules import LivePlan, LiveView, OrderRefresh, plan_for
+from hermes_tui.app.controllers.messages import LiveOrder, LiveSession, StoreLive
 from hermes_tui.app.controllers.ordering import ACTIVE_WITHIN_S
+from hermes_tui.app.controllers.search_source import OneStore, OrderSource, order_source
 from hermes_tui.app.controllers.transcript_loading import read_live
 from hermes_tui.app.controllers.workers import run_thread
-from hermes_tui.app.live_follow import LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_follow import LiveUpdate, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
-from hermes_tui.app.messages import LiveChanged, StoreFailed
-from hermes_tui.app.stores import BrowserStores
+from hermes_tui.app.messages import StoreFailed
+from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.transcript import Divider
@@ -53,10 +52,11 @@ class LiveHost(ScreenHost, Protocol):
     filter: SessionFilter
     order: str
     active_only: bool
+    profile_filter: tuple[str, ...] | None
+    profile_counts: dict[str, int]
     store_total: int | None
     current_session: str | None
     current_profile: str | None
-    follower: LiveFollower | None
     live_ids: IncrementalOrder
     session_pace: Pacer
     order_refresh: OrderRefresh
@@ -64,6 +64,9 @@ class LiveHost(ScreenHost, Protocol):
 
     @property
     def db(self) -> SessionDB | None: ...
+
+    @property
+    def scope(self) -> BrowserStores | OneStore: ...
 
     def db_for(self, profile: str | None) -> SessionDB | None: ...
 
@@ -89,46 +92,41 @@ class LiveFollow:
         self.error_shown = False
 
     # ------------------------------------------------------------------ the follower
-    def start(self, db: SessionDB) -> None:
-        """One polling thread per open store; the old store's follower stops first."""
+    def start(self, stores: Followed) -> None:
+        """One polling thread for the open stores, one or several (`StoresWatch.start`: one
+        store is a federation of one); the old stores' follower stops first."""
         host = self.host
-        if host.follower is not None:
-            host.follower.stop()
         host.live_ids = IncrementalOrder()  # the order it kept was the old store's
-        follower = LiveFollower(db, lambda update: self._post(follower, update), clock=host.hermes.now)
-        host.follower = follower
         self.error_shown = False
+        host.federation.watch.start(stores, self._post)
         self.care()
-        # A plain daemon thread, not a Textual worker: it runs as long as the store is open, and
-        # waiting for every worker to finish (tests, the app's shutdown) must not wait for it.
-        # Started at the priority the app had before `--yield-cpu` (cpu_share.py): a starved
-        # reader would hold back the writers' checkpoints.
-        cpu_share.start_thread(threading.Thread(target=follower.run, name="hermes-live-follow", daemon=True))
 
-    def _post(self, follower: LiveFollower, update: LiveUpdate) -> None:
-        """From the polling thread: only the current store's follower reports (a store being
-        replaced may fail its last poll as it closes; that is not news)."""
-        if follower is self.host.follower and not follower.stopped:
-            self.screen.post_message(LiveChanged(update))
+    def stop(self) -> None:
+        """Before the store(s) followed close under it."""
+        self.host.federation.watch.stop()
 
-    def visible_changed(self, ids: list[str]) -> None:
+    def _post(self, profile: str | None, update: LiveUpdate) -> None:
+        """From the polling thread (only the current follower's reports come here)."""
+        self.screen.post_message(StoreLive(profile, update))
+
+    def visible_changed(self, keys: list[Any]) -> None:
         """The rows on screen changed: the follower reads their statuses and cares about them."""
-        if self.host.follower is not None:
-            self.host.follower.show(ids)
-            self.care(ids)
+        if self.host.federation.watch.show(keys):
+            self.care(keys)
 
-    def care(self, visible: list[str] | None = None) -> None:
-        """The follower reports ends, titles and deletions of the rows on screen and of the
-        open session (and its lineage)."""
+    def care(self, visible: list[Any] | None = None) -> None:
+        """Each store's follower reports ends, titles and deletions of its rows on screen; the
+        open session's store also of that session and (the first 64 of) its lineage."""
         host = self.host
-        if host.stores is not None:
-            host.federation.care()
-            return
-        if host.follower is None:
-            return
         lineage = self.screen.query_one("#lineage", LineageTree).lineage
         shown = visible if visible is not None else host.session_list.visible_ids
-        host.follower.care(cared_ids(shown, host.current_session, lineage))
+        host.federation.watch.care(shown, host.current_session, host.current_profile, lineage)
+
+    async def heard(self, message: StoreLive) -> None:
+        """A store's follower reported: what it means (`live_rules.plan_for`), carried out."""
+        update = message.update
+        plan = plan_for(message.profile, update, self.view(bool(update.changes)))
+        await self.carry_out(plan, update.changes, federated=message.profile is not None)
 
     # ------------------------------------------------------------------ a report
     def view(self, changes: bool) -> LiveView:
@@ -157,7 +155,6 @@ class LiveFollow:
     async def carry_out(self, plan: LivePlan, ch: Any, federated: bool = False) -> None:
         """Do what `live_rules` decided, in its order (one store, or one of several)."""
         host, screen = self.host, self.screen
-        refresh = host.federation.refresh_live if federated else self.refresh_order
         if not federated:
             self.error_shown = plan.error_shown
         if plan.error is not None:
@@ -167,11 +164,11 @@ class LiveFollow:
         if plan.show_tip:  # "● doing …" comes and goes
             host.shown.live_tip()
         if plan.refresh_for_age:  # sessions age out of "active now"
-            refresh()
+            self.refresh_order()
         if plan.note_changes:
             host.live_ids.note(ch)
         if plan.refresh_for_changes:
-            refresh()
+            self.refresh_order()
         if plan.search_changed:
             screen.query_one("#search", SearchPane).store_changed()
         if plan.current_deleted is not None:
@@ -179,9 +176,8 @@ class LiveFollow:
                 screen.call_later(host.shown.deleted, plan.current_deleted)
             else:
                 await host.shown.deleted(plan.current_deleted)
-        if plan.reload_chain and host.current_session is not None:
-            profile = host.current_profile if federated else None
-            host.load_session(host.current_session, profile=profile)  # a chain re-reads its segments
+        if plan.reload_chain and host.current_session is not None:  # a chain re-reads its segments
+            host.load_session(host.current_session, profile=host.current_profile)
         if plan.follow_lineage is not None:
             self.follow_session(host.session_pace.ask(plan.follow_lineage))
 
@@ -229,55 +225,75 @@ class LiveFollow:
 
     # ------------------------------------------------------------------ the list's order
     def refresh_order(self) -> None:
-        """Recompute the order for a live change; one at a time (a change meanwhile runs it once
-        more), and not while a full reload is on its way (it reads the same data), nor while the
-        list shows a provisional head: the whole order on its way is read after the change."""
+        """Read the order again for a live change, of one store or several alike
+        (`OrderSource.live_order`); one at a time (a change meanwhile runs it once more), and not
+        while a full reload is on its way (it reads the same data), nor while the list shows a
+        provisional head: the whole order on its way is read after the change."""
         host = self.host
-        if host.db is None or host.state != "ready":
+        source = order_source(host.scope)
+        if source is None or host.state != "ready":
             return
         if host.session_list.provisional:  # run again once the whole order has taken over
             host.order_refresh.missed = True
             return
-        key = (host.filter, host.order, host.active_only)
+        key = (host.filter, host.order, host.profile_filter, host.active_only)
         host.order_refresh.ask(
             lambda: run_thread(
-                self.screen, partial(self._order_worker, *key), "live-order", "refresh the session order"
+                self.screen,
+                partial(self._order_worker, source, *key),
+                "live-order",
+                "refresh the session order",
             )
         )
 
-    def _order_worker(self, flt: SessionFilter, order: str, active: bool) -> None:
+    def _order_worker(
+        self,
+        source: OrderSource,
+        flt: SessionFilter,
+        order: str,
+        profiles: tuple[str, ...] | None,
+        active: bool,
+    ) -> None:
         host = self.host
-        db = host.db
-        assert db is not None
+        seen = host.federation.arrival_seq
+        since = (host.hermes.now(), ACTIVE_WITHIN_S) if active else None
+        result: OrderResult | None
         try:
-            since = (host.hermes.now(), ACTIVE_WITHIN_S) if active else None
-            ids, total = host.live_ids.ordered(db, flt, order, since)
+            result = source.live_order(flt, order, profiles, since, host.live_ids)
+            result.extra["arrivals_seen"] = seen
         except Exception as exc:
             self.screen.post_message(StoreFailed("refresh the session list", f"{type(exc).__name__}: {exc}"))
-            self.screen.post_message(LiveOrder(None, flt, order, active, 0))
-            return
-        self.screen.post_message(LiveOrder(ids, flt, order, active, total))
+            result = None
+        self.screen.post_message(LiveOrder(result, (flt, order, profiles, active)))
 
     def order_read(self, message: LiveOrder) -> None:
-        """A live order came: the list takes it when it is still the one shown; a change
-        meanwhile runs the refresh once more."""
+        """A live order came: the list takes it when it is still the one shown (over several
+        stores their bookkeeping too: `Federation.live_merged`); a change meanwhile runs the
+        refresh once more."""
         host = self.host
         host.order_refresh.running = False
         sessions = host.session_list
-        current = (message.flt, message.order, message.active) == (host.filter, host.order, host.active_only)
-        if message.ids is not None and current and not sessions.loading:
+        result = message.result
+        current = message.key == (host.filter, host.order, host.profile_filter, host.active_only)
+        if result is not None and current and not sessions.loading:
             was_empty = sessions.total == 0
-            counts = (sessions.total, host.store_total)
-            sessions.update_order(message.ids)
-            host.store_total = message.total
-            if counts != (sessions.total, host.store_total):
+            counts = (sessions.total, host.store_total, host.profile_counts)
+            sessions.update_order(result.keys, result.extra.get("rows"))
+            if "store_total" in result.extra:
+                host.store_total = result.extra["store_total"]
+            behind = host.federation.live_merged(result)
+            if counts != (sessions.total, host.store_total, host.profile_counts):
                 # Only when a count changed: the header's update lays the whole screen out again,
                 # and most live reorders only move sessions.
                 host.list_order.title()
                 host.header.update()
             if was_empty != (sessions.total == 0):  # the row keys depend on an empty list or not
                 self.screen.refresh_bindings()
-            if was_empty and message.ids and host.current_session is None:
-                host.load_session(message.ids[0])
+            if was_empty and sessions.total and host.current_session is None:
+                profile, first = sessions.split_key(sessions.key_at(0))
+                if first is not None:
+                    host.load_session(first, profile=profile)
+            if behind:  # stores that opened meanwhile
+                host.order_refresh.again = True
         if host.order_refresh.again:
             self.refresh_order()

@@ -168,13 +168,19 @@ def store_live_plan(profile: str, update: Any, view: LiveView) -> LivePlan:
 
 
 def cared_ids(visible: Iterable[str], session: str | None, lineage: dict[str, Any] | None) -> list[str]:
-    """What the one store's follower reports ends, titles and deletions of: the rows on screen,
-    the open session and (the first 64 of) its lineage."""
+    """What a store's follower reports ends, titles and deletions of: its rows on screen, and
+    in the open session's store that session and (the first 64 of) its lineage."""
     ids = list(visible)
     if session:
         ids.append(session)
     ids += [n["id"] for n in (lineage or {}).get("nodes", [])[:64]]
     return ids
+
+
+def plan_for(profile: str | None, update: Any, view: LiveView) -> LivePlan:
+    """A store's report: the one store's (its profile None: `live_plan`) or one of several's
+    (`store_live_plan`)."""
+    return live_plan(update, view) if profile is None else store_live_plan(profile, update, view)
 
 
 #: Live order refreshes start at least this far apart (when the screen gives `OrderRefresh` a
@@ -187,7 +193,7 @@ ORDER_EVERY_S = 0.2
 
 class OrderRefresh:
     """Live order refreshes, one at a time: a change while one runs asks for one more run
-    (the screen's `LiveOrder`/`MergedLive` handlers start it), never a second one in parallel;
+    (the screen's `LiveOrder` handler starts it), never a second one in parallel;
     with ``later`` (the screen's `set_timer`), at most one start every `ORDER_EVERY_S` (the
     live transcript's `Pacer`, which decides; the timer runs the latest ``start``).
     ``missed``: a change came while the list showed a provisional head (refresh after hand-over)."""

@@ -17,7 +17,7 @@ from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.prefetch import Prefetched
 from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.transcript import MessageView
-from hermes_tui.state import SessionDB, SessionFilter
+from hermes_tui.state import SessionDB
 
 
 class Opened(Message, namespace="main_screen"):
@@ -84,6 +84,21 @@ class OrderLoaded(Message, namespace="main_screen"):
         #: The whole order for the head shown: the view and cursor stay where they are.
         self.handover = handover
 
+    @classmethod
+    def of(cls, result: OrderResult, keep: Any) -> OrderLoaded:
+        """What the list shows of an order that came (`OrderSource.orders`): its keys, its
+        first rows, and whether it is a head (first paint) or the whole order for it."""
+        extra = result.extra
+        return cls(
+            result.keys,
+            keep,
+            result.seconds,
+            extra.get("store_total"),
+            extra.get("first_rows"),
+            provisional=bool(extra.get("provisional")),
+            handover=bool(extra.get("handover")),
+        )
+
 
 class SessionLoaded(Message, namespace="main_screen"):
     """A transcript and lineage are ready."""
@@ -96,9 +111,9 @@ class SessionLoaded(Message, namespace="main_screen"):
 class ModelsRead(Message, namespace="main_screen"):
     """The model filter's choices, read after first paint (worker → screen)."""
 
-    def __init__(self, db: SessionDB, models: list[str]) -> None:
+    def __init__(self, scope: Any, models: list[str]) -> None:
         super().__init__()
-        self.db = db
+        self.scope = scope  # the one store's `OneStore` (stale once `MainScreen.scope` is another)
         self.models = models
 
 
@@ -140,21 +155,13 @@ class MergedLoaded(Message, namespace="main_screen"):
 
 
 class StoreLive(Message, namespace="main_screen"):
-    """A store's follower saw commits or fresh statuses (polling thread → screen)."""
+    """A store's follower saw commits or fresh statuses (polling thread → screen); ``profile``
+    None: the one store of a single-store browser."""
 
-    def __init__(self, profile: str, update: LiveUpdate) -> None:
+    def __init__(self, profile: str | None, update: LiveUpdate) -> None:
         super().__init__()
         self.profile = profile
         self.update = update
-
-
-class MergedLive(Message, namespace="main_screen"):
-    """A fresh merged order after live changes (worker → screen)."""
-
-    def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
-        super().__init__()
-        self.result = result
-        self.key = key  # (filter, order, profiles, active) it answers
 
 
 class LiveSession(Message, namespace="main_screen"):
@@ -177,14 +184,10 @@ class LiveSession(Message, namespace="main_screen"):
 
 
 class LiveOrder(Message, namespace="main_screen"):
-    """A fresh order after live changes (worker → screen)."""
+    """A fresh order after live changes, of one store or the merge of several (worker →
+    screen); ``result`` None: it could not be read (`StoreFailed` says why)."""
 
-    def __init__(
-        self, ids: list[str] | None, flt: SessionFilter, order: str, active: bool, total: int
-    ) -> None:
+    def __init__(self, result: OrderResult | None, key: tuple[Any, ...]) -> None:
         super().__init__()
-        self.ids = ids
-        self.flt = flt
-        self.order = order
-        self.active = active
-        self.total = total
+        self.result = result
+        self.key = key  # (filter, order, profiles, active) it answers

@@ -9,9 +9,7 @@ several-stores open is `federation.Federation`'s).
 from __future__ import annotations
 
 import contextlib
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -20,7 +18,6 @@ from rich.text import Text
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Select, Static
-from textual.worker import get_current_worker
 
 from hermes_tui.app.controllers.host import Headers, Menus, ScreenHost
 from hermes_tui.app.controllers.messages import (
@@ -28,19 +25,13 @@ from hermes_tui.app.controllers.messages import (
     ModelsRead,
     Opened,
     OpenFailed,
-    OrderLoaded,
     StoresOpened,
 )
-from hermes_tui.app.controllers.ordering import ordered_ids
 from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.workers import run_thread
-from hermes_tui.app.list_views import DEFAULT_FILTER
-from hermes_tui.app.live_follow import LiveFollower
-from hermes_tui.app.messages import StoreFailed
-from hermes_tui.app.prefetch import OpenPrefetch, Prefetched, filter_values, open_store, order_head
+from hermes_tui.app.prefetch import OpenPrefetch, filter_values, open_store
 from hermes_tui.app.stores import BrowserStores, StoreChoice, open_chosen
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.session_list import PAGE_SIZE
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import SessionDB, SessionFilter, StoreError
 
@@ -76,51 +67,6 @@ def open_several(app: Any, choice: StoreChoice, read_only: bool, path: Path) -> 
     return StoresOpened(stores, sources, models)
 
 
-def first_order(
-    db: SessionDB,
-    flt: SessionFilter,
-    order: str,
-    active: bool,
-    pre: Prefetched | None,
-    now: Callable[[], float],
-    cancelled: Callable[[], bool],
-) -> Iterator[Message]:
-    """First paint from the head of the order (its first page, read in milliseconds), then the
-    whole order (seconds on a cold 10M-message file), which takes over without moving the view
-    (issue #21)."""
-    started = time.perf_counter()
-    # "Active now" keeps only recent sessions of the order: no head, and not the prefetch's.
-    from_prefetch = pre is not None and not active and flt == DEFAULT_FILTER and order == "last_active"
-    if pre is not None and from_prefetch:
-        if pre.complete:  # a small store: the prefetch read the whole order
-            yield OrderLoaded(pre.head, None, 0.0, len(pre.head), pre.first_rows)
-            return
-        head, rows = pre.head, pre.first_rows
-    else:
-        try:
-            # Pinned first: the head is read without the pins (the walk cannot put them
-            # first); the whole order puts them above it.
-            unpinned = replace(flt, pinned_first=False)
-            head, rows = ([], []) if active else order_head(db, unpinned, order, PAGE_SIZE)
-        except Exception:  # noqa: BLE001 - the whole order below reports the store's error
-            head, rows = [], []
-    if head and not cancelled():
-        yield OrderLoaded(head, None, 0.0, None, rows, provisional=True)
-    ids = pre.full_order(flt, order) if pre is not None and from_prefetch else None
-    from_prefetch = ids is not None
-    try:
-        if ids is not None:
-            total: int | None = len(ids)
-        else:
-            ids, total = ordered_ids(db, flt, order, active, now())
-    except Exception as exc:
-        yield StoreFailed("list sessions", f"{type(exc).__name__}: {exc}")
-        ids, total = [], None
-    if not cancelled():
-        seconds = 0.0 if from_prefetch else time.perf_counter() - started  # 0: not ours to time
-        yield OrderLoaded(ids, None, seconds, total, handover=bool(head))
-
-
 def model_choices(db: SessionDB) -> list[str] | None:
     """The model filter's choices (None when the store cannot say; the list reports its
     errors). The model list scans every session row of a 0.19.0 file: off the first-paint path."""
@@ -152,7 +98,9 @@ class Follows(Protocol):
     """The live follow of the store that opened (`live.LiveFollow`, not imported: it imports
     `federation`, which imports this module)."""
 
-    def start(self, db: SessionDB) -> None: ...
+    def start(self, stores: OneStore) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 class OpeningHost(ScreenHost, Protocol):
@@ -160,16 +108,21 @@ class OpeningHost(ScreenHost, Protocol):
 
     state: str
     caps: dict[str, Any]
-    follower: LiveFollower | None
     db: SessionDB | None
-    _db: SessionDB | None
-    stores: BrowserStores | None
     filter: SessionFilter
     order: str
     active_only: bool
 
     @property
     def live(self) -> Follows: ...
+
+    @property
+    def one_store(self) -> OneStore: ...
+
+    @property
+    def scope(self) -> BrowserStores | OneStore: ...
+
+    def reload_order(self, keep: Any = None, *, first_paint: bool = False) -> None: ...
 
     @property
     def header(self) -> Headers: ...
@@ -206,8 +159,7 @@ class StoreOpening:
     def opened(self, message: Opened) -> None:
         """The store opened: the list, search and menus read it; its first order comes."""
         host, screen = self.host, self.screen
-        if host.follower is not None:
-            host.follower.stop()  # before its store closes under it
+        host.live.stop()  # before its store closes under it
         old, host.db = host.db, message.db
         if old is not None and old is not message.db:
             old.close()
@@ -221,45 +173,36 @@ class StoreOpening:
         db, now = message.db, host.hermes.now
         sessions.status_source = lambda ids: db.live_status(ids, now())
         sessions.empty_text = "No sessions in this database."
-        host.live.start(message.db)
+        one = host.one_store
+        host.live.start(one)  # a federation of one
         search = screen.query_one("#search", SearchPane)
         search.set_sources(message.sources)
         search.index_progress = db.cjk_index_progress
-        one = OneStore(db)
         search.connect(one.searcher(), one.titles, one.counter())
         host.filter_bar.set_options("#filter-source", message.sources)
         host.filter_bar.set_options("#filter-model", message.models)
         host.filter_bar.restore_source(message.sources)
-        host.filter_bar.remember()
-        sessions.loading = True
-        flt, order, active, pre = host.filter, host.order, host.active_only, message.prefetched
-        self._run(partial(self._first_order_worker, db, flt, order, active, pre), "order", "order sessions")
+        one.first_paint(message.prefetched)  # from the head of its order (or the prefetch's)
+        host.reload_order(first_paint=True)
         self._run(
-            partial(self._values_worker, db), "values", "read the model filter's choices", exclusive=False
+            partial(self._values_worker, one, db),
+            "values",
+            "read the model filter's choices",
+            exclusive=False,
         )
 
-    def _first_order_worker(
-        self, db: SessionDB, flt: SessionFilter, order: str, active: bool, pre: Prefetched | None
-    ) -> None:
-        """`first_order` (a filter changed meanwhile cancels this worker: group "order")."""
-        worker = get_current_worker()
-        for message in first_order(
-            db, flt, order, active, pre, self.host.hermes.now, lambda: worker.is_cancelled
-        ):
-            self.screen.post_message(message)
-
-    def _values_worker(self, db: SessionDB) -> None:
+    def _values_worker(self, one: OneStore, db: SessionDB) -> None:
         """The model menu's choices, then the first search's one-time scan (`prepare_search`)."""
         models = model_choices(db)
         if models is None:
             return
-        self.screen.post_message(ModelsRead(db, models))
+        self.screen.post_message(ModelsRead(one, models))
         prepare_search(db)
 
     def models_read(self, message: ModelsRead) -> None:
         host, screen = self.host, self.screen
-        if message.db is not host._db or host.stores is not None:
-            return  # another store opened meanwhile
+        if message.scope is not host.scope:
+            return  # another store (or several) opened meanwhile
         select = screen.query_one("#filter-model", Select)
         picked = select.value
         with screen.prevent(Select.Changed):

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from hermes_tui.app.controllers.host import Keys, ScreenHost
 from hermes_tui.app.controllers.messages import LiveSession, SessionLoaded
+from hermes_tui.app.controllers.search_source import Scope
 from hermes_tui.app.controllers.transcript_loading import (
     LoadedSession,
     doing_text,
@@ -56,7 +57,6 @@ class Wanted(Protocol):
 class ShownHost(ScreenHost, Protocol):
     """What `ShownSession` reads and sets of the main screen (besides Textual's own methods)."""
 
-    stores: Any
     current_session: str | None
     current_profile: str | None
 
@@ -70,6 +70,9 @@ class ShownHost(ScreenHost, Protocol):
     def key_checks(self) -> Keys: ...
 
     def row_key(self, profile: str | None, session_id: Any) -> Any: ...
+
+    @property
+    def scope(self) -> Scope: ...
 
 
 class ShownSession:
@@ -131,7 +134,7 @@ class ShownSession:
         """The transcript's title (`transcript_loading.title_text`)."""
         host = self.host
         doing = doing_text(row, host.session_list.live.get(host.row_key(row.get("profile"), row.get("id"))))
-        return title_text(row, note, doing, show_profile=host.stores is not None)
+        return title_text(row, note, doing, show_profile=host.scope.shows_profile)
 
     def new_below(self) -> None:
         """The "N new ↓ G" marker (or the folds) changed: the subtitle says so."""

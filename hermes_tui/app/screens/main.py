@@ -28,17 +28,15 @@ from hermes_tui.app.controllers.header import Header
 from hermes_tui.app.controllers.key_checks import KeyChecks
 from hermes_tui.app.controllers.list_order import ListOrder
 from hermes_tui.app.controllers.live import LiveFollow
-from hermes_tui.app.controllers.live_rules import OrderRefresh, live_plan, store_live_plan
+from hermes_tui.app.controllers.live_rules import OrderRefresh
 from hermes_tui.app.controllers.messages import (
     LiveOrder,
     LiveSession,
-    MergedLive,
     MergedLoaded,
     Missing,
     ModelsRead,
     Opened,
     OpenFailed,
-    OrderLoaded,
     SessionLoaded,
     StoreLive,
     StoresArrived,
@@ -49,16 +47,17 @@ from hermes_tui.app.controllers.opening import StoreOpening
 from hermes_tui.app.controllers.ordering import DATE_PRESETS
 from hermes_tui.app.controllers.panes import Panes
 from hermes_tui.app.controllers.search_nav import SearchNav
-from hermes_tui.app.controllers.search_source import Scope, scope_of
+from hermes_tui.app.controllers.search_source import OneStore
 from hermes_tui.app.controllers.session_view import SessionView
 from hermes_tui.app.controllers.shown import ShownSession
 from hermes_tui.app.list_views import DEFAULT_FILTER, VIEW_CHOICES, VIEW_PROMPT, view_of
-from hermes_tui.app.live_follow import APPLY_QUIET_S, LiveFollower, LiveUpdate, Pacer
+from hermes_tui.app.live_follow import APPLY_QUIET_S, Pacer
 from hermes_tui.app.live_order import IncrementalOrder
 from hermes_tui.app.main_keys import SCREEN_KEYS, main_screen_keys, pane_classes
-from hermes_tui.app.messages import LiveChanged, OpenSession, SessionsChanged, StoreFailed
+from hermes_tui.app.messages import OpenSession, SessionsChanged, StoreFailed
 from hermes_tui.app.session_context import SessionContext
 from hermes_tui.app.stores import BrowserStores, StoreChoice
+from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
@@ -82,6 +81,7 @@ class MainScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._db: SessionDB | None = None
+        self._one = OneStore(None)
         #: Several profiles' stores: set once they are open; then `db` is the store
         #: of the selected row, `current_profile` the open transcript's store.
         self.stores: BrowserStores | None = None
@@ -98,8 +98,6 @@ class MainScreen(Screen[None]):
         self.state = "opening"
         self.last_order_seconds = 0.0
         self.store_total: int | None = None  # sessions in the store, whatever the filter
-        #: The polling thread's follower of the one open store.
-        self.follower: LiveFollower | None = None
         #: One live order refresh at a time, and one missed while the head was shown.
         self.order_refresh = OrderRefresh(self.set_timer)
         #: The list's order as live changes move it (only the sessions they name are re-read).
@@ -108,8 +106,8 @@ class MainScreen(Screen[None]):
         #: messages is one mount and one scroll, not one per poll).
         self.session_pace = Pacer(quiet_s=APPLY_QUIET_S)
         # The controllers (`controllers/`), one job each: this screen routes to them.
-        self.federation = Federation(self)  # several stores: opening, merged list, followers
-        self.live = LiveFollow(self)  # one store's live follow, and what live reports do
+        self.federation = Federation(self)  # several stores: opening, merged list; the follower
+        self.live = LiveFollow(self)  # the live follow, and what live reports do
         self.view = SessionView(self)  # the session wanted, read, and the list cursor on it
         self.shown = ShownSession(self)  # the session read: its panes, live reads, deletion
         self.opening = StoreOpening(self)  # opening one store
@@ -145,11 +143,23 @@ class MainScreen(Screen[None]):
         self.session_list.focus()
         self.open_database(path)
 
+    @property
+    def follower(self) -> StoresFollower | None:
+        """The live follower of the open store(s) (`StoresWatch`)."""
+        return self.federation.watch.follower
+
     # ------------------------------------------------------------------ the owning store (#20)
     @property
-    def scope(self) -> Scope:
+    def scope(self) -> BrowserStores | OneStore:
         """The open stores, or the one store as a federation of one (`search_source.OneStore`)."""
-        return scope_of(self.stores, self._db)
+        return self.stores if self.stores is not None else self.one_store
+
+    @property
+    def one_store(self) -> OneStore:
+        """The one open store (or none) as a federation of one, kept while it is open."""
+        if self._one.db is not self._db:
+            self._one = OneStore(self._db)
+        return self._one
 
     @property
     def db(self) -> SessionDB | None:
@@ -285,16 +295,9 @@ class MainScreen(Screen[None]):
     def _store_values(self, message: StoreValues) -> None:
         self.federation.values(message)
 
-    @on(MergedLive)
-    def _merged_live(self, message: MergedLive) -> None:
-        self.federation.merged_live(message)
-
-    @on(StoreLive)
+    @on(StoreLive)  # a store's follower reported (one store, or one of several)
     async def _store_live(self, message: StoreLive) -> None:
-        if self.stores is not None:
-            update = message.update
-            plan = store_live_plan(message.profile, update, self.live.view(bool(update.changes)))
-            await self.live.carry_out(plan, update.changes, federated=True)
+        await self.live.heard(message)
 
     def action_toggle_profiles(self) -> None:
         """`p`: every profile ↔ the current one (`Federation.toggle_profiles`)."""
@@ -330,13 +333,9 @@ class MainScreen(Screen[None]):
         self.panes.resize_list(steps)
 
     # ------------------------------------------------------ the list (`list_order.py`, `filter_bar.py`)
-    def reload_order(self, keep: Any = None) -> None:
+    def reload_order(self, keep: Any = None, *, first_paint: bool = False) -> None:
         """Re-read the order for the current filter (keeps the cursor on ``keep``)."""
-        self.list_order.reload(keep)
-
-    @on(OrderLoaded)  # the first order of a store that opened (`opening.first_order`)
-    async def _order_loaded(self, message: OrderLoaded) -> None:
-        await self.list_order.loaded(message)
+        self.list_order.reload(keep, first_paint=first_paint)
 
     @on(MergedLoaded)  # a reload's, of one store or several
     async def _order_read(self, message: MergedLoaded) -> None:
@@ -535,11 +534,8 @@ class MainScreen(Screen[None]):
 
     # ------------------------------------------------------------------ live follow (`live.py`, `shown.py`)
     def on_unmount(self) -> None:
-        if self.follower is not None:
-            self.follower.stop()
         self.federation.watch.stop()
-        if self.stores is not None:
-            self.stores.close()
+        self.scope.close()
 
     @on(events.Key)
     @on(events.MouseDown)
@@ -549,13 +545,6 @@ class MainScreen(Screen[None]):
         """Input keeps the follower at its fast rate (it slows down after a quiet spell)."""
         if self.follower is not None:
             self.follower.touch()
-
-    @on(LiveChanged)
-    async def _live_changed(self, message: LiveChanged) -> None:
-        update = message.update
-        assert isinstance(update, LiveUpdate)
-        plan = live_plan(update, self.live.view(bool(update.changes)))
-        await self.live.carry_out(plan, update.changes)
 
     @on(LiveSession)
     async def _live_session(self, message: LiveSession) -> None:

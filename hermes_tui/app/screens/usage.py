@@ -53,8 +53,12 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from hermes_tui.app.session_context import BrowserApp
-    from hermes_tui.app.stores import BrowserStores
-    from hermes_tui.state import SessionDB
+
+
+class UsageScope(Protocol):
+    """The open stores, as the Usage screen asks them (`OneStore`, `BrowserStores`)."""
+
+    def usage_source(self) -> UsageSource | None: ...
 
 
 class UsageHost(Protocol):
@@ -62,10 +66,7 @@ class UsageHost(Protocol):
     contract): its stores, its clock, and where a chosen session opens."""
 
     @property
-    def stores(self) -> BrowserStores | None: ...
-
-    @property
-    def db(self) -> SessionDB | None: ...
+    def scope(self) -> UsageScope: ...
 
     @property
     def hermes(self) -> BrowserApp: ...
@@ -152,10 +153,7 @@ def series_colours(variables: Mapping[str, str]) -> list[tuple[int, int, int]]:
 
 def usage_source(main: UsageHost) -> UsageSource | None:
     """The stores the main screen browses: every open profile's, or its one store."""
-    if main.stores is not None:
-        profiles = tuple(main.stores.profiles)
-        return UsageSource(fed=main.stores.fed, profiles=profiles) if profiles else None
-    return UsageSource(db=main.db) if main.db is not None else None
+    return main.scope.usage_source()
 
 
 def usage_heard(app: App[Any], update: Any) -> None:

@@ -327,7 +327,7 @@ class SessionList(ScrollView, can_focus=True):
         self.refresh()
         self.call_after_refresh(self._report_visible)
 
-    def update_order(self, ids: Sequence[Any]) -> int:
+    def update_order(self, ids: Sequence[Any], fresh: dict[Any, dict[str, Any]] | None = None) -> int:
         """A live refresh of the order: the selected row and the scroll position stay where the
         user left them. The cursor keeps its session (at its new index) and the view scrolls by
         the rows inserted or removed above it, so the selected row stays on the same screen line;
@@ -335,12 +335,17 @@ class SessionList(ScrollView, can_focus=True):
         fetched are shown at their new places until the fresh ones arrive (no placeholder flash).
         Marks keep only ids still present. Returns the rows the cursor moved by.
 
+        ``fresh``: the rows of every session that changed (by key), every other row unchanged:
+        the rows on screen are taken from what is known and no page is read again (following
+        one writer, that page read was most of the list's live work). None: any row may have
+        changed, and the rows on screen are fetched again, soon.
+
         It is also how a provisional head hands over to the whole order (its moves waiting for
         the order then run)."""
         if self.provisional:
             self._complete_order(ids, None)
             return 0
-        return self._reorder(ids)
+        return self._reorder(ids, fresh)
 
     def _complete_order(self, ids: Sequence[Any], keep: Any) -> None:
         """The whole order for a provisional head: the cursor stays on its session (or goes to
@@ -355,12 +360,15 @@ class SessionList(ScrollView, can_focus=True):
             self._apply_move(move)
         self.refresh()
 
-    def _reorder(self, ids: Sequence[Any]) -> int:
+    def _reorder(self, ids: Sequence[Any], fresh: dict[Any, dict[str, Any]] | None = None) -> int:
         keep = self.selected_key
         old_cursor = self.cursor
         top = int(self.scroll_offset.y)
         before = self._screen_rows()
         known = {self.key_of(r): r for page in self._pages.values() for r in page}
+        for key, row in (fresh or {}).items():
+            if known.get(key) != row:  # an unchanged row keeps its object: its line is not drawn
+                known[key] = row
         self._generation += 1
         self._ids = ids
         self._pages.clear()
@@ -385,19 +393,23 @@ class SessionList(ScrollView, can_focus=True):
         self.scroll_to(y=new_top, animate=False, force=True)
         first, last = new_top // PAGE_SIZE, (new_top + height) // PAGE_SIZE
         stale = False
-        for page in range(first, last + 1):
+        # With the changed rows in hand, the pages drawing reads ahead are kept too (exact).
+        ahead = 1 if fresh is not None else 0
+        for page in range(max(0, first - ahead), last + 1 + ahead):
             start = page * PAGE_SIZE
             part = ids[start : start + PAGE_SIZE]
             if part and all(i in known for i in part):
                 self._pages[page] = [known[i] for i in part]
                 stale = True
+            elif not first <= page <= last:  # ahead of the view: read when drawn
+                continue
             else:
                 # Not announced: the row under the cursor may be another session now (one
                 # deleted elsewhere, or a conversation Hermes' list now shows as its new tip)
                 # and the open transcript stays until the user moves (see below).
                 self._fetch_page(page, announce=False)
-        if stale:  # fresh counts for the rows on screen, soon (several changes a second: once)
-            self._row_refresh.start_if_idle()
+        if stale and fresh is None:  # fresh counts for the rows on screen, soon (several
+            self._row_refresh.start_if_idle()  # changes a second: once)
         if new_top == top:  # only the lines showing another row (or its placeholder) are drawn
             self._refresh_changed(before)
         else:
