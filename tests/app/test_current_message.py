@@ -14,7 +14,6 @@ from pathlib import Path
 
 from hermes_tui.app.handoff import tool_calls_text
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import Fold
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB, content_text
 
@@ -105,11 +104,14 @@ async def test_a_focused_fold_names_its_message(demo_db: Path) -> None:
         main = await open_on(pilot, sid, focus_list=False)
         transcript = main.query_one("#transcript", Transcript)
         transcript.scroll_home(animate=False)
-        children = list(transcript.children)
-        block = transcript.query_one(f"#msg-{second_call['id']}")
-        fold = next(c for c in children[children.index(block) :] if isinstance(c, Fold))
-        fold.focus()
+        transcript.focus()
         await settle(pilot)
+        for _ in range(40):  # Tab from fold to fold down to the message's first
+            if transcript.focused_fold is not None and transcript.current_id == second_call["id"]:
+                break
+            await pilot.press("tab")
+            await settle(pilot)
+        assert transcript.focused_fold is not None and app.focused is transcript
         assert isinstance(app.screen, MainScreen)
         await press_copy(pilot, "m")
         assert app.clipboard == tool_calls_text(second_call["tool_calls"])

@@ -42,7 +42,6 @@ from hermes_tui.app.handoff import (
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import Fold
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.cli.browse import print_picked
 from hermes_tui.exporting import content_text, to_markdown
@@ -377,8 +376,9 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
         assert not content_text(first_turn["content"])
         transcript.scroll_home(animate=False)
         await settle(pilot)
-        transcript.query(Fold).first().focus()
+        await pilot.press("tab")  # from the top: the first fold takes the focus
         await settle(pilot)
+        assert transcript.focused_fold is not None
         await press_copy(pilot, "m")
         assert app.clipboard == tool_calls_text(first_turn["tool_calls"])
         assert any(f"Copied the tool calls of message {first_turn['id']}" in t for t in toasts(app))

@@ -37,7 +37,7 @@ import asyncio
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -76,12 +76,16 @@ from hermes_tui.app.widgets.transcript_items import (
     session_activity,
 )
 from hermes_tui.app.widgets.transcript_lines_items import MORE_CALLS, ItemLines, Rendered
+from hermes_tui.app.widgets.transcript_lines_stops import Stop, Stops, window_row
 from hermes_tui.formatting import plural
 from hermes_tui.safe_text import inert, one_line
 from hermes_tui.state import FOLD_HIDDEN
 
+if TYPE_CHECKING:
+    from typing import Self
 
-class LinesTranscript(ItemLines, ScrollView, can_focus=True):
+
+class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
     """A transcript drawn line by line from strips cached per item, width and state."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -99,9 +103,12 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         "lines--header-other",
         "lines--fold-title",
         "lines--fold-focus",
+        "lines--fold-hover",
         "lines--fold-body",
         "lines--divider",
         "lines--more",
+        "lines--more-focus",
+        "lines--more-hover",
         "lines--current",
         "lines--current-focus",
         "lines--match",
@@ -177,7 +184,11 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         #: The fold that has the focus (Tab, a click), as (item key, fold): drawn and toggled as
         #: a focused `Fold` is; the view itself then looks unfocused, as `TranscriptView` does
         #: while one of its folds has the focus.
-        self.focused_fold: tuple[Hashable, int] | None = None
+        self.focused_fold: Stop | None = None
+        self.hovered: Stop | None = None  # the stop under the mouse (`Fold:hover`'s look)
+        #: Per line of `_lines`, the cells before its text (border, padding: not selectable).
+        self._prefixes: list[int] = []
+        self._selectable_cache: dict[int, tuple[Strip, int, Strip]] = {}
         self._theme = ""  # the theme the window's lines were drawn in
         self._cursor_lines = range(0)
 
@@ -263,8 +274,14 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
             self._rerender(0)
 
     def show_subtitle(self, subtitle: str) -> None:
-        if self.border_subtitle != subtitle:
+        """Set the border's subtitle ("81 msgs", "3 new ↓ G"), repainting its row alone."""
+        if self.border_subtitle == subtitle:
+            return
+        self._bottom_row_only = bool(self.styles.border_bottom[0]) and self.outer_size.height > 0
+        try:
             self.border_subtitle = subtitle
+        finally:
+            self._bottom_row_only = False
 
     @property
     def at_bottom(self) -> bool:
@@ -288,6 +305,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
             return False
         follow = self._tail_pending or self.at_bottom
         first = len(self.items)
+        changed = self._starts[-1] if self.items and self._starts else 0  # (new lines, or "more")
         self.items.extend(fresh)
         self._count(fresh)
         if self.data.items is not self.items:
@@ -304,7 +322,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
             self._set_new_below(0)
         else:
             self._set_new_below(self.new_below + sum(1 for i in fresh if isinstance(i, MessageView)))
-        self.refresh()
+        self._repaint_lines(0 if follow else changed)  # (below the view: nothing to repaint)
         return follow
 
     def _tail(self) -> None:
@@ -322,6 +340,28 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     # ------------------------------------------------------------------ the window's lines
+    #: Set while `show_subtitle` sets the border's subtitle (`refresh`).
+    _bottom_row_only = False
+
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
+        """A new subtitle repaints the bottom border row alone (Textual repaints the whole view
+        for it; while following, the count in it changes with every append)."""
+        if self._bottom_row_only and repaint and not regions and not layout:
+            offset = self.content_offset  # (regions are given relative to the content)
+            width, height = self.outer_size
+            regions = (Region(-offset.x, height - 1 - offset.y, width, 1),)
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def _repaint_lines(self, first: int = 0) -> None:
+        """Repaint the rows showing virtual line ``first`` and below (none when it lies below
+        the view): what the view draws changed, its border and background did not."""
+        width, height = self.size
+        y = max(0, first - round(self.scroll_y))
+        if y < height:
+            self.refresh(Region(0, y, width, height - y))
+
     def _set_height(self, height: int) -> None:
         """The scroll range follows the lines: a layout only when the scrollbar comes or goes."""
         old = self.virtual_size
@@ -340,13 +380,24 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         label = TranscriptView._more_label(where, count)  # (the one wording)
         # A compact `Button`: its label padded by a cell each side, centred, on its background.
         text = Text(f" {label} ", no_wrap=True, overflow="ellipsis")
-        text.stylize(self._look("lines--more"))  # (a span: `Text.render` leaves out the base style)
+        names = ["lines--more"]
+        if self.hovered == window_row(where):
+            names.append("lines--more-hover")
+        if self.focused_fold == window_row(where):
+            names.append("lines--more-focus")
+        look = self.get_component_rich_style(names[-1])
+        text.stylize(self._look(names[-1]))  # (a span: `Text.render` leaves out the base style)
         text.truncate(self._width)
         left = max(0, (self._width - text.cell_len) // 2)
         segments = [Segment(" " * left), *text.render(self.app.console, end="")]
         row = Strip(segments).adjust_cell_length(self._width)
-        row = row.apply_style(Style(bgcolor=self.get_component_rich_style("lines--more").bgcolor))
+        row = row.apply_style(Style(bgcolor=look.bgcolor))
         return [row, Strip.blank(self._width)]
+
+    def _redraw_window(self) -> None:
+        """The window's own rows ("more") drawn again (their look changed)."""
+        self._flatten()
+        self._repaint_lines()
 
     def _relayout(self) -> None:
         """The window's lines at the current width (items' strips come from the cache)."""
@@ -355,22 +406,26 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         self._rendered = [self._item_lines(item) for item in self.items[self.start : self.end]]
         self._flatten()
         self._set_height(len(self._lines))
-        self.refresh()
+        self._repaint_lines()
 
     def _flatten(self) -> None:
         self.call_later(self.mark_current)
         lines: list[Strip] = []
+        prefixes: list[int] = []
         if self.start > 0 and self._width:
             lines.extend(self._more_strips("before", self.start))
+        prefixes.extend([0] * len(lines))
         starts = [len(lines)]
         for rendered in self._rendered:
             lines.extend(rendered.strips)
+            prefixes.extend([rendered.prefix] * len(rendered.strips))
             starts.append(len(lines))
         if self.end < len(self.items) and self._width:
             lines.extend(self._more_strips("after", len(self.items) - self.end))
         if self._note and not self.items and self._width:
             lines.extend(self._note_strips())
-        self._lines, self._starts = lines, starts
+        prefixes.extend([0] * (len(lines) - len(prefixes)))
+        self._lines, self._starts, self._prefixes = lines, starts, prefixes
         if (self.start, self.end, len(self.items)) != self._window:
             self._window = (self.start, self.end, len(self.items))
             self.post_message(self.WindowChanged(*self._window))
@@ -434,7 +489,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         self._set_height(len(self._lines))
         if shift:
             self.scroll_to(y=max(0, self.scroll_y + shift), animate=False, immediate=True)
-        self.refresh()
+        self._repaint_lines()
 
     def _line_of(self, index: int | None) -> int:
         """The first line of ``items[index]`` in the window (0 when it is not in it)."""
@@ -446,6 +501,14 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         """The window's lines as plain text, the note of an empty view included (what the
         widget transcript's `Static`s held: the app's tests read what is shown through it)."""
         return "\n".join(strip.text.rstrip() for strip in self._lines)
+
+    def item_strips(self, index: int) -> list[Strip] | None:
+        """The lines ``items[index]`` is drawn as (its margin included), in their colours before
+        the view's background goes under them; None outside the window."""
+        if not self.start <= index < self.end or len(self._starts) <= index - self.start + 1:
+            return None
+        k = index - self.start
+        return self._lines[self._starts[k] : self._starts[k + 1]]
 
     def item_text(self, index: int) -> str | None:
         """The lines ``items[index]`` is drawn as (its margin included), as plain text; None
@@ -509,7 +572,8 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         plain, cursor = self._backgrounds
         if not 0 <= line < len(self._lines):
             return Strip.blank(self._width, plain)
-        return self._lines[line].apply_style(cursor if line in self._cursor_lines else plain)  # (cached)
+        strip = self._selectable(self._lines[line], line)  # (cached)
+        return strip.apply_style(cursor if line in self._cursor_lines else plain)
 
     # ------------------------------------------------------------------ folds and rows
     def _rerender(self, index: int) -> None:
@@ -518,7 +582,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
             self._rendered[index - self.start] = self._item_lines(self.items[index])
             self._flatten()
             self._set_height(len(self._lines))
-            self.refresh()
+            self._repaint_lines(self._starts[index - self.start])
 
     def toggle_fold(self, index: int, fold: int) -> None:
         """Open or close fold ``fold`` of ``items[index]``; the "more tool calls" row
@@ -546,49 +610,34 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         return None if fold is None else (index, fold)
 
     def on_click(self, event: events.Click) -> None:
-        """A click on a fold's title (or a "more" row) toggles it; the message becomes current."""
+        """A click on a fold's title or a "more" row focuses and activates it (as a click on the
+        widget transcript's `Fold`s and buttons did); the message becomes current."""
         offset = event.get_content_offset(self)
         if offset is None:
             return
         line = round(self.scroll_y) + offset.y
-        if self.start > 0 and line < self._starts[0]:
-            self.grow("before")
-            return
-        if self.end < len(self.items) and line >= self._starts[-1]:
-            self.grow("after")
-            return
         index = self.item_at(line)
-        if index is None:
+        if index is not None:
+            item = self.items[index]
+            if isinstance(item, MessageView):
+                self._set_current(item.id)
+        stop = self.stop_at(line)
+        if stop is None:
+            self.focus_stop(None)  # (a click on text focuses the transcript, not a fold)
             return
-        item = self.items[index]
-        if isinstance(item, MessageView):
-            self._set_current(item.id)
-        hit = self.fold_at(line)
-        if hit is not None:
-            event.stop()
-            if hit[1] != MORE_CALLS:
-                self._focus_fold(hit)
-            self.toggle_fold(*hit)
+        event.stop()
+        self.focus_stop(stop)
+        self.activate(stop)
 
     def action_toggle_folds(self) -> None:
-        """`x`: open every fold, or close them all."""
+        """`x`: open every fold, or close them all; on a focused "more tool calls" row, its next
+        batch (that row's own key, as `MoreCalls` bound it)."""
+        if self.focused_fold is not None and self.focused_fold[1] == MORE_CALLS:
+            self.activate(self.focused_fold)
+            return
         self.folds_open = not self.folds_open
         self._toggled.clear()
         self._relayout()
-
-    def action_toggle_current_fold(self) -> None:
-        """Enter/space: the focused fold (else the current message's first) opens or closes."""
-        focused = self._focused_place()
-        if focused is not None:
-            self.toggle_fold(*focused)
-            return
-        index = item_index(self.items, self.current_id)
-        if index is None or not self.start <= index < self.end:
-            return
-        titles = self._rendered[index - self.start].titles
-        fold = next((t for t in titles if t is not None), None)
-        if fold is not None:
-            self.toggle_fold(index, fold)
 
     def action_toggle_hidden_rows(self) -> None:
         """`h`: show or hide the rows Hermes never paints."""
@@ -642,7 +691,7 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
         drawn = None if target is None else target.id
         if drawn != self._drawn_cursor:
             self._drawn_cursor = drawn
-            self.refresh()
+            self._repaint_lines()
 
     def on_focus(self) -> None:
         self.refresh()  # the cursor's colour follows the focus (`TranscriptView:focus .msg.-current`)
@@ -650,58 +699,6 @@ class LinesTranscript(ItemLines, ScrollView, can_focus=True):
     def on_blur(self) -> None:
         self._focus_fold(None)  # (as a focused `Fold` loses the focus with the transcript)
         self.refresh()
-
-    def _focused_place(self) -> tuple[int, int] | None:
-        """(item index, fold) of the focused fold while it is in the window."""
-        if self.focused_fold is None:
-            return None
-        for k, item in enumerate(self.items[self.start : self.end]):
-            if self._item_key(item) == self.focused_fold[0]:
-                return self.start + k, self.focused_fold[1]
-        return None
-
-    def _focus_fold(self, place: tuple[int, int] | None) -> None:
-        """Give the focus to fold ``place`` (item index, fold), or take it from the one that has
-        it; a fold's message becomes the current one."""
-        before = self._focused_place()
-        self.focused_fold = None if place is None else (self._item_key(self.items[place[0]]), place[1])
-        self.set_class(place is not None, "-fold-focused")
-        for index in {before[0] if before else None, place[0] if place else None}:
-            if index is not None:
-                self._rerender(index)
-        if place is not None:
-            item = self.items[place[0]]
-            if isinstance(item, MessageView):
-                self._set_current(item.id)
-
-    def action_focus_fold(self, step: int) -> None:
-        """Tab / shift+Tab: the next / previous fold title in the window takes the focus (as Tab
-        went from fold to fold); past the last (or first) the focus leaves the transcript."""
-        titles = [
-            (self._starts[k] + y, (self.start + k, fold))
-            for k, rendered in enumerate(self._rendered)
-            for y, fold in enumerate(rendered.titles)
-            if fold is not None and fold != MORE_CALLS and (y == 0 or rendered.titles[y - 1] != fold)
-        ]
-        focused = self._focused_place()
-        lines = [line for line, place in titles if place == focused]
-        if lines:
-            ahead = [t for t in titles if (t[0] > lines[0] if step > 0 else t[0] < lines[0])]
-        else:
-            top = round(self.scroll_y)
-            ahead = [t for t in titles if (t[0] >= top if step > 0 else t[0] < top)]
-        if not ahead:
-            self._focus_fold(None)
-            if step > 0:
-                self.screen.focus_next()
-            else:
-                self.screen.focus_previous()
-            return
-        line, place = ahead[0] if step > 0 else ahead[-1]
-        self._focus_fold(place)
-        view = self.scrollable_content_region.height
-        if not self.scroll_y <= line < self.scroll_y + view:
-            self.scroll_to(y=max(0, line - view // 2), animate=False, immediate=True)
 
     def _on_screen(self) -> list[MessageView]:
         """The window's messages with a line in the viewport, top first."""

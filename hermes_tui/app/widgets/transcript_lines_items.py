@@ -58,6 +58,8 @@ class Rendered:
 
     strips: list[Strip]
     titles: list[int | None]
+    #: The cells each line starts with that are not text (border, padding): not selectable.
+    prefix: int = 0
 
 
 class ItemLines:
@@ -77,6 +79,7 @@ class ItemLines:
         target_id: int | None
         terms: tuple[str, ...]
         focused_fold: tuple[Hashable, int] | None
+        hovered: tuple[Hashable, int] | None
 
         @property
         def rich_style(self) -> Style: ...
@@ -121,6 +124,7 @@ class ItemLines:
             isinstance(item, MessageView) and self._shown(item),
             (self.terms, self._open_hits) if match else None,
             self.focused_fold[1] if self.focused_fold and self.focused_fold[0] == key else None,
+            self.hovered[1] if self.hovered and self.hovered[0] == key else None,
         )
         cached = self._cache.setdefault(key, {})
         rendered = cached.get(state)
@@ -146,14 +150,14 @@ class ItemLines:
         lines = console.render_lines(renderable, options, style=style, pad=False)
         return [Strip(line).adjust_cell_length(width) for line in lines]
 
-    def _look(self, name: str) -> Style:
-        """A component's colour and text style, without its background: `render_line` puts the
-        background (plain, the cursor's, a match's) under everything, as a widget's own
-        background is under its component styles."""
-        full = self.get_component_rich_style(name)
+    def _look(self, *names: str) -> Style:
+        """Components' colour and text style (the last one's over the others), without their
+        background: `render_line` puts the background (plain, the cursor's, a match's) under
+        everything, as a widget's own background is under its component styles."""
+        full = self.get_component_rich_style(*names)
         color = full.color
         if self._over is not None:  # a colour with alpha blends into the match's background
-            color = (self._over + self.get_component_styles(name).color).rich_color
+            color = (self._over + self.get_component_styles(names[-1]).color).rich_color
         return Style(
             color=color,
             bold=full.bold,
@@ -164,13 +168,19 @@ class ItemLines:
             strike=full.strike,
         )
 
-    def _fold_title(self, mark: str, title: str, focused: bool = False) -> Text:
-        if focused:  # with its own background, the block cursor's (over the view's)
-            under = Color.from_rich_color(self.rich_style.bgcolor)
-            background = under + self.get_component_styles("lines--fold-focus").background
-            style = self._look("lines--fold-focus") + Style(bgcolor=background.rich_color)
-            return Text(f" {mark} {title} ", style=style)
-        return Text(f" {mark} {title} ", style=self._look("lines--fold-title"))
+    def _fold_title(self, label: str, key: Hashable, fold: int) -> Text:
+        """A fold's title (`Fold > .fold--title`), focused (`Fold:focus`) or under the mouse
+        (`Fold:hover`) with its own background over the view's; the focus's look wins."""
+        if self.focused_fold == (key, fold):
+            name = "lines--fold-focus"
+        elif self.hovered == (key, fold):
+            name = "lines--fold-hover"
+        else:
+            return Text(f" {label} ", style=self._look("lines--fold-title"))
+        under = Color.from_rich_color(self.rich_style.bgcolor)
+        background = under + self.get_component_styles(name).background
+        style = self._look(name) + Style(bgcolor=background.rich_color)
+        return Text(f" {label} ", style=style)
 
     def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
         """What a message shows, in order, each part with the fold it is the title of."""
@@ -209,16 +219,14 @@ class ItemLines:
                 or (match and n == output_fold)
                 or (match and self._open_hits and bool(terms) and _contains(Text(title) + text, terms))
             )
-            focused = self.focused_fold == (key, n)
-            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), n))
+            parts.append((self._fold_title(f"{'▼' if is_open else '▶'} {title}", key, n), n))
             if is_open:
                 parts.append((Padding(text, (0, 0, 0, 2), style=muted), None))
             if n == 0 and prepared.reasoning is not None and body is not None:
                 parts.append((body, None))
         remaining = len(view.more_calls) - len(self._revealed.get(key, ()))
         if remaining > 0:
-            more = Text(f" {more_calls_label(remaining)} ", style=self._look("lines--fold-title"))
-            parts.append((more, MORE_CALLS))
+            parts.append((self._fold_title(more_calls_label(remaining), key, MORE_CALLS), MORE_CALLS))
         return parts
 
     def _render_message(self, view: MessageView, match: bool) -> Rendered:
@@ -246,7 +254,7 @@ class ItemLines:
         if match:
             bg = Style(bgcolor=self.get_component_rich_style("lines--match").bgcolor)
             strips = [strip.apply_style(bg) for strip in strips]
-        return Rendered([*strips, Strip.blank(width)], [*titles, None])
+        return Rendered([*strips, Strip.blank(width)], [*titles, None], prefix=2)
 
     def _faded(self, strip: Strip, opacity: float) -> Strip:
         """The line blended into the transcript's background as the widget transcript draws its
@@ -280,8 +288,7 @@ class ItemLines:
             noun = plural(head.prompt_lines, "line")
             title = f"system prompt ({noun}, {plural(head.prompt_chars, 'character')})"
             is_open = self.fold_open(head, 0)
-            focused = self.focused_fold == (self._item_key(head), 0)
-            parts.append((self._fold_title("▼" if is_open else "▶", title, focused), 0))
+            parts.append((self._fold_title(f"{'▼' if is_open else '▶'} {title}", self._item_key(head), 0), 0))
             if is_open:
                 parts.append((Padding(Text(head.prompt), (0, 0, 0, 2)), None))
         # A fold (its text muted) with a border and no padding (`HeadBlock` is not a `.msg`).
@@ -293,7 +300,7 @@ class ItemLines:
             strips.extend(lines)
             titles.extend([fold] * len(lines))
         edged = self._edged(strips, "lines--border-head", padding=False)
-        return Rendered([*edged, Strip.blank(self._width)], [*titles, None])
+        return Rendered([*edged, Strip.blank(self._width)], [*titles, None], prefix=1)
 
     def _edged(
         self, strips: list[Strip], component: str, padding: bool = True, fade: float | None = None
