@@ -16,10 +16,9 @@ per widget type, the lines rendered and the stylesheet applications (a mount, a 
 the reads); this isolates the transcript's part in 15 s, with no writer to share the machine
 with.
 
-`--what-if widgets,lines,lines,widgets` runs the app once per entry, in this order, in one
-process: `widgets` is today's transcript (`TranscriptView`), `lines` the Line-API transcript
-(`widgets/transcript_lines.py`, not wired into the app): in this bench only, it is mounted where
-the transcript is (which is hidden) and the screen's live handler hands it the appends.
+The transcript is the app's own: the Line-API one (`widgets/transcript_lines.py`) since the
+branch that replaced the widget transcript; run this file from the commit before it for the
+widget transcript (`--what-if` there). `--runs N` runs the app N times in one process.
 `--hide-list` hides the session list (the transcript pane alone on the screen).
 """
 
@@ -51,12 +50,9 @@ from textual.widget import Widget  # noqa: E402
 
 from hermes_tui.app.app import HermesApp  # noqa: E402
 from hermes_tui.app.controllers.messages import LiveSession  # noqa: E402
-from hermes_tui.app.controllers.shown import ShownSession  # noqa: E402
 from hermes_tui.app.screens.main import MainScreen  # noqa: E402
-from hermes_tui.app.widgets.transcript import TranscriptView, message_view  # noqa: E402
+from hermes_tui.app.widgets.transcript_items import message_view  # noqa: E402
 from hermes_tui.app.widgets.transcript_lines import LinesTranscript  # noqa: E402
-
-_TRANSCRIPT = ShownSession._transcript
 
 
 def _name(widget: Any) -> str:
@@ -110,31 +106,15 @@ def instrument(census: dict[str, list[float]], frames: dict[str, int]) -> None:
     Widget.render_lines = timed("lines", Widget.render_lines)  # type: ignore[method-assign]
     # Outside the frames: what every append costs whichever transcript takes it.
     import hermes_tui.app.controllers.shown as shown
-    import hermes_tui.app.widgets.message_parts as message_parts
-    import hermes_tui.app.widgets.transcript_lines as transcript_lines
+    import hermes_tui.app.widgets.transcript_lines_items as transcript_lines_items
 
     shown.transcript_subtitle = whole("the subtitle (transcript_subtitle)", shown.transcript_subtitle)
-    for module in (message_parts, transcript_lines):
-        module.prepare = whole("prepare a message (Markdown parsed)", module.prepare)  # type: ignore[attr-defined]
+    prepare = transcript_lines_items.prepare
+    transcript_lines_items.prepare = whole("prepare a message (Markdown parsed)", prepare)  # type: ignore[attr-defined]
     LinesTranscript._render_message = whole(  # type: ignore[method-assign]
-        "render a message's strips (lines only)", LinesTranscript._render_message
+        "render a message's strips", LinesTranscript._render_message
     )
     Stylesheet.apply = timed("styles", Stylesheet.apply)  # type: ignore[method-assign]
-
-
-async def swap_in_lines(screen: MainScreen, transcript: TranscriptView) -> LinesTranscript:
-    """The what-if `lines`: the Line-API transcript where the transcript is, showing its data,
-    and the screen's live handler (`ShownSession.live_read`) appending to it."""
-    lines = LinesTranscript(id="lines-transcript")
-    pane = transcript.parent
-    assert isinstance(pane, Widget) and transcript.data is not None
-    await pane.mount(lines, after=transcript)
-    transcript.display = False
-    lines.border_title = "Transcript"
-    await lines.show(transcript.data)
-    lines.focus()
-    ShownSession._transcript = lambda self: lines  # type: ignore[assignment,method-assign,return-value]
-    return lines
 
 
 #: What `instrument` counts (cleared when a run starts measuring).
@@ -142,26 +122,22 @@ CENSUS: dict[str, list[float]] = {}
 FRAMES: dict[str, int] = {}
 
 
-async def run(args: argparse.Namespace, what_if: str = "widgets") -> dict[str, Any]:
+async def run(args: argparse.Namespace, what_if: str = "lines") -> dict[str, Any]:
     census, frames = CENSUS, FRAMES
-    ShownSession._transcript = _TRANSCRIPT  # type: ignore[method-assign]
     app = HermesApp(args.db, read_only=True)
     async with app.run_test(size=(160, 50)) as pilot:
         while not isinstance(app.screen, MainScreen) or app.screen.state != "ready":
             await asyncio.sleep(0.05)
         screen = app.screen
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", LinesTranscript)
         await pilot.pause(1.5)  # the list's first selection opens its session: then ours
         screen.open_session(args.session)
         while transcript.data is None or transcript.data.session_id != args.session or transcript.loading:
             await asyncio.sleep(0.05)
         if args.hide_list:
             screen.add_class("-hide-list")
-        view: TranscriptView | LinesTranscript = transcript
-        if what_if == "lines":
-            view = await swap_in_lines(screen, transcript)
-        else:
-            transcript.focus()
+        view = transcript
+        transcript.focus()
         await pilot.pause(0.5)
         if not view.at_bottom:  # (the session's end, where a writer's messages land)
             await pilot.press("end")
@@ -222,7 +198,7 @@ def main() -> int:
     ap.add_argument("--appends", type=int, default=75)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--every-s", type=float, default=0.2)
-    ap.add_argument("--what-if", default="widgets", help="comma-separated runs: widgets, lines")
+    ap.add_argument("--runs", type=int, default=1, help="run the app this many times, one after another")
     ap.add_argument("--hide-list", action="store_true", help="hide the session list")
     ap.add_argument("--profile", action="store_true", help="print a cProfile of the appends (slower)")
     ap.add_argument("--profile-sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
@@ -230,7 +206,7 @@ def main() -> int:
     args = ap.parse_args()
     instrument(CENSUS, FRAMES)
     runs = []
-    for what_if in args.what_if.split(","):
+    for what_if in ["lines"] * args.runs:
         out = asyncio.run(run(args, what_if))
         runs.append(out)
         print(

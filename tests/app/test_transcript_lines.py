@@ -375,13 +375,17 @@ async def test_find_marks_the_match_steps_through_hits_and_puts_the_search_hit_b
 
 
 def all_widget_lines(view: TranscriptView) -> list[Strip | None]:
-    """What today's transcript draws, dividers and the head included (None: a margin line)."""
+    """What today's transcript draws, dividers and the head included (None: a margin line).
+    Adjacent vertical margins collapse, as Textual lays them out (the larger one between two
+    parts: a divider's top margin under a message's bottom one)."""
     out: list[Strip | None] = []
+    above = 0
     for part in view.children:
         if part.display:
-            out += [None] * part.styles.margin.top
+            out += [None] * max(0, part.styles.margin.top - above)
             out += part.render_lines(Region(0, 0, part.outer_size.width, part.outer_size.height))
-            out += [None] * part.styles.margin.bottom
+            above = part.styles.margin.bottom
+            out += [None] * above
     return out
 
 

@@ -121,12 +121,13 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
     #: scrollbar is updated here (`_set_height`), and a layout asked for only when it comes or goes.
     virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
 
-    #: `TranscriptView`'s keys, and Enter/space and Tab for the folds (widgets there).
+    #: `TranscriptView`'s keys, and Enter/space and Tab for the folds and "more" rows (widgets
+    #: there, whose keys the help never listed: no description, so it lists none of these).
     BINDINGS: ClassVar[list[BindingType]] = [
         *TranscriptView.BINDINGS,
-        Binding("enter,space", "toggle_current_fold", "Toggle", show=False),
-        Binding("tab", "focus_fold(1)", "Next fold", show=False),
-        Binding("shift+tab", "focus_fold(-1)", "Previous fold", show=False),
+        Binding("enter,space", "toggle_current_fold", "", show=False),
+        Binding("tab", "focus_fold(1)", "", show=False),
+        Binding("shift+tab", "focus_fold(-1)", "", show=False),
     ]
 
     #: `TranscriptView`'s messages, so what handles them (the screen) handles this view's too.
@@ -417,8 +418,9 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         prefixes.extend([0] * len(lines))
         starts = [len(lines)]
         for rendered in self._rendered:
-            lines.extend(rendered.strips)
-            prefixes.extend([rendered.prefix] * len(rendered.strips))
+            strips = rendered.strips[rendered.margin_top :] if lines else rendered.strips
+            lines.extend(strips)
+            prefixes.extend([rendered.prefix] * len(strips))
             starts.append(len(lines))
         if self.end < len(self.items) and self._width:
             lines.extend(self._more_strips("after", len(self.items) - self.end))
@@ -555,10 +557,9 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         `rich_style` is worked out through its ancestors on every read)."""
         if self.scrollable_content_region.width != self._width:
             self._relayout()  # the vertical scrollbar came or went: no resize event says so
-        name = "lines--current-focus" if self.has_focus and self.focused_fold is None else "lines--current"
         self._backgrounds = (
             Style(bgcolor=self.rich_style.bgcolor),
-            Style(bgcolor=self.get_component_rich_style(name).bgcolor),
+            Style(bgcolor=self.get_component_rich_style(self.cursor_look()).bgcolor),
         )
         index = item_index(self.items, self._drawn_cursor)
         self._cursor_lines = range(0)
@@ -690,14 +691,32 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         target = next((m for m in shown if m.id == self.current_id), shown[0] if shown else None)
         drawn = None if target is None else target.id
         if drawn != self._drawn_cursor:
-            self._drawn_cursor = drawn
+            before, self._drawn_cursor = self._drawn_cursor, drawn
+            for message_id in (before, drawn):  # (their colours blend into their background)
+                self._recolour(message_id)
             self._repaint_lines()
 
+    def cursor_look(self) -> str:
+        """The cursor's component: brighter while the view itself has the focus (as
+        `TranscriptView:focus .msg.-current`), not while one of its folds has it."""
+        return "lines--current-focus" if self.has_focus and self.focused_fold is None else "lines--current"
+
+    def _recolour(self, message_id: int | None) -> None:
+        """Draw message ``message_id`` again when its look depends on the cursor's (a muted
+        colour is blended into the background under it, as a widget's component colours are)."""
+        index = item_index(self.items, message_id)
+        if index is not None:
+            self._rerender(index)
+
     def on_focus(self) -> None:
-        self.refresh()  # the cursor's colour follows the focus (`TranscriptView:focus .msg.-current`)
+        # The cursor's colour follows the focus, once `has_focus` says so (Textual sets it in
+        # its own handler, after this one).
+        self.call_later(self._recolour, self._drawn_cursor)
+        self.refresh()
 
     def on_blur(self) -> None:
         self._focus_fold(None)  # (as a focused `Fold` loses the focus with the transcript)
+        self.call_later(self._recolour, self._drawn_cursor)
         self.refresh()
 
     def _on_screen(self) -> list[MessageView]:

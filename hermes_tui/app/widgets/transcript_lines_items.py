@@ -60,6 +60,9 @@ class Rendered:
     titles: list[int | None]
     #: The cells each line starts with that are not text (border, padding): not selectable.
     prefix: int = 0
+    #: Its first lines are a top margin, which collapses into the margin of what is above it
+    #: (Textual collapses adjacent vertical margins: the divider's into a message's).
+    margin_top: int = 0
 
 
 class ItemLines:
@@ -80,6 +83,9 @@ class ItemLines:
         terms: tuple[str, ...]
         focused_fold: tuple[Hashable, int] | None
         hovered: tuple[Hashable, int] | None
+        _drawn_cursor: int | None
+
+        def cursor_look(self) -> str: ...
 
         @property
         def rich_style(self) -> Style: ...
@@ -114,6 +120,8 @@ class ItemLines:
             return Rendered([], [])
         key = self._item_key(item)
         match = isinstance(item, MessageView) and item.id == self.target_id
+        on_cursor = isinstance(item, MessageView) and item.id == self._drawn_cursor
+        cursor = self.cursor_look() if on_cursor else None
         state = (
             self.app.theme,
             item.activity if isinstance(item, SessionHead) else None,
@@ -125,6 +133,7 @@ class ItemLines:
             (self.terms, self._open_hits) if match else None,
             self.focused_fold[1] if self.focused_fold and self.focused_fold[0] == key else None,
             self.hovered[1] if self.hovered and self.hovered[0] == key else None,
+            cursor,
         )
         cached = self._cache.setdefault(key, {})
         rendered = cached.get(state)
@@ -136,7 +145,7 @@ class ItemLines:
             elif not self._shown(item):
                 rendered = Rendered([], [])
             else:
-                rendered = self._render_message(item, match)
+                rendered = self._render_message(item, match, cursor)
             cached.clear()  # one state per item: a toggle or a resize replaces it
             cached[state] = rendered
         return rendered
@@ -156,8 +165,10 @@ class ItemLines:
         everything, as a widget's own background is under its component styles."""
         full = self.get_component_rich_style(*names)
         color = full.color
-        if self._over is not None:  # a colour with alpha blends into the match's background
-            color = (self._over + self.get_component_styles(names[-1]).color).rich_color
+        if self._over is not None:  # a colour with alpha blends into the background under it
+            styles = self.get_component_styles(names[-1])
+            under = self._over + styles.background  # (its own, when it has one)
+            color = (under + styles.color).rich_color
         return Style(
             color=color,
             bold=full.bold,
@@ -177,7 +188,7 @@ class ItemLines:
             name = "lines--fold-hover"
         else:
             return Text(f" {label} ", style=self._look("lines--fold-title"))
-        under = Color.from_rich_color(self.rich_style.bgcolor)
+        under = self._over or Color.from_rich_color(self.rich_style.bgcolor)
         background = under + self.get_component_styles(name).background
         style = self._look(name) + Style(bgcolor=background.rich_color)
         return Text(f" {label} ", style=style)
@@ -229,7 +240,7 @@ class ItemLines:
             parts.append((self._fold_title(more_calls_label(remaining), key, MORE_CALLS), MORE_CALLS))
         return parts
 
-    def _render_message(self, view: MessageView, match: bool) -> Rendered:
+    def _render_message(self, view: MessageView, match: bool, cursor: str | None = None) -> Rendered:
         """Header, body and folds behind the message's left border, then a blank margin line."""
         width = self._width
         inner = max(1, width - 2)
@@ -237,8 +248,11 @@ class ItemLines:
         titles: list[int | None] = []
         faded = view.fold is not None  # a rewound or hidden row, shown by its toggle
         base = Style(color=self.rich_style.color, italic=True if faded else None)
-        match_bg = self.get_component_rich_style("lines--match").bgcolor
-        self._over = Color.from_rich_color(match_bg) if match and match_bg is not None else None
+        # The background its colours blend into (a component colour with alpha, `$text-muted`):
+        # the match's, else the cursor's when it is drawn on it, else the view's own.
+        name = "lines--match" if match else cursor
+        under = None if name is None else self.get_component_rich_style(name).bgcolor
+        self._over = None if under is None else Color.from_rich_color(under)
         try:
             for renderable, fold in self._message_parts(view, match):
                 lines = self._rich_strips(renderable, inner, base)
@@ -248,7 +262,7 @@ class ItemLines:
             self._over = None
         border = "lines--border-match" if match else f"lines--border-{_role(view)}"
         if faded:
-            strips = self._edged([self._faded(strip, 0.6) for strip in strips], border, fade=0.6 * 0.6)
+            strips = self._edged([self._faded(strip, 0.6) for strip in strips], border, fade=0.6)
         else:
             strips = self._edged(strips, border)
         if match:
@@ -275,9 +289,14 @@ class ItemLines:
 
     def _render_divider(self, divider: Divider) -> Rendered:
         text = divider_text(divider)
+        # Cut at the width, the spaces at the cut left plain (as the widget transcript's `Static`
+        # cut it: no ellipsis, a cut between two words is not drawn in the divider's style).
+        text.truncate(self._width, overflow="crop")
+        text.rstrip()
         text.stylize_before(self._look("lines--divider"))
         blank = Strip.blank(self._width)
-        return Rendered([blank, *self._rich_strips(text, self._width), blank], [None, None, None])
+        lines = [blank, *self._rich_strips(text, self._width), blank]
+        return Rendered(lines, [None, None, None], margin_top=1)
 
     def _render_head(self, head: SessionHead) -> Rendered:
         parts: list[tuple[RenderableType, int | None]] = []
@@ -308,9 +327,10 @@ class ItemLines:
         """Each line behind the left border (the component's colour, ``fade``d into the
         background for a folded-away row) and its padding cell."""
         colour = self.get_component_rich_style(component).color
-        if fade is not None and colour is not None:
+        if fade is not None and colour is not None:  # (blended twice, rounded each time)
             background = Color.from_rich_color(self.rich_style.bgcolor)
-            colour = background.blend(Color.from_rich_color(colour), fade).rich_color
+            once = background.blend(Color.from_rich_color(colour), fade)
+            colour = background.blend(once, fade).rich_color
         edge = [Segment(BORDER, Style(color=colour))]
         if padding:
             edge.append(Segment(" "))

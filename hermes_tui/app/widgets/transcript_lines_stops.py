@@ -79,6 +79,9 @@ class Stops:
         scroll_y: float
         focused_fold: Stop | None
         current_id: int | None
+        _growing: bool
+        mouse_hover: bool
+        _drawn_cursor: int | None
         _selectable_cache: dict[int, tuple[Strip, int, Strip]]
         hovered: Stop | None
         _starts: list[int]
@@ -97,6 +100,7 @@ class Stops:
         def _rerender(self, index: int) -> None: ...
         def _redraw_window(self) -> None: ...
         def _repaint_lines(self, first: int = 0) -> None: ...
+        def _recolour(self, message_id: int | None) -> None: ...
         def _set_current(self, message_id: int | None) -> None: ...
         def set_class(self, add: bool, *class_names: str, update: bool = True) -> Any: ...
         def scroll_to(self, *args: Any, **kwargs: Any) -> Any: ...
@@ -166,6 +170,7 @@ class Stops:
         self.set_class(stop is not None, "-fold-focused")
         for changed in {before, stop}:
             self._redraw_stop(changed)
+        self._recolour(self._drawn_cursor)  # (its look follows whether a fold has the focus)
         place = self._focused_place()
         if place is not None:
             item = self.items[place[0]]
@@ -199,9 +204,15 @@ class Stops:
         self._scroll_to_line(line)
 
     def _scroll_to_line(self, line: int) -> None:
+        """Bring the focused stop into view. The window does not grow for it at an edge (as a
+        scroll there does): the "more" row Tab went to would move away from under the reader."""
         view = self.scrollable_content_region.height
         if not self.scroll_y <= line < self.scroll_y + view:
-            self.scroll_to(y=max(0, line - view // 2), animate=False, immediate=True)
+            self._growing = True
+            try:
+                self.scroll_to(y=max(0, line - view // 2), animate=False, immediate=True)
+            finally:
+                self._growing = False
 
     def activate(self, stop: Stop) -> None:
         """What Enter (or a click) on ``stop`` does: a "more" row grows the window, a "more tool
@@ -267,8 +278,18 @@ class Stops:
     def selection_updated(self, selection: Selection | None) -> None:
         self._repaint_lines()
 
+    def watch_mouse_hover(self, hovered: bool) -> None:
+        self._repaint_lines()  # (the cells' offsets come or go: `_selectable`)
+
     def _selectable(self, strip: Strip, line: int) -> Strip:
-        """Line ``line`` with its cells' offsets, the selected part in the selection's look."""
+        """Line ``line`` with its cells' offsets, the selected part in the selection's look.
+
+        Only while the mouse is over the view (a selection starts there) or a selection is in
+        it: the offsets change nothing on screen, but they keep Rich from joining equal-looking
+        cells when a screenshot is exported, so every snapshot's SVG would differ."""
+        selection = self.text_selection
+        if selection is None and not self.mouse_hover:
+            return strip
         prefix = self._prefixes[line]
         cached = self._selectable_cache.get(line)
         if cached is not None and cached[0] is strip and cached[1] == prefix:
@@ -279,7 +300,6 @@ class Stops:
             offsets = with_offsets(strip, line, prefix)
             self._selectable_cache[line] = (strip, prefix, offsets)
             strip = offsets
-        selection = self.text_selection
         span = None if selection is None else selection.get_span(line)
         if span is None:
             return strip
