@@ -63,7 +63,8 @@ class SessionFilter:
     `archived`: one of `ARCHIVED_VIEWS`; `"only"` also lists hidden ones, as Hermes' archived
     view does. `pinned_first` is the list of Hermes' sidebar (`include_pinned=True`): pinned
     sessions first, then the order, and a pinned session listed even when it is archived (a pin
-    is an explicit keep); the other filters still apply to pins. Flags a file does not have (0.19.0's has no `hidden`/`pinned`) filter nothing.
+    is an explicit keep); the other filters still apply to pins. Flags a file does not have
+    (0.19.0's has no `hidden`/`pinned`) filter nothing.
     """
 
     sources: tuple[str, ...] = ()
