@@ -75,13 +75,14 @@ def with_order(flt: SessionFilter, order: str) -> SessionFilter:
 
 
 def view_base(flt: SessionFilter) -> SessionFilter:
-    """The view of `flt` with no other filter: what "3 of 31" counts the 31 of."""
-    return with_view(SessionFilter(), view_of(flt))
+    """The view of `flt` with no other filter: what "3 of 31" counts the 31 of (pinned first
+    kept: it also lists archived pins)."""
+    return with_view(SessionFilter(pinned_first=flt.pinned_first), view_of(flt))
 
 
 def narrowed(flt: SessionFilter) -> bool:
     """Some filter of the bar narrows the view (the view itself and the order are not one)."""
-    return replace(flt, pinned_first=False) != view_base(flt)
+    return flt != view_base(flt)
 
 
 #: The list as the browser opens with no remembered filter: Hermes' list, pinned first, last

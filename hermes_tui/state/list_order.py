@@ -61,8 +61,10 @@ class SessionFilter:
     compressed conversation listed once as its live tip (`include_children=False`), branch and
     (schema v24+) reset children listed. `include_children=True` lists every session as itself.
     `archived`: one of `ARCHIVED_VIEWS`; `"only"` also lists hidden ones, as Hermes' archived
-    view does. `pinned_first` is an ordering option: pinned sessions first, then the order.
-    Flags a file does not have (0.19.0's has no `hidden`/`pinned`) filter nothing.
+    view does. `pinned_first` is the list of Hermes' sidebar (`include_pinned=True`): pinned
+    sessions first, then the order, and a pinned session listed even when it is archived (a pin
+    is an explicit keep); the other filters still apply to pins. Flags a file does not have
+    (0.19.0's has no `hidden`/`pinned`) filter nothing.
     """
 
     sources: tuple[str, ...] = ()
@@ -133,6 +135,8 @@ class SessionFilter:
         if db.has_column("sessions", "archived"):
             if self.archived == "only":
                 clauses.append("s.archived = 1")
+            elif self.archived == "exclude" and self.pinned_first and db.has_column("sessions", "pinned"):
+                clauses.append("(s.archived = 0 OR COALESCE(s.pinned, 0) != 0)")
             elif self.archived == "exclude":
                 clauses.append("s.archived = 0")
         if not self.include_hidden and self.archived != "only" and db.has_column("sessions", "hidden"):

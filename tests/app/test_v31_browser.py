@@ -318,6 +318,29 @@ async def test_pin_key_puts_the_row_first_and_u_unpins(v31_db: Path) -> None:
         assert list(sessions._ids)[0] == PINNED
 
 
+async def test_archiving_a_pinned_session_keeps_it_in_the_list_as_hermes_sidebar(v31_db: Path) -> None:
+    """A pin is an explicit keep (Hermes' sidebar lists with `include_pinned=True`): archived, a
+    pinned session stays first in the default list, its key then unarchives; the order
+    without pins (started) leaves it out, as Hermes' own list does."""
+    app = make_app(v31_db)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        main = main_of(app)
+        sessions = main.session_list
+        await select_row(pilot, PINNED)
+        assert shown_keys(app)["m"] == "Archive"
+        await pilot.press("m")
+        await settle(pilot)
+        assert flags(v31_db, PINNED) == {"archived": 1, "pinned": 1, "hidden": 0}
+        assert list(sessions._ids)[0] == PINNED
+        assert list(sessions._ids) == store_ids(v31_db, pinned_first=True)
+        assert shown_keys(app)["m"] == "Unarchive"
+        assert PINNED not in store_ids(v31_db)
+        await pilot.press("m")
+        await settle(pilot)
+        assert flags(v31_db, PINNED)["archived"] == 0
+
+
 async def test_pinning_a_hidden_session_unhides_it_and_undo_hides_it_again(v31_db: Path) -> None:
     sql(v31_db, "UPDATE sessions SET title = 'Helper chat' WHERE id = ?", (BOT_CHAT,))
     app = make_app(v31_db)

@@ -122,6 +122,30 @@ def test_pinned_first_is_the_order_with_the_pins_moved_up(v31_store: Any) -> Non
     )
 
 
+@pytest.mark.parametrize(("hidden", "source"), list(itertools.product((False, True), SOURCES)))
+def test_pinned_first_is_the_sidebars_list_archived_pins_included(
+    v31_store: Any, hidden: bool, source: str | None
+) -> None:
+    """The browser's default list (pinned first) is what Hermes' sidebar lists:
+    `list_sessions_rich(order_by_last_active=True, include_pinned=True)`, where a pin is an
+    explicit keep, so a pinned archived session is listed; the pins first, then the order."""
+    path, peer, _facts = v31_store
+    kw = _upstream_kwargs("exclude", hidden, source)
+    theirs = upstream_list(peer, order_by_last_active=True, include_pinned=True, **kw)
+    pins = [r["id"] for r in theirs if r["pinned"]]
+    rest = [r["id"] for r in theirs if not r["pinned"]]
+    everything = {**kw, "include_archived": True}
+    active = [r["id"] for r in upstream_list(peer, order_by_last_active=True, **everything)]
+    with SessionDB(path, read_only=True, migrate=False) as db:
+        got = db.session_order(_ours(db, "exclude", hidden, source, pinned_first=True), with_keys=True)
+        plain = db.session_order(_ours(db, "exclude", hidden, source), order="last_active").ids
+    assert got.ids == [i for i in active if i in pins] + rest
+    assert got.pinned == len(pins)
+    if source in (None, "cli") and not hidden:
+        assert "pin-arch" in got.ids and "pin-arch" not in plain
+    assert [i for i in got.ids if i not in pins] == [i for i in plain if i not in pins]
+
+
 def test_freshest_activity_and_its_description(v31_store: Any) -> None:
     """`last_active` is the freshest of `last_activity_at` and the newest message, inside the
     epoch window; `last_activity_description` is what the session is doing."""
