@@ -6,6 +6,7 @@ message cursor, find), without a widget per message.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, ClassVar
 
 import pytest
@@ -645,3 +646,34 @@ async def test_a_new_theme_redraws_the_lines_in_its_colours() -> None:
             lambda: border_colour() == view.get_component_rich_style("lines--border-user").color != before,
             "the user's border takes the new theme's primary colour",
         )
+
+
+async def test_a_message_is_parsed_once_while_it_is_in_the_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawing a message again (the cursor's colour moving on and off it, `x` opening and
+    closing its folds) does not parse its Markdown again: the live path's records come
+    unprepared (`transcript_items`), and a redraw parsed them every time (a followed append
+    redraws the cursor's message)."""
+    import hermes_tui.app.widgets.transcript_lines_items as drawn
+
+    parsed: Counter[int] = Counter()
+    prepare = drawn.prepare
+
+    def spy(view: MessageView) -> Any:
+        parsed[view.id] += 1
+        return prepare(view)
+
+    monkeypatch.setattr(drawn, "prepare", spy)
+    app = LinesApp()
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(LinesTranscript)
+        items = [message_view(r, prepared=False) for r in rows(6)]
+        await view.show(TranscriptData(session_id="s", items=list(items)))
+        view.focus()
+        await pilot.pause()
+        await pilot.press("right_square_bracket", "right_square_bracket", "left_square_bracket")
+        await pilot.press("x")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        assert view.current_id == 2
+        assert set(parsed) == {1, 2, 3, 4, 5, 6} and all(n == 1 for n in parsed.values()), parsed

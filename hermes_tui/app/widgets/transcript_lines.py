@@ -65,6 +65,7 @@ from hermes_tui.app.widgets.transcript_items import (
     CALLS_SHOWN,
     Item,
     MessageView,
+    Prepared,
     SessionHead,
     TranscriptData,
     call_view,
@@ -141,6 +142,9 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         self.items: list[Item] = []
         #: Rendered lines per item (its key), then per width and state.
         self._cache: dict[Hashable, dict[Hashable, Rendered]] = {}
+        #: A message's parsed renderables (Markdown, highlighted code) per item key, while it is
+        #: in the window: a redraw (the cursor's colour, a fold, the mouse) does not parse again.
+        self._prepared: dict[Hashable, Prepared] = {}
         #: The window of items with lines (as `TranscriptView`'s mounted window): a 50,000-message
         #: session renders what is read, not all of it. `_lines` holds the window's lines at
         #: `_width` (a "more" row above and below when items lie beyond), `_starts[k]` the line
@@ -220,6 +224,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         self.items = list(data.items)
         self._note = "" if self.items else "This session has no messages."
         self._cache.clear()
+        self._prepared.clear()
         self._revealed.clear()
         self._toggled.clear()
         self.folds_open = False
@@ -246,6 +251,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         self._end_find()
         self.data = None
         self.items = []
+        self._prepared.clear()
         self._newest_row = 0
         self._note = note
         self.target_id, self.terms, self.current_id = None, (), None
@@ -454,6 +460,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         """Forget the window's first ``count`` items (their cached lines too)."""
         for item in self.items[self.start : self.start + count]:
             self._cache.pop(self._item_key(item), None)
+            self._prepared.pop(self._item_key(item), None)
         del self._rendered[:count]
         self.start += count
         self._flatten()
@@ -461,6 +468,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
     def _drop_back(self, count: int) -> None:
         for item in self.items[self.end - count : self.end]:
             self._cache.pop(self._item_key(item), None)
+            self._prepared.pop(self._item_key(item), None)
         del self._rendered[len(self._rendered) - count :]
         self.end -= count
         self._flatten()

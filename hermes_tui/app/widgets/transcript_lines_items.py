@@ -31,6 +31,7 @@ from hermes_tui.app.widgets.transcript_items import (
     Divider,
     Item,
     MessageView,
+    Prepared,
     SessionHead,
     message_header,
     prepare,
@@ -72,6 +73,7 @@ class ItemLines:
         app: App[Any]
         _width: int
         _cache: dict[Hashable, dict[Hashable, Rendered]]
+        _prepared: dict[Hashable, Prepared]
         _toggled: set[tuple[Hashable, int]]
         _revealed: dict[Hashable, tuple[tuple[str, Text], ...]]
         _over: Color | None
@@ -195,8 +197,10 @@ class ItemLines:
 
     def _message_parts(self, view: MessageView, match: bool) -> list[tuple[RenderableType, int | None]]:
         """What a message shows, in order, each part with the fold it is the title of."""
-        prepared = view.prepared or prepare(view)
         key = self._item_key(view)
+        prepared = view.prepared or self._prepared.get(key)
+        if prepared is None:  # (parsed once while it is in the window: redrawn, it is not again)
+            prepared = self._prepared[key] = prepare(view)
         terms = self.terms if match else ()
         role = _role(view)
         header = message_header(view, match=True) if match else prepared.header.copy()
