@@ -306,8 +306,8 @@ async def main():
             pace._next = aligned_next
         for w in whatif:  # what if the window kept while following were N items (drops N/2 at a time)
             if w.startswith("fw"):
-                from hermes_tui.app.widgets import transcript as transcript_module
-                transcript_module.FOLLOW_WINDOW = int(w[2:])
+                from hermes_tui.app.widgets import transcript_lines as transcript_module
+                transcript_module.FOLLOW_WINDOW = int(w[2:])  # (the name the transcript reads)
                 transcript_module.FOLLOW_DROP_STEP = max(1, int(w[2:]) // 2)
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):

@@ -32,7 +32,7 @@ from hermes_tui.app.handoff import (
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.dialog_base import error_text
-from hermes_tui.app.widgets.transcript import call_list
+from hermes_tui.app.widgets.transcript_items import call_list
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.exporting import markdown_filename, to_markdown
 from hermes_tui.safe_text import one_line
@@ -40,7 +40,7 @@ from hermes_tui.state import content_text
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
-    from hermes_tui.app.widgets.transcript import MessageView
+    from hermes_tui.app.widgets.transcript_items import MessageView
     from hermes_tui.state import SessionDB
 
 

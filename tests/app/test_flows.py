@@ -192,7 +192,7 @@ async def test_chain_reader_has_segment_dividers(demo_db: Path) -> None:
         await settle(pilot)
         transcript = main.query_one("#transcript", Transcript)
         assert transcript.data is not None and transcript.data.chain
-        from hermes_tui.app.widgets.transcript import Divider
+        from hermes_tui.app.widgets.transcript_items import Divider
 
         dividers = [i for i in transcript.items if isinstance(i, Divider)]
         assert [d.session_id for d in dividers] == [s["id"] for s in chain]

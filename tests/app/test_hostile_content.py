@@ -26,7 +26,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
-from rich.text import Text
 from textual.app import App
 from textual.widgets import Static
 
@@ -34,12 +33,8 @@ from hermes_tui.app import render as R
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.stats import StatsScreen, bar, load_stats
 from hermes_tui.app.widgets.lineage import LineageTree, node_label
-from hermes_tui.app.widgets.transcript import (
-    Divider,
-    DividerBlock,
-    message_header,
-    message_view,
-)
+from hermes_tui.app.widgets.message_parts import divider_text
+from hermes_tui.app.widgets.transcript_items import Divider, message_header, message_view
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.safe_text import BIDI_CONTROLS, is_inert
 from hermes_tui.state import SessionDB
@@ -372,12 +367,9 @@ def test_markdown_character_references_stay_inert() -> None:
 
 
 def test_divider_and_lineage_labels_are_inert() -> None:
-    block = DividerBlock(
+    text = divider_text(
         Divider(session_id=PAYLOAD, index=1, count=2, title="", edge_kind=PAYLOAD, message_count="x")
-    )
-    content = block.content
-    assert isinstance(content, Text)
-    text = content.plain
+    ).plain
     assert is_inert(text) and "␛]52" in text and "? msgs" in text
     label = node_label(
         {

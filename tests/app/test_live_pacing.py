@@ -17,7 +17,7 @@ from typing import Any
 from textual.widgets import Static
 
 from hermes_tui.app.live_follow import APPLY_EVERY_S, Pacer
-from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+from hermes_tui.app.widgets.transcript_items import MessageView
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from tests._wait import pilot_until
 
@@ -119,7 +119,7 @@ async def following(db: Path, sid: str, first: str) -> AsyncIterator[tuple[Any, 
         writer.close()
 
 
-def _shown_texts(transcript: TranscriptView) -> list[str]:
+def _shown_texts(transcript: Transcript) -> list[str]:
     return [i.text for i in transcript.items if isinstance(i, MessageView)]
 
 

@@ -13,12 +13,7 @@ import apsw
 import pytest
 
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import (
-    MessageView,
-    TranscriptView,
-    find_hits,
-)
-from hermes_tui.app.widgets.transcript_items import SessionHead
+from hermes_tui.app.widgets.transcript_items import MessageView, SessionHead, find_hits
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
@@ -36,7 +31,7 @@ def display_db(tmp_path: Path) -> Path:
     return build_display_store(tmp_path / "state.db")
 
 
-def _messages(transcript: TranscriptView) -> list[MessageView]:
+def _messages(transcript: Transcript) -> list[MessageView]:
     return [i for i in transcript.items if isinstance(i, MessageView)]
 
 
@@ -50,7 +45,7 @@ def _painted(transcript: Transcript, message_id: int) -> bool:
     return bool(_drawn(transcript, message_id))
 
 
-def _subtitle(transcript: TranscriptView) -> str:
+def _subtitle(transcript: Transcript) -> str:
     return str(transcript.border_subtitle)
 
 

@@ -1,39 +1,36 @@
-"""The Line-API transcript (`widgets/transcript_lines.py`, a work in progress not wired into the
-app): it draws what `TranscriptView` draws, line for line, and keeps its behaviours (the window
+"""The Line-API transcript (`widgets/transcript_lines.py`, the app's transcript): it draws what
+the widget transcript before it drew, cell for cell (`GOLDEN`), and keeps its behaviours (the window
 of a huge session, live appends that follow or count "new below", folds, hidden rows, the
 message cursor, find), without a widget per message.
 """
 
 from __future__ import annotations
 
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.containers import Horizontal
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.strip import Strip
+from textual.widgets import Static
 
 from hermes_tui.app.styles import stylesheet_paths
-from hermes_tui.app.widgets.message_parts import MessagePart
-from hermes_tui.app.widgets.transcript import (
+from hermes_tui.app.widgets.transcript_items import (
+    CALLS_SHOWN,
+    FIRST_WINDOW,
     FOLLOW_DROP_STEP,
     FOLLOW_WINDOW,
     JUMP_WINDOW,
     MAX_WINDOW,
-    Fold,
-    TranscriptData,
-    TranscriptView,
-    message_view,
-)
-from hermes_tui.app.widgets.transcript_items import (
-    CALLS_SHOWN,
-    FIRST_WINDOW,
     Divider,
     MessageView,
     SessionHead,
+    TranscriptData,
+    message_view,
 )
 from hermes_tui.app.widgets.transcript_lines import LinesTranscript
 from hermes_tui.state import FOLD_HIDDEN
@@ -75,16 +72,67 @@ class LinesApp(App[None]):
         super().notify(message, *args, **kwargs)
 
 
-class BothApp(App[None]):
-    """Today's transcript and the Line-API one side by side, at the same width."""
+#: What the widget transcript drew (the transcript before this one, one widget per message part),
+#: cell for cell, per test: recorded from the Line-API view while a test compared the two side by
+#: side and found them equal (branch s42-lines, before the widget view was removed). A
+#: `WidthApp` gives the view the width it had there (half of a 160-column screen).
+GOLDEN: dict[str, list[dict[str, Any]]] = json.loads(
+    (Path(__file__).parent / "transcript_lines_golden.json").read_text(encoding="utf-8")
+)
+
+
+class Elsewhere(Static, can_focus=True):
+    """Somewhere else for the focus to go (one line under the transcript)."""
+
+    DEFAULT_CSS = "Elsewhere { height: 1; }"
+
+
+class WidthApp(App[None]):
+    """The Line-API transcript, at the width it had beside the widget transcript; with
+    ``elsewhere``, a focusable line under it."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
     CSS = PANE_CSS
 
+    def __init__(self, elsewhere: bool = False) -> None:
+        super().__init__()
+        self.elsewhere = elsewhere
+
     def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield TranscriptView(id="transcript")
-            yield LinesTranscript(id="lines")
+        yield LinesTranscript(id="lines")
+        if self.elsewhere:
+            yield Elsewhere("elsewhere")
+
+
+def runs(strip: Strip) -> list[list[Any]]:
+    """A line as runs of [text, [colour, background, bold, italic, dim, underline]] (as recorded)."""
+    out: list[list[Any]] = []
+    for ch, look in cells(strip):
+        key = None
+        if look is not None:
+            color, bg, bold, italic, dim, underline = look
+            key = [
+                None if color is None else (color.triplet.hex if color.triplet else color.name),
+                None if bg is None else (bg.triplet.hex if bg.triplet else bg.name),
+                bold,
+                italic,
+                dim,
+                underline,
+            ]
+        if out and out[-1][1] == key:
+            out[-1][0] += ch
+        else:
+            out.append([ch, key])
+    return out
+
+
+def assert_drawn_as_before(test: str, n: int, view: LinesTranscript, mine: list[Strip]) -> None:
+    """``mine`` is, cell for cell, what the widget transcript drew (`GOLDEN[test][n]`)."""
+    golden = GOLDEN[test][n]
+    assert list(view.outer_size) == golden["outer"]
+    assert len(mine) == len(golden["lines"])
+    for y, (strip, want) in enumerate(zip(mine, golden["lines"], strict=True)):
+        assert runs(strip) == want, f"line {y}: {strip.text!r}"
 
 
 async def open_lines(
@@ -128,17 +176,6 @@ def cells(strip: Strip) -> list[tuple[str, Any]]:
     return out
 
 
-def widget_transcript_lines(view: TranscriptView) -> list[Strip | None]:
-    """What today's transcript draws, part by part (None: the margin under a message)."""
-    out: list[Strip | None] = []
-    for part in view.query(MessagePart):
-        if part.display:
-            out += part.render_lines(Region(0, 0, part.outer_size.width, part.outer_size.height))
-            if part.has_class("-end"):
-                out.append(None)
-    return out
-
-
 def lines_transcript_lines(view: LinesTranscript) -> list[Strip]:
     """What the Line-API transcript draws inside its border and padding, every line."""
     out = []
@@ -168,37 +205,23 @@ async def test_lines_draw_what_the_widget_transcript_draws() -> None:
         {"id": 3, "role": "tool", "tool_name": "terminal", "content": '{"ok": true, "lines": 3}'},
         {"id": 4, "role": "system", "content": "a note"},
     ]
-    app = BothApp()
-    async with app.run_test(size=(160, 60)) as pilot:
-        widgets = app.query_one(TranscriptView)
+    app = WidthApp()
+    async with app.run_test(size=(80, 60)) as pilot:
         items = [message_view(r) for r in data_rows]
-        await widgets.show(TranscriptData(session_id="s", items=list(items)))
         lines = app.query_one(LinesTranscript)
         await lines.show(TranscriptData(session_id="s", items=list(items)))
         app.set_focus(None)
         await pilot.pause()
-        assert widgets.scrollable_content_region.width == lines.scrollable_content_region.width
-
-        def same() -> None:
-            theirs = widget_transcript_lines(widgets)
-            mine = lines_transcript_lines(lines)
-            assert len(mine) == len(theirs)
-            for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-                if b is None:
-                    assert not a.text.strip(), f"line {y} is the margin under a message"
-                else:
-                    assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
-
-        same()
+        test = "test_lines_draw_what_the_widget_transcript_draws"
+        assert_drawn_as_before(test, 0, lines, lines_transcript_lines(lines))
         assert "▶ reasoning" in "\n".join(window_lines(lines))
-        # Every fold open (`x` in each): still the same lines.
-        for view in (widgets, lines):
-            view.focus()
-            await pilot.press("x")
+        # Every fold open (`x`): still the same lines.
+        lines.focus()
+        await pilot.press("x")
         app.set_focus(None)
         await pilot.pause()
         assert "  the build fails on import" in "\n".join(window_lines(lines))
-        same()
+        assert_drawn_as_before(test, 1, lines, lines_transcript_lines(lines))
 
 
 async def test_a_live_append_at_the_end_follows_and_the_window_stays_bounded() -> None:
@@ -375,21 +398,6 @@ async def test_find_marks_the_match_steps_through_hits_and_puts_the_search_hit_b
         assert view.target_id == 3, "the search hit is marked again"
 
 
-def all_widget_lines(view: TranscriptView) -> list[Strip | None]:
-    """What today's transcript draws, dividers and the head included (None: a margin line).
-    Adjacent vertical margins collapse, as Textual lays them out (the larger one between two
-    parts: a divider's top margin under a message's bottom one)."""
-    out: list[Strip | None] = []
-    above = 0
-    for part in view.children:
-        if part.display:
-            out += [None] * max(0, part.styles.margin.top - above)
-            out += part.render_lines(Region(0, 0, part.outer_size.width, part.outer_size.height))
-            above = part.styles.margin.bottom
-            out += [None] * above
-    return out
-
-
 @pytest.mark.parametrize(
     "case", ["search hit", "hidden rows shown", "head and divider", "focused", "more tool calls"]
 )
@@ -418,32 +426,22 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
         calls = [{"function": {"name": f"tool{i}", "arguments": "{}"}} for i in range(CALLS_SHOWN + 7)]
         items.append(message_view({"id": 5, "role": "assistant", "content": "many", "tool_calls": calls}))
     target, terms = (3, ("needle",)) if case == "search hit" else (None, ())
-    app = BothApp()
-    async with app.run_test(size=(160, 60)) as pilot:
-        widgets = app.query_one(TranscriptView)
+    app = WidthApp()
+    async with app.run_test(size=(80, 60)) as pilot:
         lines = app.query_one(LinesTranscript)
-        await widgets.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
         await lines.show(TranscriptData(session_id="s", items=list(items)), target_id=target, terms=terms)
         app.set_focus(None)
         await pilot.pause()
         if case == "hidden rows shown":
-            widgets.action_toggle_hidden_rows()
             lines.action_toggle_hidden_rows()
             await pilot.pause()
-        if case == "focused":
-            widgets.focus()
-            await pilot.pause()
-        theirs = all_widget_lines(widgets)
         if case == "focused":
             lines.focus()
             await pilot.pause()
         mine = lines_transcript_lines(lines)
-        assert len(mine) == len(theirs)
-        for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-            if b is None:
-                assert not a.text.strip(), f"line {y} is a margin line"
-            else:
-                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+        assert_drawn_as_before(
+            f"test_lines_draw_each_state_as_the_widget_transcript_does[{case}]", 0, lines, mine
+        )
         shown = "\n".join(window_lines(lines))
         if case == "search hit":
             assert "◆ match" in shown and "▼ result (3 lines)" in shown
@@ -456,27 +454,22 @@ async def test_lines_draw_each_state_as_the_widget_transcript_does(case: str) ->
 
 
 async def test_an_empty_session_and_a_cleared_view_show_the_note_as_the_widget_transcript_does() -> None:
-    app = BothApp()
-    async with app.run_test(size=(160, 30)) as pilot:
-        widgets = app.query_one(TranscriptView)
+    app = WidthApp()
+    async with app.run_test(size=(80, 30)) as pilot:
         lines = app.query_one(LinesTranscript)
-        for step in ("empty", "cleared"):
+        for n, step in enumerate(("empty", "cleared")):
             if step == "empty":
-                await widgets.show(TranscriptData(session_id="s", items=[]))
                 await lines.show(TranscriptData(session_id="s", items=[]))
             else:
-                await widgets.clear_transcript("The session was deleted.")
                 await lines.clear_transcript("The session was deleted.")
             app.set_focus(None)
             await pilot.pause()
-            theirs = all_widget_lines(widgets)
             mine = lines_transcript_lines(lines)
             assert [s.text.strip() for s in mine if s.text.strip()] == [
                 "This session has no messages." if step == "empty" else "The session was deleted."
             ]
-            assert len(mine) == len(theirs)
-            for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-                assert b is not None and cells(a) == cells(b), f"{step}, line {y}: {a.text!r}"
+            test = "test_an_empty_session_and_a_cleared_view_show_the_note_as_the_widget_transcript_does"
+            assert_drawn_as_before(test, n, lines, mine)
 
 
 async def test_the_head_follows_the_sessions_activity_and_the_window_is_told() -> None:
@@ -528,28 +521,16 @@ async def test_rewound_rows_follow_the_screens_show_inactive_class() -> None:
 async def test_the_more_rows_look_like_the_widget_transcripts_buttons() -> None:
     """A window in the middle of a session: "▲ N earlier" above, "▼ N more" below, each a
     compact button's look and the blank line under it."""
-    app = BothApp()
-    async with app.run_test(size=(160, 60)) as pilot:
-        widgets = app.query_one(TranscriptView)
+    app = WidthApp()
+    async with app.run_test(size=(80, 60)) as pilot:
         lines = app.query_one(LinesTranscript)
         items = [message_view(r) for r in rows(200)]
-        await widgets.show(TranscriptData(session_id="s", items=list(items)), target_id=100)
         await lines.show(TranscriptData(session_id="s", items=list(items)), target_id=100)
         app.set_focus(None)
         await pilot.pause()
-        theirs: list[Strip | None] = []
-        for child in widgets.children:
-            if child.display:
-                theirs += child.render_lines(Region(0, 0, child.outer_size.width, child.outer_size.height))
-                theirs += [None] * child.styles.margin.bottom
         mine = lines_transcript_lines(lines)
         assert "▲ 95 earlier messages" in mine[0].text and "▼ 89 more messages" in mine[-2].text
-        assert len(mine) == len(theirs)
-        for y, (a, b) in enumerate(zip(mine, theirs, strict=True)):
-            if b is None:
-                assert not a.text.strip(), f"line {y} is a margin line"
-            else:
-                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+        assert_drawn_as_before("test_the_more_rows_look_like_the_widget_transcripts_buttons", 0, lines, mine)
 
 
 async def test_tab_focuses_the_folds_in_turn_as_the_widget_transcripts_folds() -> None:
@@ -569,40 +550,28 @@ async def test_tab_focuses_the_folds_in_turn_as_the_widget_transcripts_folds() -
         },
         {"id": 3, "role": "tool", "tool_name": "second", "content": "done"},
     ]
-    app = BothApp()
-    async with app.run_test(size=(160, 40)) as pilot:
-        widgets = app.query_one(TranscriptView)
+    app = WidthApp(elsewhere=True)
+    async with app.run_test(size=(80, 41)) as pilot:
         lines = app.query_one(LinesTranscript)
         items = [message_view(r) for r in data_rows]
-        await widgets.show(TranscriptData(session_id="s", items=list(items)))
         await lines.show(TranscriptData(session_id="s", items=list(items)))
         await pilot.pause()
-        fold = [f for f in widgets.query(Fold) if f.fold_title == "→ second"][0]
-        fold.focus()
-        await pilot_until(
-            pilot, lambda: widgets.query_one("#msg-2").has_class("-current"), "the cursor moves"
-        )
-        theirs = [
-            widgets.render_lines(Region(0, y, widgets.outer_size.width, 1))[0]
-            for y in (0, widgets.outer_size.height - 1)
-        ]
-        theirs_parts = widget_transcript_lines(widgets)
         lines.focus()
         await pilot.press("tab", "tab")
         await pilot.pause()
         assert lines.focused_fold == (("m", 2), 1) and lines.current_id == 2
-        mine_parts = lines_transcript_lines(lines)
-        assert len(mine_parts) == len(theirs_parts)
-        for y, (a, b) in enumerate(zip(mine_parts, theirs_parts, strict=True)):
-            if b is None:
-                assert not a.text.strip()
-            else:
-                assert cells(a) == cells(b), f"line {y}: {a.text!r} against {b.text!r}"
+        test = "test_tab_focuses_the_folds_in_turn_as_the_widget_transcripts_folds"
+        assert_drawn_as_before(test, 0, lines, lines_transcript_lines(lines))
         mine = [
             lines.render_lines(Region(0, y, lines.outer_size.width, 1))[0]
             for y in (0, lines.outer_size.height - 1)
         ]
-        assert [cells(s)[:3] for s in mine] == [cells(s)[:3] for s in theirs], "the border looks unfocused"
+        border = [
+            [ch for text, look in row for ch in [(c, look) for c in text]][:3]
+            for row in GOLDEN[test][1]["lines"]
+        ]
+        drawn = [[(c, look) for text, look in runs(strip) for c in text][:3] for strip in mine]
+        assert drawn == border, "the border looks unfocused"
         await pilot.press("enter")
         await pilot.pause()
         assert '"n": 2' in visible_text(lines)

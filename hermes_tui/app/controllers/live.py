@@ -28,7 +28,7 @@ from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.transcript import Divider
+from hermes_tui.app.widgets.transcript_items import Divider
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB, SessionFilter
 

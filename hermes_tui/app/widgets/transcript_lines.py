@@ -1,34 +1,17 @@
-"""LinesTranscript: the transcript on Textual's Line API (issue 36, item 4), a work in progress.
+"""LinesTranscript: one session's (or one compression chain's) messages, on Textual's Line API.
 
-Today's `TranscriptView` mounts 1-3 widgets per message; each live append mounts them, styles
-them and lays the whole screen out again, then a second frame repaints the scrollbars. Here the
-transcript is one `ScrollView`: every item (`transcript_items`: the same records and the same
-Rich renderables) is rendered once per width and fold state to `Strip`s, and `render_line`
-returns the cached strip of the line asked for. A live append renders only the new messages,
-extends the lines and the scroll range, and scrolls: no mount, no style pass, no screen layout
-(`bench/transcript_append_bench.py --what-if lines`: about half the CPU of an append, one frame).
-How one item becomes lines is `transcript_lines_items.ItemLines` (a mixin of this view).
+The transcript is one `ScrollView`: every item (`transcript_items`: records built in a worker,
+their Markdown parsed and code highlighted off the loop) is rendered once per width and state to
+`Strip`s, and `render_line` returns the cached strip of the line asked for. A live append renders
+only the new messages, extends the lines and the scroll range and scrolls: no widget is mounted,
+styled or laid out (issue 36: it replaced a widget-per-message transcript that cost twice the CPU
+and two frames per append; `bench/transcript_append_bench.py`).
 
-On branch s41-lines it is the app's `#transcript` (`transcript_pane.Transcript`); `TranscriptView`
-stays for its own tests and for the names (bindings, messages) reused here. What it keeps, each
-compared with `TranscriptView` in `tests/app/test_transcript_lines.py` (cell for cell where it
-draws: messages, folds closed and open, the search hit, rows shown by `h`, the head and dividers,
-the cursor focused or not, the "more tool calls" row, the empty/cleared note): the window of a
-huge session (End/Home, growth at either edge, `MAX_WINDOW`), live appends that follow or count
-"new below", folds (a click or Enter, `x`), hidden rows (`h`), the message cursor (`[` / `]`),
-find through the `FindBar`.
-
-Missing before it can replace `TranscriptView` for good:
-- a fold title under the mouse does not take `Fold:hover`'s look; a focused fold is the view's
-  `focused_fold` (Tab / shift+Tab, a click), not a widget: `message_of(widget)` and tests that
-  focus a `Fold` need its equivalent;
-- the "more" rows look like the compact `Button`s (unfocused, not hovered) but are not focusable;
-- no text selection with the mouse; a folded-away row under the cursor keeps its own background;
-- snapshots: the head's muted header colours differ slightly (and the 'system' label does not
-  follow the theme), rewound borders by one unit, the chain divider is one cell wider and the
-  scrollbar differs; the help lists Enter/space/Tab (see the branch's last commit for the list);
-- a followed append repaints the view's every row (its lines are its own paint), and
-  `test_live_tail`'s two paint-count tests spy on widget parts: both need a Line-API rewrite.
+It holds a window of the items (`start`..`end`, at most `MAX_WINDOW`, "more" rows at either edge)
+so a 50,000-message session costs what a short one does; End/Home, a find hit or a search hit
+move it. How one item becomes lines is `transcript_lines_items.ItemLines`; its focus stops (fold
+titles, "more" rows), hover and text selection are `transcript_lines_stops.Stops` (mixins).
+Snapshots (`tests/snapshots`) hold what it draws, cell for cell.
 """
 
 from __future__ import annotations
@@ -46,23 +29,21 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
 
 from hermes_tui.app.widgets.find_bar import FindBar
-from hermes_tui.app.widgets.transcript import (
+from hermes_tui.app.widgets.transcript_items import (
+    CALLS_SHOWN,
     CHUNK,
     FOLLOW_DROP_STEP,
     FOLLOW_WINDOW,
     JUMP_BEFORE,
     JUMP_WINDOW,
     MAX_WINDOW,
-    TranscriptView,
-)
-from hermes_tui.app.widgets.transcript_items import (
-    CALLS_SHOWN,
     Item,
     MessageView,
     Prepared,
@@ -73,6 +54,7 @@ from hermes_tui.app.widgets.transcript_items import (
     first_window,
     fresh_items,
     item_index,
+    more_label,
     prepare_calls,
     session_activity,
 )
@@ -122,19 +104,48 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
     #: scrollbar is updated here (`_set_height`), and a layout asked for only when it comes or goes.
     virtual_size: reactive[Size] = reactive(Size(0, 0), layout=False, repaint=False)
 
-    #: `TranscriptView`'s keys, and Enter/space and Tab for the folds and "more" rows (widgets
-    #: there, whose keys the help never listed: no description, so it lists none of these).
     BINDINGS: ClassVar[list[BindingType]] = [
-        *TranscriptView.BINDINGS,
+        Binding("up,k", "scroll_up", "Up", show=False),
+        Binding("down,j", "scroll_down", "Down", show=False),
+        Binding("home", "first", "Top", show=False),
+        Binding("end,G", "last", "Bottom", show=False),
+        Binding("left_square_bracket", "message_step(-1)", "Previous message", show=False),
+        Binding("right_square_bracket", "message_step(1)", "Next message", show=False),
+        Binding("x", "toggle_folds", "Expand/collapse", show=False),
+        # Its own key, not `i`'s: rewound rows are turns the person saw and took back; these
+        # are rows Hermes never painted (shown only while this transcript has some).
+        Binding(
+            "h", "toggle_hidden_rows", "Hidden rows", tooltip="Show/hide model-facing rows Hermes never shows"
+        ),
+        Binding("ctrl+f,slash", "open_find", "Find in the transcript", show=False),
+        Binding("n", "find_step(1)", "Next match (find)", show=False),
+        Binding("N", "find_step(-1)", "Previous match (find)", show=False),
+        Binding("escape", "close_find", "Close find", show=False),
+        # The folds and "more" rows (focusable widgets once, whose keys the help never listed:
+        # no description, so it lists none of these).
         Binding("enter,space", "toggle_current_fold", "", show=False),
         Binding("tab", "focus_fold(1)", "", show=False),
         Binding("shift+tab", "focus_fold(-1)", "", show=False),
     ]
 
-    #: `TranscriptView`'s messages, so what handles them (the screen) handles this view's too.
-    NewBelow = TranscriptView.NewBelow
-    FoldsChanged = TranscriptView.FoldsChanged
-    WindowChanged = TranscriptView.WindowChanged
+    class NewBelow(Message):
+        """Messages arrived below while the reader was scrolled up (0: caught up)."""
+
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
+
+    class FoldsChanged(Message):
+        """A fold toggle of this view changed what it shows (the subtitle's counts)."""
+
+    class WindowChanged(Message):
+        """The window moved (tests and the status line read it)."""
+
+        def __init__(self, start: int, end: int, total: int) -> None:
+            super().__init__()
+            self.start = start
+            self.end = end
+            self.total = total
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
@@ -145,7 +156,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         #: A message's parsed renderables (Markdown, highlighted code) per item key, while it is
         #: in the window: a redraw (the cursor's colour, a fold, the mouse) does not parse again.
         self._prepared: dict[Hashable, Prepared] = {}
-        #: The window of items with lines (as `TranscriptView`'s mounted window): a 50,000-message
+        #: The window of items with lines: a 50,000-message
         #: session renders what is read, not all of it. `_lines` holds the window's lines at
         #: `_width` (a "more" row above and below when items lie beyond), `_starts[k]` the line
         #: where ``items[start + k]`` starts (and one past the last), `_rendered[k]` its lines.
@@ -186,11 +197,11 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         self._over: Color | None = None  # the background component colours blend into (`_look`)
         self._note = ""  # a note in place of messages ("This session has no messages.")
         self._window = (0, 0, 0)  # (start, end, items) last told in a WindowChanged
-        #: The fold that has the focus (Tab, a click), as (item key, fold): drawn and toggled as
-        #: a focused `Fold` is; the view itself then looks unfocused, as `TranscriptView` does
-        #: while one of its folds has the focus.
+        #: The stop that has the focus (Tab, a click; `transcript_lines_stops`): its title drawn
+        #: focused, Enter acts on it; the view's border then looks unfocused (as it did while a
+        #: fold widget had the focus).
         self.focused_fold: Stop | None = None
-        self.hovered: Stop | None = None  # the stop under the mouse (`Fold:hover`'s look)
+        self.hovered: Stop | None = None  # the stop under the mouse (drawn hovered)
         #: Per line of `_lines`, the cells before its text (border, padding: not selectable).
         self._prefixes: list[int] = []
         self._selectable_cache: dict[int, tuple[Strip, int, Strip]] = {}
@@ -247,7 +258,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
                 self._newest_row = max(self._newest_row, item.id, *item.members)
 
     async def clear_transcript(self, note: str = "") -> None:
-        """Empty the view, leaving a one-line note when one is given (`TranscriptView`'s)."""
+        """Empty the view, leaving a one-line note when one is given."""
         self._end_find()
         self.data = None
         self.items = []
@@ -317,10 +328,18 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
         self._count(fresh)
         if self.data.items is not self.items:
             self.data.items.extend(fresh)
-        if self.end >= first and (follow or self.end - self.start + len(fresh) <= MAX_WINDOW):
-            self._extend(len(self.items))
-            if follow and self.end - self.start > FOLLOW_WINDOW + FOLLOW_DROP_STEP:
-                self._drop_front(self.end - self.start - FOLLOW_WINDOW)
+        if self.end >= first and follow and len(fresh) >= MAX_WINDOW:  # a fresh window at the end
+            self.start, self.end = max(0, len(self.items) - JUMP_WINDOW), len(self.items)
+            self._relayout()
+        elif self.end >= first:  # the window reaches the end: what fits joins it
+            room = len(fresh) if follow else max(0, MAX_WINDOW - (self.end - self.start))
+            if room:
+                self._extend(self.end + min(room, len(fresh)))
+            else:
+                self._more_rows_changed()
+            excess = self.end - self.start - (FOLLOW_WINDOW if follow else MAX_WINDOW)
+            if excess >= (FOLLOW_DROP_STEP if follow else 1):
+                self._drop_front(excess)
         else:
             self._more_rows_changed()
         self._set_height(len(self._lines))
@@ -383,8 +402,8 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
             bar.window_size = self.container_size.height - self.scrollbar_size_horizontal
 
     def _more_strips(self, where: str, count: int) -> list[Strip]:
-        """A "more" row (as `TranscriptView`'s button) and the blank line under it."""
-        label = TranscriptView._more_label(where, count)  # (the one wording)
+        """A "more" row (drawn as a compact button) and the blank line under it."""
+        label = more_label(where, count)
         # A compact `Button`: its label padded by a cell each side, centred, on its background.
         text = Text(f" {label} ", no_wrap=True, overflow="ellipsis")
         names = ["lines--more"]
@@ -640,7 +659,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
 
     def action_toggle_folds(self) -> None:
         """`x`: open every fold, or close them all; on a focused "more tool calls" row, its next
-        batch (that row's own key, as `MoreCalls` bound it)."""
+        batch (that row's own key, as the widget transcript bound it)."""
         if self.focused_fold is not None and self.focused_fold[1] == MORE_CALLS:
             self.activate(self.focused_fold)
             return
@@ -693,7 +712,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
             self.mark_current()
 
     def mark_current(self) -> None:
-        """Draw the message cursor (`MessageCursor.mark_current`'s rule): on the current message
+        """Draw the message cursor: on the current message
         while it is on screen, else on the top one, without moving `current_id`."""
         shown = self._on_screen() if self.items and self._starts else []
         target = next((m for m in shown if m.id == self.current_id), shown[0] if shown else None)
@@ -706,7 +725,7 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
 
     def cursor_look(self) -> str:
         """The cursor's component: brighter while the view itself has the focus (as
-        `TranscriptView:focus .msg.-current`), not while one of its folds has it."""
+        the widget transcript's was), not while one of its folds has it."""
         return "lines--current-focus" if self.has_focus and self.focused_fold is None else "lines--current"
 
     def _recolour(self, message_id: int | None) -> None:

@@ -314,7 +314,7 @@ class ItemLines:
             parts.append((self._fold_title(f"{'▼' if is_open else '▶'} {title}", self._item_key(head), 0), 0))
             if is_open:
                 parts.append((Padding(Text(head.prompt), (0, 0, 0, 2)), None))
-        # A fold (its text muted) with a border and no padding (`HeadBlock` is not a `.msg`).
+        # A fold (its text muted) with a border and no padding (the head is not a message).
         muted = self._look("lines--fold-body")
         strips: list[Strip] = []
         titles: list[int | None] = []

@@ -2,7 +2,7 @@
 `LinesTranscript` (a mixin of it, kept apart so each module stays one readable file).
 
 A *stop* is a place the focus can be on inside the view, as ``(key, fold)``: a fold title or a
-message's "… more tool calls" row (``(item key, fold)``, the `Fold`/`MoreCalls` widgets there), or
+message's "… more tool calls" row (``(item key, fold)``; focusable fold widgets once), or
 a "more messages" row of the window (``(("w", "before"|"after"), 0)``, the `Button`s there). Tab and
 shift+Tab walk them, Enter/space activates the focused one, the mouse highlights the one under it.
 Text selection: each drawn cell carries its offset in the text (``{"offset": (x, line)}`` in its

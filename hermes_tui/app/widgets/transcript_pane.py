@@ -1,8 +1,7 @@
 """The app's transcript pane type: one place says which transcript the screen builds.
 
 The screen, the controllers and the key tables name `Transcript`; it is `LinesTranscript`
-(`transcript_lines.py`, the Line-API transcript), which keeps `TranscriptView`'s names (its
-messages, `show`, `append_items`, find, ...). Pointing it back at `TranscriptView` is one line.
+(`transcript_lines.py`, the Line-API transcript: the one transcript of the app).
 """
 
 from __future__ import annotations
