@@ -520,13 +520,17 @@ def _apply(db: SessionDB, clk: Clock, live: list[str], made: list[int], w: Any) 
     sessions=st.lists(_TIED_SESSION, min_size=1, max_size=6),
     steps=st.lists(st.tuples(_WRITE, _ASK), min_size=1, max_size=8),
     tz=st.sampled_from(ZONES),
+    legacy=st.booleans(),
 )
-def test_the_rollup_follows_writes_as_the_direct_sum(sessions: list[Any], steps: list[Any], tz: str) -> None:
+def test_the_rollup_follows_writes_as_the_direct_sum(
+    sessions: list[Any], steps: list[Any], tz: str, legacy: bool
+) -> None:
     """Random writes (calls on a session across midnights, model switches, new sessions,
     absolute totals, ends, messages, deletes) between questions: each answer right after a
     write equals the direct per-row sums and the statement (reports and the costliest
     sessions), and it comes from the rollup brought up to date, not from a new build, unless a
-    session was deleted (a delete is not followed: the rollup is rebuilt)."""
+    session was deleted (a delete is not followed: the rollup is rebuilt). `legacy`: a file
+    without `session_model_usage` (the sessions' counters alone)."""
     zone = ZoneInfo(tz)
     clk = Clock()
     builds: list[int] = []
@@ -538,13 +542,18 @@ def test_the_rollup_follows_writes_as_the_direct_sum(sessions: list[Any], steps:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "state.db"
+        with SessionDB(path) as db:
+            _write_tied(db, clk, sessions, zone)
+        if legacy:
+            conn = apsw.Connection(str(path))
+            conn.execute("DROP TABLE session_model_usage")
+            conn.close()
         with (
-            SessionDB(path) as db,
+            SessionDB(path, migrate=False) as db,
             SessionDB(path, read_only=True) as reader,
             mock.patch.object(usage_module, "_ROLLUP_MIN_DAYS", 0),
             mock.patch.object(SessionDB, "_build_rollup", counting),
         ):
-            _write_tied(db, clk, sessions, zone)
             live = [f"s{n:02d}" for n in range(len(sessions))]
             made = [0]
             clk.now = _local(10, 0, zone)
