@@ -18,9 +18,10 @@ to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside 
 (almost all) goes to it whole. Costs split the same way, as fractions.
 
 A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
-and summed per day and key by one statement, kept until anyone commits), its partial first and
-last days by one statement each; a short range, or a long one right after a commit, by one
-statement over the range. The costliest sessions are chosen from the same rollup when one is
+and summed per day and key by one statement, brought up to date after a commit by the sessions
+that changed, `usage_sync`), its partial first and last days by one statement each; a short
+range, or a long one right after a commit the rollup cannot follow, by one statement over the
+range. The costliest sessions are chosen from the same rollup when one is
 kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
 one, the statement over the range. The other answers are one statement per store (a grouped aggregate
 over the two tables; messages are read only for a residual of a session with no end), so
@@ -348,19 +349,22 @@ class UsageMixin(_Core):
         known = self._known_sql()
         act, est = u("actual_cost_usd"), u("estimated_cost_usd")
         start = ts_sql("s.started_at")
-        keep = (
-            f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
-            f"OR {first} >= :until, 0)"
-        )
+        conds = []
+        if prefilter:
+            conds.append(
+                f"NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
+                f"OR {first} >= :until, 0)"
+            )
         if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
-            keep += """ AND u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
-                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))"""
+            conds.append("""u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
+                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))""")
+        keep = f"WHERE {' AND '.join(conds)}" if conds else ""
         sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
                 SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
                        CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
                 FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
-                {keep if prefilter else ""}
+                {keep}
                 UNION ALL
                 {residual})"""
         return sql, params
@@ -510,14 +514,15 @@ class UsageMixin(_Core):
 
     def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
         """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
-        the one kept, while nobody committed; else a new one for a range of more than
-        `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous question; None:
-        answer by one statement.
+        the one kept, current or brought up to date (`_current_rollup`); else a new one for a
+        range of more than `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous
+        question; None: answer by one statement.
 
-        Why not rebuild right after a commit: the live Usage screen reloads after writes, and
-        while an agent writes every few seconds each rebuild (~2× the statement over the whole
-        history) would be thrown away by the next write; the statement answers those as before,
-        and the rollup is rebuilt by the first question that follows another without a commit."""
+        Why not rebuild right after a commit the rollup cannot follow: the live Usage screen
+        reloads after writes, and while an agent writes every few seconds each rebuild (~2× the
+        statement over the whole history) would be thrown away by the next write; the statement
+        answers those as before, and the rollup is rebuilt by the first question that follows
+        another without a commit."""
         conn = self._usage_conn()
         version = self._version(conn)
         seen, self._usage_seen = self._usage_seen, (conn, version)

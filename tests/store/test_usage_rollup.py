@@ -201,6 +201,7 @@ def test_a_write_the_rollup_does_not_follow_rebuilds_it(
         reader.usage_report(*q)
         built = reader._usage_rollup
         assert built is not None and built.sync is not None and len(built.sync.tracked) == 1
+        assert built.sync.parts.keys() == built.sync.tracked.keys()  # (the parts of those alone)
         clock.now = at(2025, 3, 2, 11)
         store.update_token_counts("s1", input_tokens=5, api_call_count=1)  # (s2 is the one followed)
         rep = reader.usage_report(*q)
