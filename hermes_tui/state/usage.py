@@ -274,7 +274,10 @@ class UsageMixin(_Core):
         grouped pass over every session; the answer depends on no range, group or zone."""
         with self._usage_lock():
             conn = self._usage_conn()
-            version = self._version(conn)
+            # (inside a read transaction: the version before it began, never a later one that
+            # would claim commits its state does not hold)
+            snap = self.__dict__.get("_usage_snap")
+            version = snap if snap is not None and conn.in_transaction else self._version(conn)
             kept = self._usage_residuals
             if kept is not None and kept[0] is conn and kept[1] == version:
                 return kept[2]
@@ -566,16 +569,18 @@ class UsageMixin(_Core):
         lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
         hi = midnight(end, zone)
         rng = _Range(lo, hi, spans(lo, hi, "day", zone))
-        sql, params = self._pieces_sql("key", rng, every=True)
-        sql += f"""
-            {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
-            UNION ALL
-            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
-            FROM e"""
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
         costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
         t_min = t_max = None
-        with _snapshot(conn):  # (the rollup and what it follows commits with: one state of the file)
+        # the rollup, the sessions with a residual it reads and what it follows commits with: one
+        # state of the file
+        with self._snapshot(conn):
+            sql, params = self._pieces_sql("key", rng, every=True)
+            sql += f"""
+                {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
+                UNION ALL
+                SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
+                FROM e"""
             for row in _roomy(conn).execute(sql, params):
                 if row[0] == -1:
                     t_min, t_max = row[5], row[6]
@@ -602,11 +607,14 @@ class UsageMixin(_Core):
             )
         first = [int(cast(int, r[0])) for r in conn.execute(" UNION ".join(latest))]
         tracked = self._session_ids(conn, first)
+        residual = self._residual_rowids()
         sync = RollupSync(
             self._schema_cookie(conn), smax, umax, mmax, frozenset(tracked), tracked, {}, {}, (), rng
         )
-        sync.rest = self._rest_print(conn, sync)
         sync.prints = self._prints(conn, tracked)
+        sync.urows = frozenset(_usage_rowids(sync.prints.values()))
+        sync.texts = None if residual is None else sorted(set(residual).difference(tracked))
+        sync.rest = self._rest_print(conn, sync)
         sync.parts = self._contributions(conn, rng, sorted(tracked))
         return sync
 
@@ -618,7 +626,7 @@ class UsageMixin(_Core):
         roll.sync = None
         if sync is None:
             return False
-        with _snapshot(conn):
+        with self._snapshot(conn):
             if self._schema_cookie(conn) != sync.schema or self._rest_print(conn, sync) != sync.rest:
                 return False
             tracked = dict(sync.tracked)
@@ -640,8 +648,8 @@ class UsageMixin(_Core):
             ).fetchall():
                 return False
             prints = self._prints(conn, tracked)
-            if prints.keys() != tracked.keys():
-                return False  # (a session followed is gone)
+            if prints.keys() != tracked.keys() or not sync.urows <= _usage_rowids(prints.values()):
+                return False  # (a session followed is gone, or a usage row of one: its rowid is free)
             changed = sorted(sid for sid, p in prints.items() if sync.prints.get(sid) != p)
             parts = self._contributions(conn, sync.rng, changed) if changed else {}
         for sid in changed:
@@ -666,6 +674,23 @@ class UsageMixin(_Core):
             sql = f"SELECT rid FROM ({self._grouped_sql(where, residual=True)})"
             ids.update(int(cast(int, r[0])) for r in conn.execute(sql, {"only": json.dumps(changed)}))
         self._usage_residuals = (conn, now, sorted(ids) if len(ids) <= _RESIDUAL_KEEP else None)
+
+    @contextmanager
+    def _snapshot(self, conn: apsw.Connection) -> Iterator[None]:
+        """The statements inside read one state of the file: a read transaction, begun by its
+        first read (nothing is written), unless one is open already; `_usage_snap` is the
+        version from before it began (`_residual_rowids`)."""
+        if conn.in_transaction:
+            yield
+            return
+        self.__dict__["_usage_snap"] = self._version(conn)
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            yield
+        finally:
+            self.__dict__["_usage_snap"] = None
+            conn.execute("COMMIT")
 
     def _max_rowid(self, conn: apsw.Connection, table: str) -> int:
         if not self.columns(table):
@@ -732,13 +757,23 @@ class UsageMixin(_Core):
             if c in s_cols
         ]
         text = " || ".join(f"quote({c})" for c in ("source", "model", "billing_provider") if c in s_cols)
-        first = json.dumps(sorted(sync.first))
+        # (the sessions and rows followed are mostly the latest: below the first of them no
+        # lookup in their list)
+        params = {
+            "smax": sync.smax,
+            "first": json.dumps(sorted(sync.first)),
+            "lo": min(sync.first, default=0),
+        }
+        rest = "rowid <= :smax AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:first)))"
         row = conn.execute(
-            f"SELECT COUNT(*), {', '.join(s_sums)}, group_concat({text}, char(30)) FROM sessions "
-            "WHERE rowid <= :smax AND rowid NOT IN (SELECT value FROM json_each(:first))",
-            {"smax": sync.smax, "first": first},
-        ).fetchall()[0]
-        out: tuple[Any, ...] = (*row[:-1], hash(row[-1]))
+            f"SELECT COUNT(*), {', '.join(s_sums)} FROM sessions WHERE {rest}", params
+        ).fetchall()
+        # the key text matters only for a residual: of the sessions with one (`texts`; one
+        # without gains one only by a change of its counters or a usage row: seen above or below)
+        if sync.texts is not None:
+            rest, params["texts"] = "rowid IN (SELECT value FROM json_each(:texts))", json.dumps(sync.texts)
+        keys = conn.execute(f"SELECT group_concat({text}, char(30)) FROM sessions WHERE {rest}", params)
+        out: tuple[Any, ...] = (*row[0], hash(keys.fetchall()[0][0]))
         if self._has_usage_table():
             u_num = [c for c in u_cols if c not in ("cost_status", "model", "billing_provider", "task")]
             u_sums = [f"TOTAL({c})" for c in ["rowid", *u_num]]
@@ -750,8 +785,12 @@ class UsageMixin(_Core):
             out += tuple(
                 conn.execute(
                     f"SELECT COUNT(*), {', '.join(u_sums)} FROM session_model_usage WHERE rowid <= :umax "
-                    "AND session_id NOT IN (SELECT value FROM json_each(:ids))",
-                    {"umax": sync.umax, "ids": json.dumps([sync.tracked[r] for r in sorted(sync.first)])},
+                    "AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:urows)))",
+                    {
+                        "umax": sync.umax,
+                        "urows": json.dumps(sorted(sync.urows)),
+                        "lo": min(sync.urows, default=0),
+                    },
                 ).fetchall()[0]
             )
         return out
@@ -1093,18 +1132,9 @@ def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:
     cells[key] = DayCell(sums, sids, edge)
 
 
-@contextmanager
-def _snapshot(conn: apsw.Connection) -> Iterator[None]:
-    """The statements inside read one state of the file: a read transaction (`BEGIN` takes no
-    lock until the first read, and nothing is written), unless one is open already."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        conn.execute("COMMIT")
+def _usage_rowids(prints: Any) -> set[int]:
+    """The rowids of the usage rows in `Print`s (each row's first column)."""
+    return {int(row[0]) for p in prints for row in p[1]}
 
 
 def _midnight_after(t: float, zone: Any) -> float:

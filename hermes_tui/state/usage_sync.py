@@ -77,6 +77,8 @@ class RollupSync:
     parts: dict[int, Contribution]
     rest: tuple[Any, ...]
     rng: Any  # the rollup's days (`usage._Range`)
+    urows: frozenset[int] = frozenset()  # the usage rows (rowids) of `first` (outside `rest`)
+    texts: list[int] | None = None  # the sessions of `rest` whose key text it holds (None: all)
 
 
 def contributions(rows: list[Any]) -> dict[int, Contribution]:
