@@ -18,9 +18,10 @@ to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside 
 (almost all) goes to it whole. Costs split the same way, as fractions.
 
 A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
-and summed per day and key by one statement, kept until anyone commits), its partial first and
-last days by one statement each; a short range, or a long one right after a commit, by one
-statement over the range. The costliest sessions are chosen from the same rollup when one is
+and summed per day and key by one statement, brought up to date after a commit by the sessions
+that changed, `usage_sync`), its partial first and last days by one statement each; a short
+range, or a long one right after a commit the rollup cannot follow, by one statement over the
+range. The costliest sessions are chosen from the same rollup when one is
 kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
 one, the statement over the range. The other answers are one statement per store (a grouped aggregate
 over the two tables; messages are read only for a residual of a session with no end), so
@@ -33,7 +34,8 @@ import datetime as dt
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -58,6 +60,7 @@ from .usage_model import (
     ZERO as _ZERO,
 )
 from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
+from .usage_sync import TRACK, TRACK_MAX, Contribution, Print, RollupSync, contributions, replace_session
 from .usage_time import (
     Period,
     TzLike,
@@ -271,7 +274,10 @@ class UsageMixin(_Core):
         grouped pass over every session; the answer depends on no range, group or zone."""
         with self._usage_lock():
             conn = self._usage_conn()
-            version = self._version(conn)
+            # (inside a read transaction: the version before it began, never a later one that
+            # would claim commits its state does not hold)
+            snap = self.__dict__.get("_usage_snap")
+            version = snap if snap is not None and conn.in_transaction else self._version(conn)
             kept = self._usage_residuals
             if kept is not None and kept[0] is conn and kept[1] == version:
                 return kept[2]
@@ -314,7 +320,8 @@ class UsageMixin(_Core):
             "provider": "r.sprov",
             "key": "r.smodel, r.source, r.sprov, ''",
         }
-        ids = self._residual_rowids()
+        # (the sessions asked for are looked at alone: no pass over every session for residuals)
+        ids = self._residual_rowids() if only is None else None
         params: dict[str, Any] = {}
         conds = []
         if ids is not None:
@@ -345,19 +352,22 @@ class UsageMixin(_Core):
         known = self._known_sql()
         act, est = u("actual_cost_usd"), u("estimated_cost_usd")
         start = ts_sql("s.started_at")
-        keep = (
-            f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
-            f"OR {first} >= :until, 0)"
-        )
+        conds = []
+        if prefilter:
+            conds.append(
+                f"NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
+                f"OR {first} >= :until, 0)"
+            )
         if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
-            keep += """ AND u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
-                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))"""
+            conds.append("""u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
+                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))""")
+        keep = f"WHERE {' AND '.join(conds)}" if conds else ""
         sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
                 SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
                        {", ".join(u(c) for c in _COLUMNS[:6])},
                        CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
                 FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
-                {keep if prefilter else ""}
+                {keep}
                 UNION ALL
                 {residual})"""
         return sql, params
@@ -507,14 +517,15 @@ class UsageMixin(_Core):
 
     def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
         """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
-        the one kept, while nobody committed; else a new one for a range of more than
-        `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous question; None:
-        answer by one statement.
+        the one kept, current or brought up to date (`_current_rollup`); else a new one for a
+        range of more than `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous
+        question; None: answer by one statement.
 
-        Why not rebuild right after a commit: the live Usage screen reloads after writes, and
-        while an agent writes every few seconds each rebuild (~2× the statement over the whole
-        history) would be thrown away by the next write; the statement answers those as before,
-        and the rollup is rebuilt by the first question that follows another without a commit."""
+        Why not rebuild right after a commit the rollup cannot follow: the live Usage screen
+        reloads after writes, and while an agent writes every few seconds each rebuild (~2× the
+        statement over the whole history) would be thrown away by the next write; the statement
+        answers those as before, and the rollup is rebuilt by the first question that follows
+        another without a commit."""
         conn = self._usage_conn()
         version = self._version(conn)
         seen, self._usage_seen = self._usage_seen, (conn, version)
@@ -531,13 +542,14 @@ class UsageMixin(_Core):
     def _current_rollup(
         self, zone: Any, conn: Any = None, version: tuple[int, int] | None = None
     ) -> DayRollup | None:
-        """The day rollup kept, if it is `zone`'s and nobody committed since its build (call
-        under `_usage_lock`)."""
+        """The day rollup kept, if it is `zone`'s and current: nobody committed since it was
+        built or brought up to date, or it can be now (`_catch_up`; call under `_usage_lock`)."""
         conn = self._usage_conn() if conn is None else conn
         roll = self._usage_rollup
         if roll is None or roll.owner is not conn or roll.zone != zone:
             return None
-        return roll if roll.version == (self._version(conn) if version is None else version) else None
+        version = self._version(conn) if version is None else version
+        return roll if roll.version == version or self._catch_up(roll, conn, version) else None
 
     def _build_rollup(
         self, conn: apsw.Connection, version: tuple[int, int], zone: Any, now: float | None
@@ -557,24 +569,246 @@ class UsageMixin(_Core):
         lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
         hi = midnight(end, zone)
         rng = _Range(lo, hi, spans(lo, hi, "day", zone))
-        sql, params = self._pieces_sql("key", rng, every=True)
-        sql += f"""
-            {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
-            UNION ALL
-            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
-            FROM e"""
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
         costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
         t_min = t_max = None
-        for row in _roomy(conn).execute(sql, params):
-            if row[0] == -1:
-                t_min, t_max = row[5], row[6]
-            else:
-                k = int(cast(int, row[0]))
-                _add_cell(days[k], row)
-                costs[k].append((row[15], row[16]))
+        # the rollup, the sessions with a residual it reads and what it follows commits with: one
+        # state of the file
+        with self._snapshot(conn):
+            sql, params = self._pieces_sql("key", rng, every=True)
+            sql += f"""
+                {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
+                UNION ALL
+                SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
+                FROM e"""
+            for row in _roomy(conn).execute(sql, params):
+                if row[0] == -1:
+                    t_min, t_max = row[5], row[6]
+                else:
+                    k = int(cast(int, row[0]))
+                    _add_cell(days[k], row)
+                    costs[k].append((row[15], row[16]))
+            sync = self._sync_state(conn, rng)
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
+        roll = DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
+        roll.sync = sync
+        return roll
+
+    # ------------------------------------------------------------------ following commits
+    def _sync_state(self, conn: apsw.Connection, rng: _Range) -> RollupSync:
+        """What a rollup just built (in the same read transaction) needs to follow commits
+        (`usage_sync`): the sessions it follows, their columns and parts, the rest's fingerprint."""
+        smax, umax, mmax = (self._max_rowid(conn, t) for t in ("sessions", "session_model_usage", "messages"))
+        latest = [f"SELECT rowid FROM (SELECT rowid FROM sessions ORDER BY started_at DESC LIMIT {TRACK})"]
+        if self._has_usage_table() and self.has_column("session_model_usage", "last_seen"):
+            latest.append(
+                "SELECT s.rowid FROM sessions s WHERE s.id IN (SELECT session_id FROM session_model_usage "
+                f"ORDER BY last_seen DESC LIMIT {TRACK})"
+            )
+        first = [int(cast(int, r[0])) for r in conn.execute(" UNION ".join(latest))]
+        tracked = self._session_ids(conn, first)
+        residual = self._residual_rowids()
+        sync = RollupSync(
+            self._schema_cookie(conn), smax, umax, mmax, frozenset(tracked), tracked, {}, {}, (), rng
+        )
+        sync.prints = self._prints(conn, tracked)
+        sync.urows = frozenset(_usage_rowids(sync.prints.values()))
+        sync.texts = None if residual is None else sorted(set(residual).difference(tracked))
+        sync.rest = self._rest_print(conn, sync)
+        sync.parts = self._contributions(conn, rng, sorted(tracked))
+        return sync
+
+    def _catch_up(self, roll: DayRollup, conn: apsw.Connection, version: tuple[int, int]) -> bool:
+        """Bring `roll` up to the file's state by the sessions that changed since it was built
+        or last brought up (`usage_sync`); False (and it will not try again) when it cannot:
+        something changed that it does not follow."""
+        sync = cast(RollupSync | None, roll.sync)
+        roll.sync = None
+        if sync is None:
+            return False
+        with self._snapshot(conn):
+            if self._schema_cookie(conn) != sync.schema or self._rest_print(conn, sync) != sync.rest:
+                return False
+            tracked = dict(sync.tracked)
+            news = [
+                int(cast(int, r[0]))
+                for r in conn.execute("SELECT rowid FROM sessions WHERE rowid > ?", (sync.smax,))
+            ]
+            tracked.update(self._session_ids(conn, news))
+            if len(tracked) > TRACK_MAX:
+                return False
+            ids = json.dumps(list(tracked.values()))
+            mmax = self._max_rowid(conn, "messages")
+            others = "session_id NOT IN (SELECT value FROM json_each(:ids))"
+            strays = [f"SELECT 1 FROM messages WHERE rowid > :m AND {others}"]
+            if self._has_usage_table():  # (a row added to a session not followed, e.g. an auxiliary call's)
+                strays.append(f"SELECT 1 FROM session_model_usage WHERE rowid > :u AND {others}")
+            if conn.execute(
+                " UNION ALL ".join(strays) + " LIMIT 1", {"m": sync.mmax, "u": sync.umax, "ids": ids}
+            ).fetchall():
+                return False
+            prints = self._prints(conn, tracked)
+            if prints.keys() != tracked.keys() or not sync.urows <= _usage_rowids(prints.values()):
+                return False  # (a session followed is gone, or a usage row of one: its rowid is free)
+            changed = sorted(sid for sid, p in prints.items() if sync.prints.get(sid) != p)
+            parts = self._contributions(conn, sync.rng, changed) if changed else {}
+        for sid in changed:
+            replace_session(roll, sid, sync.parts.get(sid), parts.get(sid))
+            sync.parts[sid] = parts.get(sid, Contribution())
+        self._follow_residuals(conn, roll.version, version, changed)
+        sync.tracked, sync.prints, sync.mmax = tracked, prints, mmax
+        roll.version, roll.sync = version, sync
+        return True
+
+    def _follow_residuals(
+        self, conn: apsw.Connection, before: tuple[int, int], now: tuple[int, int], changed: list[int]
+    ) -> None:
+        """The sessions with a residual (`_residual_rowids`), kept for the state `before`, made
+        those of `now` by the sessions that changed in between (the others' are the same)."""
+        kept = self._usage_residuals
+        if kept is None or kept[0] is not conn or kept[1] != before or kept[2] is None:
+            return
+        ids = set(kept[2]).difference(changed)
+        if changed:
+            where = "WHERE s.rowid IN (SELECT value FROM json_each(:only))"
+            sql = f"SELECT rid FROM ({self._grouped_sql(where, residual=True)})"
+            ids.update(int(cast(int, r[0])) for r in conn.execute(sql, {"only": json.dumps(changed)}))
+        self._usage_residuals = (conn, now, sorted(ids) if len(ids) <= _RESIDUAL_KEEP else None)
+
+    @contextmanager
+    def _snapshot(self, conn: apsw.Connection) -> Iterator[None]:
+        """The statements inside read one state of the file: a read transaction, begun by its
+        first read (nothing is written), unless one is open already; `_usage_snap` is the
+        version from before it began (`_residual_rowids`)."""
+        if conn.in_transaction:
+            yield
+            return
+        self.__dict__["_usage_snap"] = self._version(conn)
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            yield
+        finally:
+            self.__dict__["_usage_snap"] = None
+            conn.execute("COMMIT")
+
+    def _max_rowid(self, conn: apsw.Connection, table: str) -> int:
+        if not self.columns(table):
+            return 0
+        return int(cast(int, conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchall()[0][0]))
+
+    def _schema_cookie(self, conn: apsw.Connection) -> int:
+        """`PRAGMA schema_version`: changes with any change of the file's schema."""
+        return int(cast(int, conn.execute("PRAGMA schema_version").fetchall()[0][0]))
+
+    def _session_ids(self, conn: apsw.Connection, rowids: list[int]) -> dict[int, str]:
+        sql = "SELECT rowid, id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:ids))"
+        return {int(cast(int, r)): str(i) for r, i in conn.execute(sql, {"ids": json.dumps(rowids)})}
+
+    def _print_columns(self) -> tuple[list[str], list[str]]:
+        """The columns a session's part depends on: of `sessions` (numbers, then text) beyond
+        the counters, and of `session_model_usage`."""
+        s_num = [*_COLUMNS, "started_at", "ended_at", "last_activity_at", "message_count"]
+        s_text = ["id", "source", "model", "billing_provider", "cost_status"]
+        u_cols = [*_COLUMNS, "first_seen", "last_seen", "cost_status", "model", "billing_provider", "task"]
+        return (
+            [c for c in [*s_num, *s_text] if self.has_column("sessions", c)],
+            [c for c in u_cols if self.has_column("session_model_usage", c)],
+        )
+
+    def _prints(self, conn: apsw.Connection, tracked: dict[int, str]) -> dict[int, Print]:
+        """Each followed session's `Print`: its columns, its usage rows', its newest message."""
+        s_cols, u_cols = self._print_columns()
+        ids = json.dumps(list(tracked))
+        newest = (
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id "
+            f"AND m.timestamp BETWEEN 0 AND {TS_MAX})"
+        )
+        out: dict[int, Print] = {}
+        rows: dict[str, list[Any]] = {}
+        if self._has_usage_table():
+            sql = (
+                f"SELECT u.session_id, u.rowid, {', '.join('u.' + c for c in u_cols)} "
+                "FROM session_model_usage u WHERE u.session_id IN (SELECT value FROM json_each(:ids)) "
+                "ORDER BY u.rowid"
+            )
+            for r in conn.execute(sql, {"ids": json.dumps(list(tracked.values()))}):
+                rows.setdefault(str(r[0]), []).append(tuple(r[1:]))
+        sql = (
+            f"SELECT s.rowid, {', '.join('s.' + c for c in s_cols)}, {newest} FROM sessions s "
+            "WHERE s.rowid IN (SELECT value FROM json_each(:ids))"
+        )
+        for r in conn.execute(sql, {"ids": ids}):
+            sid = int(cast(int, r[0]))
+            out[sid] = (tuple(r[1:]), tuple(rows.get(tracked.get(sid, ""), ())))
+        return out
+
+    def _rest_print(self, conn: apsw.Connection, sync: RollupSync) -> tuple[Any, ...]:
+        """The fingerprint of the sessions not followed at the build (rowid up to `smax`) and of
+        their usage rows (rowid up to `umax`): each number column's sum, the flags the parts
+        read, and the residual's key text (hashed: exact, where sums of text are not)."""
+        s_cols, u_cols = self._print_columns()
+        flags = ["cost_status = 'actual'", "typeof(actual_cost_usd) IN ('integer', 'real')"]
+        s_num = [c for c in s_cols if c not in ("id", "source", "model", "billing_provider", "cost_status")]
+        s_sums = [f"TOTAL({c})" for c in ["rowid", *s_num]]
+        s_sums += [
+            f"TOTAL({f})"
+            for f, c in zip(flags, ("cost_status", "actual_cost_usd"), strict=True)
+            if c in s_cols
+        ]
+        text = " || ".join(f"quote({c})" for c in ("source", "model", "billing_provider") if c in s_cols)
+        # (the sessions and rows followed are mostly the latest: below the first of them no
+        # lookup in their list)
+        params = {
+            "smax": sync.smax,
+            "first": json.dumps(sorted(sync.first)),
+            "lo": min(sync.first, default=0),
+        }
+        rest = "rowid <= :smax AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:first)))"
+        row = conn.execute(
+            f"SELECT COUNT(*), {', '.join(s_sums)} FROM sessions WHERE {rest}", params
+        ).fetchall()
+        # the key text matters only for a residual: of the sessions with one (`texts`; one
+        # without gains one only by a change of its counters or a usage row: seen above or below)
+        if sync.texts is not None:
+            rest, params["texts"] = "rowid IN (SELECT value FROM json_each(:texts))", json.dumps(sync.texts)
+        keys = conn.execute(f"SELECT group_concat({text}, char(30)) FROM sessions WHERE {rest}", params)
+        out: tuple[Any, ...] = (*row[0], hash(keys.fetchall()[0][0]))
+        if self._has_usage_table():
+            u_num = [c for c in u_cols if c not in ("cost_status", "model", "billing_provider", "task")]
+            u_sums = [f"TOTAL({c})" for c in ["rowid", *u_num]]
+            u_sums += [
+                f"TOTAL({f})"
+                for f, c in zip(flags, ("cost_status", "actual_cost_usd"), strict=True)
+                if c in u_cols
+            ]
+            out += tuple(
+                conn.execute(
+                    f"SELECT COUNT(*), {', '.join(u_sums)} FROM session_model_usage WHERE rowid <= :umax "
+                    "AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:urows)))",
+                    {
+                        "umax": sync.umax,
+                        "urows": json.dumps(sorted(sync.urows)),
+                        "lo": min(sync.urows, default=0),
+                    },
+                ).fetchall()[0]
+            )
+        return out
+
+    def _contributions(
+        self, conn: apsw.Connection, rng: _Range, rowids: list[int]
+    ) -> dict[int, Contribution]:
+        """The parts of sessions `rowids` in the rollup's days `rng` (`usage_sync.Contribution`)."""
+        if not rowids:
+            return {}
+        sql, params = self._pieces_sql("key", rng, every=True, only=rowids)
+        sums = ", ".join(f"TOTAL({c})" for c in _SUMS)
+        sql += f"""
+            SELECT sid, k, g, g2, g3, g4, {sums}, MAX(NOT edge), MAX(edge) FROM pc WHERE sid > 0
+            GROUP BY sid, k, g, g2, g3, g4
+            UNION ALL
+            SELECT sid, -1, MIN(t0), MAX(t1), {", ".join(["NULL"] * 12)} FROM e WHERE sid > 0 GROUP BY sid"""
+        return contributions(_roomy(conn).execute(sql, params).fetchall())
 
     def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
         """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
@@ -896,6 +1130,11 @@ def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:
     if edge and sids:
         edge = tuple(set(edge).difference(sids))
     cells[key] = DayCell(sums, sids, edge)
+
+
+def _usage_rowids(prints: Any) -> set[int]:
+    """The rowids of the usage rows in `Print`s (each row's first column)."""
+    return {int(row[0]) for p in prints for row in p[1]}
 
 
 def _midnight_after(t: float, zone: Any) -> float:
