@@ -18,7 +18,7 @@ from .sessions import SessionsMixin
 from .stats import StatsMixin
 from .titles import TitlesMixin
 from .trash import TrashMixin
-from .usage import UsageMixin
+from .usage_check import UsageCheckMixin
 
 
 class SessionDB(
@@ -33,7 +33,7 @@ class SessionDB(
     SearchMixin,
     HousekeepingMixin,
     StatsMixin,
-    UsageMixin,
+    UsageCheckMixin,
     MaintenanceMixin,
     ImportMixin,
     RepairMixin,

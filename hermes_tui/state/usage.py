@@ -1,5 +1,6 @@
 """Usage over time (`UsageMixin`): tokens and cost per day, week or month, per model, source,
-provider or task, the costliest sessions of a range, the accounting check and a budget.
+provider or task, the costliest sessions of a range and a budget (the accounting check,
+on the same connection and column helpers: `usage_check.py`).
 
 **What counts.** Every row of `session_model_usage` (one per session, model, billing route and
 task: the writer adds each API call's delta to it and keeps `first_seen`/`last_seen`), plus, per
@@ -43,13 +44,10 @@ import apsw
 
 from .core import _Core
 from .errors import InvalidArgument, StoreError
-from .text import TS_MAX, num_sql, read_rows, ts_sql
+from .text import TS_MAX, read_rows, ts_sql
 from .usage_model import (
-    CHECK_KINDS,
     GROUPS,
     BudgetStatus,
-    UnpricedModel,
-    UsageCheck,
     UsageFigures,
     UsageReport,
     UsageSession,
@@ -78,14 +76,15 @@ from .usage_time import (
     zone_and_now,
 )
 
-_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+#: The token counters (of a session row and of a usage row).
+COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 #: Cost columns: compared with a tolerance (sums of the same float deltas differ in their last bits).
 _COSTS = ("act", "est")
 _EPS = 1e-9
 #: At most this many sessions with a residual are remembered by rowid (`_residual_rowids`).
 _RESIDUAL_KEEP = 20_000
 #: The columns behind `_SUMS`, in the same order.
-_COLUMNS = (*_COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd")
+_COLUMNS = (*COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd")
 #: The event columns summed into `UsageFigures`, in its field order.
 _SUMS = ("i", "o", "cr", "cw", "rs", "calls", "act", "est")
 _TOKENS = "(i + o + cr + cw + rs)"
@@ -940,166 +939,6 @@ class UsageMixin(_Core):
             mtd if (lo, hi) == (month[1], now) else self.usage_report("month", None, lo, hi, zone, now).total
         )
         return make_budget(budget_usd, lo, hi, spent, month, mtd, now, tz_name(zone))
-
-    # ------------------------------------------------------------------ the accounting check
-    def _tokens_sql(self, alias: str) -> str:
-        """SQL: the tokens of a row of `sessions` ("s") or `session_model_usage` ("u"), numbers only."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [num_sql(f"{alias}.{c}") for c in _COUNTERS if self.has_column(table, c)]
-        return f"({' + '.join(cols)})" if cols else "0"
-
-    def _has_tokens_sql(self, alias: str) -> str:
-        """SQL: the row records tokens (a counter above 0; cheaper than their sum)."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [f"{alias}.{c} > 0" for c in _COUNTERS if self.has_column(table, c)]
-        return f"({' OR '.join(cols)})" if cols else "0"
-
-    def _cost_sql(self, alias: str) -> str:
-        """SQL: the row records a cost (an estimated or an actual one that is not 0)."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [c for c in ("estimated_cost_usd", "actual_cost_usd") if self.has_column(table, c)]
-        return "(" + " OR ".join(f"{num_sql(f'{alias}.{c}')} <> 0" for c in cols) + ")" if cols else "0"
-
-    def _check_sql(self, since: float | None, until: float | None) -> tuple[str, dict[str, Any]]:
-        """CTE `ck(sid, t0, no_tokens, unpriced, uncosted, included)`: the sessions the check
-        names whose span (start to end) overlaps the range. Candidates come from one scan of
-        the sessions and one of the usage rows on cheap conditions; only they are looked into
-        further (their rows, replies and span)."""
-        status = self._scol("cost_status")
-        stok, scost = self._has_tokens_sql("s"), self._cost_sql("s")
-        msgs = num_sql(self._scol("message_count"))
-        reply = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant')"
-        if self._has_usage_table():
-            ustatus = self._ucol("cost_status")
-            utok, ucost = self._has_tokens_sql("u"), self._cost_sql("u")
-            rows = "SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id AND"
-            own = {
-                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND NOT EXISTS ({rows} {utok}) AND {reply}",
-                "unpriced": f"{status} = 'unknown' AND ({stok} OR EXISTS ({rows} {utok}))",
-                "uncosted": f"""{status} IS NULL AND {stok} AND NOT {scost}
-                                AND NOT EXISTS ({rows} ({ucost} OR {ustatus} = 'included'))""",
-                "included": f"{status} = 'included'",
-            }
-            of_rows = {
-                "no_tokens": "0",
-                "unpriced": f"{ustatus} = 'unknown' AND {utok}",
-                "uncosted": f"{ustatus} IS NULL AND {utok} AND NOT {ucost}",
-                "included": f"{ustatus} = 'included'",
-            }
-            last = (
-                f"(SELECT MAX({ts_sql('u.last_seen')}) FROM session_model_usage u WHERE u.session_id = s.id)"
-            )
-        else:
-            own = {
-                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND {reply}",
-                "unpriced": f"{status} = 'unknown' AND {stok}",
-                "uncosted": f"{status} IS NULL AND {stok} AND NOT {scost}",
-                "included": f"{status} = 'included'",
-            }
-            of_rows, last = {}, "NULL"
-        # one scan of each table: a row per candidate with its flags (each test a CASE, so a
-        # costly one runs only where the cheap ones before it hold)
-        parts = [
-            "SELECT s.id AS sid, "
-            + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END AS {k}" for k, c in own.items())
-            + " "
-            f"FROM sessions s WHERE {' OR '.join(f'({c})' for c in own.values())}"
-        ]
-        if of_rows:
-            parts.append(
-                "SELECT u.session_id, "
-                + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in of_rows.values())
-                + " "
-                f"FROM session_model_usage u WHERE {' OR '.join(f'({c})' for c in of_rows.values())}"
-            )
-        flags = ", ".join(f"MAX(f.{k}) AS {k}" for k in CHECK_KINDS)
-        sql = f"""WITH fl AS ({" UNION ALL ".join(parts)}),
-            ck AS MATERIALIZED (
-                SELECT * FROM (
-                    SELECT j.*, {self._session_end_sql("j")} AS t1 FROM (
-                        SELECT f.sid AS sid, {flags}, {ts_sql("s.started_at")} AS started,
-                               {self._scol("ended_at")} AS ended, {self._scol("last_activity_at")} AS active,
-                               {last} AS ul
-                        FROM fl f JOIN sessions s ON s.id = f.sid GROUP BY f.sid) j)
-                WHERE started IS NOT NULL AND started < :until
-                      AND (MAX(started, COALESCE(t1, started)) > :since OR started >= :since))"""
-        return sql, {"since": -1.0 if since is None else since, "until": 1e300 if until is None else until}
-
-    def usage_check(self, since: When = None, until: When = None, tz: TzLike = None) -> UsageCheck:
-        """The accounting check over `[since, until)` (sessions whose span overlaps it; None:
-        unbounded): sessions per kind of `CHECK_KINDS` and the models with unpriced usage."""
-        zone = resolve_tz(tz)
-        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
-        kinds = ", ".join(f"TOTAL({k}) AS {k}" for k in CHECK_KINDS)
-        counts_row = self._read(f"{sql} SELECT {kinds} FROM ck", params)
-        counts = {k: int(counts_row[0][k] or 0) if counts_row else 0 for k in CHECK_KINDS}
-        return UsageCheck(counts, self._unpriced_models(params))
-
-    def _unpriced_models(self, params: dict[str, Any]) -> list[UnpricedModel]:
-        """Models and billing providers with usage in the range that has tokens but no price
-        (status 'unknown', or no status and no cost): usage rows, and sessions without rows."""
-        parts = []
-        s = self._scol
-        stok, scost, status = self._tokens_sql("s"), self._cost_sql("s"), s("cost_status")
-        no_price = f"({status} = 'unknown' OR ({status} IS NULL AND NOT {scost}))"
-        has_s = self._has_tokens_sql("s")
-        without_rows = ""
-        if self._has_usage_table():
-            u = self._ucol
-            utok, ucost, ustatus = self._tokens_sql("u"), self._cost_sql("u"), u("cost_status")
-            started = f"(SELECT {ts_sql('s.started_at')} FROM sessions s WHERE s.id = u.session_id)"
-            parts.append(
-                f"""SELECT u.model AS model, COALESCE({u("billing_provider")}, '') AS provider,
-                       u.session_id AS sid, {utok} AS tok,
-                       COALESCE({ts_sql(u("first_seen"))}, {started}) AS t0, {ts_sql(u("last_seen"))} AS t1
-                FROM session_model_usage u
-                WHERE ({ustatus} = 'unknown' OR ({ustatus} IS NULL AND NOT {ucost}))
-                      AND {self._has_tokens_sql("u")}"""
-            )
-            without_rows = "AND NOT EXISTS (SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id)"
-        parts.append(
-            f"""SELECT j.model AS model, j.provider AS provider, j.sid AS sid, j.tok AS tok,
-                   j.started AS t0, {self._session_end_sql("j")} AS t1
-            FROM (SELECT COALESCE({s("model")}, 'unknown') AS model,
-                         COALESCE({s("billing_provider")}, '') AS provider, s.id AS sid, {stok} AS tok,
-                         {ts_sql("s.started_at")} AS started, {s("ended_at")} AS ended,
-                         {s("last_activity_at")} AS active, NULL AS ul
-                  FROM sessions s WHERE {no_price} AND {has_s} {without_rows}) j"""
-        )
-        sql = f"""SELECT model, provider, COUNT(DISTINCT sid) AS sessions,
-                   CAST(TOTAL(tok) AS INTEGER) AS tokens
-            FROM ({" UNION ALL ".join(parts)})
-            WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since)
-            GROUP BY model, provider ORDER BY tokens DESC, model, provider"""
-        found = self._read(sql, params)
-        return [
-            UnpricedModel(
-                _text(r["model"]) or "", _text(r["provider"]) or "", int(r["sessions"]), int(r["tokens"])
-            )
-            for r in found
-        ]
-
-    def usage_check_sessions(
-        self,
-        kind: str,
-        since: When = None,
-        until: When = None,
-        tz: TzLike = None,
-        offset: int = 0,
-        limit: int = 50,
-    ) -> list[str]:
-        """The ids behind one kind of the check (newest start first, then id), a page at a time."""
-        if kind not in CHECK_KINDS:
-            raise InvalidArgument(f"kind must be one of {', '.join(CHECK_KINDS)}, not {kind!r}")
-        zone = resolve_tz(tz)
-        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
-        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
-        rows = self._read(
-            f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY started DESC, sid DESC "
-            "LIMIT :limit OFFSET :offset",
-            params,
-        )
-        return [str(r["sid"]) for r in rows]
 
 
 #: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
