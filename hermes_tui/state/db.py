@@ -18,6 +18,7 @@ from .sessions import SessionsMixin
 from .stats import StatsMixin
 from .titles import TitlesMixin
 from .trash import TrashMixin
+from .usage import UsageMixin
 from .usage_check import UsageCheckMixin
 
 
@@ -33,6 +34,7 @@ class SessionDB(
     SearchMixin,
     HousekeepingMixin,
     StatsMixin,
+    UsageMixin,
     UsageCheckMixin,
     MaintenanceMixin,
     ImportMixin,

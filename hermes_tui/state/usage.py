@@ -33,18 +33,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
 import apsw
 
-from .core import _Core
-from .errors import InvalidArgument, StoreError
-from .text import TS_MAX, read_rows, ts_sql
+from .errors import InvalidArgument
+from .text import TS_MAX, ts_sql
 from .usage_model import (
     GROUPS,
     BudgetStatus,
@@ -58,11 +56,19 @@ from .usage_model import (
     ZERO as _ZERO,
 )
 from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
+from .usage_sql import (
+    COLUMNS,
+    RESIDUAL_KEEP,
+    SUMS,
+    TOKENS,
+    UsageRange,
+    UsageSqlMixin,
+    roomy,
+)
 from .usage_sync import TRACK, TRACK_MAX, Contribution, Print, RollupSync, contributions, replace_session
 from .usage_time import (
     Period,
     TzLike,
-    UsagePeriod,
     When,
     budget_range,
     local_date,
@@ -76,24 +82,6 @@ from .usage_time import (
     zone_and_now,
 )
 
-#: The token counters (of a session row and of a usage row).
-COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-#: Cost columns: compared with a tolerance (sums of the same float deltas differ in their last bits).
-_COSTS = ("act", "est")
-_EPS = 1e-9
-#: At most this many sessions with a residual are remembered by rowid (`_residual_rowids`).
-_RESIDUAL_KEEP = 20_000
-#: The columns behind `_SUMS`, in the same order.
-_COLUMNS = (*COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd")
-#: The event columns summed into `UsageFigures`, in its field order.
-_SUMS = ("i", "o", "cr", "cw", "rs", "calls", "act", "est")
-_TOKENS = "(i + o + cr + cw + rs)"
-#: While a usage statement runs: SQLite's page cache (KiB, negative as the pragma takes it), which
-#: is also its sorter's memory (below it, a sort of 160k pieces spills to a temporary file), and
-#: the bytes of the file read through a memory map (pages read in place, not copied: a scan of a
-#: file with 10–30 kB prompts in its session rows reads every one's overflow pages).
-_CACHE_KIB = 65536
-_MMAP_BYTES = 1 << 34
 #: A report over more days than this, with local midnights for ends, builds the day rollup when
 #: none holds (a shorter one — a week, a month, a budget — is cheaper as one statement).
 _ROLLUP_MIN_DAYS = 31
@@ -102,334 +90,21 @@ _ROLLUP_MAX_DAYS = 10_958
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
-    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in _SUMS[:6])
+    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in SUMS[:6])
     return UsageFigures(
         i, o, cr, cw, rs, calls, float(row["act"] or 0.0), float(row["est"] or 0.0), int(row["sessions"] or 0)
     )
 
 
-_AGG = ", ".join(f"TOTAL({c}) AS {c}" for c in _SUMS) + ", COUNT(DISTINCT sid) AS sessions"
-_NO_SUMS = ", ".join(f"0 AS {c}" for c in _SUMS)
+_AGG = ", ".join(f"TOTAL({c}) AS {c}" for c in SUMS) + ", COUNT(DISTINCT sid) AS sessions"
+_NO_SUMS = ", ".join(f"0 AS {c}" for c in SUMS)
 
 
-@dataclass(frozen=True)
-class _Range:
-    since: float
-    until: float
-    spans: list[UsagePeriod]
-
-
-def period_case(expr: str, bounds: Sequence[float]) -> str:
-    """SQL: the period number of the time `expr` (a column) — i with `bounds[i] <= expr <
-    bounds[i + 1]`, -1 before the first bound, `len(bounds) - 1` from the last — as a binary
-    search of nested CASEs over the periods' own bounds (about log2(n) comparisons)."""
-
-    def node(lo: int, hi: int) -> str:  # the answer lies in [lo, hi]
-        if lo == hi:
-            return str(lo)
-        mid = (lo + hi + 1) // 2  # expr >= bounds[mid] means the answer is >= mid
-        return f"CASE WHEN {expr} < {bounds[mid]!r} THEN {node(lo, mid - 1)} ELSE {node(mid, hi)} END"
-
-    return node(-1, len(bounds) - 1)
-
-
-def _roomy(conn: apsw.Connection) -> apsw.Connection:
-    """`conn` with `_CACHE_KIB` of page cache and `_MMAP_BYTES` of memory map, set on its first
-    usage statement and kept (restoring them after each would drop the cache and the map they
-    exist for). Neither writes anything: both are this connection's own, and SQLite only reads
-    through the map."""
-    for pragma, value in (("cache_size", -_CACHE_KIB), ("mmap_size", _MMAP_BYTES)):
-        now = conn.execute(f"PRAGMA {pragma}").fetchall()
-        if now and now[0][0] != value:  # (no row: a store without the setting, e.g. in memory)
-            conn.execute(f"PRAGMA {pragma} = {value}").fetchall()
-    return conn
-
-
-class UsageMixin(_Core):
-    #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
-    _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
+class UsageMixin(UsageSqlMixin):
     #: The day rollup (`usage_rollup`) of the last zone asked, while nobody committed.
     _usage_rollup: DayRollup | None = None
     #: The usage connection and its version at the previous `usage_report` (`_rollup_for`).
     _usage_seen: tuple[Any, tuple[int, int]] | None = None
-    #: The connection every usage statement runs on (`_usage_conn`), and the lock it is used under.
-    _usage_connection: apsw.Connection | None = None
-    _usage_lock_made = threading.Lock()
-
-    def _usage_lock(self) -> threading.RLock:
-        lock = self.__dict__.get("_usage_rlock")
-        if lock is None:
-            with UsageMixin._usage_lock_made:
-                lock = self.__dict__.setdefault("_usage_rlock", threading.RLock())
-        return cast(threading.RLock, lock)
-
-    def _usage_conn(self) -> apsw.Connection:
-        """The store's usage connection (call under `_usage_lock`): one for every thread, so
-        what it remembers between answers (the sessions with a residual, the day rollup, its
-        64 MiB page cache) holds for the next question whichever thread asks it — the
-        browser asks each on a new worker thread, which has a new connection of its own. Its
-        `PRAGMA data_version` changes when any other connection commits. A store in memory
-        has only its threads' connections."""
-        if str(self.db_path) in ("", ":memory:"):
-            return self._conn()
-        if self._closed:
-            raise StoreError("the store is closed")
-        conn = self._usage_connection
-        if conn is None:
-            conn = self._usage_connection = self._new_connection()
-        return conn
-
-    def _read(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        with self._usage_lock():
-            return read_rows(_roomy(self._usage_conn()), sql, params or {})
-
-    def _version(self, conn: apsw.Connection) -> tuple[int, int]:
-        """What changes when anyone commits: another connection (`PRAGMA data_version`) or this one."""
-        return int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes()
-
-    # ------------------------------------------------------------------ the events
-    def _has_usage_table(self) -> bool:
-        return {"session_id", "model"} <= self.columns("session_model_usage")
-
-    def _scol(self, name: str) -> str:
-        return f"s.{name}" if self.has_column("sessions", name) else "NULL"
-
-    def _ucol(self, name: str) -> str:
-        return f"u.{name}" if self.has_column("session_model_usage", name) else "NULL"
-
-    def _known_sql(self) -> str:
-        """SQL: usage row `u` records an actual cost (its column is NOT NULL DEFAULT 0, so a
-        number that is not 0, or a 0 the row's status calls actual)."""
-        if not self.has_column("session_model_usage", "actual_cost_usd"):
-            return "0"
-        return (
-            "(typeof(u.actual_cost_usd) IN ('integer', 'real') "
-            f"AND (u.actual_cost_usd <> 0 OR {self._ucol('cost_status')} = 'actual'))"
-        )
-
-    def _session_end_sql(self, alias: str) -> str:
-        """A session's end (columns `sid, started, ended, active, ul` of `alias`): `ended_at`,
-        else the latest of its activity, its usage rows (`ul`) and its newest message (read
-        only then), else its start."""
-        a = alias
-        newest = (
-            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {a}.sid "
-            f"AND m.timestamp BETWEEN 0 AND {TS_MAX})"
-        )
-        return (
-            f"COALESCE({ts_sql(a + '.ended')}, (SELECT MAX(v) FROM (SELECT {ts_sql(a + '.active')} AS v "
-            f"UNION ALL SELECT {a}.ul UNION ALL SELECT {newest})), {a}.started)"
-        )
-
-    def _grouped_sql(self, where: str = "", residual: bool = False) -> str:
-        """SELECT one row per session: `rid` (its rowid), its counters `s<sum>`, the sums of its
-        usage rows `u<sum>` (`un` rows, the last at `ul`). `where` (on `s`) drops sessions
-        before their rows are read; `residual` keeps only those whose counters exceed their
-        rows' sums (a cost by more than `_EPS`: float sums of the same deltas differ in their
-        last bits). One pass over the sessions, each with its rows by the writer's
-        `session_id` index."""
-        s, u = self._scol, self._ucol
-        cols = ["s.rowid AS rid"] + [f"{s(c)} AS s{n}" for c, n in zip(_COLUMNS, _SUMS, strict=True)]
-        if not self._has_usage_table():
-            cols += ["0 AS un", "NULL AS ul"] + [f"0 AS u{n}" for n in _SUMS]
-            keep = " OR ".join(
-                f"{s(c)} > {_EPS if n in _COSTS else 0}" for c, n in zip(_COLUMNS, _SUMS, strict=True)
-            )
-            where = f"{where} {'AND' if where else 'WHERE'} ({keep})" if residual else where
-            return f"SELECT {', '.join(cols)} FROM sessions s {where}"
-        sums = {n: f"TOTAL({u(c)})" for c, n in zip(_COLUMNS, _SUMS, strict=True)}
-        cols += ["COUNT(u.session_id) AS un", f"MAX({ts_sql(u('last_seen'))}) AS ul"]
-        cols += [f"{v} AS u{n}" for n, v in sums.items()]
-        more = " OR ".join(
-            f"{s(c)} > {sums[n]}" + (f" + {_EPS}" if n in _COSTS else "")
-            for c, n in zip(_COLUMNS, _SUMS, strict=True)
-        )
-        joined = "sessions s LEFT JOIN session_model_usage u ON u.session_id = s.id"
-        having = f"HAVING {more}" if residual else ""
-        return f"SELECT {', '.join(cols)} FROM {joined} {where} GROUP BY s.id {having}"
-
-    def _per_session_sql(self, where: str = "", residual: bool = False) -> str:
-        """`_grouped_sql` with the sessions' other columns: `sid, started, ended, active,
-        sstatus, shasact, smodel, sprov, source` (read for the sessions it keeps)."""
-        s = self._scol
-        extra = [
-            "s.id AS sid",
-            f"{ts_sql('s.started_at')} AS started",
-            f"{s('ended_at')} AS ended",
-            f"{s('last_activity_at')} AS active",
-            f"{s('cost_status')} AS sstatus",
-            f"typeof({s('actual_cost_usd')}) IN ('integer', 'real') AS shasact",
-            f"COALESCE({s('model')}, 'unknown') AS smodel",
-            f"COALESCE({s('billing_provider')}, '') AS sprov",
-            "s.source AS source",
-        ]
-        inner = self._grouped_sql(where, residual)
-        return f"SELECT x.*, {', '.join(extra)} FROM ({inner}) x JOIN sessions s ON s.rowid = x.rid"
-
-    def _residual_rowids(self) -> list[int] | None:
-        """The rowids of the sessions whose counters exceed their usage rows' sums (the only
-        ones with a residual), kept until any connection commits; None when there are more
-        than `_RESIDUAL_KEEP` (the statement then finds them itself). Finding them is one
-        grouped pass over every session; the answer depends on no range, group or zone."""
-        with self._usage_lock():
-            conn = self._usage_conn()
-            # (inside a read transaction: the version before it began, never a later one that
-            # would claim commits its state does not hold)
-            snap = self.__dict__.get("_usage_snap")
-            version = snap if snap is not None and conn.in_transaction else self._version(conn)
-            kept = self._usage_residuals
-            if kept is not None and kept[0] is conn and kept[1] == version:
-                return kept[2]
-            rows = (
-                _roomy(conn)
-                .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
-                .fetchall()
-            )
-            ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
-            self._usage_residuals = (conn, version, ids)
-            return ids
-
-    def _events_sql(
-        self, group: str | None, prefilter: bool = True, only: list[int] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """CTE `ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est)`: one event per usage row
-        of the range and one per session residual; `sid` is the session's rowid (a usage row
-        whose session is gone: minus its own rowid), `act` the actual cost where one is
-        recorded, `est` the estimate where it is not. Usage rows entirely outside `[:since,
-        :until)` are dropped before their session is read.
-
-        Values are read as SQLite reads numbers (never raising: text that is not a number
-        counts 0); times must be dates (`ts_sql`), else the session's start stands in.
-        `group` "key": four columns `g, g2, g3, g4` (model, source, provider, task: the day
-        rollup's key); `prefilter` False keeps every usage row (the rollup's build); `only`:
-        the events of these sessions (rowids) alone, read in the same order as without it (the
-        usage rows by their rowid: a session's parts are then summed in the same order)."""
-        if group not in (None, "session", "key", *GROUPS):
-            raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
-        u = self._ucol
-        res = {n: f"MAX(0, r.s{n} - r.u{n})" for n in _SUMS}
-        for n in _COSTS:
-            res[n] = f"(CASE WHEN r.s{n} - r.u{n} > {_EPS} THEN r.s{n} - r.u{n} ELSE 0 END)"
-        r_known = f"({res['act']} > 0 OR (r.un = 0 AND r.shasact AND r.sstatus = 'actual'))"
-        g_res = {
-            None: "''",
-            "session": "r.rid",
-            "model": "r.smodel",
-            "source": "r.source",
-            "provider": "r.sprov",
-            "key": "r.smodel, r.source, r.sprov, ''",
-        }
-        # (the sessions asked for are looked at alone: no pass over every session for residuals)
-        ids = self._residual_rowids() if only is None else None
-        params: dict[str, Any] = {}
-        conds = []
-        if ids is not None:
-            conds.append("s.rowid IN (SELECT value FROM json_each(:rids))")
-            params["rids"] = json.dumps(ids)
-        if only is not None:
-            conds.append("s.rowid IN (SELECT value FROM json_each(:only))")
-            params["only"] = json.dumps(only)
-        where = f"WHERE {' AND '.join(conds)}" if conds else ""
-        residual = f"""SELECT r.rid, {g_res.get(group, "''")}, r.started, {self._session_end_sql("r")},
-                   {", ".join(res[n] for n in _SUMS[:6])},
-                   CASE WHEN {r_known} THEN {res["act"]} ELSE 0 END,
-                   CASE WHEN {r_known} THEN 0 ELSE {res["est"]} END
-            FROM ({self._per_session_sql(where, residual=True)}) r"""
-        if not self._has_usage_table():
-            head = f"ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est)"
-            return f"{head} AS ({residual})", params
-        g_row = {
-            None: "''",
-            "session": "COALESCE(s.rowid, -u.rowid)",
-            "model": "u.model",
-            "source": "s.source",
-            "provider": f"COALESCE({u('billing_provider')}, '')",
-            "task": f"COALESCE({u('task')}, '')",
-            "key": f"u.model, s.source, COALESCE({u('billing_provider')}, ''), COALESCE({u('task')}, '')",
-        }[group]
-        first, last = ts_sql(u("first_seen")), ts_sql(u("last_seen"))
-        known = self._known_sql()
-        act, est = u("actual_cost_usd"), u("estimated_cost_usd")
-        start = ts_sql("s.started_at")
-        conds = []
-        if prefilter:
-            conds.append(
-                f"NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
-                f"OR {first} >= :until, 0)"
-            )
-        if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
-            conds.append("""u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
-                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))""")
-        keep = f"WHERE {' AND '.join(conds)}" if conds else ""
-        sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
-                SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
-                       {", ".join(u(c) for c in _COLUMNS[:6])},
-                       CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
-                FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
-                {keep}
-                UNION ALL
-                {residual})"""
-        return sql, params
-
-    def _pieces_sql(
-        self,
-        group: str | None,
-        rng: _Range,
-        *,
-        every: bool = False,
-        touch: bool = False,
-        only: list[int] | None = None,
-    ) -> tuple[str, dict[str, Any]]:
-        """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
-        event inside one period of the range goes to it whole; the others are walked period
-        by period (`sp`) and split there by the periods' bounds.
-
-        `every` (the day rollup's build): every event is kept in `e` (those outside `rng` too,
-        for their earliest start and latest end), parts only inside `rng`, and `pc` has a
-        column `edge`: the part is the zero one of an event ending exactly at its period's
-        start (see `usage_rollup`). `touch`: an event ending exactly at `rng`'s start is in it
-        (with a zero part: the range is the end of a longer one that holds its start). `only`:
-        the sessions (rowids) whose events are read (`_events_sql`)."""
-        bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        f = {
-            x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
-            for x, b in (("f1", "his"), ("f0", "los"))
-        }
-        parts = [f"CAST({c} * f1 AS INTEGER) - CAST({c} * f0 AS INTEGER)" for c in _SUMS[:6]]
-        parts += [f"{c} * f1 - {c} * f0" for c in _SUMS[6:]]
-        cols = ", ".join(_SUMS)
-        g = _gcols(group)
-        whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
-        k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
-        events, params = self._events_sql(group, prefilter=not every, only=only)
-        inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since OR :touch AND t1 = :since)"
-        walked = "AND k1 >= 0 AND k0 <= :last" if every else ""
-        edge = (", 0 AS edge", ", t1 = (:los ->> idx)") if every else ("", "")
-        sql = f"""WITH {events},
-            e AS MATERIALIZED (
-                SELECT sid, {g}, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
-                FROM (SELECT sid, {g}, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
-                      WHERE t0 IS NOT NULL {"" if every else "AND " + inside})),
-            sp(idx, last, sid, {g}, t0, t1, {cols}) AS (
-                SELECT MAX(k0, 0), MIN(k1, :last), sid, {g}, t0, t1, {cols} FROM e
-                WHERE NOT {whole} {walked}
-                UNION ALL
-                SELECT idx + 1, last, sid, {g}, t0, t1, {cols} FROM sp WHERE idx < last),
-            pc AS {"NOT MATERIALIZED" if every else "MATERIALIZED"} (
-                SELECT k0 AS k, {g}, sid, {cols}{edge[0]} FROM e WHERE {whole}
-                UNION ALL
-                SELECT idx, {g}, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
-                       {edge[1]}
-                FROM (SELECT *, {f["f1"]} AS f1, {f["f0"]} AS f0 FROM sp))"""
-        params |= {
-            "touch": int(touch),
-            "since": rng.since,
-            "until": rng.until,
-            "last": len(rng.spans) - 1,
-            "los": json.dumps([sp.lo for sp in rng.spans]),
-            "his": json.dumps([sp.hi for sp in rng.spans]),
-        }
-        return sql, params
 
     # ------------------------------------------------------------------ ranges
     def usage_bounds(self) -> tuple[float, float] | None:
@@ -459,7 +134,7 @@ class UsageMixin(_Core):
         tz: Any,
         now: float | None,
         bounds: tuple[float, float] | None = None,
-    ) -> _Range:
+    ) -> UsageRange:
         """`[since, until)` as Unix times; None ends reach the period holding the earliest usage
         and the one holding the later of now and the latest usage (`bounds`, else this store's)."""
         lo, hi = to_ts(since, tz), to_ts(until, tz)
@@ -472,7 +147,7 @@ class UsageMixin(_Core):
             if hi is None:
                 last = max(now, b[1]) if b else now
                 hi = midnight(next_start(period_start(local_date(last, tz), by), by), tz)
-        return _Range(lo, hi, spans(lo, hi, by, tz) if hi > lo else [])
+        return UsageRange(lo, hi, spans(lo, hi, by, tz) if hi > lo else [])
 
     # ------------------------------------------------------------------ the series
     def usage_report(
@@ -505,16 +180,18 @@ class UsageMixin(_Core):
             # the parts before the first and after the last local midnight: each inside one period
             edges = []
             if rng.since < a:
-                edges.append((0, self._key_cells(_Range(rng.since, a, [replace(rng.spans[0], hi=a)]))))
+                edges.append((0, self._key_cells(UsageRange(rng.since, a, [replace(rng.spans[0], hi=a)]))))
             if b < rng.until:
-                tail = _Range(b, rng.until, [replace(rng.spans[-1], lo=b)])
+                tail = UsageRange(b, rng.until, [replace(rng.spans[-1], lo=b)])
                 edges.append((len(rng.spans) - 1, self._key_cells(tail, touch=True)))
             cells, per, groups, total = roll.report(rng.spans, group, (a, b), edges)
             return UsageReport(
                 by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
             )
 
-    def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
+    def _rollup_for(
+        self, rng: UsageRange, a: float, b: float, zone: Any, now: float | None
+    ) -> DayRollup | None:
         """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
         the one kept, current or brought up to date (`_current_rollup`); else a new one for a
         range of more than `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous
@@ -567,7 +244,7 @@ class UsageMixin(_Core):
         end = next_start(period_start(last, "month"), "month")
         lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
         hi = midnight(end, zone)
-        rng = _Range(lo, hi, spans(lo, hi, "day", zone))
+        rng = UsageRange(lo, hi, spans(lo, hi, "day", zone))
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
         costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
         t_min = t_max = None
@@ -580,7 +257,7 @@ class UsageMixin(_Core):
                 UNION ALL
                 SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
                 FROM e"""
-            for row in _roomy(conn).execute(sql, params):
+            for row in roomy(conn).execute(sql, params):
                 if row[0] == -1:
                     t_min, t_max = row[5], row[6]
                 else:
@@ -594,11 +271,18 @@ class UsageMixin(_Core):
         return roll
 
     # ------------------------------------------------------------------ following commits
-    def _sync_state(self, conn: apsw.Connection, rng: _Range) -> RollupSync:
+    def _sync_state(self, conn: apsw.Connection, rng: UsageRange) -> RollupSync:
         """What a rollup just built (in the same read transaction) needs to follow commits
-        (`usage_sync`): the sessions it follows, their columns and parts, the rest's fingerprint."""
+        (`usage_sync`): the sessions it follows (the latest by start, and those of the latest
+        usage rows and messages: where an agent writes next), their columns and parts, the
+        rest's fingerprint."""
         smax, umax, mmax = (self._max_rowid(conn, t) for t in ("sessions", "session_model_usage", "messages"))
         latest = [f"SELECT rowid FROM (SELECT rowid FROM sessions ORDER BY started_at DESC LIMIT {TRACK})"]
+        if mmax:  # (the sessions of the latest messages: an old session resumed is one of them)
+            latest.append(
+                "SELECT s.rowid FROM sessions s WHERE s.id IN (SELECT session_id FROM "
+                f"(SELECT session_id FROM messages ORDER BY rowid DESC LIMIT {TRACK}))"
+            )
         if self._has_usage_table() and self.has_column("session_model_usage", "last_seen"):
             latest.append(
                 "SELECT s.rowid FROM sessions s WHERE s.id IN (SELECT session_id FROM session_model_usage "
@@ -672,7 +356,7 @@ class UsageMixin(_Core):
             where = "WHERE s.rowid IN (SELECT value FROM json_each(:only))"
             sql = f"SELECT rid FROM ({self._grouped_sql(where, residual=True)})"
             ids.update(int(cast(int, r[0])) for r in conn.execute(sql, {"only": json.dumps(changed)}))
-        self._usage_residuals = (conn, now, sorted(ids) if len(ids) <= _RESIDUAL_KEEP else None)
+        self._usage_residuals = (conn, now, sorted(ids) if len(ids) <= RESIDUAL_KEEP else None)
 
     @contextmanager
     def _snapshot(self, conn: apsw.Connection) -> Iterator[None]:
@@ -707,9 +391,9 @@ class UsageMixin(_Core):
     def _print_columns(self) -> tuple[list[str], list[str]]:
         """The columns a session's part depends on: of `sessions` (numbers, then text) beyond
         the counters, and of `session_model_usage`."""
-        s_num = [*_COLUMNS, "started_at", "ended_at", "last_activity_at", "message_count"]
+        s_num = [*COLUMNS, "started_at", "ended_at", "last_activity_at", "message_count"]
         s_text = ["id", "source", "model", "billing_provider", "cost_status"]
-        u_cols = [*_COLUMNS, "first_seen", "last_seen", "cost_status", "model", "billing_provider", "task"]
+        u_cols = [*COLUMNS, "first_seen", "last_seen", "cost_status", "model", "billing_provider", "task"]
         return (
             [c for c in [*s_num, *s_text] if self.has_column("sessions", c)],
             [c for c in u_cols if self.has_column("session_model_usage", c)],
@@ -795,32 +479,30 @@ class UsageMixin(_Core):
         return out
 
     def _contributions(
-        self, conn: apsw.Connection, rng: _Range, rowids: list[int]
+        self, conn: apsw.Connection, rng: UsageRange, rowids: list[int]
     ) -> dict[int, Contribution]:
         """The parts of sessions `rowids` in the rollup's days `rng` (`usage_sync.Contribution`)."""
         if not rowids:
             return {}
         sql, params = self._pieces_sql("key", rng, every=True, only=rowids)
-        sums = ", ".join(f"TOTAL({c})" for c in _SUMS)
+        sums = ", ".join(f"TOTAL({c})" for c in SUMS)
         sql += f"""
             SELECT sid, k, g, g2, g3, g4, {sums}, MAX(NOT edge), MAX(edge) FROM pc WHERE sid > 0
             GROUP BY sid, k, g, g2, g3, g4
             UNION ALL
             SELECT sid, -1, MIN(t0), MAX(t1), {", ".join(["NULL"] * 12)} FROM e WHERE sid > 0 GROUP BY sid"""
-        return contributions(_roomy(conn).execute(sql, params).fetchall())
+        return contributions(roomy(conn).execute(sql, params).fetchall())
 
-    def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
+    def _key_cells(self, rng: UsageRange, touch: bool = False) -> dict[Key, DayCell]:
         """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
         `_usage_lock`): an end of a report answered from the day rollup."""
         sql, params = self._pieces_sql("key", rng, touch=touch)
         out: dict[Key, DayCell] = {}
-        for row in _roomy(self._usage_conn()).execute(
-            f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params
-        ):
+        for row in roomy(self._usage_conn()).execute(f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params):
             _add_cell(out, row)
         return out
 
-    def _report_sql(self, by: Period, group: str | None, zone: Any, rng: _Range) -> UsageReport:
+    def _report_sql(self, by: Period, group: str | None, zone: Any, rng: UsageRange) -> UsageReport:
         """`usage_report` as one statement (a range the day rollup does not answer)."""
         sql, params = self._pieces_sql(group, rng)
         # Sums add up: the periods' and the groups' are those of the cells. Sessions do not (a
@@ -884,20 +566,20 @@ class UsageMixin(_Core):
             costs = roll.session_costs((a, b), rng.since)
             # the parts before the first and after the last local midnight
             if rng.since < a:
-                self._add_session_costs(costs, _Range(rng.since, a, [replace(rng.spans[0], hi=a)]))
+                self._add_session_costs(costs, UsageRange(rng.since, a, [replace(rng.spans[0], hi=a)]))
             if b < rng.until:
-                self._add_session_costs(costs, _Range(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
+                self._add_session_costs(costs, UsageRange(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
             return self._sessions_sql(rng, limit, offset, candidates(costs, limit + offset))
 
-    def _add_session_costs(self, costs: dict[int, float], rng: _Range, touch: bool = False) -> None:
+    def _add_session_costs(self, costs: dict[int, float], rng: UsageRange, touch: bool = False) -> None:
         """Each session's cost in `rng` (one period) added to `costs` (its sessions at 0 too)."""
         sql, params = self._pieces_sql("session", rng, touch=touch)
         sql += " SELECT sid, TOTAL(act) + TOTAL(est) FROM pc WHERE sid > 0 GROUP BY sid"
-        for sid, cost in _roomy(self._usage_conn()).execute(sql, params):
+        for sid, cost in roomy(self._usage_conn()).execute(sql, params):
             costs[int(cast(int, sid))] = costs.get(int(cast(int, sid)), 0.0) + float(cast(float, cost))
 
     def _sessions_sql(
-        self, rng: _Range, limit: int, offset: int, only: list[int] | None = None
+        self, rng: UsageRange, limit: int, offset: int, only: list[int] | None = None
     ) -> list[UsageSession]:
         """`usage_sessions` as one statement over `rng`; `only`: over these sessions (rowids),
         which hold the answer (`usage_rollup.candidates`)."""
@@ -908,7 +590,7 @@ class UsageMixin(_Core):
             SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
                    {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
             FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
-            ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
+            ORDER BY act + est DESC, {TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
         params.update(limit=limit, offset=offset)
         return [
             UsageSession(
@@ -944,7 +626,7 @@ class UsageMixin(_Core):
 #: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
 #: expression, true for the zero part of an event ending at its period's start; `more`: more
 #: columns).
-_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
+_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in SUMS)},
            json_group_array(DISTINCT sid) FILTER (WHERE NOT {{edge}}),
            json_group_array(DISTINCT sid) FILTER (WHERE {{edge}}){{more}}
     FROM pc GROUP BY k, g, g2, g3, g4"""
@@ -985,11 +667,6 @@ def _midnight_after(t: float, zone: Any) -> float:
 
 def _opt(v: Any) -> float | None:
     return None if v is None else float(v)
-
-
-def _gcols(group: str | None) -> str:
-    """The group columns of the events and pieces: one (`g`), or the rollup's four."""
-    return "g, g2, g3, g4" if group == "key" else "g"
 
 
 def _text(value: Any) -> str | None:

@@ -2,8 +2,8 @@
 price or count — messages but no recorded tokens, usage with no price (`cost_status`
 'unknown', or none and no cost), included in a plan — and the models with unpriced usage.
 
-One statement per question, on the usage connection and column helpers of `UsageMixin`
-(`usage.py`), over the sessions whose span overlaps the range, as the reports count them.
+One statement per question, on the usage connection and column helpers of `usage_sql.py`,
+over the sessions whose span overlaps the range, as the reports count them.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from typing import Any
 
 from .errors import InvalidArgument
 from .text import num_sql, ts_sql
-from .usage import COUNTERS, UsageMixin
 from .usage_model import CHECK_KINDS, UnpricedModel, UsageCheck
+from .usage_sql import COUNTERS, UsageSqlMixin
 from .usage_time import TzLike, When, resolve_tz, to_ts
 
 
-class UsageCheckMixin(UsageMixin):
+class UsageCheckMixin(UsageSqlMixin):
     # ------------------------------------------------------------------ the accounting check
     def _tokens_sql(self, alias: str) -> str:
         """SQL: the tokens of a row of `sessions` ("s") or `session_model_usage` ("u"), numbers only."""

@@ -216,6 +216,50 @@ def test_a_write_the_rollup_does_not_follow_rebuilds_it(
         assert_matches(rep, db_path)
 
 
+@pytest.mark.parametrize("legacy", [True, False], ids=["no-usage-table", "usage-table"])
+def test_an_old_session_resumed_is_followed_after_one_rebuild(
+    store: SessionDB, clock: Clock, db_path: Path, legacy: bool
+) -> None:
+    """An agent resumes an old session (`hermes --resume`): its first commit is not followed
+    (the rollup rebuilds), but the rebuilt rollup follows the sessions of the latest messages,
+    so its next commits are caught up, not rebuilt each time (0.19.0's files have no usage rows
+    to find it by)."""
+    for n in range(3):
+        t = at(2025, 3, 1 + n, 10)
+        session(store, clock, f"s{n}", [(t, {"input_tokens": 100})], end=t + 3600)
+    writer = store
+    if legacy:
+        store.close()
+        conn = apsw.Connection(str(db_path))
+        conn.execute("DROP TABLE session_model_usage")
+        conn.close()
+        writer = SessionDB(db_path, migrate=False)
+        writer.clock = clock.time
+    q = ("day", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "Europe/Berlin")
+
+    def turn(tokens: int) -> None:
+        clock.now += 60
+        writer.append_message("s0", "user", "again", timestamp=clock.now)
+        writer.update_token_counts("s0", input_tokens=tokens, api_call_count=1)
+
+    with SessionDB(db_path, read_only=True) as reader, mock.patch.object(usage_module, "TRACK", 1):
+        reader.usage_report(*q)
+        clock.now = at(2025, 3, 5, 9)
+        turn(5)
+        reader.usage_report(*q)  # (not followed: the statement, then a rebuild)
+        rep = reader.usage_report(*q)
+        rebuilt = reader._usage_rollup
+        assert rep.total.input_tokens == 305 and rebuilt is not None and rebuilt.sync is not None
+        assert "s0" in rebuilt.sync.tracked.values()
+        turn(7)
+        rep = reader.usage_report(*q)
+        assert rep.total.input_tokens == 312
+        assert reader._usage_rollup is rebuilt and rebuilt.sync is not None  # caught up, not rebuilt
+        assert_matches(rep, db_path)
+    if legacy:
+        writer.close()
+
+
 def test_one_rollup_serves_every_thread(store: SessionDB, clock: Clock, db_path: Path) -> None:
     """The browser asks each question on a new worker thread: the rollup built on one is used on
     the next (one usage connection per store), and a commit in between is still seen."""
