@@ -39,6 +39,9 @@ user has them, plus instruments that only read:
   live appends unmount the oldest messages past 450 mounted, down to 300 (the app mounts all);
 - with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE;
   with `HERMES_BENCH_PROFILE_LABEL=writers` only while the writers write);
+- with `HERMES_BENCH_PYSPY=PREFIX` (py-spy installed beside the bench's Python) every browser
+  phase's writers window is sampled by `py-spy record --threads` at 200 Hz, every thread, its
+  collapsed stacks to `PREFIX-<phase>-<time>.txt` (`bench/pyspy_shares.py` sums them by part);
 - every append's latency per phase (`latencies_ms`), and `pooled` at the top of the result file:
   each kind of phase over all its phases of the run, p99 against the pooled writer-alone phases;
 - with `HERMES_BENCH_TRACE=1`, the hops of each live append (`hops_ms`): ms from the newest
@@ -135,6 +138,10 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.controllers.messages import LiveSession
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+try:  # the Line-API transcript (`LinesTranscript`) where the tree has it
+    from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
+except ImportError:
+    PaneTranscript = TranscriptView
 
 path, open_id, key_every = sys.argv[1], sys.argv[2], float(sys.argv[3])
 state = {"label": "start", "lag": False, "keys": False, "stop": False}
@@ -292,7 +299,8 @@ async def main():
             await asyncio.sleep(0.05)
         screen = app.screen
         sl = screen.query_one(SessionList)
-        tv = screen.query_one("#transcript", TranscriptView)
+        tv = screen.query_one("#transcript", PaneTranscript)
+        lines_view = PaneTranscript is not TranscriptView  # messages are lines, not widgets
         while sl.total == 0:
             await asyncio.sleep(0.05)
         if open_id != "-":
@@ -401,8 +409,13 @@ async def main():
             frames["index"] = len(items)
             if frames["pending"]:
                 shown = scr._compositor.visible_widgets
+                on_lines = {m.id for m in tv._on_screen()} if lines_view and tv in shown else set()
                 last = -1
                 for i, item in enumerate(frames["pending"]):
+                    if lines_view:
+                        if item.id in on_lines:
+                            last = i
+                        continue
                     try:
                         w = tv.get_child_by_id(f"msg-{item.id}")
                     except Exception:
@@ -1155,7 +1168,31 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
         flush=True,
     )
     out: dict[str, Any] = {"phase": name, "writers": writers, "seconds": seconds}
+    spy = None
+    if app is not None and os.environ.get("HERMES_BENCH_PYSPY"):  # every thread's stacks, sampled
+        spy_out = f"{os.environ['HERMES_BENCH_PYSPY']}-{name}-{time.strftime('%H%M%S')}.txt"
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(app.proc.pid),
+                "--threads",
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "--duration",
+                str(int(seconds)),
+                "--output",
+                spy_out,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     out.update(run_writers(db, sessions, args, seconds))
+    if spy is not None:
+        spy.wait(timeout=60)
     if app is not None:
         if writers > 1:
             app.send("label after")
