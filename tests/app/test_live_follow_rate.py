@@ -431,3 +431,54 @@ def test_the_shared_follower_rechecks_a_store_at_growing_delays_after_a_write_fo
     assert answered(by_signal=False) == pytest.approx(RECHECKS_S[2], abs=0.01)
     follower.stop()
     follower._wake.close()
+
+
+class _CommitStream:
+    """`WriteSignals` on the injected clock: a writer committing every `every_s` (one agent at
+    20 messages/s), each commit's signal waking the follower at once; a wait with no commit in
+    its timeout runs it whole on the clock (through the follower's wake-up)."""
+
+    def __init__(self, ticks: _Ticks, every_s: float) -> None:
+        self.ticks = ticks
+        self.every_s = every_s
+        self.next_commit = ticks.now + every_s
+        self.commits = 0
+        self.paths: list[str] = []
+
+    def add(self, path: str) -> bool:
+        self.paths.append(path)
+        return True
+
+    def wait(self, timeout: float, also: Any = None) -> set[str]:
+        if self.next_commit <= self.ticks.now + timeout:
+            self.ticks.now = max(self.ticks.now, self.next_commit)
+            self.next_commit += self.every_s
+            self.commits += 1
+            return set(self.paths)
+        also.wait(timeout)
+        return set()
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_writer_committing_20_times_a_second_is_polled_at_most_10_times_a_second() -> None:
+    """The browser takes live changes in at most five times a second (`APPLY_EVERY_S`,
+    `ORDER_EVERY_S`, the reads bring every commit since): a poll per commit (20 a second, one
+    agent) read and reported twice as often as anything was drawn, 2.5 % of a core. Counted on
+    the follower's own clock: 10 s of commits every 50 ms, each found by a poll (none lost)."""
+    from hermes_tui.app.live_follow import APPLY_EVERY_S
+    from hermes_tui.app.stores_follow import SIGNAL_GAP_S
+
+    ticks = _Ticks()
+    sleeps = _Sleeps(ticks)
+    stream = _CommitStream(ticks, 0.05)
+    writing = threading.Event()
+    writing.set()  # every poll finds the commits since the last one
+    follower = follow_one(_Store(writing), lambda u: None, ticks=ticks, wakeup=sleeps, signals=stream)
+    start = ticks.now
+    follower.run(cancelled=lambda: ticks.now >= start + 10.0)
+    assert stream.commits >= 199
+    assert follower.polls <= 10 * 10 + 2, follower.polls  # not 200: one every 0.1 s at most
+    assert follower.polls >= 10 * 10 - 2  # still one every 0.1 s: a commit waits at most that
+    assert SIGNAL_GAP_S <= APPLY_EVERY_S / 2
