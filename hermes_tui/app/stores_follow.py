@@ -43,12 +43,12 @@ MAX_SLEEP_S = 1.0
 ERROR_BACKOFF_S = 2.0
 #: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
 #: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
-#: of a core against 37 %). The browser takes live changes in at most five times a second
-#: (`live_follow.APPLY_EVERY_S`, `live_rules.ORDER_EVERY_S`; each read brings every commit
-#: since), so one agent's commits 50 ms apart polled each (20 polls and reports a second, ~2.5 %
-#: of a core: the follower thread and the reports' handling) read twice what was drawn; at 0.1 s
-#: the first commit after a quiet spell is still polled at once, and the paced reads start as
-#: soon (their `Pacer` timers do not wait for a poll).
+#: of a core against 37 %). The browser takes live changes in at most five times a second (the
+#: transcript, `live_follow.APPLY_EVERY_S`; the list's order twice, `live_rules.ORDER_EVERY_S`;
+#: each read brings every commit since), so one agent's commits 50 ms apart polled each (20 polls
+#: and reports a second, ~2.5 % of a core: the follower thread and the reports' handling) read
+#: four times what was drawn; at 0.1 s the first commit after a quiet spell is still polled at
+#: once, and the paced reads start as soon (their `Pacer` timers do not wait for a poll).
 SIGNAL_GAP_S = 0.1
 
 #: A store's name in the follower: its profile, or None for the one store of a single-store

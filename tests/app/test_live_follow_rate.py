@@ -463,8 +463,8 @@ class _CommitStream:
 
 
 def test_a_writer_committing_20_times_a_second_is_polled_at_most_10_times_a_second() -> None:
-    """The browser takes live changes in at most five times a second (`APPLY_EVERY_S`,
-    `ORDER_EVERY_S`, the reads bring every commit since): a poll per commit (20 a second, one
+    """The browser takes live changes in at most five times a second (`APPLY_EVERY_S`; the
+    reads bring every commit since): a poll per commit (20 a second, one
     agent) read and reported twice as often as anything was drawn, 2.5 % of a core. Counted on
     the follower's own clock: 10 s of commits every 50 ms, each found by a poll (none lost)."""
     from hermes_tui.app.live_follow import APPLY_EVERY_S
