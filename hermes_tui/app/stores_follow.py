@@ -47,9 +47,13 @@ ERROR_BACKOFF_S = 2.0
 #: transcript, `live_follow.APPLY_EVERY_S`; the list's order twice, `live_rules.ORDER_EVERY_S`;
 #: each read brings every commit since), so one agent's commits 50 ms apart polled each (20 polls
 #: and reports a second, ~2.5 % of a core: the follower thread and the reports' handling) read
-#: four times what was drawn; at 0.1 s the first commit after a quiet spell is still polled at
-#: once, and the paced reads start as soon (their `Pacer` timers do not wait for a poll).
-SIGNAL_GAP_S = 0.1
+#: four times what was drawn. 0.12 s rather than 0.1 (the same as `live_follow.HOT_S`): polls
+#: 0.1 s apart fell on the end of the transcript's 0.2 s interval and started an append at every
+#: other one, five a second; at 0.12 every other poll is past it, about four a second as with a
+#: poll per commit (`live_app_bench.py` `g1` against `B1`: 126 against 139 appends in 30 s, 11
+#: against 12-13 % of a core, commit → on screen p95 +5 ms). The first commit after a quiet
+#: spell is still polled at once.
+SIGNAL_GAP_S = 0.12
 
 #: A store's name in the follower: its profile, or None for the one store of a single-store
 #: browser (as `OneStore` names it).
