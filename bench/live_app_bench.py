@@ -88,7 +88,8 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
 `h1` draws a live append's frame at once instead of holding it to the writer's next commit.
-`p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
+`g1`/`g8` are `B1`/`B8` with the follower's polls at least 0.12 s apart (`SIGNAL_GAP_S` and its
+hot rhythm). `p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
 like the transcript's appends; the order and the list's page are read once per reorder).
 `x1`/`x8` are `B1`/`B8` with the app's Textual tuning asked for (`HERMES_TUI_TEXTUAL_TUNING=1`,
 `hermes_tui/app/textual_private.py`; issue 36), `b1`/`b8` with it turned off (`=0`): Textual's
@@ -332,6 +333,11 @@ async def main():
                 from hermes_tui.app.widgets import transcript as transcript_module
                 transcript_module.FOLLOW_WINDOW = int(w[2:])
                 transcript_module.FOLLOW_DROP_STEP = max(1, int(w[2:]) // 2)
+        for w in whatif:  # what if the follower's polls were at least N s apart (hot and by signal)
+            if w.startswith("gap"):
+                from hermes_tui.app import stores_follow
+                stores_follow.SIGNAL_GAP_S = float(w[len("gap"):])
+                store_rhythm(screen).hot_s = float(w[len("gap"):])
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):
                 screen.session_pace.every_s = float(w[len("apply"):])
@@ -1121,6 +1127,7 @@ PHASE_WHATIF = {
     "w": "fw16",
     "h": "nohold",
     "p": "order0.2",
+    "g": "gap0.12",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -1128,7 +1135,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnwhxbp" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwhxbpg" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
