@@ -6,8 +6,11 @@ every sample a function is on the stack of) and by innermost function (exclusive
 .venv/bin/python bench/pyspy_shares.py /tmp/prof-B1-*.txt [--top 40] [--seconds 30]
 ```
 
-py-spy skips idle threads by default, so samples are CPU; at `--rate 200` (the bench's), 200
-samples are one core-second: the shares are printed as % of a core over `--seconds`.
+At `--rate 200` (the bench's) 200 samples are one core-second: the shares are printed as % of a
+core over `--seconds`. On this VM py-spy's idle detection does not hold (threads blocked in
+`select` or `sleep` are sampled too): read the shares within a thread (the loop thread's
+`EpollSelector.select` is its idle time) and take each thread's CPU from the bench's
+`thread_cpu_pct`.
 """
 
 from __future__ import annotations
