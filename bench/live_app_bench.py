@@ -39,6 +39,9 @@ user has them, plus instruments that only read:
   live appends unmount the oldest messages past 450 mounted, down to 300 (the app mounts all);
 - with `HERMES_BENCH_PROFILE=FILE` the app's loop thread runs under cProfile (stats to FILE;
   with `HERMES_BENCH_PROFILE_LABEL=writers` only while the writers write);
+- with `HERMES_BENCH_PYSPY=PREFIX` (py-spy installed beside the bench's Python) every browser
+  phase's writers window is sampled by `py-spy record --threads` at 200 Hz, every thread, its
+  collapsed stacks to `PREFIX-<phase>-<time>.txt` (`bench/pyspy_shares.py` sums them by part);
 - every append's latency per phase (`latencies_ms`), and `pooled` at the top of the result file:
   each kind of phase over all its phases of the run, p99 against the pooled writer-alone phases;
 - with `HERMES_BENCH_TRACE=1`, the hops of each live append (`hops_ms`): ms from the newest
@@ -85,7 +88,8 @@ draws nothing of it; `e1` polls every 5 ms and draws at the first commit after i
 (what the write signal then shipped); `n1` is `B1` with the store's write signal off (the app's
 timer polls only); `w1` keeps 16 items mounted while following instead of 40 (drops 8 at a time);
 `h1` draws a live append's frame at once instead of holding it to the writer's next commit.
-`p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
+`g1`/`g8` are `B1`/`B8` with the follower's polls at least 0.12 s apart (`SIGNAL_GAP_S` and its
+hot rhythm). `p1`/`p8` are `B1`/`B8` with the session list's live reorders started at most every 0.2 s (paced
 like the transcript's appends; the order and the list's page are read once per reorder).
 `x1`/`x8` are `B1`/`B8` with the app's Textual tuning asked for (`HERMES_TUI_TEXTUAL_TUNING=1`,
 `hermes_tui/app/textual_private.py`; issue 36), `b1`/`b8` with it turned off (`=0`): Textual's
@@ -135,7 +139,7 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.controllers.messages import LiveSession
 from hermes_tui.app.widgets.session_list import SessionList
 from hermes_tui.app.widgets.transcript_items import MessageView
-from hermes_tui.app.widgets.transcript_pane import Transcript
+from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
 
 path, open_id, key_every = sys.argv[1], sys.argv[2], float(sys.argv[3])
 state = {"label": "start", "lag": False, "keys": False, "stop": False}
@@ -223,7 +227,7 @@ async def main():
         stores_follow.write_signals = lambda: None
     if "noshow" in whatif:  # the follower and its reads as they are, nothing drawn from them
         async def apply_nothing(self, message):  # the next read starts after these, as it would
-            tv = self.query_one("#transcript", Transcript)
+            tv = self.query_one("#transcript", PaneTranscript)
             if message.items and tv.data is not None and tv.data.session_id == message.session_id:
                 tv.items.extend(message.items)
 
@@ -277,7 +281,8 @@ async def main():
             await asyncio.sleep(0.05)
         screen = app.screen
         sl = screen.query_one(SessionList)
-        tv = screen.query_one("#transcript", Transcript)
+        tv = screen.query_one("#transcript", PaneTranscript)
+        lines_view = True  # messages are lines, not widgets (the one transcript since s42-lines)
         while sl.total == 0:
             await asyncio.sleep(0.05)
         if open_id != "-":
@@ -309,6 +314,11 @@ async def main():
                 from hermes_tui.app.widgets import transcript_lines as transcript_module
                 transcript_module.FOLLOW_WINDOW = int(w[2:])  # (the name the transcript reads)
                 transcript_module.FOLLOW_DROP_STEP = max(1, int(w[2:]) // 2)
+        for w in whatif:  # what if the follower's polls were at least N s apart (hot and by signal)
+            if w.startswith("gap"):
+                from hermes_tui.app import stores_follow
+                stores_follow.SIGNAL_GAP_S = float(w[len("gap"):])
+                store_rhythm(screen).hot_s = float(w[len("gap"):])
         for w in whatif:  # what if the open transcript took live messages at most every N s
             if w.startswith("apply"):
                 screen.session_pace.every_s = float(w[len("apply"):])
@@ -386,8 +396,13 @@ async def main():
             frames["index"] = len(items)
             if frames["pending"]:
                 shown = scr._compositor.visible_widgets
+                on_lines = {m.id for m in tv._on_screen()} if lines_view and tv in shown else set()
                 last = -1
                 for i, item in enumerate(frames["pending"]):
+                    if lines_view:
+                        if item.id in on_lines:
+                            last = i
+                        continue
                     try:
                         w = tv.get_child_by_id(f"msg-{item.id}")
                     except Exception:
@@ -1093,6 +1108,7 @@ PHASE_WHATIF = {
     "w": "fw16",
     "h": "nohold",
     "p": "order0.2",
+    "g": "gap0.12",
 }
 PHASE_SCHED = {"T": "pin", "I": "idle", "H": "batch", "L": "long", "K": "short", "J": "autogroup"}
 NO_PROBE = "PQTIHLKWXJRMFe"  # scheduling experiments: no lag probe (its 5 ms wakeups are the bench's)
@@ -1100,7 +1116,7 @@ SATURATED = "SZUV"  # B, Y, O and A with a process burning each core
 
 
 def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
-    follow, writers = name[0] in "BDEONnwhxbp" + NO_PROBE + "YSZUG", int(name[1:])
+    follow, writers = name[0] in "BDEONnwhxbpg" + NO_PROBE + "YSZUG", int(name[1:])
     burners = []
     if name.startswith("C"):  # control: no browser, a process burning `--burn` of a core instead
         burners.append(subprocess.Popen([sys.executable, "-c", BURNER, str(args.burn)]))
@@ -1140,7 +1156,31 @@ def phase(base: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:
         flush=True,
     )
     out: dict[str, Any] = {"phase": name, "writers": writers, "seconds": seconds}
+    spy = None
+    if app is not None and os.environ.get("HERMES_BENCH_PYSPY"):  # every thread's stacks, sampled
+        spy_out = f"{os.environ['HERMES_BENCH_PYSPY']}-{name}-{time.strftime('%H%M%S')}.txt"
+        spy = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "py-spy"),
+                "record",
+                "--pid",
+                str(app.proc.pid),
+                "--threads",
+                "--format",
+                "raw",
+                "--rate",
+                "200",
+                "--duration",
+                str(int(seconds)),
+                "--output",
+                spy_out,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     out.update(run_writers(db, sessions, args, seconds))
+    if spy is not None:
+        spy.wait(timeout=60)
     if app is not None:
         if writers > 1:
             app.send("label after")

@@ -34,9 +34,10 @@ Europe/Berlin (the 180 days hold both DST changes). Warm: each case once first (
 then `--reps` rounds of every case in turn, so no question follows itself and whatever a store
 keeps between questions serves different ones: p50 and max of the wall time, p50 of the
 process' CPU time (steadier on a shared machine). `--writes N`: on a scratch copy of the file
-(removed at the end), N times each of three reports right after a commit of another
-connection (`append_usage`: a session and its usage row through `SessionDB.
-update_token_counts`), then the question after it (no commit between); RSS before and after
+(removed at the end), N times each of three reports and two costliest-sessions questions right
+after a commit of another connection (`agent_turn`: a reply appended to the latest session and
+its API call through `SessionDB.update_token_counts`, undone exactly after), then the question
+after it (no commit between); RSS before and after
 the warm rounds (`memory`). `--cold`: each case once more in a fresh interpreter (its first
 call; `--drop-caches`, root: the page cache dropped before each, else the file is in the OS
 cache).
@@ -185,12 +186,19 @@ def prepare(legacy: Path, workdir: Path, prompt_bytes: int) -> Path:
     return out
 
 
-#: Asked right after a commit (another connection's: a session appended with a usage row, as the
-#: agent's first call writes it), each time after a new one, and once more (no commit between).
+#: Asked right after a commit (another connection's: the agent's next turn on the latest session,
+#: `agent_turn`), each time after a new one, and once more (no commit between).
 AFTER_WRITE = [
     c
     for c in CASES
-    if c[0] in ("report day · model · 7d", "report day · source · 90d", "report day · model · all")
+    if c[0]
+    in (
+        "report day · model · 7d",
+        "report day · source · 90d",
+        "report day · model · all",
+        "costliest sessions · 90d",
+        "costliest sessions · all",
+    )
 ]
 
 
@@ -225,12 +233,21 @@ def rss_kib() -> dict[str, int]:
     return out
 
 
-def append_usage(path: Path, now: float, n: int) -> str:
-    """A commit by another connection: a new session with one API call's usage row at `now`,
-    through `SessionDB` (`update_token_counts`, the writer's path; `migrate=False`: the file's
-    own schema), on the bench's scratch copy of the store."""
+def agent_turn(path: Path, now: float) -> Any:
+    """A commit by another connection as the agent makes it: a reply appended to the latest
+    session and its API call's usage (`update_token_counts`: the session's counters and its
+    usage row, the writer's per-call path), at `now`, through `SessionDB` (`migrate=False`: the
+    file's own schema), on the bench's scratch copy. Returns what `undo_turn` needs."""
+    import apsw
+
     import hermes_tui.state.sessions as sessions_module
     from hermes_tui.state import SessionDB
+
+    conn = apsw.Connection(str(path))
+    sid = conn.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1").fetchall()[0][0]
+    s_row = conn.execute("SELECT * FROM sessions WHERE id = ?", (sid,)).fetchall()[0]
+    u_rows = conn.execute("SELECT rowid, * FROM session_model_usage WHERE session_id = ?", (sid,)).fetchall()
+    conn.close()
 
     class Clock:
         def __getattr__(self, name: str) -> Any:
@@ -239,7 +256,6 @@ def append_usage(path: Path, now: float, n: int) -> str:
         def time(self) -> float:
             return now
 
-    sid = f"bench-write-{os.getpid()}-{n}"
     patch = hasattr(sessions_module, "time")  # (later trees stamp with `SessionDB.clock` instead)
     real = getattr(sessions_module, "time", None)
     if patch:
@@ -247,7 +263,7 @@ def append_usage(path: Path, now: float, n: int) -> str:
     try:
         with SessionDB(path, migrate=False) as w:
             w.clock = lambda: now  # type: ignore[attr-defined,method-assign]
-            w.create_session(sid, "cli", model="anthropic/claude-sonnet-4")
+            mid = w.append_message(sid, "assistant", "done", timestamp=now)
             w.update_token_counts(
                 sid,
                 input_tokens=1000,
@@ -261,16 +277,28 @@ def append_usage(path: Path, now: float, n: int) -> str:
     finally:
         if patch:
             sessions_module.time = real
-    return sid
+    return sid, s_row, u_rows, mid
 
 
-def remove_usage(path: Path, sid: str) -> None:
-    """Undo `append_usage` (the session and its usage row), another commit."""
+def undo_turn(path: Path, turn: Any) -> None:
+    """Undo `agent_turn` exactly (the session's row and usage rows as they were, the reply
+    gone): another commit, so every tree's results stay the same run after run."""
     import apsw
 
+    sid, s_row, u_rows, mid = turn
     conn = apsw.Connection(str(path))
+    s_cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
+    u_cols = ["rowid"] + [r[1] for r in conn.execute("PRAGMA table_info(session_model_usage)")]
+    conn.execute("BEGIN")
+    conn.execute("DELETE FROM messages WHERE id = ?", (mid,))
+    conn.execute(f"UPDATE sessions SET {', '.join(f'{c} = ?' for c in s_cols)} WHERE id = ?", (*s_row, sid))
     conn.execute("DELETE FROM session_model_usage WHERE session_id = ?", (sid,))
-    conn.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+    for row in u_rows:
+        conn.execute(
+            f"INSERT INTO session_model_usage ({', '.join(u_cols)}) VALUES ({', '.join('?' * len(u_cols))})",
+            row,
+        )
+    conn.execute("COMMIT")
     conn.close()
 
 
@@ -297,7 +325,7 @@ def warm(
     """Each case once (`first_ms`), then `reps` rounds of every case in turn: no question is
     asked twice in a row, so whatever is kept between questions is used by different ones.
     `scratch` (a copy of the store): then `writes` times each `AFTER_WRITE` case right after a
-    commit of another connection (`append_usage`)."""
+    commit of another connection (`agent_turn`)."""
     from hermes_tui.state import SessionDB
 
     rows: list[dict[str, Any]] = []
@@ -333,16 +361,16 @@ def warm(
             for name, method, kw in AFTER_WRITE:
                 right = {"case": f"{name} · right after a commit", "times": [], "cpu": []}
                 next_ = {"case": f"{name} · the question after that", "times": [], "cpu": []}
-                for n in range(writes):
-                    sid = append_usage(scratch, now, n)
+                for _n in range(writes):
+                    turn = agent_turn(scratch, now)
                     for row in (right, next_):
                         t, c = time.perf_counter(), time.process_time()
                         result = call(db, method, kw, now)
                         row["times"].append((time.perf_counter() - t) * 1000)
                         row["cpu"].append((time.process_time() - c) * 1000)
                         row["result"] = summary(result)
-                    remove_usage(scratch, sid)
-                    call(db, method, kw, now)  # (the removal is a commit too: not timed)
+                    undo_turn(scratch, turn)
+                    call(db, method, kw, now)  # (the undo is a commit too: not timed)
                     call(db, method, kw, now)
                 after += [right, next_]
     for row in rows + after:

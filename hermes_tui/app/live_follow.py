@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from hermes_tui.state import Changes, Recheck
 
-HOT_S = 0.1
+HOT_S = 0.12  # as `stores_follow.SIGNAL_GAP_S` (why 0.12 there)
 HOT_FOR_S = 10.0
 FAST_S = 0.25
 SLOW_S = 1.0

@@ -43,8 +43,17 @@ MAX_SLEEP_S = 1.0
 ERROR_BACKOFF_S = 2.0
 #: Polls woken by write signals start at least this far apart: with 8 agents writing 20 messages
 #: a second each, a poll per commit was 130 polls and list reorders a second (the browser at 78 %
-#: of a core against 37 %); one writer's commits 50 ms apart are each still polled right after.
-SIGNAL_GAP_S = 0.04
+#: of a core against 37 %). The browser takes live changes in at most five times a second (the
+#: transcript, `live_follow.APPLY_EVERY_S`; the list's order twice, `live_rules.ORDER_EVERY_S`;
+#: each read brings every commit since), so one agent's commits 50 ms apart polled each (20 polls
+#: and reports a second, ~2.5 % of a core: the follower thread and the reports' handling) read
+#: four times what was drawn. 0.12 s rather than 0.1 (the same as `live_follow.HOT_S`): polls
+#: 0.1 s apart fell on the end of the transcript's 0.2 s interval and started an append at every
+#: other one, five a second; at 0.12 every other poll is past it, about four a second as with a
+#: poll per commit (`live_app_bench.py` `g1` against `B1`: 126 against 139 appends in 30 s, 11
+#: against 12-13 % of a core, commit → on screen p95 +5 ms). The first commit after a quiet
+#: spell is still polled at once.
+SIGNAL_GAP_S = 0.12
 
 #: A store's name in the follower: its profile, or None for the one store of a single-store
 #: browser (as `OneStore` names it).
@@ -369,7 +378,7 @@ class StoresFollower:
         (polls woken by writes at least `SIGNAL_GAP_S` apart per store)."""
         if seconds <= 0:
             return
-        if self._signals is None:
+        if self._signals is None or self._all_signalled():
             self._wake.wait(seconds)
             return
         written = self._signals.wait(seconds, also=self._wake)
@@ -383,6 +392,14 @@ class StoresFollower:
                     continue
                 st.by_signal = True
                 st.next_at = min(st.next_at, max(now, st.signalled_at + SIGNAL_GAP_S))
+
+    def _all_signalled(self) -> bool:
+        """Every store's next poll was set by a write already (at most `SIGNAL_GAP_S` after its
+        last): more writes cannot bring any sooner, so the thread sleeps until one is due
+        instead of waking for each commit (one agent: 20 wake-ups a second besides the polls);
+        the writes meanwhile are read at the next wait."""
+        with self._lock:
+            return bool(self._stores) and all(st.by_signal for st in self._stores.values())
 
 
 def _poll_call(follower: LiveFollower, after_write: float | None) -> Callable[[SessionDB], Changes]:

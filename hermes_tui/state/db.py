@@ -19,6 +19,7 @@ from .stats import StatsMixin
 from .titles import TitlesMixin
 from .trash import TrashMixin
 from .usage import UsageMixin
+from .usage_check import UsageCheckMixin
 
 
 class SessionDB(
@@ -34,6 +35,7 @@ class SessionDB(
     HousekeepingMixin,
     StatsMixin,
     UsageMixin,
+    UsageCheckMixin,
     MaintenanceMixin,
     ImportMixin,
     RepairMixin,

@@ -1,5 +1,6 @@
 """Usage over time (`UsageMixin`): tokens and cost per day, week or month, per model, source,
-provider or task, the costliest sessions of a range, the accounting check and a budget.
+provider or task, the costliest sessions of a range and a budget (the accounting check,
+on the same connection and column helpers: `usage_check.py`).
 
 **What counts.** Every row of `session_model_usage` (one per session, model, billing route and
 task: the writer adds each API call's delta to it and keeps `first_seen`/`last_seen`), plus, per
@@ -18,9 +19,10 @@ to the row exactly (F is 0 at the start and exactly 1 at the end). A row inside 
 (almost all) goes to it whole. Costs split the same way, as fractions.
 
 A report is answered from the day rollup (`usage_rollup`: every row split at local midnights
-and summed per day and key by one statement, kept until anyone commits), its partial first and
-last days by one statement each; a short range, or a long one right after a commit, by one
-statement over the range. The costliest sessions are chosen from the same rollup when one is
+and summed per day and key by one statement, brought up to date after a commit by the sessions
+that changed, `usage_sync`), its partial first and last days by one statement each; a short
+range, or a long one right after a commit the rollup cannot follow, by one statement over the
+range. The costliest sessions are chosen from the same rollup when one is
 kept (`usage_rollup.candidates`) and ordered by the statement restricted to them; without
 one, the statement over the range. The other answers are one statement per store (a grouped aggregate
 over the two tables; messages are read only for a residual of a session with no end), so
@@ -31,23 +33,19 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any, cast
 
 import apsw
 
-from .core import _Core
-from .errors import InvalidArgument, StoreError
-from .text import TS_MAX, num_sql, read_rows, ts_sql
+from .errors import InvalidArgument
+from .text import TS_MAX, ts_sql
 from .usage_model import (
-    CHECK_KINDS,
     GROUPS,
     BudgetStatus,
-    UnpricedModel,
-    UsageCheck,
     UsageFigures,
     UsageReport,
     UsageSession,
@@ -58,10 +56,19 @@ from .usage_model import (
     ZERO as _ZERO,
 )
 from .usage_rollup import DayCell, DayRollup, Key, candidates, json_ids
+from .usage_sql import (
+    COLUMNS,
+    RESIDUAL_KEEP,
+    SUMS,
+    TOKENS,
+    UsageRange,
+    UsageSqlMixin,
+    roomy,
+)
+from .usage_sync import TRACK, TRACK_MAX, Contribution, Print, RollupSync, contributions, replace_session
 from .usage_time import (
     Period,
     TzLike,
-    UsagePeriod,
     When,
     budget_range,
     local_date,
@@ -75,23 +82,6 @@ from .usage_time import (
     zone_and_now,
 )
 
-_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
-#: Cost columns: compared with a tolerance (sums of the same float deltas differ in their last bits).
-_COSTS = ("act", "est")
-_EPS = 1e-9
-#: At most this many sessions with a residual are remembered by rowid (`_residual_rowids`).
-_RESIDUAL_KEEP = 20_000
-#: The columns behind `_SUMS`, in the same order.
-_COLUMNS = (*_COUNTERS, "api_call_count", "actual_cost_usd", "estimated_cost_usd")
-#: The event columns summed into `UsageFigures`, in its field order.
-_SUMS = ("i", "o", "cr", "cw", "rs", "calls", "act", "est")
-_TOKENS = "(i + o + cr + cw + rs)"
-#: While a usage statement runs: SQLite's page cache (KiB, negative as the pragma takes it), which
-#: is also its sorter's memory (below it, a sort of 160k pieces spills to a temporary file), and
-#: the bytes of the file read through a memory map (pages read in place, not copied: a scan of a
-#: file with 10–30 kB prompts in its session rows reads every one's overflow pages).
-_CACHE_KIB = 65536
-_MMAP_BYTES = 1 << 34
 #: A report over more days than this, with local midnights for ends, builds the day rollup when
 #: none holds (a shorter one — a week, a month, a budget — is cheaper as one statement).
 _ROLLUP_MIN_DAYS = 31
@@ -100,327 +90,21 @@ _ROLLUP_MAX_DAYS = 10_958
 
 
 def _figures(row: dict[str, Any]) -> UsageFigures:
-    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in _SUMS[:6])
+    i, o, cr, cw, rs, calls = (int(row[c] or 0) for c in SUMS[:6])
     return UsageFigures(
         i, o, cr, cw, rs, calls, float(row["act"] or 0.0), float(row["est"] or 0.0), int(row["sessions"] or 0)
     )
 
 
-_AGG = ", ".join(f"TOTAL({c}) AS {c}" for c in _SUMS) + ", COUNT(DISTINCT sid) AS sessions"
-_NO_SUMS = ", ".join(f"0 AS {c}" for c in _SUMS)
+_AGG = ", ".join(f"TOTAL({c}) AS {c}" for c in SUMS) + ", COUNT(DISTINCT sid) AS sessions"
+_NO_SUMS = ", ".join(f"0 AS {c}" for c in SUMS)
 
 
-@dataclass(frozen=True)
-class _Range:
-    since: float
-    until: float
-    spans: list[UsagePeriod]
-
-
-def period_case(expr: str, bounds: Sequence[float]) -> str:
-    """SQL: the period number of the time `expr` (a column) — i with `bounds[i] <= expr <
-    bounds[i + 1]`, -1 before the first bound, `len(bounds) - 1` from the last — as a binary
-    search of nested CASEs over the periods' own bounds (about log2(n) comparisons)."""
-
-    def node(lo: int, hi: int) -> str:  # the answer lies in [lo, hi]
-        if lo == hi:
-            return str(lo)
-        mid = (lo + hi + 1) // 2  # expr >= bounds[mid] means the answer is >= mid
-        return f"CASE WHEN {expr} < {bounds[mid]!r} THEN {node(lo, mid - 1)} ELSE {node(mid, hi)} END"
-
-    return node(-1, len(bounds) - 1)
-
-
-def _roomy(conn: apsw.Connection) -> apsw.Connection:
-    """`conn` with `_CACHE_KIB` of page cache and `_MMAP_BYTES` of memory map, set on its first
-    usage statement and kept (restoring them after each would drop the cache and the map they
-    exist for). Neither writes anything: both are this connection's own, and SQLite only reads
-    through the map."""
-    for pragma, value in (("cache_size", -_CACHE_KIB), ("mmap_size", _MMAP_BYTES)):
-        now = conn.execute(f"PRAGMA {pragma}").fetchall()
-        if now and now[0][0] != value:  # (no row: a store without the setting, e.g. in memory)
-            conn.execute(f"PRAGMA {pragma} = {value}").fetchall()
-    return conn
-
-
-class UsageMixin(_Core):
-    #: `_residual_rowids`' answer: the connection and (data_version, total_changes) it holds for.
-    _usage_residuals: tuple[Any, tuple[int, int], list[int] | None] | None = None
+class UsageMixin(UsageSqlMixin):
     #: The day rollup (`usage_rollup`) of the last zone asked, while nobody committed.
     _usage_rollup: DayRollup | None = None
     #: The usage connection and its version at the previous `usage_report` (`_rollup_for`).
     _usage_seen: tuple[Any, tuple[int, int]] | None = None
-    #: The connection every usage statement runs on (`_usage_conn`), and the lock it is used under.
-    _usage_connection: apsw.Connection | None = None
-    _usage_lock_made = threading.Lock()
-
-    def _usage_lock(self) -> threading.RLock:
-        lock = self.__dict__.get("_usage_rlock")
-        if lock is None:
-            with UsageMixin._usage_lock_made:
-                lock = self.__dict__.setdefault("_usage_rlock", threading.RLock())
-        return cast(threading.RLock, lock)
-
-    def _usage_conn(self) -> apsw.Connection:
-        """The store's usage connection (call under `_usage_lock`): one for every thread, so
-        what it remembers between answers (the sessions with a residual, the day rollup, its
-        64 MiB page cache) holds for the next question whichever thread asks it — the
-        browser asks each on a new worker thread, which has a new connection of its own. Its
-        `PRAGMA data_version` changes when any other connection commits. A store in memory
-        has only its threads' connections."""
-        if str(self.db_path) in ("", ":memory:"):
-            return self._conn()
-        if self._closed:
-            raise StoreError("the store is closed")
-        conn = self._usage_connection
-        if conn is None:
-            conn = self._usage_connection = self._new_connection()
-        return conn
-
-    def _read(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        with self._usage_lock():
-            return read_rows(_roomy(self._usage_conn()), sql, params or {})
-
-    def _version(self, conn: apsw.Connection) -> tuple[int, int]:
-        """What changes when anyone commits: another connection (`PRAGMA data_version`) or this one."""
-        return int(conn.execute("PRAGMA data_version").fetchall()[0][0] or 0), conn.total_changes()
-
-    # ------------------------------------------------------------------ the events
-    def _has_usage_table(self) -> bool:
-        return {"session_id", "model"} <= self.columns("session_model_usage")
-
-    def _scol(self, name: str) -> str:
-        return f"s.{name}" if self.has_column("sessions", name) else "NULL"
-
-    def _ucol(self, name: str) -> str:
-        return f"u.{name}" if self.has_column("session_model_usage", name) else "NULL"
-
-    def _known_sql(self) -> str:
-        """SQL: usage row `u` records an actual cost (its column is NOT NULL DEFAULT 0, so a
-        number that is not 0, or a 0 the row's status calls actual)."""
-        if not self.has_column("session_model_usage", "actual_cost_usd"):
-            return "0"
-        return (
-            "(typeof(u.actual_cost_usd) IN ('integer', 'real') "
-            f"AND (u.actual_cost_usd <> 0 OR {self._ucol('cost_status')} = 'actual'))"
-        )
-
-    def _session_end_sql(self, alias: str) -> str:
-        """A session's end (columns `sid, started, ended, active, ul` of `alias`): `ended_at`,
-        else the latest of its activity, its usage rows (`ul`) and its newest message (read
-        only then), else its start."""
-        a = alias
-        newest = (
-            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = {a}.sid "
-            f"AND m.timestamp BETWEEN 0 AND {TS_MAX})"
-        )
-        return (
-            f"COALESCE({ts_sql(a + '.ended')}, (SELECT MAX(v) FROM (SELECT {ts_sql(a + '.active')} AS v "
-            f"UNION ALL SELECT {a}.ul UNION ALL SELECT {newest})), {a}.started)"
-        )
-
-    def _grouped_sql(self, where: str = "", residual: bool = False) -> str:
-        """SELECT one row per session: `rid` (its rowid), its counters `s<sum>`, the sums of its
-        usage rows `u<sum>` (`un` rows, the last at `ul`). `where` (on `s`) drops sessions
-        before their rows are read; `residual` keeps only those whose counters exceed their
-        rows' sums (a cost by more than `_EPS`: float sums of the same deltas differ in their
-        last bits). One pass over the sessions, each with its rows by the writer's
-        `session_id` index."""
-        s, u = self._scol, self._ucol
-        cols = ["s.rowid AS rid"] + [f"{s(c)} AS s{n}" for c, n in zip(_COLUMNS, _SUMS, strict=True)]
-        if not self._has_usage_table():
-            cols += ["0 AS un", "NULL AS ul"] + [f"0 AS u{n}" for n in _SUMS]
-            keep = " OR ".join(
-                f"{s(c)} > {_EPS if n in _COSTS else 0}" for c, n in zip(_COLUMNS, _SUMS, strict=True)
-            )
-            where = f"{where} {'AND' if where else 'WHERE'} ({keep})" if residual else where
-            return f"SELECT {', '.join(cols)} FROM sessions s {where}"
-        sums = {n: f"TOTAL({u(c)})" for c, n in zip(_COLUMNS, _SUMS, strict=True)}
-        cols += ["COUNT(u.session_id) AS un", f"MAX({ts_sql(u('last_seen'))}) AS ul"]
-        cols += [f"{v} AS u{n}" for n, v in sums.items()]
-        more = " OR ".join(
-            f"{s(c)} > {sums[n]}" + (f" + {_EPS}" if n in _COSTS else "")
-            for c, n in zip(_COLUMNS, _SUMS, strict=True)
-        )
-        joined = "sessions s LEFT JOIN session_model_usage u ON u.session_id = s.id"
-        having = f"HAVING {more}" if residual else ""
-        return f"SELECT {', '.join(cols)} FROM {joined} {where} GROUP BY s.id {having}"
-
-    def _per_session_sql(self, where: str = "", residual: bool = False) -> str:
-        """`_grouped_sql` with the sessions' other columns: `sid, started, ended, active,
-        sstatus, shasact, smodel, sprov, source` (read for the sessions it keeps)."""
-        s = self._scol
-        extra = [
-            "s.id AS sid",
-            f"{ts_sql('s.started_at')} AS started",
-            f"{s('ended_at')} AS ended",
-            f"{s('last_activity_at')} AS active",
-            f"{s('cost_status')} AS sstatus",
-            f"typeof({s('actual_cost_usd')}) IN ('integer', 'real') AS shasact",
-            f"COALESCE({s('model')}, 'unknown') AS smodel",
-            f"COALESCE({s('billing_provider')}, '') AS sprov",
-            "s.source AS source",
-        ]
-        inner = self._grouped_sql(where, residual)
-        return f"SELECT x.*, {', '.join(extra)} FROM ({inner}) x JOIN sessions s ON s.rowid = x.rid"
-
-    def _residual_rowids(self) -> list[int] | None:
-        """The rowids of the sessions whose counters exceed their usage rows' sums (the only
-        ones with a residual), kept until any connection commits; None when there are more
-        than `_RESIDUAL_KEEP` (the statement then finds them itself). Finding them is one
-        grouped pass over every session; the answer depends on no range, group or zone."""
-        with self._usage_lock():
-            conn = self._usage_conn()
-            version = self._version(conn)
-            kept = self._usage_residuals
-            if kept is not None and kept[0] is conn and kept[1] == version:
-                return kept[2]
-            rows = (
-                _roomy(conn)
-                .execute(f"SELECT rid FROM ({self._grouped_sql(residual=True)}) LIMIT {_RESIDUAL_KEEP + 1}")
-                .fetchall()
-            )
-            ids = [int(cast(int, r[0])) for r in rows] if len(rows) <= _RESIDUAL_KEEP else None
-            self._usage_residuals = (conn, version, ids)
-            return ids
-
-    def _events_sql(
-        self, group: str | None, prefilter: bool = True, only: list[int] | None = None
-    ) -> tuple[str, dict[str, Any]]:
-        """CTE `ev0(sid, g, t0, t1, i, o, cr, cw, rs, calls, act, est)`: one event per usage row
-        of the range and one per session residual; `sid` is the session's rowid (a usage row
-        whose session is gone: minus its own rowid), `act` the actual cost where one is
-        recorded, `est` the estimate where it is not. Usage rows entirely outside `[:since,
-        :until)` are dropped before their session is read.
-
-        Values are read as SQLite reads numbers (never raising: text that is not a number
-        counts 0); times must be dates (`ts_sql`), else the session's start stands in.
-        `group` "key": four columns `g, g2, g3, g4` (model, source, provider, task: the day
-        rollup's key); `prefilter` False keeps every usage row (the rollup's build); `only`:
-        the events of these sessions (rowids) alone, read in the same order as without it (the
-        usage rows by their rowid: a session's parts are then summed in the same order)."""
-        if group not in (None, "session", "key", *GROUPS):
-            raise InvalidArgument(f"group must be one of {', '.join(GROUPS)} or None, not {group!r}")
-        u = self._ucol
-        res = {n: f"MAX(0, r.s{n} - r.u{n})" for n in _SUMS}
-        for n in _COSTS:
-            res[n] = f"(CASE WHEN r.s{n} - r.u{n} > {_EPS} THEN r.s{n} - r.u{n} ELSE 0 END)"
-        r_known = f"({res['act']} > 0 OR (r.un = 0 AND r.shasact AND r.sstatus = 'actual'))"
-        g_res = {
-            None: "''",
-            "session": "r.rid",
-            "model": "r.smodel",
-            "source": "r.source",
-            "provider": "r.sprov",
-            "key": "r.smodel, r.source, r.sprov, ''",
-        }
-        ids = self._residual_rowids()
-        params: dict[str, Any] = {}
-        conds = []
-        if ids is not None:
-            conds.append("s.rowid IN (SELECT value FROM json_each(:rids))")
-            params["rids"] = json.dumps(ids)
-        if only is not None:
-            conds.append("s.rowid IN (SELECT value FROM json_each(:only))")
-            params["only"] = json.dumps(only)
-        where = f"WHERE {' AND '.join(conds)}" if conds else ""
-        residual = f"""SELECT r.rid, {g_res.get(group, "''")}, r.started, {self._session_end_sql("r")},
-                   {", ".join(res[n] for n in _SUMS[:6])},
-                   CASE WHEN {r_known} THEN {res["act"]} ELSE 0 END,
-                   CASE WHEN {r_known} THEN 0 ELSE {res["est"]} END
-            FROM ({self._per_session_sql(where, residual=True)}) r"""
-        if not self._has_usage_table():
-            head = f"ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est)"
-            return f"{head} AS ({residual})", params
-        g_row = {
-            None: "''",
-            "session": "COALESCE(s.rowid, -u.rowid)",
-            "model": "u.model",
-            "source": "s.source",
-            "provider": f"COALESCE({u('billing_provider')}, '')",
-            "task": f"COALESCE({u('task')}, '')",
-            "key": f"u.model, s.source, COALESCE({u('billing_provider')}, ''), COALESCE({u('task')}, '')",
-        }[group]
-        first, last = ts_sql(u("first_seen")), ts_sql(u("last_seen"))
-        known = self._known_sql()
-        act, est = u("actual_cost_usd"), u("estimated_cost_usd")
-        start = ts_sql("s.started_at")
-        keep = (
-            f"WHERE NOT COALESCE({first} < :since AND {last} <= :since AND NOT ({last} = :since AND :touch) "
-            f"OR {first} >= :until, 0)"
-        )
-        if only is not None:  # (rowid IN a sorted set: the rows in rowid order, as the full scan)
-            keep += """ AND u.rowid IN (SELECT v.rowid FROM session_model_usage v WHERE v.session_id IN
-                (SELECT id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:only))))"""
-        sql = f"""ev0(sid, {_gcols(group)}, t0, t1, i, o, cr, cw, rs, calls, act, est) AS (
-                SELECT COALESCE(s.rowid, -u.rowid), {g_row}, COALESCE({first}, {start}), {last},
-                       {", ".join(u(c) for c in _COLUMNS[:6])},
-                       CASE WHEN {known} THEN {act} ELSE 0 END, CASE WHEN {known} THEN 0 ELSE {est} END
-                FROM session_model_usage u LEFT JOIN sessions s ON s.id = u.session_id
-                {keep if prefilter else ""}
-                UNION ALL
-                {residual})"""
-        return sql, params
-
-    def _pieces_sql(
-        self,
-        group: str | None,
-        rng: _Range,
-        *,
-        every: bool = False,
-        touch: bool = False,
-        only: list[int] | None = None,
-    ) -> tuple[str, dict[str, Any]]:
-        """`WITH ... pc(k, g, sid, i, ..., est)`: each event's part in each period of `rng`. An
-        event inside one period of the range goes to it whole; the others are walked period
-        by period (`sp`) and split there by the periods' bounds.
-
-        `every` (the day rollup's build): every event is kept in `e` (those outside `rng` too,
-        for their earliest start and latest end), parts only inside `rng`, and `pc` has a
-        column `edge`: the part is the zero one of an event ending exactly at its period's
-        start (see `usage_rollup`). `touch`: an event ending exactly at `rng`'s start is in it
-        (with a zero part: the range is the end of a longer one that holds its start). `only`:
-        the sessions (rowids) whose events are read (`_events_sql`)."""
-        bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        f = {
-            x: f"(MIN(MAX((:{b} ->> idx), t0), t1) - t0) / (t1 - t0)"
-            for x, b in (("f1", "his"), ("f0", "los"))
-        }
-        parts = [f"CAST({c} * f1 AS INTEGER) - CAST({c} * f0 AS INTEGER)" for c in _SUMS[:6]]
-        parts += [f"{c} * f1 - {c} * f0" for c in _SUMS[6:]]
-        cols = ", ".join(_SUMS)
-        g = _gcols(group)
-        whole = "(k0 = k1 AND k0 >= 0 AND k1 <= :last)"
-        k0, k1 = period_case("t0", bounds), period_case("t1", bounds)
-        events, params = self._events_sql(group, prefilter=not every, only=only)
-        inside = "t0 < :until AND (COALESCE(t1, t0) > :since OR t0 >= :since OR :touch AND t1 = :since)"
-        walked = "AND k1 >= 0 AND k0 <= :last" if every else ""
-        edge = (", 0 AS edge", ", t1 = (:los ->> idx)") if every else ("", "")
-        sql = f"""WITH {events},
-            e AS MATERIALIZED (
-                SELECT sid, {g}, t0, t1, {cols}, {k0} AS k0, {k1} AS k1
-                FROM (SELECT sid, {g}, t0, MAX(t0, COALESCE(t1, t0)) AS t1, {cols} FROM ev0
-                      WHERE t0 IS NOT NULL {"" if every else "AND " + inside})),
-            sp(idx, last, sid, {g}, t0, t1, {cols}) AS (
-                SELECT MAX(k0, 0), MIN(k1, :last), sid, {g}, t0, t1, {cols} FROM e
-                WHERE NOT {whole} {walked}
-                UNION ALL
-                SELECT idx + 1, last, sid, {g}, t0, t1, {cols} FROM sp WHERE idx < last),
-            pc AS {"NOT MATERIALIZED" if every else "MATERIALIZED"} (
-                SELECT k0 AS k, {g}, sid, {cols}{edge[0]} FROM e WHERE {whole}
-                UNION ALL
-                SELECT idx, {g}, sid, {", ".join(f"{x} AS {c}" for x, c in zip(parts, _SUMS, strict=True))}
-                       {edge[1]}
-                FROM (SELECT *, {f["f1"]} AS f1, {f["f0"]} AS f0 FROM sp))"""
-        params |= {
-            "touch": int(touch),
-            "since": rng.since,
-            "until": rng.until,
-            "last": len(rng.spans) - 1,
-            "los": json.dumps([sp.lo for sp in rng.spans]),
-            "his": json.dumps([sp.hi for sp in rng.spans]),
-        }
-        return sql, params
 
     # ------------------------------------------------------------------ ranges
     def usage_bounds(self) -> tuple[float, float] | None:
@@ -450,7 +134,7 @@ class UsageMixin(_Core):
         tz: Any,
         now: float | None,
         bounds: tuple[float, float] | None = None,
-    ) -> _Range:
+    ) -> UsageRange:
         """`[since, until)` as Unix times; None ends reach the period holding the earliest usage
         and the one holding the later of now and the latest usage (`bounds`, else this store's)."""
         lo, hi = to_ts(since, tz), to_ts(until, tz)
@@ -463,7 +147,7 @@ class UsageMixin(_Core):
             if hi is None:
                 last = max(now, b[1]) if b else now
                 hi = midnight(next_start(period_start(local_date(last, tz), by), by), tz)
-        return _Range(lo, hi, spans(lo, hi, by, tz) if hi > lo else [])
+        return UsageRange(lo, hi, spans(lo, hi, by, tz) if hi > lo else [])
 
     # ------------------------------------------------------------------ the series
     def usage_report(
@@ -496,25 +180,28 @@ class UsageMixin(_Core):
             # the parts before the first and after the last local midnight: each inside one period
             edges = []
             if rng.since < a:
-                edges.append((0, self._key_cells(_Range(rng.since, a, [replace(rng.spans[0], hi=a)]))))
+                edges.append((0, self._key_cells(UsageRange(rng.since, a, [replace(rng.spans[0], hi=a)]))))
             if b < rng.until:
-                tail = _Range(b, rng.until, [replace(rng.spans[-1], lo=b)])
+                tail = UsageRange(b, rng.until, [replace(rng.spans[-1], lo=b)])
                 edges.append((len(rng.spans) - 1, self._key_cells(tail, touch=True)))
             cells, per, groups, total = roll.report(rng.spans, group, (a, b), edges)
             return UsageReport(
                 by, group, tz_name(zone), rng.since, rng.until, rng.spans, cells, per, groups, total
             )
 
-    def _rollup_for(self, rng: _Range, a: float, b: float, zone: Any, now: float | None) -> DayRollup | None:
+    def _rollup_for(
+        self, rng: UsageRange, a: float, b: float, zone: Any, now: float | None
+    ) -> DayRollup | None:
         """The day rollup that answers the days `[a, b)` of `rng` (call under `_usage_lock`):
-        the one kept, while nobody committed; else a new one for a range of more than
-        `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous question; None:
-        answer by one statement.
+        the one kept, current or brought up to date (`_current_rollup`); else a new one for a
+        range of more than `_ROLLUP_MIN_DAYS` days, unless someone committed since the previous
+        question; None: answer by one statement.
 
-        Why not rebuild right after a commit: the live Usage screen reloads after writes, and
-        while an agent writes every few seconds each rebuild (~2× the statement over the whole
-        history) would be thrown away by the next write; the statement answers those as before,
-        and the rollup is rebuilt by the first question that follows another without a commit."""
+        Why not rebuild right after a commit the rollup cannot follow: the live Usage screen
+        reloads after writes, and while an agent writes every few seconds each rebuild (~2× the
+        statement over the whole history) would be thrown away by the next write; the statement
+        answers those as before, and the rollup is rebuilt by the first question that follows
+        another without a commit."""
         conn = self._usage_conn()
         version = self._version(conn)
         seen, self._usage_seen = self._usage_seen, (conn, version)
@@ -531,13 +218,14 @@ class UsageMixin(_Core):
     def _current_rollup(
         self, zone: Any, conn: Any = None, version: tuple[int, int] | None = None
     ) -> DayRollup | None:
-        """The day rollup kept, if it is `zone`'s and nobody committed since its build (call
-        under `_usage_lock`)."""
+        """The day rollup kept, if it is `zone`'s and current: nobody committed since it was
+        built or brought up to date, or it can be now (`_catch_up`; call under `_usage_lock`)."""
         conn = self._usage_conn() if conn is None else conn
         roll = self._usage_rollup
         if roll is None or roll.owner is not conn or roll.zone != zone:
             return None
-        return roll if roll.version == (self._version(conn) if version is None else version) else None
+        version = self._version(conn) if version is None else version
+        return roll if roll.version == version or self._catch_up(roll, conn, version) else None
 
     def _build_rollup(
         self, conn: apsw.Connection, version: tuple[int, int], zone: Any, now: float | None
@@ -556,38 +244,265 @@ class UsageMixin(_Core):
         end = next_start(period_start(last, "month"), "month")
         lo = midnight(max(local_date(found[0], zone), end - dt.timedelta(days=_ROLLUP_MAX_DAYS)), zone)
         hi = midnight(end, zone)
-        rng = _Range(lo, hi, spans(lo, hi, "day", zone))
-        sql, params = self._pieces_sql("key", rng, every=True)
-        sql += f"""
-            {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
-            UNION ALL
-            SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
-            FROM e"""
+        rng = UsageRange(lo, hi, spans(lo, hi, "day", zone))
         days: list[dict[Key, DayCell]] = [{} for _ in rng.spans]
         costs: list[list[tuple[Any, Any]]] = [[] for _ in rng.spans]
         t_min = t_max = None
-        for row in _roomy(conn).execute(sql, params):
-            if row[0] == -1:
-                t_min, t_max = row[5], row[6]
-            else:
-                k = int(cast(int, row[0]))
-                _add_cell(days[k], row)
-                costs[k].append((row[15], row[16]))
+        # the rollup, the sessions with a residual it reads and what it follows commits with: one
+        # state of the file
+        with self._snapshot(conn):
+            sql, params = self._pieces_sql("key", rng, every=True)
+            sql += f"""
+                {_KEY_CELLS.format(edge="edge", more=_SESSION_COSTS)}
+                UNION ALL
+                SELECT -1, NULL, NULL, NULL, NULL, MIN(t0), MAX(t1), 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL
+                FROM e"""
+            for row in roomy(conn).execute(sql, params):
+                if row[0] == -1:
+                    t_min, t_max = row[5], row[6]
+                else:
+                    k = int(cast(int, row[0]))
+                    _add_cell(days[k], row)
+                    costs[k].append((row[15], row[16]))
+            sync = self._sync_state(conn, rng)
         bounds = [sp.lo for sp in rng.spans] + [rng.spans[-1].hi]
-        return DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
+        roll = DayRollup(zone, version, bounds, days, _opt(t_min), _opt(t_max), conn, costs)
+        roll.sync = sync
+        return roll
 
-    def _key_cells(self, rng: _Range, touch: bool = False) -> dict[Key, DayCell]:
+    # ------------------------------------------------------------------ following commits
+    def _sync_state(self, conn: apsw.Connection, rng: UsageRange) -> RollupSync:
+        """What a rollup just built (in the same read transaction) needs to follow commits
+        (`usage_sync`): the sessions it follows (the latest by start, and those of the latest
+        usage rows and messages: where an agent writes next), their columns and parts, the
+        rest's fingerprint."""
+        smax, umax, mmax = (self._max_rowid(conn, t) for t in ("sessions", "session_model_usage", "messages"))
+        latest = [f"SELECT rowid FROM (SELECT rowid FROM sessions ORDER BY started_at DESC LIMIT {TRACK})"]
+        if mmax:  # (the sessions of the latest messages: an old session resumed is one of them)
+            latest.append(
+                "SELECT s.rowid FROM sessions s WHERE s.id IN (SELECT session_id FROM "
+                f"(SELECT session_id FROM messages ORDER BY rowid DESC LIMIT {TRACK}))"
+            )
+        if self._has_usage_table() and self.has_column("session_model_usage", "last_seen"):
+            latest.append(
+                "SELECT s.rowid FROM sessions s WHERE s.id IN (SELECT session_id FROM session_model_usage "
+                f"ORDER BY last_seen DESC LIMIT {TRACK})"
+            )
+        first = [int(cast(int, r[0])) for r in conn.execute(" UNION ".join(latest))]
+        tracked = self._session_ids(conn, first)
+        residual = self._residual_rowids()
+        sync = RollupSync(
+            self._schema_cookie(conn), smax, umax, mmax, frozenset(tracked), tracked, {}, {}, (), rng
+        )
+        sync.prints = self._prints(conn, tracked)
+        sync.urows = frozenset(_usage_rowids(sync.prints.values()))
+        sync.texts = None if residual is None else sorted(set(residual).difference(tracked))
+        sync.rest = self._rest_print(conn, sync)
+        sync.parts = self._contributions(conn, rng, sorted(tracked))
+        return sync
+
+    def _catch_up(self, roll: DayRollup, conn: apsw.Connection, version: tuple[int, int]) -> bool:
+        """Bring `roll` up to the file's state by the sessions that changed since it was built
+        or last brought up (`usage_sync`); False (and it will not try again) when it cannot:
+        something changed that it does not follow."""
+        sync = cast(RollupSync | None, roll.sync)
+        roll.sync = None
+        if sync is None:
+            return False
+        with self._snapshot(conn):
+            if self._schema_cookie(conn) != sync.schema or self._rest_print(conn, sync) != sync.rest:
+                return False
+            tracked = dict(sync.tracked)
+            news = [
+                int(cast(int, r[0]))
+                for r in conn.execute("SELECT rowid FROM sessions WHERE rowid > ?", (sync.smax,))
+            ]
+            tracked.update(self._session_ids(conn, news))
+            if len(tracked) > TRACK_MAX:
+                return False
+            ids = json.dumps(list(tracked.values()))
+            mmax = self._max_rowid(conn, "messages")
+            others = "session_id NOT IN (SELECT value FROM json_each(:ids))"
+            strays = [f"SELECT 1 FROM messages WHERE rowid > :m AND {others}"]
+            if self._has_usage_table():  # (a row added to a session not followed, e.g. an auxiliary call's)
+                strays.append(f"SELECT 1 FROM session_model_usage WHERE rowid > :u AND {others}")
+            if conn.execute(
+                " UNION ALL ".join(strays) + " LIMIT 1", {"m": sync.mmax, "u": sync.umax, "ids": ids}
+            ).fetchall():
+                return False
+            prints = self._prints(conn, tracked)
+            if prints.keys() != tracked.keys() or not sync.urows <= _usage_rowids(prints.values()):
+                return False  # (a session followed is gone, or a usage row of one: its rowid is free)
+            changed = sorted(sid for sid, p in prints.items() if sync.prints.get(sid) != p)
+            parts = self._contributions(conn, sync.rng, changed) if changed else {}
+        for sid in changed:
+            replace_session(roll, sid, sync.parts.get(sid), parts.get(sid))
+            sync.parts[sid] = parts.get(sid, Contribution())
+        self._follow_residuals(conn, roll.version, version, changed)
+        sync.tracked, sync.prints, sync.mmax = tracked, prints, mmax
+        roll.version, roll.sync = version, sync
+        return True
+
+    def _follow_residuals(
+        self, conn: apsw.Connection, before: tuple[int, int], now: tuple[int, int], changed: list[int]
+    ) -> None:
+        """The sessions with a residual (`_residual_rowids`), kept for the state `before`, made
+        those of `now` by the sessions that changed in between (the others' are the same)."""
+        kept = self._usage_residuals
+        if kept is None or kept[0] is not conn or kept[1] != before or kept[2] is None:
+            return
+        ids = set(kept[2]).difference(changed)
+        if changed:
+            where = "WHERE s.rowid IN (SELECT value FROM json_each(:only))"
+            sql = f"SELECT rid FROM ({self._grouped_sql(where, residual=True)})"
+            ids.update(int(cast(int, r[0])) for r in conn.execute(sql, {"only": json.dumps(changed)}))
+        self._usage_residuals = (conn, now, sorted(ids) if len(ids) <= RESIDUAL_KEEP else None)
+
+    @contextmanager
+    def _snapshot(self, conn: apsw.Connection) -> Iterator[None]:
+        """The statements inside read one state of the file: a read transaction, begun by its
+        first read (nothing is written), unless one is open already; `_usage_snap` is the
+        version from before it began (`_residual_rowids`)."""
+        if conn.in_transaction:
+            yield
+            return
+        self.__dict__["_usage_snap"] = self._version(conn)
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            yield
+        finally:
+            self.__dict__["_usage_snap"] = None
+            conn.execute("COMMIT")
+
+    def _max_rowid(self, conn: apsw.Connection, table: str) -> int:
+        if not self.columns(table):
+            return 0
+        return int(cast(int, conn.execute(f"SELECT COALESCE(MAX(rowid), 0) FROM {table}").fetchall()[0][0]))
+
+    def _schema_cookie(self, conn: apsw.Connection) -> int:
+        """`PRAGMA schema_version`: changes with any change of the file's schema."""
+        return int(cast(int, conn.execute("PRAGMA schema_version").fetchall()[0][0]))
+
+    def _session_ids(self, conn: apsw.Connection, rowids: list[int]) -> dict[int, str]:
+        sql = "SELECT rowid, id FROM sessions WHERE rowid IN (SELECT value FROM json_each(:ids))"
+        return {int(cast(int, r)): str(i) for r, i in conn.execute(sql, {"ids": json.dumps(rowids)})}
+
+    def _print_columns(self) -> tuple[list[str], list[str]]:
+        """The columns a session's part depends on: of `sessions` (numbers, then text) beyond
+        the counters, and of `session_model_usage`."""
+        s_num = [*COLUMNS, "started_at", "ended_at", "last_activity_at", "message_count"]
+        s_text = ["id", "source", "model", "billing_provider", "cost_status"]
+        u_cols = [*COLUMNS, "first_seen", "last_seen", "cost_status", "model", "billing_provider", "task"]
+        return (
+            [c for c in [*s_num, *s_text] if self.has_column("sessions", c)],
+            [c for c in u_cols if self.has_column("session_model_usage", c)],
+        )
+
+    def _prints(self, conn: apsw.Connection, tracked: dict[int, str]) -> dict[int, Print]:
+        """Each followed session's `Print`: its columns, its usage rows', its newest message."""
+        s_cols, u_cols = self._print_columns()
+        ids = json.dumps(list(tracked))
+        newest = (
+            f"(SELECT MAX(m.timestamp) FROM messages m WHERE m.session_id = s.id "
+            f"AND m.timestamp BETWEEN 0 AND {TS_MAX})"
+        )
+        out: dict[int, Print] = {}
+        rows: dict[str, list[Any]] = {}
+        if self._has_usage_table():
+            sql = (
+                f"SELECT u.session_id, u.rowid, {', '.join('u.' + c for c in u_cols)} "
+                "FROM session_model_usage u WHERE u.session_id IN (SELECT value FROM json_each(:ids)) "
+                "ORDER BY u.rowid"
+            )
+            for r in conn.execute(sql, {"ids": json.dumps(list(tracked.values()))}):
+                rows.setdefault(str(r[0]), []).append(tuple(r[1:]))
+        sql = (
+            f"SELECT s.rowid, {', '.join('s.' + c for c in s_cols)}, {newest} FROM sessions s "
+            "WHERE s.rowid IN (SELECT value FROM json_each(:ids))"
+        )
+        for r in conn.execute(sql, {"ids": ids}):
+            sid = int(cast(int, r[0]))
+            out[sid] = (tuple(r[1:]), tuple(rows.get(tracked.get(sid, ""), ())))
+        return out
+
+    def _rest_print(self, conn: apsw.Connection, sync: RollupSync) -> tuple[Any, ...]:
+        """The fingerprint of the sessions not followed at the build (rowid up to `smax`) and of
+        their usage rows (rowid up to `umax`): each number column's sum, the flags the parts
+        read, and the residual's key text (hashed: exact, where sums of text are not)."""
+        s_cols, u_cols = self._print_columns()
+        flags = ["cost_status = 'actual'", "typeof(actual_cost_usd) IN ('integer', 'real')"]
+        s_num = [c for c in s_cols if c not in ("id", "source", "model", "billing_provider", "cost_status")]
+        s_sums = [f"TOTAL({c})" for c in ["rowid", *s_num]]
+        s_sums += [
+            f"TOTAL({f})"
+            for f, c in zip(flags, ("cost_status", "actual_cost_usd"), strict=True)
+            if c in s_cols
+        ]
+        text = " || ".join(f"quote({c})" for c in ("source", "model", "billing_provider") if c in s_cols)
+        # (the sessions and rows followed are mostly the latest: below the first of them no
+        # lookup in their list)
+        params = {
+            "smax": sync.smax,
+            "first": json.dumps(sorted(sync.first)),
+            "lo": min(sync.first, default=0),
+        }
+        rest = "rowid <= :smax AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:first)))"
+        row = conn.execute(
+            f"SELECT COUNT(*), {', '.join(s_sums)} FROM sessions WHERE {rest}", params
+        ).fetchall()
+        # the key text matters only for a residual: of the sessions with one (`texts`; one
+        # without gains one only by a change of its counters or a usage row: seen above or below)
+        if sync.texts is not None:
+            rest, params["texts"] = "rowid IN (SELECT value FROM json_each(:texts))", json.dumps(sync.texts)
+        keys = conn.execute(f"SELECT group_concat({text}, char(30)) FROM sessions WHERE {rest}", params)
+        out: tuple[Any, ...] = (*row[0], hash(keys.fetchall()[0][0]))
+        if self._has_usage_table():
+            u_num = [c for c in u_cols if c not in ("cost_status", "model", "billing_provider", "task")]
+            u_sums = [f"TOTAL({c})" for c in ["rowid", *u_num]]
+            u_sums += [
+                f"TOTAL({f})"
+                for f, c in zip(flags, ("cost_status", "actual_cost_usd"), strict=True)
+                if c in u_cols
+            ]
+            out += tuple(
+                conn.execute(
+                    f"SELECT COUNT(*), {', '.join(u_sums)} FROM session_model_usage WHERE rowid <= :umax "
+                    "AND (rowid < :lo OR rowid NOT IN (SELECT value FROM json_each(:urows)))",
+                    {
+                        "umax": sync.umax,
+                        "urows": json.dumps(sorted(sync.urows)),
+                        "lo": min(sync.urows, default=0),
+                    },
+                ).fetchall()[0]
+            )
+        return out
+
+    def _contributions(
+        self, conn: apsw.Connection, rng: UsageRange, rowids: list[int]
+    ) -> dict[int, Contribution]:
+        """The parts of sessions `rowids` in the rollup's days `rng` (`usage_sync.Contribution`)."""
+        if not rowids:
+            return {}
+        sql, params = self._pieces_sql("key", rng, every=True, only=rowids)
+        sums = ", ".join(f"TOTAL({c})" for c in SUMS)
+        sql += f"""
+            SELECT sid, k, g, g2, g3, g4, {sums}, MAX(NOT edge), MAX(edge) FROM pc WHERE sid > 0
+            GROUP BY sid, k, g, g2, g3, g4
+            UNION ALL
+            SELECT sid, -1, MIN(t0), MAX(t1), {", ".join(["NULL"] * 12)} FROM e WHERE sid > 0 GROUP BY sid"""
+        return contributions(roomy(conn).execute(sql, params).fetchall())
+
+    def _key_cells(self, rng: UsageRange, touch: bool = False) -> dict[Key, DayCell]:
         """The usage of `rng` (one period) per rollup key, as a `DayCell` (call under
         `_usage_lock`): an end of a report answered from the day rollup."""
         sql, params = self._pieces_sql("key", rng, touch=touch)
         out: dict[Key, DayCell] = {}
-        for row in _roomy(self._usage_conn()).execute(
-            f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params
-        ):
+        for row in roomy(self._usage_conn()).execute(f"{sql} {_KEY_CELLS.format(edge='0', more='')}", params):
             _add_cell(out, row)
         return out
 
-    def _report_sql(self, by: Period, group: str | None, zone: Any, rng: _Range) -> UsageReport:
+    def _report_sql(self, by: Period, group: str | None, zone: Any, rng: UsageRange) -> UsageReport:
         """`usage_report` as one statement (a range the day rollup does not answer)."""
         sql, params = self._pieces_sql(group, rng)
         # Sums add up: the periods' and the groups' are those of the cells. Sessions do not (a
@@ -651,20 +566,20 @@ class UsageMixin(_Core):
             costs = roll.session_costs((a, b), rng.since)
             # the parts before the first and after the last local midnight
             if rng.since < a:
-                self._add_session_costs(costs, _Range(rng.since, a, [replace(rng.spans[0], hi=a)]))
+                self._add_session_costs(costs, UsageRange(rng.since, a, [replace(rng.spans[0], hi=a)]))
             if b < rng.until:
-                self._add_session_costs(costs, _Range(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
+                self._add_session_costs(costs, UsageRange(b, rng.until, [replace(rng.spans[-1], lo=b)]), True)
             return self._sessions_sql(rng, limit, offset, candidates(costs, limit + offset))
 
-    def _add_session_costs(self, costs: dict[int, float], rng: _Range, touch: bool = False) -> None:
+    def _add_session_costs(self, costs: dict[int, float], rng: UsageRange, touch: bool = False) -> None:
         """Each session's cost in `rng` (one period) added to `costs` (its sessions at 0 too)."""
         sql, params = self._pieces_sql("session", rng, touch=touch)
         sql += " SELECT sid, TOTAL(act) + TOTAL(est) FROM pc WHERE sid > 0 GROUP BY sid"
-        for sid, cost in _roomy(self._usage_conn()).execute(sql, params):
+        for sid, cost in roomy(self._usage_conn()).execute(sql, params):
             costs[int(cast(int, sid))] = costs.get(int(cast(int, sid)), 0.0) + float(cast(float, cost))
 
     def _sessions_sql(
-        self, rng: _Range, limit: int, offset: int, only: list[int] | None = None
+        self, rng: UsageRange, limit: int, offset: int, only: list[int] | None = None
     ) -> list[UsageSession]:
         """`usage_sessions` as one statement over `rng`; `only`: over these sessions (rowids),
         which hold the answer (`usage_rollup.candidates`)."""
@@ -675,7 +590,7 @@ class UsageMixin(_Core):
             SELECT a.*, s.id AS id, {self._scol("title")} AS title, s.source AS source,
                    {self._scol("model")} AS model, {ts_sql("s.started_at")} AS started_at
             FROM (SELECT sid, {_AGG} FROM pc GROUP BY sid) a JOIN sessions s ON s.rowid = a.sid
-            ORDER BY act + est DESC, {_TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
+            ORDER BY act + est DESC, {TOKENS} DESC, s.id LIMIT :limit OFFSET :offset"""
         params.update(limit=limit, offset=offset)
         return [
             UsageSession(
@@ -707,171 +622,11 @@ class UsageMixin(_Core):
         )
         return make_budget(budget_usd, lo, hi, spent, month, mtd, now, tz_name(zone))
 
-    # ------------------------------------------------------------------ the accounting check
-    def _tokens_sql(self, alias: str) -> str:
-        """SQL: the tokens of a row of `sessions` ("s") or `session_model_usage` ("u"), numbers only."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [num_sql(f"{alias}.{c}") for c in _COUNTERS if self.has_column(table, c)]
-        return f"({' + '.join(cols)})" if cols else "0"
-
-    def _has_tokens_sql(self, alias: str) -> str:
-        """SQL: the row records tokens (a counter above 0; cheaper than their sum)."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [f"{alias}.{c} > 0" for c in _COUNTERS if self.has_column(table, c)]
-        return f"({' OR '.join(cols)})" if cols else "0"
-
-    def _cost_sql(self, alias: str) -> str:
-        """SQL: the row records a cost (an estimated or an actual one that is not 0)."""
-        table = "sessions" if alias == "s" else "session_model_usage"
-        cols = [c for c in ("estimated_cost_usd", "actual_cost_usd") if self.has_column(table, c)]
-        return "(" + " OR ".join(f"{num_sql(f'{alias}.{c}')} <> 0" for c in cols) + ")" if cols else "0"
-
-    def _check_sql(self, since: float | None, until: float | None) -> tuple[str, dict[str, Any]]:
-        """CTE `ck(sid, t0, no_tokens, unpriced, uncosted, included)`: the sessions the check
-        names whose span (start to end) overlaps the range. Candidates come from one scan of
-        the sessions and one of the usage rows on cheap conditions; only they are looked into
-        further (their rows, replies and span)."""
-        status = self._scol("cost_status")
-        stok, scost = self._has_tokens_sql("s"), self._cost_sql("s")
-        msgs = num_sql(self._scol("message_count"))
-        reply = "EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant')"
-        if self._has_usage_table():
-            ustatus = self._ucol("cost_status")
-            utok, ucost = self._has_tokens_sql("u"), self._cost_sql("u")
-            rows = "SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id AND"
-            own = {
-                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND NOT EXISTS ({rows} {utok}) AND {reply}",
-                "unpriced": f"{status} = 'unknown' AND ({stok} OR EXISTS ({rows} {utok}))",
-                "uncosted": f"""{status} IS NULL AND {stok} AND NOT {scost}
-                                AND NOT EXISTS ({rows} ({ucost} OR {ustatus} = 'included'))""",
-                "included": f"{status} = 'included'",
-            }
-            of_rows = {
-                "no_tokens": "0",
-                "unpriced": f"{ustatus} = 'unknown' AND {utok}",
-                "uncosted": f"{ustatus} IS NULL AND {utok} AND NOT {ucost}",
-                "included": f"{ustatus} = 'included'",
-            }
-            last = (
-                f"(SELECT MAX({ts_sql('u.last_seen')}) FROM session_model_usage u WHERE u.session_id = s.id)"
-            )
-        else:
-            own = {
-                "no_tokens": f"NOT {stok} AND {msgs} > 0 AND {reply}",
-                "unpriced": f"{status} = 'unknown' AND {stok}",
-                "uncosted": f"{status} IS NULL AND {stok} AND NOT {scost}",
-                "included": f"{status} = 'included'",
-            }
-            of_rows, last = {}, "NULL"
-        # one scan of each table: a row per candidate with its flags (each test a CASE, so a
-        # costly one runs only where the cheap ones before it hold)
-        parts = [
-            "SELECT s.id AS sid, "
-            + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END AS {k}" for k, c in own.items())
-            + " "
-            f"FROM sessions s WHERE {' OR '.join(f'({c})' for c in own.values())}"
-        ]
-        if of_rows:
-            parts.append(
-                "SELECT u.session_id, "
-                + ", ".join(f"CASE WHEN {c} THEN 1 ELSE 0 END" for c in of_rows.values())
-                + " "
-                f"FROM session_model_usage u WHERE {' OR '.join(f'({c})' for c in of_rows.values())}"
-            )
-        flags = ", ".join(f"MAX(f.{k}) AS {k}" for k in CHECK_KINDS)
-        sql = f"""WITH fl AS ({" UNION ALL ".join(parts)}),
-            ck AS MATERIALIZED (
-                SELECT * FROM (
-                    SELECT j.*, {self._session_end_sql("j")} AS t1 FROM (
-                        SELECT f.sid AS sid, {flags}, {ts_sql("s.started_at")} AS started,
-                               {self._scol("ended_at")} AS ended, {self._scol("last_activity_at")} AS active,
-                               {last} AS ul
-                        FROM fl f JOIN sessions s ON s.id = f.sid GROUP BY f.sid) j)
-                WHERE started IS NOT NULL AND started < :until
-                      AND (MAX(started, COALESCE(t1, started)) > :since OR started >= :since))"""
-        return sql, {"since": -1.0 if since is None else since, "until": 1e300 if until is None else until}
-
-    def usage_check(self, since: When = None, until: When = None, tz: TzLike = None) -> UsageCheck:
-        """The accounting check over `[since, until)` (sessions whose span overlaps it; None:
-        unbounded): sessions per kind of `CHECK_KINDS` and the models with unpriced usage."""
-        zone = resolve_tz(tz)
-        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
-        kinds = ", ".join(f"TOTAL({k}) AS {k}" for k in CHECK_KINDS)
-        counts_row = self._read(f"{sql} SELECT {kinds} FROM ck", params)
-        counts = {k: int(counts_row[0][k] or 0) if counts_row else 0 for k in CHECK_KINDS}
-        return UsageCheck(counts, self._unpriced_models(params))
-
-    def _unpriced_models(self, params: dict[str, Any]) -> list[UnpricedModel]:
-        """Models and billing providers with usage in the range that has tokens but no price
-        (status 'unknown', or no status and no cost): usage rows, and sessions without rows."""
-        parts = []
-        s = self._scol
-        stok, scost, status = self._tokens_sql("s"), self._cost_sql("s"), s("cost_status")
-        no_price = f"({status} = 'unknown' OR ({status} IS NULL AND NOT {scost}))"
-        has_s = self._has_tokens_sql("s")
-        without_rows = ""
-        if self._has_usage_table():
-            u = self._ucol
-            utok, ucost, ustatus = self._tokens_sql("u"), self._cost_sql("u"), u("cost_status")
-            started = f"(SELECT {ts_sql('s.started_at')} FROM sessions s WHERE s.id = u.session_id)"
-            parts.append(
-                f"""SELECT u.model AS model, COALESCE({u("billing_provider")}, '') AS provider,
-                       u.session_id AS sid, {utok} AS tok,
-                       COALESCE({ts_sql(u("first_seen"))}, {started}) AS t0, {ts_sql(u("last_seen"))} AS t1
-                FROM session_model_usage u
-                WHERE ({ustatus} = 'unknown' OR ({ustatus} IS NULL AND NOT {ucost}))
-                      AND {self._has_tokens_sql("u")}"""
-            )
-            without_rows = "AND NOT EXISTS (SELECT 1 FROM session_model_usage u WHERE u.session_id = s.id)"
-        parts.append(
-            f"""SELECT j.model AS model, j.provider AS provider, j.sid AS sid, j.tok AS tok,
-                   j.started AS t0, {self._session_end_sql("j")} AS t1
-            FROM (SELECT COALESCE({s("model")}, 'unknown') AS model,
-                         COALESCE({s("billing_provider")}, '') AS provider, s.id AS sid, {stok} AS tok,
-                         {ts_sql("s.started_at")} AS started, {s("ended_at")} AS ended,
-                         {s("last_activity_at")} AS active, NULL AS ul
-                  FROM sessions s WHERE {no_price} AND {has_s} {without_rows}) j"""
-        )
-        sql = f"""SELECT model, provider, COUNT(DISTINCT sid) AS sessions,
-                   CAST(TOTAL(tok) AS INTEGER) AS tokens
-            FROM ({" UNION ALL ".join(parts)})
-            WHERE t0 IS NOT NULL AND t0 < :until AND (MAX(t0, COALESCE(t1, t0)) > :since OR t0 >= :since)
-            GROUP BY model, provider ORDER BY tokens DESC, model, provider"""
-        found = self._read(sql, params)
-        return [
-            UnpricedModel(
-                _text(r["model"]) or "", _text(r["provider"]) or "", int(r["sessions"]), int(r["tokens"])
-            )
-            for r in found
-        ]
-
-    def usage_check_sessions(
-        self,
-        kind: str,
-        since: When = None,
-        until: When = None,
-        tz: TzLike = None,
-        offset: int = 0,
-        limit: int = 50,
-    ) -> list[str]:
-        """The ids behind one kind of the check (newest start first, then id), a page at a time."""
-        if kind not in CHECK_KINDS:
-            raise InvalidArgument(f"kind must be one of {', '.join(CHECK_KINDS)}, not {kind!r}")
-        zone = resolve_tz(tz)
-        sql, params = self._check_sql(to_ts(since, zone), to_ts(until, zone))
-        params.update(limit=max(0, int(limit)), offset=max(0, int(offset)))
-        rows = self._read(
-            f"{sql} SELECT sid FROM ck WHERE {kind} ORDER BY started DESC, sid DESC "
-            "LIMIT :limit OFFSET :offset",
-            params,
-        )
-        return [str(r["sid"]) for r in rows]
-
 
 #: The day rollup's cells: per period and key, the sums and the sessions (`edge`: an SQL
 #: expression, true for the zero part of an event ending at its period's start; `more`: more
 #: columns).
-_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in _SUMS)},
+_KEY_CELLS = f"""SELECT k, g, g2, g3, g4, {", ".join(f"TOTAL({c})" for c in SUMS)},
            json_group_array(DISTINCT sid) FILTER (WHERE NOT {{edge}}),
            json_group_array(DISTINCT sid) FILTER (WHERE {{edge}}){{more}}
     FROM pc GROUP BY k, g, g2, g3, g4"""
@@ -898,6 +653,11 @@ def _add_cell(cells: dict[Key, DayCell], row: Sequence[Any]) -> None:
     cells[key] = DayCell(sums, sids, edge)
 
 
+def _usage_rowids(prints: Any) -> set[int]:
+    """The rowids of the usage rows in `Print`s (each row's first column)."""
+    return {int(row[0]) for p in prints for row in p[1]}
+
+
 def _midnight_after(t: float, zone: Any) -> float:
     """The first local midnight of `zone` at or after `t`."""
     day = local_date(t, zone)
@@ -907,11 +667,6 @@ def _midnight_after(t: float, zone: Any) -> float:
 
 def _opt(v: Any) -> float | None:
     return None if v is None else float(v)
-
-
-def _gcols(group: str | None) -> str:
-    """The group columns of the events and pieces: one (`g`), or the rollup's four."""
-    return "g, g2, g3, g4" if group == "key" else "g"
 
 
 def _text(value: Any) -> str | None:

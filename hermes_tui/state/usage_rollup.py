@@ -1,5 +1,6 @@
 """The day rollup behind `usage_report`: one store's usage per local day and per (model, source,
-provider, task), built by one statement and kept until anyone commits.
+provider, task), built by one statement and kept across commits (`usage_sync` updates it by the
+sessions that changed, or it is rebuilt).
 
 Why: a report over 90 days or the whole history reads every usage row of its range and counts
 sessions distinct per cell, period, group and in all: four sorts of ~164k pieces at 1M messages
@@ -80,6 +81,8 @@ class DayRollup:
     parts: list[list[tuple[Any, Any]]] = field(default_factory=list)
     sessions: dict[int, DaySessions] = field(default_factory=dict)  # day → its sessions, once read
     index: dict[float, int] = field(default_factory=dict)
+    #: What it needs to follow commits (`usage_sync.RollupSync`; None: it cannot, rebuild it).
+    sync: Any = None
 
     def __post_init__(self) -> None:
         self.index = {b: i for i, b in enumerate(self.bounds)}

@@ -431,3 +431,70 @@ def test_the_shared_follower_rechecks_a_store_at_growing_delays_after_a_write_fo
     assert answered(by_signal=False) == pytest.approx(RECHECKS_S[2], abs=0.01)
     follower.stop()
     follower._wake.close()
+
+
+class _CommitStream:
+    """`WriteSignals` on the injected clock: a writer committing every `every_s` (one agent at
+    20 messages/s) whether or not the follower listens. A wait returns at once when commits
+    came since the last one heard (their events queued), else at the next commit within its
+    timeout; with none, it runs its whole timeout on the clock (through the follower's
+    wake-up). `wakes`: the waits a commit ended (the follower thread woken by a write)."""
+
+    def __init__(self, ticks: _Ticks, every_s: float) -> None:
+        self.ticks = ticks
+        self.every_s = every_s
+        self.next_commit = ticks.now + every_s
+        self.wakes = 0
+        self.paths: list[str] = []
+
+    def add(self, path: str) -> bool:
+        self.paths.append(path)
+        return True
+
+    def wait(self, timeout: float, also: Any = None) -> set[str]:
+        if self.next_commit <= self.ticks.now + timeout:
+            self.ticks.now = max(self.ticks.now, self.next_commit)
+            while self.next_commit <= self.ticks.now:  # the queued events, read at once
+                self.next_commit += self.every_s
+            self.wakes += 1
+            return set(self.paths)
+        also.wait(timeout)
+        return set()
+
+    def close(self) -> None:
+        pass
+
+
+def _followed_stream(seconds: float) -> tuple[StoresFollower, _CommitStream, _Sleeps]:
+    """One store's follower over `seconds` of commits every 50 ms, on its own clock; every poll
+    finds the commits since the last one."""
+    ticks = _Ticks()
+    sleeps = _Sleeps(ticks)
+    stream = _CommitStream(ticks, 0.05)
+    writing = threading.Event()
+    writing.set()
+    follower = follow_one(_Store(writing), lambda u: None, ticks=ticks, wakeup=sleeps, signals=stream)
+    start = ticks.now
+    follower.run(cancelled=lambda: ticks.now >= start + seconds)
+    return follower, stream, sleeps
+
+
+def test_a_writer_committing_20_times_a_second_is_polled_about_8_times_a_second() -> None:
+    """The browser takes live changes in at most five times a second (`APPLY_EVERY_S`; the
+    reads bring every commit since): a poll per commit (20 a second, one agent) read and
+    reported four times what was drawn, 2.5 % of a core; polls every 0.1 s still started an
+    append every 0.2 s, five a second, one more than needed (why 0.12: `SIGNAL_GAP_S`).
+    Counted on the follower's own clock: 10 s of commits every 50 ms, each found by a poll."""
+    follower, _stream, _sleeps = _followed_stream(10.0)
+    assert follower.polls <= 10 / 0.12 + 2, follower.polls  # not 200, nor 100
+    assert follower.polls >= 10 / 0.12 - 2  # still one every 0.12 s: a commit waits at most that
+
+
+def test_writes_while_a_poll_is_on_its_way_do_not_wake_the_follower() -> None:
+    """Once a write has set the store's next poll (`SIGNAL_GAP_S` after the last), the commits
+    before it cannot bring it sooner: the thread sleeps until it is due rather than waking for
+    each (one agent: 20 wake-ups a second besides the 10 polls, each a select, a read of the
+    inotify events and the loop, ~0.7 % of a core). Counted on its own clock over 10 s."""
+    follower, stream, _sleeps = _followed_stream(10.0)
+    assert stream.wakes <= follower.polls + 2, (stream.wakes, follower.polls)  # not 200
+    assert follower.polls >= 10 / 0.12 - 2  # and the polls are as many as before

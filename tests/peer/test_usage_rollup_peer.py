@@ -149,11 +149,103 @@ def test_a_turn_committed_between_two_questions_is_seen(peer_factory, peer31_fac
             cost_source="official_docs_snapshot",
         )
         telegram = 2000 + 2700 + 1000 + (321 if v31 else 0)
-        after = reader.usage_report(*q2)  # right after the commit: the statement's answer
-        assert reader._usage_rollup is built and after.groups["telegram"].input_tokens == telegram
+        after = reader.usage_report(*q2)  # right after the commit: the rollup brought up to date
+        assert reader._usage_rollup is built and built.sync is not None
+        assert after.groups["telegram"].input_tokens == telegram
         assert_matches(after, path)
-        again = reader.usage_report(*q2)  # no commit since: the rebuilt rollup's
-        assert reader._usage_rollup is not built and again.groups["telegram"].input_tokens == telegram
+        again = reader.usage_report(*q2)
+        assert reader._usage_rollup is built and again.groups["telegram"].input_tokens == telegram
         assert_matches(again, path)
         assert_matches(reader.usage_report(*q1), path)
+    peer.close()
+
+
+# A write of the agent between two questions (the clock moves on up to two days, so sessions
+# run across midnights): (kind, session, seconds later, tokens, cost in 1/1024 USD, model).
+_WRITE = st.tuples(
+    st.sampled_from(["turn", "turn", "turn", "new", "aux", "absolute", "end", "message", "delete"]),
+    st.integers(0, 10),
+    st.sampled_from([0, 60, 3600, 86_400]) | st.integers(0, 2 * 86_400),
+    st.integers(0, 5000),
+    st.integers(0, 4096),
+    st.sampled_from(["anthropic/claude-sonnet-4", "openai/gpt-4.1"]),
+)
+
+
+def _agent_write(w: Writer, clock: list[float], live: list[str], w_: Any) -> bool:
+    """`w_` as the writer's own calls (True: a session was deleted)."""
+    kind, n, later, tokens, cost, model = w_
+    clock[0] += later
+    w.at(clock[0])
+    route = {"model": model, "billing_provider": "openai" if "gpt" in model else "anthropic"}
+    usage = {"input_tokens": tokens, "estimated_cost_usd": cost / 1024, "cost_status": "estimated", **route}
+    if kind == "new" or not live:
+        sid = f"n{len(live) + 100}-{int(clock[0])}"
+        w.call("create_session", sid, "telegram" if n % 2 else "cli", model=model)
+        w.turn(sid, clock[0], **usage)
+        live.append(sid)
+        return False
+    sid = live[n % len(live)]
+    if kind == "turn":
+        w.turn(sid, clock[0], **usage)
+    elif kind == "aux":
+        w.call("record_auxiliary_usage", sid, "title_generation", input_tokens=tokens, **route)
+    elif kind == "absolute":  # (the gateway's cumulative totals: beyond the rows, a residual)
+        w.call("update_token_counts", sid, input_tokens=10**6 + tokens, api_call_count=1, absolute=True)
+    elif kind == "end":
+        w.call("end_session", sid, "user_exit")
+    elif kind == "message":
+        w.call("append_message", sid, "assistant", "more", timestamp=clock[0])
+    else:
+        w.call("delete_session", sid)
+        live.remove(sid)
+        return True
+    return False
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    writes=st.lists(_WRITE, min_size=1, max_size=6),
+    ask=st.tuples(
+        st.integers(0, 100), st.integers(1, 120), st.sampled_from([None, "model", "source", "task"])
+    ),
+)
+@pytest.mark.parametrize("v31", [False, True], ids=["v22", "v31"])
+def test_the_rollup_follows_the_writers_commits(
+    peer_factory: Any, peer31_factory: Any, tmp_path_factory: Any, v31: bool, writes: list[Any], ask: Any
+) -> None:
+    """The writer's own commits (turns across midnights, model switches, new sessions,
+    auxiliary calls, absolute totals, ends, messages, deletes) between questions: each answer
+    right after one equals the direct sums and the statement (a report and the costliest
+    sessions), from the rollup brought up to date — not rebuilt — until a delete."""
+    path = tmp_path_factory.mktemp("follow") / "state.db"
+    peer = (peer31_factory if v31 else peer_factory)(path)
+    w = Writer(peer)
+    agent_history(w, v31)
+    live, clock = ["s1", "s2"], [at(2025, 4, 2, 9)]
+    tz, zone = "Europe/Berlin", resolve_tz("Europe/Berlin")
+    first, days, group = ask
+    since, until = _local(first, 0, tz), _local(first + days, 0, tz)
+    with SessionDB(path, read_only=True) as reader:
+        reader.usage_report("month", "model", None, None, tz, now=at(2025, 6, 1))
+        built = reader._usage_rollup
+        assert built is not None
+        deleted = False
+        for write in writes:
+            deleted = _agent_write(w, clock, live, write) or deleted
+            rep = reader.usage_report("day", group, since, until, tz)
+            assert_matches(rep, path)
+            with reader._usage_lock():
+                rng = reader._range(since, until, "day", zone, None)
+                assert_same_report(rep, reader._report_sql("day", group, zone, rng))
+                direct = reader._sessions_sql(rng, 5, 0)
+            found = reader.usage_sessions(since, until, tz, 5, 0)
+            assert found == direct
+            assert_costliest(found, path, since, until, tz, 0, exact=False)
+            if not deleted:
+                assert reader._usage_rollup is built and built.sync is not None
     peer.close()

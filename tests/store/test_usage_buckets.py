@@ -15,7 +15,7 @@ import apsw
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hermes_tui.state.usage import period_case
+from hermes_tui.state.usage_sql import period_case
 from hermes_tui.state.usage_time import PERIODS, local_date, period_start, spans
 
 ZONES = (

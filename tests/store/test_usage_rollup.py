@@ -160,8 +160,8 @@ def test_the_rollup_answers_as_the_direct_sum(sessions: list[Any], ranges: list[
 
 def test_a_write_between_two_questions_is_seen(store: SessionDB, clock: Clock, db_path: Path) -> None:
     """A commit by another connection (a new `data_version` on the usage connection) or by this
-    store's own writer is in the next answer: the statement's right after it, the rebuilt
-    rollup's from the question after that."""
+    store's own writer is in the next answer: the rollup brought up to date by the sessions
+    that changed (`usage_sync`), not rebuilt."""
     session(store, clock, "a", [(at(2025, 3, 1, 10), {"input_tokens": 100})], end=at(2025, 3, 1, 12))
     q1 = ("day", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "Europe/Berlin")
     q2 = ("week", None, dt.date(2025, 2, 1), dt.date(2025, 5, 1), "Europe/Berlin")
@@ -173,21 +173,91 @@ def test_a_write_between_two_questions_is_seen(store: SessionDB, clock: Clock, d
         session(
             store, clock, "b", [(at(2025, 4, 2, 23, 30), {"input_tokens": 50})], end=at(2025, 4, 3, 0, 30)
         )
-        # right after the commit: the statement's answer (the rollup is not rebuilt for it) ...
-        rep = reader.usage_report(*q2)
+        rep = reader.usage_report(*q2)  # right after the commit: the same rollup, up to date
+        assert rep.total.input_tokens == 150 and reader._usage_rollup is built and built.sync is not None
+        assert_matches(rep, db_path)
+        rep = reader.usage_report(*q1)
         assert rep.total.input_tokens == 150 and reader._usage_rollup is built
         assert_matches(rep, db_path)
-        # ... and the next question, with no commit in between, rebuilds it
-        rep = reader.usage_report(*q1)
-        assert rep.total.input_tokens == 150 and reader._usage_rollup is not built
-        assert_matches(rep, db_path)
-        assert_matches(reader.usage_report(*q2), db_path)
     # this store's own writes (another of its connections) are seen by its usage connection too
     assert store.usage_report(*q1).total.input_tokens == 150
     store.update_token_counts("a", input_tokens=7, api_call_count=1)
     rep = store.usage_report(*q1)
     assert rep.total.input_tokens == 157
     assert_matches(rep, db_path)
+
+
+def test_a_write_the_rollup_does_not_follow_rebuilds_it(
+    store: SessionDB, clock: Clock, db_path: Path
+) -> None:
+    """A write to a session the rollup does not follow (here it follows one: the latest), and a
+    delete: the answer right after it is the statement's, the next one's a new rollup's; both
+    equal the direct sums."""
+    for n in range(3):
+        t = at(2025, 3, 1 + n, 10)
+        session(store, clock, f"s{n}", [(t, {"input_tokens": 100})], end=t + 3600)
+    q = ("day", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "Europe/Berlin")
+    with SessionDB(db_path, read_only=True) as reader, mock.patch.object(usage_module, "TRACK", 1):
+        reader.usage_report(*q)
+        built = reader._usage_rollup
+        assert built is not None and built.sync is not None and len(built.sync.tracked) == 1
+        assert built.sync.parts.keys() == built.sync.tracked.keys()  # (the parts of those alone)
+        clock.now = at(2025, 3, 2, 11)
+        store.update_token_counts("s1", input_tokens=5, api_call_count=1)  # (s2 is the one followed)
+        rep = reader.usage_report(*q)
+        assert rep.total.input_tokens == 305 and reader._usage_rollup is built and built.sync is None
+        assert_matches(rep, db_path)
+        rep = reader.usage_report(*q)
+        rebuilt = reader._usage_rollup
+        assert rep.total.input_tokens == 305 and rebuilt is not built and rebuilt is not None
+        store.delete_session("s0")
+        rep = reader.usage_report(*q)
+        assert rep.total.input_tokens == 205 and rebuilt.sync is None
+        assert_matches(rep, db_path)
+
+
+@pytest.mark.parametrize("legacy", [True, False], ids=["no-usage-table", "usage-table"])
+def test_an_old_session_resumed_is_followed_after_one_rebuild(
+    store: SessionDB, clock: Clock, db_path: Path, legacy: bool
+) -> None:
+    """An agent resumes an old session (`hermes --resume`): its first commit is not followed
+    (the rollup rebuilds), but the rebuilt rollup follows the sessions of the latest messages,
+    so its next commits are caught up, not rebuilt each time (0.19.0's files have no usage rows
+    to find it by)."""
+    for n in range(3):
+        t = at(2025, 3, 1 + n, 10)
+        session(store, clock, f"s{n}", [(t, {"input_tokens": 100})], end=t + 3600)
+    writer = store
+    if legacy:
+        store.close()
+        conn = apsw.Connection(str(db_path))
+        conn.execute("DROP TABLE session_model_usage")
+        conn.close()
+        writer = SessionDB(db_path, migrate=False)
+        writer.clock = clock.time
+    q = ("day", "model", dt.date(2025, 1, 1), dt.date(2025, 6, 1), "Europe/Berlin")
+
+    def turn(tokens: int) -> None:
+        clock.now += 60
+        writer.append_message("s0", "user", "again", timestamp=clock.now)
+        writer.update_token_counts("s0", input_tokens=tokens, api_call_count=1)
+
+    with SessionDB(db_path, read_only=True) as reader, mock.patch.object(usage_module, "TRACK", 1):
+        reader.usage_report(*q)
+        clock.now = at(2025, 3, 5, 9)
+        turn(5)
+        reader.usage_report(*q)  # (not followed: the statement, then a rebuild)
+        rep = reader.usage_report(*q)
+        rebuilt = reader._usage_rollup
+        assert rep.total.input_tokens == 305 and rebuilt is not None and rebuilt.sync is not None
+        assert "s0" in rebuilt.sync.tracked.values()
+        turn(7)
+        rep = reader.usage_report(*q)
+        assert rep.total.input_tokens == 312
+        assert reader._usage_rollup is rebuilt and rebuilt.sync is not None  # caught up, not rebuilt
+        assert_matches(rep, db_path)
+    if legacy:
+        writer.close()
 
 
 def test_one_rollup_serves_every_thread(store: SessionDB, clock: Clock, db_path: Path) -> None:
@@ -220,11 +290,11 @@ def test_one_rollup_serves_every_thread(store: SessionDB, clock: Clock, db_path:
         t = threading.Thread(target=ask, args=("day",))
         t.start()
         t.join()
-        assert answers[-1] == 101 and len(builds) == 1  # right after a commit: the statement
+        assert answers[-1] == 101 and len(builds) == 1  # right after a commit: brought up to date
         t = threading.Thread(target=ask, args=("week",))
         t.start()
         t.join()
-        assert answers[-1] == 101 and len(builds) == 2
+        assert answers[-1] == 101 and len(builds) == 1
 
 
 def test_a_store_without_dated_usage_and_short_ranges_answer_by_one_statement(
@@ -362,7 +432,7 @@ def test_the_costliest_sessions_of_a_long_range_read_only_their_candidates(
 ) -> None:
     """With the day rollup kept, the costliest sessions of 60 days read the usage of the
     candidates the rollup ranks first (here the 3 asked: their costs differ), not every usage
-    row of the range; a commit since the rollup's build makes it the statement again."""
+    row of the range, also right after a commit (the rollup brought up to date)."""
     for n in range(40):
         day = dt.date(2025, 3, 1) + dt.timedelta(days=n)
         t = at(day.year, day.month, day.day, 10)
@@ -390,7 +460,10 @@ def test_the_costliest_sessions_of_a_long_range_read_only_their_candidates(
         with mock.patch.object(SessionDB, "_pieces_sql", spy):
             top = reader.usage_sessions(since, until, "Europe/Berlin", limit=3)
         assert [s.session_id for s in top] == ["s00", "s39", "s38"]
-        assert [only for _g, _a, _b, only in asked] == [None]
+        assert [(g, only and sorted(only)) for g, _a, _b, only in asked] == [
+            ("key", [rowids["s00"]]),  # (the changed session's part in the rollup)
+            ("session", sorted(rowids[s] for s in ("s00", "s38", "s39"))),
+        ]
 
 
 def test_the_costliest_sessions_of_a_file_without_the_usage_table(tmp_path: Path, clock: Clock) -> None:
@@ -431,3 +504,122 @@ def test_the_costliest_sessions_of_a_file_without_the_usage_table(tmp_path: Path
                 assert [f.session_id for f in found] == ["s2"]
             lo, hi = (v if isinstance(v, float) else at(v.year, v.month, v.day) for v in (since, until))
             assert_costliest(found, path, lo, hi, "Europe/Berlin", offset)
+
+
+# ---------------------------------------------------------------------- following commits
+# A write between two questions, as an agent makes them (each advances the clock up to two
+# days, so sessions run across midnights): (kind, session, seconds later, tokens, cost in
+# 1/1024 USD, model, provider). Kinds: an API call (a model switch when the model differs),
+# a new session, absolute totals beyond the rows (a residual), the end, a message, a delete.
+_WRITE = st.tuples(
+    st.sampled_from(["call", "call", "call", "new", "absolute", "end", "message", "delete"]),
+    st.integers(0, 20),
+    st.sampled_from([0, 60, 3600, 86_400]) | st.integers(0, 2 * 86_400),
+    st.integers(0, 5000),
+    st.integers(0, 4096),
+    st.sampled_from(["anthropic/claude-sonnet-4", "openai/gpt-4.1"]),
+    st.sampled_from(["openrouter", "anthropic"]),
+)
+_ASK = st.tuples(
+    st.integers(-3, 50),  # first day after DAY0
+    st.integers(1, 60),  # days
+    st.sampled_from([0, 0, 0, 5400]),  # seconds past the first day's midnight
+    st.sampled_from(BY),
+    st.sampled_from(GROUPS),
+    _PAGE,
+)
+
+
+def _apply(db: SessionDB, clk: Clock, live: list[str], made: list[int], w: Any) -> bool:
+    """Write `w` on `db` at the clock's next time; True if it deleted a session."""
+    kind, n, later, tokens, cost, model, provider = w
+    clk.now += later
+    db.clock = clk.time
+    usage = {"input_tokens": tokens, "estimated_cost_usd": cost / 1024, "model": model}
+    if kind == "new" or not live:
+        made[0] += 1
+        sid = f"n{made[0]:03d}"
+        db.create_session(sid, "telegram" if n % 2 else "cli", model=model)
+        db.update_token_counts(sid, api_call_count=1, billing_provider=provider, **usage)
+        live.append(sid)
+        return False
+    sid = live[n % len(live)]
+    if kind == "call":
+        db.update_token_counts(sid, api_call_count=1, billing_provider=provider, **usage)
+    elif kind == "absolute":
+        row = db._conn().execute("SELECT input_tokens FROM sessions WHERE id = ?", (sid,)).fetchall()
+        db.update_token_counts(sid, input_tokens=int(row[0][0] or 0) + tokens + 1, absolute=True)
+    elif kind == "end":
+        db.end_session(sid, "user_exit")
+    elif kind == "message":
+        db.append_message(sid, "assistant", "more", timestamp=clk.now)
+    else:
+        db.delete_session(sid)
+        live.remove(sid)
+        return True
+    return False
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    sessions=st.lists(_TIED_SESSION, min_size=1, max_size=6),
+    steps=st.lists(st.tuples(_WRITE, _ASK), min_size=1, max_size=8),
+    tz=st.sampled_from(ZONES),
+    legacy=st.booleans(),
+)
+def test_the_rollup_follows_writes_as_the_direct_sum(
+    sessions: list[Any], steps: list[Any], tz: str, legacy: bool
+) -> None:
+    """Random writes (calls on a session across midnights, model switches, new sessions,
+    absolute totals, ends, messages, deletes) between questions: each answer right after a
+    write equals the direct per-row sums and the statement (reports and the costliest
+    sessions), and it comes from the rollup brought up to date, not from a new build, unless a
+    session was deleted (a delete is not followed: the rollup is rebuilt). `legacy`: a file
+    without `session_model_usage` (the sessions' counters alone)."""
+    zone = ZoneInfo(tz)
+    clk = Clock()
+    builds: list[int] = []
+    real = SessionDB._build_rollup
+
+    def counting(self: SessionDB, *a: Any, **kw: Any) -> Any:
+        builds.append(1)
+        return real(self, *a, **kw)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "state.db"
+        with SessionDB(path) as db:
+            _write_tied(db, clk, sessions, zone)
+        if legacy:
+            conn = apsw.Connection(str(path))
+            conn.execute("DROP TABLE session_model_usage")
+            conn.close()
+        with (
+            SessionDB(path, migrate=False) as db,
+            SessionDB(path, read_only=True) as reader,
+            mock.patch.object(usage_module, "_ROLLUP_MIN_DAYS", 0),
+            mock.patch.object(SessionDB, "_build_rollup", counting),
+        ):
+            live = [f"s{n:02d}" for n in range(len(sessions))]
+            made = [0]
+            clk.now = _local(10, 0, zone)
+            reader.usage_report("day", None, _local(-5, 0, zone), _local(60, 0, zone), tz)
+            assert len(builds) == 1
+            deleted = False
+            for w, (first, days, off0, by, group, (limit, offset)) in steps:
+                deleted = _apply(db, clk, live, made, w) or deleted
+                since, until = _local(first, off0, zone), _local(first + days, 0, zone)
+                rep = reader.usage_report(by, group, since, until, tz)
+                assert_matches(rep, path)
+                with reader._usage_lock():
+                    rng = reader._range(since, until, by, zone, None)
+                    assert_same_report(rep, reader._report_sql(by, group, zone, rng))
+                found = reader.usage_sessions(since, until, tz, limit, offset)
+                with reader._usage_lock():
+                    direct = reader._sessions_sql(
+                        reader._range(since, until, "day", zone, None), limit, offset
+                    )
+                assert found == direct
+                assert_costliest(found, path, since, until, tz, offset)
+                if not deleted:  # every answer since the build from the rollup kept up to date
+                    assert len(builds) == 1 and reader._usage_rollup is not None
+                    assert reader._usage_rollup.sync is not None
