@@ -154,11 +154,11 @@ async def transcript_phase(app: Any, pilot: Any, windows: list[tuple[float, str 
     import gc
 
     from hermes_tui.app.widgets.session_list import SessionList
-    from hermes_tui.app.widgets.transcript import TranscriptView
+    from hermes_tui.app.widgets.transcript_pane import Transcript
 
     screen = app.screen
     sl = screen.query_one("#sessions", SessionList)
-    transcript = screen.query_one("#transcript", TranscriptView)
+    transcript = screen.query_one("#transcript", Transcript)
     painted: list[float] = []
     display = app._display
 
@@ -256,7 +256,7 @@ def child_app(
     from hermes_tui.app.app import HermesApp
     from hermes_tui.app.widgets.search import SearchPane
     from hermes_tui.app.widgets.session_list import SessionList
-    from hermes_tui.app.widgets.transcript import TranscriptView
+    from hermes_tui.app.widgets.transcript_pane import Transcript
 
     out: dict[str, Any] = {}
     shown: list[tuple[float, str]] = []
@@ -268,8 +268,8 @@ def child_app(
             LAST_INPUT[0] = time.perf_counter()
         elif isinstance(message, SearchPane.ResultsShown):
             shown.append((time.perf_counter(), message.request.query))
-        elif isinstance(message, TranscriptView.WindowChanged) and app_ref:
-            data = app_ref[0].screen.query_one("#transcript", TranscriptView).data
+        elif isinstance(message, Transcript.WindowChanged) and app_ref:
+            data = app_ref[0].screen.query_one("#transcript", Transcript).data
             windows.append((time.perf_counter(), data.session_id if data else None))
 
     async def run() -> None:

@@ -138,11 +138,8 @@ from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.controllers.messages import LiveSession
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
-try:  # the Line-API transcript (`LinesTranscript`) where the tree has it
-    from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
-except ImportError:
-    PaneTranscript = TranscriptView
+from hermes_tui.app.widgets.transcript_items import MessageView
+from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
 
 path, open_id, key_every = sys.argv[1], sys.argv[2], float(sys.argv[3])
 state = {"label": "start", "lag": False, "keys": False, "stop": False}
@@ -230,7 +227,7 @@ async def main():
         stores_follow.write_signals = lambda: None
     if "noshow" in whatif:  # the follower and its reads as they are, nothing drawn from them
         async def apply_nothing(self, message):  # the next read starts after these, as it would
-            tv = self.query_one("#transcript", TranscriptView)
+            tv = self.query_one("#transcript", PaneTranscript)
             if message.items and tv.data is not None and tv.data.session_id == message.session_id:
                 tv.items.extend(message.items)
 
@@ -249,24 +246,8 @@ async def main():
                 col.full_collections += 1
                 last[0] = time.monotonic()
         col.poll = poll
-    if "window" in whatif:  # what if live appends kept at most ~300 messages mounted
-        orig_append = TranscriptView.append_items
-
-        async def append_trim(self, items):
-            followed = await orig_append(self, items)
-            if followed and self.end - self.start > 450:
-                new_start = self.end - 300
-                item = self.items[new_start]
-                if isinstance(item, MessageView):
-                    anchor = self.get_child_by_id(f"msg-{item.id}")
-                    kids = list(self.children)
-                    await self.remove_children(kids[: kids.index(anchor)])
-                    self.start = new_start
-                    await self.mount(self._more_button("before", self.start), before=self.children[0])
-                    self.call_after_refresh(self.scroll_end, animate=False)
-            return followed
-
-        TranscriptView.append_items = append_trim
+    if "window" in whatif:  # (a what-if of the widget transcript, gone with it)
+        raise SystemExit("what-if 'window' was the widget transcript's: this one bounds its window itself")
     # What each screen update repaints (`Screen._on_timer_update`): "layout: " when it lays the
     # screen out, then the widgets it repaints (message parts by class) — counted per label.
     frame_kinds = {}
@@ -301,7 +282,7 @@ async def main():
         screen = app.screen
         sl = screen.query_one(SessionList)
         tv = screen.query_one("#transcript", PaneTranscript)
-        lines_view = PaneTranscript is not TranscriptView  # messages are lines, not widgets
+        lines_view = True  # messages are lines, not widgets (the one transcript since s42-lines)
         while sl.total == 0:
             await asyncio.sleep(0.05)
         if open_id != "-":
@@ -330,8 +311,8 @@ async def main():
             pace._next = aligned_next
         for w in whatif:  # what if the window kept while following were N items (drops N/2 at a time)
             if w.startswith("fw"):
-                from hermes_tui.app.widgets import transcript as transcript_module
-                transcript_module.FOLLOW_WINDOW = int(w[2:])
+                from hermes_tui.app.widgets import transcript_lines as transcript_module
+                transcript_module.FOLLOW_WINDOW = int(w[2:])  # (the name the transcript reads)
                 transcript_module.FOLLOW_DROP_STEP = max(1, int(w[2:]) // 2)
         for w in whatif:  # what if the follower's polls were at least N s apart (hot and by signal)
             if w.startswith("gap"):

@@ -15,13 +15,20 @@ per widget type, the lines rendered and the stylesheet applications (a mount, a 
 `live_app_bench.py` measures the whole browser with real writers (the follower, the session list,
 the reads); this isolates the transcript's part in 15 s, with no writer to share the machine
 with.
+
+The transcript is the app's own: the Line-API one (`widgets/transcript_lines.py`) since the
+branch that replaced the widget transcript; run this file from the commit before it for the
+widget transcript (`--what-if` there). `--runs N` runs the app N times in one process.
+`--hide-list` hides the session list (the transcript pane alone on the screen).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
+import pstats
 import sys
 import time
 from pathlib import Path
@@ -44,7 +51,8 @@ from textual.widget import Widget  # noqa: E402
 from hermes_tui.app.app import HermesApp  # noqa: E402
 from hermes_tui.app.controllers.messages import LiveSession  # noqa: E402
 from hermes_tui.app.screens.main import MainScreen  # noqa: E402
-from hermes_tui.app.widgets.transcript import TranscriptView, message_view  # noqa: E402
+from hermes_tui.app.widgets.transcript_items import message_view  # noqa: E402
+from hermes_tui.app.widgets.transcript_lines import LinesTranscript  # noqa: E402
 
 
 def _name(widget: Any) -> str:
@@ -96,50 +104,83 @@ def instrument(census: dict[str, list[float]], frames: dict[str, int]) -> None:
         "compose a frame (Compositor.render_update, with the lines below)", Compositor.render_update
     )
     Widget.render_lines = timed("lines", Widget.render_lines)  # type: ignore[method-assign]
+    # Outside the frames: what every append costs whichever transcript takes it.
+    import hermes_tui.app.controllers.shown as shown
+    import hermes_tui.app.widgets.transcript_lines_items as transcript_lines_items
+
+    shown.transcript_subtitle = whole("the subtitle (transcript_subtitle)", shown.transcript_subtitle)
+    prepare = transcript_lines_items.prepare
+    transcript_lines_items.prepare = whole("prepare a message (Markdown parsed)", prepare)  # type: ignore[attr-defined]
+    LinesTranscript._render_message = whole(  # type: ignore[method-assign]
+        "render a message's strips", LinesTranscript._render_message
+    )
     Stylesheet.apply = timed("styles", Stylesheet.apply)  # type: ignore[method-assign]
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    census: dict[str, list[float]] = {}
-    frames: dict[str, int] = {}
-    instrument(census, frames)
+#: What `instrument` counts (cleared when a run starts measuring).
+CENSUS: dict[str, list[float]] = {}
+FRAMES: dict[str, int] = {}
+
+
+async def run(args: argparse.Namespace, what_if: str = "lines") -> dict[str, Any]:
+    census, frames = CENSUS, FRAMES
     app = HermesApp(args.db, read_only=True)
     async with app.run_test(size=(160, 50)) as pilot:
         while not isinstance(app.screen, MainScreen) or app.screen.state != "ready":
             await asyncio.sleep(0.05)
         screen = app.screen
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", LinesTranscript)
         await pilot.pause(1.5)  # the list's first selection opens its session: then ours
         screen.open_session(args.session)
         while transcript.data is None or transcript.data.session_id != args.session or transcript.loading:
             await asyncio.sleep(0.05)
+        if args.hide_list:
+            screen.add_class("-hide-list")
+        view = transcript
+        transcript.focus()
+        await pilot.pause(0.5)
+        if not view.at_bottom:  # (the session's end, where a writer's messages land)
+            await pilot.press("end")
         await pilot.pause(1.0)
         assert screen.db is not None
         row = screen.db.list_rows([args.session])[0]
-        next_id = transcript.last_message_id + 1
+        next_id = view.last_message_id + 1
         census.clear()
         frames.clear()
+        profile = cProfile.Profile() if args.profile else None
+        if profile is not None:
+            profile.enable()
         t0, cpu0 = time.perf_counter(), time.process_time()
         for _ in range(args.appends):
             items = []
             for _ in range(args.batch):
                 raw = {"id": next_id, "role": "user", "content": f"appender message {next_id}"}
+                t = time.thread_time()
                 items.append(
                     message_view({**raw, "timestamp": time.time(), "session_id": args.session}, False)
                 )
+                row_ = census.setdefault("the bench builds the records (a worker's job in the app)", [0, 0.0])
+                row_[0] += 1
+                row_[1] += time.thread_time() - t
                 next_id += 1
             await screen._live_session(LiveSession(args.session, row, items, None))
             await asyncio.sleep(args.every_s)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        if profile is not None:
+            profile.disable()
+            pstats.Stats(profile).sort_stats(args.profile_sort).print_stats(45)
         out = {
+            "what_if": what_if,
+            "hide_list": args.hide_list,
             "appends": args.appends,
             "batch": args.batch,
             "every_s": args.every_s,
             "cpu_pct": cpu / wall * 100,
             "cpu_ms_per_append": cpu / args.appends * 1e3,
             "frames_per_append": sum(frames.values()) / args.appends,
-            "followed": transcript.at_bottom,
-            "mounted_widgets": len(transcript.children),
+            "followed": view.at_bottom,
+            "mounted_widgets": len(view.children),
+            "window": [view.start, view.end, len(view.items)],
             "frames": sorted(frames.items(), key=lambda kv: -kv[1])[:8],
             "per_append": sorted(
                 ((k, n / args.appends, s * 1e3 / args.appends) for k, (n, s) in census.items()),
@@ -157,20 +198,30 @@ def main() -> int:
     ap.add_argument("--appends", type=int, default=75)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--every-s", type=float, default=0.2)
+    ap.add_argument("--runs", type=int, default=1, help="run the app this many times, one after another")
+    ap.add_argument("--hide-list", action="store_true", help="hide the session list")
+    ap.add_argument("--profile", action="store_true", help="print a cProfile of the appends (slower)")
+    ap.add_argument("--profile-sort", default="cumulative", help="cProfile sort key (cumulative, tottime)")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    out = asyncio.run(run(args))
-    print(
-        f"{out['cpu_ms_per_append']:.1f} ms of CPU per append ({out['cpu_pct']:.1f} % of a core at "
-        f"{1 / args.every_s:g} appends/s), {out['frames_per_append']:.2f} frames per append, "
-        f"{out['mounted_widgets']} widgets mounted, following: {out['followed']}"
-    )
-    for key, n in out["frames"]:
-        print(f"  {n:4d} frames  {key}")
-    for key, n, ms in out["per_append"]:
-        print(f"  {ms:6.2f} ms  {n:5.1f}×  {key}  (per append)")
+    instrument(CENSUS, FRAMES)
+    runs = []
+    for what_if in ["lines"] * args.runs:
+        out = asyncio.run(run(args, what_if))
+        runs.append(out)
+        print(
+            f"[{what_if}{', list hidden' if args.hide_list else ''}] "
+            f"{out['cpu_ms_per_append']:.1f} ms of CPU per append ({out['cpu_pct']:.1f} % of a core at "
+            f"{1 / args.every_s:g} appends/s), {out['frames_per_append']:.2f} frames per append, "
+            f"{out['mounted_widgets']} widgets mounted, window {out['window']}, following: {out['followed']}"
+        )
+        for key, n in out["frames"]:
+            print(f"  {n:4d} frames  {key}")
+        for key, n, ms in out["per_append"]:
+            print(f"  {ms:6.2f} ms  {n:5.1f}×  {key}  (per append)")
     if args.json is not None:
-        args.json.write_text(json.dumps(out, indent=1) + "\n")
+        result = runs[0] if len(runs) == 1 else {"argv": sys.argv[1:], "runs": runs}
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
     return 0
 
 

@@ -105,7 +105,7 @@ def rss_mb() -> float:
 
 async def run(path: Path, keys: int, timeout: float) -> list[dict[str, Any]]:
     from hermes_tui.app.app import HermesApp
-    from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
+    from hermes_tui.app.widgets.transcript_pane import Transcript
 
     app = HermesApp(path, now=lambda: BASE + 600, theme="textual-dark", path_label="state.db")
     rows: list[dict[str, Any]] = []
@@ -118,7 +118,7 @@ async def run(path: Path, keys: int, timeout: float) -> list[dict[str, Any]]:
             await pilot.pause()
 
         def record(storm: str, seconds: float, finished: bool) -> None:
-            transcript = app.screen.query_one("#transcript", TranscriptView)
+            transcript = app.screen.query_one("#transcript", Transcript)
             row = {
                 "storm": storm,
                 "finished": finished,
@@ -132,7 +132,7 @@ async def run(path: Path, keys: int, timeout: float) -> list[dict[str, Any]]:
             # is never idle: what a full collection leaves is what the window really holds.
             gc.collect()
             row["rss_after_gc_mb"] = round(rss_mb(), 1)
-            row["live_message_parts"] = sum(1 for o in gc.get_objects() if isinstance(o, MessagePart))
+            row["lines_held"] = len(transcript.window_text().split("\n"))  # (one view: no widget per message)
             rows.append(row)
             print(json.dumps(row), flush=True)
 
@@ -140,7 +140,7 @@ async def run(path: Path, keys: int, timeout: float) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         app.screen.open_session(SESSION)  # type: ignore[attr-defined]
         await settle()
-        transcript = app.screen.query_one("#transcript", TranscriptView)
+        transcript = app.screen.query_one("#transcript", Transcript)
         while not transcript.items:
             await settle()
         transcript.focus()

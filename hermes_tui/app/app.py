@@ -327,7 +327,7 @@ class HermesApp(App[Handoff]):
         from hermes_tui.app.screens.main import MainScreen
         from hermes_tui.app.widgets.lineage import LineageTree
         from hermes_tui.app.widgets.session_list import SessionList
-        from hermes_tui.app.widgets.transcript import TranscriptView
+        from hermes_tui.app.widgets.transcript_pane import Transcript
 
         if isinstance(self.screen, HelpScreen):
             return
@@ -339,7 +339,7 @@ class HermesApp(App[Handoff]):
             ),
             ("main", bindings_of(main) if main else []),
             ("session list", [b for b in SessionList.BINDINGS if isinstance(b, Binding)]),
-            ("transcript", [b for b in TranscriptView.BINDINGS if isinstance(b, Binding)]),
+            ("transcript", [b for b in Transcript.BINDINGS if isinstance(b, Binding)]),
             ("lineage", [b for b in LineageTree.BINDINGS if isinstance(b, Binding)]),
             (
                 "palette",

@@ -32,14 +32,15 @@ from hermes_tui.app.handoff import (
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.dialog_base import error_text
-from hermes_tui.app.widgets.transcript import TranscriptView, call_list
+from hermes_tui.app.widgets.transcript_items import call_list
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.exporting import markdown_filename, to_markdown
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import content_text
 
 if TYPE_CHECKING:
     from hermes_tui.app.screens.main import MainScreen
-    from hermes_tui.app.widgets.transcript import MessageView
+    from hermes_tui.app.widgets.transcript_items import MessageView
     from hermes_tui.state import SessionDB
 
 
@@ -88,7 +89,7 @@ def resume(screen: MainScreen) -> None:
 def current_message(screen: MainScreen) -> MessageView | None:
     """The transcript message the user is on: the transcript's one current message (a find or
     search hit, a focused fold, Home/End, else the first message on screen)."""
-    return screen.query_one("#transcript", TranscriptView).current_message()
+    return screen.query_one("#transcript", Transcript).current_message()
 
 
 def message_copy(db: SessionDB, view: MessageView) -> tuple[str, bool]:

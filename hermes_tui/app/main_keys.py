@@ -20,7 +20,7 @@ from hermes_tui.app.controllers.panes import footer_keys
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
 #: The screen's keys: every one works from every pane; none shows in the footer from here.
 SCREEN_KEYS: list[BindingType] = [
@@ -114,7 +114,7 @@ class PaneClasses:
     sessions: type[ListPane]
     search: type[SearchPane]
     lineage: type[LineageTree]
-    transcript: type[TranscriptView]
+    transcript: type[Transcript]
 
 
 def main_screen_keys() -> list[Binding]:
@@ -162,5 +162,5 @@ def pane_classes() -> PaneClasses:
         sessions=with_keys(ListPane, pane_keys("#sessions")),
         search=with_keys(SearchPane, pane_keys("#search")),
         lineage=with_keys(LineageTree, pane_keys("#lineage")),
-        transcript=with_keys(TranscriptView, pane_keys("#transcript")),
+        transcript=with_keys(Transcript, pane_keys("#transcript")),
     )

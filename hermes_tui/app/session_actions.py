@@ -47,7 +47,7 @@ from hermes_tui.app.undo import (
     restore_summary,
     undo_entries,
 )
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.safe_text import inert
 from hermes_tui.state import BUSY_REASON
 
@@ -208,7 +208,7 @@ def fork(screen: MainScreen) -> None:
     sid = screen.current_session
     profile = screen.current_profile  # (None: the one store)
     db = screen.db_for(profile)
-    transcript = screen.query_one("#transcript", TranscriptView)
+    transcript = screen.query_one("#transcript", Transcript)
     message = transcript.current_message() if sid is not None else None
     if sid is None or db is None or message is None:
         screen.notify(

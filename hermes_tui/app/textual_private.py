@@ -3,16 +3,15 @@
 While the browser follows a writer, some of the garbage Textual leaves for a full collection is
 avoidable: `Strip.divide` and `Strip.crop_extend` cache their result in the strip, and when that
 result is the strip itself (a cut at its own length, nothing cropped) the strip becomes its own
-reference cycle; an unmounted widget keeps the lines its styles cache drew until its own cycle is
-collected. `install()` stops both (same results, freed by reference counting) so full collections
+reference cycle. `install()` stops it (same results, freed by reference counting) so full collections
 find less: following one writer at 20 messages/s on a 1M store, 3 full collections in 40 s
 instead of 5, 0.18-0.23 s of CPU in them instead of 0.50, and commit -> on screen p95 0.40 s
 instead of 0.57-0.72 s (bench/results/live-public-1m-20261205.json, `x1` against `B1`). A user
 feels that (each collection freezes the screen), so the app installs it unless
 `HERMES_TUI_TEXTUAL_TUNING=0`.
 
-It relies on Textual's internals (`Strip.divide`'s and `Strip.crop_extend`'s caching,
-`Widget._styles_cache`); Textual is pinned exactly, `REQUIRED` and `missing()` name what it
+It relies on Textual's internals (`Strip.divide`'s and `Strip.crop_extend`'s caching); Textual
+is pinned exactly, `REQUIRED` and `missing()` name what it
 needs, and `tests/app/test_textual_private.py` fails loudly when a Textual release changes any
 of it. At run time a Textual without them gets no tuning and a warning in the log.
 """
@@ -24,7 +23,6 @@ from collections.abc import Iterable, Sequence
 
 from rich.style import Style
 from textual.strip import Strip
-from textual.widget import Widget
 
 #: The environment variable that turns the tuning off (`0`).
 ENV = "HERMES_TUI_TEXTUAL_TUNING"
@@ -46,12 +44,7 @@ def wanted() -> bool:
 
 def missing() -> list[str]:
     """What `install()` needs and this Textual lacks (empty: all there)."""
-    gone = [f"{owner.__name__}.{name}" for owner, name in REQUIRED if not callable(getattr(owner, name, 0))]
-    try:
-        Widget()._styles_cache.clear()
-    except AttributeError:
-        gone.append("Widget._styles_cache.clear")
-    return gone
+    return [f"{owner.__name__}.{name}" for owner, name in REQUIRED if not callable(getattr(owner, name, 0))]
 
 
 def _divide_no_self_cycle(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
@@ -88,9 +81,3 @@ def uninstall() -> None:
     Strip.divide = _divide  # type: ignore[method-assign]
     Strip.crop_extend = _crop_extend  # type: ignore[method-assign]
     _installed = False
-
-
-def forget_lines(widget: Widget) -> None:
-    """Drop the lines ``widget``'s styles cache drew (as it unmounts), when installed."""
-    if _installed:
-        widget._styles_cache.clear()

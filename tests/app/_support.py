@@ -108,3 +108,31 @@ async def settle(pilot: Pilot[Any], rounds: int = 2, timeout: float = WAIT_S) ->
         quiet = 0
         deadline.check(f"the app was quiet ({'; '.join(busy)})")
         await pilot.pause(POLL_S)
+
+
+def drawn_as_match(transcript: Any, message_id: int, term: str = "") -> bool:
+    """Message ``message_id`` is drawn as the search hit (the widget transcript's `-match`): its
+    "◆ match" header behind the match's border colour, and ``term`` (when given) marked: a piece
+    of its own in a look the text around it does not have."""
+    index = transcript.index_of(message_id)
+    strips = None if index is None else transcript.item_strips(index)
+    if not strips or "◆ match" not in strips[0].text:
+        return False
+    border = transcript.get_component_rich_style("lines--border-match").color
+    if next(s.style for s in strips[0] if s.text.strip()).color != border:
+        return False
+    if not term:
+        return True
+    for strip in strips:
+        pieces = list(strip)
+        for k, seg in enumerate(pieces):
+            if seg.text.lower() == term.lower() and any(
+                o.style != seg.style for o in pieces[max(0, k - 1) : k + 2] if o is not seg and o.text.strip()
+            ):
+                return True
+    return False
+
+
+def any_match_drawn(transcript: Any) -> bool:
+    """Some message in the transcript's window is drawn as the search hit."""
+    return "◆ match" in transcript.window_text()

@@ -9,7 +9,7 @@ from textual.widget import Widget
 from hermes_tui.app import actions
 from hermes_tui.app.screens.export import ExportDialog
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
 from ._keys import action_name
 from ._support import make_app, settle
@@ -39,9 +39,9 @@ async def test_e_exports_with_the_transcript_focused(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid)
-        main.query_one("#transcript", TranscriptView).focus()
+        main.query_one("#transcript", Transcript).focus()
         await pilot.pause()
-        assert isinstance(app.focused, TranscriptView)
+        assert isinstance(app.focused, Transcript)
         await pilot.press("e")
         await settle(pilot)
         assert isinstance(app.screen, ExportDialog)
@@ -53,13 +53,13 @@ async def test_x_toggles_the_transcript_folds(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await pilot.pause()
-        assert not transcript._folds_open
+        assert not transcript.folds_open
         await pilot.press("x")
         await pilot.pause()
-        assert transcript._folds_open
+        assert transcript.folds_open
         assert isinstance(app.screen, MainScreen)
 
 

@@ -6,16 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_items import more_label
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
 
 
 def test_the_transcript_buttons_count_one_message() -> None:
-    assert TranscriptView._more_label("before", 1) == "▲ 1 earlier message"
-    assert TranscriptView._more_label("after", 1) == "▼ 1 more message"
-    assert TranscriptView._more_label("after", 1200) == "▼ 1,200 more messages"
+    assert more_label("before", 1) == "▲ 1 earlier message"
+    assert more_label("after", 1) == "▼ 1 more message"
+    assert more_label("after", 1200) == "▼ 1,200 more messages"
 
 
 async def test_the_header_counts_one_session(tmp_path: Path) -> None:

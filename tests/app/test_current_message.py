@@ -14,7 +14,7 @@ from pathlib import Path
 
 from hermes_tui.app.handoff import tool_calls_text
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import Fold, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB, content_text
 
 from ._support import make_app, settle
@@ -50,7 +50,7 @@ async def test_copy_after_find_uses_the_match_and_a_tool_call_message_copies_its
     app = make_app(demo_db, now=time.time)
     async with app.run_test(size=(120, 36)) as pilot:
         main = await open_on(pilot, sid, focus_list=False)
-        main.query_one("#transcript", TranscriptView).focus()
+        main.query_one("#transcript", Transcript).focus()
         await find(pilot, "getconn")
         await press_copy(pilot, "c")
         assert f"Message {calls['id']} has no code block." in toasts(app)
@@ -72,7 +72,7 @@ async def test_home_end_and_scrolling_move_the_current_message(demo_db: Path) ->
     app = make_app(demo_db)
     async with app.run_test(size=(80, 24)) as pilot:
         main = await open_on(pilot, sid, focus_list=False)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await pilot.press("end")
         await settle(pilot)
@@ -102,13 +102,16 @@ async def test_a_focused_fold_names_its_message(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid, focus_list=False)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.scroll_home(animate=False)
-        children = list(transcript.children)
-        block = transcript.query_one(f"#msg-{second_call['id']}")
-        fold = next(c for c in children[children.index(block) :] if isinstance(c, Fold))
-        fold.focus()
+        transcript.focus()
         await settle(pilot)
+        for _ in range(40):  # Tab from fold to fold down to the message's first
+            if transcript.focused_fold is not None and transcript.current_id == second_call["id"]:
+                break
+            await pilot.press("tab")
+            await settle(pilot)
+        assert transcript.focused_fold is not None and app.focused is transcript
         assert isinstance(app.screen, MainScreen)
         await press_copy(pilot, "m")
         assert app.clipboard == tool_calls_text(second_call["tool_calls"])

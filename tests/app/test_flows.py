@@ -13,7 +13,8 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane, route_words
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript_items import MessageView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.demo import fingerprint
 from hermes_tui.state import SessionDB, SessionFilter
 
@@ -53,10 +54,10 @@ async def test_navigate_list_and_open_transcript(demo_db: Path) -> None:
         assert sessions.cursor == min(sessions.size.height - 1, len(expected) - 1)
         await pilot.press("enter")
         await settle(pilot)
-        assert isinstance(app.focused, TranscriptView)
+        assert isinstance(app.focused, Transcript)
         with SessionDB(demo_db, read_only=True, migrate=False) as db:
             messages = db.get_messages(main.current_session, include_inactive=True)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert [i.id for i in transcript.items] == [m["id"] for m in messages]
 
 
@@ -98,13 +99,13 @@ async def test_search_open_hit_step_and_back_restores(demo_db: Path) -> None:
         await pilot.press("down", "down", "enter")
         await settle(pilot)
         hit = search.hits[1]
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert main.current_session == hit["session_id"]
         assert transcript.target_id == hit["id"]
-        block = transcript.query_one(f"#msg-{hit['id']}", MessageBlock)
-        assert block.has_class("-match")
-        assert "postgres" in [t.lower() for t in block.terms]
-        assert isinstance(app.focused, TranscriptView)
+        index = transcript.index_of(hit["id"])
+        assert index is not None and "◆ match" in (transcript.item_text(index) or "")  # drawn as the match
+        assert "postgres" in [t.lower() for t in transcript.terms]
+        assert isinstance(app.focused, Transcript)
         await pilot.press("n")
         await settle(pilot)
         assert transcript.target_id == search.hits[2]["id"]
@@ -189,18 +190,19 @@ async def test_chain_reader_has_segment_dividers(demo_db: Path) -> None:
         await settle(pilot)
         await pilot.press("c")
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.data is not None and transcript.data.chain
-        from hermes_tui.app.widgets.transcript import Divider
+        from hermes_tui.app.widgets.transcript_items import Divider
 
         dividers = [i for i in transcript.items if isinstance(i, Divider)]
         assert [d.session_id for d in dividers] == [s["id"] for s in chain]
         assert [i.id for i in transcript.items if not isinstance(i, Divider)] == expected
         assert transcript.end < len(transcript.items)  # a first window; the rest on scrolling
         while transcript.end < len(transcript.items):
-            await transcript.grow("after")
+            transcript.grow("after")
         await settle(pilot)
-        assert len(transcript.query(".segment-divider")) == 3
+        drawn = transcript.window_text()
+        assert [drawn.count(f"segment {n}/3") for n in (1, 2, 3)] == [1, 1, 1]
 
 
 async def test_filters_by_source_model_and_text(demo_db: Path) -> None:
@@ -271,10 +273,7 @@ async def test_empty_database(tmp_path: Path) -> None:
         main = main_of(app)
         assert main.state == "ready"
         assert main.session_list.total == 0
-        assert (
-            "no sessions"
-            in str(main.query_one("#transcript").query(".transcript-note").first().render()).lower()
-        )
+        assert "no sessions" in main.query_one("#transcript", Transcript).window_text().lower()
         await pilot.press("down", "end", "enter", "slash", *"x")
         await settle(pilot)
         assert main.query_one("#search", SearchPane).hits == []
@@ -354,11 +353,15 @@ async def test_inactive_messages_toggle(demo_db: Path) -> None:
         main = main_of(app)
         main.open_session(row["id"])
         await settle(pilot)
-        block = main.query_one(f"#msg-{inactive[0]}", MessageBlock)
-        assert block.has_class("-inactive") and not block.display
+        transcript = main.query_one("#transcript", Transcript)
+        index = transcript.index_of(inactive[0])
+        assert index is not None
+        item = transcript.items[index]
+        assert isinstance(item, MessageView) and item.fold == "inactive"
+        assert not (transcript.item_text(index) or "").strip()  # folded away: no lines drawn
         await pilot.press("i")
         await pilot.pause()
-        assert block.display
+        assert f"#{inactive[0]}" in (transcript.item_text(index) or "")
 
 
 async def test_palette_jumps_to_session(demo_db: Path) -> None:

@@ -9,13 +9,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
 from hermes_tui.app.screens.fork import ForkDialog
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.lineage import LineageTree
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
 
@@ -36,25 +37,33 @@ def store(tmp_path: Path) -> tuple[Path, list[int]]:
     return path, ids
 
 
-async def open_src(pilot: Pilot[Any]) -> tuple[MainScreen, TranscriptView]:
+async def open_src(pilot: Pilot[Any]) -> tuple[MainScreen, Transcript]:
     main = pilot.app.screen
     assert isinstance(main, MainScreen)
     await settle(pilot)
     main.open_session("src")
     await pilot_until(pilot, lambda: main.current_session == "src", "src is open")
     await settle(pilot)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     transcript.focus()
     await settle(pilot)
     return main, transcript
 
 
-def marked(transcript: TranscriptView) -> list[int]:
-    """The ids of the messages drawn with the cursor's class."""
+def marked(transcript: Transcript) -> list[int]:
+    """The ids of the messages drawn with the cursor's background (each row of the view as it
+    is painted, the border row above the first excluded)."""
+    names = ("lines--current", "lines--current-focus")
+    cursor = {transcript.get_component_rich_style(n).bgcolor for n in names}
+    width, height = transcript.outer_size
     found: list[int] = []
-    for k, run in enumerate(transcript._item_runs()):
-        item = transcript.items[transcript.start + k]
-        if any(w.has_class("-current") for w in run):
+    for y in range(1, height - 1):
+        strip = transcript.render_lines(Region(0, y, width, 1))[0]
+        index = transcript.item_at(round(transcript.scroll_y) + y - 1)
+        if index is None or not any(s.style is not None and s.style.bgcolor in cursor for s in strip):
+            continue
+        item = transcript.items[index]
+        if item.id not in found:
             found.append(item.id)
     return found
 

@@ -42,7 +42,7 @@ from hermes_tui.app.handoff import (
 )
 from hermes_tui.app.screens.copy_menu import CopyMenu
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import Fold, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.cli.browse import print_picked
 from hermes_tui.exporting import content_text, to_markdown
 from hermes_tui.safe_text import is_inert
@@ -354,7 +354,7 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid, focus_list=False)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         transcript.scroll_home(animate=False)
         await settle(pilot)
@@ -376,8 +376,9 @@ async def test_copy_message_and_code_block_of_the_focused_message(demo_db: Path)
         assert not content_text(first_turn["content"])
         transcript.scroll_home(animate=False)
         await settle(pilot)
-        transcript.query(Fold).first().focus()
+        await pilot.press("tab")  # from the top: the first fold takes the focus
         await settle(pilot)
+        assert transcript.focused_fold is not None
         await press_copy(pilot, "m")
         assert app.clipboard == tool_calls_text(first_turn["tool_calls"])
         assert any(f"Copied the tool calls of message {first_turn['id']}" in t for t in toasts(app))
@@ -474,7 +475,7 @@ async def test_pager_and_editor_open_at_the_current_message(
     app = make_app(demo_db, now=time.time)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid, focus_list=False)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await pilot.press("ctrl+f", *"50 passed")
         await settle(pilot)

@@ -26,23 +26,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
-from rich.text import Text
 from textual.app import App
-from textual.geometry import Region
 from textual.widgets import Static
 
 from hermes_tui.app import render as R
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.screens.stats import StatsScreen, bar, load_stats
 from hermes_tui.app.widgets.lineage import LineageTree, node_label
-from hermes_tui.app.widgets.transcript import (
-    Divider,
-    DividerBlock,
-    Fold,
-    TranscriptView,
-    message_header,
-    message_view,
-)
+from hermes_tui.app.widgets.message_parts import divider_text
+from hermes_tui.app.widgets.transcript_items import Divider, message_header, message_view
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.safe_text import BIDI_CONTROLS, is_inert
 from hermes_tui.state import SessionDB
 from tests.peer.oracle import Peer
@@ -154,12 +147,12 @@ async def open_hostile(pilot: Any) -> MainScreen:
     assert isinstance(main, MainScreen)
     main.open_session(ROOT)
     await settle(pilot)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     transcript.focus()
     await pilot.press("x")  # every fold open: reasoning, tool calls, tool output
     await settle(pilot)
     assert transcript.message_count == 5
-    assert all(not fold.collapsed for fold in transcript.query(Fold))
+    assert transcript.folds_open and "▶" not in transcript.window_text()  # no fold left closed
     return main
 
 
@@ -171,11 +164,7 @@ async def check_every_view(path: Path) -> None:
         plain = assert_inert_screen(app)
         assert "␛]52;c;aGVsbG8=␇" in plain  # shown, not obeyed
         assert "⟨U+202E⟩" in plain and "⟨U+009B⟩" in plain
-        transcript_text = "\n".join(
-            strip.text
-            for part in main.query("#transcript > *")
-            for strip in part.render_lines(Region(0, 0, part.size.width, part.size.height))
-        )
+        transcript_text = main.query_one("#transcript", Transcript).window_text()
         flat = transcript_text.replace("\n", "")
         for shown in ("hello ␛]52", "thinking ␛]52", "→ tool␛]52", "system ␛]52", "refs ⟨U+202E⟩"):
             assert shown in flat, shown
@@ -378,12 +367,9 @@ def test_markdown_character_references_stay_inert() -> None:
 
 
 def test_divider_and_lineage_labels_are_inert() -> None:
-    block = DividerBlock(
+    text = divider_text(
         Divider(session_id=PAYLOAD, index=1, count=2, title="", edge_kind=PAYLOAD, message_count="x")
-    )
-    content = block.content
-    assert isinstance(content, Text)
-    text = content.plain
+    ).plain
     assert is_inert(text) and "␛]52" in text and "? msgs" in text
     label = node_label(
         {
@@ -453,7 +439,7 @@ async def test_browser_starts_and_every_view_survives_odd_rows(tmp_path: Path) -
         plain = assert_inert_screen(app)
         main.open_session("odd")
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.message_count == 5
         plain = assert_inert_screen(app)
         assert "[binary: 3 bytes]" in plain

@@ -26,7 +26,7 @@ from hermes_tui.app.stores_follow import follow_one
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList, live_label
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import WAIT_S, pilot_until, wait_until
 from tests.peer.oracle import Peer
@@ -127,8 +127,7 @@ async def following_tail(path: Path) -> AsyncIterator[tuple[Any, Pilot[None], Ma
 
 def transcript_text(main: MainScreen) -> str:
     """What the transcript paints (messages and notes), as plain text."""
-    transcript = main.query_one("#transcript", TranscriptView)
-    return "\n".join(widget_text(w) for w in transcript.query(Static))
+    return main.query_one("#transcript", Transcript).window_text()
 
 
 # ------------------------------------------------------------------ the list
@@ -238,7 +237,7 @@ async def test_transcript_follows_at_the_bottom_and_marks_new_messages_when_scro
     app = live_app(demo_db)
     async with app.run_test(size=(120, 30)) as pilot:
         main = await open_live(pilot, "tail")
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         await pilot.press("G")
         await pilot_until(
             pilot, lambda: transcript.at_bottom and transcript.end == len(transcript.items), "at the bottom"

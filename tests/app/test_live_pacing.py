@@ -17,7 +17,8 @@ from typing import Any
 from textual.widgets import Static
 
 from hermes_tui.app.live_follow import APPLY_EVERY_S, Pacer
-from hermes_tui.app.widgets.transcript import MessageView, TranscriptView
+from hermes_tui.app.widgets.transcript_items import MessageView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from tests._wait import pilot_until
 
 from .test_live import Writer, live_app, open_live
@@ -118,7 +119,7 @@ async def following(db: Path, sid: str, first: str) -> AsyncIterator[tuple[Any, 
         writer.close()
 
 
-def _shown_texts(transcript: TranscriptView) -> list[str]:
+def _shown_texts(transcript: Transcript) -> list[str]:
     return [i.text for i in transcript.items if isinstance(i, MessageView)]
 
 
@@ -129,7 +130,7 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
         store = main.follower.follower(None)  # the one store's rhythm
         assert store is not None
         store.hot_s = 0.02  # reports as often as the writer commits
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         title = main.query_one("#transcript-title", Static)
         layouts: list[bool] = []
         title_refresh = title.refresh
@@ -192,7 +193,7 @@ async def test_a_burst_is_a_few_grouped_appends_and_every_message_shows(demo_db:
 
 async def test_a_failed_live_read_does_not_stop_following(demo_db: Path) -> None:
     async with following(demo_db, "flaky", "before") as (pilot, main, writer):
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         db = main.db
         assert db is not None
         real = db.list_rows

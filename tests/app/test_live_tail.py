@@ -18,7 +18,7 @@ import pytest
 from textual._styles_cache import StylesCache
 from textual.geometry import Region
 
-from hermes_tui.app.widgets.transcript import MessagePart, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from tests._wait import pilot_until
 
 from .test_live import Writer, live_app, open_live, transcript_text
@@ -33,10 +33,10 @@ def _tall_session(writer: Writer, sid: str, n: int = 30) -> None:
         writer.call("append_message", sid, "user", content=f"before {i}")
 
 
-async def _at_its_end(pilot: Any, sid: str) -> tuple[Any, TranscriptView]:
+async def _at_its_end(pilot: Any, sid: str) -> tuple[Any, Transcript]:
     """The session open and its transcript at the end (`G`), following."""
     main = await open_live(pilot, sid)
-    transcript = main.query_one("#transcript", TranscriptView)
+    transcript = main.query_one("#transcript", Transcript)
     await pilot.press("G")
     await pilot_until(pilot, lambda: transcript.at_bottom and "before 29" in transcript_text(main), "the end")
     return main, transcript
@@ -50,7 +50,7 @@ async def test_transcript_keeps_following_a_fast_writer(demo_db: Path) -> None:
         async with app.run_test(size=(160, 50)) as pilot:
             main = await open_live(pilot, "fast")
             main.session_list.focus()  # a user watching: the list has the focus, no key pressed
-            transcript = main.query_one("#transcript", TranscriptView)
+            transcript = main.query_one("#transcript", Transcript)
             marked = 0
             for i in range(N):
                 writer.call("append_message", "fast", "user", content=f"appender message {i}")
@@ -83,12 +83,12 @@ async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> 
         app = live_app(demo_db)
         async with app.run_test(size=(160, 50)) as pilot:
             main = await open_live(pilot, "short")
-            transcript = main.query_one("#transcript", TranscriptView)
+            transcript = main.query_one("#transcript", Transcript)
             writer.call("append_message", "short", "user", content="first")
             await pilot_until(pilot, lambda: transcript.message_count == 1, "the first message")
             await pilot.pause(0.3)
             assert transcript.max_scroll_y == 0
-            transcript.set_reactive(TranscriptView.scroll_y, -11)  # as the compositor leaves it
+            transcript.set_reactive(Transcript.scroll_y, -11)  # as the compositor leaves it
             transcript._tail_at = None  # a layout since following moved the offset
             writer.call("append_message", "short", "user", content="second")
             await pilot_until(pilot, lambda: transcript.message_count == 2, "the second message")
@@ -97,13 +97,14 @@ async def test_a_short_transcript_follows_whatever_its_offset(demo_db: Path) -> 
         writer.close()
 
 
-async def test_a_followed_append_repaints_only_the_transcripts_count_row(
+async def test_a_followed_append_repaints_its_lines_and_the_count_row_not_the_whole_view(
     demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An append changes the transcript's children and the count in its subtitle, not its own
-    paint (background and border, behind the messages): of that paint only the bottom border row,
-    where the count is, is painted again (Textual repainted all of it, ~3 ms an append), and that
-    row shows the new count."""
+    """A followed append scrolls the view's lines (each row shows a new line) and changes the
+    count in its subtitle, not the rest of its own paint: the top border row is not painted
+    again (Textual repaints a whole widget for a `refresh()` or a new subtitle, ~3 ms an append
+    for the widget transcript), and the bottom row shows the new count. Scrolled up, an append
+    below the view repaints only that count row."""
     writer = Writer(demo_db)
     try:
         _tall_session(writer, "paint")
@@ -130,54 +131,62 @@ async def test_a_followed_append_repaints_only_the_transcripts_count_row(
                 await pilot_until(pilot, lambda i=i: f"{31 + i} msgs" in bottom_row(), f"count {31 + i}")
                 await pilot_until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), f"fresh {i}")
             assert transcript.at_bottom
-            assert painted and set(painted) == {transcript.outer_size.height - 1}
+            bottom = transcript.outer_size.height - 1
+            assert bottom in painted and 0 not in painted
+            assert set(painted) <= set(range(1, bottom + 1))
+
+            transcript.scroll_home(animate=False, immediate=True)  # the reader scrolls up
+            await pilot.pause(0.3)
+            painted.clear()
+            for i in range(3):
+                writer.call("append_message", "paint", "assistant", content=f"below {i}")
+                await pilot_until(pilot, lambda i=i: f"{i + 1} new" in bottom_row(), f"{i + 1} new below")
+            assert painted and set(painted) == {bottom}
     finally:
         writer.close()
 
 
-async def test_a_followed_append_paints_its_new_message_once(
+async def test_a_followed_append_renders_its_new_message_once(
     demo_db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The layout that places a new message paints it, and nothing asks for it again: Textual's
-    styling at mount asked each new part for a repaint, posted once it was mounted (usually after
-    that layout), and the part's size set by the layout asked for another, so every followed
-    append painted its new parts again in a frame of their own."""
+    """A new message is rendered to lines once (its strips are cached: neither the frames after
+    it nor the next appends render it again), and each followed append paints the view in one
+    frame, or two when the scrollbar's repaint falls in a frame of its own (the widget
+    transcript: its parts asked for a repaint of their own after the layout that placed them)."""
     writer = Writer(demo_db)
     try:
         _tall_session(writer, "once")
         app = live_app(demo_db)
         async with app.run_test(size=(120, 30)) as pilot:
             main, transcript = await _at_its_end(pilot, "once")
-            painted: Counter[str | None] = Counter()
-            render_lines = MessagePart.render_lines
+            rendered: Counter[int] = Counter()
+            render_message = Transcript._render_message
 
-            def spy(self: MessagePart, crop: Region) -> Any:
-                if sys._getframe(1).f_code.co_name == "_get_renders":  # the compositor's paint
-                    painted[self.id] += 1
+            def render_spy(self: Transcript, view: Any, *args: Any) -> Any:
+                if view.id != self._drawn_cursor:  # (the cursor's message is drawn again)
+                    rendered[view.id] += 1
+                return render_message(self, view, *args)
+
+            frames = 0
+            render_lines = Transcript.render_lines
+
+            def paint_spy(self: Transcript, crop: Region) -> Any:
+                nonlocal frames
+                if sys._getframe(1).f_code.co_name == "_get_renders" and crop.height > 1:
+                    frames += 1  # (a frame painting its lines; one row: the count alone)
                 return render_lines(self, crop)
 
-            asked: Counter[str | None] = Counter()
-            on_update = type(main)._on_update
-
-            async def update_spy(self: Any, message: Any) -> None:
-                asked[message.widget.id] += 1
-                await on_update(self, message)
-
-            monkeypatch.setattr(MessagePart, "render_lines", spy)
-            monkeypatch.setattr(type(main), "_on_update", update_spy)
+            monkeypatch.setattr(Transcript, "_render_message", render_spy)
+            monkeypatch.setattr(Transcript, "render_lines", paint_spy)
+            ids = []
             for i in range(5):
-                painted.clear()
-                asked.clear()
+                frames = 0
                 mid = writer.call("append_message", "once", "assistant", content=f"fresh {i}")
+                ids.append(mid)
                 await pilot_until(pilot, lambda i=i: f"fresh {i}" in transcript_text(main), f"fresh {i}")
-                await asyncio.sleep(0.3)  # (frames after it: none should paint it again)
-                assert asked[f"msg-{mid}"] == 0, (i, asked[f"msg-{mid}"])
-                assert painted[f"msg-{mid}"] in (1, 2), (i, painted[f"msg-{mid}"])
-            # Painted by the layout that places it, and again by the frame that repaints the
-            # transcript's scrollbar (Textual asks a bar to repaint after each layout, a frame
-            # later, and paints what lies under the bar's clip with it); issue 36 dropped the
-            # private-API scrollbar that joined the two frames. A part that asks for a repaint of
-            # its own (`asked`) is the bug this test is for.
+                await asyncio.sleep(0.3)  # (frames after it: none should render it again)
+                assert frames in (1, 2), (i, frames)
+                assert all(rendered[m] == 1 for m in ids), (i, rendered)
             assert transcript.at_bottom
     finally:
         writer.close()

@@ -15,6 +15,7 @@ import hermes_tui.app.prefetch as prefetch_mod
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 from ._support import make_app, settle
@@ -223,7 +224,7 @@ async def test_active_filter_is_visible_and_an_empty_result_says_how_to_clear_it
         assert str(sessions.border_title) == f"0 of {total} · filter: title~zzzq"
         assert "title~zzzq" in sessions.empty_text and "Press F" in sessions.empty_text
         assert f"0 of {total} sessions" in str(main.query_one("#info").render())
-        note = str(main.query_one("#transcript").query(".transcript-note").first().render())
+        note = main.query_one("#transcript", Transcript).window_text()  # (its note, drawn)
         assert "Press F" in note
         assert main.active_bindings["F"].binding.show  # the footer offers the way out
         await pilot.press("F")

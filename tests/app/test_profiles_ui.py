@@ -23,7 +23,7 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.stores import BrowserStores, StoreChoice
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import PROFILE_TITLE_MIN, SessionList, layout_columns
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB, SessionFilter
 from tests._wait import WAIT_S, pilot_until
 from tests.peer.conftest import peer_factory, peer_venv_python  # noqa: F401 - fixtures
@@ -129,7 +129,7 @@ async def test_transcript_and_rename_reach_the_owning_store(tmp_path: Path) -> N
         assert screen.db is not None and screen.db.db_path == store_path(home, "work")
         title = str(screen.query_one("#transcript-title", Static).render())
         assert "work shared beta" in title
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         assert transcript.data is not None
         texts = [getattr(i, "text", "") or str(getattr(i, "content", "")) for i in transcript.data.items]
         assert any("in work" in t for t in texts), texts
@@ -175,7 +175,7 @@ async def test_federated_search_hit_opens_the_right_store_and_back(tmp_path: Pat
         await pilot.press("n", "n")
         await settle(pilot, 3)
         assert (screen.current_profile, screen.current_session) == ("default", "s-shared")
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         assert transcript.data is not None and transcript.data.session_id == "s-shared"
         texts = [str(getattr(i, "text", "")) for i in transcript.data.items]
         assert any("in default" in t for t in texts), texts
@@ -544,7 +544,7 @@ async def test_open_transcript_follows_its_own_store(tmp_path: Path) -> None:
             lambda: (screen.current_profile, screen.current_session) == ("work", "s-shared"),
             '(screen.current_profile, screen.current_session) == ("work", "s-shared")',
         )
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
 
         def texts() -> str:
             assert transcript.data is not None
@@ -604,7 +604,7 @@ async def test_palette_jump_opens_a_session_of_another_profile(tmp_path: Path) -
             '(screen.current_profile, screen.current_session) == ("work", "s-shared")',
         )
         assert sessions.selected_key == ("work", "s-shared")  # the list cursor follows it
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         assert transcript.data is not None
         texts = " ".join(str(getattr(i, "text", "")) for i in transcript.data.items)
         assert "in work" in texts and "in default" not in texts

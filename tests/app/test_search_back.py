@@ -14,9 +14,9 @@ from pathlib import Path
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import MarkedRender, MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
-from ._support import make_app, settle
+from ._support import any_match_drawn, drawn_as_match, make_app, settle
 
 
 async def test_escape_from_search_puts_the_cursor_on_the_session_read(demo_db: Path) -> None:
@@ -34,11 +34,9 @@ async def test_escape_from_search_puts_the_cursor_on_the_session_read(demo_db: P
         hit = next(h for h in search.hits if h["session_id"] != before and h["session_id"] in sessions._ids)
         search.choose(search.hits.index(hit))
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert main.current_session == hit["session_id"] != before
-        block = transcript.query_one(f"#msg-{hit['id']}", MessageBlock)
-        assert block.has_class("-match")
-        assert block._memo is not None and isinstance(block._memo.renderable, MarkedRender)
+        assert drawn_as_match(transcript, hit["id"], "postgres")  # its Markdown, the term marked
         place = transcript.scroll_y
         await pilot.press("escape")  # transcript → results
         await settle(pilot)
@@ -47,7 +45,7 @@ async def test_escape_from_search_puts_the_cursor_on_the_session_read(demo_db: P
         assert not main.has_class("-searching") and app.focused is sessions
         assert sessions.selected_id == hit["session_id"]  # was: the row left before the search
         assert main.current_session == hit["session_id"]
-        assert not transcript.query(".-match")
+        assert not any_match_drawn(transcript)
         assert transcript.scroll_y == place  # was: drawn again from the top
         current = transcript.current_message()
         assert current is not None and current.id == hit["id"]

@@ -11,10 +11,10 @@ from textual.widgets import OptionList
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.widgets import search as search_mod
 from hermes_tui.app.widgets.search import RESULT_LIMIT, SearchPane, route_words
-from hermes_tui.app.widgets.transcript import MessageBlock, TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
-from ._support import DEMO_BASE, make_app, settle
+from ._support import DEMO_BASE, any_match_drawn, drawn_as_match, make_app, settle
 
 HITS = 2 * RESULT_LIMIT + 7  # three pages: 25 + 25 + 7
 
@@ -103,7 +103,7 @@ async def test_n_walks_past_the_first_page_and_esc_clears_the_hit_marker(many_hi
         await pilot.press("slash", *"needle")
         await settle(pilot)
         search = main.query_one("#search", SearchPane)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         search.choose(RESULT_LIMIT - 1)  # the last hit of the first page
         await settle(pilot)
         assert transcript.target_id == want[RESULT_LIMIT - 1]
@@ -112,8 +112,7 @@ async def test_n_walks_past_the_first_page_and_esc_clears_the_hit_marker(many_hi
         assert transcript.target_id == want[RESULT_LIMIT]
         assert search.highlighted == RESULT_LIMIT
         assert f"hit {RESULT_LIMIT + 1}/{HITS}" in str(transcript.border_subtitle)
-        block = transcript.query_one(f"#msg-{want[RESULT_LIMIT]}", MessageBlock)
-        assert block.has_class("-match")
+        assert drawn_as_match(transcript, want[RESULT_LIMIT])
         await pilot.press("N")
         await settle(pilot)
         assert transcript.target_id == want[RESULT_LIMIT - 1]
@@ -125,7 +124,7 @@ async def test_n_walks_past_the_first_page_and_esc_clears_the_hit_marker(many_hi
         await settle(pilot)
         assert not main.has_class("-searching")
         assert transcript.target_id is None
-        assert not transcript.query(".-match")
+        assert not any_match_drawn(transcript)
         assert "hit " not in str(transcript.border_subtitle)
 
 
@@ -138,7 +137,7 @@ async def test_n_wraps_only_once_every_hit_is_loaded(many_hits: Path) -> None:
         await pilot.press("slash", *"needle")
         await settle(pilot)
         search = main.query_one("#search", SearchPane)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         search.choose(0)
         await settle(pilot)
         await pilot.press("N")  # on the first hit with more pages unloaded: stays

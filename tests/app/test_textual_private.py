@@ -13,11 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.strip import Strip
 
 from hermes_tui.app import textual_private
-from hermes_tui.app.widgets.transcript import MessagePart
 
 from ._support import make_app
 
@@ -130,29 +128,3 @@ def test_results_match_textuals(
     )
     assert list(mine) == list(textuals)
     assert mine.cell_length == textuals.cell_length
-
-
-async def test_an_unmounted_part_drops_its_styled_lines_only_when_installed() -> None:
-    from textual.app import App, ComposeResult
-    from textual.containers import VerticalScroll
-
-    class Host(App[None]):
-        def __init__(self, part: MessagePart) -> None:
-            super().__init__()
-            self.part = part
-
-        def compose(self) -> ComposeResult:
-            yield VerticalScroll(self.part)
-
-    for tuned in (False, True):
-        if tuned:
-            textual_private.install()
-        part = MessagePart(Text("one line\n" * 30), classes="message")
-
-        async with Host(part).run_test(size=(60, 20)) as pilot:
-            await pilot.pause()
-            assert part._styles_cache._cache
-            await part.remove()
-            await pilot.pause()
-            assert part._visual_cache == {}  # (ours: always)
-            assert bool(part._styles_cache._cache) is not tuned

@@ -25,7 +25,7 @@ ROOT = Path(hermes_tui.__file__).resolve().parent
 TEXTUAL = Path(textual.__file__).resolve().parent
 #: The modules allowed a private Textual name, and the names each may use: the per-instance
 #: binding map, and the GC tuning (`textual_private.py`, one `install()`).
-CONTRACT = {"bindings.py": {"_bindings"}, "textual_private.py": {"_styles_cache"}}
+CONTRACT: dict[str, set[str]] = {"bindings.py": {"_bindings"}, "textual_private.py": set()}
 #: Attributes Textual's metaclass and `abc` put on every subclass (not overrides of ours).
 CLASS_MACHINERY = {
     "_abc_impl",

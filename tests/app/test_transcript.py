@@ -1,9 +1,9 @@
-"""The transcript's widgets: folds (click, Enter, space, `x`), the search hit, literal agent text."""
+"""The transcript: folds (click, Enter, space, `x`), the search hit, literal agent text."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
@@ -11,23 +11,17 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.strip import Strip
 from textual.widget import Widget
 
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.styles import stylesheet_paths
-from hermes_tui.app.widgets.transcript import (
-    Fold,
-    MarkedRender,
-    MessageBlock,
-    MessagePart,
-    TranscriptData,
-    TranscriptView,
-    message_parts,
-    message_view,
-)
+from hermes_tui.app.widgets.transcript_items import TranscriptData, message_view
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
-from ._support import make_app, settle
+from ._support import drawn_as_match, make_app, settle
 from .test_actions import open_on, sid_of
 
 CI_SESSION = "Fix flaky CI on the payments service"
@@ -37,11 +31,6 @@ def widget_text(widget: Widget) -> str:
     """The lines a widget paints, as plain text (styles dropped, so spans do not split words)."""
     lines = widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))
     return "\n".join(strip.text for strip in lines)
-
-
-def transcript_text(transcript: TranscriptView) -> str:
-    """Every mounted message part's lines, in order."""
-    return "\n".join(widget_text(part) for part in transcript.query(MessagePart))
 
 
 def drawn_text(renderable: RenderableType, width: int = 100) -> Text:
@@ -65,16 +54,29 @@ def marked_pieces(text: Text) -> list[str]:
     return pieces
 
 
-def parts_of(transcript: TranscriptView, message_id: int) -> list[MessagePart]:
-    """The widgets of one message: its MessageBlock and the parts that follow it."""
-    children = list(transcript.children)
-    start = children.index(transcript.query_one(f"#msg-{message_id}", MessageBlock))
-    parts: list[MessagePart] = [children[start]]  # type: ignore[list-item]
-    for child in children[start + 1 :]:
-        if isinstance(child, MessageBlock) or not isinstance(child, MessagePart):
-            break
-        parts.append(child)
-    return parts
+def strips_text(strips: list[Strip]) -> Text:
+    """Drawn lines as a Text whose spans keep each piece's style (the border and padding cells
+    of a message left out)."""
+    text = Text()
+    for strip in strips:
+        for segment in strip.crop(2, strip.cell_length):
+            text.append(segment.text, segment.style)
+        text.append("\n")
+    return text
+
+
+async def shown(pilot: Pilot[None], rows: list[dict[str, Any]], **kw: Any) -> Transcript:
+    transcript = pilot.app.query_one(Transcript)
+    await transcript.show(TranscriptData(session_id="s", items=[message_view(r) for r in rows]), **kw)
+    await pilot.pause()
+    return transcript
+
+
+def drawn_message(transcript: Transcript, message_id: int) -> list[Strip]:
+    index = transcript.index_of(message_id)
+    strips = None if index is None else transcript.item_strips(index)
+    assert strips is not None
+    return strips
 
 
 def test_message_view_prepares_renderables_off_the_loop() -> None:
@@ -97,64 +99,85 @@ def test_message_view_prepares_renderables_off_the_loop() -> None:
     assert tool.prepared.output is not None and '"ok": true' in tool.prepared.output.plain
 
 
-def test_parts_of_a_message_and_the_hit_does_not_mark_shared_text() -> None:
-    """A plain message is one widget; the hit copies the prepared Text before highlighting."""
-    plain = message_view({"id": 1, "role": "user", "content": "hello"})
-    assert [type(p) for p in message_parts(plain)] == [MessageBlock]
+async def test_parts_of_a_message_and_the_hit_does_not_mark_shared_text() -> None:
+    """A plain message is its header and body; a tool output is a closed fold; the hit opens it
+    and marks the term in a copy of the prepared Text (the record's own is not marked)."""
     tool = message_view({"id": 2, "role": "tool", "content": "needle in output"})
-    closed = message_parts(tool)
-    assert [type(p) for p in closed] == [MessageBlock, Fold]
-    assert isinstance(closed[1], Fold) and closed[1].collapsed
-    hit = message_parts(tool, terms=("needle",), match=True)
-    fold = hit[1]
-    assert isinstance(fold, Fold) and not fold.collapsed  # the matched tool output is open
-    assert fold.body.spans and not tool.prepared.output.spans  # type: ignore[union-attr]
-    assert all(p.has_class("-match") for p in hit) and hit[-1].has_class("-end")
-    assert not any(p.has_class("-end") for p in hit[:-1])
+    app = _TranscriptApp()
+    async with app.run_test(size=(110, 30)) as pilot:
+        transcript = await shown(pilot, [{"id": 1, "role": "user", "content": "hello"}])
+        assert [line.strip() for line in (transcript.item_text(0) or "").split("\n")][1:] == ["▎ hello", ""]
+        await transcript.show(TranscriptData(session_id="s", items=[tool]))
+        await pilot.pause()
+        assert (
+            "▶ result (1 lines)" in transcript.window_text()
+            and "needle in output" not in transcript.window_text()
+        )
+        await transcript.show(TranscriptData(session_id="s", items=[tool]), target_id=2, terms=("needle",))
+        await pilot.pause()
+        drawn = transcript.window_text()
+        assert "◆ match" in drawn and "▼ result (1 lines)" in drawn and "needle in output" in drawn  # open
+        assert "needle" in marked_pieces(strips_text(drawn_message(transcript, 2)))
+        assert not tool.prepared.output.spans  # type: ignore[union-attr]
 
 
-def test_the_hit_keeps_its_markdown_with_the_terms_marked() -> None:
+async def test_the_hit_keeps_its_markdown_with_the_terms_marked() -> None:
     """A search or find hit used to be drawn as its Markdown source (``**``, backticks, fences)
     to mark the terms; it is drawn as Markdown, the terms marked in what is drawn."""
     source = "Use **logical replication** with `pg_dump`:\n\n```sql\nCREATE PUBLICATION pub;\n```\n"
-    view = message_view({"id": 5, "role": "assistant", "content": source})
-    block = message_parts(view, terms=("replication", "publication"), match=True)[0]
-    assert isinstance(block, MessageBlock)
-    plain = message_parts(view)[0]
-    assert isinstance(plain, MessageBlock)
-    assert block._memo is not None and plain._memo is not None
-    drawn = drawn_text(block._memo.renderable)
-    assert drawn.plain == drawn_text(plain._memo.renderable).plain  # drawn as the Markdown is
-    assert "**" not in drawn.plain and "`" not in drawn.plain and "logical replication" in drawn.plain
-    assert marked_pieces(drawn) == ["replication", "PUBLICATION"]
-    assert not marked_pieces(drawn_text(plain._memo.renderable))  # the shared Markdown is unmarked
-    assert "◆ match" in block._header.plain
+    row = {"id": 5, "role": "assistant", "content": source}
+    app = _TranscriptApp()
+    async with app.run_test(size=(110, 30)) as pilot:
+        transcript = await shown(pilot, [row])
+        plain = strips_text(drawn_message(transcript, 5)[1:])  # (its body: the header apart)
+        await shown(pilot, [row], target_id=5, terms=("replication", "publication"))
+        strips = drawn_message(transcript, 5)
+        drawn = strips_text(strips[1:])
+        assert drawn.plain == plain.plain  # drawn as the Markdown is
+        assert "**" not in drawn.plain and "`" not in drawn.plain and "logical replication" in drawn.plain
+        assert marked_pieces(drawn) == ["replication", "PUBLICATION"]
+        assert not marked_pieces(plain)  # the shared Markdown is unmarked
+        assert "◆ match" in strips[0].text
+
+
+def _title_at(transcript: Transcript, mark: str) -> tuple[int, int]:
+    """The first fold title drawn with ``mark`` (▶ closed, ▼ open): its click offset in the view
+    (border and padding included) and its line."""
+    for line, text in enumerate(transcript.window_text().split("\n")):
+        if mark in text:
+            return 2 + text.index(mark), line
+    raise AssertionError(f"no {mark} fold title drawn")
 
 
 async def test_fold_toggles_on_click_enter_and_space(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
-        fold = transcript.query(Fold).first()
-        assert fold.collapsed and fold.size.height == 1
-        await pilot.click(fold, offset=(3, 0))
+        transcript = main.query_one("#transcript", Transcript)
+        assert transcript.scroll_y == 0
+        x, line = _title_at(transcript, "▶")
+        height = transcript.virtual_size.height
+
+        def title() -> str:
+            return transcript.window_text().split("\n")[line]
+
+        await pilot.click(transcript, offset=(x, line + 1))  # (+1: the border row)
         await pilot.pause()
-        assert not fold.collapsed
-        assert fold.size.height > 1  # title + body
-        assert app.focused is fold
-        await pilot.click(fold, offset=(3, 1))  # in the open body: no toggle (text selection)
+        assert "▼" in title()
+        assert transcript.virtual_size.height > height  # title + body
+        assert transcript.focused_fold is not None  # the fold has the focus (a focused Fold)
+        await pilot.click(transcript, offset=(x, line + 2))  # in the open body: no toggle
         await pilot.pause()
-        assert not fold.collapsed
+        assert "▼" in title()
         await pilot.press("enter")
         await pilot.pause()
-        assert fold.collapsed and fold.size.height == 1
+        assert "▶" in title() and transcript.virtual_size.height == height
         await pilot.press("space")
         await pilot.pause()
-        assert not fold.collapsed
-        await pilot.click(fold, offset=(3, 0))  # the title of an open fold closes it
+        assert "▼" in title()
+        await pilot.click(transcript, offset=(x, line + 1))  # the title of an open fold closes it
         await pilot.pause()
-        assert fold.collapsed
+        assert "▶" in title() and transcript.virtual_size.height == height
         assert isinstance(app.screen, MainScreen)
 
 
@@ -162,19 +185,20 @@ async def test_x_opens_and_closes_every_fold_in_the_window(demo_db: Path) -> Non
     app = make_app(demo_db)
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
-        folds = list(transcript.query(Fold))
-        assert len(folds) >= 4 and all(f.collapsed for f in folds)
+        transcript = main.query_one("#transcript", Transcript)
+        text = transcript.window_text()
+        assert text.count("▶") >= 4 and "▼" not in text
         transcript.focus()
         await pilot.press("x")
         await pilot.pause()
-        assert not any(f.collapsed for f in folds)
-        text = transcript_text(transcript)
+        text = transcript.window_text()
+        assert "▶" not in text and text.count("▼") >= 4
         assert "▼ reasoning" in text and "Five failures share one test" in text
         await pilot.press("x")
         await pilot.pause()
-        assert all(f.collapsed for f in folds)
-        assert "Five failures share one test" not in transcript_text(transcript)
+        text = transcript.window_text()
+        assert text.count("▶") >= 4 and "▼" not in text
+        assert "Five failures share one test" not in text
 
 
 async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> None:
@@ -188,24 +212,31 @@ async def test_matched_tool_output_is_open_and_highlighted(demo_db: Path) -> Non
         assert isinstance(main, MainScreen)
         main.load_session(sid, int(tool["id"]), ("passed",), focus=True)  # what opening a hit does
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
-        block, fold = parts_of(transcript, int(tool["id"]))
-        assert block.has_class("-match") and fold.has_class("-match")
-        assert isinstance(fold, Fold) and not fold.collapsed
-        assert any(fold.body.plain[s.start : s.end] == "passed" for s in fold.body.spans)
-        others = [f for f in transcript.query(Fold) if f is not fold]
-        assert others and all(f.collapsed for f in others)
-        assert "◆ match" in widget_text(block)
-        assert "▼ result (1 lines)" in widget_text(fold) and "50 passed in 98.7s" in widget_text(fold)
+        transcript = main.query_one("#transcript", Transcript)
+        index = transcript.index_of(int(tool["id"]))
+        assert index is not None
+        drawn = transcript.item_text(index) or ""
+        assert "◆ match" in drawn
+        assert "▼ result (1 lines)" in drawn and "50 passed in 98.7s" in drawn  # its fold open
+        assert drawn.count("▼") == transcript.window_text().count("▼") == 1  # every other closed
+        # Drawn as the match, the term marked: the header's border in the match's colour, and
+        # "passed" a piece of its own in the output (the widget view's -match and body span).
+        match = transcript.get_component_rich_style("lines--border-match").color
+        shown = [transcript.render_line(y) for y in range(transcript.scrollable_content_region.height)]
+        header = next(line for line in shown if "◆ match" in line.text)
+        assert next(seg.style for seg in header if seg.text.strip()).color == match  # type: ignore[union-attr]
+        output = next(line for line in shown if "50 passed in 98.7s" in line.text)
+        plain = next(seg.style for seg in output if "98.7s" in seg.text)
+        assert any(seg.text == "passed" and seg.style != plain for seg in output)
 
 
 class _TranscriptApp(App[None]):
-    """A bare TranscriptView, fed hand-made messages."""
+    """A bare transcript, fed hand-made messages."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
 
     def compose(self) -> ComposeResult:
-        yield TranscriptView(id="transcript")
+        yield Transcript(id="transcript")
 
 
 MARKUP = "[/INST] [bold]x[/bold] [link=evil]no[/link]"
@@ -227,21 +258,17 @@ async def test_markup_like_agent_text_renders_literally_everywhere() -> None:
     ]
     app = _TranscriptApp()
     async with app.run_test(size=(110, 60)) as pilot:
-        transcript = app.query_one(TranscriptView)
+        transcript = app.query_one(Transcript)
         data = TranscriptData(session_id="s", items=[message_view(r) for r in rows])
         await transcript.show(data, target_id=4, terms=("INST",))
         transcript.focus()
         await pilot.press("x")
         await pilot.pause()
-        text = transcript_text(transcript)
+        text = transcript.window_text()
         for prefix in ("user", "assistant", "reasoning", "output", "hit"):
             assert f"{prefix} [/INST] [bold]x[/bold] [link=evil]no[/link]" in text, prefix
         assert "→ [red]tool[/red]" in text
         assert "[b]t[/b]" in text
         assert '"[/INST] [bold]x[/bold]' in text
-        hit = transcript.query_one("#msg-4", MessageBlock)
-        assert hit.match and hit.has_class("-match")
-        rendered = hit._renderable()
-        body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
-        assert isinstance(body, MarkedRender)  # the hit keeps its Markdown, "INST" marked in it
-        assert "INST" in marked_pieces(drawn_text(body))
+        assert drawn_as_match(transcript, 4)
+        assert "INST" in marked_pieces(strips_text(drawn_message(transcript, 4)))  # marked in it

@@ -13,20 +13,15 @@ import apsw
 import pytest
 
 from hermes_tui.app.screens.main import MainScreen
-from hermes_tui.app.widgets.transcript import (
-    HeadBlock,
-    MessageBlock,
-    MessageView,
-    TranscriptView,
-    find_hits,
-)
+from hermes_tui.app.widgets.transcript_items import MessageView, SessionHead, find_hits
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 from tests._wait import pilot_until
 
 from ._display import ACTIVITY, HIDDEN, PROMPT, SHOWN, SID, build_display_store
 from ._support import make_app, settle
 from .test_actions import open_on, sid_of
-from .test_transcript import CI_SESSION, widget_text
+from .test_transcript import CI_SESSION
 
 SIZE = (120, 40)
 
@@ -36,16 +31,21 @@ def display_db(tmp_path: Path) -> Path:
     return build_display_store(tmp_path / "state.db")
 
 
-def _messages(transcript: TranscriptView) -> list[MessageView]:
+def _messages(transcript: Transcript) -> list[MessageView]:
     return [i for i in transcript.items if isinstance(i, MessageView)]
 
 
-def _painted(transcript: TranscriptView, message_id: int) -> bool:
-    block = transcript.query_one(f"#msg-{message_id}", MessageBlock)
-    return block.styles.display != "none" and block.size.height > 0
+def _drawn(transcript: Transcript, message_id: int) -> str:
+    """The text of the lines the message is drawn as ("" when folded away or not in the window)."""
+    index = transcript.index_of(message_id)
+    return (transcript.item_text(index) or "").strip() if index is not None else ""
 
 
-def _subtitle(transcript: TranscriptView) -> str:
+def _painted(transcript: Transcript, message_id: int) -> bool:
+    return bool(_drawn(transcript, message_id))
+
+
+def _subtitle(transcript: Transcript) -> str:
     return str(transcript.border_subtitle)
 
 
@@ -53,27 +53,27 @@ async def test_one_message_per_display_group_and_hidden_rows_folded(display_db: 
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         messages = _messages(transcript)
         # The archived original (4) and its live copy (6) are one message, at the original's place.
         assert [m.id for m in messages] == [1, 2, 3, 6, 5, 7, 8, 9]
         assert next(m for m in messages if m.id == 6).members == (6, 4)
-        assert not transcript.query("#msg-4")
+        assert all(m.id != 4 for m in messages)  # drawn once, as the live copy's message
         assert [m.id for m in messages if m.fold is None] == SHOWN
         assert all(_painted(transcript, i) for i in SHOWN[:4])
         assert not any(_painted(transcript, i) for i in HIDDEN)
         assert "2 hidden (h)" in _subtitle(transcript)
         assert "rewound" not in _subtitle(transcript)  # compaction-archived turns are Hermes' display
         # The archived turns are painted as any other (no rewound styling), marked compacted.
-        first = transcript.query_one("#msg-1", MessageBlock)
-        assert not first.has_class("-inactive") and "compacted" in widget_text(first)
+        first = next(m for m in messages if m.id == 1)
+        assert first.fold is None and "compacted" in _drawn(transcript, 1)
 
 
 async def test_h_shows_and_folds_the_hidden_rows(display_db: Path) -> None:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await settle(pilot)
         shown = {b.key: b.description for b in (a.binding for a in main.active_bindings.values()) if b.show}
@@ -82,7 +82,7 @@ async def test_h_shows_and_folds_the_hidden_rows(display_db: Path) -> None:
         await settle(pilot)
         assert transcript.showing_hidden_rows
         assert all(_painted(transcript, i) for i in HIDDEN)
-        assert "  hidden" in widget_text(transcript.query_one("#msg-5", MessageBlock)).splitlines()[0]
+        assert "  hidden" in _drawn(transcript, 5).splitlines()[0]
         assert "2 hidden (shown)" in _subtitle(transcript)
         await pilot.press("h")
         await settle(pilot)
@@ -99,13 +99,13 @@ async def test_a_file_without_hidden_rows_has_no_h_key(demo_db: Path) -> None:
     app = make_app(demo_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, sid_of(demo_db, CI_SESSION))
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         transcript.focus()
         await settle(pilot)
         shown = {b.key for b in (a.binding for a in main.active_bindings.values()) if b.show}
         assert "h" not in shown
         assert "hidden" not in _subtitle(transcript)
-        assert not transcript.query(HeadBlock)  # the demo's sessions have no system prompt
+        assert not any(isinstance(i, SessionHead) for i in transcript.items)  # no system prompt
         assert all(m.members == (m.id,) for m in _messages(transcript))
 
 
@@ -114,19 +114,17 @@ async def test_the_head_shows_the_system_prompt_folded_and_the_activity(display_
     app = make_app(display_db, now=time.time)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
-        head = transcript.query_one(HeadBlock)
-        assert list(transcript.children).index(head) == 0
-        assert head.collapsed
-        text = widget_text(head)
+        transcript = main.query_one("#transcript", Transcript)
+        assert isinstance(transcript.items[0], SessionHead)  # the head comes first
+        text = transcript.item_text(0) or ""
         assert f"working: {ACTIVITY}" in text
         assert "system prompt (3 lines" in text
         assert "careful release engineer" not in text  # folded, like reasoning
-        head.focus()
+        transcript.focus()
+        await pilot.press("tab")  # the first fold: the head's (a focused Fold in the widget view)
         await pilot.press("enter")
         await settle(pilot)
-        assert not head.collapsed
-        opened = widget_text(head)
+        opened = transcript.item_text(0) or ""
         assert all(line in opened for line in PROMPT.splitlines())
         assert f"working: {ACTIVITY}" in opened
 
@@ -140,8 +138,9 @@ async def test_no_activity_once_the_session_ended(display_db: Path) -> None:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        head = main.query_one("#transcript", TranscriptView).query_one(HeadBlock)
-        text = widget_text(head)
+        transcript = main.query_one("#transcript", Transcript)
+        assert isinstance(transcript.items[0], SessionHead)
+        text = transcript.item_text(0) or ""
         assert "working:" not in text and "system prompt" in text
 
 
@@ -155,16 +154,24 @@ async def test_a_hit_on_an_archived_copy_opens_at_its_message(display_db: Path) 
         assert isinstance(main, MainScreen)
         main.open_session(SID, 4, ("staging",))
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.target_id == 6
-        assert transcript.query_one("#msg-6", MessageBlock).has_class("-match")
+        # Drawn as the match (the widget view's -match class): its header alone on the match's
+        # background, its border in the match's colour.
+        match = transcript.get_component_rich_style("lines--border-match").color
+        shown = [transcript.render_line(y) for y in range(transcript.scrollable_content_region.height)]
+        headers = {line.text.split("  #")[1].split()[0]: list(line) for line in shown if "  #" in line.text}
+        border = {n: next(seg.style for seg in line if seg.text.strip()) for n, line in headers.items()}
+        backs = {n: {seg.style.bgcolor for seg in line if seg.style} for n, line in headers.items()}
+        assert len(headers) > 1 and border["6"] is not None and border["6"].color == match
+        assert [n for n in headers if backs[n] != backs[next(m for m in headers if m != "6")]] == ["6"]
 
 
 async def test_live_copies_are_not_repeated_and_the_activity_follows(display_db: Path) -> None:
     app = make_app(display_db)
     async with app.run_test(size=SIZE) as pilot:
         main = await open_on(pilot, SID)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
 
         def write(conn: apsw.Connection) -> None:  # a new generation carries 9 (its group) and adds a turn
             conn.execute(
@@ -188,5 +195,6 @@ async def test_live_copies_are_not_repeated_and_the_activity_follows(display_db:
         ids = [m.id for m in _messages(transcript)]
         assert ids[-2:] == [9, 21] and 20 not in ids
         assert transcript.last_message_id == 21
-        head = transcript.query_one(HeadBlock)  # the head follows what the session is doing
-        await pilot_until(pilot, lambda: "working: calling the model" in widget_text(head), "the activity")
+        await pilot_until(  # the head follows what the session is doing
+            pilot, lambda: "working: calling the model" in (transcript.item_text(0) or ""), "the activity"
+        )

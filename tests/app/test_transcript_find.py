@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -19,31 +18,30 @@ from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.styles import stylesheet_paths
 from hermes_tui.app.widgets.find_bar import FindBar
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.transcript import (
+from hermes_tui.app.widgets.transcript_items import (
     MAX_WINDOW,
-    Fold,
-    MessageBlock,
+    MessageView,
     TranscriptData,
-    TranscriptView,
     find_hits,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
-from ._support import make_app, settle
+from ._support import drawn_as_match, make_app, settle
 from .test_actions import open_on, sid_of
-from .test_transcript import drawn_text, parts_of
+from .test_transcript import drawn_message, marked_pieces, strips_text
 
 CI_SESSION = "Fix flaky CI on the payments service"
 
 
 class FindApp(App[None]):
-    """A bare TranscriptView (the find bar is mounted beside it on first use)."""
+    """A bare transcript (the find bar is mounted beside it on first use)."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
 
     def compose(self) -> ComposeResult:
-        yield TranscriptView(id="transcript")
+        yield Transcript(id="transcript")
 
 
 def filler(n: int, start: int) -> list[dict[str, Any]]:
@@ -53,8 +51,8 @@ def filler(n: int, start: int) -> list[dict[str, Any]]:
     ]
 
 
-async def show(pilot: Pilot[None], rows: list[dict[str, Any]], **kw: Any) -> TranscriptView:
-    transcript = pilot.app.query_one(TranscriptView)
+async def show(pilot: Pilot[None], rows: list[dict[str, Any]], **kw: Any) -> Transcript:
+    transcript = pilot.app.query_one(Transcript)
     await transcript.show(TranscriptData(session_id="s", items=[message_view(r) for r in rows]), **kw)
     transcript.focus()
     await pilot.pause()
@@ -71,16 +69,25 @@ def bar_of(pilot: Pilot[None]) -> FindBar:
     return pilot.app.screen.query_one(FindBar)
 
 
-def marked_spans(text: Text, needle: str) -> list[str]:
-    """The highlighted pieces of ``text`` equal (case-insensitively) to ``needle``."""
-    return [text.plain[s.start : s.end] for s in text.spans if text.plain[s.start : s.end].lower() == needle]
+def marked(transcript: Transcript, message_id: int, needle: str) -> list[str]:
+    """The pieces of a message drawn highlighted, equal (case-insensitively) to ``needle``."""
+    pieces = marked_pieces(strips_text(drawn_message(transcript, message_id)))
+    return [piece for piece in pieces if piece.lower() == needle]
 
 
-def body_text(block: MessageBlock) -> Text:
-    """A message block's body as drawn (a hit's Markdown is rendered, its terms marked)."""
-    rendered = block._renderable()
-    body = rendered.renderables[1].renderable  # type: ignore[attr-defined]
-    return body if isinstance(body, Text) else drawn_text(body)
+def matched(transcript: Transcript) -> list[int]:
+    """The ids of the window's messages drawn as the match."""
+    window = transcript.items[transcript.start : transcript.end]
+    return [i.id for i in window if isinstance(i, MessageView) and drawn_as_match(transcript, i.id)]
+
+
+def folds(transcript: Transcript, message_id: int) -> list[str]:
+    """A message's fold titles as drawn ("▶ title" closed, "▼ title" open)."""
+    index = transcript.index_of(message_id)
+    text = "" if index is None else transcript.item_text(index) or ""
+    return [
+        line.lstrip("▎ ").rstrip() for line in text.split("\n") if line.lstrip("▎ ").startswith(("▶", "▼"))
+    ]
 
 
 THREE = [
@@ -113,14 +120,12 @@ async def test_typing_highlights_the_match_and_counts() -> None:
         await wait(pilot)
         assert bar.count_text == "1/3"
         assert transcript.find_hits == [0, 6, 12]
-        block = transcript.query_one("#msg-1", MessageBlock)
-        assert block.has_class("-match")
-        assert marked_spans(body_text(block), "needle") == ["NEEDLE"]
-        assert not transcript.query_one("#msg-7", MessageBlock).has_class("-match")
+        assert matched(transcript) == [1]
+        assert marked(transcript, 1, "needle") == ["NEEDLE"]
         await pilot.press(*"zz")
         await wait(pilot)
         assert bar.count_text == "no match"
-        assert not transcript.query(".-match")
+        assert matched(transcript) == []
 
 
 async def test_next_and_previous_wrap_around() -> None:
@@ -136,7 +141,7 @@ async def test_next_and_previous_wrap_around() -> None:
             await wait(pilot)
             seen.append(bar.count_text)
         assert seen == ["2/3", "3/3", "1/3", "3/3"]
-        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [13]
+        assert matched(transcript) == [13]
         transcript.focus()  # n / N from the transcript itself
         await pilot.pause()
         await pilot.press("n")
@@ -145,7 +150,7 @@ async def test_next_and_previous_wrap_around() -> None:
         await pilot.press("N", "N")
         await wait(pilot)
         assert bar.count_text == "2/3"
-        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [7]
+        assert matched(transcript) == [7]
 
 
 async def test_a_hit_in_a_collapsed_fold_opens_it() -> None:
@@ -166,28 +171,22 @@ async def test_a_hit_in_a_collapsed_fold_opens_it() -> None:
     app = FindApp()
     async with app.run_test(size=(100, 40)) as pilot:
         transcript = await show(pilot, rows)
-        folds = list(transcript.query(Fold))
-        assert folds and all(f.collapsed for f in folds)
+        shown = folds(transcript, 2) + folds(transcript, 3)
+        assert len(shown) == 4 and all(title.startswith("▶") for title in shown)
         await pilot.press("ctrl+f", *"quokka")
         await wait(pilot)
-        block, reasoning, _body, ls_call, search_call = parts_of(transcript, 2)
-        assert isinstance(reasoning, Fold) and not reasoning.collapsed
-        assert marked_spans(reasoning.body, "quokka") == ["Quokka"]
-        assert isinstance(ls_call, Fold) and ls_call.collapsed  # no hit: stays closed
+        assert folds(transcript, 2) == ["▼ reasoning", "▶ → terminal", "▶ → search"]  # no hit: closed
+        assert marked(transcript, 2, "quokka") == ["Quokka"]
         await pilot.press("ctrl+a", "ctrl+k", *"wombat")  # select all + delete, then a new query
         await wait(pilot)
         assert bar_of(pilot).count_text == "1/2"
-        block, reasoning, _body, ls_call, search_call = parts_of(transcript, 2)
-        assert reasoning.collapsed  # type: ignore[attr-defined]
-        assert isinstance(search_call, Fold) and not search_call.collapsed
-        assert marked_spans(search_call.body, "wombat") == ["wombat"]
+        assert folds(transcript, 2) == ["▶ reasoning", "▶ → terminal", "▼ → search"]
+        assert marked(transcript, 2, "wombat") == ["wombat"]
         await pilot.press("enter")
         await wait(pilot)
-        _block, output = parts_of(transcript, 3)
-        assert isinstance(output, Fold) and not output.collapsed
-        assert marked_spans(output.body, "wombat") == ["wombat"]
-        call = parts_of(transcript, 2)[-1]
-        assert isinstance(call, Fold) and call.collapsed  # the previous match is closed again
+        assert folds(transcript, 3) == ["▼ result (1 lines)"]
+        assert marked(transcript, 3, "wombat") == ["wombat"]
+        assert folds(transcript, 2)[-1] == "▶ → search"  # the previous match is closed again
 
 
 async def test_a_far_hit_in_5000_messages_windows_there() -> None:
@@ -202,34 +201,29 @@ async def test_a_far_hit_in_5000_messages_windows_there() -> None:
         assert bar_of(pilot).count_text == "1/1"
         assert transcript.start <= 3999 < transcript.end
         assert transcript.end - transcript.start <= MAX_WINDOW
-        assert len(transcript.children) <= 3 * MAX_WINDOW + 2
-        hit = transcript.query_one("#msg-4000", MessageBlock)
-        assert hit.has_class("-match")
-        assert (
-            transcript.scroll_offset.y
-            <= hit.virtual_region.y
-            < transcript.scroll_offset.y + transcript.size.height
-        )
+        assert drawn_as_match(transcript, 4000)
+        drawn = transcript.window_text().split("\n")
+        line = next(k for k, text in enumerate(drawn) if "#4000 " in text or text.endswith("#4000"))
+        assert transcript.scroll_offset.y <= line < transcript.scroll_offset.y + transcript.size.height
 
 
 async def test_escape_closes_the_bar_and_clears_the_marking() -> None:
     app = FindApp()
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = await show(pilot, THREE, target_id=13, terms=("last",))  # a search hit
-        assert transcript.query_one("#msg-13", MessageBlock).has_class("-match")
+        assert matched(transcript) == [13]
         await pilot.press("ctrl+f", *"where")
         await wait(pilot)
-        assert [b.view.id for b in transcript.query(".-match").results(MessageBlock)] == [1]
-        assert transcript.query_one("#msg-1", MessageBlock).terms == ("where",)
+        assert matched(transcript) == [1]
+        assert transcript.target_id == 1 and transcript.terms == ("where",)
         await pilot.press("escape")
         await wait(pilot)
         bar = bar_of(pilot)
         assert not bar.display and not transcript.finding
         assert app.focused is transcript
         assert bar.input.value == ""
-        marked = transcript.query_one("#msg-13", MessageBlock)  # the search hit is back
-        assert marked.has_class("-match") and marked.terms == ("last",)
-        assert not transcript.query_one("#msg-1", MessageBlock).has_class("-match")
+        assert matched(transcript) == [13]  # the search hit is back
+        assert transcript.terms == ("last",)
         await pilot.press("n")  # the find is closed: n does nothing here
         await wait(pilot)
         assert not transcript.finding
@@ -244,7 +238,7 @@ async def test_main_screen_ctrl_f_and_slash(demo_db: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         main = await open_on(pilot, sid)
         assert isinstance(main, MainScreen)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         await pilot.press("slash")  # from the session list: the session search
         await pilot.pause()
         assert main.has_class("-searching") and app.focused is main.query_one("#search-input", Input)
@@ -277,7 +271,7 @@ async def test_n_steps_the_find_while_a_session_search_is_open(demo_db: Path) ->
         assert search.hits
         await pilot.press("down", "enter")  # open a hit: the transcript has the focus
         await settle(pilot)
-        transcript = main.query_one("#transcript", TranscriptView)
+        transcript = main.query_one("#transcript", Transcript)
         assert transcript.data is not None
         await pilot.press("ctrl+f", "e")
         await settle(pilot)

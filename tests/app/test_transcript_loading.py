@@ -15,7 +15,7 @@ from hermes_tui.app.controllers.transcript_loading import (
     title_text,
     transcript_subtitle,
 )
-from hermes_tui.app.widgets.transcript import MessageView
+from hermes_tui.app.widgets.transcript_items import MessageView
 from hermes_tui.state import SessionDB
 
 

@@ -1,31 +1,30 @@
-"""The transcript's window of widgets stays bounded however it is read.
+"""The transcript's window of drawn items stays bounded however it is read.
 
-Every message record is in memory; only `MAX_WINDOW` items at most have widgets. End and Home
-mount a fresh window where they land, growing at one end drops widgets at the other, a jump to a
-far message mounts around it, live appends at the bottom drop from the front, and dropping
+Every message record is in memory; only `MAX_WINDOW` items at most have lines. End and Home
+draw a fresh window where they land, growing at one end drops items at the other, a jump to a
+far message draws around it, live appends at the bottom drop from the front, and dropping
 above the viewport keeps the reader's text where it was.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
+from textual import on
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widget import Widget
-from textual.widgets import Button
 
 from hermes_tui.app.styles import stylesheet_paths
-from hermes_tui.app.widgets.transcript import (
+from hermes_tui.app.widgets.transcript_items import (
     FOLLOW_DROP_STEP,
     FOLLOW_WINDOW,
     JUMP_WINDOW,
     MAX_WINDOW,
-    MessageBlock,
     TranscriptData,
-    TranscriptView,
     message_view,
 )
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.formatting import plural
 
 
@@ -45,7 +44,7 @@ def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
 
 
 class WindowApp(App[None]):
-    """A bare TranscriptView, with every WindowChanged it posts recorded."""
+    """A bare transcript, with every WindowChanged it posts recorded."""
 
     CSS_PATH: ClassVar = stylesheet_paths()
 
@@ -54,14 +53,15 @@ class WindowApp(App[None]):
         self.windows: list[tuple[int, int, int]] = []
 
     def compose(self) -> ComposeResult:
-        yield TranscriptView(id="transcript")
+        yield Transcript(id="transcript")
 
-    def on_transcript_view_window_changed(self, message: TranscriptView.WindowChanged) -> None:
+    @on(Transcript.WindowChanged)
+    def window_changed(self, message: Transcript.WindowChanged) -> None:
         self.windows.append((message.start, message.end, message.total))
 
 
-async def open_view(pilot: Pilot[None], n: int, target_id: int | None = None) -> TranscriptView:
-    transcript = pilot.app.query_one(TranscriptView)
+async def open_view(pilot: Pilot[None], n: int, target_id: int | None = None) -> Transcript:
+    transcript = pilot.app.query_one(Transcript)
     data = TranscriptData(session_id="s", items=[message_view(r) for r in rows(n)])
     await transcript.show(data, target_id=target_id)
     transcript.focus()
@@ -69,33 +69,39 @@ async def open_view(pilot: Pilot[None], n: int, target_id: int | None = None) ->
     return transcript
 
 
-def mounted_ids(transcript: TranscriptView) -> list[int]:
-    return [c.view.id for c in transcript.children if isinstance(c, MessageBlock)]
+HEADER = re.compile(r"^▎ \S.*?  #(\d+)(?:  |$)")
 
 
-def assert_consistent(transcript: TranscriptView) -> None:
-    """The mounted blocks are exactly items[start:end], the buttons count what is not mounted."""
+def mounted_ids(transcript: Transcript) -> list[int]:
+    """The ids of the messages drawn in the window (their headers, top to bottom)."""
+    ids = []
+    for line in transcript.window_text().split("\n"):
+        found = HEADER.match(line)
+        if found:
+            ids.append(int(found.group(1)))
+    return ids
+
+
+def assert_consistent(transcript: Transcript) -> None:
+    """The drawn messages are exactly items[start:end], the "more" rows count what is not."""
     ids = mounted_ids(transcript)
     expected = [item.id for item in transcript.items[transcript.start : transcript.end]]  # type: ignore[union-attr]
     assert ids == expected
     assert transcript.end - transcript.start <= MAX_WINDOW
-    before = transcript.query("#more-before")
-    after = transcript.query("#more-after")
-    assert bool(before) == (transcript.start > 0)
-    assert bool(after) == (transcript.end < len(transcript.items))
-    if before:
-        assert before.first(Button).label.plain == f"▲ {plural(transcript.start, 'earlier message')}"
-        assert transcript.children[0] is before.first()
-    if after:
-        assert (
-            after.first(Button).label.plain
-            == f"▼ {plural(len(transcript.items) - transcript.end, 'more message')}"
-        )
-        assert transcript.children[-1] is after.first()
+    drawn = [line.strip() for line in transcript.window_text().split("\n") if line.strip()]
+    before = f"▲ {plural(transcript.start, 'earlier message')}"
+    after = f"▼ {plural(len(transcript.items) - transcript.end, 'more message')}"
+    assert (drawn[0] == before) == (transcript.start > 0)
+    assert (drawn[-1] == after) == (transcript.end < len(transcript.items))
 
 
-def screen_y(widget: Widget) -> int:
-    return widget.region.y
+def screen_line(transcript: Transcript, message_id: int) -> int:
+    """The row of the view message ``message_id``'s header is drawn on (negative: above it)."""
+    for line, text in enumerate(transcript.window_text().split("\n")):
+        found = HEADER.match(text)
+        if found and int(found.group(1)) == message_id:
+            return line - round(transcript.scroll_y)
+    raise AssertionError(f"#{message_id} is not drawn")
 
 
 async def test_end_mounts_the_tail_only_and_home_the_head() -> None:
@@ -154,21 +160,18 @@ async def test_growing_after_drops_above_without_moving_the_text() -> None:
         transcript = await open_view(pilot, 1000, target_id=500)
         assert transcript.start == 495  # id 500 is item 499; BEFORE_TARGET = 4
         while transcript.end - transcript.start < MAX_WINDOW:
-            await transcript.grow("after")
+            transcript.grow("after")
             await pilot.pause()
         transcript.scroll_to(y=transcript.max_scroll_y - 15, animate=False, immediate=True)
         await pilot.pause()
-        anchor = transcript._top_anchor()
-        assert anchor is not None
-        widget, _ = anchor
-        y_before = screen_y(widget)
+        top = next(i for i in mounted_ids(transcript) if screen_line(transcript, i) >= 0)  # (on screen)
+        y_before = screen_line(transcript, top)
         start = transcript.start
-        await transcript.grow("after")
+        transcript.grow("after")
         await pilot.pause()
         await pilot.pause()
-        assert transcript.start > start, "widgets were dropped from the front"
-        assert widget.parent is transcript
-        assert screen_y(widget) == y_before
+        assert transcript.start > start, "items were dropped from the front"
+        assert screen_line(transcript, top) == y_before
         assert_consistent(transcript)
 
 
@@ -177,13 +180,12 @@ async def test_growing_before_keeps_the_text_in_place() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = await open_view(pilot, 1000, target_id=500)
         await pilot.pause()
-        first = transcript.query_one("#msg-496", MessageBlock)
-        y_before = screen_y(first)
-        await transcript.grow("before")
+        y_before = screen_line(transcript, 496)
+        transcript.grow("before")
         await pilot.pause()
         await pilot.pause()
         assert transcript.start == 475
-        assert screen_y(first) == y_before
+        assert screen_line(transcript, 496) == y_before
         assert_consistent(transcript)
 
 
@@ -191,7 +193,7 @@ async def test_jump_far_mounts_only_around_the_target() -> None:
     app = WindowApp()
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = await open_view(pilot, 3000)
-        await transcript._window_around(1700)
+        transcript._window_around(1700)
         await pilot.pause()
         assert transcript.start <= 1700 < transcript.end
         assert transcript.end - transcript.start == JUMP_WINDOW
@@ -238,7 +240,7 @@ async def test_live_append_scrolled_up_mounts_only_what_fits() -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         transcript = await open_view(pilot, 60)
         while transcript.end < 60:
-            await transcript.grow("after")
+            transcript.grow("after")
         await pilot.pause()
         transcript.scroll_home(animate=False)
         await pilot.pause()

@@ -31,7 +31,7 @@ from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import BrowserStores, Key, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.session_list import PAGE_SIZE
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionFilter
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class ListOrder:
         screen.refresh_bindings()
         if not message.ids:
             host.current_session = None
-            transcript = screen.query_one("#transcript", TranscriptView)
+            transcript = screen.query_one("#transcript", Transcript)
             await transcript.clear_transcript(sessions.empty_text)
             transcript.show_subtitle("")
             screen.query_one("#transcript-title", Static).update(Text(""))

@@ -28,7 +28,8 @@ from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import BrowserStores, OrderResult
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.transcript import Divider, TranscriptView
+from hermes_tui.app.widgets.transcript_items import Divider
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB, SessionFilter
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ class LiveFollow:
         if changes and current is not None:
             lineage = screen.query_one("#lineage", LineageTree).lineage or {}
             lineage_ids = frozenset(n["id"] for n in lineage.get("nodes", []))
-            data = screen.query_one("#transcript", TranscriptView).data
+            data = screen.query_one("#transcript", Transcript).data
             if data is not None and data.chain:
                 chain = frozenset(i.session_id for i in data.items if isinstance(i, Divider))
         return LiveView(
@@ -195,7 +196,7 @@ class LiveFollow:
             self.follow_session(host.session_pace.finished())
             return
         lineage_too = host.session_pace.start()
-        transcript = self.screen.query_one("#transcript", TranscriptView)
+        transcript = self.screen.query_one("#transcript", Transcript)
         data = transcript.data
         after = transcript.last_message_id if data is not None and data.session_id == current else None
         run_thread(

@@ -16,7 +16,7 @@ from hermes_tui.app.controllers.transcript_loading import LoadedSession
 from hermes_tui.app.live_follow import LiveUpdate
 from hermes_tui.app.prefetch import Prefetched
 from hermes_tui.app.stores import BrowserStores, OrderResult
-from hermes_tui.app.widgets.transcript import MessageView
+from hermes_tui.app.widgets.transcript_items import MessageView
 from hermes_tui.state import SessionDB
 
 

@@ -18,7 +18,7 @@ from hermes_tui.app.controllers.transcript_loading import LoadedSession
 from hermes_tui.app.render import query_terms, snippet_terms
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
 
 def slash_target(state: str, transcript_open: bool, in_transcript: bool) -> str | None:
@@ -104,7 +104,7 @@ class SearchNav:
         (in the same read) reached the list, then the app, whose `q` quit. A query typed before
         the open finishes runs once it does."""
         screen = self.screen
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         target = slash_target(self.host.state, transcript.data is not None, self._in(transcript))
         if target == "find":
             screen.call_later(transcript.open_find)  # `/` in the transcript finds in it
@@ -125,7 +125,7 @@ class SearchNav:
     def step(self, delta: int) -> None:
         """`n`/`N` (`step_target`)."""
         screen = self.screen
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         search = screen.query_one("#search", SearchPane)
         finding_here = transcript.finding and self._in(transcript)
         target = step_target(finding_here, screen.has_class("-searching"), bool(search.hits))
@@ -151,7 +151,7 @@ class SearchNav:
             return
         plain = replace(loaded, target_id=None, terms=())
         host.shown.last_loaded = plain
-        transcript = screen.query_one("#transcript", TranscriptView)
+        transcript = screen.query_one("#transcript", Transcript)
         if transcript.data is loaded.data:
             await transcript.clear_hit()
         transcript.show_subtitle(host.shown.subtitle(plain))
@@ -163,7 +163,7 @@ class SearchNav:
         step = back_step(
             in_filters=screen.has_class("-filters")
             and bool(focused and focused.id and focused.id.startswith("filter")),
-            reading_hit=isinstance(focused, TranscriptView | LineageTree) and self.came_from_search,
+            reading_hit=isinstance(focused, Transcript | LineageTree) and self.came_from_search,
             searching=screen.has_class("-searching"),
             zoomed=screen.has_class("-zoom-left") or screen.has_class("-zoom-right"),
         )

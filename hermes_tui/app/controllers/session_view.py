@@ -23,7 +23,7 @@ from hermes_tui.app.debounce import Debouncer
 from hermes_tui.app.messages import StoreFailed
 from hermes_tui.app.stores import Key
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.state import SessionDB
 
 
@@ -155,13 +155,13 @@ class SessionView:
         if (message.session_id, message.profile) != (host.current_session, host.current_profile):
             self.load(message.session_id, focus=True, profile=message.profile)
             return True
-        self.screen.query_one("#transcript", TranscriptView).focus()
+        self.screen.query_one("#transcript", Transcript).focus()
         return False
 
     # ------------------------------------------------------------------ reading
     def read(self, request: ReadRequest) -> None:
         """`read_session` off the loop (the newest request wins: group "transcript")."""
-        self.screen.query_one("#transcript", TranscriptView).loading = True
+        self.screen.query_one("#transcript", Transcript).loading = True
         run_thread(
             self.screen,
             partial(self._read_worker, request),
@@ -199,7 +199,7 @@ class SessionView:
             screen.post_message(SessionLoaded(loaded))
 
     def _failed(self) -> None:
-        self.screen.query_one("#transcript", TranscriptView).loading = False
+        self.screen.query_one("#transcript", Transcript).loading = False
 
     # ------------------------------------------------------------------ the list's cursor
     def cursor_to(self, session_id: str, profile: str | None) -> None:

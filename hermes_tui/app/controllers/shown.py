@@ -2,7 +2,7 @@
 subtitle, the lineage), the live tip, the open session's live reads, and its deletion.
 
 `ShownSession` does it for the main screen (its `SessionLoaded`, `LiveSession` and
-`TranscriptView.NewBelow` handlers call it); the words are `transcript_loading`'s pure
+`Transcript.NewBelow` handlers call it); the words are `transcript_loading`'s pure
 functions and `deleted_words` / `tip_subtitle` below.
 """
 
@@ -26,7 +26,7 @@ from hermes_tui.app.controllers.transcript_loading import (
 )
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 
 
 def deleted_words(session_id: str, elsewhere: bool) -> tuple[str, str]:
@@ -90,8 +90,8 @@ class ShownSession:
         loaded = self.last_loaded
         return loaded if loaded is not None and loaded.session_id == self.host.current_session else None
 
-    def _transcript(self) -> TranscriptView:
-        return self.screen.query_one("#transcript", TranscriptView)
+    def _transcript(self) -> Transcript:
+        return self.screen.query_one("#transcript", Transcript)
 
     async def loaded(self, message: SessionLoaded) -> None:
         """A transcript was read: show it, its title, subtitle and lineage."""

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from hermes_tui.app.render import flag_words, format_cost, human_count, to_number
-from hermes_tui.app.widgets.transcript import (
+from hermes_tui.app.widgets.transcript_items import (
     Divider,
     Item,
     MessageView,

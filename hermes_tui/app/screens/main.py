@@ -16,6 +16,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, Select, Static
 
@@ -60,7 +61,7 @@ from hermes_tui.app.stores_follow import StoresFollower
 from hermes_tui.app.widgets.lineage import LineageTree
 from hermes_tui.app.widgets.search import SearchPane
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript import TranscriptView
+from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.safe_text import one_line
 from hermes_tui.state import SessionDB
 
@@ -456,7 +457,7 @@ class MainScreen(Screen[None]):
 
     async def action_find(self) -> None:
         """ctrl+f: the find bar under the open transcript."""
-        transcript = self.query_one("#transcript", TranscriptView)
+        transcript = self.query_one("#transcript", Transcript)
         if transcript.data is None:
             self.notify("No transcript open: open a session first.", timeout=2)
             return
@@ -509,7 +510,7 @@ class MainScreen(Screen[None]):
 
     def action_focus_transcript(self) -> None:
         self.panes.reveal("transcript")
-        self.query_one("#transcript", TranscriptView).focus()
+        self.query_one("#transcript", Transcript).focus()
 
     def action_focus_lineage(self) -> None:
         self.panes.reveal("lineage")
@@ -552,9 +553,9 @@ class MainScreen(Screen[None]):
         finally:  # what changed meanwhile is read next (paced)
             self.live.follow_session(self.session_pace.finished())
 
-    @on(TranscriptView.FoldsChanged)
-    @on(TranscriptView.NewBelow)
-    def _new_below(self, message: TranscriptView.NewBelow | TranscriptView.FoldsChanged) -> None:
+    @on(Transcript.FoldsChanged)
+    @on(Transcript.NewBelow)
+    def _new_below(self, message: Message) -> None:
         """The "N new ↓ G" marker in the transcript's subtitle comes and goes."""
         self.shown.new_below()
 
@@ -566,9 +567,9 @@ class MainScreen(Screen[None]):
 
     async def action_jump_new(self) -> None:
         """Show the newest messages of the open transcript (the "N new ↓" marker's key)."""
-        transcript = self.query_one("#transcript", TranscriptView)
+        transcript = self.query_one("#transcript", Transcript)
         transcript.focus()
-        await transcript.action_last()
+        transcript.action_last()
 
     @on(LiveOrder)
     def _live_order(self, message: LiveOrder) -> None:

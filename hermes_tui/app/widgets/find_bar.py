@@ -1,6 +1,6 @@
 """FindBar: the one-line find box under the transcript (ctrl+f, or `/` in the transcript).
 
-It only edits and shows: every keystroke hands the query to its `TranscriptView`, which scans
+It only edits and shows: every keystroke hands the query to its transcript (`LinesTranscript`), which scans
 its message records (all of them, not only the mounted window) off the event loop, moves the
 window to the hit and sends the "i/N" count back here. Enter / shift+Enter step to the next /
 previous match, Esc closes the bar and clears the highlight.
@@ -21,7 +21,7 @@ from hermes_tui.safe_text import one_line
 
 
 class Searched(Protocol):
-    """What the bar drives: the `TranscriptView` it is mounted beside (not imported: it
+    """What the bar drives: the transcript (`LinesTranscript`) it is mounted beside (not imported: it
     imports this module)."""
 
     def find(self, query: str) -> None: ...

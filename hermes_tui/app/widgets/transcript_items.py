@@ -1,8 +1,8 @@
 """What the transcript shows, as records built off the event loop: one `MessageView` per message
 (decoded, truncated, made inert and, for the first screen, prepared: Markdown parsed, code
 highlighted), the dividers of a compression chain and the session's head; and the pure helpers
-over them (the first window, find, fold counts). No widgets here: `message_parts.py` draws them,
-`transcript.py` (`TranscriptView`) windows them.
+over them (the first window and its sizes, find, fold counts). No widgets here:
+`transcript_lines.py` windows and draws them.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hermes_tui.app.render import (
     tool_call_parts,
     truncate_text,
 )
+from hermes_tui.formatting import plural
 from hermes_tui.safe_text import as_text, inert, is_inert, one_line
 from hermes_tui.state import FOLD_HIDDEN, FOLD_INACTIVE
 
@@ -36,6 +37,19 @@ if TYPE_CHECKING:
 # the view mounts the rest as the reader scrolls.
 FIRST_WINDOW = 12
 BEFORE_TARGET = 4
+#: The window grows CHUNK items at a time as the reader scrolls to an edge.
+CHUNK = 20
+#: Most items with lines at once: past it, growing at one end drops items at the other. 50,000
+#: messages all rendered (End used to take everything) took minutes and GBs.
+MAX_WINDOW = 120
+#: Items a fresh window holds after Home, End or a jump to a far find hit, and how many of them
+#: come before the hit.
+JUMP_WINDOW = 40
+JUMP_BEFORE = 10
+#: While following a writer the window keeps the last FOLLOW_WINDOW items (scrolling up brings
+#: earlier ones back as usual), dropping its front FOLLOW_DROP_STEP items at a time.
+FOLLOW_WINDOW = 40
+FOLLOW_DROP_STEP = 20
 
 #: Tool calls of one message prepared and mounted at first, and revealed per press of the
 #: "more tool calls" row. One message with 5,000 calls took 12.6 s to appear and 300+ MB when
@@ -111,7 +125,7 @@ Item = MessageView | Divider | SessionHead
 
 @dataclass
 class TranscriptData:
-    """Everything a TranscriptView shows, built in a worker."""
+    """Everything the transcript shows, built in a worker."""
 
     session_id: str
     items: list[Item] = field(default_factory=list)
@@ -203,6 +217,19 @@ def message_view(row: dict[str, Any], prepared: bool = True) -> MessageView:
     return replace(view, prepared=prepare(view) if prepared else None, find_text=find_text(view))
 
 
+def fresh_items(shown: Sequence[Item], items: Sequence[Item]) -> list[Item]:
+    """The live ``items`` a transcript showing ``shown`` does not show yet. A copy of a message
+    already shown (compaction carries the tail into a new generation with the same display
+    group) is that message: Hermes shows it once."""
+    known = {m for i in shown if isinstance(i, MessageView) for m in (i.id, *i.members)}
+    groups = {i.group for i in shown if isinstance(i, MessageView) and i.group is not None}
+    return [
+        i
+        for i in items
+        if not (isinstance(i, MessageView) and (i.id in known or (i.group is not None and i.group in groups)))
+    ]
+
+
 def item_index(items: Sequence[Item], message_id: int | None) -> int | None:
     """Where message ``message_id`` is: the message with that id, or the one it is a copy of
     (a compaction copy folded into one logical message, `MessageView.members`)."""
@@ -215,7 +242,7 @@ def item_index(items: Sequence[Item], message_id: int | None) -> int | None:
 
 
 def first_window(items: Sequence[Item], target_id: int | None) -> tuple[int, int]:
-    """The items `TranscriptView.show` mounts first: the head, or a window around the target."""
+    """The items the transcript's `show` draws first: the head, or a window around the target."""
     index = item_index(items, target_id)
     if index is None:
         return 0, min(len(items), FIRST_WINDOW)
@@ -438,3 +465,10 @@ def folded_counts(items: Sequence[Item]) -> dict[str, int]:
         if isinstance(item, MessageView) and item.fold in counts:
             counts[item.fold] += 1
     return counts
+
+
+def more_label(where: str, count: int) -> str:
+    """The words of a window's "more" row: ``count`` items before it ("before") or after it."""
+    return (
+        f"▲ {plural(count, 'earlier message')}" if where == "before" else f"▼ {plural(count, 'more message')}"
+    )
