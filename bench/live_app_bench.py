@@ -138,8 +138,13 @@ from hermes_tui.app.app import HermesApp
 from hermes_tui.app.screens.main import MainScreen
 from hermes_tui.app.controllers.messages import LiveSession
 from hermes_tui.app.widgets.session_list import SessionList
-from hermes_tui.app.widgets.transcript_items import MessageView
-from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
+try:  # the one transcript (Line-API) where the tree has it
+    from hermes_tui.app.widgets.transcript_pane import Transcript as PaneTranscript
+    from hermes_tui.app.widgets.transcript_items import MessageView
+    LINES_TREE = True
+except ImportError:  # an older tree (`--base-tree`): the widget transcript
+    from hermes_tui.app.widgets.transcript import MessageView, TranscriptView as PaneTranscript
+    LINES_TREE = False
 
 path, open_id, key_every = sys.argv[1], sys.argv[2], float(sys.argv[3])
 state = {"label": "start", "lag": False, "keys": False, "stop": False}
@@ -282,7 +287,7 @@ async def main():
         screen = app.screen
         sl = screen.query_one(SessionList)
         tv = screen.query_one("#transcript", PaneTranscript)
-        lines_view = True  # messages are lines, not widgets (the one transcript since s42-lines)
+        lines_view = LINES_TREE  # messages are lines, not widgets
         while sl.total == 0:
             await asyncio.sleep(0.05)
         if open_id != "-":
