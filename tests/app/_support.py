@@ -136,3 +136,18 @@ def drawn_as_match(transcript: Any, message_id: int, term: str = "") -> bool:
 def any_match_drawn(transcript: Any) -> bool:
     """Some message in the transcript's window is drawn as the search hit."""
     return "◆ match" in transcript.window_text()
+
+
+def transcript_rows(n: int, start: int = 1) -> list[dict[str, Any]]:
+    """``n`` short messages: user, assistant with a tool call, tool output, in turn."""
+    out: list[dict[str, Any]] = []
+    for i in range(start, start + n):
+        kind = i % 3
+        if kind == 0:
+            out.append({"id": i, "role": "user", "content": f"question {i}"})
+        elif kind == 1:
+            call = {"function": {"name": "terminal", "arguments": f'{{"cmd": "ls {i}"}}'}}
+            out.append({"id": i, "role": "assistant", "content": f"answer {i}", "tool_calls": [call]})
+        else:
+            out.append({"id": i, "role": "tool", "tool_name": "terminal", "content": f"out {i}"})
+    return out

@@ -35,22 +35,7 @@ from hermes_tui.app.widgets.transcript_items import (
 from hermes_tui.app.widgets.transcript_lines import LinesTranscript
 from hermes_tui.state import FOLD_HIDDEN
 from tests._wait import pilot_until
-
-
-def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
-    """``n`` short messages: user, assistant with a tool call, tool output, in turn."""
-    out: list[dict[str, Any]] = []
-    for i in range(start, start + n):
-        kind = i % 3
-        if kind == 0:
-            out.append({"id": i, "role": "user", "content": f"question {i}"})
-        elif kind == 1:
-            call = {"function": {"name": "terminal", "arguments": f'{{"cmd": "ls {i}"}}'}}
-            out.append({"id": i, "role": "assistant", "content": f"answer {i}", "tool_calls": [call]})
-        else:
-            out.append({"id": i, "role": "tool", "tool_name": "terminal", "content": f"out {i}"})
-    return out
-
+from tests.app._support import transcript_rows as rows
 
 #: The pane's size, which the app's stylesheet gives `#transcript` (the view here is `#lines`).
 PANE_CSS = "#lines { height: 1fr; padding: 0 1; }"

@@ -9,7 +9,7 @@ above the viewport keeps the reader's text where it was.
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on
 from textual.app import App, ComposeResult
@@ -26,21 +26,7 @@ from hermes_tui.app.widgets.transcript_items import (
 )
 from hermes_tui.app.widgets.transcript_pane import Transcript
 from hermes_tui.formatting import plural
-
-
-def rows(n: int, start: int = 1) -> list[dict[str, Any]]:
-    """``n`` short messages: user, assistant with a tool call, tool output, in turn."""
-    out: list[dict[str, Any]] = []
-    for i in range(start, start + n):
-        kind = i % 3
-        if kind == 0:
-            out.append({"id": i, "role": "user", "content": f"question {i}"})
-        elif kind == 1:
-            call = {"function": {"name": "terminal", "arguments": f'{{"cmd": "ls {i}"}}'}}
-            out.append({"id": i, "role": "assistant", "content": f"answer {i}", "tool_calls": [call]})
-        else:
-            out.append({"id": i, "role": "tool", "tool_name": "terminal", "content": f"out {i}"})
-    return out
+from tests.app._support import transcript_rows as rows
 
 
 class WindowApp(App[None]):
