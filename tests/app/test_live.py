@@ -263,6 +263,22 @@ async def test_transcript_follows_at_the_bottom_and_marks_new_messages_when_scro
         assert "new ↓" not in str(transcript.border_subtitle)
 
 
+async def test_a_short_session_opened_then_written_past_the_view_keeps_following(demo_db: Path) -> None:
+    """The session is opened while it fits the view (no scrollbar yet); an agent then writes
+    one message at a time: the message that first overflows the view must scroll it to the end,
+    and every one after (in a real terminal it stopped there: "N new ↓", the view at the top)."""
+    async with following_tail(demo_db) as (_app, pilot, main, writer):
+        transcript = main.query_one("#transcript", Transcript)
+        assert transcript.max_scroll_y == 0
+        for i in range(14):
+            await pilot.pause(0.5)  # (an agent's pace: the follower cools between its commits)
+            writer.call("append_message", "tail", "assistant", content=f"step {i}: done")
+            await pilot_until(pilot, lambda i=i: f"step {i}: done" in transcript_text(main), f"step {i}")
+            await pilot_until(pilot, lambda: transcript.at_bottom, f"following at step {i}")
+            assert transcript.new_below == 0, i
+        assert transcript.max_scroll_y > 0
+
+
 # ------------------------------------------------------------------ search
 
 

@@ -362,8 +362,9 @@ class LinesTranscript(Stops, ItemLines, ScrollView, can_focus=True):
             self.call_after_refresh(self._tail_later)
 
     def _tail_later(self) -> None:
+        """(`force`: the scrollbar may still be a layout away; the end is the end regardless)"""
         self._tail_pending = False
-        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
+        self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True, force=True)
 
     # ------------------------------------------------------------------ the window's lines
     #: Set while `show_subtitle` sets the border's subtitle (`refresh`).
