@@ -370,7 +370,7 @@ def summary_lines(data: UsageData) -> list[str]:
     return [
         f"Range: {cost_text(t)} · {t.total_tokens:,} tokens · {share_text(t)} cache read · "
         f"{plural(t.sessions, 'session')}",
-        f"Month to date ({one_line(m.month, 10)}, day {m.days_elapsed:.0f} of {m.days_in_month:.0f}): "
+        f"Month to date ({one_line(m.month, 10)}, day {m.day_of_month} of {m.days_in_month:.0f}): "
         f"{cost_text(m.month_to_date)} · pace {format_cost(m.pace_usd, places=2)}",
         check_line(data.check),
     ]

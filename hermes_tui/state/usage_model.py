@@ -256,6 +256,11 @@ class BudgetStatus:
         return self.spent.cost_usd > self.budget_usd
 
     @property
+    def day_of_month(self) -> int:
+        """Today's day of the month (1 to `days_in_month`): `days_elapsed` 5.1 is day 6."""
+        return max(1, min(int(self.days_elapsed) + 1, round(self.days_in_month)))
+
+    @property
     def over_by_usd(self) -> float:
         return max(0.0, self.spent.cost_usd - self.budget_usd)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,19 @@ def test_a_period_whose_first_series_is_zero_keeps_its_bar_on_the_axis() -> None
     columns = [i for i, ch in enumerate(axis) if ch == "┬"]
     assert len(columns) == 3
     assert [bottom[c] for c in columns] == ["█"] * 3
+
+
+def test_month_to_date_names_todays_day_with_the_real_clock(usage_db: Path) -> None:
+    """Two hours into the 6th of the month is "day 6" (5.08 days have passed; the line said
+    "day 5" by rounding them); the first hours of a month are day 1."""
+    for now, day in (
+        (dt.datetime(2025, 6, 6, 2, tzinfo=dt.UTC), 6),
+        (dt.datetime(2025, 6, 1, 0, 30, tzinfo=dt.UTC), 1),
+    ):
+        with SessionDB(usage_db, read_only=True) as db:
+            data = load_usage(StoreUsage(db), UsageChoice(days=30), dt.UTC, now.timestamp())
+        assert f"(2025-06, day {day} of 30)" in summary_lines(data)[1]
+    with SessionDB(usage_db, read_only=True) as db:
+        data = load_usage(StoreUsage(db), UsageChoice(days=30), dt.UTC, time.time())
+    today = dt.datetime.now(dt.UTC)
+    assert f", day {today.day} of " in summary_lines(data)[1]
